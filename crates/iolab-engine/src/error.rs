@@ -1,0 +1,90 @@
+//! Why a run could not start or did not finish. Every variant names the file and the
+//! operation; [`EngineError::hint`] says what to do next.
+
+use std::io;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("directory {0} does not exist")]
+    MissingDir(PathBuf),
+    #[error("{0} is not a directory")]
+    NotADirectory(PathBuf),
+    #[error("cannot write in {path}: {source}")]
+    DirNotWritable { path: PathBuf, source: io::Error },
+    #[error("the filesystem of {path} does not support O_DIRECT")]
+    NoDirectIo { path: PathBuf },
+    #[error("--bs {bs} is not a multiple of {align}, the O_DIRECT alignment of {path}")]
+    DirectIoUnaligned { bs: u64, align: u32, path: PathBuf },
+    #[error("{op} {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error("{op} {path} at offset {offset}: {source}")]
+    IoAt {
+        op: &'static str,
+        path: PathBuf,
+        offset: u64,
+        source: io::Error,
+    },
+    #[error("a worker thread panicked: {0}")]
+    WorkerPanicked(String),
+    #[error("cannot start a worker thread: {0}")]
+    Spawn(io::Error),
+}
+
+impl EngineError {
+    /// True when the user's input is at fault (exit code 2), false when the run failed (1).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            EngineError::MissingDir(_)
+                | EngineError::NotADirectory(_)
+                | EngineError::DirNotWritable { .. }
+                | EngineError::NoDirectIo { .. }
+                | EngineError::DirectIoUnaligned { .. }
+        )
+    }
+
+    /// The OS error behind the failure, if any.
+    pub fn os_error(&self) -> Option<i32> {
+        match self {
+            EngineError::Io { source, .. }
+            | EngineError::IoAt { source, .. }
+            | EngineError::DirNotWritable { source, .. } => source.raw_os_error(),
+            _ => None,
+        }
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<&'static str> {
+        Some(match self {
+            EngineError::MissingDir(_) => "create it first, or pass an existing --dir",
+            EngineError::NotADirectory(_) => "--dir takes a directory; iolab creates its files there",
+            EngineError::DirNotWritable { .. } => {
+                "pass a --dir on a writable filesystem (read-only mounts refuse even root)"
+            }
+            EngineError::NoDirectIo { .. } => {
+                "use a filesystem that supports O_DIRECT (ext4, xfs, btrfs; tmpfs since Linux 6.6), or another --sync mode"
+            }
+            EngineError::DirectIoUnaligned { .. } => {
+                "O_DIRECT transfers must be multiples of the device's logical block size: use --bs 4k"
+            }
+            _ => match self.os_error() {
+                Some(libc::ENOSPC) => "the filesystem is full: use a smaller --size or another --dir",
+                Some(libc::EDQUOT) => "a disk quota is exhausted: use a smaller --size",
+                Some(libc::EIO) => "the device reported an I/O error: check dmesg",
+                Some(libc::EACCES) | Some(libc::EPERM) => {
+                    "permission denied: check the files' owner and mode, or run as root"
+                }
+                Some(libc::EROFS) => "the filesystem is read-only: pass another --dir",
+                Some(libc::EINVAL) => {
+                    "the kernel rejected the request: with O_DIRECT, check --bs against the device's block size"
+                }
+                _ => return None,
+            },
+        })
+    }
+}

@@ -1,0 +1,16 @@
+//! iolab's engine: worker threads issuing real syscalls through pluggable backends, timing
+//! every record on the monotonic clock into HDR histograms and per-interval counters.
+//!
+//! The engine runs validated plans from `iolab-workload` and never prints; progress and
+//! start/stop instants reach the caller through [`Observer`].
+
+pub mod backend;
+pub mod buffer;
+pub mod error;
+pub mod micro;
+pub mod rng;
+pub mod stats;
+pub mod usage;
+
+pub use error::EngineError;
+pub use micro::{run_micro, MicroResult, Observer};

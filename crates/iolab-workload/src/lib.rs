@@ -1,0 +1,11 @@
+//! The workload model: what to run, independent of how the engine runs it.
+//!
+//! Front ends (the `micro` command line, later WML files and experiment files) produce these
+//! types; the engine consumes only validated plans. Parsing and validation live here so that
+//! every front end reports the same errors for the same mistakes.
+
+pub mod micro;
+pub mod units;
+
+pub use micro::{Access, DataPattern, EngineKind, MicroPlan, MicroSpec, MicroSpecError, SyncMode};
+pub use units::{format_bytes, parse_duration, parse_size, UnitError};

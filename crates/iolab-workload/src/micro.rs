@@ -1,0 +1,576 @@
+//! Micro tests: one access pattern under one sync mode, mobibench's semantics exactly
+//! (see ../shared/spec/micro.md): a file per thread, fixed record size, each record visited
+//! once per pass (random = a seeded permutation of all records).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// How records are visited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Sequential overwrite of a pre-filled, synced file.
+    Write,
+    /// Random overwrite (a permutation of all records) of a pre-filled, synced file.
+    Randwrite,
+    /// Sequential read.
+    Read,
+    /// Random read (a permutation of all records).
+    Randread,
+    /// Allocating writes to a fresh file (unlinked first).
+    Append,
+}
+
+impl Access {
+    pub const ALL: [Access; 5] = [
+        Access::Write,
+        Access::Randwrite,
+        Access::Read,
+        Access::Randread,
+        Access::Append,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::Write => "write",
+            Access::Randwrite => "randwrite",
+            Access::Read => "read",
+            Access::Randread => "randread",
+            Access::Append => "append",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Access> {
+        Access::ALL.into_iter().find(|a| a.name() == text)
+    }
+
+    pub fn is_read(self) -> bool {
+        matches!(self, Access::Read | Access::Randread)
+    }
+
+    pub fn is_random(self) -> bool {
+        matches!(self, Access::Randread | Access::Randwrite)
+    }
+}
+
+/// Durability mode: open flags, a per-record sync call, and the sync after the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SyncMode {
+    #[serde(rename = "normal")]
+    Normal,
+    #[serde(rename = "osync")]
+    Osync,
+    #[serde(rename = "fsync")]
+    Fsync,
+    #[serde(rename = "direct")]
+    Direct,
+    #[serde(rename = "osync+direct")]
+    OsyncDirect,
+    #[serde(rename = "mmap")]
+    Mmap,
+    #[serde(rename = "mmap-async")]
+    MmapAsync,
+    #[serde(rename = "mmap-sync")]
+    MmapSync,
+    #[serde(rename = "fdatasync")]
+    Fdatasync,
+    #[serde(rename = "dsync")]
+    Dsync,
+}
+
+/// Flags a sync mode adds to `open(2)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct OpenFlags {
+    pub o_sync: bool,
+    pub o_dsync: bool,
+    pub o_direct: bool,
+}
+
+/// The call made after every record written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecordSync {
+    Fsync,
+    Fdatasync,
+    MsyncAsync,
+    MsyncSync,
+}
+
+impl RecordSync {
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordSync::Fsync => "fsync",
+            RecordSync::Fdatasync => "fdatasync",
+            RecordSync::MsyncAsync => "msync(MS_ASYNC)",
+            RecordSync::MsyncSync => "msync(MS_SYNC)",
+        }
+    }
+}
+
+/// The call that ends a write pass, inside the timed region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FinalSync {
+    Fsync,
+    MsyncSync,
+}
+
+impl SyncMode {
+    pub const ALL: [SyncMode; 10] = [
+        SyncMode::Normal,
+        SyncMode::Osync,
+        SyncMode::Fsync,
+        SyncMode::Direct,
+        SyncMode::OsyncDirect,
+        SyncMode::Mmap,
+        SyncMode::MmapAsync,
+        SyncMode::MmapSync,
+        SyncMode::Fdatasync,
+        SyncMode::Dsync,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMode::Normal => "normal",
+            SyncMode::Osync => "osync",
+            SyncMode::Fsync => "fsync",
+            SyncMode::Direct => "direct",
+            SyncMode::OsyncDirect => "osync+direct",
+            SyncMode::Mmap => "mmap",
+            SyncMode::MmapAsync => "mmap-async",
+            SyncMode::MmapSync => "mmap-sync",
+            SyncMode::Fdatasync => "fdatasync",
+            SyncMode::Dsync => "dsync",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SyncMode> {
+        SyncMode::ALL.into_iter().find(|m| m.name() == text)
+    }
+
+    /// mobibench's numbering (its `-y` option), for `--format mobibench`. `dsync` is iolab's.
+    pub fn mobibench_number(self) -> Option<u8> {
+        // ALL lists mobibench's nine modes first, in its order (NORMAL … FDATASYNC).
+        SyncMode::ALL[..9]
+            .iter()
+            .position(|&m| m == self)
+            .map(|i| i as u8)
+    }
+
+    pub fn open_flags(self) -> OpenFlags {
+        OpenFlags {
+            o_sync: matches!(self, SyncMode::Osync | SyncMode::OsyncDirect),
+            o_dsync: self == SyncMode::Dsync,
+            o_direct: matches!(self, SyncMode::Direct | SyncMode::OsyncDirect),
+        }
+    }
+
+    pub fn is_mmap(self) -> bool {
+        matches!(
+            self,
+            SyncMode::Mmap | SyncMode::MmapAsync | SyncMode::MmapSync
+        )
+    }
+
+    /// The per-record call after each write (none for reads).
+    pub fn record_sync(self) -> Option<RecordSync> {
+        match self {
+            SyncMode::Fsync => Some(RecordSync::Fsync),
+            SyncMode::Fdatasync => Some(RecordSync::Fdatasync),
+            SyncMode::MmapAsync => Some(RecordSync::MsyncAsync),
+            SyncMode::MmapSync => Some(RecordSync::MsyncSync),
+            _ => None,
+        }
+    }
+
+    pub fn final_sync(self) -> FinalSync {
+        if self.is_mmap() {
+            FinalSync::MsyncSync
+        } else {
+            FinalSync::Fsync
+        }
+    }
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for SyncMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The I/O backend that issues the records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// pread/pwrite.
+    Psync,
+    /// read/write after lseek.
+    Sync,
+    /// Copies to and from a shared mapping.
+    Mmap,
+    /// io_uring with a queue depth.
+    IoUring,
+    /// No I/O at all: measures iolab itself.
+    Null,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 5] = [
+        EngineKind::Psync,
+        EngineKind::Sync,
+        EngineKind::Mmap,
+        EngineKind::IoUring,
+        EngineKind::Null,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "psync",
+            EngineKind::Sync => "sync",
+            EngineKind::Mmap => "mmap",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Null => "null",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<EngineKind> {
+        match text {
+            "uring" | "io-uring" => Some(EngineKind::IoUring),
+            _ => EngineKind::ALL.into_iter().find(|e| e.name() == text),
+        }
+    }
+}
+
+/// What written records contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataPattern {
+    /// Zero bytes, like filebench and mobibench.
+    #[default]
+    Zeros,
+    /// Seeded pseudo-random bytes (incompressible).
+    Random,
+}
+
+/// A micro test as the user asked for it, before validation.
+#[derive(Debug, Clone, Serialize)]
+pub struct MicroSpec {
+    pub access: Access,
+    pub sync: SyncMode,
+    pub bs: u64,
+    pub size: u64,
+    pub threads: u32,
+    pub dir: PathBuf,
+    pub engine: Option<EngineKind>,
+    pub iodepth: Option<u32>,
+    pub time_limit: Option<Duration>,
+    pub loops: u32,
+    pub seed: u64,
+    pub data: DataPattern,
+}
+
+/// Why a micro spec cannot run. Each message says what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MicroSpecError {
+    #[error("--bs must be at least 1 byte")]
+    ZeroBlockSize,
+    #[error("--size must be at least one record (--bs {bs})")]
+    ZeroSize { bs: u64 },
+    #[error("--threads must be at least 1")]
+    ZeroThreads,
+    #[error("--size {size} is not a multiple of --bs {bs}: each thread must get whole records (try --size {suggest})")]
+    SizeNotMultiple { size: u64, bs: u64, suggest: u64 },
+    #[error("--size {size} split over {threads} threads gives {per_thread} bytes per thread, not a multiple of --bs {bs} (try --size {suggest})")]
+    PerThreadNotMultiple {
+        size: u64,
+        threads: u32,
+        per_thread: u64,
+        bs: u64,
+        suggest: u64,
+    },
+    #[error("--sync {sync} needs the mmap engine, not --engine {engine} (drop --engine)")]
+    MmapNeedsMmapEngine { sync: SyncMode, engine: EngineKind },
+    #[error("--engine mmap goes with --sync mmap, mmap-async or mmap-sync, not --sync {sync}")]
+    MmapEngineNeedsMmapSync { sync: SyncMode },
+    #[error("--iodepth {iodepth} needs --engine io_uring: the {engine} engine issues one request at a time")]
+    DepthNeedsUring { iodepth: u32, engine: EngineKind },
+    #[error("--iodepth must be between 1 and 4096, not {0}")]
+    BadDepth(u32),
+    #[error("--loops must be at least 1")]
+    ZeroLoops,
+    #[error("--time must be longer than zero")]
+    ZeroTime,
+    #[error("--bs {bs} is larger than 1 GiB: records are held in memory, use a smaller --bs")]
+    HugeBlockSize { bs: u64 },
+}
+
+/// A validated micro test: everything the engine needs, nothing left to interpret.
+#[derive(Debug, Clone, Serialize)]
+pub struct MicroPlan {
+    pub access: Access,
+    pub sync: SyncMode,
+    pub engine: EngineKind,
+    pub iodepth: u32,
+    pub bs: u64,
+    pub size: u64,
+    pub threads: u32,
+    pub file_size: u64,
+    pub records_per_thread: u64,
+    pub dir: PathBuf,
+    pub time_limit: Option<Duration>,
+    pub loops: u32,
+    pub seed: u64,
+    pub data: DataPattern,
+}
+
+impl MicroSpec {
+    /// Checks everything that can be checked without touching the filesystem.
+    pub fn validate(&self) -> Result<MicroPlan, MicroSpecError> {
+        if self.bs == 0 {
+            return Err(MicroSpecError::ZeroBlockSize);
+        }
+        if self.bs > 1 << 30 {
+            return Err(MicroSpecError::HugeBlockSize { bs: self.bs });
+        }
+        if self.threads == 0 {
+            return Err(MicroSpecError::ZeroThreads);
+        }
+        if self.size == 0 {
+            return Err(MicroSpecError::ZeroSize { bs: self.bs });
+        }
+        if self.size % self.bs != 0 {
+            return Err(MicroSpecError::SizeNotMultiple {
+                size: self.size,
+                bs: self.bs,
+                suggest: self.size.div_ceil(self.bs) * self.bs,
+            });
+        }
+        let per_thread = self.size / u64::from(self.threads);
+        if self.size % u64::from(self.threads) != 0 || per_thread % self.bs != 0 {
+            let unit = self.bs * u64::from(self.threads);
+            return Err(MicroSpecError::PerThreadNotMultiple {
+                size: self.size,
+                threads: self.threads,
+                per_thread,
+                bs: self.bs,
+                suggest: self.size.div_ceil(unit) * unit,
+            });
+        }
+        let engine = match (self.engine, self.sync.is_mmap()) {
+            (None, true) | (Some(EngineKind::Mmap), true) => EngineKind::Mmap,
+            (Some(EngineKind::Null), _) => EngineKind::Null,
+            (Some(engine), true) => {
+                return Err(MicroSpecError::MmapNeedsMmapEngine {
+                    sync: self.sync,
+                    engine,
+                })
+            }
+            (Some(EngineKind::Mmap), false) => {
+                return Err(MicroSpecError::MmapEngineNeedsMmapSync { sync: self.sync })
+            }
+            (Some(engine), false) => engine,
+            (None, false) => EngineKind::Psync,
+        };
+        let iodepth = self.iodepth.unwrap_or(1);
+        if !(1..=4096).contains(&iodepth) {
+            return Err(MicroSpecError::BadDepth(iodepth));
+        }
+        if iodepth > 1 && !matches!(engine, EngineKind::IoUring | EngineKind::Null) {
+            return Err(MicroSpecError::DepthNeedsUring { iodepth, engine });
+        }
+        if self.loops == 0 {
+            return Err(MicroSpecError::ZeroLoops);
+        }
+        if self.time_limit == Some(Duration::ZERO) {
+            return Err(MicroSpecError::ZeroTime);
+        }
+        Ok(MicroPlan {
+            access: self.access,
+            sync: self.sync,
+            engine,
+            iodepth,
+            bs: self.bs,
+            size: self.size,
+            threads: self.threads,
+            file_size: per_thread,
+            records_per_thread: per_thread / self.bs,
+            dir: self.dir.clone(),
+            time_limit: self.time_limit,
+            loops: self.loops,
+            seed: self.seed,
+            data: self.data,
+        })
+    }
+}
+
+impl MicroPlan {
+    /// Whether the timed loop writes (and so ends with the final sync).
+    pub fn writes(&self) -> bool {
+        !self.access.is_read()
+    }
+
+    /// The per-record sync call, if any (reads never sync).
+    pub fn record_sync(&self) -> Option<RecordSync> {
+        if self.writes() {
+            self.sync.record_sync()
+        } else {
+            None
+        }
+    }
+
+    /// The sync after the loop, inside the timed region (reads have none).
+    pub fn final_sync(&self) -> Option<FinalSync> {
+        self.writes().then(|| self.sync.final_sync())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> MicroSpec {
+        MicroSpec {
+            access: Access::Randwrite,
+            sync: SyncMode::Normal,
+            bs: 4096,
+            size: 1 << 20,
+            threads: 1,
+            dir: PathBuf::from("/tmp"),
+            engine: None,
+            iodepth: None,
+            time_limit: None,
+            loops: 1,
+            seed: 1,
+            data: DataPattern::Zeros,
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for a in Access::ALL {
+            assert_eq!(Access::parse(a.name()), Some(a));
+        }
+        for m in SyncMode::ALL {
+            assert_eq!(SyncMode::parse(m.name()), Some(m));
+        }
+        for e in EngineKind::ALL {
+            assert_eq!(EngineKind::parse(e.name()), Some(e));
+        }
+    }
+
+    #[test]
+    fn mode_table_matches_spec() {
+        use SyncMode::*;
+        assert_eq!(
+            Osync.open_flags(),
+            OpenFlags {
+                o_sync: true,
+                ..Default::default()
+            }
+        );
+        assert_eq!(
+            Direct.open_flags(),
+            OpenFlags {
+                o_direct: true,
+                ..Default::default()
+            }
+        );
+        assert_eq!(
+            OsyncDirect.open_flags(),
+            OpenFlags {
+                o_sync: true,
+                o_direct: true,
+                o_dsync: false
+            }
+        );
+        assert_eq!(
+            Dsync.open_flags(),
+            OpenFlags {
+                o_dsync: true,
+                ..Default::default()
+            }
+        );
+        assert_eq!(Fsync.record_sync(), Some(RecordSync::Fsync));
+        assert_eq!(Fdatasync.record_sync(), Some(RecordSync::Fdatasync));
+        assert_eq!(MmapAsync.record_sync(), Some(RecordSync::MsyncAsync));
+        assert_eq!(MmapSync.record_sync(), Some(RecordSync::MsyncSync));
+        for m in [Normal, Osync, Direct, OsyncDirect, Mmap, Dsync] {
+            assert_eq!(m.record_sync(), None, "{m}");
+        }
+        assert_eq!(Mmap.final_sync(), FinalSync::MsyncSync);
+        assert_eq!(Fdatasync.final_sync(), FinalSync::Fsync);
+        assert_eq!(Fdatasync.mobibench_number(), Some(8));
+        assert_eq!(Normal.mobibench_number(), Some(0));
+        assert_eq!(Dsync.mobibench_number(), None);
+    }
+
+    #[test]
+    fn validation() {
+        let plan = spec().validate().unwrap();
+        assert_eq!(plan.engine, EngineKind::Psync);
+        assert_eq!(plan.records_per_thread, 256);
+
+        let mut s = spec();
+        s.size = 4096 * 3 + 1;
+        assert!(matches!(
+            s.validate(),
+            Err(MicroSpecError::SizeNotMultiple { suggest: 16384, .. })
+        ));
+        s.size = 4096 * 3;
+        s.threads = 2;
+        assert!(matches!(
+            s.validate(),
+            Err(MicroSpecError::PerThreadNotMultiple { suggest: 16384, .. })
+        ));
+        let mut s = spec();
+        s.bs = 0;
+        assert_eq!(s.validate().unwrap_err(), MicroSpecError::ZeroBlockSize);
+        let mut s = spec();
+        s.sync = SyncMode::MmapSync;
+        assert_eq!(s.validate().unwrap().engine, EngineKind::Mmap);
+        s.engine = Some(EngineKind::IoUring);
+        assert!(matches!(
+            s.validate(),
+            Err(MicroSpecError::MmapNeedsMmapEngine { .. })
+        ));
+        let mut s = spec();
+        s.engine = Some(EngineKind::Mmap);
+        assert!(matches!(
+            s.validate(),
+            Err(MicroSpecError::MmapEngineNeedsMmapSync { .. })
+        ));
+        let mut s = spec();
+        s.iodepth = Some(8);
+        assert!(matches!(
+            s.validate(),
+            Err(MicroSpecError::DepthNeedsUring { .. })
+        ));
+        s.engine = Some(EngineKind::IoUring);
+        assert_eq!(s.validate().unwrap().iodepth, 8);
+    }
+
+    #[test]
+    fn reads_never_sync() {
+        let mut s = spec();
+        s.access = Access::Randread;
+        s.sync = SyncMode::Fsync;
+        let plan = s.validate().unwrap();
+        assert_eq!(plan.record_sync(), None);
+        assert_eq!(plan.final_sync(), None);
+    }
+}

@@ -1,0 +1,138 @@
+//! Sizes and durations as users write them (`4k`, `64m`, `1.5g`, `30s`, `500ms`).
+//!
+//! Suffixes are binary (k = 1024), as in fio and filebench; `KiB`, `KB` and `K` all mean 1024
+//! because storage tools have always used them that way and a silent ×1000 would be worse.
+
+use std::time::Duration;
+
+/// A size or duration that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    #[error("`{0}` is not a size: expected a number with an optional suffix k, m, g or t (e.g. 4k, 64m, 1.5g)")]
+    BadSize(String),
+    #[error("`{0}` is not a whole number of bytes")]
+    FractionalBytes(String),
+    #[error("`{0}` is too large")]
+    Overflow(String),
+    #[error("`{0}` is not a duration: expected a number with a suffix ms, s, m or h (e.g. 500ms, 30s, 2m)")]
+    BadDuration(String),
+}
+
+/// Parses a byte size: a decimal number with an optional binary suffix.
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    if num.is_empty() {
+        return Err(UnitError::BadSize(text.to_string()));
+    }
+    let shift = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(UnitError::BadSize(text.to_string())),
+    };
+    let mult = 1u64 << shift;
+    if let Ok(n) = num.parse::<u64>() {
+        return n
+            .checked_mul(mult)
+            .ok_or_else(|| UnitError::Overflow(text.to_string()));
+    }
+    let f: f64 = num
+        .parse()
+        .map_err(|_| UnitError::BadSize(text.to_string()))?;
+    let bytes = f * mult as f64;
+    if bytes.fract() != 0.0 {
+        return Err(UnitError::FractionalBytes(text.to_string()));
+    }
+    if bytes > u64::MAX as f64 {
+        return Err(UnitError::Overflow(text.to_string()));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a duration; a bare number means seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| UnitError::BadDuration(text.to_string()))?;
+    let secs = match suffix {
+        "" | "s" | "sec" => value,
+        "ms" => value / 1e3,
+        "us" => value / 1e6,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(UnitError::BadDuration(text.to_string())),
+    };
+    Duration::try_from_secs_f64(secs).map_err(|_| UnitError::BadDuration(text.to_string()))
+}
+
+/// Formats a byte count with the largest binary unit that keeps it ≥ 1 (`4 KiB`, `1.5 GiB`).
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || value.fract() == 0.0 {
+        format!("{value} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("4KiB").unwrap(), 4096);
+        assert_eq!(parse_size("64m").unwrap(), 64 << 20);
+        assert_eq!(parse_size("1.5g").unwrap(), 3 << 29);
+        assert_eq!(parse_size("2t").unwrap(), 2 << 40);
+        assert!(matches!(
+            parse_size("1.3k"),
+            Err(UnitError::FractionalBytes(_))
+        ));
+        assert!(matches!(parse_size("4x"), Err(UnitError::BadSize(_))));
+        assert!(matches!(parse_size(""), Err(UnitError::BadSize(_))));
+        assert!(matches!(parse_size("k"), Err(UnitError::BadSize(_))));
+        assert!(matches!(
+            parse_size("99999999999t"),
+            Err(UnitError::Overflow(_))
+        ));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5h").unwrap(), Duration::from_secs(5400));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(4096), "4 KiB");
+        assert_eq!(format_bytes(3 << 29), "1.5 GiB");
+    }
+}

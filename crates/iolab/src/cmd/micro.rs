@@ -1,0 +1,99 @@
+//! `iolab micro`: validate, run, print.
+
+use std::io::{IsTerminal, Write};
+use std::time::SystemTime;
+
+use iolab_engine::{run_micro, Observer};
+use iolab_monitor::procstat::{self, CpuTimes};
+use iolab_workload::micro::MicroSpec;
+
+use crate::cli::{Format, MicroArgs};
+use crate::error::CliError;
+use crate::output::{self, Host, MicroReport};
+
+pub fn run(args: MicroArgs) -> Result<(), CliError> {
+    let spec = MicroSpec {
+        access: args.access,
+        sync: args.sync,
+        bs: args.bs,
+        size: args.size,
+        threads: args.threads,
+        dir: args.dir.clone(),
+        engine: args.engine,
+        iodepth: args.iodepth,
+        time_limit: args.time,
+        loops: args.loops,
+        seed: args.seed,
+        data: args.data.into(),
+    };
+    let plan = spec.validate().map_err(CliError::usage)?;
+    let format = if args.json { Format::Json } else { args.format };
+
+    let mut obs = CliObserver {
+        progress: std::io::stderr().is_terminal(),
+        cpu_start: None,
+        cpu_end: None,
+        shown: false,
+    };
+    let started_at = SystemTime::now();
+    let result = run_micro(&plan, &mut obs)?;
+    let report = MicroReport {
+        result,
+        system_cpu: obs.cpu_start.zip(obs.cpu_end),
+        host: Host::probe(),
+        started_at,
+    };
+    let mut out = std::io::stdout().lock();
+    match output::write_micro(format, &report, &mut out).and_then(|()| out.flush()) {
+        // A closed pipe (`| head`) means the reader has what it wanted: not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            return Err(CliError::failed(format!("cannot write the results: {e}")));
+        }
+        _ => {}
+    }
+    if args.remove_files {
+        for f in &report.result.files {
+            std::fs::remove_file(f)
+                .map_err(|e| CliError::failed(format!("cannot remove {}: {e}", f.display())))?;
+        }
+    }
+    Ok(())
+}
+
+/// Shows fill progress on a terminal and samples system CPU at the edges of the timed region.
+struct CliObserver {
+    progress: bool,
+    cpu_start: Option<CpuTimes>,
+    cpu_end: Option<CpuTimes>,
+    shown: bool,
+}
+
+impl Observer for CliObserver {
+    fn preparing(&mut self, done: u64, total: u64) {
+        if !self.progress || total < 64 << 20 {
+            return;
+        }
+        // One update per 64 MiB keeps the terminal quiet and the cost invisible.
+        if done % (64 << 20) == 0 || done == total {
+            eprint!(
+                "\rpreparing files: {} of {} MiB ({}%)",
+                done >> 20,
+                total >> 20,
+                done * 100 / total
+            );
+            self.shown = true;
+        }
+    }
+
+    fn started(&mut self) {
+        if self.shown {
+            eprintln!();
+            self.shown = false;
+        }
+        self.cpu_start = procstat::read().ok().map(|s| s.total);
+    }
+
+    fn finished(&mut self) {
+        self.cpu_end = procstat::read().ok().map(|s| s.total);
+    }
+}

@@ -1,0 +1,12 @@
+//! One module per subcommand.
+
+mod micro;
+
+use crate::cli::{Cli, Command};
+use crate::error::CliError;
+
+pub fn dispatch(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Micro(args) => micro::run(args),
+    }
+}

@@ -1,0 +1,114 @@
+//! The terminal summary.
+
+use std::io::{self, Write};
+
+use iolab_workload::format_bytes;
+
+use super::{MicroFormatter, MicroReport};
+use crate::fmt::{ns, thousands};
+
+pub struct Human;
+
+impl MicroFormatter for Human {
+    fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
+        let r = &report.result;
+        let p = &r.plan;
+        let d = report.derived();
+        let depth = if p.iodepth > 1 {
+            format!(", iodepth {}", p.iodepth)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "iolab micro: {} / sync {} / {} engine{depth} / bs {} / {} in {} file{} / seed {}",
+            p.access,
+            p.sync,
+            p.engine,
+            format_bytes(p.bs),
+            format_bytes(p.size),
+            p.threads,
+            if p.threads == 1 { "" } else { "s" },
+            p.seed
+        )?;
+        if let Some(f) = r.files.first() {
+            let dir = f
+                .parent()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default();
+            let reuse = if r.reused_files { ", reused" } else { "" };
+            writeln!(out, "  files       {dir}/iolab-micro.N{reuse}")?;
+        }
+        let limited = if r.time_limited {
+            ", stopped by --time"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  elapsed     {:.3} s, {} records{limited}",
+            d.elapsed_s,
+            thousands(r.ops)
+        )?;
+        writeln!(
+            out,
+            "  throughput  {:.1} MiB/s ({} B/s), {} IOPS",
+            d.bytes_per_s / 1048576.0,
+            thousands(d.bytes_per_s as u64),
+            thousands(d.iops.round() as u64)
+        )?;
+        let l = r.latency.summary();
+        writeln!(
+            out,
+            "  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+            ns(l.mean_ns),
+            ns(l.p50_ns as f64),
+            ns(l.p90_ns as f64),
+            ns(l.p99_ns as f64),
+            ns(l.p999_ns as f64),
+            ns(l.max_ns as f64)
+        )?;
+        if let Some(how) = p.record_sync() {
+            let s = r.sync_latency.summary();
+            if s.count > 0 {
+                writeln!(
+                    out,
+                    "  {:<11} mean {}  p50 {}  p99 {}  max {} (included above)",
+                    how.name(),
+                    ns(s.mean_ns),
+                    ns(s.p50_ns as f64),
+                    ns(s.p99_ns as f64),
+                    ns(s.max_ns as f64)
+                )?;
+            }
+        }
+        if let Some(f) = p.final_sync() {
+            let name = match f {
+                iolab_workload::micro::FinalSync::Fsync => "final fsync",
+                iolab_workload::micro::FinalSync::MsyncSync => "final msync",
+            };
+            writeln!(out, "  {name:<11} {}", ns(r.final_sync_ns as f64))?;
+        }
+        writeln!(
+            out,
+            "  cpu         usr {:.1}%  sys {:.1}% of one core ({:.3} s usr, {:.3} s sys)",
+            d.usr_pct,
+            d.sys_pct,
+            r.usage.user_ns as f64 / 1e9,
+            r.usage.sys_ns as f64 / 1e9
+        )?;
+        if let Some(s) = d.system {
+            writeln!(
+                out,
+                "  system      active {:.1}%  idle {:.1}%  iowait {:.1}%  (all CPUs)",
+                s.active, s.idle, s.iowait
+            )?;
+        }
+        writeln!(
+            out,
+            "  switches    {} voluntary, {} involuntary",
+            thousands(r.usage.voluntary_switches),
+            thousands(r.usage.involuntary_switches)
+        )
+    }
+}

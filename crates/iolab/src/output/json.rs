@@ -1,0 +1,80 @@
+//! Machine-readable output. `schema` is bumped whenever a field changes meaning or goes away;
+//! new fields may appear within a version.
+
+use std::io::{self, Write};
+use std::time::UNIX_EPOCH;
+
+use serde_json::json;
+
+use super::{MicroFormatter, MicroReport};
+
+pub const SCHEMA: &str = "iolab.micro/1";
+
+pub struct Json;
+
+impl MicroFormatter for Json {
+    fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
+        let r = &report.result;
+        let d = report.derived();
+        let p = &r.plan;
+        let started = report
+            .started_at
+            .duration_since(UNIX_EPOCH)
+            .map(|t| t.as_secs_f64())
+            .unwrap_or(0.0);
+        let system = d.system.map(|s| {
+            json!({
+                "usr_pct": s.usr, "sys_pct": s.sys, "iowait_pct": s.iowait,
+                "idle_pct": s.idle, "steal_pct": s.steal, "active_pct": s.active,
+            })
+        });
+        let doc = json!({
+            "schema": SCHEMA,
+            "iolab_version": env!("CARGO_PKG_VERSION"),
+            "started_unix_s": started,
+            "host": report.host,
+            "plan": p,
+            "open_flags": p.sync.open_flags(),
+            "record_sync": p.record_sync(),
+            "final_sync": p.final_sync(),
+            "result": {
+                "elapsed_ns": r.elapsed_ns,
+                "ops": r.ops,
+                "bytes": r.bytes,
+                "bytes_per_s": d.bytes_per_s,
+                "mib_per_s": d.bytes_per_s / 1048576.0,
+                "iops": d.iops,
+                "time_limited": r.time_limited,
+                "latency": r.latency.summary(),
+                "latency_histogram": r.latency.buckets(),
+                "sync_latency": r.sync_latency.summary(),
+                "final_sync_ns": r.final_sync_ns,
+                "cpu": {
+                    "user_ns": r.usage.user_ns,
+                    "sys_ns": r.usage.sys_ns,
+                    "usr_pct_of_core": d.usr_pct,
+                    "sys_pct_of_core": d.sys_pct,
+                    "cpu_ns_per_op": if r.ops > 0 { r.usage.cpu_ns() as f64 / r.ops as f64 } else { 0.0 },
+                },
+                "context_switches": {
+                    "voluntary": r.usage.voluntary_switches,
+                    "involuntary": r.usage.involuntary_switches,
+                },
+                "faults": { "minor": r.usage.minor_faults, "major": r.usage.major_faults },
+                "system_cpu": system,
+                "intervals": {
+                    "width_ns": r.interval_ns,
+                    "ops": r.intervals.iter().map(|b| b.ops).collect::<Vec<_>>(),
+                    "bytes": r.intervals.iter().map(|b| b.bytes).collect::<Vec<_>>(),
+                },
+                "threads": r.threads.iter().map(|t| json!({
+                    "ops": t.ops, "bytes": t.bytes, "elapsed_ns": t.elapsed_ns, "usage": t.usage,
+                })).collect::<Vec<_>>(),
+                "files": r.files,
+                "reused_files": r.reused_files,
+            }
+        });
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
+        writeln!(out)
+    }
+}

@@ -1,0 +1,69 @@
+//! mobibench's result lines, byte for byte, so scripts written for mobibench keep working:
+//! `[CPU] : Active,Idle,IoWait : a b c`, `[TIME] :%8ld sec %06ldus. …` (+ IOPS for random
+//! modes) and `[CON SWITCHES] : total voluntary`.
+//!
+//! The CPU line uses mobibench's own arithmetic: the first five /proc/stat columns only
+//! (user nice system idle iowait), Active = user + nice + system. It is system-wide, as in
+//! mobibench; iolab's own per-thread CPU figures are in the other formats.
+
+use std::io::{self, Write};
+
+use super::{MicroFormatter, MicroReport};
+
+pub struct Mobibench;
+
+impl MicroFormatter for Mobibench {
+    fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
+        let r = &report.result;
+        let (active, idle, wait) = match report.system_cpu {
+            Some((a, b)) => {
+                let d = |x: u64, y: u64| x.saturating_sub(y) as f64;
+                let act = d(b.user + b.nice + b.system, a.user + a.nice + a.system);
+                let idle = d(b.idle, a.idle);
+                let wait = d(b.iowait, a.iowait);
+                let total = act + idle + wait;
+                if total > 0.0 {
+                    (
+                        act * 100.0 / total,
+                        idle * 100.0 / total,
+                        wait * 100.0 / total,
+                    )
+                } else {
+                    (0.0, 0.0, 0.0)
+                }
+            }
+            None => (0.0, 0.0, 0.0),
+        };
+        writeln!(
+            out,
+            "[CPU] : Active,Idle,IoWait : {active:.2} {idle:.2} {wait:.2}"
+        )?;
+
+        let sec = r.elapsed_ns / 1_000_000_000;
+        let usec = (r.elapsed_ns % 1_000_000_000) / 1000;
+        let time = r.elapsed_ns as f64 / 1e9;
+        let rate = if time > 0.0 {
+            r.bytes as f64 / time
+        } else {
+            0.0
+        };
+        write!(
+            out,
+            "[TIME] :{sec:>8} sec {usec:06}us. \t{rate:.0} B/sec, \t{:.2} KB/sec, \t{:.2} MB/sec.",
+            rate / 1024.0,
+            rate / 1024.0 / 1024.0
+        )?;
+        if r.plan.access.is_random() {
+            let kb = r.plan.bs as f64 / 1024.0;
+            write!(out, " {:.2} IOPS({}KB) ", rate / 1024.0 / kb, kb as i64)?;
+        }
+        writeln!(out)?;
+        let vol = r.usage.voluntary_switches;
+        writeln!(
+            out,
+            "[CON SWITCHES] : {} {}",
+            vol + r.usage.involuntary_switches,
+            vol
+        )
+    }
+}

@@ -1,0 +1,88 @@
+//! Result formats, one file each behind [`MicroFormatter`] (hyperfine's `export/`).
+
+mod human;
+mod json;
+mod mobibench;
+
+use std::io::{self, Write};
+use std::time::SystemTime;
+
+use iolab_engine::MicroResult;
+use iolab_monitor::procstat::{CpuPercent, CpuTimes};
+
+use crate::cli::Format;
+
+/// A run plus what was observed around it.
+pub struct MicroReport {
+    pub result: MicroResult,
+    /// System-wide CPU times at the start and end of the timed region.
+    pub system_cpu: Option<(CpuTimes, CpuTimes)>,
+    pub host: Host,
+    pub started_at: SystemTime,
+}
+
+/// Numbers every format derives the same way.
+pub struct Derived {
+    pub elapsed_s: f64,
+    pub bytes_per_s: f64,
+    pub iops: f64,
+    /// Worker CPU time over elapsed time, in percent of one core.
+    pub usr_pct: f64,
+    pub sys_pct: f64,
+    pub system: Option<CpuPercent>,
+}
+
+impl MicroReport {
+    pub fn derived(&self) -> Derived {
+        let r = &self.result;
+        let elapsed_s = r.elapsed_ns as f64 / 1e9;
+        let per_s = |x: f64| if elapsed_s > 0.0 { x / elapsed_s } else { 0.0 };
+        Derived {
+            elapsed_s,
+            bytes_per_s: per_s(r.bytes as f64),
+            iops: per_s(r.ops as f64),
+            usr_pct: per_s(r.usage.user_ns as f64 / 1e9) * 100.0,
+            sys_pct: per_s(r.usage.sys_ns as f64 / 1e9) * 100.0,
+            system: self.system_cpu.map(|(a, b)| b.percent_since(&a)),
+        }
+    }
+}
+
+/// The machine, as far as a single run needs to say.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Host {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpus: usize,
+    pub mem_total_bytes: Option<u64>,
+}
+
+impl Host {
+    pub fn probe() -> Host {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default()
+        };
+        Host {
+            hostname: read("/proc/sys/kernel/hostname"),
+            kernel: read("/proc/sys/kernel/osrelease"),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            mem_total_bytes: iolab_monitor::meminfo::read().ok().map(|m| m.mem_total),
+        }
+    }
+}
+
+/// Writes one run in one format.
+pub trait MicroFormatter {
+    fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()>;
+}
+
+pub fn write_micro(format: Format, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
+    let f: &dyn MicroFormatter = match format {
+        Format::Human => &human::Human,
+        Format::Json => &json::Json,
+        Format::Mobibench => &mobibench::Mobibench,
+    };
+    f.write(report, out)
+}

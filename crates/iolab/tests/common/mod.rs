@@ -1,0 +1,161 @@
+//! Shared helpers for the integration tests: run the built binary, and create (and always
+//! remove) the real filesystems the tests need — tmpfs mounts and ext4 on loop devices.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `iolab` binary built for these tests.
+pub fn iolab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+}
+
+pub fn run(args: &[&str]) -> Output {
+    iolab().args(args).output().expect("iolab runs")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no failure mode.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Returns false, after saying why, when the test cannot run here. CI runs as root, so there
+/// every root test runs; elsewhere they skip loudly instead of passing silently.
+pub fn need_root(test: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{test}: CI must run as root");
+    }
+    eprintln!("SKIP {test}: needs root (mount, losetup); CI runs it as root");
+    false
+}
+
+fn sh(cmd: &str, args: &[&str]) -> String {
+    let o = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        o.status.success(),
+        "{cmd} {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A tmpfs mounted on a fresh temporary directory; unmounted on drop.
+pub struct Tmpfs {
+    pub dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    pub fn new(options: &str) -> Tmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        sh(
+            "mount",
+            &[
+                "-t",
+                "tmpfs",
+                "-o",
+                options,
+                "iolab-test",
+                dir.path().to_str().unwrap(),
+            ],
+        );
+        Tmpfs { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// ext4 on a loop device (attached with --direct-io=on so that the host page cache does not
+/// absorb the device's I/O) over a sparse image; everything is undone on drop.
+pub struct LoopFs {
+    pub image: PathBuf,
+    pub device: String,
+    pub mnt: tempfile::TempDir,
+    _image_dir: tempfile::TempDir,
+}
+
+impl LoopFs {
+    pub fn ext4(size: &str) -> LoopFs {
+        // The image lives on the root filesystem, not on a tmpfs: direct I/O to it must reach
+        // a real block device.
+        let image_dir = tempfile::Builder::new()
+            .prefix("iolab-test-img")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let image = image_dir.path().join("fs.img");
+        sh("truncate", &["-s", size, image.to_str().unwrap()]);
+        let device = sh(
+            "losetup",
+            &["-f", "--show", "--direct-io=on", image.to_str().unwrap()],
+        );
+        let mnt = tempfile::tempdir().unwrap();
+        let fs = LoopFs {
+            image,
+            device,
+            mnt,
+            _image_dir: image_dir,
+        };
+        sh("mkfs.ext4", &["-F", "-q", &fs.device]);
+        sh("mount", &[&fs.device, fs.mnt.path().to_str().unwrap()]);
+        fs
+    }
+
+    pub fn path(&self) -> &Path {
+        self.mnt.path()
+    }
+
+    /// The device's name in /proc/diskstats (`loop3`).
+    pub fn name(&self) -> &str {
+        self.device.trim_start_matches("/dev/")
+    }
+
+    pub fn counters(&self) -> iolab_monitor::diskstats::DiskCounters {
+        iolab_monitor::diskstats::read()
+            .expect("/proc/diskstats")
+            .get(self.name())
+            .expect("loop device in /proc/diskstats")
+            .counters
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.mnt.path()).status();
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
+
+pub fn drop_caches() {
+    std::fs::write("/proc/sys/vm/drop_caches", "3").expect("drop caches");
+}
+
+/// Names of the entries in `dir`.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
