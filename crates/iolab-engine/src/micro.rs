@@ -11,7 +11,7 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -25,6 +25,8 @@ use crate::rng::{Order, Rng};
 use crate::stats::{merge_intervals, Bucket, IntervalRecorder, LatencyHistogram, ThreadStats};
 use crate::usage::Usage;
 
+/// How often [`Observer::progress`] is called.
+pub const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
 /// Width of the per-interval counters.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 /// Chunk size for pre-filling files: large enough to stream, small enough for smooth progress.
@@ -34,6 +36,9 @@ const FILL_CHUNK: usize = 1 << 20;
 pub trait Observer {
     /// Pre-filling data files: `done` of `total` bytes written.
     fn preparing(&mut self, _done: u64, _total: u64) {}
+    /// Called about every [`PROGRESS_PERIOD`] during the timed region: records completed so
+    /// far, records planned (all passes), time since the start.
+    fn progress(&mut self, _done: u64, _planned: u64, _elapsed: Duration) {}
     /// Every worker is ready; the timed region starts right after this returns.
     fn started(&mut self) {}
     /// The last worker finished; the timed region has ended.
@@ -269,7 +274,14 @@ fn check_direct(path: &Path, bs: u64) -> Result<(), EngineError> {
 }
 
 /// What every worker shares.
+/// A worker's completed-record count, alone on its cache line so that publishing it costs a
+/// plain store and never bounces a line between cores.
+#[repr(align(64))]
+#[derive(Default)]
+struct Progress(AtomicU64);
+
 struct Shared<'a> {
+    progress: Vec<Progress>,
     plan: &'a MicroPlan,
     ready: Barrier,
     go: Barrier,
@@ -289,6 +301,7 @@ fn execute(
         go: Barrier::new(n + 1),
         start: OnceLock::new(),
         abort: AtomicBool::new(false),
+        progress: (0..n).map(|_| Progress::default()).collect(),
     };
     let outcomes: Vec<Result<ThreadStats, EngineError>> = thread::scope(|s| {
         let mut handles = Vec::with_capacity(n);
@@ -327,6 +340,17 @@ fn execute(
         obs.started();
         let _ = shared.start.set(Instant::now());
         shared.go.wait();
+        let planned = plan.records_per_thread * u64::from(plan.threads) * u64::from(plan.loops);
+        let start = *shared.start.get().expect("set above");
+        while !handles.iter().all(|h| h.is_finished()) {
+            thread::park_timeout(PROGRESS_PERIOD);
+            let done = shared
+                .progress
+                .iter()
+                .map(|p| p.0.load(Ordering::Relaxed))
+                .sum();
+            obs.progress(done, planned, start.elapsed());
+        }
         let out: Vec<_> = handles.into_iter().map(join).collect();
         obs.finished();
         out
@@ -400,6 +424,7 @@ struct Ctx<'a> {
     start: Instant,
     deadline: Option<Instant>,
     abort: &'a AtomicBool,
+    progress: &'a AtomicU64,
 }
 
 impl Ctx<'_> {
@@ -488,6 +513,7 @@ fn worker(t: u32, path: Option<&Path>, shared: &Shared<'_>) -> Result<ThreadStat
         start,
         deadline: plan.time_limit.map(|d| start + d),
         abort: &shared.abort,
+        progress: &shared.progress[t as usize].0,
     };
     let before = Usage::thread();
     let mut stats = match backend {
@@ -515,6 +541,7 @@ fn run_sync<F: IoFile>(
     let mut intervals = IntervalRecorder::new(ctx.start, INTERVAL, expected_intervals(plan));
     let buf = &mut buf.as_mut_slice()[..bs];
     let mut last = ctx.start;
+    let mut done = 0u64;
     'passes: for _ in 0..plan.loops {
         for i in 0..n {
             let offset = ctx.order.get(i) * plan.bs;
@@ -531,6 +558,8 @@ fn run_sync<F: IoFile>(
             }
             stats.latency.record(nanos(t1 - t0));
             intervals.add(t1, 1, bs as u64);
+            done += 1;
+            ctx.progress.store(done, Ordering::Relaxed);
             last = t1;
             if ctx.deadline.is_some_and(|d| t1 >= d) || ctx.abort.load(Ordering::Relaxed) {
                 break 'passes;
@@ -563,6 +592,7 @@ fn run_queued<F: IoFile>(mut f: F, ctx: &Ctx<'_>) -> Result<ThreadStats, EngineE
     let mut submitted_at = vec![ctx.start; depth];
     let mut offsets = vec![0u64; depth];
     let mut next = 0u64;
+    let mut completed = 0u64;
     let mut stopping = false;
     let mut first_error: Option<EngineError> = None;
     let mut last = ctx.start;
@@ -599,6 +629,8 @@ fn run_queued<F: IoFile>(mut f: F, ctx: &Ctx<'_>) -> Result<ThreadStats, EngineE
                 Ok(()) => {
                     stats.latency.record(nanos(t_done - submitted_at[slot]));
                     intervals.add(t_done, 1, plan.bs);
+                    completed += 1;
+                    ctx.progress.store(completed, Ordering::Relaxed);
                 }
                 Err(e) => {
                     let op = ctx.op_name();

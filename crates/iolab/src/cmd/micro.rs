@@ -1,7 +1,7 @@
 //! `iolab micro`: validate, run, print.
 
 use std::io::{IsTerminal, Write};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use iolab_engine::{run_micro, Observer};
 use iolab_monitor::procstat::{self, CpuTimes};
@@ -9,6 +9,7 @@ use iolab_workload::micro::MicroSpec;
 
 use crate::cli::{Format, MicroArgs};
 use crate::error::CliError;
+use crate::fmt::thousands;
 use crate::output::{self, Host, MicroReport};
 
 pub fn run(args: MicroArgs) -> Result<(), CliError> {
@@ -85,6 +86,30 @@ impl Observer for CliObserver {
         }
     }
 
+    fn progress(&mut self, done: u64, planned: u64, elapsed: Duration) {
+        // Short runs finish before anyone could read a progress line.
+        if !self.progress || elapsed < Duration::from_secs(1) || planned == 0 {
+            return;
+        }
+        let rate = done as f64 / elapsed.as_secs_f64();
+        let left = if rate > 0.0 {
+            format!(
+                ", ~{:.0} s left",
+                (planned - done.min(planned)) as f64 / rate
+            )
+        } else {
+            String::new()
+        };
+        eprint!(
+            "\r\x1b[Krunning: {}% ({} of {} records), {} records/s{left}",
+            done * 100 / planned,
+            thousands(done),
+            thousands(planned),
+            thousands(rate as u64)
+        );
+        self.shown = true;
+    }
+
     fn started(&mut self) {
         if self.shown {
             eprintln!();
@@ -94,6 +119,10 @@ impl Observer for CliObserver {
     }
 
     fn finished(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[K");
+            self.shown = false;
+        }
         self.cpu_end = procstat::read().ok().map(|s| s.total);
     }
 }
