@@ -1,0 +1,260 @@
+//! Errors and warnings, each located in the source so that a user can jump to the spot.
+
+use std::fmt;
+
+use crate::ast::Span;
+
+/// What kind of mistake an error reports, so that callers and tests can react without
+/// matching message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The file could not be read.
+    Io,
+    /// A character or token that cannot start anything: `@`, an unterminated string, `10q`.
+    Lex,
+    /// Tokens in an order the grammar does not allow: a missing `=`, `,` or `}`.
+    Syntax,
+    UnknownCommand,
+    UnknownFlowop,
+    UnknownAttribute,
+    UnknownVariable,
+    UnknownFileset,
+    /// `target=` names no flowop.
+    UnknownTarget,
+    MissingAttribute,
+    /// A value of the wrong type (`iosize=abc`) or shape (tabular percents not summing to 100).
+    InvalidValue,
+    OutOfRange,
+    Duplicate,
+    /// Valid filebench that iolab deliberately does not implement (`foreach`).
+    Unsupported,
+}
+
+/// One error in a WML file.
+///
+/// `Display` gives `FILE:LINE:COL: error: MESSAGE` and, when there is one, an indented
+/// `hint:` line, the shape compilers use so that editors can jump to the location.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", render("error", &self.file, self.span, &self.message, self.hint.as_deref()))]
+pub struct WmlError {
+    pub kind: ErrorKind,
+    /// File name as given to [`crate::parse_file`] or [`crate::parse_str`].
+    pub file: String,
+    /// Where the offending token starts; line 0 for errors without a location (I/O).
+    pub span: Span,
+    /// The offending token as written (empty at end of file or for I/O errors).
+    pub token: String,
+    pub message: String,
+    /// What to do about it, e.g. "did you mean `readwholefile`?".
+    pub hint: Option<String>,
+}
+
+impl WmlError {
+    pub(crate) fn new(
+        kind: ErrorKind,
+        file: &str,
+        span: Span,
+        token: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        WmlError {
+            kind,
+            file: file.to_string(),
+            span,
+            token: token.into(),
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub(crate) fn with_hint_opt(mut self, hint: Option<String>) -> Self {
+        if hint.is_some() {
+            self.hint = hint;
+        }
+        self
+    }
+}
+
+/// All errors of a validation pass, sorted by location (never empty).
+///
+/// Validation reports every problem at once rather than stopping at the first, so that a
+/// user fixes a file in one round trip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WmlErrors(Vec<WmlError>);
+
+impl WmlErrors {
+    /// Sorts by location and drops exact duplicates (a composite flowop expanded twice
+    /// reports the same mistake twice otherwise). `None` when there is nothing to report.
+    pub(crate) fn from_vec(mut errors: Vec<WmlError>) -> Option<Self> {
+        errors.sort_by_key(|e| e.span);
+        errors.dedup_by(|a, b| a.span == b.span && a.message == b.message);
+        if errors.is_empty() {
+            None
+        } else {
+            Some(WmlErrors(errors))
+        }
+    }
+
+    /// The earliest error in the file.
+    pub fn first(&self) -> &WmlError {
+        &self.0[0]
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, WmlError> {
+        self.0.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Always false; present because clippy expects it next to `len`.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn into_vec(self) -> Vec<WmlError> {
+        self.0
+    }
+}
+
+impl From<WmlError> for WmlErrors {
+    fn from(e: WmlError) -> Self {
+        WmlErrors(vec![e])
+    }
+}
+
+impl<'a> IntoIterator for &'a WmlErrors {
+    type Item = &'a WmlError;
+    type IntoIter = std::slice::Iter<'a, WmlError>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl fmt::Display for WmlErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for WmlErrors {}
+
+/// Why a construct was accepted with a remark instead of silently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// iolab accepts it, filebench does not (`1.5m`, `4K`, `$x`): the file is no longer
+    /// portable back to filebench.
+    NonFilebench,
+    /// filebench 1.4 syntax that filebench master rejects (`define randvar`, arithmetic).
+    Legacy,
+    /// Accepted and has no effect (`set mode nousestats`, `cached`, `enable multi`).
+    Ignored,
+    /// Valid but probably not what the author meant (a fileset without `dirwidth`).
+    Suspicious,
+}
+
+/// A remark about an accepted file, returned as data: library crates never print.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub kind: WarningKind,
+    pub file: String,
+    pub span: Span,
+    pub message: String,
+}
+
+impl Warning {
+    pub(crate) fn new(
+        kind: WarningKind,
+        file: &str,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Self {
+        Warning {
+            kind,
+            file: file.to_string(),
+            span,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&render(
+            "warning",
+            &self.file,
+            self.span,
+            &self.message,
+            None,
+        ))
+    }
+}
+
+fn render(level: &str, file: &str, span: Span, message: &str, hint: Option<&str>) -> String {
+    let mut s = if span.line == 0 {
+        format!("{file}: {level}: {message}")
+    } else {
+        format!("{file}:{}:{}: {level}: {message}", span.line, span.col)
+    };
+    if let Some(h) = hint {
+        s.push_str("\n  hint: ");
+        s.push_str(h);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_display_has_location_and_hint() {
+        let e = WmlError::new(
+            ErrorKind::UnknownFlowop,
+            "a.f",
+            Span::new(3, 17),
+            "readwholfile",
+            "unknown flowop `readwholfile`",
+        )
+        .with_hint("did you mean `readwholefile`?");
+        assert_eq!(
+            e.to_string(),
+            "a.f:3:17: error: unknown flowop `readwholfile`\n  hint: did you mean `readwholefile`?"
+        );
+    }
+
+    #[test]
+    fn io_error_has_no_location() {
+        let e = WmlError::new(ErrorKind::Io, "x.f", Span::default(), "", "cannot read");
+        assert_eq!(e.to_string(), "x.f: error: cannot read");
+    }
+
+    #[test]
+    fn errors_are_sorted_and_deduplicated() {
+        let mk = |l, c, m: &str| WmlError::new(ErrorKind::Syntax, "f", Span::new(l, c), "", m);
+        let all = WmlErrors::from_vec(vec![mk(5, 1, "b"), mk(2, 3, "a"), mk(5, 1, "b")]).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all.first().span, Span::new(2, 3));
+        assert!(WmlErrors::from_vec(vec![]).is_none());
+    }
+
+    #[test]
+    fn warning_display() {
+        let w = Warning::new(WarningKind::Legacy, "f.f", Span::new(1, 2), "old");
+        assert_eq!(w.to_string(), "f.f:1:2: warning: old");
+    }
+}

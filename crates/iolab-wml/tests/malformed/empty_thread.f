@@ -1,0 +1,5 @@
+# expect: 3:3 thread has no flowops
+define process name=p {
+  thread name=t {
+  }
+}

@@ -1,0 +1,4 @@
+# expect: 4:1 unmatched `}`
+define file name=f1,path=/tmp,size=1m
+define process name=p { thread name=t { flowop read name=r1,filesetname=f1 } }
+}
