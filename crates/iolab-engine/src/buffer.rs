@@ -5,7 +5,7 @@
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 
-use crate::rng::Rng;
+use iolab_workload::rng::Rng;
 
 pub const ALIGN: usize = 4096;
 

@@ -29,6 +29,12 @@ pub enum EngineError {
         offset: u64,
         source: io::Error,
     },
+    /// The workload cannot run as written (an fd used before it is opened, an I/O size
+    /// larger than the file, no run time…).
+    #[error("{0}")]
+    Workload(String),
+    #[error(transparent)]
+    Fileset(#[from] crate::fileset::FilesetError),
     #[error("a worker thread panicked: {0}")]
     WorkerPanicked(String),
     #[error("cannot start a worker thread: {0}")]
@@ -38,9 +44,13 @@ pub enum EngineError {
 impl EngineError {
     /// True when the user's input is at fault (exit code 2), false when the run failed (1).
     pub fn is_bad_input(&self) -> bool {
+        if let EngineError::Fileset(f) = self {
+            return f.is_bad_input();
+        }
         matches!(
             self,
             EngineError::MissingDir(_)
+                | EngineError::Workload(_)
                 | EngineError::NotADirectory(_)
                 | EngineError::DirNotWritable { .. }
                 | EngineError::NoDirectIo { .. }
@@ -51,6 +61,7 @@ impl EngineError {
     /// The OS error behind the failure, if any.
     pub fn os_error(&self) -> Option<i32> {
         match self {
+            EngineError::Fileset(f) => f.os_error(),
             EngineError::Io { source, .. }
             | EngineError::IoAt { source, .. }
             | EngineError::DirNotWritable { source, .. } => source.raw_os_error(),
@@ -60,6 +71,9 @@ impl EngineError {
 
     /// What the user can do about it.
     pub fn hint(&self) -> Option<&'static str> {
+        if let EngineError::Fileset(f) = self {
+            return f.hint();
+        }
         Some(match self {
             EngineError::MissingDir(_) => "create it first, or pass an existing --dir",
             EngineError::NotADirectory(_) => "--dir takes a directory; iolab creates its files there",

@@ -6,11 +6,15 @@
 
 pub mod backend;
 pub mod buffer;
+pub mod clock;
 pub mod error;
+pub mod fileset;
 pub mod micro;
-pub mod rng;
+pub mod order;
+pub use iolab_workload::rng;
 pub mod stats;
 pub mod usage;
+pub mod workload;
 
 pub use error::EngineError;
 pub use micro::{run_micro, MicroResult, Observer};

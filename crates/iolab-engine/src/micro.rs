@@ -20,10 +20,12 @@ use iolab_workload::micro::{Access, DataPattern, EngineKind, MicroPlan, RecordSy
 
 use crate::backend::{open_file, Dir, IoFile, MmapFile, NullFile, PsyncFile, SyncFile, UringFile};
 use crate::buffer::AlignedBuf;
+use crate::clock::Clock;
 use crate::error::EngineError;
-use crate::rng::{Order, Rng};
-use crate::stats::{merge_intervals, Bucket, IntervalRecorder, LatencyHistogram, ThreadStats};
+use crate::order::Order;
+use crate::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram, ThreadStats};
 use crate::usage::Usage;
+use iolab_workload::rng::Rng;
 
 /// How often [`Observer::progress`] is called.
 pub const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
@@ -263,7 +265,7 @@ fn check_direct(path: &Path, bs: u64) -> Result<(), EngineError> {
             path: path.to_path_buf(),
         });
     }
-    if bs % u64::from(align) != 0 {
+    if !bs.is_multiple_of(u64::from(align)) {
         return Err(EngineError::DirectIoUnaligned {
             bs,
             align,
@@ -282,6 +284,7 @@ struct Progress(AtomicU64);
 
 struct Shared<'a> {
     progress: Vec<Progress>,
+    clock: Clock,
     plan: &'a MicroPlan,
     ready: Barrier,
     go: Barrier,
@@ -302,15 +305,24 @@ fn execute(
         start: OnceLock::new(),
         abort: AtomicBool::new(false),
         progress: (0..n).map(|_| Progress::default()).collect(),
+        clock: Clock::new(),
     };
+    // Workers wake the main thread when they finish, so it does not sleep out a full
+    // progress period after the run has ended.
+    let main_thread = thread::current();
     let outcomes: Vec<Result<ThreadStats, EngineError>> = thread::scope(|s| {
         let mut handles = Vec::with_capacity(n);
         for t in 0..n {
             let path = prepared.get(t).map(|p| p.path.as_path());
             let shared = &shared;
+            let main_thread = &main_thread;
             let h = thread::Builder::new()
                 .name(format!("iolab-w{t}"))
-                .spawn_scoped(s, move || worker(t as u32, path, shared));
+                .spawn_scoped(s, move || {
+                    let r = worker(t as u32, path, shared);
+                    main_thread.unpark();
+                    r
+                });
             match h {
                 Ok(h) => handles.push(h),
                 Err(e) => {
@@ -421,8 +433,12 @@ struct Ctx<'a> {
     dir: Dir,
     record_sync: Option<RecordSync>,
     order: Order,
-    start: Instant,
-    deadline: Option<Instant>,
+    clock: Clock,
+    /// The common start, in clock ticks.
+    start: u64,
+    /// Interval width and time limit, in clock ticks.
+    interval: u64,
+    deadline: Option<u64>,
     abort: &'a AtomicBool,
     progress: &'a AtomicU64,
 }
@@ -510,8 +526,12 @@ fn worker(t: u32, path: Option<&Path>, shared: &Shared<'_>) -> Result<ThreadStat
         dir: if plan.writes() { Dir::Write } else { Dir::Read },
         record_sync: plan.record_sync(),
         order,
-        start,
-        deadline: plan.time_limit.map(|d| start + d),
+        clock: shared.clock,
+        start: shared.clock.ticks_at(start),
+        interval: shared.clock.ticks_in(INTERVAL),
+        deadline: plan
+            .time_limit
+            .map(|d| shared.clock.ticks_at(start) + shared.clock.ticks_in(d)),
         abort: &shared.abort,
         progress: &shared.progress[t as usize].0,
     };
@@ -538,25 +558,25 @@ fn run_sync<F: IoFile>(
     let bs = plan.bs as usize;
     let n = ctx.order.len();
     let mut stats = ThreadStats::default();
-    let mut intervals = IntervalRecorder::new(ctx.start, INTERVAL, expected_intervals(plan));
+    let mut intervals = IntervalCounter::new(ctx.start, ctx.interval, expected_intervals(plan));
     let buf = &mut buf.as_mut_slice()[..bs];
     let mut last = ctx.start;
     let mut done = 0u64;
     'passes: for _ in 0..plan.loops {
         for i in 0..n {
             let offset = ctx.order.get(i) * plan.bs;
-            let t0 = Instant::now();
+            let t0 = ctx.clock.ticks();
             f.io(ctx.dir, buf, offset)
                 .map_err(|e| ctx.err(ctx.op_name(), offset, e))?;
-            let mut t1 = Instant::now();
+            let mut t1 = ctx.clock.ticks();
             if let Some(how) = ctx.record_sync {
                 f.record_sync(how, offset, bs)
                     .map_err(|e| ctx.err(how.name(), offset, e))?;
-                let t2 = Instant::now();
-                stats.sync_latency.record(nanos(t2 - t1));
+                let t2 = ctx.clock.ticks();
+                stats.sync_latency.record(ctx.clock.ns(t2 - t1));
                 t1 = t2;
             }
-            stats.latency.record(nanos(t1 - t0));
+            stats.latency.record(ctx.clock.ns(t1 - t0));
             intervals.add(t1, 1, bs as u64);
             done += 1;
             ctx.progress.store(done, Ordering::Relaxed);
@@ -585,7 +605,7 @@ fn run_queued<F: IoFile>(mut f: F, ctx: &Ctx<'_>) -> Result<ThreadStats, EngineE
     let n = ctx.order.len();
     let total = n * u64::from(plan.loops);
     let mut stats = ThreadStats::default();
-    let mut intervals = IntervalRecorder::new(ctx.start, INTERVAL, expected_intervals(plan));
+    let mut intervals = IntervalCounter::new(ctx.start, ctx.interval, expected_intervals(plan));
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let mut fresh: Vec<usize> = Vec::with_capacity(depth);
     let mut done: Vec<(usize, io::Result<()>)> = Vec::with_capacity(depth);
@@ -613,7 +633,7 @@ fn run_queued<F: IoFile>(mut f: F, ctx: &Ctx<'_>) -> Result<ThreadStats, EngineE
         if free.len() == depth && fresh.is_empty() {
             break; // nothing in flight, nothing to submit
         }
-        let t_submit = Instant::now();
+        let t_submit = ctx.clock.ticks();
         for slot in fresh.drain(..) {
             submitted_at[slot] = t_submit;
         }
@@ -622,12 +642,14 @@ fn run_queued<F: IoFile>(mut f: F, ctx: &Ctx<'_>) -> Result<ThreadStats, EngineE
             // nothing further and report.
             return Err(first_error.unwrap_or_else(|| ctx.err("io_uring_enter", 0, e)));
         }
-        let t_done = Instant::now();
+        let t_done = ctx.clock.ticks();
         for (slot, r) in done.drain(..) {
             free.push(slot);
             match r {
                 Ok(()) => {
-                    stats.latency.record(nanos(t_done - submitted_at[slot]));
+                    stats
+                        .latency
+                        .record(ctx.clock.ns(t_done - submitted_at[slot]));
                     intervals.add(t_done, 1, plan.bs);
                     completed += 1;
                     ctx.progress.store(completed, Ordering::Relaxed);
@@ -655,18 +677,18 @@ fn finish<F: IoFile>(
     f: &mut F,
     ctx: &Ctx<'_>,
     mut stats: ThreadStats,
-    intervals: IntervalRecorder,
-    mut last: Instant,
+    intervals: IntervalCounter,
+    mut last: u64,
 ) -> Result<ThreadStats, EngineError> {
     if let Some(how) = ctx.plan.final_sync() {
-        let t0 = Instant::now();
+        let t0 = ctx.clock.ticks();
         f.final_sync(how).map_err(|e| ctx.err("final sync", 0, e))?;
-        last = Instant::now();
-        stats.final_sync_ns = nanos(last - t0);
+        last = ctx.clock.ticks();
+        stats.final_sync_ns = ctx.clock.ns(last - t0);
     }
     stats.ops = stats.latency.count();
     stats.bytes = stats.ops * ctx.plan.bs;
-    stats.elapsed_ns = nanos(last - ctx.start);
+    stats.elapsed_ns = ctx.clock.ns(last.saturating_sub(ctx.start));
     stats.intervals = intervals.finish(last);
     Ok(stats)
 }
@@ -675,11 +697,6 @@ fn expected_intervals(plan: &MicroPlan) -> usize {
     plan.time_limit
         .map(|d| d.as_secs() as usize + 2)
         .unwrap_or(64)
-}
-
-#[inline]
-fn nanos(d: Duration) -> u64 {
-    d.as_nanos() as u64
 }
 
 #[cfg(test)]

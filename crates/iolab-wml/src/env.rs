@@ -49,9 +49,21 @@ pub struct Env {
 impl Env {
     /// Evaluates the `set` commands of `parsed` that filebench would execute.
     pub fn new(parsed: &Parsed) -> Env {
+        Env::with_overrides(parsed, &HashMap::new())
+    }
+
+    /// Like [`Env::new`], but the given values win over the file's own `set`s for those
+    /// names (the command line's `--set var=value`), and later `set`s see them.
+    pub fn with_overrides(parsed: &Parsed, overrides: &HashMap<String, StaticValue>) -> Env {
         let mut env = Env::default();
+        for (name, v) in overrides {
+            env.vars.insert(name.clone(), (v.clone(), Span::default()));
+        }
         for c in parsed.live_commands() {
             if let CommandKind::Set(s) = &c.kind {
+                if overrides.contains_key(&s.name) {
+                    continue;
+                }
                 let v = env.eval(&s.value, None);
                 env.vars.insert(s.name.clone(), (v, s.name_span));
             }

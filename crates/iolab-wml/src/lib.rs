@@ -30,6 +30,7 @@ pub mod ast;
 mod env;
 mod error;
 mod lexer;
+pub mod lower;
 mod parser;
 mod schema;
 mod suggest;
@@ -40,6 +41,7 @@ use std::path::Path;
 pub use ast::*;
 pub use env::{Env, StaticValue};
 pub use error::{ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
+pub use lower::{lower, LowerOptions};
 pub use schema::{BUILTIN_FLOWOPS, CVAR_TYPES};
 pub use validate::{validate, validate_with, ValidateOptions};
 

@@ -5,6 +5,9 @@
 //! every front end reports the same errors for the same mistakes.
 
 pub mod micro;
+pub mod model;
+pub mod rng;
+pub mod rv;
 pub mod units;
 
 pub use micro::{Access, DataPattern, EngineKind, MicroPlan, MicroSpec, MicroSpecError, SyncMode};

@@ -353,7 +353,7 @@ impl MicroSpec {
         if self.size == 0 {
             return Err(MicroSpecError::ZeroSize { bs: self.bs });
         }
-        if self.size % self.bs != 0 {
+        if !self.size.is_multiple_of(self.bs) {
             return Err(MicroSpecError::SizeNotMultiple {
                 size: self.size,
                 bs: self.bs,
@@ -361,7 +361,8 @@ impl MicroSpec {
             });
         }
         let per_thread = self.size / u64::from(self.threads);
-        if self.size % u64::from(self.threads) != 0 || per_thread % self.bs != 0 {
+        if !self.size.is_multiple_of(u64::from(self.threads)) || !per_thread.is_multiple_of(self.bs)
+        {
             let unit = self.bs * u64::from(self.threads);
             return Err(MicroSpecError::PerThreadNotMultiple {
                 size: self.size,

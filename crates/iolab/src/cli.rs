@@ -26,6 +26,63 @@ pub enum Command {
         after_help = "Examples:\n  iolab micro --dir /mnt/test --access randwrite --sync fdatasync --bs 4k --size 64m\n  iolab micro --dir /mnt/test --access randread --engine io_uring --iodepth 32 --size 1g --json\n\nFiles are named iolab-micro.N (one per thread) and kept for later read runs unless\n--remove-files is given; a file of the right size is reused."
     )]
     Micro(MicroArgs),
+    /// Run a filebench workload (.f file, or the name of a built-in workload) with iolab's engine
+    #[command(
+        after_help = "Examples:\n  iolab run fileserver --dir /mnt/test --time 30s\n  iolab run my.f --set nfiles=10000 --set iosize=1m --format filebench\n\nThe built-in workloads are listed by `iolab workloads`."
+    )]
+    Run(RunArgs),
+    /// List the built-in workloads
+    Workloads,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A WML file (.f), or the name of a built-in workload
+    #[arg(value_name = "FILE")]
+    pub file: String,
+
+    /// Directory for the filesets (sets the workload's $dir)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Run time (e.g. 30s, 2m); overrides the file's `run N`, required when it has none
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub time: Option<Duration>,
+
+    /// Set a workload variable, e.g. --set nfiles=1000 (repeatable)
+    #[arg(long = "set", value_name = "VAR=VALUE", value_parser = parse_assignment)]
+    pub sets: Vec<(String, String)>,
+
+    /// Seed for every random choice (file sizes, offsets, picks)
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Multiply every fileset's file sizes by F (e.g. 0.01), for workloads whose sizes are
+    /// written into the file rather than in variables
+    #[arg(long, value_name = "F", value_parser = parse_scale)]
+    pub size_scale: Option<f64>,
+
+    /// How flowops pick files: round-robin (filebench's) or random
+    #[arg(long, value_enum, default_value_t = PickArg::RoundRobin)]
+    pub pick: PickArg,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = crate::output::run::RunFormat::Human)]
+    pub format: crate::output::run::RunFormat,
+
+    /// Shorthand for --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+
+    /// Do not print the workload's warnings
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PickArg {
+    RoundRobin,
+    Random,
 }
 
 #[derive(Debug, Args)]
@@ -123,6 +180,24 @@ fn parse_size(s: &str) -> Result<u64, String> {
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
     iolab_workload::parse_duration(s).map_err(|e| e.to_string())
+}
+
+fn parse_scale(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f > 0.0 && f.is_finite() => Ok(f),
+        _ => Err(format!("`{s}` is not a positive factor (e.g. 0.01)")),
+    }
+}
+
+fn parse_assignment(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not VAR=VALUE"))?;
+    let k = k.trim().trim_start_matches('$');
+    if k.is_empty() {
+        return Err(format!("`{s}` has no variable name"));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
 }
 
 fn parse_access(s: &str) -> Result<Access, String> {

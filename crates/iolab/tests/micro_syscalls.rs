@@ -45,7 +45,8 @@ fn trace(args: &[&str]) -> Calls {
         .arg(&out)
         .args([
             "-e",
-            "trace=openat,read,write,pread64,pwrite64,lseek,fsync,fdatasync,msync,mmap,\
+            // execve first, so that the first line is always the main thread's.
+            "trace=execve,openat,read,write,pread64,pwrite64,lseek,fsync,fdatasync,msync,mmap,\
              ftruncate,io_uring_setup,io_uring_enter",
         ])
         .arg(env!("CARGO_BIN_EXE_iolab"))

@@ -44,7 +44,7 @@ pub fn run(args: MicroArgs) -> Result<(), CliError> {
         host: Host::probe(),
         started_at,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match output::write_micro(format, &report, &mut out).and_then(|()| out.flush()) {
         // A closed pipe (`| head`) means the reader has what it wanted: not an error.
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -75,7 +75,7 @@ impl Observer for CliObserver {
             return;
         }
         // One update per 64 MiB keeps the terminal quiet and the cost invisible.
-        if done % (64 << 20) == 0 || done == total {
+        if done.is_multiple_of(64 << 20) || done == total {
             eprint!(
                 "\rpreparing files: {} of {} MiB ({}%)",
                 done >> 20,

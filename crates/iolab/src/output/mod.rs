@@ -1,8 +1,8 @@
-//! Result formats, one file each behind [`MicroFormatter`] (hyperfine's `export/`).
+//! Result formats, one file each behind a small trait per kind of result (hyperfine's
+//! `export/`): micro tests in `micro/`, workload runs in `run/`.
 
-mod human;
-mod json;
-mod mobibench;
+mod micro;
+pub mod run;
 
 use std::io::{self, Write};
 use std::time::SystemTime;
@@ -80,9 +80,9 @@ pub trait MicroFormatter {
 
 pub fn write_micro(format: Format, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
     let f: &dyn MicroFormatter = match format {
-        Format::Human => &human::Human,
-        Format::Json => &json::Json,
-        Format::Mobibench => &mobibench::Mobibench,
+        Format::Human => &micro::human::Human,
+        Format::Json => &micro::json::Json,
+        Format::Mobibench => &micro::mobibench::Mobibench,
     };
     f.write(report, out)
 }

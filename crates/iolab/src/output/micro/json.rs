@@ -6,7 +6,7 @@ use std::time::UNIX_EPOCH;
 
 use serde_json::json;
 
-use super::{MicroFormatter, MicroReport};
+use super::super::{MicroFormatter, MicroReport};
 
 pub const SCHEMA: &str = "iolab.micro/1";
 

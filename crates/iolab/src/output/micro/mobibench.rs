@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use super::{MicroFormatter, MicroReport};
+use super::super::{MicroFormatter, MicroReport};
 
 pub struct Mobibench;
 

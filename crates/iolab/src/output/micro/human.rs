@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use iolab_workload::format_bytes;
 
-use super::{MicroFormatter, MicroReport};
+use super::super::{MicroFormatter, MicroReport};
 use crate::fmt::{ns, thousands};
 
 pub struct Human;

@@ -1,0 +1,514 @@
+//! Runs a [`Workload`]: lay out and populate its filesets, execute the master's prelude,
+//! start every thread at once, run until the time is up or the quit mode says so, and merge
+//! per-thread statistics by flowop name.
+
+mod shared;
+mod worker;
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use iolab_workload::model::{FlowopKind, MasterAction, QuitMode, Workload};
+use iolab_workload::rng::Rng;
+
+use crate::error::EngineError;
+use crate::fileset::{Fileset, PopulateOpts, PopulateReport};
+use crate::stats::{merge_intervals, Bucket, LatencyHistogram};
+use crate::usage::Usage;
+use shared::{EventGen, GlobalCounts, Stop, SyncObjects};
+use worker::{InstanceObjects, ThreadPlan, Worker};
+
+/// fd slots per thread (filebench's THREADFLOW_MAXFD).
+pub const MAX_FD: usize = 128;
+/// Width of the per-interval counters.
+pub const INTERVAL: Duration = Duration::from_secs(1);
+
+/// How to run: what the command line adds to the workload.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Overrides the workload's run time (required when the file has no `run`).
+    pub duration: Option<Duration>,
+    pub seed: u64,
+    /// Pick files at random instead of filebench's round-robin.
+    pub pick_random: bool,
+    /// Threads for populating each fileset: 0 = one, or the CPUs for `paralloc` filesets.
+    pub populate_threads: usize,
+}
+
+/// Hooks for the caller, called from the calling thread.
+pub trait WorkloadObserver {
+    fn populating(&mut self, _fileset: &str) {}
+    fn populated(&mut self, _fileset: &str, _report: &PopulateReport) {}
+    /// An `echo` line of the workload.
+    fn echo(&mut self, _text: &str) {}
+    /// A `system` command of the workload is about to run.
+    fn system(&mut self, _command: &str) {}
+    fn started(&mut self, _threads: usize) {}
+    /// About every half second: data ops so far, time since the start, planned duration.
+    fn progress(&mut self, _ops: u64, _elapsed: Duration, _planned: Duration) {}
+    /// `psrun`: statistics every period (data ops and bytes so far).
+    fn report(&mut self, _ops: u64, _bytes: u64, _elapsed: Duration) {}
+    fn finished(&mut self) {}
+}
+
+impl WorkloadObserver for () {}
+
+/// One flowop's statistics over all threads that have it.
+#[derive(Debug, Clone)]
+pub struct FlowopResult {
+    pub name: String,
+    pub kind: &'static str,
+    pub ops: u64,
+    pub bytes: u64,
+    pub latency: LatencyHistogram,
+    /// Times no file (or directory) could be picked.
+    pub ran_dry: u64,
+    /// Counted in the IO summary (filebench's IO and AIO flowops).
+    pub is_io: bool,
+    pub is_read: bool,
+    pub is_write: bool,
+    /// testrandvar: samples, mean, standard deviation.
+    pub samples: Option<(u64, f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkloadResult {
+    /// From the release of the threads to the last one's end.
+    pub elapsed_ns: u64,
+    pub threads: usize,
+    pub flowops: Vec<FlowopResult>,
+    pub interval_ns: u64,
+    /// Summary-counted ops and bytes per interval, all threads.
+    pub intervals: Vec<Bucket>,
+    pub usage: Usage,
+    pub populate: Vec<(String, PopulateReport)>,
+    /// Threads that ended through finishoncount/finishonbytes.
+    pub finished_threads: usize,
+}
+
+impl WorkloadResult {
+    /// filebench's IO Summary figures: (ops, read ops, write ops, bytes, total latency ns).
+    pub fn io_summary(&self) -> (u64, u64, u64, u64, f64) {
+        let mut s = (0, 0, 0, 0, 0.0);
+        for f in self.flowops.iter().filter(|f| f.is_io) {
+            s.0 += f.ops;
+            if f.is_read {
+                s.1 += f.ops;
+            }
+            if f.is_write {
+                s.2 += f.ops;
+            }
+            s.3 += f.bytes;
+            s.4 += f.latency.summary().mean_ns * f.ops as f64;
+        }
+        s
+    }
+}
+
+/// Shared, read-mostly state of a run.
+pub(crate) struct Run<'a> {
+    pub filesets: Vec<Fileset>,
+    pub stop: Stop,
+    pub global: Option<GlobalCounts>,
+    /// The event generator, started with the run (`None` without `eventgen`).
+    pub events: Option<OnceLock<EventGen>>,
+    pub sync: SyncObjects,
+    pub pick_random: bool,
+    pub workload: &'a Workload,
+}
+
+/// Whether some flowop needs run-wide op/byte totals (a limit or finishon* without target).
+fn needs_global(w: &Workload) -> bool {
+    fn any(ops: &[iolab_workload::model::FlowopSpec]) -> bool {
+        ops.iter().any(|f| match &f.kind {
+            FlowopKind::IopsLimit
+            | FlowopKind::OpsLimit
+            | FlowopKind::BwLimit
+            | FlowopKind::FinishOnCount
+            | FlowopKind::FinishOnBytes => f.target.is_none(),
+            FlowopKind::Composite(c) => any(c),
+            _ => false,
+        })
+    }
+    w.processes
+        .iter()
+        .flat_map(|p| &p.threads)
+        .any(|t| any(&t.flowops))
+}
+
+fn kind_name(k: &FlowopKind) -> &'static str {
+    match k {
+        FlowopKind::Read => "read",
+        FlowopKind::Write => "write",
+        FlowopKind::AppendFile => "appendfile",
+        FlowopKind::AppendFileRand => "appendfilerand",
+        FlowopKind::ReadWholeFile => "readwholefile",
+        FlowopKind::WriteWholeFile => "writewholefile",
+        FlowopKind::CreateFile => "createfile",
+        FlowopKind::OpenFile => "openfile",
+        FlowopKind::CloseFile => "closefile",
+        FlowopKind::DeleteFile => "deletefile",
+        FlowopKind::StatFile => "statfile",
+        FlowopKind::Fsync => "fsync",
+        FlowopKind::FsyncSet => "fsyncset",
+        FlowopKind::MakeDir => "makedir",
+        FlowopKind::RemoveDir => "removedir",
+        FlowopKind::ListDir => "listdir",
+        FlowopKind::AioWrite => "aiowrite",
+        FlowopKind::AioWait => "aiowait",
+        FlowopKind::Block => "block",
+        FlowopKind::Wakeup => "wakeup",
+        FlowopKind::SemBlock => "semblock",
+        FlowopKind::SemPost => "sempost",
+        FlowopKind::Hog => "hog",
+        FlowopKind::Delay => "delay",
+        FlowopKind::EventLimit => "eventlimit",
+        FlowopKind::IopsLimit => "iopslimit",
+        FlowopKind::OpsLimit => "opslimit",
+        FlowopKind::BwLimit => "bwlimit",
+        FlowopKind::FinishOnCount => "finishoncount",
+        FlowopKind::FinishOnBytes => "finishonbytes",
+        FlowopKind::Print(_) => "print",
+        FlowopKind::TestRandVar => "testrandvar",
+        FlowopKind::Composite(_) => "composite",
+    }
+}
+
+/// Runs `w`. Populated files are left in place (as filebench does), so a second run with
+/// `reuse` filesets can start without populating.
+pub fn run_workload(
+    w: &Workload,
+    opts: &RunOptions,
+    obs: &mut dyn WorkloadObserver,
+) -> Result<WorkloadResult, EngineError> {
+    let duration = opts.duration.or(w.run.duration).ok_or_else(|| {
+        EngineError::Workload(format!(
+            "{} has no `run` command: give the run time with --time",
+            w.source
+        ))
+    })?;
+    if w.processes
+        .iter()
+        .all(|p| p.instances == 0 || p.threads.iter().all(|t| t.instances == 0))
+    {
+        return Err(EngineError::Workload(format!(
+            "{} defines no threads",
+            w.source
+        )));
+    }
+
+    let filesets = w
+        .filesets
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Fileset::layout(f, Rng::stream(opts.seed, 0x5e7 + i as u64).next_u64()))
+        .collect::<Result<Vec<Fileset>, _>>()?;
+    let mut populated = vec![false; filesets.len()];
+    let mut populate_reports = Vec::new();
+    let mut populate_all =
+        |obs: &mut dyn WorkloadObserver, populated: &mut Vec<bool>| -> Result<(), EngineError> {
+            for (i, fs) in filesets.iter().enumerate() {
+                if populated[i] {
+                    continue;
+                }
+                let name = &w.filesets[i].name;
+                obs.populating(name);
+                // The run must not start while population's dirty data is still being written
+                // back (filebench does not wait): sync the filesystem at the end.
+                let report = fs.populate(PopulateOpts {
+                    threads: opts.populate_threads,
+                    order: Default::default(),
+                    progress: &|_, _| {},
+                    sync: true,
+                })?;
+                obs.populated(name, &report);
+                populate_reports.push((name.clone(), report));
+                populated[i] = true;
+            }
+            Ok(())
+        };
+    for action in &w.prelude {
+        match action {
+            MasterAction::CreateFiles => populate_all(obs, &mut populated)?,
+            MasterAction::Echo(t) => obs.echo(t),
+            MasterAction::System(cmd) => {
+                obs.system(cmd);
+                let status = Command::new("/bin/sh").arg("-c").arg(cmd).status();
+                if let Err(e) = status {
+                    return Err(EngineError::Workload(format!("system \"{cmd}\": {e}")));
+                }
+            }
+            MasterAction::Sleep(d) => thread::sleep(*d),
+        }
+    }
+    populate_all(obs, &mut populated)?;
+
+    // Thread plans: processes × instances × threads × instances, in definition order.
+    let mut objs = InstanceObjects::default();
+    let mut plans = Vec::new();
+    for p in &w.processes {
+        for _ in 0..p.instances {
+            for t in &p.threads {
+                for _ in 0..t.instances {
+                    plans.push(ThreadPlan::new(t, p.nice, &mut objs));
+                }
+            }
+        }
+    }
+    let mut sync = SyncObjects::default();
+    for (name, c) in objs.conds {
+        sync.conds.entry(name).or_default().push(c);
+    }
+    for (name, s) in objs.sems {
+        sync.sems.entry(name).or_default().push(s);
+    }
+
+    let n = plans.len();
+    let run = Run {
+        filesets,
+        stop: Stop::default(),
+        global: needs_global(w).then(GlobalCounts::default),
+        events: w.event_rate.map(|_| OnceLock::new()),
+        sync,
+        pick_random: opts.pick_random,
+        workload: w,
+    };
+    let start_cell: OnceLock<Instant> = OnceLock::new();
+    let ready = Barrier::new(n + 1);
+    let go = Barrier::new(n + 1);
+    let progress: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    let finished = AtomicU64::new(0);
+
+    struct Out {
+        stats: Vec<worker::OpStats>,
+        intervals: Vec<Bucket>,
+        usage: Usage,
+        end: Instant,
+        finished: bool,
+    }
+
+    let main_thread = thread::current();
+    let outcomes: Vec<Result<Out, EngineError>> = thread::scope(|s| {
+        let run = &run;
+        let mut handles = Vec::with_capacity(n);
+        for (i, plan) in plans.into_iter().enumerate() {
+            let (ready, go, start_cell, progress, finished, main_thread) = (
+                &ready,
+                &go,
+                &start_cell,
+                &progress[i],
+                &finished,
+                &main_thread,
+            );
+            let seed = Rng::stream(opts.seed, 0x7e_0000 + i as u64).next_u64();
+            let h = thread::Builder::new()
+                .name(format!("iolab-{}", plan.spec.name))
+                .stack_size(256 << 10)
+                .spawn_scoped(s, move || {
+                    let ThreadPlan {
+                        spec,
+                        nice,
+                        mut nodes,
+                        stats,
+                        is_io,
+                        ..
+                    } = plan;
+                    ready.wait();
+                    go.wait();
+                    let start = *start_cell.get().expect("set before release");
+                    let mut worker = Worker::new(run, spec, stats, is_io, seed, start, progress);
+                    let before = Usage::thread();
+                    let r = worker.run_loop(&mut nodes, nice);
+                    let usage = Usage::thread() - before;
+                    let end = Instant::now();
+                    let done_early = r.is_ok() && !run.stop.is_set();
+                    if done_early {
+                        finished.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if r.is_err() {
+                        run.stop.set();
+                    }
+                    main_thread.unpark();
+                    r.map(|()| Out {
+                        intervals: std::mem::replace(
+                            &mut worker.intervals,
+                            crate::stats::IntervalRecorder::new(start, INTERVAL, 0),
+                        )
+                        .finish(end),
+                        stats: std::mem::take(&mut worker.stats),
+                        usage,
+                        end,
+                        finished: done_early,
+                    })
+                });
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // Release the threads already waiting, then fail.
+                    run.stop.set();
+                    let _ = start_cell.set(Instant::now());
+                    for _ in handles.len()..n {
+                        s.spawn(|| {
+                            ready.wait();
+                            go.wait();
+                        });
+                    }
+                    ready.wait();
+                    go.wait();
+                    let mut out: Vec<_> = handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join()
+                                .unwrap_or_else(|_| Err(EngineError::WorkerPanicked(String::new())))
+                        })
+                        .collect();
+                    out.push(Err(EngineError::Spawn(e)));
+                    return out;
+                }
+            }
+        }
+        ready.wait();
+        let start = Instant::now();
+        let _ = start_cell.set(start);
+        if let (Some(cell), Some(rate)) = (&run.events, w.event_rate) {
+            let _ = cell.set(EventGen::new(rate, start));
+        }
+        obs.started(n);
+        go.wait();
+        let deadline = start + duration;
+        let mut next_report = w.run.report_every.map(|(p, _)| start + p);
+        loop {
+            let now = Instant::now();
+            let done = finished.load(Ordering::Relaxed) as usize;
+            let all_ended = handles.iter().all(|h| h.is_finished());
+            let quit = match w.run.quit {
+                QuitMode::Timeout => false,
+                QuitMode::AllDone => done == n,
+                QuitMode::FirstDone => done > 0,
+            };
+            if now >= deadline || quit || all_ended || run.stop.is_set() {
+                break;
+            }
+            let ops = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
+            obs.progress(ops, now - start, duration);
+            if let Some(t) = next_report {
+                if now >= t {
+                    obs.report(ops, 0, now - start);
+                    next_report = w.run.report_every.map(|(p, _)| t + p);
+                }
+            }
+            let wake = deadline.min(now + Duration::from_millis(500));
+            thread::park_timeout(wake.saturating_duration_since(Instant::now()));
+        }
+        run.stop.set();
+        let out: Vec<_> = handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|p| {
+                    let msg = p
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Err(EngineError::WorkerPanicked(msg))
+                })
+            })
+            .collect();
+        obs.finished();
+        out
+    });
+
+    let start = *start_cell.get().expect("set");
+    let mut outs = Vec::with_capacity(n);
+    for o in outcomes {
+        outs.push(o?);
+    }
+
+    // Merge by flowop name, in order of first appearance across threads.
+    let mut order: Vec<String> = Vec::new();
+    let mut merged: HashMap<String, FlowopResult> = HashMap::new();
+    let mut threads_meta = Vec::new();
+    for p in &w.processes {
+        for _ in 0..p.instances {
+            for t in &p.threads {
+                for _ in 0..t.instances {
+                    threads_meta.push(t);
+                }
+            }
+        }
+    }
+    let mut usage = Usage::default();
+    let mut series = Vec::with_capacity(n);
+    for (out, t) in outs.iter().zip(&threads_meta) {
+        usage = usage + out.usage;
+        series.push(out.intervals.clone());
+        let mut flat = Vec::new();
+        flatten(&t.flowops, &mut flat);
+        for (st, spec) in out.stats.iter().zip(flat) {
+            let e = merged.entry(spec.name.clone()).or_insert_with(|| {
+                order.push(spec.name.clone());
+                FlowopResult {
+                    name: spec.name.clone(),
+                    kind: kind_name(&spec.kind),
+                    ops: 0,
+                    bytes: 0,
+                    latency: LatencyHistogram::coarse(),
+                    ran_dry: 0,
+                    is_io: worker::counts_as_io(&spec.kind),
+                    is_read: spec.kind.is_read(),
+                    is_write: spec.kind.is_write(),
+                    samples: None,
+                }
+            });
+            e.ops += st.ops;
+            e.bytes += st.bytes;
+            e.latency.merge(&st.latency);
+            e.ran_dry += st.ran_dry;
+            if let Some((k, sum, sq)) = st.samples {
+                let (k0, m0, _) = e.samples.unwrap_or((0, 0.0, 0.0));
+                let _ = m0;
+                e.samples = Some((k0 + k, sum, sq));
+            }
+        }
+    }
+    let flowops = order
+        .into_iter()
+        .map(|n| {
+            let mut f = merged.remove(&n).expect("present");
+            if let Some((k, sum, sq)) = f.samples {
+                let mean = sum / k.max(1) as f64;
+                let var = (sq / k.max(1) as f64 - mean * mean).max(0.0);
+                f.samples = Some((k, mean, var.sqrt()));
+            }
+            f
+        })
+        .collect();
+    let end = outs.iter().map(|o| o.end).max().unwrap_or(start);
+    Ok(WorkloadResult {
+        elapsed_ns: (end - start).as_nanos() as u64,
+        threads: n,
+        flowops,
+        interval_ns: INTERVAL.as_nanos() as u64,
+        intervals: merge_intervals(&series),
+        usage,
+        populate: populate_reports,
+        finished_threads: outs.iter().filter(|o| o.finished).count(),
+    })
+}
+
+/// Flowops of a thread in the pre-order its statistics slots were assigned.
+fn flatten<'a>(
+    ops: &'a [iolab_workload::model::FlowopSpec],
+    out: &mut Vec<&'a iolab_workload::model::FlowopSpec>,
+) {
+    for f in ops {
+        out.push(f);
+        if let FlowopKind::Composite(c) = &f.kind {
+            flatten(c, out);
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The general workload model: filesets, processes of threads of flowops, and how a run ends.
+//!
+//! Front ends (WML files today) lower into these types; the engine runs them. Every value is
+//! resolved: numbers are numbers, random variables are [`Rv`]s sampled by the engine from the
+//! run seed, names are indices. Nothing here refers back to source text except for messages.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::rv::Rv;
+
+/// A whole workload, ready to run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Workload {
+    /// Where it came from (a file name), for messages and results.
+    pub source: String,
+    pub filesets: Vec<FilesetSpec>,
+    pub processes: Vec<ProcessSpec>,
+    pub run: RunSpec,
+    /// Events per second of the global event generator that eventlimit/iopslimit/opslimit/
+    /// bwlimit consume; `None` when the workload defines none (those flowops then do not wait).
+    pub event_rate: Option<u64>,
+    /// What the master does before the run starts, in order (echo/system/sleep lines that
+    /// precede `run`).
+    pub prelude: Vec<MasterAction>,
+}
+
+/// When and how a run ends.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSpec {
+    /// How long to run; `None` when the file has no `run` (the user must give `--time`).
+    pub duration: Option<Duration>,
+    pub quit: QuitMode,
+    /// `psrun`: print statistics every period; `reset` = interval (negative period) stats.
+    pub report_every: Option<(Duration, bool)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuitMode {
+    /// After the run time.
+    Timeout,
+    /// When every thread has finished (finishon*), or at the run time.
+    AllDone,
+    /// When the first thread finishes, or at the run time.
+    FirstDone,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub enum MasterAction {
+    /// `create files`: populate the filesets now rather than at the start of the run.
+    CreateFiles,
+    Echo(String),
+    System(String),
+    Sleep(Duration),
+}
+
+/// A set of files (and leaf directories) under `path/name/`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FilesetSpec {
+    pub name: String,
+    /// The parent directory; files live in `path/name/…`.
+    pub path: PathBuf,
+    pub entries: u64,
+    /// Empty leaf directories, for makedir/removedir/listdir.
+    pub leafdirs: u64,
+    /// Bytes per file, sampled once per file at population.
+    pub size: Rv,
+    /// Mean entries per directory.
+    pub dirwidth: u64,
+    /// Gamma shape ×1000 for the tree's width and depth (0 = fixed width).
+    pub dirgamma: u32,
+    /// Depth as a random variable, overriding dirwidth/dirgamma's depth.
+    pub dirdepth: Option<Rv>,
+    /// Percent of entries created (and filled) before the run.
+    pub prealloc_pct: u8,
+    /// Populate with several threads.
+    pub paralloc: bool,
+    /// Keep an existing tree, resizing files that are wrong.
+    pub reuse: bool,
+    /// With reuse: trust the existing tree without checking each file.
+    pub trusttree: bool,
+    pub readonly: bool,
+    pub writeonly: bool,
+    /// `define file`: one entry directly at `path/name`, no directory tree.
+    pub single_file: bool,
+}
+
+/// A WML process: `instances` copies of its threads (iolab runs them as thread groups).
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessSpec {
+    pub name: String,
+    pub instances: u32,
+    pub nice: i32,
+    pub threads: Vec<ThreadSpec>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadSpec {
+    pub name: String,
+    pub instances: u32,
+    /// Per-thread buffer size (allocated lazily).
+    pub memsize: u64,
+    /// I/O priority class best-effort level 0–7, if set.
+    pub ioprio: Option<u8>,
+    /// Executed in order, in a loop, until the run ends or the thread finishes.
+    pub flowops: Vec<FlowopSpec>,
+}
+
+/// One step of a thread's loop.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowopSpec {
+    pub kind: FlowopKind,
+    /// The statistics key: flowops with the same name in several threads are merged.
+    pub name: String,
+    /// Index into [`Workload::filesets`].
+    pub fileset: Option<usize>,
+    /// File descriptor slot 0–127; `None` = the shared slot 0 of filebench.
+    pub fd: Option<u8>,
+    /// Source slot for writewholefile.
+    pub srcfd: Option<u8>,
+    /// Bytes per I/O, sampled per op (0 = whole file where that means something).
+    pub iosize: Rv,
+    /// Bytes of the file that random offsets may fall in (0 = the whole file).
+    pub workingset: Rv,
+    pub random: bool,
+    /// O_SYNC on open.
+    pub dsync: bool,
+    /// O_DIRECT on open.
+    pub directio: bool,
+    /// fadvise(RANDOM) on open.
+    pub noreadahead: bool,
+    /// Pick files with a per-thread rotor instead of the fileset's shared one.
+    pub opennext: bool,
+    /// Pick the entry with this random variable instead of round-robin.
+    pub indexed: Option<Rv>,
+    /// Repeat the flowop this many times per loop.
+    pub iters: u32,
+    /// The flowop's numeric argument (hog iterations, delay seconds, limits, counts…).
+    pub value: Rv,
+    /// Another flowop, by name: the block/semblock a wakeup/sempost signals, or the flowop
+    /// whose count or bytes a limit or finishon* watches (`None` = all data flowops).
+    pub target: Option<FlowopRef>,
+    pub blocking: bool,
+    pub highwater: u64,
+}
+
+/// A reference to a flowop by the name it has in statistics.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FlowopRef(pub String);
+
+#[derive(Debug, Clone, Serialize)]
+pub enum FlowopKind {
+    Read,
+    Write,
+    AppendFile,
+    AppendFileRand,
+    ReadWholeFile,
+    WriteWholeFile,
+    CreateFile,
+    OpenFile,
+    CloseFile,
+    DeleteFile,
+    StatFile,
+    Fsync,
+    FsyncSet,
+    MakeDir,
+    RemoveDir,
+    ListDir,
+    AioWrite,
+    AioWait,
+    Block,
+    Wakeup,
+    SemBlock,
+    SemPost,
+    Hog,
+    Delay,
+    EventLimit,
+    IopsLimit,
+    OpsLimit,
+    BwLimit,
+    FinishOnCount,
+    FinishOnBytes,
+    Print(String),
+    TestRandVar,
+    /// A composite flowop: its steps run in order, `iters` times, and it is counted as one op.
+    Composite(Vec<FlowopSpec>),
+}
+
+impl FlowopKind {
+    /// Flowops that move file data (the denominators of filebench's summary and of
+    /// finishoncount/finishonbytes without a target).
+    pub fn is_io(&self) -> bool {
+        matches!(
+            self,
+            FlowopKind::Read
+                | FlowopKind::Write
+                | FlowopKind::AppendFile
+                | FlowopKind::AppendFileRand
+                | FlowopKind::ReadWholeFile
+                | FlowopKind::WriteWholeFile
+                | FlowopKind::AioWrite
+        )
+    }
+
+    /// Whether the flowop reads data (filebench's "rd" count).
+    pub fn is_read(&self) -> bool {
+        matches!(self, FlowopKind::Read | FlowopKind::ReadWholeFile)
+    }
+
+    /// Whether the flowop writes data (filebench's "wr" count).
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            FlowopKind::Write
+                | FlowopKind::AppendFile
+                | FlowopKind::AppendFileRand
+                | FlowopKind::WriteWholeFile
+                | FlowopKind::AioWrite
+        )
+    }
+}

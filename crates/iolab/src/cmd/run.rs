@@ -1,0 +1,196 @@
+//! `iolab run FILE.f`: parse → validate → lower → run → print.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, SystemTime};
+
+use iolab_engine::fileset::PopulateReport;
+use iolab_engine::workload::{run_workload, RunOptions, WorkloadObserver};
+use iolab_monitor::procstat::{self, CpuTimes};
+use iolab_wml::{LowerOptions, Parsed, ValidateOptions};
+
+use crate::cli::{PickArg, RunArgs};
+use crate::error::CliError;
+use crate::fmt::thousands;
+use crate::output::run::{write_run, RunFormat, RunReport};
+use crate::output::Host;
+use crate::workloads;
+
+pub fn run(args: RunArgs) -> Result<(), CliError> {
+    let parsed = load(&args.file)?;
+    let mut overrides = args.sets.clone();
+    if let Some(d) = &args.dir {
+        overrides.push(("dir".into(), d.display().to_string()));
+    }
+    let vopts = ValidateOptions {
+        predefined: overrides.iter().map(|(k, _)| k.clone()).collect(),
+    };
+    let warnings = iolab_wml::validate_with(&parsed, &vopts).map_err(wml_errors)?;
+    let mut warnings: Vec<String> = parsed
+        .warnings
+        .iter()
+        .chain(&warnings)
+        .map(|w| w.to_string())
+        .collect();
+    warnings.dedup();
+    let mut workload =
+        iolab_wml::lower(&parsed, &LowerOptions { overrides }).map_err(wml_errors)?;
+    if let Some(f) = args.size_scale {
+        for fs in &mut workload.filesets {
+            fs.size = std::mem::replace(&mut fs.size, iolab_workload::rv::Rv::Const(0)).scaled(f);
+        }
+    }
+    if let Some(d) = &args.dir {
+        if !d.is_dir() {
+            return Err(
+                CliError::usage(format!("--dir {}: no such directory", d.display()))
+                    .with_hint("create it first; iolab creates the filesets inside it"),
+            );
+        }
+    }
+    if !args.quiet {
+        for w in &warnings {
+            eprintln!("{w}");
+        }
+    }
+    let format = if args.json {
+        RunFormat::Json
+    } else {
+        args.format
+    };
+    let opts = RunOptions {
+        duration: args.time,
+        seed: args.seed,
+        pick_random: args.pick == PickArg::Random,
+        populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut obs = CliObserver {
+        tty: std::io::stderr().is_terminal() && !args.quiet,
+        quiet: args.quiet,
+        shown: false,
+        cpu_start: None,
+        cpu_end: None,
+    };
+    let started_at = SystemTime::now();
+    let result = run_workload(&workload, &opts, &mut obs)?;
+    let report = RunReport {
+        source: parsed.file.clone(),
+        seed: args.seed,
+        result,
+        system_cpu: obs.cpu_start.zip(obs.cpu_end),
+        host: Host::probe(),
+        started_at,
+        warnings,
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match write_run(format, &report, &mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::failed(format!("cannot write the results: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A file path, or the name of a built-in workload (`fileserver`, `varmail.f`).
+fn load(name: &str) -> Result<Parsed, CliError> {
+    let path = std::path::Path::new(name);
+    if path.exists() {
+        return iolab_wml::parse_file(path).map_err(CliError::usage);
+    }
+    let key = name.trim_end_matches(".f");
+    match workloads::find(key) {
+        Some(w) => iolab_wml::parse_str(&format!("{}.f", w.name), w.text).map_err(CliError::usage),
+        None => Err(
+            CliError::usage(format!("{name}: no such file or built-in workload"))
+                .with_hint("`iolab workloads` lists the built-in ones"),
+        ),
+    }
+}
+
+fn wml_errors(errs: iolab_wml::WmlErrors) -> CliError {
+    let n = errs.len();
+    let text: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+    let mut msg = text.join("\n");
+    if n > 1 {
+        msg.push_str(&format!("\n{n} errors"));
+    }
+    CliError::usage(msg)
+}
+
+struct CliObserver {
+    tty: bool,
+    quiet: bool,
+    shown: bool,
+    cpu_start: Option<CpuTimes>,
+    cpu_end: Option<CpuTimes>,
+}
+
+impl CliObserver {
+    fn clear(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[K");
+            self.shown = false;
+        }
+    }
+}
+
+impl WorkloadObserver for CliObserver {
+    fn populating(&mut self, fileset: &str) {
+        if self.tty {
+            eprint!("\r\x1b[Kpopulating fileset {fileset}…");
+            self.shown = true;
+        }
+    }
+
+    fn populated(&mut self, _fileset: &str, _report: &PopulateReport) {
+        self.clear();
+    }
+
+    fn echo(&mut self, text: &str) {
+        if !self.quiet {
+            self.clear();
+            eprintln!("{text}");
+        }
+    }
+
+    fn system(&mut self, command: &str) {
+        if !self.quiet {
+            self.clear();
+            eprintln!("running: {command}");
+        }
+    }
+
+    fn started(&mut self, _threads: usize) {
+        self.cpu_start = procstat::read().ok().map(|s| s.total);
+    }
+
+    fn progress(&mut self, ops: u64, elapsed: Duration, planned: Duration) {
+        if !self.tty || elapsed < Duration::from_secs(1) {
+            return;
+        }
+        eprint!(
+            "\r\x1b[Krunning: {:.0} of {:.0} s, {} data ops ({} /s)",
+            elapsed.as_secs_f64(),
+            planned.as_secs_f64(),
+            thousands(ops),
+            thousands((ops as f64 / elapsed.as_secs_f64()) as u64)
+        );
+        self.shown = true;
+    }
+
+    fn report(&mut self, ops: u64, _bytes: u64, elapsed: Duration) {
+        if !self.quiet {
+            self.clear();
+            eprintln!(
+                "{:.3}: {} data ops, {:.1} ops/s",
+                elapsed.as_secs_f64(),
+                thousands(ops),
+                ops as f64 / elapsed.as_secs_f64()
+            );
+        }
+    }
+
+    fn finished(&mut self) {
+        self.cpu_end = procstat::read().ok().map(|s| s.total);
+        self.clear();
+    }
+}

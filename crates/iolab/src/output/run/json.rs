@@ -1,0 +1,84 @@
+//! Machine-readable workload results, schema `iolab.run/1`.
+
+use std::io::{self, Write};
+use std::time::UNIX_EPOCH;
+
+use serde_json::json;
+
+use super::{secs, RunFormatter, RunReport};
+
+pub const SCHEMA: &str = "iolab.run/1";
+
+pub struct Json;
+
+impl RunFormatter for Json {
+    fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
+        let r = &report.result;
+        let t = secs(r);
+        let (ops, rd, wr, bytes, lat) = r.io_summary();
+        let flowops: Vec<_> = r
+            .flowops
+            .iter()
+            .map(|f| {
+                json!({
+                    "name": f.name,
+                    "kind": f.kind,
+                    "ops": f.ops,
+                    "ops_per_s": f.ops as f64 / t,
+                    "bytes": f.bytes,
+                    "mib_per_s": f.bytes as f64 / 1048576.0 / t,
+                    "latency": f.latency.summary(),
+                    "latency_histogram": f.latency.buckets(),
+                    "ran_dry": f.ran_dry,
+                    "in_io_summary": f.is_io,
+                    "testrandvar": f.samples.map(|(n, m, sd)| json!({"samples": n, "mean": m, "sd": sd})),
+                })
+            })
+            .collect();
+        let doc = json!({
+            "schema": SCHEMA,
+            "iolab_version": env!("CARGO_PKG_VERSION"),
+            "source": report.source,
+            "seed": report.seed,
+            "started_unix_s": report.started_at.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0),
+            "host": report.host,
+            "warnings": report.warnings,
+            "result": {
+                "elapsed_ns": r.elapsed_ns,
+                "threads": r.threads,
+                "finished_threads": r.finished_threads,
+                "io_summary": {
+                    "ops": ops,
+                    "ops_per_s": ops as f64 / t,
+                    "read_ops_per_s": rd as f64 / t,
+                    "write_ops_per_s": wr as f64 / t,
+                    "bytes": bytes,
+                    "mib_per_s": bytes as f64 / 1048576.0 / t,
+                    "mean_latency_ns": if ops > 0 { lat / ops as f64 } else { 0.0 },
+                },
+                "flowops": flowops,
+                "cpu": {
+                    "user_ns": r.usage.user_ns,
+                    "sys_ns": r.usage.sys_ns,
+                    "cpu_ns_per_op": if ops > 0 { r.usage.cpu_ns() as f64 / ops as f64 } else { 0.0 },
+                },
+                "context_switches": {
+                    "voluntary": r.usage.voluntary_switches,
+                    "involuntary": r.usage.involuntary_switches,
+                },
+                "system_cpu": report.system_cpu.map(|(a, b)| {
+                    let s = b.percent_since(&a);
+                    json!({"usr_pct": s.usr, "sys_pct": s.sys, "iowait_pct": s.iowait, "idle_pct": s.idle, "active_pct": s.active})
+                }),
+                "intervals": {
+                    "width_ns": r.interval_ns,
+                    "ops": r.intervals.iter().map(|b| b.ops).collect::<Vec<_>>(),
+                    "bytes": r.intervals.iter().map(|b| b.bytes).collect::<Vec<_>>(),
+                },
+                "populate": r.populate.iter().map(|(name, p)| json!({"fileset": name, "report": format!("{p:?}")})).collect::<Vec<_>>(),
+            }
+        });
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
+        writeln!(out)
+    }
+}

@@ -1,0 +1,129 @@
+//! Every workload of filebench's repository runs with iolab's engine for 3 seconds on a tmpfs,
+//! producing results (../shared/corpus/filebench; root for the mount). Sizes that would not
+//! fit are scaled down through --set, as a user would.
+
+mod common;
+
+use std::path::Path;
+
+use common::{need_root, stderr, Tmpfs};
+
+/// `--set` overrides for files whose defaults do not fit a test tmpfs (videoserver's
+/// defaults are 2.2 TB). Everything else runs as written.
+fn overrides(name: &str) -> &'static [&'static str] {
+    match name {
+        "videoserver.f" => &["filesize=32m", "numactivevids=4", "numpassivevids=4"],
+        "randomread.f"
+        | "randomrw.f"
+        | "randomwrite.f"
+        | "singlestreamread.f"
+        | "singlestreamreaddirect.f" => &["filesize=256m"],
+        "filemicro_rread.f"
+        | "filemicro_rwrite.f"
+        | "filemicro_rwritedsync.f"
+        | "filemicro_rwritefsync.f"
+        | "filemicro_seqread.f"
+        | "fivestreamread.f"
+        | "fivestreamreaddirect.f"
+        | "fivestreamwrite.f"
+        | "fivestreamwritedirect.f" => &["filesize=128m"],
+        "cvar_example.f" => &["filesize=16m"],
+        "createfiles.f" | "listdirs.f" | "openfiles.f" | "netsfs.f" => &["nfiles=5000"],
+        "makedirs.f" | "removedirs.f" => &["ndirs=2000"],
+        // Its 25 files (150 GB) are written into the file: scale them all.
+        "tpcso.f" => &["--size-scale=0.001"],
+        _ => &[],
+    }
+}
+
+#[test]
+fn every_corpus_workload_runs_for_three_seconds_on_tmpfs() {
+    if !need_root("every_corpus_workload_runs_for_three_seconds_on_tmpfs") {
+        return;
+    }
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/filebench");
+    let mut files: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (the corpus must be beside the repository)",
+                corpus.display()
+            )
+        })
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 47, "the corpus has 47 workloads");
+    // Sequential writers write as fast as memory allows (~1 GB/s) for 3 s.
+    let fs = Tmpfs::new("size=6g");
+    let mut failures = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let dir = fs.path().join(name.trim_end_matches(".f"));
+        std::fs::create_dir(&dir).unwrap();
+        let mut cmd = common::iolab();
+        cmd.arg("run")
+            .arg(f)
+            .arg("--dir")
+            .arg(&dir)
+            .args(["--time", "3s", "--json", "-q"]);
+        for s in overrides(name) {
+            if s.starts_with("--") {
+                cmd.arg(s);
+            } else {
+                cmd.args(["--set", s]);
+            }
+        }
+        let o = cmd.output().unwrap();
+        let ok = o.status.success()
+            && serde_json::from_slice::<serde_json::Value>(&o.stdout)
+                .map(|v| {
+                    v["result"]["flowops"]
+                        .as_array()
+                        .is_some_and(|a| !a.is_empty())
+                })
+                .unwrap_or(false);
+        if !ok {
+            failures.push(format!(
+                "{name}: exit {:?}: {}",
+                o.status.code(),
+                stderr(&o)
+            ));
+        }
+        // Free the tmpfs for the next workload.
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 47 failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn varmail_with_1000_files_runs_its_full_minute_on_tmpfs() {
+    // filebench aborts this one on fast filesystems with no results (and exit code 0).
+    if !need_root("varmail_with_1000_files_runs_its_full_minute_on_tmpfs") {
+        return;
+    }
+    let fs = Tmpfs::new("size=1g");
+    let corpus =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/filebench/varmail.f");
+    let o = common::iolab()
+        .arg("run")
+        .arg(&corpus)
+        .arg("--dir")
+        .arg(fs.path())
+        .args(["--json", "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let elapsed = v["result"]["elapsed_ns"].as_u64().unwrap() as f64 / 1e9;
+    assert!((59.0..65.0).contains(&elapsed), "ran {elapsed} s");
+    let ops = v["result"]["io_summary"]["ops"].as_u64().unwrap();
+    assert!(ops > 100_000, "only {ops} ops in a minute on tmpfs");
+    for f in v["result"]["flowops"].as_array().unwrap() {
+        assert!(f["ops"].as_u64().unwrap() > 0, "{} never ran", f["name"]);
+    }
+}
