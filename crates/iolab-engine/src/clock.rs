@@ -156,10 +156,8 @@ mod tests {
                 "tsc {}: {measured} vs {real}",
                 clock.uses_tsc()
             );
-            assert_eq!(
-                clock.ns(clock.ticks_in(Duration::from_secs(1))) / 1_000_000,
-                1000
-            );
+            let one_s = clock.ns(clock.ticks_in(Duration::from_secs(1)));
+            assert!(one_s.abs_diff(1_000_000_000) < 1000, "{one_s}");
         }
     }
 }
