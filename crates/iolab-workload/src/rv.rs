@@ -746,7 +746,7 @@ fn open_unit(rng: &mut Rng) -> f64 {
 /// filebench's `rds_normal`). The pair's second variate is dropped: keeping it would need state
 /// outside the shared, immutable `Rv`.
 #[inline]
-fn std_normal(rng: &mut Rng) -> f64 {
+pub fn std_normal(rng: &mut Rng) -> f64 {
     loop {
         let x = 2.0 * rng.next_f64() - 1.0;
         let y = 2.0 * rng.next_f64() - 1.0;
@@ -765,7 +765,7 @@ fn std_normal(rng: &mut Rng) -> f64 {
 /// distribution is the same. A shape that is not a positive finite number gives 0 rather than
 /// an endless loop.
 #[inline]
-fn gamma_unit(rng: &mut Rng, k: f64) -> f64 {
+pub fn gamma_unit(rng: &mut Rng, k: f64) -> f64 {
     if k.is_nan() || k <= 0.0 || k.is_infinite() {
         return 0.0;
     }

@@ -253,46 +253,14 @@ fn too_many_dirs() -> FilesetError {
     }
 }
 
-/// A gamma variate of shape `k` and scale `scale` (mean `k·scale`) by Marsaglia & Tsang, "A
-/// simple method for generating gamma variables", ACM TOMS 26(3), 2000, with the paper's boost
-/// `Gamma(k+1)·U^(1/k)` for k < 1. filebench's `gamma_dist_knuth` uses Knuth's algorithms; the
-/// distribution is the same. Kept here rather than going through [`Rv`] because the tree needs
-/// the unrounded value (the width is ⌈x⌉, an `Rv` truncates).
+/// A gamma variate of shape `k` and scale `scale` (mean `k·scale`), unrounded: the tree needs
+/// the raw value (the width is ⌈x⌉, an `Rv` would truncate). The sampler is the random
+/// variables' own ([`iolab_workload::rv::gamma_unit`], Marsaglia & Tsang 2000).
 pub(super) fn gamma(rng: &mut Rng, k: f64, scale: f64) -> f64 {
-    if !(k > 0.0 && k.is_finite() && scale.is_finite()) {
+    if !scale.is_finite() {
         return 0.0;
     }
-    if k < 1.0 {
-        let u = 1.0 - rng.next_f64();
-        return gamma(rng, k + 1.0, scale) * u.powf(1.0 / k);
-    }
-    let d = k - 1.0 / 3.0;
-    let c = 1.0 / (9.0 * d).sqrt();
-    loop {
-        let x = normal(rng);
-        let t = 1.0 + c * x;
-        if t <= 0.0 {
-            continue;
-        }
-        let v = t * t * t;
-        let u = rng.next_f64();
-        let x2 = x * x;
-        if u < 1.0 - 0.0331 * x2 * x2 || u.ln() < 0.5 * x2 + d * (1.0 - v + v.ln()) {
-            return d * v * scale;
-        }
-    }
-}
-
-/// A standard normal variate by Marsaglia's polar method (SIAM Review 6(3), 1964).
-fn normal(rng: &mut Rng) -> f64 {
-    loop {
-        let x = 2.0 * rng.next_f64() - 1.0;
-        let y = 2.0 * rng.next_f64() - 1.0;
-        let s = x * x + y * y;
-        if s < 1.0 && s > 0.0 {
-            return x * (-2.0 * s.ln() / s).sqrt();
-        }
-    }
+    iolab_workload::rv::gamma_unit(rng, k) * scale
 }
 
 #[cfg(test)]
