@@ -468,10 +468,10 @@ pub fn run_workload(
             e.bytes += st.bytes;
             e.latency.merge(&st.latency);
             e.ran_dry += st.ran_dry;
+            // Sums across threads here; mean and standard deviation once all are in.
             if let Some((k, sum, sq)) = st.samples {
-                let (k0, m0, _) = e.samples.unwrap_or((0, 0.0, 0.0));
-                let _ = m0;
-                e.samples = Some((k0 + k, sum, sq));
+                let (k0, sum0, sq0) = e.samples.unwrap_or((0, 0.0, 0.0));
+                e.samples = Some((k0 + k, sum0 + sum, sq0 + sq));
             }
         }
     }

@@ -75,7 +75,19 @@ impl RunFormatter for Json {
                     "ops": r.intervals.iter().map(|b| b.ops).collect::<Vec<_>>(),
                     "bytes": r.intervals.iter().map(|b| b.bytes).collect::<Vec<_>>(),
                 },
-                "populate": r.populate.iter().map(|(name, p)| json!({"fileset": name, "report": format!("{p:?}")})).collect::<Vec<_>>(),
+                "populate": r.populate.iter().map(|(name, p)| json!({
+                    "fileset": name,
+                    "threads": p.threads,
+                    "reused": p.reused,
+                    "removed": p.removed,
+                    "dirs_created": p.dirs_created,
+                    "files_created": p.files_created,
+                    "files_resized": p.files_resized,
+                    "files_kept": p.files_kept,
+                    "leafdirs_created": p.leafdirs_created,
+                    "bytes_written": p.bytes_written,
+                    "elapsed_ns": p.elapsed.as_nanos() as u64,
+                })).collect::<Vec<_>>(),
             }
         });
         serde_json::to_writer_pretty(&mut *out, &doc)?;
