@@ -173,7 +173,7 @@ RESULTS="$WORK/results.jsonl"
 # and CPU of all its processes, parses the output into one JSON line, prints the tables.
 HELPER="$WORK/helper.py"
 cat >"$HELPER" <<'PY'
-import glob, json, os, re, signal, statistics, subprocess, sys, threading, time
+import glob, json, os, re, resource, signal, statistics, subprocess, sys, threading, time
 
 HZ = os.sysconf("SC_CLK_TCK")
 PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -249,14 +249,13 @@ def proc_mem(pid):
         p = line.split()
         if len(p) >= 2 and p[0].endswith(":"):
             kv[p[0][:-1]] = int(p[1])
-    st = read(f"/proc/{pid}/status") or ""
-    for line in st.splitlines():
-        if line.startswith(("VmHWM:", "RssAnon:", "RssFile:", "RssShmem:")):
-            k, v = line.split()[:2]
-            kv[k[:-1]] = int(v)
     return kv
 
 class Sampler(threading.Thread):
+    """Samples the tool's processes every `period` s: the process tree every 5th sample (through
+    every thread's children list), VmRSS & co. from /proc/PID/status (cheap counters) every
+    sample, and /proc/PID/smaps_rollup (PSS, which needs a page-table walk) only when the summed
+    RSS reaches a new maximum or once every 20 samples, to keep the sampler's own CPU small."""
     def __init__(self, root, period):
         super().__init__(daemon=True)
         self.root, self.period = root, period
@@ -264,10 +263,11 @@ class Sampler(threading.Thread):
         self.pids = {}          # pid -> comm, every process of the tool seen
         self.cpu = {}           # pid -> last CPU ticks seen
         self.hwm = {}           # pid -> VmHWM kB
-        self.peak_pss = None    # the sample with the largest sum of Pss
-        self.peak_rss = 0       # largest sum of Rss over the samples
+        self.peak_pss = None    # the PSS sample with the largest sum of Pss
+        self.peak_rss = 0       # largest sum of VmRSS over the samples
         self.max_procs = 0
         self.samples = 0
+        self.pss_samples = 0
 
     def snapshot_cpu(self):
         tot = 0
@@ -277,32 +277,51 @@ class Sampler(threading.Thread):
                 tot += c
         return tot
 
+    def sample_pss(self, pids):
+        s = {"Rss": 0, "Pss": 0, "Pss_Anon": 0, "Pss_File": 0, "Pss_Shmem": 0}
+        for pid in pids:
+            m = proc_mem(pid)
+            if m:
+                for k in s:
+                    s[k] += m.get(k, 0)
+        self.pss_samples += 1
+        if self.peak_pss is None or s["Pss"] > self.peak_pss["Pss"]:
+            self.peak_pss = s
+
     def run(self):
+        pids, n, last_pss_at = [], 0, -1
         while not self.stop.is_set():
-            pids = tree(self.root)
-            s = {"Rss": 0, "Pss": 0, "Pss_Anon": 0, "Pss_File": 0, "Pss_Shmem": 0,
-                 "RssAnon": 0, "RssFile": 0, "RssShmem": 0, "procs": 0}
+            if n % 5 == 0:
+                pids = tree(self.root)
+                for pid in pids:
+                    if pid not in self.pids:
+                        self.pids[pid] = ((read(f"/proc/{pid}/comm") or "?").strip())
+            n += 1
+            rss, live = 0, []
             for pid in pids:
-                if pid not in self.pids:
-                    comm = read(f"/proc/{pid}/comm")
-                    self.pids[pid] = (comm or "?").strip()
-                m = proc_mem(pid)
+                st = read(f"/proc/{pid}/status")
                 c = proc_cpu_ticks(pid)
                 if c is not None:
                     self.cpu[pid] = c
-                if m is None:
+                if not st:
                     continue
-                s["procs"] += 1
-                for k in s:
-                    if k != "procs":
-                        s[k] += m.get(k, 0)
-                self.hwm[pid] = max(self.hwm.get(pid, 0), m.get("VmHWM", 0))
-            if s["procs"]:
+                kv = {}
+                for line in st.splitlines():
+                    if line.startswith(("VmRSS:", "VmHWM:")):
+                        k, v = line.split()[:2]
+                        kv[k[:-1]] = int(v)
+                if "VmRSS" not in kv:
+                    continue       # a zombie
+                live.append(pid)
+                rss += kv["VmRSS"]
+                self.hwm[pid] = max(self.hwm.get(pid, 0), kv.get("VmHWM", 0))
+            if live:
                 self.samples += 1
-                self.max_procs = max(self.max_procs, s["procs"])
-                self.peak_rss = max(self.peak_rss, s["Rss"])
-                if self.peak_pss is None or s["Pss"] > self.peak_pss["Pss"]:
-                    self.peak_pss = s
+                self.max_procs = max(self.max_procs, len(live))
+                if rss > self.peak_rss or n - last_pss_at >= 20:
+                    self.peak_rss = max(self.peak_rss, rss)
+                    self.sample_pss(live)
+                    last_pss_at = n
             self.stop.wait(self.period)
 
 def cpu_jiffies():
@@ -330,7 +349,7 @@ FB_FLOWOP = re.compile(r"^(\S+)\s+(\d+)ops\s+(\d+)ops/s\s+([\d.]+)mb/s\s+([\d.]+
 FB_TS = re.compile(r"^\s*([\d.]+): (.*)$")
 
 def parse_filebench(text):
-    r = {"flowops": {}, "errors": []}
+    r = {"flowops": {}, "flowop_bpo": {}, "errors": []}
     m = FB_SUMMARY.search(text)
     if m:
         r["ops"] = int(m.group(1))
@@ -342,6 +361,9 @@ def parse_filebench(text):
         fm = FB_FLOWOP.match(line)
         if fm:
             r["flowops"][fm.group(1)] = int(fm.group(2))
+            ops_s, mb_s = float(fm.group(3)), float(fm.group(4))
+            # filebench prints MB/s (2^20 bytes) with one decimal: bytes/op is approximate
+            r["flowop_bpo"][fm.group(1)] = mb_s * 1048576 / ops_s if ops_s else 0.0
             continue
         tm = FB_TS.match(line)
         if tm:
@@ -369,17 +391,19 @@ def parse_iolab(path):
          "interval_cpu_s": (cpu["user_ns"] + cpu["sys_ns"]) / 1e9,
          "cpu_scope": "worker threads (RUSAGE_THREAD)",
          "flowops": {f["name"]: f["ops"] for f in res["flowops"]},
+         "flowop_bpo": {f["name"]: f.get("bytes", 0) / f["ops"] if f["ops"] else 0.0
+                        for f in res["flowops"]},
          "flowops_in_summary": sum(f["ops"] for f in res["flowops"] if f.get("in_io_summary", True)),
          "warnings": d.get("warnings", []), "errors": [],
          "threads": res.get("threads"), "finished_threads": res.get("finished_threads")}
     pops = []
     for p in res.get("populate", []):
-        rep = p.get("report")
+        rep = p.get("report", p)  # {fileset, elapsed_ns, ...}; older builds: {fileset, report}
         if isinstance(rep, dict):
             e = rep.get("elapsed_ns") or rep.get("elapsed")
             pops.append(float(e) / 1e9 if isinstance(e, (int, float)) else None)
         elif isinstance(rep, str):  # a Debug string: "PopulateReport { ..., elapsed: 605.8ms }"
-            m = re.search(r"elapsed: ([\d.]+)(ns|µs|us|ms|s)\b", rep)
+            m = re.search(r"(?<![\w])elapsed: ([\d.]+)(ns|µs|us|ms|s)\b", rep)
             unit = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
             pops.append(float(m.group(1)) * unit[m.group(2)] if m else None)
     if pops and all(x is not None for x in pops):
@@ -391,14 +415,26 @@ def cleanup_leftovers(samp, shm_before, fbshm_before):
     /tmp/filebench-shm-* file that filebench created in this run (it removes both on a normal
     exit). Returns a note for each thing done."""
     notes = []
+    def alive(pid, comm):
+        st = read(f"/proc/{pid}/stat")
+        if st is None or st[st.find("(") + 1:st.rfind(")")] != comm[:15]:
+            return False
+        return st[st.rfind(")") + 2:].split()[0] not in ("Z", "X")
     for pid, comm in samp.pids.items():
-        c = read(f"/proc/{pid}/comm")
-        if c is not None and c.strip() == comm:
-            notes.append(f"process {pid} ({comm}) still alive after the run; killed")
+        if not alive(pid, comm):
+            continue
+        for _ in range(20):          # give a worker that outlived its parent 2 s to finish
+            time.sleep(0.1)
+            if not alive(pid, comm):
+                break
+        if alive(pid, comm):
+            notes.append(f"process {pid} ({comm}) still alive 2 s after the run; killed")
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+        else:
+            notes.append(f"process {pid} ({comm}) outlived the tool's main process (ended by itself)")
     for shmid, (cpid, nattch) in sysv_shm().items():
         if shmid not in shm_before and cpid in samp.pids:
             notes.append(f"removed SysV shm segment {shmid} left by pid {cpid}")
@@ -421,6 +457,8 @@ def run(args):
     err = out + ".err"
     shm_before = set(sysv_shm())
     fbshm_before = set(glob.glob("/tmp/filebench-shm-*"))
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    helper_cpu0 = ru.ru_utime + ru.ru_stime
     b0, t0 = cpu_jiffies()
     w0 = time.monotonic()
     # The tool runs in its own process group, so that all its processes can be ended together
@@ -458,6 +496,9 @@ def run(args):
     samp.join()
     b1, t1 = cpu_jiffies()
 
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    helper_cpu_s = ru.ru_utime + ru.ru_stime - helper_cpu0
+    sampled_cpu_s = sum(samp.cpu.values()) / HZ
     tl = [l for l in (read(timefile) or "").splitlines() if l.strip()]
     try:
         wall_s, user_s, sys_s, maxrss_kib = tl[-1].split()
@@ -473,14 +514,28 @@ def run(args):
     r = {"workload": workload, "pair": int(pair), "pos": int(pos), "tool": tool,
          "attempt": int(attempt), "rc": cmdline_rc, "wall_s": float(wall_s),
          "whole_cpu_s": tool_cpu_s, "gnu_time_maxrss_kib": int(maxrss_kib),
-         "procs": samp.max_procs, "samples": samp.samples,
+         "procs": samp.max_procs, "samples": samp.samples, "pss_samples": samp.pss_samples,
          "peak_pss_kib": samp.peak_pss["Pss"] if samp.peak_pss else 0,
          "peak_rss_sum_kib": samp.peak_rss,
          "peak_breakdown_kib": samp.peak_pss or {},
          "hwm_kib": {f"{samp.pids[p]}[{p}]": v for p, v in samp.hwm.items()},
          "notes": notes}
+    # GNU time counts the CPU of the processes that were waited for; a filebench worker that
+    # outlives the master is not. The sampled per-process CPU (last value seen, a lower bound)
+    # tells when that happened.
+    r["sampled_cpu_s"] = sampled_cpu_s
+    if sampled_cpu_s > tool_cpu_s * 1.05 + 0.05:
+        r["notes"].append(f"GNU time counted {tool_cpu_s:.2f} CPU-s but the tool's processes used at least "
+                          f"{sampled_cpu_s:.2f} (a process not waited for); using the latter")
+        tool_cpu_s = sampled_cpu_s
+        r["whole_cpu_s"] = tool_cpu_s
+    # CPU used on the machine by anything but the tool and this helper (its sampling thread), as
+    # a percentage of all CPUs during the run: other sessions' builds and tests.
+    r["helper_cpu_s"] = helper_cpu_s
     total = t1 - t0
-    r["bg_pct"] = max(0.0, (b1 - b0 - tool_cpu_s * HZ) / total * 100.0) if total > 0 else 0.0
+    r["bg_pct"] = (max(0.0, (b1 - b0 - (tool_cpu_s + helper_cpu_s) * HZ) / total * 100.0)
+                   if total > 0 else 0.0)
+    r["helper_pct"] = helper_cpu_s * HZ / total * 100.0 if total > 0 else 0.0
     if tool == "filebench":
         r.update(parse_filebench(text))
         if "run0" in marks and "run1" in marks:
@@ -506,7 +561,8 @@ def run(args):
         f.write(json.dumps(r) + "\n")
     msg = (f"   {workload} pair {pair} {tool:<9} "
            + (f"{r['ops_per_s']:>11,.0f} ops/s  {r.get('cpu_us_per_op', float('nan')):6.2f} CPU-µs/op  "
-              f"peak ΣPSS {r['peak_pss_kib'] / 1024:7.1f} MiB  wall {float(wall_s):5.1f} s"
+              f"peak ΣPSS {r['peak_pss_kib'] / 1024:7.1f} MiB  wall {float(wall_s):5.1f} s  "
+              f"bg {r['bg_pct']:4.1f}%  sampler {r['helper_pct']:.1f}%"
               if r["ok"] else "FAILED: " + "; ".join(r.get("errors", [])[-3:])))
     print(msg, flush=True)
     for n in notes:
@@ -591,18 +647,22 @@ def table(args):
 
     # Flowop mix: each flowop's share of all ops, summed over the good runs of each tool.
     tot = {"filebench": {}, "iolab": {}}
+    byt = {"filebench": {}, "iolab": {}}   # bytes summed over the runs (ops x bytes/op)
     order = []
     for (p, t), r in sorted(good.items()):
         for name, n in r["flowops"].items():
             tot[t][name] = tot[t].get(name, 0) + n
+            byt[t][name] = byt[t].get(name, 0.0) + n * r.get("flowop_bpo", {}).get(name, 0.0)
             if t == "iolab" and name not in order:
                 order.append(name)
     for name in tot["filebench"]:
         if name not in order:
             order.append(name)
     sf, si = sum(tot["filebench"].values()), sum(tot["iolab"].values())
-    print(f"\n   flowop mix: ops per flowop summed over the runs, and its share of all ops\n")
-    print(f"   {'flowop':<18} {'filebench':>11} {'share':>7} {'iolab':>11} {'share':>7} {'i/fb share':>10}")
+    print(f"\n   flowop mix: ops per flowop summed over the runs, its share of all ops, and the mean bytes"
+          f" per op\n   (filebench's from its rounded mb/s, so approximate)\n")
+    print(f"   {'flowop':<18} {'filebench':>11} {'share':>7} {'iolab':>11} {'share':>7} {'i/fb share':>10}"
+          f"   {'B/op fb':>9} {'iolab':>9} {'i/fb':>6}")
     mixnotes = []
     for name in order:
         a, b = tot["filebench"].get(name), tot["iolab"].get(name)
@@ -610,11 +670,17 @@ def table(args):
         sb = b / si if b is not None and si else None
         q = sb / sa if sa and sb is not None else None
         if q is not None and abs(q - 1) > 0.05:
-            mixnotes.append(f"{name}: share {sb:.2%} in iolab vs {sa:.2%} in filebench")
+            mixnotes.append(f"{name}: share {sb:.2%} of the ops in iolab vs {sa:.2%} in filebench")
         if a is None or b is None:
             mixnotes.append(f"{name}: only reported by {'iolab' if a is None else 'filebench'}")
+        ba = byt["filebench"].get(name, 0.0) / a if a else None
+        bb = byt["iolab"].get(name, 0.0) / b if b else None
+        bq = bb / ba if ba and bb is not None else None
+        if ba and bb is not None and ba > 1024 and abs(bq - 1) > 0.05:
+            mixnotes.append(f"{name}: {bb:,.0f} bytes per op in iolab vs {ba:,.0f} in filebench")
         print(f"   {name:<18} {fmt(a, ',d'):>11} {fmt(sa and sa * 100, '.2f'):>6}% {fmt(b, ',d'):>11} "
-              f"{fmt(sb and sb * 100, '.2f'):>6}% {fmt(q, '.3f'):>10}")
+              f"{fmt(sb and sb * 100, '.2f'):>6}% {fmt(q, '.3f'):>10}"
+              f"   {fmt(ba, ',.0f'):>9} {fmt(bb, ',.0f'):>9} {fmt(bq, '.3f'):>6}")
     print(f"   {'total':<18} {sf:>11,} {'':>7} {si:>11,}")
 
     print()

@@ -296,3 +296,28 @@ fn finishoncount_counts_io_flowops_only() {
         "alldone ended the run"
     );
 }
+
+#[test]
+fn appends_do_not_change_the_size_a_recreated_file_is_written_at() {
+    // Regression: appends used to grow the entry's recorded size, so a file deleted and
+    // created again was written whole at the grown size (filebench keeps the layout size).
+    let dir = tempfile::tempdir().unwrap();
+    let f = workload(
+        dir.path(),
+        "define fileset name=fs,path=$dir,size=64k,entries=20,dirwidth=10,prealloc=50\n\
+         define process name=p { thread name=t {\n\
+           flowop createfile name=create,filesetname=fs,fd=1\n\
+           flowop writewholefile name=write-whole,fd=1,srcfd=1,iosize=16k\n\
+           flowop closefile name=close1,fd=1\n\
+           flowop openfile name=open,filesetname=fs,fd=1\n\
+           flowop appendfilerand name=append,iosize=8k,fd=1\n\
+           flowop closefile name=close2,fd=1\n\
+           flowop deletefile name=delete,filesetname=fs } }\n",
+    );
+    let v = run_json(&f, dir.path(), &["--time", "2s"]);
+    let w = flowop(&v, "write-whole");
+    let ops = w["ops"].as_u64().unwrap();
+    assert!(ops > 100, "{ops}");
+    assert_eq!(w["bytes"].as_u64().unwrap(), ops * 65536);
+    assert!(flowop(&v, "append")["bytes"].as_u64().unwrap() > 0);
+}

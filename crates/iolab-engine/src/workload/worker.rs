@@ -702,8 +702,8 @@ impl<'r> Worker<'r> {
         // lseek(SEEK_END) + write, as filebench: appends land at the real end even when other
         // threads have the same file open.
         // SAFETY: plain syscalls on our descriptor and buffer.
-        let end = unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
-        let r = if end < 0 {
+        let at = unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
+        let r = if at < 0 {
             -1
         } else {
             // SAFETY: the buffer holds at least `size` bytes (ensure_buf).
@@ -721,7 +721,9 @@ impl<'r> Worker<'r> {
                 source: e,
             });
         }
-        self.run.filesets[s.fileset].grow_size(s.entry, end as u64 + size);
+        // The entry keeps its layout size, as in filebench (fse_size is set once, at
+        // layout): a file deleted and created again is written whole at that size, not at
+        // the size appends grew it to. Whole-file reads read to the real end anyway.
         Ok(Done::Bytes(size))
     }
 

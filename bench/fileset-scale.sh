@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# bench/fileset-scale.sh — how much memory iolab's fileset bookkeeping takes per entry, and how
+# fast it populates a large fileset.
+#
+# Populates filesets of empty files (size=0, prealloc=100) of 1, 1,000,000 and 10,000,000
+# entries with `iolab run` on a fresh tmpfs each, and reports the population time, iolab's peak
+# RSS (GNU time) and the RSS per entry above the 1-entry run:
+#     (peak RSS(N) - peak RSS(1)) / N   <= 64 bytes at 10 M entries   (the acceptance target)
+# It is a measurement, not a test: it exits 0 whatever the numbers, non-zero only when something
+# breaks (iolab fails, its output cannot be parsed, set-up fails).
+#
+# Usage: bench/fileset-scale.sh [--entries LIST] [--dirwidth N] [--iolab PATH] [--no-build]
+# See bench/README.md ("fileset-scale.sh").
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_DIR/.." && pwd)
+
+ENTRIES="1000000,10000000"
+DIRWIDTH=1000
+IOLAB=""
+BUILD=1
+LIMIT=64             # bytes per entry, at the largest N
+
+usage() {
+    cat <<'EOF'
+Usage: bench/fileset-scale.sh [options]
+
+  --entries LIST   fileset sizes to measure, comma-separated (default 1000000,10000000);
+                   a 1-entry run is always done first as the baseline
+  --dirwidth N     the fileset's dirwidth (default 1000)
+  --iolab PATH     use this iolab binary (default: build target/release/iolab with cargo)
+  --no-build       do not run cargo build; use target/release/iolab as it is
+  -h, --help       this text
+
+Needs root (it mounts a tmpfs per size) and GNU time (/usr/bin/time). 10 M empty files on tmpfs
+take about 10 GiB of kernel memory (inodes and dentries); a size whose need exceeds MemAvailable
+is skipped with a message.
+EOF
+}
+
+die() { echo "fileset-scale: error: $*" >&2; exit 1; }
+note() { echo "fileset-scale: $*" >&2; }
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --entries) ENTRIES=${2:?--entries needs a value}; shift 2 ;;
+        --entries=*) ENTRIES=${1#*=}; shift ;;
+        --dirwidth) DIRWIDTH=${2:?--dirwidth needs a value}; shift 2 ;;
+        --dirwidth=*) DIRWIDTH=${1#*=}; shift ;;
+        --iolab) IOLAB=${2:?--iolab needs a value}; BUILD=0; shift 2 ;;
+        --iolab=*) IOLAB=${1#*=}; BUILD=0; shift ;;
+        --no-build) BUILD=0; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) usage >&2; die "unknown argument: $1" ;;
+    esac
+done
+IFS=',' read -r -a SIZES <<<"$ENTRIES"
+for n in "${SIZES[@]}"; do
+    [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "--entries: '$n' is not a positive integer"
+done
+[[ "$DIRWIDTH" =~ ^[1-9][0-9]*$ ]] || die "--dirwidth must be a positive integer"
+
+if [ "$(id -u)" != 0 ]; then
+    echo "fileset-scale: needs root to mount its tmpfs; skipping."
+    exit 0
+fi
+if ! { [ -x /usr/bin/time ] && /usr/bin/time --version 2>&1 | grep -q GNU; }; then
+    note "installing GNU time with apt-get"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q time >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null 2>&1; DEBIAN_FRONTEND=noninteractive apt-get install -y -q time >/dev/null; } \
+        || die "cannot install GNU time"
+fi
+command -v python3 >/dev/null || die "python3 is needed to read iolab's JSON"
+
+if [ -z "$IOLAB" ]; then
+    IOLAB="$REPO/target/release/iolab"
+    if [ "$BUILD" = 1 ]; then
+        command -v cargo >/dev/null || die "cargo not found; build iolab first or pass --iolab PATH"
+        note "building iolab (cargo build --release -p iolab; waits if another build holds the lock)"
+        (cd "$REPO" && cargo build --release -q -p iolab) || die "cargo build failed"
+    fi
+fi
+[ -x "$IOLAB" ] || die "no iolab binary at $IOLAB"
+
+# ---------------------------------------------------------------------------------------------
+# Work space and clean-up: the temp dir and the tmpfs mounted on it (one at a time).
+WORK=$(mktemp -d /tmp/iolab-fileset-scale.XXXXXX)
+MNT="$WORK/mnt"
+MOUNTED=0
+unmount() {
+    local i
+    [ "$MOUNTED" = 1 ] || return 0
+    for i in 1 2 3 4 5; do
+        umount "$MNT" 2>/dev/null && { MOUNTED=0; return 0; }
+        sleep 1
+    done
+    note "$MNT still busy; detaching it lazily (umount -l)"
+    umount -l "$MNT" && MOUNTED=0
+}
+cleanup() {
+    local rc=$?
+    set +e
+    if [ -n "${TOOL_PID:-}" ] && kill -0 "$TOOL_PID" 2>/dev/null; then
+        kill -TERM "$TOOL_PID" 2>/dev/null
+        wait "$TOOL_PID" 2>/dev/null
+    fi
+    unmount || note "could not unmount $MNT"
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+mkdir -p "$MNT"
+
+RESULTS="$WORK/results.jsonl"
+: >"$RESULTS"
+
+mem_available_kib() { awk '/^MemAvailable:/{print $2; exit}' /proc/meminfo; }
+
+# measure N: one `iolab run` populating an N-entry fileset on a fresh tmpfs; appends a JSON line.
+measure() {
+    local n=$1 f="$WORK/scale-$1.f" out="$WORK/out-$1.json" tf="$WORK/time-$1" rc=0
+    local inodes=$(( n + 2 * (n / DIRWIDTH) + 10000 ))
+    cat >"$f" <<EOF
+# generated by bench/fileset-scale.sh: an $n-entry fileset of empty files, and one thread that
+# only burns CPU for the 1 s run
+set \$dir=$MNT
+define fileset name=scale,path=\$dir,size=0,entries=$n,dirwidth=$DIRWIDTH,prealloc=100
+
+define process name=p,instances=1
+{
+  thread name=t,memsize=1m,instances=1
+  {
+    flowop hog name=h,value=1
+  }
+}
+
+run 1
+EOF
+    mount -t tmpfs -o "size=1g,nr_inodes=$inodes,mode=0755" iolab-fileset-scale "$MNT" \
+        || die "cannot mount a tmpfs with nr_inodes=$inodes on $MNT"
+    MOUNTED=1
+    local slab0 slab1
+    slab0=$(awk '/^Slab:/{print $2}' /proc/meminfo)
+    /usr/bin/time -f '%e %U %S %M' -o "$tf" "$IOLAB" run "$f" --dir "$MNT" --time 1s --json -q \
+        >"$out" 2>"$out.err" &
+    TOOL_PID=$!
+    wait "$TOOL_PID" || rc=$?
+    TOOL_PID=""
+    slab1=$(awk '/^Slab:/{print $2}' /proc/meminfo)
+    if [ "$rc" != 0 ]; then
+        tail -5 "$out.err" >&2
+        die "iolab failed on the $n-entry fileset (status $rc)"
+    fi
+    local iused
+    iused=$(df --output=iused "$MNT" | tail -1 | tr -d ' ')
+    python3 - "$n" "$out" "$tf" "$iused" "$slab0" "$slab1" >>"$RESULTS" <<'PY' || die "cannot parse iolab's output for $n entries"
+import json, re, sys
+n, out, tf, iused, slab0, slab1 = sys.argv[1:]
+d = json.load(open(out))
+r = d["result"]
+pops = r.get("populate", [])
+if len(pops) != 1:
+    raise SystemExit(f"expected one populate report, got {len(pops)}")
+rep = pops[0].get("report", pops[0])  # {fileset, elapsed_ns, ...}; older builds: {fileset, report}
+if isinstance(rep, dict):           # a structured report
+    e = rep.get("elapsed_ns", rep.get("elapsed"))
+    pop_s = float(e) / 1e9 if e is not None else None
+    files = rep.get("files_created")
+    dirs = rep.get("dirs_created")
+else:                               # a Rust Debug string: "PopulateReport { ..., elapsed: 1.2s }"
+    m = re.search(r"(?<![\w])elapsed: ([\d.]+)(ns|µs|us|ms|s)\b", rep)
+    unit = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+    pop_s = float(m.group(1)) * unit[m.group(2)] if m else None
+    g = lambda k: int(re.search(rf"\b{k}: (\d+)", rep).group(1)) if re.search(rf"\b{k}: (\d+)", rep) else None
+    files, dirs = g("files_created"), g("dirs_created")
+wall, user, sys_, maxrss = open(tf).read().split("\n")[-2].split()
+print(json.dumps({"n": int(n), "populate_s": pop_s, "files": files, "dirs": dirs,
+                  "wall_s": float(wall), "cpu_s": float(user) + float(sys_),
+                  "maxrss_kib": int(maxrss), "inodes_used": int(iused),
+                  "slab_delta_kib": int(slab1) - int(slab0),
+                  "run_elapsed_s": r["elapsed_ns"] / 1e9, "report": rep if isinstance(rep, str) else None}))
+PY
+    local t0=$SECONDS
+    unmount || die "cannot unmount $MNT"
+    echo "   $n entries: done (unmount took $(( SECONDS - t0 )) s)"
+}
+
+START=$(date +%s)
+echo "iolab fileset scale: empty files (size=0, prealloc=100, dirwidth=$DIRWIDTH) on a fresh tmpfs per size"
+echo "load average at start: $(cut -d' ' -f1-4 /proc/loadavg)   (1, 5, 15 min; running/total tasks; $(nproc) CPUs)"
+echo "iolab: $IOLAB ($("$IOLAB" --version 2>/dev/null || echo 'version unknown'); repo HEAD $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+echo "command: /usr/bin/time iolab run scale-N.f --dir $MNT --time 1s --json -q"
+
+measure 1
+MEASURED=(1)
+for n in "${SIZES[@]}"; do
+    [ "$n" = 1 ] && continue
+    # The kernel needs ~1 KiB of slab per empty tmpfs file (inode + dentry; measured 1.0 KiB
+    # here): ask for 1.25 KiB per entry plus 512 MiB of headroom.
+    need=$(( n * 5 / 4 + 524288 ))
+    avail=$(mem_available_kib)
+    if (( need > avail )); then
+        echo "   $n entries: SKIPPED: needs about $(( need / 1024 )) MiB of memory, $(( avail / 1024 )) MiB available"
+        continue
+    fi
+    echo "   load average before $n entries: $(cut -d' ' -f1-4 /proc/loadavg)"
+    measure "$n"
+    MEASURED+=("$n")
+done
+
+python3 - "$RESULTS" "$LIMIT" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+limit = float(sys.argv[2])
+base = next(r for r in rows if r["n"] == 1)
+print()
+print(f"{'entries':>12} {'files':>12} {'dirs':>7} {'populate s':>10} {'files/s':>11} {'wall s':>7}"
+      f" {'CPU s':>6} {'peak RSS MiB':>12} {'Δ RSS MiB':>10} {'B/entry':>8} {'kernel slab MiB':>15}")
+for r in rows:
+    d = r["maxrss_kib"] - base["maxrss_kib"]
+    per = d * 1024 / r["n"] if r["n"] > 1 else None
+    rate = r["files"] / r["populate_s"] if r["populate_s"] and r["files"] else None
+    print(f"{r['n']:>12,} {r['files'] if r['files'] is not None else -1:>12,} {r['dirs'] if r['dirs'] is not None else -1:>7,}"
+          f" {r['populate_s'] if r['populate_s'] is not None else float('nan'):>10.2f}"
+          f" {rate if rate else float('nan'):>11,.0f} {r['wall_s']:>7.2f} {r['cpu_s']:>6.2f}"
+          f" {r['maxrss_kib'] / 1024:>12.1f} {d / 1024:>10.1f} {per if per is not None else float('nan'):>8.1f}"
+          f" {r['slab_delta_kib'] / 1024:>15.0f}")
+for r in rows:
+    if r["files"] is not None and r["files"] != r["n"]:
+        print(f"note: {r['n']:,} entries: iolab created {r['files']:,} files (prealloc=100 asks for all)")
+    if r["inodes_used"] < r["n"]:
+        print(f"note: {r['n']:,} entries: the tmpfs holds only {r['inodes_used']:,} inodes")
+big = max(rows, key=lambda r: r["n"])
+if big["n"] > 1:
+    per = (big["maxrss_kib"] - base["maxrss_kib"]) * 1024 / big["n"]
+    verdict = "PASS" if per <= limit else "FAIL"
+    print(f"target: fileset metadata <= {limit:.0f} bytes per entry at {big['n']:,} entries "
+          f"((peak RSS - peak RSS of the 1-entry run) / entries): {per:.1f} {verdict}")
+    if big["n"] < 10_000_000:
+        print("note: the target is defined at 10,000,000 entries; this run did not reach it")
+else:
+    print("target: not evaluated (no size above 1 entry was measured)")
+PY
+echo "load average at end: $(cut -d' ' -f1-4 /proc/loadavg); wall time $(( $(date +%s) - START )) s"

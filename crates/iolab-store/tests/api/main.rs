@@ -1,0 +1,12 @@
+//! Integration tests of the store's public API, one module per concern (one test binary, so
+//! SQLite is linked once).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod concurrent;
+mod export;
+mod import;
+mod migrate;
+mod resume;
+mod roundtrip;
