@@ -1,0 +1,164 @@
+//! A v1 memory cgroup that caps the page cache of the engine's threads.
+//!
+//! Page-cache pages are charged to the memory cgroup of the task that brings them in; when
+//! the cgroup reaches `memory.limit_in_bytes` the kernel reclaims from its own LRU lists
+//! (Documentation/admin-guide/cgroup-v1/memory.rst). The limit counts anonymous memory too,
+//! so leave room for the engine's buffers. Tasks are added by thread (`tasks`) or whole
+//! process (`cgroup.procs`).
+//!
+//! The cgroup is created inside the memory cgroup this process is in (so any limit above
+//! still applies), named `iolab-…`, and removed at teardown after moving its tasks back to
+//! the parent. Only the v1 controller is supported: on these machines the v2 memory
+//! controller is not available.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::procfs::{mountinfo, self_cgroup};
+use crate::util;
+
+/// A memory cgroup created by iolab for a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheCgroup {
+    /// Its directory.
+    pub path: PathBuf,
+    /// Limit as the kernel stored it (rounded to pages).
+    pub limit_bytes: u64,
+}
+
+impl CacheCgroup {
+    /// Move one thread in (by TID).
+    pub fn add_thread(&self, tid: i32) -> Result<()> {
+        let p = self.path.join("tasks");
+        util::write_value(&p, &tid.to_string()).map_err(|e| Error::io("write", p, e))
+    }
+
+    /// Move a whole process in (all its threads).
+    pub fn add_process(&self, pid: u32) -> Result<()> {
+        let p = self.path.join("cgroup.procs");
+        util::write_value(&p, &pid.to_string()).map_err(|e| Error::io("write", p, e))
+    }
+
+    /// Move the calling thread in.
+    pub fn add_current_thread(&self) -> Result<()> {
+        // SAFETY: gettid has no failure mode.
+        let tid = unsafe { libc::gettid() };
+        self.add_thread(tid)
+    }
+
+    /// `memory.usage_in_bytes`.
+    pub fn usage_bytes(&self) -> Result<u64> {
+        read_u64(&self.path.join("memory.usage_in_bytes"))
+    }
+
+    /// `memory.max_usage_in_bytes`: the high-water mark.
+    pub fn max_usage_bytes(&self) -> Result<u64> {
+        read_u64(&self.path.join("memory.max_usage_in_bytes"))
+    }
+
+    /// TIDs in it.
+    pub fn tasks(&self) -> Result<Vec<i32>> {
+        read_tasks(&self.path)
+    }
+}
+
+fn read_u64(p: &Path) -> Result<u64> {
+    let t = util::read_trimmed(p).map_err(|e| Error::io("read", p, e))?;
+    t.trim()
+        .parse()
+        .map_err(|_| Error::io("parse", p, io::Error::other(format!("not a number: {t:?}"))))
+}
+
+fn read_tasks(dir: &Path) -> Result<Vec<i32>> {
+    let p = dir.join("tasks");
+    let t = std::fs::read_to_string(&p).map_err(|e| Error::io("read", &p, e))?;
+    Ok(t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+}
+
+/// Mount points of v1 memory hierarchies (usually just /sys/fs/cgroup/memory), with the
+/// cgroup path each mount's root corresponds to.
+fn memory_mounts() -> Vec<(PathBuf, PathBuf)> {
+    mountinfo::read()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|m| m.fstype == "cgroup" && m.super_options.split(',').any(|o| o == "memory"))
+        .map(|m| (m.mount_point, m.root))
+        .collect()
+}
+
+/// The directory in which iolab creates its cgroup: this process's own v1 memory cgroup.
+pub fn parent_dir() -> Result<PathBuf> {
+    let unavailable = |reason: &str| Error::CgroupUnavailable {
+        reason: reason.to_owned(),
+    };
+    let (mount, root) = memory_mounts().into_iter().next().ok_or_else(|| {
+        unavailable(
+            "no cgroup v1 memory hierarchy is mounted (look for `cgroup ... memory` in \
+             /proc/mounts); iolab's page-cache cap needs the v1 memory controller",
+        )
+    })?;
+    let own = self_cgroup::read_memory_path().unwrap_or_else(|| "/".into());
+    let rel = Path::new(&own)
+        .strip_prefix(&root)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let dir = mount.join(rel);
+    if !dir.join("memory.limit_in_bytes").exists() {
+        return Err(unavailable(&format!(
+            "{} has no memory.limit_in_bytes",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// Whether `path` may be a cgroup iolab created (recovery checks journal entries).
+pub(crate) fn is_our_cgroup(path: &Path) -> bool {
+    util::has_our_prefix(path)
+        && path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::RootDir
+            )
+        })
+        && memory_mounts()
+            .iter()
+            .any(|(m, _)| path.starts_with(m) && path != m)
+}
+
+/// Set the limit on a created cgroup; returns the stored value.
+pub(crate) fn set_limit(path: &Path, bytes: u64) -> Result<u64> {
+    let p = path.join("memory.limit_in_bytes");
+    util::write_value(&p, &bytes.to_string()).map_err(|e| Error::io("write", &p, e))?;
+    read_u64(&p)
+}
+
+/// Undo: move the tasks to the parent and remove the directory.
+pub(crate) fn remove(path: &Path) -> Result<bool> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    for _ in 0..50 {
+        for tid in read_tasks(path).unwrap_or_default() {
+            // ESRCH: the task exited meanwhile.
+            let _ = util::write_value(&parent.join("tasks"), &tid.to_string());
+        }
+        match std::fs::remove_dir(path) {
+            Ok(()) => return Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            // EBUSY while exiting tasks are still being detached.
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(Error::io("remove cgroup", path, e)),
+        }
+    }
+    Err(Error::io(
+        "remove cgroup",
+        path,
+        io::Error::from_raw_os_error(libc::EBUSY),
+    ))
+}

@@ -1,0 +1,332 @@
+//! Typed errors. Every message says what went wrong, on what, and what to do next.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while preparing, changing or restoring the system under test.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The specification is malformed or inconsistent (found before touching the machine).
+    #[error("{field}: {message}")]
+    InvalidSpec {
+        /// Dotted path of the offending field (`target.size`, `tunables."vm.dirty_ratio"`).
+        field: String,
+        /// What is wrong and what to write instead.
+        message: String,
+    },
+
+    /// A block device failed the safety checks; nothing was written to it.
+    #[error("refusing to use {}: {}", device.display(), Refusals(reasons))]
+    Refused {
+        /// The device as named in the experiment.
+        device: PathBuf,
+        /// Every reason that applies (each says which setting, if any, overrides it).
+        reasons: Vec<Refusal>,
+    },
+
+    /// A filesystem cannot be used on this machine (kernel or mkfs program missing).
+    #[error("{fs} is not available on this machine: {reason}")]
+    FsUnavailable {
+        /// Filesystem name.
+        fs: &'static str,
+        /// Why, and how to fix it where it can be fixed.
+        reason: String,
+    },
+
+    /// An external program (mkfs.*) failed.
+    #[error("`{command}` failed ({status}): {stderr}{}", hint_suffix(hint))]
+    Command {
+        /// The command line.
+        command: String,
+        /// Exit status as text.
+        status: String,
+        /// Its standard error, trimmed (last lines).
+        stderr: String,
+        /// What to try next, when known.
+        hint: Option<String>,
+    },
+
+    /// mount(2) failed.
+    #[error(transparent)]
+    Mount(Box<MountFailure>),
+
+    /// A loop-device operation failed.
+    #[error("loop device: cannot {op} {}: {error}{}", path.display(), hint_suffix(hint))]
+    Loop {
+        /// What was attempted (`attach`, `detach`, `enable direct I/O on`).
+        op: &'static str,
+        /// Image or device path.
+        path: PathBuf,
+        /// The OS error.
+        error: io::Error,
+        /// What to try next.
+        hint: Option<String>,
+    },
+
+    /// A kernel tunable could not be read, set, or did not take the value.
+    #[error("tunable {name} ({}): {problem}", path.display())]
+    Tunable {
+        /// Name as given (`vm.dirty_ratio`, `queue/scheduler`).
+        name: String,
+        /// File it maps to.
+        path: PathBuf,
+        /// What went wrong, with advice.
+        problem: String,
+    },
+
+    /// Dropping the page cache did not shrink it although there was cache to drop.
+    #[error(
+        "drop_caches did not free the page cache: Cached was {before_kib} kB before and \
+         {after_kib} kB after (of which {shmem_kib} kB shmem/tmpfs, which cannot be dropped); \
+         another process may be refilling it, or pages are pinned"
+    )]
+    CachesNotDropped {
+        /// `Cached` before, kB.
+        before_kib: u64,
+        /// `Cached` after, kB.
+        after_kib: u64,
+        /// `Shmem` after, kB.
+        shmem_kib: u64,
+    },
+
+    /// The v1 memory cgroup controller is not usable.
+    #[error("memory cgroup unavailable: {reason}")]
+    CgroupUnavailable {
+        /// Why, with advice.
+        reason: String,
+    },
+
+    /// Another process holds the journal (a live iolab session).
+    #[error(
+        "journal {} is in use by {}; that iolab restores its own changes when it exits \
+         (wait for it, or stop it with Ctrl-C), then run `iolab recover` if it was killed",
+        path.display(),
+        holder.map(|p| format!("process {p}")).unwrap_or_else(|| "another process".into())
+    )]
+    JournalBusy {
+        /// Journal file.
+        path: PathBuf,
+        /// PID holding the lock, when /proc/locks tells.
+        holder: Option<u32>,
+    },
+
+    /// A journal line that is not the last one does not parse: the file was edited or damaged.
+    #[error(
+        "journal {}:{line}: {message}; fix or remove that line (it lists what iolab changed; \
+         undo those changes by hand if you remove it)",
+        path.display()
+    )]
+    JournalCorrupt {
+        /// Journal file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// Parser message.
+        message: String,
+    },
+
+    /// A journal entry asks for something iolab never records (a path outside its own names).
+    #[error("journal entry {seq} is not something iolab records ({why}); it was not acted on")]
+    ForeignEntry {
+        /// Sequence number.
+        seq: u64,
+        /// Which check failed.
+        why: String,
+    },
+
+    /// A file system operation on `path` failed.
+    #[error("cannot {op} {}: {error}{}", path.display(), permission_hint(error))]
+    Io {
+        /// What was attempted (`create`, `read`, `write`, `remove`).
+        op: &'static str,
+        /// Which file.
+        path: PathBuf,
+        /// The OS error.
+        error: io::Error,
+    },
+
+    /// A mount point is not in the state iolab left it in; it was not touched.
+    #[error("{}: {problem}", path.display())]
+    Conflict {
+        /// The path concerned.
+        path: PathBuf,
+        /// What is in the way.
+        problem: String,
+    },
+
+    /// The session was already torn down (e.g. by a signal handler).
+    #[error("the SUT session was torn down (interrupted); start a new one")]
+    TornDown,
+}
+
+impl Error {
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, error: io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            error,
+        }
+    }
+
+    pub(crate) fn spec(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::InvalidSpec {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// True for errors found before anything on the machine was changed because the
+    /// specification is wrong (exit code 2 territory for the binary).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            Error::InvalidSpec { .. } | Error::Refused { .. } | Error::FsUnavailable { .. }
+        )
+    }
+}
+
+/// Details of a failed mount(2).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot mount {source_} on {} as {fstype} with options {options:?}: {error}{}{}",
+    target.display(), kernel_suffix(kernel), hint_suffix(hint))]
+pub struct MountFailure {
+    /// Device or pseudo source.
+    pub source_: String,
+    /// Mount point.
+    pub target: PathBuf,
+    /// Filesystem type.
+    pub fstype: String,
+    /// Options as given.
+    pub options: String,
+    /// The OS error.
+    pub error: io::Error,
+    /// Kernel log lines printed while mounting (the kernel's own reason, e.g. a bad option).
+    pub kernel: Vec<String>,
+    /// What to try next.
+    pub hint: Option<String>,
+}
+
+/// Why a block device was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The path is not a block device.
+    NotBlockDevice,
+    /// It (or a partition of it, or a device built on it) is mounted.
+    Mounted {
+        /// Mount points found.
+        at: Vec<PathBuf>,
+    },
+    /// It holds the root filesystem (directly, as a partition's disk, or under dm/md).
+    BacksRoot,
+    /// Something else has it open exclusively or is built on it (swap, dm, md, a mount).
+    InUse {
+        /// What holds it.
+        by: String,
+    },
+    /// It is not a loop device iolab created, and `allow_destroy` is not set.
+    NotOurs,
+    /// It carries a filesystem or partition-table signature, and `force` is not set.
+    Signature {
+        /// What was recognised (`ext4`, `xfs`, `MBR partition table`, …).
+        kind: &'static str,
+    },
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NotBlockDevice => write!(f, "it is not a block device"),
+            Refusal::Mounted { at } => {
+                let at: Vec<String> = at.iter().map(|p| p.display().to_string()).collect();
+                write!(
+                    f,
+                    "it is mounted (at {}); iolab never formats a mounted device, unmount it first",
+                    at.join(", ")
+                )
+            }
+            Refusal::BacksRoot => write!(
+                f,
+                "it holds the root filesystem; iolab never formats it, whatever the settings"
+            ),
+            Refusal::InUse { by } => write!(f, "it is in use by {by}"),
+            Refusal::NotOurs => write!(
+                f,
+                "iolab did not create it; set `allow_destroy = true` on the target to let \
+                 iolab format it (its data will be destroyed)"
+            ),
+            Refusal::Signature { kind } => write!(
+                f,
+                "it carries a {kind} signature; set `force = true` on the target to \
+                 overwrite it"
+            ),
+        }
+    }
+}
+
+struct Refusals<'a>(&'a [Refusal]);
+
+impl fmt::Display for Refusals<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, r) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; and ")?;
+            }
+            write!(f, "{r}")?;
+        }
+        Ok(())
+    }
+}
+
+fn hint_suffix(hint: &Option<String>) -> String {
+    match hint {
+        Some(h) => format!(" ({h})"),
+        None => String::new(),
+    }
+}
+
+fn kernel_suffix(kernel: &[String]) -> String {
+    if kernel.is_empty() {
+        String::new()
+    } else {
+        format!("; kernel says: {}", kernel.join(" / "))
+    }
+}
+
+fn permission_hint(e: &io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => " (this needs root)",
+        Some(libc::EROFS) => " (read-only filesystem: inside a container?)",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_lists_every_reason_with_its_override() {
+        let e = Error::Refused {
+            device: "/dev/loop7".into(),
+            reasons: vec![Refusal::NotOurs, Refusal::Signature { kind: "ext4" }],
+        };
+        let s = e.to_string();
+        assert!(s.starts_with("refusing to use /dev/loop7: iolab did not create it"));
+        assert!(s.contains("allow_destroy = true"));
+        assert!(s.contains("ext4 signature; set `force = true`"));
+    }
+
+    #[test]
+    fn io_error_on_permission_says_root() {
+        let e = Error::io(
+            "write",
+            "/proc/sys/vm/x",
+            io::Error::from_raw_os_error(libc::EACCES),
+        );
+        assert!(e.to_string().ends_with("(this needs root)"));
+    }
+}

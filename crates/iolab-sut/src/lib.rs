@@ -1,0 +1,64 @@
+//! iolab-sut: the system under test — targets, mkfs/mount, kernel tunables, cache control,
+//! a memory cgroup, safety checks, and a journal that puts everything back.
+//!
+//! The flow is parse → validate → act: a [`SutSpec`] (serde, from the experiment file) is
+//! validated into a [`SutPlan`] without touching the machine; a [`Sut`] session then
+//! [`prepare`](Sut::prepare)s each run and [`teardown`](Sut::teardown)s it.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`spec`], [`plan`] | what the experiment asks for; the validated plan |
+//! | [`target`] | directory, tmpfs, loop image, block device (one file each) |
+//! | [`fs`] | ext4, xfs, btrfs, f2fs, tmpfs (one file each): mkfs, mount options, availability |
+//! | [`tunable`] | kernel tunables by name (`vm.dirty_ratio`, `queue/scheduler`, paths) |
+//! | [`cache`] | drop caches and check that `Cached` fell |
+//! | [`cgroup`] | a v1 memory cgroup capping the engine's page cache |
+//! | [`safety`] | refusing mounted, root, busy, foreign or signed devices |
+//! | [`journal`], [`recover()`] | every change written down before it is made; undoing them |
+//! | [`session`] | [`Sut`]: prepare/teardown, teardown on drop and from a signal thread |
+//! | [`procfs`] | pure parsers for the /proc files used |
+//!
+//! Safety rules: iolab formats only loop images it created, or a device the experiment
+//! names with `allow_destroy = true`; it refuses a device that is mounted, holds `/`, is in
+//! use, or carries a signature (unless `force = true`); it undoes only what its journal
+//! lists, and each undo checks that the entry names something iolab creates (`iolab-…`).
+//!
+//! f2fs is supported where the kernel has it; [`fs::availability`] says clearly when it does
+//! not (e.g. a kernel built without CONFIG_F2FS_FS and no module loader).
+//!
+//! This crate never prints; callers decide what the user sees.
+
+pub mod blockdev;
+pub mod cache;
+pub mod cgroup;
+pub mod error;
+pub mod fs;
+pub mod journal;
+mod loopdev;
+pub mod mount;
+pub mod plan;
+pub mod procfs;
+mod recover;
+pub mod safety;
+pub mod session;
+pub mod size;
+pub mod spec;
+pub mod target;
+pub mod tunable;
+mod undo;
+mod util;
+
+pub use blockdev::{DevInfo, DevT};
+pub use cache::{drop_caches, DropReport};
+pub use cgroup::CacheCgroup;
+pub use error::{Error, MountFailure, Refusal, Result};
+pub use fs::{availability, Availability, FsKind};
+pub use journal::{Entry, Journal, Record, DEFAULT_JOURNAL};
+pub use plan::{FsPlan, SutPlan, TunableSetting};
+pub use recover::{recover, recover_path, RecoverReport, UndoAction, UndoReport};
+pub use session::{Prepared, Sut, SutHandle, SutOptions};
+pub use spec::{FsSpec, SutSpec, TargetSpec};
+pub use target::Target;
+pub use tunable::{AppliedTunable, TunableName};
+pub use undo::Outcome;
+pub use util::NAME_PREFIX;

@@ -1,0 +1,129 @@
+//! Putting back what the journal lists: after a crash (`iolab recover`, and automatically when
+//! the next session opens the journal), and for a session's own teardown.
+//!
+//! Changes are undone newest first, so a mount goes before its loop device, the loop device
+//! before its image, the image before its directory. A change that fails to undo stays
+//! outstanding in the journal (the others are marked undone), so a later `recover` retries
+//! exactly the failures; the journal is emptied only when nothing is left.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::journal::{Entry, Journal};
+use crate::undo::{self, Outcome};
+
+/// What was undone.
+#[derive(Debug)]
+pub struct UndoReport {
+    /// The journal used.
+    pub journal: PathBuf,
+    /// One per outstanding change, in the order handled (newest first).
+    pub actions: Vec<UndoAction>,
+}
+
+/// One change and what undoing it did.
+#[derive(Debug)]
+pub struct UndoAction {
+    /// Its journal sequence number.
+    pub seq: u64,
+    /// The process that made it.
+    pub pid: u32,
+    /// The change.
+    pub entry: Entry,
+    /// What undoing it did, or why it failed (it then stays in the journal).
+    pub result: Result<Outcome>,
+}
+
+/// Report of a crash recovery.
+pub type RecoverReport = UndoReport;
+
+impl UndoReport {
+    /// Nothing was outstanding.
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+
+    /// Everything was put back.
+    pub fn is_clean(&self) -> bool {
+        self.actions.iter().all(|a| a.result.is_ok())
+    }
+
+    /// The changes that could not be undone.
+    pub fn failures(&self) -> impl Iterator<Item = &UndoAction> {
+        self.actions.iter().filter(|a| a.result.is_err())
+    }
+
+    /// `Err` with the first failure (the newest change that could not be undone).
+    pub fn into_result(mut self) -> Result<UndoReport> {
+        match self.actions.iter().position(|a| a.result.is_err()) {
+            None => Ok(self),
+            Some(i) => match std::mem::replace(
+                &mut self.actions[i].result,
+                Ok(Outcome::AlreadyGone(String::new())),
+            ) {
+                Err(e) => Err(e),
+                Ok(_) => unreachable!("position found an error"),
+            },
+        }
+    }
+}
+
+/// Undo one outstanding change and mark it in the journal. `release` runs first with the
+/// sequence number (the session closes the loop device it holds for it).
+pub(crate) fn undo_one(
+    journal: &mut Journal,
+    seq: u64,
+    release: &mut dyn FnMut(u64),
+) -> Option<UndoAction> {
+    let rec = journal.get(seq)?.clone();
+    release(seq);
+    let mut result = undo::undo(seq, &rec.entry);
+    if result.is_ok() {
+        if let Err(e) = journal.mark_undone(seq) {
+            result = Err(e);
+        }
+    }
+    Some(UndoAction {
+        seq,
+        pid: rec.pid,
+        entry: rec.entry,
+        result,
+    })
+}
+
+/// Undo the given changes, newest first, then empty the journal if nothing is left.
+pub(crate) fn undo_seqs(
+    journal: &mut Journal,
+    mut seqs: Vec<u64>,
+    release: &mut dyn FnMut(u64),
+) -> UndoReport {
+    seqs.sort_unstable_by(|a, b| b.cmp(a));
+    let actions = seqs
+        .into_iter()
+        .filter_map(|s| undo_one(journal, s, release))
+        .collect();
+    let _ = journal.clear_if_done();
+    UndoReport {
+        journal: journal.path().to_owned(),
+        actions,
+    }
+}
+
+/// Undo everything outstanding in an open journal.
+pub fn recover(journal: &mut Journal) -> RecoverReport {
+    let seqs: Vec<u64> = journal.outstanding().map(|r| r.seq).collect();
+    undo_seqs(journal, seqs, &mut |_| {})
+}
+
+/// `iolab recover`: open the journal at `path` (fails with [`crate::Error::JournalBusy`] while a
+/// live iolab holds it) and undo everything outstanding. A missing journal is an empty report.
+pub fn recover_path(path: &Path) -> Result<RecoverReport> {
+    if !path.exists() {
+        return Ok(UndoReport {
+            journal: path.to_owned(),
+            actions: Vec::new(),
+        });
+    }
+    let mut j = Journal::open(path)?;
+    Ok(recover(&mut j))
+}

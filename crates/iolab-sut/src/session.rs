@@ -1,0 +1,475 @@
+//! The SUT session: prepares a run, tears it down, and puts everything back on any exit.
+//!
+//! ```no_run
+//! use iolab_sut::{Sut, SutOptions, SutSpec};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let spec: SutSpec = serde_json::from_str(
+//!     r#"{"target":{"kind":"loop_image","size":"1G"},
+//!         "fs":{"kind":"ext4","mount_options":"data=journal"},
+//!         "tunables":{"vm.dirty_expire_centisecs":500}}"#)?;
+//! let plan = spec.validate()?;
+//! let sut = Sut::open(SutOptions::default())?;   // recovers a crashed session first
+//! let handle = sut.handle();                       // for a signal-handling thread
+//! let run = sut.prepare(&plan)?;                   // image, loop, mkfs, mount, tunables
+//! // ... run the workload in run.mountpoint ...
+//! sut.teardown(run).into_result()?;                // unmount, detach, delete, restore
+//! # drop(handle); Ok(()) }
+//! ```
+//!
+//! Each change is written to the journal before it is made (see [`crate::journal`]). A
+//! [`Prepared`] run remembers which journal records are its own; [`Sut::teardown`] undoes
+//! those, newest first. [`SutHandle::teardown_all`] (for a signal handler thread) and dropping
+//! the [`Sut`] undo everything still outstanding. If the process dies instead, the journal
+//! lets [`crate::recover`] do the same later; [`Sut::open`] runs it when it finds leftovers.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::blockdev::DevInfo;
+use crate::cgroup::{self, CacheCgroup};
+use crate::error::{Error, Result};
+use crate::fs::{self, FsKind};
+use crate::journal::{Entry, Journal, DEFAULT_JOURNAL};
+use crate::loopdev::LoopDevice;
+use crate::mount::{self, MountOptions};
+use crate::plan::{SutPlan, TunableSetting};
+use crate::procfs::mountinfo::{self, MountEntry};
+use crate::recover::{self, RecoverReport, UndoReport};
+use crate::target::Acquired;
+use crate::tunable::{self, AppliedTunable};
+use crate::util;
+
+/// Where a session keeps its journal, mount points and images.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SutOptions {
+    /// The journal file (default `/var/lib/iolab/journal.json`).
+    pub journal: PathBuf,
+    /// Directory for mount points (default `/var/lib/iolab/mnt`); created if missing and
+    /// left in place.
+    pub mount_root: PathBuf,
+    /// Default directory for loop images (default `/var/lib/iolab/images`): on a disk
+    /// filesystem, since the loop device uses direct I/O.
+    pub image_dir: PathBuf,
+}
+
+impl Default for SutOptions {
+    fn default() -> Self {
+        SutOptions {
+            journal: DEFAULT_JOURNAL.into(),
+            mount_root: "/var/lib/iolab/mnt".into(),
+            image_dir: "/var/lib/iolab/images".into(),
+        }
+    }
+}
+
+impl SutOptions {
+    /// Journal, mount points and images all under `dir` (tests, per-user state).
+    pub fn under(dir: &Path) -> SutOptions {
+        SutOptions {
+            journal: dir.join("journal.json"),
+            mount_root: dir.join("mnt"),
+            image_dir: dir.join("images"),
+        }
+    }
+}
+
+struct Inner {
+    journal: Journal,
+    opts: SutOptions,
+    /// Loop devices attached by this session, by the sequence number of their record; kept
+    /// open so that (with autoclear) they stay attached exactly as long as needed.
+    loops: BTreeMap<u64, LoopDevice>,
+    closed: bool,
+}
+
+impl Inner {
+    fn undo(&mut self, seqs: Vec<u64>) -> UndoReport {
+        let loops = &mut self.loops;
+        recover::undo_seqs(&mut self.journal, seqs, &mut |s| {
+            loops.remove(&s);
+        })
+    }
+
+    fn undo_all(&mut self) -> UndoReport {
+        let seqs = self.journal.outstanding().map(|r| r.seq).collect();
+        self.undo(seqs)
+    }
+}
+
+/// A session on the system under test. Dropping it undoes everything still outstanding.
+pub struct Sut {
+    shared: Arc<Mutex<Inner>>,
+    startup: Option<RecoverReport>,
+}
+
+/// A cloneable, `Send` handle for a signal-handling thread.
+#[derive(Clone)]
+pub struct SutHandle {
+    shared: Arc<Mutex<Inner>>,
+}
+
+fn lock(shared: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    // A panic elsewhere must not stop the restore.
+    shared.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl SutHandle {
+    /// Undo everything outstanding (newest first) and refuse further `prepare` calls. Safe to
+    /// call from another thread at any time, e.g. on SIGINT/SIGTERM; waits for a `prepare`
+    /// in progress to finish its current step list first.
+    pub fn teardown_all(&self) -> UndoReport {
+        let mut inner = lock(&self.shared);
+        inner.closed = true;
+        inner.undo_all()
+    }
+}
+
+impl Sut {
+    /// Open a session: lock the journal (fails with [`Error::JournalBusy`] if another iolab
+    /// is running) and undo whatever a crashed session left there.
+    pub fn open(opts: SutOptions) -> Result<Sut> {
+        let mut journal = Journal::open(&opts.journal)?;
+        let startup = (!journal.is_clear()).then(|| recover::recover(&mut journal));
+        Ok(Sut {
+            shared: Arc::new(Mutex::new(Inner {
+                journal,
+                opts,
+                loops: BTreeMap::new(),
+                closed: false,
+            })),
+            startup,
+        })
+    }
+
+    /// What opening the session recovered from a crashed one (`None`: nothing was left).
+    pub fn startup_recovery(&self) -> Option<&RecoverReport> {
+        self.startup.as_ref()
+    }
+
+    /// A handle for a signal-handling thread.
+    pub fn handle(&self) -> SutHandle {
+        SutHandle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// Prepare the system for one run: create/attach/format/mount the target, set tunables,
+    /// create the cache cgroup. On error, whatever was done is undone before returning.
+    pub fn prepare(&self, plan: &SutPlan) -> Result<Prepared> {
+        let mut inner = lock(&self.shared);
+        if inner.closed {
+            return Err(Error::TornDown);
+        }
+        let mut tx = Tx {
+            inner: &mut inner,
+            seqs: Vec::new(),
+        };
+        match prepare_in(&mut tx, plan) {
+            Ok(mut p) => {
+                p.seqs = std::mem::take(&mut tx.seqs);
+                Ok(p)
+            }
+            Err(e) => {
+                let seqs = std::mem::take(&mut tx.seqs);
+                // Best effort; what fails stays in the journal for teardown_all / recover.
+                let _ = inner.undo(seqs);
+                Err(e)
+            }
+        }
+    }
+
+    /// Undo one run's changes, newest first. Failures are in the report (and stay in the
+    /// journal, to be retried by [`SutHandle::teardown_all`], drop, or `recover`).
+    pub fn teardown(&self, prepared: Prepared) -> UndoReport {
+        lock(&self.shared).undo(prepared.seqs)
+    }
+
+    /// Unmount and mount the run's filesystem again with the same options (drops its cached
+    /// inodes and pages; e.g. between a workload's write and read phases).
+    pub fn remount(&self, prepared: &mut Prepared) -> Result<()> {
+        let inner = lock(&self.shared);
+        if inner.closed {
+            return Err(Error::TornDown);
+        }
+        let Some((source, fstype, opts)) = &prepared.mount_args else {
+            return Err(Error::Conflict {
+                path: prepared.mountpoint.clone(),
+                problem: "iolab did not mount this target, so it does not remount it".into(),
+            });
+        };
+        mount::unmount(&prepared.mountpoint)?;
+        mount::mount(source, &prepared.mountpoint, fstype, opts)?;
+        prepared.mount = read_mount(&prepared.mountpoint);
+        Ok(())
+    }
+
+    /// Undo everything outstanding and close the session.
+    pub fn close(self) -> UndoReport {
+        self.handle().teardown_all()
+    }
+
+    /// The journal's path.
+    pub fn journal_path(&self) -> PathBuf {
+        lock(&self.shared).journal.path().to_owned()
+    }
+}
+
+impl Drop for Sut {
+    fn drop(&mut self) {
+        let _ = self.handle().teardown_all();
+    }
+}
+
+/// A prepared run.
+#[derive(Debug)]
+pub struct Prepared {
+    /// Where the workload's files go.
+    pub mountpoint: PathBuf,
+    /// The block device under it, if any (for loop images: the loop device, with its
+    /// backing image).
+    pub device: Option<DevInfo>,
+    /// The filesystem iolab made, if it made one (tmpfs for a tmpfs target).
+    pub fs: Option<FsKind>,
+    /// The mount as the kernel shows it, read back after mounting (effective options).
+    pub mount: Option<MountEntry>,
+    /// For loop images: whether direct I/O is on.
+    pub direct_io: Option<bool>,
+    /// Tunables set for this run, with their original values.
+    pub tunables: Vec<AppliedTunable>,
+    /// The page-cache cgroup, if a cache limit was asked for. Add the engine's threads.
+    pub cgroup: Option<CacheCgroup>,
+    mount_args: Option<(String, String, MountOptions)>,
+    seqs: Vec<u64>,
+}
+
+/// The changes of one `prepare`, in progress. Targets record through it.
+pub(crate) struct Tx<'a> {
+    inner: &'a mut Inner,
+    seqs: Vec<u64>,
+}
+
+impl Tx<'_> {
+    /// Write a change to the journal (before making it).
+    pub(crate) fn record(&mut self, entry: Entry) -> Result<u64> {
+        let seq = self.inner.journal.append(entry)?;
+        self.seqs.push(seq);
+        Ok(seq)
+    }
+
+    /// A recorded change that was not made after all (and whose undo must not run, e.g. a
+    /// name that turned out to exist already).
+    pub(crate) fn abandon(&mut self, seq: u64) {
+        self.seqs.retain(|s| *s != seq);
+        let _ = self.inner.journal.mark_undone(seq);
+    }
+
+    /// Keep a loop device open for the session.
+    pub(crate) fn keep_loop(&mut self, seq: u64, dev: LoopDevice) {
+        self.inner.loops.insert(seq, dev);
+    }
+
+    pub(crate) fn options(&self) -> &SutOptions {
+        &self.inner.opts
+    }
+
+    /// Images of loop devices this session has attached.
+    pub(crate) fn our_images(&self) -> Vec<PathBuf> {
+        self.inner
+            .journal
+            .outstanding()
+            .filter(|r| r.pid == std::process::id())
+            .filter_map(|r| match &r.entry {
+                Entry::Loop { image } => Some(image.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Create a fresh mount point and mount `source` there.
+    pub(crate) fn mount_fresh(
+        &mut self,
+        source: &str,
+        fstype: &str,
+        opts: &MountOptions,
+    ) -> Result<PathBuf> {
+        let root = mount::ensure_dir(&self.inner.opts.mount_root.clone())?;
+        let dir = root.join(util::unique_name());
+        let seq = self.record(Entry::Mkdir { path: dir.clone() })?;
+        if let Err(e) = mount::make_dir(&dir) {
+            self.abandon(seq);
+            return Err(e);
+        }
+        self.record(Entry::Mount {
+            source: source.to_owned(),
+            target: dir.clone(),
+            fstype: fstype.to_owned(),
+        })?;
+        mount::mount(source, &dir, fstype, opts)?;
+        Ok(dir)
+    }
+
+    fn set_tunable(&mut self, t: &TunableSetting, dev: Option<&DevInfo>) -> Result<AppliedTunable> {
+        let name = t.name.to_string();
+        let path = t
+            .name
+            .resolve(dev)
+            .map_err(|m| Error::spec(format!("tunables.{name:?}"), m))?;
+        let original = tunable::check_exists(&name, &path)?;
+        match tunable::dirty_pair(&path) {
+            Some((bytes_path, ratio_path)) => {
+                let bytes = tunable::read(&bytes_path)?;
+                let ratio = tunable::read(&ratio_path)?;
+                self.record(Entry::DirtyLimit {
+                    bytes_path,
+                    bytes,
+                    ratio_path,
+                    ratio,
+                })?;
+            }
+            None => {
+                self.record(Entry::Tunable {
+                    path: path.clone(),
+                    original: original.clone(),
+                })?;
+            }
+        }
+        let value = tunable::write_checked(&name, &path, &t.value)?;
+        Ok(AppliedTunable {
+            name,
+            path,
+            original,
+            value,
+        })
+    }
+
+    fn create_cgroup(&mut self, limit: u64) -> Result<CacheCgroup> {
+        let parent = cgroup::parent_dir()?;
+        let path = parent.join(util::unique_name());
+        let seq = self.record(Entry::Cgroup { path: path.clone() })?;
+        if let Err(e) = std::fs::create_dir(&path) {
+            self.abandon(seq);
+            return Err(Error::io("create cgroup", &path, e));
+        }
+        let limit_bytes = cgroup::set_limit(&path, limit)?;
+        Ok(CacheCgroup { path, limit_bytes })
+    }
+}
+
+fn read_mount(point: &Path) -> Option<MountEntry> {
+    let mounts = mountinfo::read().ok()?;
+    mountinfo::top_mount_at(&mounts, point).cloned()
+}
+
+fn prepare_in(tx: &mut Tx<'_>, plan: &SutPlan) -> Result<Prepared> {
+    // Everything that can fail without changing the machine comes first.
+    let mkfs_program = match (&plan.fs, plan.target.needs_mkfs()) {
+        (Some(f), true) => {
+            let a = fs::availability(f.kind);
+            a.require()?;
+            a.mkfs
+        }
+        _ => None,
+    };
+    for t in &plan.tunables {
+        if !t.name.needs_device() {
+            let name = t.name.to_string();
+            let path = t
+                .name
+                .resolve(None)
+                .map_err(|m| Error::spec(format!("tunables.{name:?}"), m))?;
+            tunable::check_exists(&name, &path)?;
+        }
+    }
+    if plan.cache_limit.is_some() {
+        cgroup::parent_dir()?;
+    }
+
+    let acquired = plan.target.as_acquire().acquire(tx, plan.fs.as_ref())?;
+    let mut prepared = Prepared {
+        mountpoint: PathBuf::new(),
+        device: None,
+        fs: None,
+        mount: None,
+        direct_io: None,
+        tunables: Vec::new(),
+        cgroup: None,
+        mount_args: None,
+        seqs: Vec::new(),
+    };
+    match acquired {
+        Acquired::Ready { mountpoint, device } => {
+            prepared.mountpoint = mountpoint;
+            prepared.device = device;
+            if let crate::target::Target::Tmpfs(t) = &plan.target {
+                let opts = plan
+                    .fs
+                    .as_ref()
+                    .map(|f| f.mount.clone())
+                    .unwrap_or_default()
+                    .with_default("size", &t.size.to_string());
+                prepared.fs = Some(FsKind::Tmpfs);
+                let source = read_mount(&prepared.mountpoint)
+                    .map(|m| m.source)
+                    .unwrap_or_default();
+                prepared.mount_args = Some((source, "tmpfs".into(), opts));
+            }
+        }
+        Acquired::Device {
+            device,
+            nodiscard,
+            direct_io,
+        } => {
+            let f = plan
+                .fs
+                .as_ref()
+                .expect("validated: device targets have a filesystem");
+            let program = mkfs_program.expect("availability checked");
+            fs::mkfs(f.kind, &program, &device.path, &f.mkfs_options, nodiscard)?;
+            let source = device.path.to_string_lossy().into_owned();
+            prepared.mountpoint = tx.mount_fresh(&source, f.kind.name(), &f.mount)?;
+            prepared.fs = Some(f.kind);
+            prepared.direct_io = direct_io;
+            prepared.mount_args = Some((source, f.kind.name().into(), f.mount.clone()));
+            prepared.device = Some(device);
+        }
+    }
+    prepared.mount = prepared
+        .mount_args
+        .as_ref()
+        .and_then(|_| read_mount(&prepared.mountpoint));
+    for t in &plan.tunables {
+        let applied = tx.set_tunable(t, prepared.device.as_ref())?;
+        prepared.tunables.push(applied);
+    }
+    if let Some(limit) = plan.cache_limit {
+        prepared.cgroup = Some(tx.create_cgroup(limit)?);
+    }
+    Ok(prepared)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_types_can_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Sut>();
+        send_sync::<SutHandle>();
+        send_sync::<Prepared>();
+        send_sync::<UndoReport>();
+    }
+
+    #[test]
+    fn options_under_a_directory() {
+        let o = SutOptions::under(Path::new("/x"));
+        assert_eq!(o.journal, PathBuf::from("/x/journal.json"));
+        assert_eq!(o.mount_root, PathBuf::from("/x/mnt"));
+        assert_eq!(o.image_dir, PathBuf::from("/x/images"));
+        assert_eq!(
+            SutOptions::default().journal,
+            PathBuf::from(DEFAULT_JOURNAL)
+        );
+    }
+}
