@@ -42,6 +42,16 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// A worker thread's panic, with its message when it has one.
+    pub fn from_panic(payload: Box<dyn std::any::Any + Send>) -> EngineError {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        EngineError::WorkerPanicked(msg)
+    }
+
     /// True when the user's input is at fault (exit code 2), false when the run failed (1).
     pub fn is_bad_input(&self) -> bool {
         if let EngineError::Fileset(f) = self {

@@ -378,14 +378,7 @@ fn execute(
 fn join(
     h: thread::ScopedJoinHandle<'_, Result<ThreadStats, EngineError>>,
 ) -> Result<ThreadStats, EngineError> {
-    h.join().unwrap_or_else(|p| {
-        let msg = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        Err(EngineError::WorkerPanicked(msg))
-    })
+    h.join().unwrap_or_else(|p| Err(EngineError::from_panic(p)))
 }
 
 fn merge(plan: &MicroPlan, prepared: &[Prepared], stats: Vec<ThreadStats>) -> MicroResult {

@@ -6,6 +6,7 @@ mod cmd;
 mod error;
 mod fmt;
 mod output;
+mod term;
 mod workloads;
 
 use std::process::ExitCode;

@@ -361,10 +361,7 @@ pub fn run_workload(
                     go.wait();
                     let mut out: Vec<_> = handles
                         .into_iter()
-                        .map(|h| {
-                            h.join()
-                                .unwrap_or_else(|_| Err(EngineError::WorkerPanicked(String::new())))
-                        })
+                        .map(|h| h.join().unwrap_or_else(|p| Err(EngineError::from_panic(p))))
                         .collect();
                     out.push(Err(EngineError::Spawn(e)));
                     return out;
@@ -407,16 +404,7 @@ pub fn run_workload(
         run.stop.set();
         let out: Vec<_> = handles
             .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|p| {
-                    let msg = p
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| p.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    Err(EngineError::WorkerPanicked(msg))
-                })
-            })
+            .map(|h| h.join().unwrap_or_else(|p| Err(EngineError::from_panic(p))))
             .collect();
         obs.finished();
         out

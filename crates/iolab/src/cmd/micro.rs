@@ -1,6 +1,6 @@
 //! `iolab micro`: validate, run, print.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, SystemTime};
 
 use iolab_engine::{run_micro, Observer};
@@ -11,6 +11,7 @@ use crate::cli::{Format, MicroArgs};
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::{self, Host, MicroReport};
+use crate::term::StatusLine;
 
 pub fn run(args: MicroArgs) -> Result<(), CliError> {
     let spec = MicroSpec {
@@ -31,10 +32,9 @@ pub fn run(args: MicroArgs) -> Result<(), CliError> {
     let format = if args.json { Format::Json } else { args.format };
 
     let mut obs = CliObserver {
-        progress: std::io::stderr().is_terminal(),
+        status: StatusLine::new(std::io::stderr().is_terminal()),
         cpu_start: None,
         cpu_end: None,
-        shown: false,
     };
     let started_at = SystemTime::now();
     let result = run_micro(&plan, &mut obs)?;
@@ -44,14 +44,7 @@ pub fn run(args: MicroArgs) -> Result<(), CliError> {
         host: Host::probe(),
         started_at,
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    match output::write_micro(format, &report, &mut out).and_then(|()| out.flush()) {
-        // A closed pipe (`| head`) means the reader has what it wanted: not an error.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            return Err(CliError::failed(format!("cannot write the results: {e}")));
-        }
-        _ => {}
-    }
+    output::emit(|out| output::write_micro(format, &report, out))?;
     if args.remove_files {
         for f in &report.result.files {
             std::fs::remove_file(f)
@@ -63,32 +56,30 @@ pub fn run(args: MicroArgs) -> Result<(), CliError> {
 
 /// Shows fill progress on a terminal and samples system CPU at the edges of the timed region.
 struct CliObserver {
-    progress: bool,
+    status: StatusLine,
     cpu_start: Option<CpuTimes>,
     cpu_end: Option<CpuTimes>,
-    shown: bool,
 }
 
 impl Observer for CliObserver {
     fn preparing(&mut self, done: u64, total: u64) {
-        if !self.progress || total < 64 << 20 {
+        if !self.status.enabled() || total < 64 << 20 {
             return;
         }
         // One update per 64 MiB keeps the terminal quiet and the cost invisible.
         if done.is_multiple_of(64 << 20) || done == total {
-            eprint!(
-                "\rpreparing files: {} of {} MiB ({}%)",
+            self.status.show(format_args!(
+                "preparing files: {} of {} MiB ({}%)",
                 done >> 20,
                 total >> 20,
                 done * 100 / total
-            );
-            self.shown = true;
+            ));
         }
     }
 
     fn progress(&mut self, done: u64, planned: u64, elapsed: Duration) {
         // Short runs finish before anyone could read a progress line.
-        if !self.progress || elapsed < Duration::from_secs(1) || planned == 0 {
+        if !self.status.enabled() || elapsed < Duration::from_secs(1) || planned == 0 {
             return;
         }
         let rate = done as f64 / elapsed.as_secs_f64();
@@ -100,29 +91,22 @@ impl Observer for CliObserver {
         } else {
             String::new()
         };
-        eprint!(
-            "\r\x1b[Krunning: {}% ({} of {} records), {} records/s{left}",
+        self.status.show(format_args!(
+            "running: {}% ({} of {} records), {} records/s{left}",
             done * 100 / planned,
             thousands(done),
             thousands(planned),
             thousands(rate as u64)
-        );
-        self.shown = true;
+        ));
     }
 
     fn started(&mut self) {
-        if self.shown {
-            eprintln!();
-            self.shown = false;
-        }
+        self.status.keep();
         self.cpu_start = procstat::read().ok().map(|s| s.total);
     }
 
     fn finished(&mut self) {
-        if self.shown {
-            eprint!("\r\x1b[K");
-            self.shown = false;
-        }
+        self.status.clear();
         self.cpu_end = procstat::read().ok().map(|s| s.total);
     }
 }

@@ -1,6 +1,6 @@
 //! `iolab run FILE.f`: parse → validate → lower → run → print.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, SystemTime};
 
 use iolab_engine::fileset::PopulateReport;
@@ -13,6 +13,7 @@ use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::run::{write_run, RunFormat, RunReport};
 use crate::output::Host;
+use crate::term::StatusLine;
 use crate::workloads;
 
 pub fn run(args: RunArgs) -> Result<(), CliError> {
@@ -64,9 +65,8 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let mut obs = CliObserver {
-        tty: std::io::stderr().is_terminal() && !args.quiet,
+        status: StatusLine::new(std::io::stderr().is_terminal() && !args.quiet),
         quiet: args.quiet,
-        shown: false,
         cpu_start: None,
         cpu_end: None,
     };
@@ -81,13 +81,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         started_at,
         warnings,
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    match write_run(format, &report, &mut out).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(CliError::failed(format!("cannot write the results: {e}")))
-        }
-        _ => Ok(()),
-    }
+    crate::output::emit(|out| write_run(format, &report, out))
 }
 
 /// A file path, or the name of a built-in workload (`fileserver`, `varmail.f`).
@@ -117,44 +111,32 @@ fn wml_errors(errs: iolab_wml::WmlErrors) -> CliError {
 }
 
 struct CliObserver {
-    tty: bool,
+    status: StatusLine,
     quiet: bool,
-    shown: bool,
     cpu_start: Option<CpuTimes>,
     cpu_end: Option<CpuTimes>,
 }
 
-impl CliObserver {
-    fn clear(&mut self) {
-        if self.shown {
-            eprint!("\r\x1b[K");
-            self.shown = false;
-        }
-    }
-}
-
 impl WorkloadObserver for CliObserver {
     fn populating(&mut self, fileset: &str) {
-        if self.tty {
-            eprint!("\r\x1b[Kpopulating fileset {fileset}…");
-            self.shown = true;
-        }
+        self.status
+            .show(format_args!("populating fileset {fileset}…"));
     }
 
     fn populated(&mut self, _fileset: &str, _report: &PopulateReport) {
-        self.clear();
+        self.status.clear();
     }
 
     fn echo(&mut self, text: &str) {
         if !self.quiet {
-            self.clear();
+            self.status.clear();
             eprintln!("{text}");
         }
     }
 
     fn system(&mut self, command: &str) {
         if !self.quiet {
-            self.clear();
+            self.status.clear();
             eprintln!("running: {command}");
         }
     }
@@ -164,22 +146,21 @@ impl WorkloadObserver for CliObserver {
     }
 
     fn progress(&mut self, ops: u64, elapsed: Duration, planned: Duration) {
-        if !self.tty || elapsed < Duration::from_secs(1) {
+        if elapsed < Duration::from_secs(1) {
             return;
         }
-        eprint!(
-            "\r\x1b[Krunning: {:.0} of {:.0} s, {} data ops ({} /s)",
+        self.status.show(format_args!(
+            "running: {:.0} of {:.0} s, {} data ops ({} /s)",
             elapsed.as_secs_f64(),
             planned.as_secs_f64(),
             thousands(ops),
             thousands((ops as f64 / elapsed.as_secs_f64()) as u64)
-        );
-        self.shown = true;
+        ));
     }
 
     fn report(&mut self, ops: u64, _bytes: u64, elapsed: Duration) {
         if !self.quiet {
-            self.clear();
+            self.status.clear();
             eprintln!(
                 "{:.3}: {} data ops, {:.1} ops/s",
                 elapsed.as_secs_f64(),
@@ -191,6 +172,6 @@ impl WorkloadObserver for CliObserver {
 
     fn finished(&mut self) {
         self.cpu_end = procstat::read().ok().map(|s| s.total);
-        self.clear();
+        self.status.clear();
     }
 }

@@ -78,6 +78,20 @@ pub trait MicroFormatter {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()>;
 }
 
+/// Writes results to stdout through a buffer. A closed pipe (`| head`) means the reader has
+/// what it wanted: not an error.
+pub fn emit(
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), crate::error::CliError> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(crate::error::CliError::failed(
+            format!("cannot write the results: {e}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub fn write_micro(format: Format, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
     let f: &dyn MicroFormatter = match format {
         Format::Human => &micro::human::Human,
