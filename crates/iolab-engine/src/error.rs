@@ -39,6 +39,9 @@ pub enum EngineError {
     WorkerPanicked(String),
     #[error("cannot start a worker thread: {0}")]
     Spawn(io::Error),
+    /// The caller's cancel flag was set (Ctrl-C): the run ended early and has no result.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl EngineError {
@@ -50,6 +53,15 @@ impl EngineError {
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_default();
         EngineError::WorkerPanicked(msg)
+    }
+
+    /// True when the run ended because the caller's cancel flag was set.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(
+            self,
+            EngineError::Interrupted
+                | EngineError::Fileset(crate::fileset::FilesetError::Interrupted)
+        )
     }
 
     /// True when the user's input is at fault (exit code 2), false when the run failed (1).

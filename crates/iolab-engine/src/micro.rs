@@ -96,8 +96,20 @@ pub fn data_file(dir: &Path, thread: u32) -> PathBuf {
 
 /// Runs `plan`. On failure, files this run created are removed.
 pub fn run_micro(plan: &MicroPlan, obs: &mut dyn Observer) -> Result<MicroResult, EngineError> {
+    run_micro_cancellable(plan, obs, &AtomicBool::new(false))
+}
+
+/// [`run_micro`] that ends early with [`EngineError::Interrupted`] once `cancel` is set (from
+/// a signal handler, say): within a record while filling files, within a
+/// [`PROGRESS_PERIOD`] while running. Files it created are removed.
+pub fn run_micro_cancellable(
+    plan: &MicroPlan,
+    obs: &mut dyn Observer,
+    cancel: &AtomicBool,
+) -> Result<MicroResult, EngineError> {
     let mut prepared = Vec::new();
-    let result = prepare(plan, obs, &mut prepared).and_then(|()| execute(plan, &prepared, obs));
+    let result = prepare(plan, obs, &mut prepared, cancel)
+        .and_then(|()| execute(plan, &prepared, obs, cancel));
     if result.is_err() {
         for p in prepared.iter().filter(|p| p.created) {
             let _ = fs::remove_file(&p.path);
@@ -141,6 +153,7 @@ fn prepare(
     plan: &MicroPlan,
     obs: &mut dyn Observer,
     out: &mut Vec<Prepared>,
+    cancel: &AtomicBool,
 ) -> Result<(), EngineError> {
     if plan.engine == EngineKind::Null {
         return Ok(());
@@ -183,6 +196,7 @@ fn prepare(
         fill(&out[idx].path, plan.file_size, rng.as_mut(), &mut |n| {
             done += n;
             obs.preparing(done, total);
+            !cancel.load(Ordering::Relaxed)
         })?;
     }
     if plan.writes() {
@@ -213,7 +227,8 @@ fn fill(
     path: &Path,
     size: u64,
     mut rng: Option<&mut Rng>,
-    progress: &mut dyn FnMut(u64),
+    // Told the bytes just written; returns false to stop (cancelled).
+    progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<(), EngineError> {
     let io_err = |op, e| EngineError::Io {
         op,
@@ -234,7 +249,9 @@ fn fill(
         file.write_all_at(&buf.as_slice()[..n], off)
             .map_err(|e| io_err("write", e))?;
         off += n as u64;
-        progress(n as u64);
+        if !progress(n as u64) {
+            return Err(EngineError::Interrupted);
+        }
     }
     file.sync_all().map_err(|e| io_err("fsync", e))
 }
@@ -296,6 +313,7 @@ fn execute(
     plan: &MicroPlan,
     prepared: &[Prepared],
     obs: &mut dyn Observer,
+    cancel: &AtomicBool,
 ) -> Result<MicroResult, EngineError> {
     let n = plan.threads as usize;
     let shared = Shared {
@@ -356,6 +374,9 @@ fn execute(
         let start = *shared.start.get().expect("set above");
         while !handles.iter().all(|h| h.is_finished()) {
             thread::park_timeout(PROGRESS_PERIOD);
+            if cancel.load(Ordering::Relaxed) {
+                shared.abort.store(true, Ordering::Relaxed);
+            }
             let done = shared
                 .progress
                 .iter()
@@ -368,6 +389,9 @@ fn execute(
         out
     });
 
+    if cancel.load(Ordering::Relaxed) {
+        return Err(EngineError::Interrupted);
+    }
     let mut stats = Vec::with_capacity(n);
     for o in outcomes {
         stats.push(o?);

@@ -14,11 +14,13 @@
 //! | [`sysfs`] | `/sys/class/block`: device stacking (slaves, loop backing files) |
 //! | [`pressure`] | `/proc/pressure/*`: pressure stall information |
 //! | [`process`] | `/proc/[pid]/status`, `/proc/[pid]/stat`, `getrusage(2)` |
+//! | [`environment`] | the machine and the storage under a path, as JSON for every run |
 //! | [`perf`] | `perf_event_open(2)` software (and, where present, hardware) counters |
 //!
 //! This crate never prints; callers decide what the user sees.
 
 pub mod diskstats;
+pub mod environment;
 pub mod error;
 pub mod meminfo;
 pub mod perf;
@@ -28,4 +30,8 @@ pub mod procstat;
 pub mod sysfs;
 pub mod vmstat;
 
+pub use environment::{BlockEnv, Environment, HostEnv, StorageEnv};
 pub use error::{Error, ParseError, ParseErrorKind};
+
+#[cfg(test)]
+mod testutil;

@@ -248,32 +248,7 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
-    /// A throwaway directory removed on drop.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(tag: &str) -> Self {
-            let p = std::env::temp_dir().join(format!(
-                "iolab-monitor-{tag}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_dir_all(&p);
-            std::fs::create_dir_all(&p).unwrap();
-            TempDir(p)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::testutil::{write, TempDir};
 
     /// A fake sysfs: sda with partition sda2, dm-0 on sda2, loop0 backed by a file that lives
     /// on the real filesystem of the temp dir (whose st_dev is mapped to "realdisk").

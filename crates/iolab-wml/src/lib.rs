@@ -27,13 +27,14 @@
 //! ```
 
 pub mod ast;
+pub mod builtin;
 mod env;
 mod error;
 mod lexer;
 pub mod lower;
 mod parser;
 mod schema;
-mod suggest;
+pub mod suggest;
 mod validate;
 
 use std::path::Path;

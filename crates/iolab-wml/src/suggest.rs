@@ -2,7 +2,7 @@
 
 /// Optimal-string-alignment distance: Levenshtein plus adjacent transpositions, so that
 /// `opnefile` is one edit from `openfile`.
-pub(crate) fn distance(a: &str, b: &str) -> usize {
+pub fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
@@ -29,7 +29,7 @@ pub(crate) fn distance(a: &str, b: &str) -> usize {
 
 /// The closest candidate, if it is close enough to be a plausible typo: at most one edit
 /// for short words, a third of the length for long ones.
-pub(crate) fn closest<'a, I>(word: &str, candidates: I) -> Option<&'a str>
+pub fn closest<'a, I>(word: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
@@ -44,7 +44,7 @@ where
 }
 
 /// `Some("did you mean `x`?")` when a candidate is close enough.
-pub(crate) fn did_you_mean<'a, I>(word: &str, candidates: I) -> Option<String>
+pub fn did_you_mean<'a, I>(word: &str, candidates: I) -> Option<String>
 where
     I: IntoIterator<Item = &'a str>,
 {

@@ -26,20 +26,106 @@ pub enum Command {
         after_help = "Examples:\n  iolab micro --dir /mnt/test --access randwrite --sync fdatasync --bs 4k --size 64m\n  iolab micro --dir /mnt/test --access randread --engine io_uring --iodepth 32 --size 1g --json\n\nFiles are named iolab-micro.N (one per thread) and kept for later read runs unless\n--remove-files is given; a file of the right size is reused."
     )]
     Micro(MicroArgs),
-    /// Run a filebench workload (.f file, or the name of a built-in workload) with iolab's engine
+    /// Run an experiment (.toml), or a filebench workload (.f file or built-in name)
     #[command(
-        after_help = "Examples:\n  iolab run fileserver --dir /mnt/test --time 30s\n  iolab run my.f --set nfiles=10000 --set iosize=1m --format filebench\n\nThe built-in workloads are listed by `iolab workloads`."
+        after_help = "Examples:\n  iolab run examples/quickstart.toml\n  iolab run examples/ext4-journal-modes.toml --db results.db\n  iolab run examples/ext4-journal-modes.toml --resume     # after a crash or Ctrl-C\n  iolab run fileserver --dir /mnt/test --time 30s\n  iolab run my.f --set nfiles=10000 --set iosize=1m --format filebench\n\nEvery run is stored in the results database (--db, default ./iolab.db; $IOLAB_DB).\nExperiment files are described in docs/experiments.md; the built-in workloads are\nlisted by `iolab workloads`."
     )]
     Run(RunArgs),
     /// List the built-in workloads
     Workloads,
+    /// List the experiments in the results database
+    List(ListArgs),
+    /// Show an experiment: per configuration, runs and mean ± 95% CI of the headline metrics
+    Show(ShowArgs),
+    /// Export an experiment's runs as JSON or CSV
+    Export(ExportArgs),
+    /// Undo what a crashed iolab left behind: mounts, loop devices, images, tunables, cgroups
+    #[command(
+        after_help = "iolab writes every change to the system to a journal before making it\n(/var/lib/iolab/journal.json for root). `iolab recover` undoes what the journal still\nlists; iolab also does this by itself when it starts."
+    )]
+    Recover(RecoverArgs),
+}
+
+/// Where the results database is.
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    /// Results database (SQLite)
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "IOLAB_DB",
+        default_value = "iolab.db"
+    )]
+    pub db: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Experiment id (as `iolab list` shows it) or uuid; default: the newest
+    #[arg(value_name = "ID")]
+    pub id: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Experiment id or uuid; default: the newest
+    #[arg(value_name = "ID")]
+    pub id: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// json: everything, nested; csv: one row per run
+    #[arg(long, value_enum, default_value_t = ExportArg::Json)]
+    pub format: ExportArg,
+    /// Write to this file instead of standard output
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportArg {
+    Json,
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// The journal to recover from [default: /var/lib/iolab/journal.json as root,
+    /// $XDG_STATE_HOME/iolab/journal.json otherwise]
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// A WML file (.f), or the name of a built-in workload
+    /// An experiment file (.toml), a WML file (.f), or the name of a built-in workload
     #[arg(value_name = "FILE")]
     pub file: String,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Do not store the result in the database (workloads only; experiments always store)
+    #[arg(long)]
+    pub no_db: bool,
+
+    /// Continue the newest unfinished experiment from FILE (.toml) without repeating the
+    /// runs it finished
+    #[arg(long)]
+    pub resume: bool,
 
     /// Directory for the filesets (sets the workload's $dir)
     #[arg(long, value_name = "DIR")]
@@ -53,9 +139,9 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "VAR=VALUE", value_parser = parse_assignment)]
     pub sets: Vec<(String, String)>,
 
-    /// Seed for every random choice (file sizes, offsets, picks)
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Seed for every random choice (file sizes, offsets, picks) [default: 1]
+    #[arg(long)]
+    pub seed: Option<u64>,
 
     /// Multiply every fileset's file sizes by F (e.g. 0.01), for workloads whose sizes are
     /// written into the file rather than in variables
@@ -147,6 +233,13 @@ pub struct MicroArgs {
     /// Delete the data files after a successful run
     #[arg(long)]
     pub remove_files: bool,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Do not store the result in the database
+    #[arg(long)]
+    pub no_db: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -7,6 +7,8 @@ use std::fmt::Display;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit code for bad input or usage.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit code after Ctrl-C / SIGTERM (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Debug)]
 pub struct CliError {
@@ -29,6 +31,14 @@ impl CliError {
             message: message.to_string(),
             hint: None,
             code: EXIT_FAILED,
+        }
+    }
+
+    pub fn interrupted(message: impl Display) -> CliError {
+        CliError {
+            message: message.to_string(),
+            hint: None,
+            code: EXIT_INTERRUPTED,
         }
     }
 

@@ -6,8 +6,9 @@ mod cmd;
 mod error;
 mod fmt;
 mod output;
+mod signals;
+mod state;
 mod term;
-mod workloads;
 
 use std::process::ExitCode;
 
@@ -15,7 +16,14 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    match cmd::dispatch(cli) {
+    let cancel = match signals::install() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("iolab: error: cannot install signal handlers: {e}");
+            return ExitCode::from(error::EXIT_FAILED);
+        }
+    };
+    match cmd::dispatch(cli, cancel) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             e.print();

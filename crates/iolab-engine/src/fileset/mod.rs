@@ -75,6 +75,9 @@ pub enum FilesetError {
     },
     #[error("cannot start a population thread: {0}")]
     Spawn(io::Error),
+    /// The caller's cancel flag was set.
+    #[error("interrupted while populating")]
+    Interrupted,
 }
 
 impl FilesetError {

@@ -50,6 +50,8 @@ pub struct PopulateOpts<'a> {
     /// `syncfs` the fileset's filesystem at the end, so that the run does not start with
     /// population's dirty data still being written back. filebench does not.
     pub sync: bool,
+    /// Set from elsewhere (e.g. on Ctrl-C) to stop early with [`FilesetError::Interrupted`].
+    pub cancel: Option<&'a AtomicBool>,
 }
 
 impl Default for PopulateOpts<'static> {
@@ -59,6 +61,7 @@ impl Default for PopulateOpts<'static> {
             order: PopulateOrder::Shuffled,
             progress: &|_, _| {},
             sync: false,
+            cancel: None,
         }
     }
 }
@@ -194,11 +197,14 @@ impl Fileset {
             report.remove_elapsed = t.elapsed();
         }
 
-        let progress = Progress::new(self.total_units(), opts.progress, threads);
+        let progress = Progress::new(self.total_units(), opts.progress, threads, opts.cancel);
         if self.single_file {
             self.populate_single(reusing, &progress, &mut report)?;
         } else {
             self.populate_tree(reusing, threads, opts.order, &progress, &mut report)?;
+        }
+        if progress.cancelled() {
+            return Err(FilesetError::Interrupted);
         }
         if opts.sync {
             let path = if self.single_file { &self.parent } else { root };
@@ -595,10 +601,16 @@ struct Progress<'a> {
     total: u64,
     step: u64,
     cb: &'a (dyn Fn(u64, u64) + Sync),
+    cancel: Option<&'a AtomicBool>,
 }
 
 impl<'a> Progress<'a> {
-    fn new(total: u64, cb: &'a (dyn Fn(u64, u64) + Sync), threads: usize) -> Progress<'a> {
+    fn new(
+        total: u64,
+        cb: &'a (dyn Fn(u64, u64) + Sync),
+        threads: usize,
+        cancel: Option<&'a AtomicBool>,
+    ) -> Progress<'a> {
         // About 1000 calls over the population, but not more often than every 16 items.
         let step = (total / 1000 / threads as u64).max(16 * ITEM_UNITS);
         Progress {
@@ -606,7 +618,12 @@ impl<'a> Progress<'a> {
             total,
             step,
             cb,
+            cancel,
         }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
     #[inline]
@@ -657,6 +674,10 @@ where
         'outer: while !stop.load(Ordering::Relaxed) {
             let lo = next.fetch_add(chunk, Ordering::Relaxed);
             if lo >= n {
+                break;
+            }
+            if progress.is_some_and(|p| p.cancelled()) {
+                fail(FilesetError::Interrupted);
                 break;
             }
             for i in lo..(lo + chunk).min(n) {

@@ -7,8 +7,8 @@ mod worker;
 
 use std::collections::HashMap;
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Barrier, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,9 @@ pub struct RunOptions {
     pub pick_random: bool,
     /// Threads for populating each fileset: 0 = one, or the CPUs for `paralloc` filesets.
     pub populate_threads: usize,
+    /// Set from elsewhere (e.g. a signal handler) to end the run early; it then returns
+    /// [`EngineError::Interrupted`] within about half a second.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 /// Hooks for the caller, called from the calling thread.
@@ -47,6 +50,9 @@ pub trait WorkloadObserver {
     fn echo(&mut self, _text: &str) {}
     /// A `system` command of the workload is about to run.
     fn system(&mut self, _command: &str) {}
+    /// Every thread is created and waiting; the timed region starts when this returns (the
+    /// place to drop caches after population).
+    fn ready(&mut self) {}
     fn started(&mut self, _threads: usize) {}
     /// About every half second: data ops so far, time since the start, planned duration.
     fn progress(&mut self, _ops: u64, _elapsed: Duration, _planned: Duration) {}
@@ -224,6 +230,7 @@ pub fn run_workload(
                     order: Default::default(),
                     progress: &|_, _| {},
                     sync: true,
+                    cancel: opts.cancel.as_deref(),
                 })?;
                 obs.populated(name, &report);
                 populate_reports.push((name.clone(), report));
@@ -291,6 +298,11 @@ pub fn run_workload(
         finished: bool,
     }
 
+    let cancelled = || {
+        opts.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    };
     let main_thread = thread::current();
     let outcomes: Vec<Result<Out, EngineError>> = thread::scope(|s| {
         let run = &run;
@@ -369,6 +381,7 @@ pub fn run_workload(
             }
         }
         ready.wait();
+        obs.ready();
         let start = Instant::now();
         let _ = start_cell.set(start);
         if let (Some(cell), Some(rate)) = (&run.events, w.event_rate) {
@@ -387,7 +400,7 @@ pub fn run_workload(
                 QuitMode::AllDone => done == n,
                 QuitMode::FirstDone => done > 0,
             };
-            if now >= deadline || quit || all_ended || run.stop.is_set() {
+            if now >= deadline || quit || all_ended || run.stop.is_set() || cancelled() {
                 break;
             }
             let ops = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
@@ -410,6 +423,9 @@ pub fn run_workload(
         out
     });
 
+    if cancelled() {
+        return Err(EngineError::Interrupted);
+    }
     let start = *start_cell.get().expect("set");
     let mut outs = Vec::with_capacity(n);
     for o in outcomes {

@@ -1,19 +1,25 @@
 //! `iolab micro`: validate, run, print.
 
 use std::io::IsTerminal;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use iolab_engine::{run_micro, Observer};
+use iolab_engine::micro::run_micro_cancellable;
+use iolab_engine::Observer;
 use iolab_monitor::procstat::{self, CpuTimes};
+use iolab_store::{RunStatus, Timestamp};
 use iolab_workload::micro::MicroSpec;
+use serde_json::json;
 
 use crate::cli::{Format, MicroArgs};
+use crate::cmd::db::{engine_failure, store_single, Single};
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::{self, Host, MicroReport};
 use crate::term::StatusLine;
 
-pub fn run(args: MicroArgs) -> Result<(), CliError> {
+pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let spec = MicroSpec {
         access: args.access,
         sync: args.sync,
@@ -37,7 +43,42 @@ pub fn run(args: MicroArgs) -> Result<(), CliError> {
         cpu_end: None,
     };
     let started_at = SystemTime::now();
-    let result = run_micro(&plan, &mut obs)?;
+    let single = || Single {
+        db: &args.db.db,
+        name: format!(
+            "micro {} {} bs={} size={} threads={}",
+            spec.access.name(),
+            spec.sync.name(),
+            args.bs,
+            args.size,
+            args.threads
+        ),
+        source: "iolab micro".into(),
+        spec: json!({ "workload": { "micro": &spec }, "repetitions": { "min": 1, "max": 1, "metric": "ops_per_s" } }),
+        factors: Default::default(),
+        seed: args.seed,
+        started_at: Timestamp::from_system_time(started_at),
+        dir: &args.dir,
+    };
+    let result = match run_micro_cancellable(&plan, &mut obs, &cancel) {
+        Ok(r) => r,
+        Err(e) => {
+            obs.status.clear();
+            return Err(engine_failure(
+                (!args.no_db).then(single),
+                e,
+                "interrupted; files created for this run were removed",
+            ));
+        }
+    };
+    let stored = if args.no_db {
+        None
+    } else {
+        Some(store_single(single(), RunStatus::Ok, None, |rec| {
+            rec.run.elapsed_ns = result.elapsed_ns;
+            iolab_experiment::record::add_micro(rec, &result);
+        })?)
+    };
     let report = MicroReport {
         result,
         system_cpu: obs.cpu_start.zip(obs.cpu_end),
@@ -45,6 +86,11 @@ pub fn run(args: MicroArgs) -> Result<(), CliError> {
         started_at,
     };
     output::emit(|out| output::write_micro(format, &report, out))?;
+    if let Some(id) = stored {
+        if format == Format::Human {
+            eprintln!("stored as experiment {} in {}", id.0, args.db.db.display());
+        }
+    }
     if args.remove_files {
         for f in &report.result.files {
             std::fs::remove_file(f)

@@ -1,16 +1,28 @@
 //! One module per subcommand.
 
+mod db;
+mod experiment;
 mod micro;
+mod recover;
 mod run;
+mod show;
 mod workloads;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use crate::cli::{Cli, Command};
 use crate::error::CliError;
 
-pub fn dispatch(cli: Cli) -> Result<(), CliError> {
+pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     match cli.command {
-        Command::Micro(args) => micro::run(args),
-        Command::Run(args) => run::run(args),
+        Command::Micro(args) => micro::run(args, cancel),
+        Command::Run(args) if args.file.ends_with(".toml") => experiment::run(args, cancel),
+        Command::Run(args) => run::run(args, cancel),
         Command::Workloads => workloads::list(),
+        Command::List(args) => db::list(args),
+        Command::Show(args) => show::show(args),
+        Command::Export(args) => db::export(args),
+        Command::Recover(args) => recover::run(args),
     }
 }

@@ -1,7 +1,12 @@
 //! `iolab run FILE.f`: parse → validate → lower → run → print.
 
 use std::io::IsTerminal;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+
+use iolab_store::{RunStatus, Timestamp};
+use serde_json::json;
 
 use iolab_engine::fileset::PopulateReport;
 use iolab_engine::workload::{run_workload, RunOptions, WorkloadObserver};
@@ -9,14 +14,21 @@ use iolab_monitor::procstat::{self, CpuTimes};
 use iolab_wml::{LowerOptions, Parsed, ValidateOptions};
 
 use crate::cli::{PickArg, RunArgs};
+use crate::cmd::db::{engine_failure, store_single, Single};
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::run::{write_run, RunFormat, RunReport};
 use crate::output::Host;
 use crate::term::StatusLine;
-use crate::workloads;
 
-pub fn run(args: RunArgs) -> Result<(), CliError> {
+pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
+    if args.resume {
+        return Err(
+            CliError::usage("--resume continues an experiment (.toml file)")
+                .with_hint("a workload run has nothing to resume; run it again"),
+        );
+    }
+    let seed = args.seed.unwrap_or(1);
     let parsed = load(&args.file)?;
     let mut overrides = args.sets.clone();
     if let Some(d) = &args.dir {
@@ -60,9 +72,10 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     };
     let opts = RunOptions {
         duration: args.time,
-        seed: args.seed,
+        seed,
         pick_random: args.pick == PickArg::Random,
         populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        cancel: Some(Arc::clone(&cancel)),
     };
     let mut obs = CliObserver {
         status: StatusLine::new(std::io::stderr().is_terminal() && !args.quiet),
@@ -71,17 +84,61 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         cpu_end: None,
     };
     let started_at = SystemTime::now();
-    let result = run_workload(&workload, &opts, &mut obs)?;
+    let started_ts = Timestamp::now();
+    let run_dir = args.dir.clone().unwrap_or_else(|| ".".into());
+    let single = || Single {
+        db: &args.db.db,
+        name: format!("run {}", args.file),
+        source: parsed.file.clone(),
+        spec: json!({
+            "workload": {
+                "wml": parsed.file,
+                "set": args.sets,
+                "time_s": args.time.map(|t| t.as_secs_f64()),
+                "size_scale": args.size_scale,
+                "pick": format!("{:?}", args.pick).to_lowercase(),
+                "dir": args.dir,
+            },
+            "repetitions": { "min": 1, "max": 1, "metric": "ops_per_s" },
+        }),
+        factors: Default::default(),
+        seed,
+        started_at: started_ts,
+        dir: &run_dir,
+    };
+    let result = match run_workload(&workload, &opts, &mut obs) {
+        Ok(r) => r,
+        Err(e) => {
+            obs.status.clear();
+            return Err(engine_failure(
+                (!args.no_db).then(single),
+                e,
+                "interrupted; the files created so far are left in place",
+            ));
+        }
+    };
+    let stored = if args.no_db {
+        None
+    } else {
+        Some(store_single(single(), RunStatus::Ok, None, |rec| {
+            rec.run.elapsed_ns = result.elapsed_ns;
+            iolab_experiment::record::add_workload(rec, &result);
+        })?)
+    };
     let report = RunReport {
         source: parsed.file.clone(),
-        seed: args.seed,
+        seed,
         result,
         system_cpu: obs.cpu_start.zip(obs.cpu_end),
         host: Host::probe(),
         started_at,
         warnings,
     };
-    crate::output::emit(|out| write_run(format, &report, out))
+    crate::output::emit(|out| write_run(format, &report, out))?;
+    if let (Some(id), false) = (stored, args.quiet) {
+        eprintln!("stored as experiment {} in {}", id.0, args.db.db.display());
+    }
+    Ok(())
 }
 
 /// A file path, or the name of a built-in workload (`fileserver`, `varmail.f`).
@@ -91,7 +148,7 @@ fn load(name: &str) -> Result<Parsed, CliError> {
         return iolab_wml::parse_file(path).map_err(CliError::usage);
     }
     let key = name.trim_end_matches(".f");
-    match workloads::find(key) {
+    match iolab_wml::builtin::find(key) {
         Some(w) => iolab_wml::parse_str(&format!("{}.f", w.name), w.text).map_err(CliError::usage),
         None => Err(
             CliError::usage(format!("{name}: no such file or built-in workload"))

@@ -1,7 +1,7 @@
 //! `iolab workloads`: the built-in workloads, one line each.
 
 use crate::error::CliError;
-use crate::workloads::BUILTIN;
+use iolab_wml::builtin::BUILTIN;
 
 pub fn list() -> Result<(), CliError> {
     let width = BUILTIN.iter().map(|b| b.name.len()).max().unwrap_or(0);

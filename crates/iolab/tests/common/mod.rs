@@ -5,9 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The `iolab` binary built for these tests.
+/// The `iolab` binary built for these tests. Results go to a database in the temporary
+/// directory (not ./iolab.db in the source tree) unless a test passes its own `--db`.
 pub fn iolab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iolab"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.env("IOLAB_DB", std::env::temp_dir().join("iolab-tests.db"));
+    c
 }
 
 pub fn run(args: &[&str]) -> Output {

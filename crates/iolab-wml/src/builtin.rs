@@ -1,9 +1,13 @@
-//! Workloads shipped with iolab (the files in workloads/ at the repository root), embedded in
-//! the binary so that `iolab run fileserver` works from any directory.
+//! Workloads shipped with iolab (the files in workloads/ at the repository root), embedded so
+//! that `iolab run fileserver` and experiment files naming a built-in work from any directory.
 
+/// One shipped workload.
 pub struct Builtin {
+    /// Its name, without `.f`.
     pub name: &'static str,
+    /// One line for `iolab workloads`.
     pub summary: &'static str,
+    /// The WML text.
     pub text: &'static str,
 }
 
@@ -22,6 +26,7 @@ macro_rules! builtin {
     };
 }
 
+/// All of them, in the order `iolab workloads` lists them.
 pub const BUILTIN: &[Builtin] = &[
     builtin!(
         "fileserver",
@@ -61,7 +66,9 @@ pub const BUILTIN: &[Builtin] = &[
     ),
 ];
 
+/// The built-in workload called `name` (with or without `.f`).
 pub fn find(name: &str) -> Option<&'static Builtin> {
+    let name = name.strip_suffix(".f").unwrap_or(name);
     BUILTIN.iter().find(|b| b.name == name)
 }
 
@@ -72,12 +79,12 @@ mod tests {
     #[test]
     fn every_builtin_parses_validates_and_lowers() {
         for b in BUILTIN {
-            let p = iolab_wml::parse_str(b.name, b.text).unwrap_or_else(|e| panic!("{e}"));
-            iolab_wml::validate(&p).unwrap_or_else(|e| panic!("{}: {e}", b.name));
-            let opts = iolab_wml::LowerOptions {
+            let p = crate::parse_str(b.name, b.text).unwrap_or_else(|e| panic!("{e}"));
+            crate::validate(&p).unwrap_or_else(|e| panic!("{}: {e}", b.name));
+            let opts = crate::LowerOptions {
                 overrides: vec![("dir".into(), "/tmp".into())],
             };
-            let w = iolab_wml::lower(&p, &opts).unwrap_or_else(|e| panic!("{}: {e}", b.name));
+            let w = crate::lower(&p, &opts).unwrap_or_else(|e| panic!("{}: {e}", b.name));
             assert!(!w.processes.is_empty(), "{}", b.name);
         }
     }

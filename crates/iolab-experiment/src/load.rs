@@ -1,0 +1,580 @@
+//! Reading an experiment file into an [`ExperimentPlan`]: parse (TOML into a spanned tree),
+//! validate (every section, every configuration), resolve (the plan and its JSON record).
+//!
+//! Errors are collected rather than returned at the first, but a mistake that would make
+//! later checks meaningless stops them: with a broken factor or placeholder the configurations
+//! are not built, so one mistake gives one error.
+
+use std::path::{Path, PathBuf};
+
+use iolab_stats::{Level, StatsError, StoppingRule};
+use iolab_sut::target::{Target, TmpfsSize};
+use serde_json::{json, Value as Json};
+
+use crate::error::{one, ExperimentError, ExperimentErrors, Source};
+use crate::factors::{self, Factor, Rule, MAX_CONFIGS};
+use crate::plan::{
+    ConfigPlan, ExperimentPlan, Order, Procedure, Repetitions, WorkloadPlan, DEFAULT_METRIC,
+    METRICS,
+};
+use crate::read::Ctx;
+use crate::tree::{self, Entry, Node, Table};
+use crate::workload::{self, Kind};
+use crate::{subst, sut};
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "seed",
+    "factors",
+    "exclude",
+    "sut",
+    "workload",
+    "repetitions",
+    "procedure",
+];
+const REPETITION_KEYS: &[&str] = &["min", "max", "target", "metric", "time_budget"];
+const PROCEDURE_KEYS: &[&str] = &["order", "fresh_fs", "warmup", "drop_caches"];
+
+/// Reads, validates and resolves the experiment file at `path`.
+pub fn load(path: &Path) -> Result<ExperimentPlan, ExperimentErrors> {
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => load_str(path, &text),
+            Err(e) => Err(one(ExperimentError::new(
+                path,
+                0,
+                0,
+                format!(
+                    "not UTF-8 text (byte {}), as TOML must be",
+                    e.utf8_error().valid_up_to()
+                ),
+            ))),
+        },
+        Err(e) => Err(one(ExperimentError::new(
+            path,
+            0,
+            0,
+            format!("cannot read the experiment file: {e}"),
+        ))),
+    }
+}
+
+/// Like [`load`], with the text given. `source_name` names the file in errors, and workload
+/// and directory paths are resolved against its directory.
+pub fn load_str(source_name: &Path, text: &str) -> Result<ExperimentPlan, ExperimentErrors> {
+    let src = Source::new(source_name, text);
+    let root = match tree::parse(text) {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(one(src
+                .error(&e.span, format!("invalid TOML: {}", e.message))
+                .hint("see docs/experiments.md for the file's format")));
+        }
+    };
+    let base = match source_name.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut cx = Ctx::new(&src);
+    let plan = build(&mut cx, &root, &base);
+    match (
+        ExperimentErrors::from_vec(cx.diag.errors, source_name),
+        plan,
+    ) {
+        (Some(errors), _) => Err(errors),
+        (None, Some(plan)) => Ok(plan),
+        // Every path that gives up records why; this only guards against a slip in that.
+        (None, None) => Err(one(src.error(
+            &(0..0),
+            "internal error: the experiment was rejected without a reason",
+        ))),
+    }
+}
+
+fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
+    let t = root.value.as_table()?;
+    cx.unknown_keys(t, TOP_KEYS, "");
+    let name = t
+        .get("name")
+        .and_then(|e| cx.string(e, "name"))
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            cx.src
+                .path
+                .file_stem()
+                .map_or("experiment".into(), |s| s.to_string_lossy().into_owned())
+        });
+    let description = t
+        .get("description")
+        .and_then(|e| cx.string(e, "description"))
+        .map(str::to_string);
+    let seed = t
+        .get("seed")
+        .map_or(Some(1), |e| cx.integer(e, "seed", 0, i64::MAX))
+        .map(|s| s as u64);
+
+    let matrix_errors = cx.errors();
+    let factors = match t.get("factors") {
+        None => Some(Vec::new()),
+        Some(e) => factors::read_factors(cx, e),
+    };
+    let rules = match (t.get("exclude"), &factors) {
+        (None, _) => Some(Vec::new()),
+        (Some(e), Some(f)) => factors::read_exclude(cx, e, f),
+        (Some(_), None) => None,
+    };
+    let sut = sut_section(cx, t.get("sut"));
+    let kind = workload::check_shape(cx, t.get("workload"));
+    let workload_node = t.get("workload").map(|e| &e.node);
+    if let Some(f) = &factors {
+        check_placeholders(cx, f, [sut.map(|e| &e.node), workload_node]);
+    }
+    let combos = match (&factors, &rules) {
+        (Some(f), Some(r)) => combos(cx, t, f, r),
+        _ => None,
+    };
+    let matrix_ok = cx.errors() == matrix_errors;
+
+    let repetitions = repetitions(cx, t.get("repetitions"));
+    let procedure = procedure(cx, t.get("procedure"));
+
+    let (configs, config_json) = match (matrix_ok, &factors, combos, sut, kind, workload_node) {
+        (true, Some(f), Some(combos), Some(sut), Some(kind), Some(w)) => {
+            resolve_configs(cx, f, &combos, &sut.node, w, kind, base)?
+        }
+        _ => return None,
+    };
+    if cx.errors() > 0 {
+        return None;
+    }
+    let (repetitions, procedure, seed) = (repetitions?, procedure?, seed?);
+    let factors = factors?;
+    let resolved = json!({
+        "name": name,
+        "description": description,
+        "source": cx.src.path.display().to_string(),
+        "seed": seed,
+        "factors": factors.iter().map(|f| json!({
+            "name": f.name,
+            "levels": f.levels.iter().map(|l| l.node.to_json()).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "exclude": t.get("exclude").map_or(json!([]), |e| e.node.to_json()),
+        "repetitions": {
+            "min": repetitions.rule.min,
+            "max": repetitions.rule.max,
+            "target": repetitions.rule.target,
+            "level": repetitions.rule.level.get(),
+            "metric": repetitions.metric,
+            "time_budget_s": repetitions.time_budget.map(|d| d.as_secs_f64()),
+        },
+        "procedure": {
+            "order": match procedure.order { Order::Random => "random", Order::Sequential => "sequential" },
+            "fresh_fs": procedure.fresh_fs,
+            "warmup": procedure.warmup,
+            "drop_caches": procedure.drop_caches,
+        },
+        "sut": sut.map(|e| e.node.to_json()),
+        "workload": workload_node.map(Node::to_json),
+        "configs": config_json,
+    });
+    Some(ExperimentPlan {
+        name,
+        source: cx.src.path.clone(),
+        seed,
+        configs,
+        repetitions,
+        procedure,
+        resolved,
+    })
+}
+
+fn sut_section<'a>(cx: &mut Ctx, entry: Option<&'a Entry>) -> Option<&'a Entry> {
+    let Some(e) = entry else {
+        cx.error_hint(
+            &(0..0),
+            "the experiment has no [sut] section",
+            "add one, e.g. [sut] with target = { kind = \"tmpfs\", size = \"1G\" }",
+        );
+        return None;
+    };
+    cx.table(e, "sut").map(|_| e)
+}
+
+/// Checks every placeholder of the sections that may have them, then that every factor is
+/// used (unless a placeholder was wrong: a misspelt one would make its factor look unused).
+fn check_placeholders<'a>(
+    cx: &mut Ctx,
+    factors: &[Factor],
+    sections: impl IntoIterator<Item = Option<&'a Node>>,
+) {
+    let before = cx.errors();
+    let mut used = vec![false; factors.len()];
+    for node in sections.into_iter().flatten() {
+        subst::check(cx, node, factors, &mut used);
+    }
+    if cx.errors() > before {
+        return;
+    }
+    for (f, used) in factors.iter().zip(used) {
+        if !used {
+            cx.error_hint(
+                &f.key_span,
+                format!(
+                    "factor `{}` is used nowhere in [sut] or [workload], so its configurations \
+                     would be identical",
+                    f.name
+                ),
+                format!(
+                    "refer to it as ${{{}}}{} in [sut] or [workload], or remove it",
+                    f.name,
+                    if f.tables { " or ${…field}" } else { "" }
+                ),
+            );
+        }
+    }
+}
+
+/// The configurations to run; errors if there are too many or none.
+fn combos(cx: &mut Ctx, t: &Table, f: &[Factor], r: &[Rule]) -> Option<Vec<Vec<usize>>> {
+    let full = factors::full_size(f);
+    if full > MAX_CONFIGS {
+        let at = t.get("factors").map_or(0..0, |e| e.key_span.clone());
+        cx.error_hint(
+            &at,
+            format!("the factors span {full} configurations; at most {MAX_CONFIGS} are allowed"),
+            "use fewer factors or levels, or split the experiment",
+        );
+        return None;
+    }
+    let combos = factors::matrix(f, r);
+    if combos.is_empty() {
+        let at = t.get("exclude").map_or(0..0, |e| e.key_span.clone());
+        cx.error_hint(
+            &at,
+            format!("every one of the {full} configurations is excluded"),
+            "an exclusion rule leaves out the configurations that have all of its levels; \
+             remove or narrow a rule",
+        );
+        return None;
+    }
+    Some(combos)
+}
+
+/// Substitutes, reads and checks each configuration. An error that every configuration has
+/// is reported once; one that only some have names them.
+fn resolve_configs(
+    cx: &mut Ctx,
+    factors: &[Factor],
+    combos: &[Vec<usize>],
+    sut_node: &Node,
+    workload_node: &Node,
+    kind: Kind,
+    base: &Path,
+) -> Option<(Vec<ConfigPlan>, Vec<Json>)> {
+    let mut configs = Vec::new();
+    let mut json = Vec::new();
+    let mut errors: Vec<(ExperimentError, Vec<usize>)> = Vec::new();
+    let labels: Vec<String> = combos.iter().map(|c| factors::label(factors, c)).collect();
+    for (i, combo) in combos.iter().enumerate() {
+        let mut ccx = Ctx::new(cx.src);
+        let sut_sub = subst::substitute(sut_node, factors, combo);
+        let sut = sut::resolve(&mut ccx, &sut_sub, base);
+        let target_bytes = sut.as_ref().and_then(|(_, p)| match &p.target {
+            Target::Tmpfs(t) => match t.size {
+                TmpfsSize::Bytes(b) => Some(b),
+                TmpfsSize::PercentOfRam(_) => None,
+            },
+            Target::LoopImage(l) => Some(l.size),
+            _ => None,
+        });
+        let w_sub = subst::substitute(workload_node, factors, combo);
+        let workload = workload::resolve(&mut ccx, &w_sub, kind, base, target_bytes);
+        for e in ccx.diag.errors {
+            match errors.iter_mut().find(|(g, _)| *g == e) {
+                Some((_, cfgs)) => cfgs.push(i),
+                None => errors.push((e, vec![i])),
+            }
+        }
+        if let (Some((sut_spec, sut)), Some(workload)) = (sut, workload) {
+            let mut w_json = w_sub.to_json();
+            if let (WorkloadPlan::Wml(p), Json::Object(o)) = (&workload, &mut w_json) {
+                o.insert("source".into(), Json::from(p.source.clone()));
+            }
+            json.push(json!({
+                "label": labels[i],
+                "factors": factors::values(factors, combo),
+                "sut": serde_json::to_value(&sut_spec).unwrap_or(Json::Null),
+                "workload": w_json,
+            }));
+            configs.push(ConfigPlan {
+                label: labels[i].clone(),
+                factors: factors::values(factors, combo),
+                sut_spec,
+                sut,
+                workload,
+            });
+        }
+    }
+    let n = combos.len();
+    for (mut e, cfgs) in errors {
+        if cfgs.len() < n {
+            e.message.push_str(&which_configs(&cfgs, &labels));
+        }
+        cx.push(e);
+    }
+    (configs.len() == n).then_some((configs, json))
+}
+
+/// ` (configuration `a=1`)`, ` (configurations `a=1`, `a=2` and 3 more)`.
+fn which_configs(cfgs: &[usize], labels: &[String]) -> String {
+    const SHOWN: usize = 2;
+    let names: Vec<String> = cfgs
+        .iter()
+        .take(SHOWN)
+        .map(|&i| format!("`{}`", labels[i]))
+        .collect();
+    let more = cfgs.len().saturating_sub(SHOWN);
+    match (cfgs.len(), more) {
+        (1, _) => format!(" (configuration {})", names[0]),
+        (_, 0) => format!(" (configurations {})", names.join(" and ")),
+        _ => format!(" (configurations {} and {more} more)", names.join(", ")),
+    }
+}
+
+fn repetitions(cx: &mut Ctx, entry: Option<&Entry>) -> Option<Repetitions> {
+    let defaults = StoppingRule::default();
+    let Some(entry) = entry else {
+        return Some(Repetitions {
+            rule: defaults,
+            metric: DEFAULT_METRIC.into(),
+            time_budget: None,
+        });
+    };
+    let before = cx.errors();
+    let t = cx.table(entry, "repetitions")?;
+    cx.unknown_keys(t, REPETITION_KEYS, "repetitions");
+    let min = t.get("min").map_or(Some(defaults.min as i64), |e| {
+        cx.integer(e, "repetitions.min", 2, i64::MAX)
+    });
+    let max = t.get("max").map_or(Some(defaults.max as i64), |e| {
+        cx.integer(e, "repetitions.max", 2, i64::MAX)
+    });
+    let target = t.get("target").map_or(Some(defaults.target), |e| {
+        let v = cx.number(e, "repetitions.target")?;
+        if v > 0.0 && v < 1.0 {
+            Some(v)
+        } else {
+            cx.error_hint(
+                &e.node.span,
+                format!("`repetitions.target` must be between 0 and 1 (exclusive), not {v}"),
+                "it is the half-width of the 95% confidence interval relative to the mean, \
+                 e.g. 0.05 for ±5%",
+            );
+            None
+        }
+    });
+    let names: Vec<&str> = METRICS.iter().map(|m| m.0).collect();
+    let metric = t.get("metric").map_or(Some(DEFAULT_METRIC), |e| {
+        cx.choice(e, "repetitions.metric", &names)
+    });
+    let time_budget = t
+        .get("time_budget")
+        .map(|e| cx.duration(e, "repetitions.time_budget"));
+    let (min, max, target, metric) = (min?, max?, target?, metric?);
+    let rule = match StoppingRule::new(min as u64, max as u64, target, Level::P95) {
+        Ok(r) => r,
+        Err(StatsError::InvalidParameter { name, reason }) => {
+            // A default max below a given min: point at min, which is what was written.
+            let (at, hint) = match (t.get(name), t.get("min")) {
+                (Some(e), _) => (e.node.span.clone(), None),
+                (None, Some(m)) => (
+                    m.node.span.clone(),
+                    Some(format!("max defaults to {}; set it too", defaults.max)),
+                ),
+                (None, None) => (entry.key_span.clone(), None),
+            };
+            let e = cx
+                .src
+                .error(&at, format!("`repetitions.{name}` {reason}"))
+                .hint_opt(hint);
+            cx.push(e);
+            return None;
+        }
+        Err(other) => {
+            cx.error(&entry.key_span, format!("`repetitions`: {other}"));
+            return None;
+        }
+    };
+    if cx.errors() > before {
+        return None;
+    }
+    Some(Repetitions {
+        rule,
+        metric: metric.to_string(),
+        time_budget: time_budget.flatten(),
+    })
+}
+
+fn procedure(cx: &mut Ctx, entry: Option<&Entry>) -> Option<Procedure> {
+    let mut p = Procedure {
+        order: Order::Random,
+        fresh_fs: true,
+        warmup: 0,
+        drop_caches: true,
+    };
+    let Some(entry) = entry else {
+        return Some(p);
+    };
+    let before = cx.errors();
+    let t = cx.table(entry, "procedure")?;
+    cx.unknown_keys(t, PROCEDURE_KEYS, "procedure");
+    if let Some(o) = t
+        .get("order")
+        .and_then(|e| cx.choice(e, "procedure.order", &["random", "sequential"]))
+    {
+        p.order = if o == "random" {
+            Order::Random
+        } else {
+            Order::Sequential
+        };
+    }
+    if let Some(b) = t
+        .get("fresh_fs")
+        .and_then(|e| cx.boolean(e, "procedure.fresh_fs"))
+    {
+        p.fresh_fs = b;
+    }
+    if let Some(w) = t
+        .get("warmup")
+        .and_then(|e| cx.integer(e, "procedure.warmup", 0, i64::from(u32::MAX)))
+    {
+        p.warmup = w as u32;
+    }
+    if let Some(b) = t
+        .get("drop_caches")
+        .and_then(|e| cx.boolean(e, "procedure.drop_caches"))
+    {
+        p.drop_caches = b;
+    }
+    (cx.errors() == before).then_some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    const SUT: &str = "[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n";
+    const MICRO: &str = "[workload]\nmicro = { size = \"1m\" }\n";
+
+    fn plan(text: &str) -> ExperimentPlan {
+        load_str(Path::new("/x/e.toml"), text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn errors(text: &str) -> Vec<String> {
+        load_str(Path::new("e.toml"), text)
+            .expect_err("errors")
+            .iter()
+            .map(|e| e.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn defaults() {
+        let p = plan(&format!("{SUT}{MICRO}"));
+        assert_eq!(p.name, "e");
+        assert_eq!(p.seed, 1);
+        assert_eq!(p.configs.len(), 1);
+        assert_eq!(p.configs[0].label, "default");
+        assert!(p.configs[0].factors.is_empty());
+        assert_eq!(p.repetitions.rule, StoppingRule::default());
+        assert_eq!(p.repetitions.metric, DEFAULT_METRIC);
+        assert_eq!(p.repetitions.time_budget, None);
+        assert_eq!(
+            p.procedure,
+            Procedure {
+                order: Order::Random,
+                fresh_fs: true,
+                warmup: 0,
+                drop_caches: true
+            }
+        );
+        match &p.configs[0].workload {
+            WorkloadPlan::Micro(m) => {
+                assert_eq!((m.bs, m.size, m.threads, m.loops), (4096, 1 << 20, 1, 1));
+                assert_eq!(m.dir, Path::new(workload::PLACEHOLDER_DIR));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(p.resolved["repetitions"]["level"], json!(0.95));
+        assert_eq!(p.resolved["configs"][0]["label"], json!("default"));
+    }
+
+    #[test]
+    fn settings_are_read() {
+        let p = plan(&format!(
+            "name = \"n\"\nseed = 7\n{SUT}{MICRO}[repetitions]\nmin = 5\nmax = 9\ntarget = 0.1\n\
+             metric = \"mib_per_s\"\ntime_budget = \"10m\"\n[procedure]\norder = \"sequential\"\n\
+             fresh_fs = false\nwarmup = 2\ndrop_caches = false\n"
+        ));
+        assert_eq!((p.name.as_str(), p.seed), ("n", 7));
+        assert_eq!((p.repetitions.rule.min, p.repetitions.rule.max), (5, 9));
+        assert_eq!(p.repetitions.rule.target, 0.1);
+        assert_eq!(p.repetitions.metric, "mib_per_s");
+        assert_eq!(p.repetitions.time_budget, Some(Duration::from_secs(600)));
+        assert_eq!(p.procedure.order, Order::Sequential);
+        assert!(!p.procedure.fresh_fs && !p.procedure.drop_caches);
+        assert_eq!(p.procedure.warmup, 2);
+    }
+
+    #[test]
+    fn several_independent_errors_at_once() {
+        let e = errors(&format!(
+            "seed = \"x\"\n{SUT}{MICRO}[repetitions]\nmetric = \"iops\"\n[procedure]\nwarmup = -1\n"
+        ));
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert!(e[0].starts_with("e.toml:1:8: `seed` must be an integer"));
+        assert!(e[1].contains("unknown value \"iops\""));
+        assert!(e[2].contains("`procedure.warmup` must be between 0"));
+    }
+
+    #[test]
+    fn error_in_some_configurations_names_them() {
+        let e = errors(
+            "[factors]\nbs = [\"4k\", \"3k\", \"5k\"]\n[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n\
+             [workload]\nmicro = { bs = \"${bs}\", size = \"64k\" }\n",
+        );
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(e[0].ends_with("(configuration `bs=3k`)"), "{e:?}");
+        assert!(e[1].ends_with("(configuration `bs=5k`)"), "{e:?}");
+        assert!(
+            e[0].starts_with(
+                "e.toml:6:32: `workload.micro.size`: size 65536 is not a multiple of bs 3072"
+            ),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn which_configs_text() {
+        let l: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(which_configs(&[1], &l), " (configuration `b`)");
+        assert_eq!(which_configs(&[0, 2], &l), " (configurations `a` and `c`)");
+        assert_eq!(
+            which_configs(&[0, 1, 3], &l),
+            " (configurations `a`, `b` and 1 more)"
+        );
+    }
+
+    #[test]
+    fn min_above_default_max_points_at_min() {
+        let e = errors(&format!("{SUT}{MICRO}[repetitions]\nmin = 30\n"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].starts_with("e.toml:6:7: `repetitions.max` must be ≥ min (30), got 20"),
+            "{e:?}"
+        );
+        assert!(e[0].contains("max defaults to 20"));
+    }
+}

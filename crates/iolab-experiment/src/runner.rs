@@ -1,0 +1,998 @@
+//! Executes an [`ExperimentPlan`]: for each run, prepare the system under test, run the
+//! workload with the engine, store the run, and decide with the stopping rule whether the
+//! configuration needs another repetition.
+//!
+//! Scheduling is by rounds. In round `r` every configuration that has not stopped runs its
+//! repetition `r`; with [`Order::Random`] the configurations of a round are shuffled with a
+//! seed derived from the experiment seed and `r` (so drift spreads over all of them, and the
+//! order is reproducible), with [`Order::Sequential`] a configuration runs all its
+//! repetitions before the next one starts.
+//!
+//! Every run is written in one transaction when it ends (ok, failed or interrupted), so a
+//! crash loses at most the run in flight; `resume` continues an unfinished experiment from
+//! the database, never repeating a repetition that has an ok run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use iolab_engine::workload::{run_workload, RunOptions, WorkloadObserver};
+use iolab_engine::EngineError;
+use iolab_stats::{Decision, StopReason, Welford};
+use iolab_store::{
+    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, NewConfig, NewExperiment, NewRun,
+    RunRecord, RunStatus, Store, StoreError, Timestamp,
+};
+use iolab_sut::{Prepared, Sut, SutOptions};
+use iolab_workload::rng::{mix64, Rng};
+use serde_json::{json, Value};
+
+use crate::plan::{ConfigPlan, ExperimentPlan, Order, WorkloadPlan};
+use crate::record;
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunnerOptions {
+    /// Journal, mount points and images of the SUT session.
+    pub sut: SutOptions,
+    /// Set (e.g. by a SIGINT handler) to stop: the run in flight ends within about a
+    /// second, is stored as interrupted, and everything is put back.
+    pub cancel: Arc<AtomicBool>,
+    /// Continue the newest unfinished experiment of the same file instead of starting one.
+    pub resume: bool,
+    /// Stored with the experiment.
+    pub iolab_version: String,
+}
+
+/// Why an experiment could not run at all (a failed *run* is stored, not an error).
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error("results database: {0}")]
+    Store(#[from] StoreError),
+    #[error("system under test: {0}")]
+    Sut(#[from] iolab_sut::Error),
+    #[error("nothing to resume: the database has no unfinished experiment from {0}")]
+    NothingToResume(String),
+    #[error(
+        "experiment {id} was started from a different version of {source_file}: its \
+         configurations or settings changed"
+    )]
+    ResumeMismatch { id: i64, source_file: String },
+    #[error("{0}")]
+    NeedsRoot(String),
+}
+
+impl RunnerError {
+    /// What to do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            RunnerError::NothingToResume(_) => {
+                Some("run it without --resume to start the experiment".into())
+            }
+            RunnerError::ResumeMismatch { .. } => Some(
+                "run without --resume to start a new experiment, or restore the file as it was"
+                    .into(),
+            ),
+            RunnerError::NeedsRoot(_) => Some("run iolab as root (sudo)".into()),
+            RunnerError::Sut(_) | RunnerError::Store(_) => None,
+        }
+    }
+
+    /// True when the input (or how iolab was invoked) is at fault: exit code 2.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            RunnerError::NothingToResume(_)
+            | RunnerError::ResumeMismatch { .. }
+            | RunnerError::NeedsRoot(_) => true,
+            RunnerError::Sut(e) => e.is_bad_input(),
+            RunnerError::Store(_) => false,
+        }
+    }
+}
+
+/// Where a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Creating and mounting the filesystem, setting tunables.
+    Preparing,
+    /// The engine is populating filesets / filling files.
+    Populating,
+    /// Dropping the page cache before the timed region.
+    DroppingCaches,
+    /// The timed region.
+    Running,
+    /// Unmounting and restoring.
+    TearingDown,
+}
+
+/// A run as the progress display sees it.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    pub config: String,
+    /// 0-based index of the configuration in the plan.
+    pub config_index: usize,
+    pub configs: usize,
+    /// 0-based repetition; for a warm-up run, the warm-up number.
+    pub repetition: u32,
+    pub warmup: bool,
+    /// Most repetitions a configuration may get.
+    pub max: u32,
+    /// Measured runs finished in the whole experiment (this session and before).
+    pub runs_done: u64,
+    /// Upper bound of measured runs left (configurations × max, minus what is done or
+    /// stopped).
+    pub runs_left_max: u64,
+    /// This configuration's metric so far: (n, mean, relative CI half-width).
+    pub ci: Option<(u64, f64, f64)>,
+    /// Mean duration of this session's runs so far, including preparation.
+    pub mean_run_time: Option<Duration>,
+}
+
+/// How one run ended.
+#[derive(Debug, Clone)]
+pub struct RunEnd {
+    pub status: RunStatus,
+    pub error: Option<String>,
+    /// The stopping rule's metric, for an ok run.
+    pub metric: Option<f64>,
+    /// The configuration's decision after this run (ok runs only).
+    pub decision: Option<Decision>,
+}
+
+/// Callbacks for progress display, called from the runner's thread.
+pub trait RunnerObserver {
+    /// The experiment is in the database (new or resumed, with how many ok runs it had).
+    fn experiment(&mut self, _id: ExperimentId, _resumed_runs: Option<u64>) {}
+    fn run_started(&mut self, _run: &RunInfo) {}
+    fn phase(&mut self, _phase: Phase) {}
+    /// During the timed region: fraction done (0..1, by time or by records), elapsed.
+    fn progress(&mut self, _fraction: f64, _elapsed: Duration) {}
+    fn run_ended(&mut self, _run: &RunInfo, _end: &RunEnd) {}
+    fn config_finished(&mut self, _label: &str, _outcome: &ConfigOutcome) {}
+    /// Something worth telling that is not an error (e.g. a teardown step that failed
+    /// and stays in the journal).
+    fn warn(&mut self, _message: &str) {}
+}
+
+impl RunnerObserver for () {}
+
+/// What an experiment run did.
+#[derive(Debug, Clone)]
+pub struct ExperimentOutcome {
+    pub id: ExperimentId,
+    pub status: ExperimentStatus,
+    pub configs: Vec<(String, Option<ConfigOutcome>)>,
+    /// Runs of this session, by status.
+    pub ok: u64,
+    pub failed: u64,
+    pub interrupted: u64,
+}
+
+/// Reasons this plan needs root, if any (checked before anything is touched).
+pub fn root_requirements(plan: &ExperimentPlan) -> Vec<String> {
+    use iolab_sut::Target;
+    let mut why = Vec::new();
+    if plan.procedure.drop_caches {
+        why.push("dropping the page cache (procedure.drop_caches = true)".to_string());
+    }
+    if let Some(c) = plan.configs.first() {
+        match &c.sut.target {
+            Target::Directory(_) => {}
+            Target::Tmpfs(_) => why.push("mounting a tmpfs".into()),
+            Target::LoopImage(_) => why.push("attaching a loop device and mounting it".into()),
+            Target::BlockDevice(_) => why.push("formatting and mounting a block device".into()),
+        }
+    }
+    if plan.configs.iter().any(|c| !c.sut.tunables.is_empty()) {
+        why.push("setting kernel tunables".into());
+    }
+    if plan.configs.iter().any(|c| c.sut.cache_limit.is_some()) {
+        why.push("creating a memory cgroup (sut.cache_limit)".into());
+    }
+    why
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no failure mode.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The seed of one run: a function of the experiment seed, the configuration and the
+/// repetition only, so a resumed or repeated experiment gives each run the same seed.
+pub fn run_seed(experiment_seed: u64, config_index: usize, repetition: u32, warmup: bool) -> u64 {
+    mix64(
+        experiment_seed
+            ^ mix64(((config_index as u64) << 32) | u64::from(repetition))
+            ^ if warmup { 0x5741_524d } else { 0 },
+    )
+}
+
+/// The order of configurations in round `round` (indices into the plan).
+pub fn round_order(order: Order, seed: u64, round: u32, configs: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..configs).collect();
+    if order == Order::Random {
+        let mut rng = Rng::stream(seed, 0x0a7d_0000 + u64::from(round));
+        for i in (1..v.len()).rev() {
+            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+    v
+}
+
+struct ConfigState {
+    id: ConfigId,
+    acc: Welford,
+    /// Repetitions with an ok run.
+    ok: Vec<u32>,
+    /// Time spent on this configuration's runs (this session and stored ones).
+    spent: Duration,
+    stopped: bool,
+    warmed_up: bool,
+    outcome: Option<ConfigOutcome>,
+}
+
+/// Runs (or resumes) the experiment, storing every run in `store`.
+pub fn run_experiment(
+    plan: &ExperimentPlan,
+    store: &mut Store,
+    opts: &RunnerOptions,
+    obs: &mut dyn RunnerObserver,
+) -> Result<ExperimentOutcome, RunnerError> {
+    let need = root_requirements(plan);
+    if !need.is_empty() && !is_root() {
+        return Err(RunnerError::NeedsRoot(format!(
+            "this experiment needs root for {}",
+            need.join(", ")
+        )));
+    }
+    preflight(plan)?;
+    let source = plan.source.display().to_string();
+    let rule = plan.repetitions.rule;
+    let max = u32::try_from(rule.max).unwrap_or(u32::MAX);
+
+    // The experiment and its configurations, new or from the database.
+    let (exp, mut states) = if opts.resume {
+        let (exp, states) = resume(plan, store, &source)?;
+        let done = states.iter().map(|s| s.ok.len() as u64).sum();
+        obs.experiment(exp, Some(done));
+        (exp, states)
+    } else {
+        let exp = store.create_experiment(&NewExperiment {
+            name: plan.name.clone(),
+            source: source.clone(),
+            spec: plan.resolved.clone(),
+            seed: plan.seed,
+            created_at: Timestamp::now(),
+            iolab_version: opts.iolab_version.clone(),
+            host: host_environment(),
+        })?;
+        let ids = store.add_configs(
+            &plan
+                .configs
+                .iter()
+                .map(|c| NewConfig {
+                    experiment: exp,
+                    label: c.label.clone(),
+                    factors: c.factors.clone(),
+                })
+                .collect::<Vec<_>>(),
+        )?;
+        obs.experiment(exp, None);
+        let states = ids
+            .into_iter()
+            .map(|id| ConfigState {
+                id,
+                acc: Welford::new(),
+                ok: Vec::new(),
+                spent: Duration::ZERO,
+                stopped: false,
+                warmed_up: false,
+                outcome: None,
+            })
+            .collect();
+        (exp, states)
+    };
+
+    let sut = Sut::open(opts.sut.clone())?;
+    if let Some(r) = sut.startup_recovery() {
+        for a in &r.actions {
+            obs.warn(&format!(
+                "recovered from an earlier crash: {}{}",
+                a.entry.describe(),
+                match &a.result {
+                    Ok(_) => String::new(),
+                    Err(e) => format!(" (failed: {e})"),
+                }
+            ));
+        }
+    }
+
+    let mut session = Session {
+        plan,
+        store,
+        sut: &sut,
+        opts,
+        obs,
+        kept: None,
+        run_times: Vec::new(),
+        ok: 0,
+        failed: 0,
+        interrupted: 0,
+    };
+    let result = session.rounds(&mut states, max);
+    // Whatever happened, a kept filesystem goes and everything is restored.
+    session.release_kept();
+    let (ok, failed, interrupted) = (session.ok, session.failed, session.interrupted);
+    drop(session);
+    let report = sut.handle().teardown_all();
+    for a in report.failures() {
+        if let Err(e) = &a.result {
+            obs.warn(&format!(
+                "could not undo {}: {e}; `iolab recover` will retry",
+                a.entry.describe()
+            ));
+        }
+    }
+    let interrupted_now = opts.cancel.load(Ordering::Relaxed);
+    let status = match &result {
+        Err(_) => ExperimentStatus::Failed,
+        Ok(()) if interrupted_now => ExperimentStatus::Interrupted,
+        Ok(()) if failed > 0 => ExperimentStatus::Failed,
+        Ok(()) => ExperimentStatus::Done,
+    };
+    store.set_experiment_status(exp, status, Timestamp::now())?;
+    result?;
+    Ok(ExperimentOutcome {
+        id: exp,
+        status,
+        configs: plan
+            .configs
+            .iter()
+            .zip(&states)
+            .map(|(c, s)| (c.label.clone(), s.outcome.clone()))
+            .collect(),
+        ok,
+        failed,
+        interrupted,
+    })
+}
+
+/// Refuses, before the experiment is stored or anything is changed, a filesystem this
+/// machine cannot make or mount (no mkfs.xfs, no f2fs in the kernel), and a named block device
+/// that may not be formatted (mounted, backs `/`, in use, not allowed, or signed). The same
+/// checks run again at each `prepare`, since the device could change in between.
+fn preflight(plan: &ExperimentPlan) -> Result<(), RunnerError> {
+    let mut kinds = std::collections::BTreeSet::new();
+    for c in &plan.configs {
+        if let Some(f) = &c.sut.fs {
+            if kinds.insert(f.kind.name()) {
+                iolab_sut::availability(f.kind).require()?;
+            }
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &plan.configs {
+        if let iolab_sut::Target::BlockDevice(b) = &c.sut.target {
+            if seen.insert(b.path.clone()) {
+                iolab_sut::safety::check_block_device(&b.path, b.allow_destroy, b.force, |_| {
+                    false
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn resume(
+    plan: &ExperimentPlan,
+    store: &mut Store,
+    source: &str,
+) -> Result<(ExperimentId, Vec<ConfigState>), RunnerError> {
+    let candidate = store
+        .list_experiments()?
+        .into_iter()
+        .filter(|e| {
+            e.source == source
+                && matches!(
+                    e.status,
+                    ExperimentStatus::Running | ExperimentStatus::Interrupted
+                )
+        })
+        .max_by_key(|e| e.id.0)
+        .ok_or_else(|| RunnerError::NothingToResume(source.to_owned()))?;
+    let exp = store.experiment(candidate.id)?;
+    if exp.spec != plan.resolved {
+        return Err(RunnerError::ResumeMismatch {
+            id: exp.id.0,
+            source_file: source.to_owned(),
+        });
+    }
+    let progress = store.resume_state(exp.id)?;
+    let runs = store.runs(exp.id)?;
+    let mut states = Vec::with_capacity(plan.configs.len());
+    for c in &plan.configs {
+        let p = progress
+            .iter()
+            .find(|p| p.label == c.label)
+            .ok_or_else(|| RunnerError::ResumeMismatch {
+                id: exp.id.0,
+                source_file: source.to_owned(),
+            })?;
+        let values = store.ok_metric_values(p.config, &plan.repetitions.metric)?;
+        let mut acc = Welford::new();
+        for v in values.iter().filter(|v| v.is_finite()) {
+            let _ = acc.push(*v);
+        }
+        let spent = runs
+            .iter()
+            .filter(|r| r.config == p.config)
+            .map(|r| Duration::from_nanos((r.ended_at.0 - r.started_at.0).max(0) as u64))
+            .sum();
+        states.push(ConfigState {
+            id: p.config,
+            acc,
+            ok: p.ok.clone(),
+            spent,
+            stopped: p.outcome.is_some(),
+            warmed_up: !p.ok.is_empty(),
+            outcome: p.outcome.clone(),
+        });
+    }
+    store.set_experiment_status(exp.id, ExperimentStatus::Running, Timestamp::now())?;
+    Ok((exp.id, states))
+}
+
+/// The host as stored with the experiment.
+fn host_environment() -> Value {
+    serde_json::to_value(iolab_monitor::environment::HostEnv::probe()).unwrap_or(Value::Null)
+}
+
+struct Session<'a> {
+    plan: &'a ExperimentPlan,
+    store: &'a mut Store,
+    sut: &'a Sut,
+    opts: &'a RunnerOptions,
+    obs: &'a mut dyn RunnerObserver,
+    /// With `fresh_fs = false`: the prepared SUT of the configuration that ran last.
+    kept: Option<(usize, Prepared)>,
+    run_times: Vec<Duration>,
+    ok: u64,
+    failed: u64,
+    interrupted: u64,
+}
+
+impl Session<'_> {
+    fn cancelled(&self) -> bool {
+        self.opts.cancel.load(Ordering::Relaxed)
+    }
+
+    fn rounds(&mut self, states: &mut [ConfigState], max: u32) -> Result<(), RunnerError> {
+        let n = self.plan.configs.len();
+        match self.plan.procedure.order {
+            Order::Random => {
+                for round in 0..max {
+                    for i in round_order(Order::Random, self.plan.seed, round, n) {
+                        if self.cancelled() {
+                            return Ok(());
+                        }
+                        self.step(states, i, round)?;
+                    }
+                    if states.iter().all(|s| s.stopped) {
+                        break;
+                    }
+                }
+            }
+            Order::Sequential => {
+                for i in 0..n {
+                    for round in 0..max {
+                        if self.cancelled() {
+                            return Ok(());
+                        }
+                        if states[i].stopped {
+                            break;
+                        }
+                        self.step(states, i, round)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Repetition `rep` of configuration `i`, unless it is stopped or already done.
+    fn step(&mut self, states: &mut [ConfigState], i: usize, rep: u32) -> Result<(), RunnerError> {
+        if states[i].stopped || states[i].ok.binary_search(&rep).is_ok() {
+            return Ok(());
+        }
+        if !states[i].warmed_up {
+            for w in 0..self.plan.procedure.warmup {
+                let info = self.info(states, i, w, true);
+                self.obs.run_started(&info);
+                let (end, _) = self.one_run(i, w, true, None)?;
+                self.obs.run_ended(&info, &end);
+                if end.status != RunStatus::Ok {
+                    return self.stop_failed(states, i, &end);
+                }
+            }
+            states[i].warmed_up = true;
+        }
+        let info = self.info(states, i, rep, false);
+        self.obs.run_started(&info);
+        let t0 = Instant::now();
+        let (mut end, _) = self.one_run(i, rep, false, Some(states[i].id))?;
+        states[i].spent += t0.elapsed();
+        match end.status {
+            RunStatus::Ok => {
+                self.ok += 1;
+                let s = &mut states[i];
+                s.ok.push(rep);
+                s.ok.sort_unstable();
+                if let Some(v) = end.metric.filter(|v| v.is_finite()) {
+                    let _ = s.acc.push(v);
+                }
+                let d = self.decide(s);
+                end.decision = Some(d);
+                self.obs.run_ended(&info, &end);
+                if d.is_stop() {
+                    let outcome = outcome_of(&d, &self.plan.repetitions.metric, &s.acc);
+                    self.store.set_config_outcome(s.id, &outcome)?;
+                    s.stopped = true;
+                    self.obs.config_finished(&info.config, &outcome);
+                    s.outcome = Some(outcome);
+                }
+                Ok(())
+            }
+            RunStatus::Interrupted => {
+                self.interrupted += 1;
+                self.obs.run_ended(&info, &end);
+                Ok(())
+            }
+            RunStatus::Failed => {
+                self.failed += 1;
+                self.obs.run_ended(&info, &end);
+                self.stop_failed(states, i, &end)
+            }
+        }
+    }
+
+    fn decide(&self, s: &ConfigState) -> Decision {
+        let rule = self.plan.repetitions.rule;
+        // Count runs, not finite values, toward `max`: a metric that is NaN in every run
+        // (no latency samples, say) must still stop.
+        if s.acc.count() < s.ok.len() as u64 && s.ok.len() as u64 >= rule.max {
+            return Decision::NotConverged {
+                reason: StopReason::MaxRuns,
+                runs: s.ok.len() as u64,
+                rel_half_width: s.acc.relative_half_width(rule.level),
+            };
+        }
+        rule.decide(&s.acc, s.spent, self.plan.repetitions.time_budget)
+    }
+
+    fn stop_failed(
+        &mut self,
+        states: &mut [ConfigState],
+        i: usize,
+        end: &RunEnd,
+    ) -> Result<(), RunnerError> {
+        if end.status == RunStatus::Interrupted {
+            return Ok(());
+        }
+        let s = &mut states[i];
+        let outcome = ConfigOutcome {
+            converged: false,
+            note: format!(
+                "stopped: a run failed ({})",
+                end.error.as_deref().unwrap_or("unknown error")
+            ),
+        };
+        self.store.set_config_outcome(s.id, &outcome)?;
+        s.stopped = true;
+        self.obs
+            .config_finished(&self.plan.configs[i].label, &outcome);
+        s.outcome = Some(outcome);
+        Ok(())
+    }
+
+    fn info(&self, states: &[ConfigState], i: usize, rep: u32, warmup: bool) -> RunInfo {
+        let max = self.plan.repetitions.rule.max;
+        let done: u64 = states.iter().map(|s| s.ok.len() as u64).sum();
+        let left: u64 = states
+            .iter()
+            .filter(|s| !s.stopped)
+            .map(|s| max.saturating_sub(s.ok.len() as u64))
+            .sum();
+        let s = &states[i];
+        let level = self.plan.repetitions.rule.level;
+        let ci = s
+            .acc
+            .mean()
+            .zip(s.acc.relative_half_width(level))
+            .map(|(m, r)| (s.acc.count(), m, r));
+        RunInfo {
+            config: self.plan.configs[i].label.clone(),
+            config_index: i,
+            configs: self.plan.configs.len(),
+            repetition: rep,
+            warmup,
+            max: u32::try_from(max).unwrap_or(u32::MAX),
+            runs_done: done,
+            runs_left_max: left,
+            ci,
+            mean_run_time: (!self.run_times.is_empty())
+                .then(|| self.run_times.iter().sum::<Duration>() / self.run_times.len() as u32),
+        }
+    }
+
+    fn release_kept(&mut self) {
+        if let Some((_, p)) = self.kept.take() {
+            self.obs.phase(Phase::TearingDown);
+            self.teardown(p);
+        }
+    }
+
+    fn teardown(&mut self, p: Prepared) {
+        let report = self.sut.teardown(p);
+        for a in report.failures() {
+            if let Err(e) = &a.result {
+                self.obs.warn(&format!(
+                    "could not undo {}: {e}; it stays in the journal",
+                    a.entry.describe()
+                ));
+            }
+        }
+    }
+
+    /// One run: prepare (or reuse) the SUT, run, store (measured runs only), tear down.
+    fn one_run(
+        &mut self,
+        i: usize,
+        rep: u32,
+        warmup: bool,
+        config_id: Option<ConfigId>,
+    ) -> Result<(RunEnd, Option<RunRecord>), RunnerError> {
+        let wall = Instant::now();
+        let config = &self.plan.configs[i];
+        let seed = run_seed(self.plan.seed, i, rep, warmup);
+        let started_at = Timestamp::now();
+        self.obs.phase(Phase::Preparing);
+        let fresh = self.plan.procedure.fresh_fs;
+        if self.kept.as_ref().is_some_and(|(k, _)| *k != i || fresh) {
+            self.release_kept();
+        }
+        let prepared = match self.kept.take() {
+            Some((_, p)) => Ok(p),
+            None => self.sut.prepare(&config.sut),
+        };
+        let (outcome, environment) = match prepared {
+            Err(e) => (
+                Err(format!("preparing the system under test: {e}")),
+                Value::Null,
+            ),
+            Ok(p) => {
+                let environment = run_environment(config, &p);
+                let r = self.execute(config, &p, seed);
+                if fresh || r.is_err() {
+                    self.obs.phase(Phase::TearingDown);
+                    self.teardown(p);
+                } else {
+                    self.kept = Some((i, p));
+                }
+                (r, environment)
+            }
+        };
+        let ended_at = Timestamp::now();
+        let interrupted = self.cancelled();
+        let (status, error, mut record) = match outcome {
+            Ok(rec) => (RunStatus::Ok, None, Some(rec)),
+            Err(_) if interrupted => (
+                RunStatus::Interrupted,
+                Some("interrupted (SIGINT/SIGTERM)".to_string()),
+                None,
+            ),
+            Err(e) => (RunStatus::Failed, Some(e), None),
+        };
+        let elapsed_ns = record.as_ref().map_or(0, |r| r.run.elapsed_ns);
+        let metric = record.as_ref().and_then(|r| {
+            r.metrics
+                .iter()
+                .find(|m| m.name == self.plan.repetitions.metric)
+                .map(|m| m.value)
+        });
+        if let (false, Some(config)) = (warmup, config_id) {
+            let run = NewRun {
+                config,
+                repetition: rep,
+                seed,
+                status,
+                error: error.clone(),
+                started_at,
+                ended_at,
+                elapsed_ns,
+                environment,
+            };
+            let rec = match record.take() {
+                Some(mut r) => {
+                    r.run = run;
+                    r
+                }
+                None => RunRecord::new(run),
+            };
+            self.store.record_run(&rec)?;
+            record = Some(rec);
+        }
+        if status == RunStatus::Ok {
+            self.run_times.push(wall.elapsed());
+        }
+        Ok((
+            RunEnd {
+                status,
+                error,
+                metric,
+                decision: None,
+            },
+            record,
+        ))
+    }
+
+    /// The engine part of a run, in the prepared directory. Err: why the run failed.
+    fn execute(
+        &mut self,
+        config: &ConfigPlan,
+        p: &Prepared,
+        seed: u64,
+    ) -> Result<RunRecord, String> {
+        if let Some(cg) = &p.cgroup {
+            // Threads inherit the cgroup of the thread that creates them: the engine's
+            // workers are charged to it; teardown moves this thread back out.
+            cg.add_current_thread()
+                .map_err(|e| format!("joining the cache cgroup: {e}"))?;
+        }
+        let mut obs = EngineObs {
+            outer: &mut *self.obs,
+            drop_caches: self.plan.procedure.drop_caches,
+            drop_error: None,
+            drop_freed_kib: None,
+            planned: None,
+        };
+        let mut rec = RunRecord::new(NewRun {
+            config: ConfigId(0),
+            repetition: 0,
+            seed,
+            status: RunStatus::Ok,
+            error: None,
+            started_at: Timestamp::now(),
+            ended_at: Timestamp::now(),
+            elapsed_ns: 0,
+            environment: Value::Null,
+        });
+        obs.outer.phase(Phase::Populating);
+        let cancel = &self.opts.cancel;
+        let result = match &config.workload {
+            WorkloadPlan::Micro(spec) => {
+                let mut spec = spec.clone();
+                spec.dir = p.mountpoint.clone();
+                spec.seed = seed;
+                let plan = spec.validate().map_err(|e| e.to_string())?;
+                iolab_engine::micro::run_micro_cancellable(&plan, &mut obs, cancel).map(|r| {
+                    rec.run.elapsed_ns = r.elapsed_ns;
+                    record::add_micro(&mut rec, &r);
+                })
+            }
+            WorkloadPlan::Wml(w) => {
+                let workload = w.lower(&p.mountpoint)?;
+                let opts = RunOptions {
+                    duration: w.duration,
+                    seed,
+                    pick_random: w.pick_random,
+                    populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    cancel: Some(Arc::clone(cancel)),
+                };
+                obs.planned = w.duration.or(workload.run.duration);
+                run_workload(&workload, &opts, &mut obs).map(|r| {
+                    rec.run.elapsed_ns = r.elapsed_ns;
+                    record::add_workload(&mut rec, &r);
+                })
+            }
+        };
+        if let Some(e) = obs.drop_error.take() {
+            return Err(e);
+        }
+        if let Some(kib) = obs.drop_freed_kib {
+            rec.metrics.push(iolab_store::Metric::new(
+                "cache_dropped_kib",
+                kib as f64,
+                "KiB",
+            ));
+        }
+        match result {
+            Ok(()) => Ok(rec),
+            Err(e) if e.is_interrupted() => Err("interrupted".into()),
+            Err(e) => Err(engine_error_text(&e)),
+        }
+    }
+}
+
+fn engine_error_text(e: &EngineError) -> String {
+    match e.hint() {
+        Some(h) => format!("{e} ({h})"),
+        None => e.to_string(),
+    }
+}
+
+fn outcome_of(d: &Decision, metric: &str, acc: &Welford) -> ConfigOutcome {
+    let pct = |r: f64| format!("±{:.1}%", r * 100.0);
+    match *d {
+        Decision::Converged {
+            runs,
+            rel_half_width,
+        } => ConfigOutcome {
+            converged: true,
+            note: format!(
+                "converged: 95% CI of {metric} {} after {runs} runs",
+                pct(rel_half_width)
+            ),
+        },
+        Decision::NotConverged {
+            reason,
+            runs,
+            rel_half_width,
+        } => {
+            let why = match reason {
+                StopReason::MaxRuns => format!("the maximum of {runs} runs was reached"),
+                StopReason::TimeBudget => format!("the time budget ran out after {runs} runs"),
+            };
+            let achieved = match rel_half_width {
+                Some(r) => format!("; the 95% CI of {metric} is {}", pct(r)),
+                None if acc.count() < 2 => "; fewer than 2 values, no interval".into(),
+                None => String::new(),
+            };
+            ConfigOutcome {
+                converged: false,
+                note: format!("did not converge: {why}{achieved}"),
+            }
+        }
+        Decision::Continue => ConfigOutcome {
+            converged: false,
+            note: "still running".into(),
+        },
+    }
+}
+
+/// What a run stores as its environment: the machine and the storage under the run
+/// directory as probed, plus what iolab set up.
+fn run_environment(config: &ConfigPlan, p: &Prepared) -> Value {
+    let env = iolab_monitor::environment::Environment::probe(Some(&p.mountpoint));
+    let machine = serde_json::to_value(&env).unwrap_or(Value::Null);
+    let tunables: BTreeMap<String, Value> = p
+        .tunables
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                json!({ "value": t.value, "original": t.original }),
+            )
+        })
+        .collect();
+    json!({
+        "machine": machine,
+        "sut": {
+            "mountpoint": p.mountpoint,
+            "fs": p.fs.map(|f| f.to_string()),
+            "mount_options": p.mount.as_ref().map(|m| format!("{},{}", m.mount_options, m.super_options)),
+            "device": p.device.as_ref().map(|d| d.name.clone()),
+            // Which filesystem instance: a fresh mkfs gives a new UUID.
+            "fs_uuid": p.device.as_ref().and_then(|d| fs_uuid(&d.path)),
+            "direct_io": p.direct_io,
+            "tunables": tunables,
+            "cache_limit_bytes": p.cgroup.as_ref().map(|c| c.limit_bytes),
+            "spec": serde_json::to_value(&config.sut_spec).unwrap_or(Value::Null),
+        },
+    })
+}
+
+/// The filesystem UUID on `dev` (blkid), if it has one.
+fn fs_uuid(dev: &Path) -> Option<String> {
+    let out = std::process::Command::new("blkid")
+        .args(["-p", "-o", "value", "-s", "UUID"])
+        .arg(dev)
+        .output()
+        .ok()?;
+    let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !s.is_empty()).then_some(s)
+}
+
+/// Adapts the engine's observers to the runner's, and drops caches where the timed region
+/// is about to start (after population, so the run starts cold).
+struct EngineObs<'a> {
+    outer: &'a mut dyn RunnerObserver,
+    drop_caches: bool,
+    drop_error: Option<String>,
+    drop_freed_kib: Option<u64>,
+    planned: Option<Duration>,
+}
+
+impl EngineObs<'_> {
+    fn before_timed_region(&mut self) {
+        if self.drop_caches {
+            self.outer.phase(Phase::DroppingCaches);
+            match iolab_sut::drop_caches() {
+                Ok(r) => self.drop_freed_kib = Some(r.freed_kib()),
+                Err(e) => self.drop_error = Some(format!("dropping caches: {e}")),
+            }
+        }
+        self.outer.phase(Phase::Running);
+    }
+}
+
+impl iolab_engine::Observer for EngineObs<'_> {
+    fn started(&mut self) {
+        self.before_timed_region();
+    }
+
+    fn progress(&mut self, done: u64, planned: u64, elapsed: Duration) {
+        if planned > 0 {
+            self.outer.progress(done as f64 / planned as f64, elapsed);
+        }
+    }
+}
+
+impl WorkloadObserver for EngineObs<'_> {
+    fn ready(&mut self) {
+        self.before_timed_region();
+    }
+
+    fn progress(&mut self, _ops: u64, elapsed: Duration, planned: Duration) {
+        let planned = self.planned.unwrap_or(planned);
+        if !planned.is_zero() {
+            self.outer
+                .progress(elapsed.as_secs_f64() / planned.as_secs_f64(), elapsed);
+        }
+    }
+}
+
+impl crate::plan::WmlPlan {
+    /// Parses and lowers the workload with `$dir` set to `dir`.
+    pub fn lower(&self, dir: &Path) -> Result<iolab_workload::model::Workload, String> {
+        let parsed = iolab_wml::parse_str(&self.source, &self.text).map_err(|e| e.to_string())?;
+        let mut overrides = self.sets.clone();
+        overrides.push(("dir".into(), dir.display().to_string()));
+        let mut w = iolab_wml::lower(&parsed, &iolab_wml::LowerOptions { overrides })
+            .map_err(|e| e.to_string())?;
+        if let Some(f) = self.size_scale {
+            for fs in &mut w.filesets {
+                fs.size =
+                    std::mem::replace(&mut fs.size, iolab_workload::rv::Rv::Const(0)).scaled(f);
+            }
+        }
+        Ok(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_round_orders_are_permutations_and_differ_between_rounds() {
+        let a = round_order(Order::Random, 7, 0, 6);
+        let b = round_order(Order::Random, 7, 1, 6);
+        let mut s = a.clone();
+        s.sort_unstable();
+        assert_eq!(s, (0..6).collect::<Vec<_>>());
+        assert_ne!(a, b, "rounds are shuffled independently");
+        assert_eq!(a, round_order(Order::Random, 7, 0, 6), "and reproducibly");
+        assert_eq!(round_order(Order::Sequential, 7, 3, 4), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn run_seeds_depend_on_config_and_repetition_only() {
+        assert_eq!(run_seed(1, 2, 3, false), run_seed(1, 2, 3, false));
+        assert_ne!(run_seed(1, 2, 3, false), run_seed(1, 3, 2, false));
+        assert_ne!(run_seed(1, 2, 3, false), run_seed(1, 2, 3, true));
+        assert_ne!(run_seed(1, 2, 3, false), run_seed(2, 2, 3, false));
+    }
+}

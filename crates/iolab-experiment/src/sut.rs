@@ -1,0 +1,380 @@
+//! The `[sut]` section of one configuration: deserialized into [`SutSpec`] and validated by
+//! iolab-sut itself, with its errors (which name a field path) located in the file; then the
+//! checks that need a read-only look at the machine.
+
+use std::path::{Path, PathBuf};
+
+use iolab_sut::spec::TargetSpec;
+use iolab_sut::target::Target;
+use iolab_sut::{SutPlan, SutSpec};
+
+use crate::read::Ctx;
+use crate::suggest;
+use crate::tree::{find, Node, Seg, Value};
+
+/// Deserializes and validates a substituted `[sut]` table. Relative directory paths
+/// (`target.path`, `target.image_dir`) are resolved against `base`, the experiment file's
+/// directory, as workload paths are.
+pub(crate) fn resolve(cx: &mut Ctx, sut: &Node, base: &Path) -> Option<(SutSpec, SutPlan)> {
+    let mut spec: SutSpec = match serde_path_to_error::deserialize(sut.to_json()) {
+        Ok(s) => s,
+        Err(e) => {
+            serde_error(cx, sut, &e);
+            return None;
+        }
+    };
+    resolve_paths(&mut spec, base);
+    let plan = match spec.validate() {
+        Ok(p) => p,
+        Err(iolab_sut::Error::InvalidSpec { field, message }) => {
+            let at = find(sut, &field_path(&field)).point().clone();
+            let (message, hint) = split_hint(&message);
+            let e = cx
+                .src
+                .error(&at, format!("`sut.{field}`: {message}"))
+                .hint_opt(hint);
+            cx.push(e);
+            return None;
+        }
+        Err(other) => {
+            cx.error(&sut.span, format!("`sut`: {other}"));
+            return None;
+        }
+    };
+    check_machine(cx, sut, &plan);
+    Some((spec, plan))
+}
+
+fn resolve_paths(spec: &mut SutSpec, base: &Path) {
+    let rebase = |p: &mut PathBuf| {
+        if p.is_relative() && !p.as_os_str().is_empty() {
+            *p = base.join(&*p);
+        }
+    };
+    match &mut spec.target {
+        TargetSpec::Directory { path } => rebase(path),
+        TargetSpec::LoopImage {
+            image_dir: Some(d), ..
+        } => rebase(d),
+        _ => {}
+    }
+}
+
+/// Read-only checks against the machine: a directory target must exist; a loop image must
+/// fit in its image directory when that exists (iolab-sut checks the same before creating
+/// it, but finding out at load time spares a half-run experiment).
+fn check_machine(cx: &mut Ctx, sut: &Node, plan: &SutPlan) {
+    let at = |key: &str| {
+        find(sut, &[Seg::Key("target".into()), Seg::Key(key.into())])
+            .point()
+            .clone()
+    };
+    match &plan.target {
+        Target::Directory(d) if !d.path.is_dir() => {
+            let what = if d.path.exists() {
+                "is not a directory"
+            } else {
+                "does not exist"
+            };
+            cx.error_hint(
+                &at("path"),
+                format!("`sut.target.path`: {} {what}", d.path.display()),
+                "a directory target is used as it is: create it first, or use a tmpfs or \
+                 loop_image target (relative paths start at the experiment file's directory)",
+            );
+        }
+        Target::LoopImage(l) => {
+            if let Some(dir) = l.image_dir.as_deref().filter(|d| d.is_dir()) {
+                if let Some(free) = free_bytes(dir) {
+                    if free < l.size {
+                        cx.error_hint(
+                            &at("size"),
+                            format!(
+                                "`sut.target.size`: the image needs up to {} MiB but {} has only \
+                                 {} MiB free",
+                                l.size >> 20,
+                                dir.display(),
+                                free >> 20
+                            ),
+                            "choose a smaller size or another image_dir",
+                        );
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Space available to unprivileged users on the filesystem holding `dir`, as iolab-sut
+/// computes it before creating an image.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed statvfs is a valid out-parameter.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated string and `st` a valid out-parameter.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Locates a serde error: the path serde_path_to_error tracked (which stops at internally
+/// tagged enums such as `target`), refined by the key or value the message names.
+fn serde_error(cx: &mut Ctx, sut: &Node, e: &serde_path_to_error::Error<serde_json::Error>) {
+    let path: Vec<Seg> = e
+        .path()
+        .iter()
+        .filter_map(|s| match s {
+            serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
+            serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
+            _ => None,
+        })
+        .collect();
+    let inner = e.inner().to_string();
+    let found = find(sut, &path);
+    let mut at = found.point().clone();
+    let mut hint = None;
+    let mut where_ = dotted(&path);
+    if let (Some(name), Some(t)) = (
+        quoted(&inner, "unknown field `"),
+        found.node.value.as_table(),
+    ) {
+        if let Some(entry) = t.get(name) {
+            at = entry.key_span.clone();
+            where_ = crate::read::join(&where_, name);
+        }
+        // serde's message lists the expected fields; a close one is worth a hint line.
+        hint = expected(&inner).and_then(|list| {
+            suggest::closest(name, list.iter().map(String::as_str))
+                .map(|c| format!("did you mean `{c}`?"))
+        });
+    } else if let (Some(name), Some(t)) = (
+        quoted(&inner, "unknown variant `"),
+        found.node.value.as_table(),
+    ) {
+        if let Some(entry) = t
+            .entries
+            .iter()
+            .find(|e| matches!(&e.node.value, Value::String(s) if s == name))
+        {
+            at = entry.node.span.clone();
+            where_ = crate::read::join(&where_, &entry.key);
+        }
+    } else if let (Some(desc), Some(t)) = (
+        inner
+            .strip_prefix("invalid type: ")
+            .and_then(|r| r.split(", expected").next()),
+        found.node.value.as_table(),
+    ) {
+        // Inside an internally tagged enum the path stops at the enum; the value serde
+        // describes tells which key it was.
+        if let Some(entry) = t.entries.iter().find(|e| unexpected(&e.node.value) == desc) {
+            at = entry.node.span.clone();
+            where_ = crate::read::join(&where_, &entry.key);
+        }
+    }
+    let message = inner
+        .split(" at line ")
+        .next()
+        .unwrap_or(&inner)
+        .to_string();
+    let e = cx
+        .src
+        .error(&at, format!("`{where_}`: {message}"))
+        .hint_opt(hint);
+    cx.push(e);
+}
+
+/// How serde describes a value in "invalid type" errors (`serde::de::Unexpected`).
+fn unexpected(v: &Value) -> String {
+    match v {
+        Value::String(s) | Value::Datetime(s) => format!("string {s:?}"),
+        Value::Integer(i) => format!("integer `{i}`"),
+        Value::Float(f) => serde::de::Unexpected::Float(*f).to_string(),
+        Value::Boolean(b) => format!("boolean `{b}`"),
+        Value::Array(_) => "sequence".into(),
+        Value::Table(_) => "map".into(),
+    }
+}
+
+/// `sut.a.b[0]` for messages.
+fn dotted(path: &[Seg]) -> String {
+    let mut s = String::from("sut");
+    for seg in path {
+        match seg {
+            Seg::Key(k) => s = crate::read::join(&s, k),
+            Seg::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
+}
+
+/// The word in backticks after `prefix` in `text`.
+fn quoted<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = &text[text.find(prefix)? + prefix.len()..];
+    rest.split('`').next()
+}
+
+/// The backticked names after "expected" in a serde message.
+fn expected(text: &str) -> Option<Vec<String>> {
+    let rest = &text[text.find("expected")?..];
+    let names: Vec<String> = rest
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
+/// iolab-sut's field paths: `target.size`, `tunables."vm.dirty_ratio"`.
+fn field_path(field: &str) -> Vec<Seg> {
+    let mut segs = Vec::new();
+    let mut chars = field.chars().peekable();
+    let mut cur = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => cur.extend(chars.next()),
+                        '"' => break,
+                        c => cur.push(c),
+                    }
+                }
+            }
+            '.' => segs.push(Seg::Key(std::mem::take(&mut cur))),
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        segs.push(Seg::Key(cur));
+    }
+    segs
+}
+
+/// iolab-sut writes advice into the message ("…; did you mean \"ext4\"?"); it reads better
+/// as a hint line.
+fn split_hint(message: &str) -> (String, Option<String>) {
+    match message.split_once("; did you mean") {
+        Some((m, h)) => (m.to_string(), Some(format!("did you mean{h}"))),
+        None => (message.to_string(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Source;
+    use crate::tree;
+
+    fn resolve_text(text: &str) -> Result<(SutSpec, SutPlan), Vec<String>> {
+        let src = Source::new(Path::new("t.toml"), text);
+        let root = tree::parse(text).ok().unwrap();
+        let sut = &root.value.as_table().unwrap().get("sut").unwrap().node;
+        let mut cx = Ctx::new(&src);
+        match resolve(&mut cx, sut, Path::new("/base")) {
+            Some(r) if cx.errors() == 0 => Ok(r),
+            _ => Err(cx.diag.errors.iter().map(|e| e.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn field_paths() {
+        assert_eq!(
+            field_path("tunables.\"vm.dirty_ratio\""),
+            [
+                Seg::Key("tunables".into()),
+                Seg::Key("vm.dirty_ratio".into())
+            ]
+        );
+        assert_eq!(
+            field_path("target.size"),
+            [Seg::Key("target".into()), Seg::Key("size".into())]
+        );
+    }
+
+    #[test]
+    fn valid_sut() {
+        let (spec, plan) = resolve_text(
+            "[sut]\ntarget = { kind = \"loop_image\", size = \"1G\", image_dir = \"img\" }\n\
+             fs = { kind = \"ext4\", mount_options = \"data=journal\" }\n",
+        )
+        .unwrap();
+        match spec.target {
+            TargetSpec::LoopImage { image_dir, .. } => {
+                assert_eq!(image_dir.unwrap(), Path::new("/base/img"))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(plan.fs.unwrap().mount.get("data"), Some("journal"));
+    }
+
+    #[test]
+    fn serde_errors_are_located() {
+        let e = resolve_text("[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\", colour = 1 }\n")
+            .unwrap_err();
+        assert!(
+            e[0].starts_with("t.toml:2:41: `sut.target.colour`: unknown field `colour`"),
+            "{e:?}"
+        );
+        let e = resolve_text("[sut]\ntarget = { kind = \"tmfps\", size = \"1G\" }\n").unwrap_err();
+        assert!(
+            e[0].starts_with("t.toml:2:19: `sut.target.kind`: unknown variant `tmfps`"),
+            "{e:?}"
+        );
+        let e = resolve_text("[sut]\ntarget = { kind = \"tmpfs\" }\n").unwrap_err();
+        assert!(
+            e[0].starts_with("t.toml:2:1: `sut.target`: missing field `size`"),
+            "{e:?}"
+        );
+        let e = resolve_text("[sut]\ntarget = { kind = \"tmpfs\", size = 5 }\n").unwrap_err();
+        assert!(
+            e[0].starts_with("t.toml:2:35: `sut.target.size`: invalid type"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn validate_errors_are_located() {
+        let e = resolve_text(
+            "[sut]\ntarget = { kind = \"loop_image\", size = \"1G\" }\nfs = { kind = \"ext5\" }\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            ["t.toml:3:15: `sut.fs.kind`: unknown filesystem \"ext5\"\n  hint: did you mean \"ext4\"?"]
+        );
+        let e = resolve_text(
+            "[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n[sut.tunables]\n\"queue/scheduler\" = \"none\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            e[0].starts_with("t.toml:4:21: `sut.tunables.\"queue/scheduler\"`"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn missing_directory() {
+        let e = resolve_text(
+            "[sut]\ntarget = { kind = \"directory\", path = \"/nonexistent-iolab\" }\n",
+        )
+        .unwrap_err();
+        assert!(
+            e[0].starts_with("t.toml:2:39: `sut.target.path`: /nonexistent-iolab does not exist"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn image_larger_than_free_space() {
+        let e = resolve_text(
+            "[sut]\ntarget = { kind = \"loop_image\", size = \"1000000T\", image_dir = \"/tmp\" }\nfs = { kind = \"ext4\" }\n",
+        )
+        .unwrap_err();
+        assert!(e[0].contains("MiB free"), "{e:?}");
+    }
+}

@@ -1,0 +1,7 @@
+set $dir=/tmp
+define file name=f1,path=$dir,size=1m,prealloc
+define process name=p {
+  thread name=t {
+    flowop read name=r1,filename=f1,iosize=4k
+  }
+}

@@ -1,0 +1,273 @@
+//! `iolab run EXPERIMENT.toml`: load and validate the whole file, then run it with a progress
+//! line, storing every run; print the per-configuration summary at the end.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use iolab_experiment::runner::{
+    run_experiment, Phase, RunEnd, RunInfo, RunnerObserver, RunnerOptions,
+};
+use iolab_store::{ConfigOutcome, ExperimentId, ExperimentStatus, RunStatus};
+
+use crate::cli::RunArgs;
+use crate::cmd::show;
+use crate::error::CliError;
+use crate::term::StatusLine;
+
+pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
+    reject_workload_options(&args)?;
+    let path = Path::new(&args.file);
+    let plan = iolab_experiment::load(path).map_err(|errs| {
+        let n = errs.len();
+        let mut e = CliError::usage(errs.to_string().trim_end());
+        if n > 1 {
+            e = e.with_hint(format!("{n} errors; nothing was run or changed"));
+        }
+        e
+    })?;
+    let mut store = super::db::open(&args.db.db)?;
+    let opts = RunnerOptions {
+        sut: crate::state::sut_options(),
+        cancel: Arc::clone(&cancel),
+        resume: args.resume,
+        iolab_version: env!("CARGO_PKG_VERSION").into(),
+    };
+    let configs = plan.configs.len();
+    eprintln!(
+        "{}: {} configuration{}, {}–{} runs each until the 95% CI of {} is within ±{}%",
+        plan.name,
+        configs,
+        if configs == 1 { "" } else { "s" },
+        plan.repetitions.rule.min,
+        plan.repetitions.rule.max,
+        plan.repetitions.metric,
+        plan.repetitions.rule.target * 100.0
+    );
+    let mut obs = Progress {
+        status: StatusLine::new(std::io::stderr().is_terminal()),
+        metric: plan.repetitions.metric.clone(),
+        current: None,
+        phase: Phase::Preparing,
+        db: args.db.db.display().to_string(),
+    };
+    let outcome = run_experiment(&plan, &mut store, &opts, &mut obs);
+    obs.status.clear();
+    let outcome = outcome.map_err(|e| {
+        let hint = e.hint();
+        let mut err = if e.is_bad_input() {
+            CliError::usage(&e)
+        } else {
+            CliError::failed(&e)
+        };
+        if let Some(h) = hint {
+            err = err.with_hint(h);
+        }
+        err
+    })?;
+    crate::output::emit(|out| show::write_experiment(&store, outcome.id, out))?;
+    match outcome.status {
+        ExperimentStatus::Interrupted => Err(CliError::interrupted(
+            "interrupted; the system is restored and the finished runs are stored",
+        )
+        .with_hint(format!(
+            "continue with: iolab run {} --resume{}",
+            args.file,
+            db_flag(&args.db.db)
+        ))),
+        ExperimentStatus::Failed => Err(CliError::failed(format!(
+            "{} run{} failed (see the table above; `iolab show {}` has the errors)",
+            outcome.failed,
+            if outcome.failed == 1 { "" } else { "s" },
+            outcome.id.0
+        ))),
+        _ => {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(CliError::interrupted("interrupted"));
+            }
+            Ok(())
+        }
+    }
+}
+
+fn db_flag(db: &Path) -> String {
+    if db == Path::new("iolab.db") {
+        String::new()
+    } else {
+        format!(" --db {}", db.display())
+    }
+}
+
+/// Options that only make sense for a single workload run.
+fn reject_workload_options(args: &RunArgs) -> Result<(), CliError> {
+    let mut given = Vec::new();
+    if args.dir.is_some() {
+        given.push("--dir (set sut.target in the file)");
+    }
+    if args.time.is_some() {
+        given.push("--time (set workload.time)");
+    }
+    if !args.sets.is_empty() {
+        given.push("--set (use workload.set or a factor)");
+    }
+    if args.seed.is_some() {
+        given.push("--seed (set seed = N at the top)");
+    }
+    if args.size_scale.is_some() {
+        given.push("--size-scale (set workload.size_scale)");
+    }
+    if args.no_db {
+        given.push("--no-db (experiments are always stored)");
+    }
+    if args.json || args.format != crate::output::run::RunFormat::Human {
+        given.push("--format/--json (use `iolab export` afterwards)");
+    }
+    if given.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::usage(format!(
+        "{} is an experiment file; these options are for single workloads: {}",
+        args.file,
+        given.join(", ")
+    ))
+    .with_hint("experiment settings live in the file: see docs/experiments.md"))
+}
+
+struct Progress {
+    status: StatusLine,
+    metric: String,
+    current: Option<RunInfo>,
+    phase: Phase,
+    db: String,
+}
+
+fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 90 {
+        format!("{s} s")
+    } else if s < 90 * 60 {
+        format!("{} min", (s + 30) / 60)
+    } else {
+        format!("{:.1} h", s as f64 / 3600.0)
+    }
+}
+
+impl Progress {
+    fn prefix(&self, r: &RunInfo) -> String {
+        let what = if r.warmup {
+            format!("warm-up {}", r.repetition + 1)
+        } else {
+            format!("run {} of ≤{}", r.repetition + 1, r.max)
+        };
+        format!(
+            "[{}/{}] {} · {what}",
+            r.config_index + 1,
+            r.configs,
+            r.config
+        )
+    }
+
+    fn draw(&mut self, fraction: Option<f64>) {
+        let Some(r) = &self.current else { return };
+        let mut line = self.prefix(r);
+        if let Some((n, mean, rel)) = r.ci {
+            line.push_str(&format!(
+                " · {} {} ±{:.1}% (n={n})",
+                self.metric,
+                sig(mean),
+                rel * 100.0
+            ));
+        }
+        line.push_str(&format!(
+            " · {}",
+            match self.phase {
+                Phase::Preparing => "preparing".to_string(),
+                Phase::Populating => "creating files".into(),
+                Phase::DroppingCaches => "dropping caches".into(),
+                Phase::Running => match fraction {
+                    Some(f) => format!("running {:.0}%", (f * 100.0).min(100.0)),
+                    None => "running".into(),
+                },
+                Phase::TearingDown => "cleaning up".into(),
+            }
+        ));
+        if let Some(t) = r.mean_run_time {
+            line.push_str(&format!(
+                " · ≤{} left",
+                human_duration(t * r.runs_left_max.min(u64::from(u32::MAX)) as u32)
+            ));
+        }
+        self.status.show(format_args!("{line}"));
+    }
+}
+
+/// A value with about four significant digits.
+fn sig(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+impl RunnerObserver for Progress {
+    fn experiment(&mut self, id: ExperimentId, resumed: Option<u64>) {
+        match resumed {
+            Some(n) => eprintln!(
+                "resuming experiment {} in {} ({n} finished runs kept)",
+                id.0, self.db
+            ),
+            None => eprintln!("experiment {} in {}", id.0, self.db),
+        }
+    }
+
+    fn run_started(&mut self, run: &RunInfo) {
+        self.current = Some(run.clone());
+        self.phase = Phase::Preparing;
+        self.draw(None);
+    }
+
+    fn phase(&mut self, phase: Phase) {
+        self.phase = phase;
+        self.draw(None);
+    }
+
+    fn progress(&mut self, fraction: f64, _elapsed: Duration) {
+        self.draw(Some(fraction));
+    }
+
+    fn run_ended(&mut self, run: &RunInfo, end: &RunEnd) {
+        self.status.clear();
+        let mut line = self.prefix(run);
+        match end.status {
+            RunStatus::Ok => {
+                if let Some(v) = end.metric {
+                    line.push_str(&format!(": {} {}", self.metric, sig(v)));
+                }
+            }
+            RunStatus::Failed => line.push_str(&format!(
+                ": FAILED: {}",
+                end.error.as_deref().unwrap_or("unknown error")
+            )),
+            RunStatus::Interrupted => line.push_str(": interrupted"),
+        }
+        eprintln!("{line}");
+    }
+
+    fn config_finished(&mut self, label: &str, outcome: &ConfigOutcome) {
+        self.status.clear();
+        eprintln!("  {label}: {}", outcome.note);
+    }
+
+    fn warn(&mut self, message: &str) {
+        self.status.clear();
+        eprintln!("iolab: warning: {message}");
+    }
+}

@@ -1,0 +1,556 @@
+//! `iolab run EXPERIMENT.toml` end to end: the stopping rule, fresh filesystems with the
+//! configured mount options and tunables (watched from /proc while the experiment runs),
+//! Ctrl-C, and refusals that leave the machine untouched.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{iolab, need_root, stderr};
+use iolab_stats::{Decision, Level, StopReason, StoppingRule};
+use serde_json::Value;
+
+/// A scratch area: the experiment file, its database and iolab's state (journal, mount
+/// points, images) all inside one temporary directory on the root filesystem (loop images
+/// need a disk filesystem under them for direct I/O).
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::Builder::new()
+                .prefix("iolab-exp-test")
+                .tempdir_in("/var/tmp")
+                .unwrap(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn db(&self) -> PathBuf {
+        self.path().join("results.db")
+    }
+
+    fn state(&self) -> PathBuf {
+        self.path().join("state")
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = iolab();
+        c.env("IOLAB_DB", self.db())
+            .env("IOLAB_STATE_DIR", self.state());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    fn show(&self) -> Value {
+        let o = self.run(&["show", "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// iolab's mounts (under its mount root).
+    fn mounts(&self) -> Vec<Mount> {
+        mounts_under(&self.state().join("mnt"))
+    }
+
+    /// Loop devices whose backing file is under this scratch directory.
+    fn loops(&self) -> Vec<String> {
+        let o = Command::new("losetup").arg("-a").output().unwrap();
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.contains(self.path().to_str().unwrap()))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Mount {
+    source: String,
+    super_options: String,
+}
+
+/// Mounts whose mount point is under `root`, from /proc/self/mountinfo.
+fn mounts_under(root: &Path) -> Vec<Mount> {
+    let root = root.to_str().unwrap();
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let sep = f.iter().position(|x| *x == "-")?;
+            f[4].replace("\\040", " ").starts_with(root).then(|| Mount {
+                source: f[sep + 2].to_string(),
+                super_options: f[sep + 3].to_string(),
+            })
+        })
+        .collect()
+}
+
+/// What the watcher saw: a mount's options and the tunable's value at that moment.
+#[derive(Debug)]
+struct Seen {
+    options: String,
+    tunable: String,
+}
+
+fn dirty_expire() -> String {
+    std::fs::read_to_string("/proc/sys/vm/dirty_expire_centisecs")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn metric_values(config: &Value, metric: &str) -> Vec<f64> {
+    config["metrics"][metric]["values"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {metric} in {config}"))
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
+/// The null engine as a synthetic metric source: the runner's decisions must be exactly the
+/// stopping rule applied to the stored values, run by run.
+#[test]
+fn stopping_rule_stops_exactly_when_the_interval_is_narrow_enough() {
+    let s = Scratch::new();
+    let file = |target: &str, max: u32| {
+        format!(
+            r#"
+name = "stopping rule"
+[sut]
+target = {{ kind = "directory", path = "{}" }}
+[workload]
+micro = {{ access = "write", sync = "normal", bs = "4k", size = "64m", engine = "null" }}
+[repetitions]
+min = 3
+max = {max}
+target = {target}
+[procedure]
+drop_caches = false
+"#,
+            s.path().display()
+        )
+    };
+
+    // A loose target: converges, and at exactly the first run where the rule says so.
+    let f = s.write("loose.toml", &file("0.5", 15));
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = s.show();
+    let config = &shown["configs"][0];
+    let values = metric_values(config, "ops_per_s");
+    let rule = StoppingRule::new(3, 15, 0.5, Level::P95).unwrap();
+    match rule.replay(&values).unwrap() {
+        Decision::Converged { runs, .. } => assert_eq!(runs as usize, values.len(), "{values:?}"),
+        d => panic!("expected convergence within 15 runs: {d:?} for {values:?}"),
+    }
+    assert_eq!(config["outcome"]["converged"], true, "{config}");
+    assert!(
+        config["outcome"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("converged"),
+        "{config}"
+    );
+
+    // An impossible target: runs stop at max, reported as not converged.
+    let f = s.write("tight.toml", &file("1e-9", 4));
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = s.show();
+    let config = &shown["configs"][0];
+    let values = metric_values(config, "ops_per_s");
+    assert_eq!(values.len(), 4, "{values:?}");
+    let rule = StoppingRule::new(3, 4, 1e-9, Level::P95).unwrap();
+    assert!(
+        matches!(
+            rule.replay(&values).unwrap(),
+            Decision::NotConverged {
+                reason: StopReason::MaxRuns,
+                runs: 4,
+                ..
+            }
+        ),
+        "{values:?}"
+    );
+    assert_eq!(config["outcome"]["converged"], false);
+    let note = config["outcome"]["note"].as_str().unwrap();
+    assert!(note.contains("did not converge"), "{note}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("NOT converged"), "{out}");
+}
+
+/// The issue's acceptance test: ext4 data=journal vs data=writeback, 3 repetitions each, on
+/// loop images; watched from /proc while it runs and checked in the database afterwards.
+#[test]
+fn each_run_gets_a_fresh_filesystem_with_its_mount_options_and_tunables() {
+    if !need_root("each_run_gets_a_fresh_filesystem_with_its_mount_options_and_tunables") {
+        return;
+    }
+    let s = Scratch::new();
+    let original = dirty_expire();
+    let configured = if original == "1234" { "1235" } else { "1234" };
+    let f = s.write(
+        "journal.toml",
+        &format!(
+            r#"
+name = "journal modes"
+seed = 5
+[factors]
+mode = ["journal", "writeback"]
+[sut]
+target = {{ kind = "loop_image", size = "64M" }}
+fs = {{ kind = "ext4", mount_options = "data=${{mode}}" }}
+[sut.tunables]
+"vm.dirty_expire_centisecs" = {configured}
+[workload]
+micro = {{ access = "randwrite", sync = "fdatasync", bs = "4k", size = "8m" }}
+[repetitions]
+min = 3
+max = 3
+"#
+        ),
+    );
+
+    // Watch: every mount of iolab's, with the tunable's value seen while it exists.
+    let stop = Arc::new(AtomicBool::new(false));
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let episodes = Arc::new(Mutex::new(0u32));
+    let watcher = {
+        let (stop, seen, episodes) = (stop.clone(), seen.clone(), episodes.clone());
+        let root = s.state().join("mnt");
+        std::thread::spawn(move || {
+            let mut mounted = false;
+            while !stop.load(Ordering::Relaxed) {
+                let m = mounts_under(&root);
+                if !m.is_empty() {
+                    let tunable = dirty_expire();
+                    let mut seen = seen.lock().unwrap();
+                    for x in &m {
+                        assert!(x.source.starts_with("/dev/loop"), "{x:?}");
+                        seen.push(Seen {
+                            options: x.super_options.clone(),
+                            tunable: tunable.clone(),
+                        });
+                    }
+                    if !mounted {
+                        *episodes.lock().unwrap() += 1;
+                    }
+                }
+                mounted = !m.is_empty();
+                std::thread::sleep(Duration::from_millis(3));
+            }
+        })
+    };
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    stop.store(true, Ordering::Relaxed);
+    watcher.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // During the run: only the two modes, both seen, the tunable set while mounted (it is
+    // set right after the mount, so the first glimpse may still show the original), and a
+    // separate mount episode per run.
+    let seen = seen.lock().unwrap();
+    assert!(!seen.is_empty(), "the watcher saw no iolab mount");
+    let modes: BTreeSet<&str> = seen
+        .iter()
+        .map(|x| {
+            let opts = &x.options;
+            if opts.contains("data=journal") {
+                "journal"
+            } else if opts.contains("data=writeback") {
+                "writeback"
+            } else {
+                panic!("unexpected mount options {opts}")
+            }
+        })
+        .collect();
+    assert_eq!(modes, BTreeSet::from(["journal", "writeback"]));
+    assert!(seen.iter().any(|x| x.tunable == configured), "{seen:?}");
+    assert!(
+        seen.iter()
+            .all(|x| x.tunable == configured || x.tunable == original),
+        "{seen:?}"
+    );
+    assert_eq!(*episodes.lock().unwrap(), 6, "one mount per run");
+
+    // After: the tunable restored, nothing left mounted or attached.
+    assert_eq!(dirty_expire(), original);
+    assert!(s.mounts().is_empty(), "{:?}", s.mounts());
+    assert!(s.loops().is_empty(), "{:?}", s.loops());
+
+    // In the database: 3 ok runs per configuration, six different filesystems, each mounted
+    // with its configuration's mode, the tunable at its value with the original recorded.
+    let shown = s.show();
+    let runs = shown["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 6);
+    let labels: BTreeMap<i64, String> = shown["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_i64().unwrap(),
+                c["label"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let mut uuids = BTreeSet::new();
+    for r in runs {
+        assert_eq!(r["status"], "ok", "{r}");
+        let sut = &r["environment"]["sut"];
+        let label = &labels[&r["config"].as_i64().unwrap()];
+        let mode = label.strip_prefix("mode=").unwrap();
+        let opts = sut["mount_options"].as_str().unwrap();
+        assert!(opts.contains(&format!("data={mode}")), "{label}: {opts}");
+        let t = &sut["tunables"]["vm.dirty_expire_centisecs"];
+        assert_eq!(t["value"], configured, "{t}");
+        assert_eq!(t["original"], original.as_str(), "{t}");
+        uuids.insert(sut["fs_uuid"].as_str().expect("fs uuid").to_owned());
+    }
+    assert_eq!(uuids.len(), 6, "a fresh mkfs per run: {uuids:?}");
+}
+
+/// Ctrl-C in the middle of a run: everything is put back within 5 s, the run is stored as
+/// interrupted, and `--resume` is suggested.
+#[test]
+fn sigint_cleans_up_quickly_and_stores_the_run_as_interrupted() {
+    if !need_root("sigint_cleans_up_quickly_and_stores_the_run_as_interrupted") {
+        return;
+    }
+    let s = Scratch::new();
+    let f = s.write(
+        "long.toml",
+        r#"
+name = "long"
+[sut]
+target = { kind = "loop_image", size = "1G" }
+fs = { kind = "ext4" }
+[workload]
+micro = { access = "randwrite", sync = "fdatasync", bs = "4k", size = "512m" }
+[repetitions]
+min = 3
+max = 3
+"#,
+    );
+    let mut child = s
+        .cmd()
+        .args(["run", f.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the filesystem, then for the timed region to be under way.
+    let t0 = Instant::now();
+    while s.mounts().is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no mount appeared");
+        assert!(child.try_wait().unwrap().is_none(), "iolab ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let sent = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        took < Duration::from_secs(5),
+        "cleanup took {took:?}: {err}"
+    );
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("--resume"), "{err}");
+    assert!(s.mounts().is_empty(), "{:?}", s.mounts());
+    assert!(s.loops().is_empty(), "{:?}", s.loops());
+    let shown = s.show();
+    assert_eq!(shown["experiment"]["status"], "interrupted");
+    let runs = shown["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["status"], "interrupted");
+    // Nothing left for recovery either.
+    let o = s.run(&["recover"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing to recover"), "{}", stderr(&o));
+}
+
+fn root_device() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        let sep = f.iter().position(|x| *x == "-")?;
+        (f[4] == "/" && f[sep + 2].starts_with("/dev/")).then(|| f[sep + 2].to_string())
+    })
+}
+
+fn block_device_experiment(s: &Scratch, dev: &str, allow: bool, force: bool) -> PathBuf {
+    s.write(
+        "dev.toml",
+        &format!(
+            r#"
+[sut]
+target = {{ kind = "block_device", path = "{dev}", allow_destroy = {allow}, force = {force} }}
+fs = {{ kind = "ext4" }}
+[workload]
+micro = {{ access = "write", size = "4m" }}
+"#
+        ),
+    )
+}
+
+/// Exit 2 before anything is stored or changed.
+fn assert_refused(s: &Scratch, file: &Path, expect: &str) {
+    let o = s.run(&["run", file.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(expect), "expected {expect:?} in: {err}");
+    assert!(s.mounts().is_empty());
+    let list = s.run(&["list"]);
+    assert!(
+        String::from_utf8_lossy(&list.stdout).contains("no experiments"),
+        "nothing may be stored: {}",
+        String::from_utf8_lossy(&list.stdout)
+    );
+}
+
+#[test]
+fn refuses_devices_it_may_not_format() {
+    if !need_root("refuses_devices_it_may_not_format") {
+        return;
+    }
+    let s = Scratch::new();
+
+    // The root device, whatever the file allows.
+    match root_device() {
+        Some(dev) => {
+            let f = block_device_experiment(&s, &dev, true, true);
+            assert_refused(&s, &f, "holds the root filesystem");
+        }
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI's / is on a block device"
+            );
+            eprintln!("SKIP root device part: / is not on a block device here");
+        }
+    }
+
+    // A loop device iolab did not create: refused without allow_destroy; with an ext4
+    // signature, refused without force, and the signature is still there afterwards.
+    let image = s.path().join("foreign.img");
+    Command::new("truncate")
+        .args(["-s", "64M"])
+        .arg(&image)
+        .status()
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let _detach = Detach(dev.clone());
+    let f = block_device_experiment(&s, &dev, false, false);
+    assert_refused(&s, &f, "allow_destroy");
+
+    assert!(Command::new("mkfs.ext4")
+        .args(["-q", "-F", &dev])
+        .status()
+        .unwrap()
+        .success());
+    let uuid = || {
+        let o = Command::new("blkid")
+            .args(["-p", "-o", "value", "-s", "UUID", &dev])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let before = uuid();
+    assert!(!before.is_empty());
+    let f = block_device_experiment(&s, &dev, true, false);
+    assert_refused(&s, &f, "force");
+    assert_eq!(uuid(), before, "the filesystem on it is untouched");
+}
+
+#[test]
+fn bad_experiment_files_exit_2_with_a_location() {
+    let s = Scratch::new();
+    let cases = [
+        ("[sut]\ntarget = { kind = \"directory\", path = \"/\" }\ncolour = \"red\"\n[workload]\nbuiltin = \"varmail\"\n", "3:"),
+        ("[factors]\nfs = []\n", "2:"),
+        ("[sut]\ntarget = { kind = \"loop_image\", size = \"1G\" }\nfs = { kind = \"ext5\" }\n[workload]\nbuiltin = \"varmail\"\n", "3:"),
+    ];
+    for (i, (text, loc)) in cases.iter().enumerate() {
+        let f = s.write(&format!("bad{i}.toml"), text);
+        let o = s.run(&["run", f.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "case {i}: {err}");
+        let located = format!("{}:{loc}", f.display());
+        assert!(
+            err.contains(&located),
+            "case {i}: expected {located} in {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(
+        !s.db().exists() || {
+            let list = s.run(&["list"]);
+            String::from_utf8_lossy(&list.stdout).contains("no experiments")
+        }
+    );
+}
+
+#[test]
+fn micro_and_workload_runs_are_stored_as_one_run_experiments() {
+    let s = Scratch::new();
+    let o = s.run(&[
+        "micro",
+        "--dir",
+        s.path().to_str().unwrap(),
+        "--size",
+        "1m",
+        "--remove-files",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = s.show();
+    assert_eq!(shown["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(shown["runs"][0]["status"], "ok");
+    let ops = metric_values(&shown["configs"][0], "ops");
+    assert_eq!(ops, [256.0]);
+
+    let list = s.run(&["list"]);
+    assert!(list.status.success());
+    assert!(String::from_utf8_lossy(&list.stdout).contains("micro write normal"));
+    let o = s.run(&["export", "--format", "csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert!(csv.lines().count() >= 2, "{csv}");
+    assert!(csv.lines().next().unwrap().contains("ops_per_s"), "{csv}");
+}
