@@ -42,7 +42,7 @@ fs = { kind = "ext4", mount_options = "data=ordered" }
 [sut.tunables]
 "vm.dirty_expire_centisecs" = $configured
 [workload]
-micro = { access = "randwrite", sync = "\${sync}", bs = "4k", size = "4m" }
+micro = { access = "randwrite", sync = "\${sync}", bs = "4k", size = "12m" }
 [repetitions]
 min = 3
 max = 3
@@ -59,8 +59,8 @@ for t in $(seq 1 "$trials"); do
     export IOLAB_DB="$dir/results.db" IOLAB_STATE_DIR="$dir/state"
     "$iolab" run "$work/exp.toml" >"$dir/run.out" 2>&1 &
     pid=$!
-    # A random point: 0.2 to 8 s in (a whole run of this experiment takes ~10-20 s).
-    delay=$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.2 + rand() * 7.8 }')
+    # A random point: 0.2 to 10 s in (the whole experiment takes ~15 s here).
+    delay=$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.2 + rand() * 9.8 }')
     sleep "$delay"
     if kill -0 "$pid" 2>/dev/null; then
         kill -9 "$pid"

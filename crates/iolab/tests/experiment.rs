@@ -554,3 +554,150 @@ fn micro_and_workload_runs_are_stored_as_one_run_experiments() {
     assert!(csv.lines().count() >= 2, "{csv}");
     assert!(csv.lines().next().unwrap().contains("ops_per_s"), "{csv}");
 }
+
+/// Ctrl-C, then `--resume`: the finished runs are kept, the interrupted repetition runs again,
+/// and no repetition gets two ok runs. (The null engine on a directory: no root needed.)
+#[test]
+fn resume_after_ctrl_c_completes_without_repeating_finished_runs() {
+    let s = Scratch::new();
+    let f = s.write(
+        "resume.toml",
+        &format!(
+            r#"
+name = "resume"
+[factors]
+bs = ["4k", "8k"]
+[sut]
+target = {{ kind = "directory", path = "{}" }}
+[workload]
+micro = {{ access = "write", bs = "${{bs}}", size = "1g", engine = "null", loops = 30 }}
+[repetitions]
+min = 2
+max = 2
+[procedure]
+drop_caches = false
+"#,
+            s.path().display()
+        ),
+    );
+    let o = s.run(&["run", f.to_str().unwrap(), "--resume"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing to resume"), "{}", stderr(&o));
+
+    let mut child = s
+        .cmd()
+        .args(["run", f.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once at least one run is stored.
+    let t0 = Instant::now();
+    loop {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no run finished");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before Ctrl-C"
+        );
+        let o = s.run(&["list", "--json"]);
+        let list: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+        if list[0]["runs"]["ok"].as_u64().unwrap_or(0) >= 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = s.show();
+    let ok_before: Vec<(i64, u64)> = before["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "ok")
+        .map(|r| {
+            (
+                r["config"].as_i64().unwrap(),
+                r["repetition"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        !ok_before.is_empty() && ok_before.len() < 4,
+        "{ok_before:?}"
+    );
+
+    let o = s.run(&["run", f.to_str().unwrap(), "--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resuming experiment"), "{}", stderr(&o));
+    let after = s.show();
+    assert_eq!(after["experiment"]["status"], "done");
+    assert_eq!(after["experiment"]["id"], before["experiment"]["id"]);
+    let runs = after["runs"].as_array().unwrap();
+    let mut ok: Vec<(i64, u64)> = runs
+        .iter()
+        .filter(|r| r["status"] == "ok")
+        .map(|r| {
+            (
+                r["config"].as_i64().unwrap(),
+                r["repetition"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // The runs finished before Ctrl-C are the same rows, untouched.
+    for r in &ok_before {
+        assert!(ok.contains(r), "{r:?} lost");
+    }
+    ok.sort_unstable();
+    let n = ok.len();
+    ok.dedup();
+    assert_eq!(ok.len(), n, "a repetition ran twice: {runs:?}");
+    assert_eq!(n, 4, "2 configurations × 2 repetitions: {runs:?}");
+    assert!(runs.iter().any(|r| r["status"] == "interrupted"));
+}
+
+/// Warm-up runs run but are not stored; a spent time budget stops a configuration
+/// unconverged after its first run.
+#[test]
+fn warmup_runs_are_not_stored_and_time_budgets_stop_early() {
+    let s = Scratch::new();
+    let exp = |extra: &str| {
+        format!(
+            r#"
+[sut]
+target = {{ kind = "directory", path = "{}" }}
+[workload]
+micro = {{ access = "write", size = "4m", engine = "null" }}
+[procedure]
+drop_caches = false
+{extra}
+"#,
+            s.path().display()
+        )
+    };
+    let f = s.write(
+        "warm.toml",
+        &exp("warmup = 2\n[repetitions]\nmin = 2\nmax = 2"),
+    );
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("warm-up").count(), 2, "{}", stderr(&o));
+    assert_eq!(s.show()["runs"].as_array().unwrap().len(), 2);
+
+    let f = s.write(
+        "budget.toml",
+        &exp("[repetitions]\nmin = 3\nmax = 20\ntime_budget = \"1ms\""),
+    );
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = s.show();
+    assert_eq!(shown["runs"].as_array().unwrap().len(), 1);
+    let note = shown["configs"][0]["outcome"]["note"].as_str().unwrap();
+    assert!(note.contains("time budget"), "{note}");
+}

@@ -1,0 +1,51 @@
+//! The experiment files shipped in examples/ load, and say what their comments promise.
+
+use std::path::Path;
+
+fn load(name: &str) -> iolab_experiment::ExperimentPlan {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
+    iolab_experiment::load(&p).unwrap_or_else(|e| panic!("{name}:\n{e}"))
+}
+
+#[test]
+fn quickstart() {
+    let p = load("quickstart.toml");
+    assert_eq!(p.configs.len(), 2);
+    assert!(
+        p.repetitions.rule.max <= 6,
+        "the quickstart must stay short"
+    );
+}
+
+#[test]
+fn ext4_journal_modes_is_seed_report_000() {
+    let p = load("ext4-journal-modes.toml");
+    assert_eq!(p.configs.len(), 6);
+    for c in &p.configs {
+        let data = c.sut.fs.as_ref().unwrap().mount.get("data").unwrap();
+        assert!(c.label.contains(&format!("journal={data}")), "{}", c.label);
+        let t: Vec<(String, String)> = c
+            .sut
+            .tunables
+            .iter()
+            .map(|t| (t.name.to_string(), t.value.clone()))
+            .collect();
+        assert!(
+            t.contains(&("vm.dirty_expire_centisecs".into(), "300".into())),
+            "{t:?}"
+        );
+        assert!(
+            t.contains(&("vm.dirty_writeback_centisecs".into(), "100".into())),
+            "{t:?}"
+        );
+    }
+    assert!(p.procedure.fresh_fs && p.procedure.drop_caches);
+}
+
+#[test]
+fn fs_sync_modes_is_seed_report_002() {
+    let p = load("fs-sync-modes.toml");
+    assert_eq!(p.configs.len(), 9);
+}
