@@ -10,6 +10,7 @@
 mod error;
 mod factors;
 mod load;
+pub mod monitor;
 pub mod plan;
 mod read;
 pub mod record;

@@ -29,6 +29,7 @@ use iolab_sut::{Prepared, Sut, SutOptions};
 use iolab_workload::rng::{mix64, Rng};
 use serde_json::{json, Value};
 
+use crate::monitor::{self, DeviceInfo, Intent, MonitorOptions, Observed, RunMonitor};
 use crate::plan::{ConfigPlan, ExperimentPlan, Order, WorkloadPlan};
 use crate::record;
 
@@ -44,6 +45,8 @@ pub struct RunnerOptions {
     pub resume: bool,
     /// Stored with the experiment.
     pub iolab_version: String,
+    /// Samplers and block tracing during each run.
+    pub monitor: MonitorOptions,
 }
 
 /// Why an experiment could not run at all (a failed *run* is stored, not an error).
@@ -139,6 +142,8 @@ pub struct RunEnd {
     pub metric: Option<f64>,
     /// The configuration's decision after this run (ok runs only).
     pub decision: Option<Decision>,
+    /// What the checks found.
+    pub findings: Vec<iolab_store::Finding>,
 }
 
 /// Callbacks for progress display, called from the runner's thread.
@@ -733,6 +738,10 @@ impl Session<'_> {
                 error,
                 metric,
                 decision: None,
+                findings: record
+                    .as_ref()
+                    .map(|r| r.findings.clone())
+                    .unwrap_or_default(),
             },
             record,
         ))
@@ -751,12 +760,17 @@ impl Session<'_> {
             cg.add_current_thread()
                 .map_err(|e| format!("joining the cache cgroup: {e}"))?;
         }
+        let device_name = p.device.as_ref().map(|d| d.name.clone());
         let mut obs = EngineObs {
             outer: &mut *self.obs,
             drop_caches: self.plan.procedure.drop_caches,
             drop_error: None,
             drop_freed_kib: None,
             planned: None,
+            monitor_opts: &self.opts.monitor,
+            devices: monitor::run_devices(device_name.as_deref(), &p.mountpoint),
+            monitor: None,
+            observed: None,
         };
         let mut rec = RunRecord::new(NewRun {
             config: ConfigId(0),
@@ -771,12 +785,18 @@ impl Session<'_> {
         });
         obs.outer.phase(Phase::Populating);
         let cancel = &self.opts.cancel;
+        let mut intent = Intent {
+            caches_dropped: self.plan.procedure.drop_caches,
+            cache_limit: config.sut.cache_limit,
+            ..Intent::default()
+        };
         let result = match &config.workload {
             WorkloadPlan::Micro(spec) => {
                 let mut spec = spec.clone();
                 spec.dir = p.mountpoint.clone();
                 spec.seed = seed;
                 let plan = spec.validate().map_err(|e| e.to_string())?;
+                intent = monitor::micro_intent(&plan, intent);
                 iolab_engine::micro::run_micro_cancellable(&plan, &mut obs, cancel).map(|r| {
                     rec.run.elapsed_ns = r.elapsed_ns;
                     record::add_micro(&mut rec, &r);
@@ -784,6 +804,7 @@ impl Session<'_> {
             }
             WorkloadPlan::Wml(w) => {
                 let workload = w.lower(&p.mountpoint)?;
+                intent = monitor::wml_intent(&workload, intent);
                 let opts = RunOptions {
                     duration: w.duration,
                     seed,
@@ -798,10 +819,21 @@ impl Session<'_> {
                 })
             }
         };
+        obs.stop_monitor();
+        let observed = obs.observed.take().unwrap_or_default();
         if let Some(e) = obs.drop_error.take() {
             return Err(e);
         }
-        if let Some(kib) = obs.drop_freed_kib {
+        let drop_freed_kib = obs.drop_freed_kib;
+        drop(obs);
+        for n in observed
+            .notes
+            .iter()
+            .filter(|n| !n.contains("not reported as 0"))
+        {
+            self.obs.warn(n);
+        }
+        if let Some(kib) = drop_freed_kib {
             rec.metrics.push(iolab_store::Metric::new(
                 "cache_dropped_kib",
                 kib as f64,
@@ -809,7 +841,25 @@ impl Session<'_> {
             ));
         }
         match result {
-            Ok(()) => Ok(rec),
+            Ok(()) => {
+                if let Some(s) = &observed.samples {
+                    monitor::add_samples(&mut rec, s, observed.device.as_deref());
+                }
+                if let Some(t) = &observed.trace {
+                    monitor::add_trace(&mut rec, t);
+                }
+                let mut device = DeviceInfo::probe(&p.mountpoint);
+                if let Some(d) = &p.device {
+                    device.name = Some(d.name.clone());
+                    device.is_loop = Some(d.name.starts_with("loop"));
+                }
+                if p.direct_io.is_some() {
+                    device.loop_direct_io = p.direct_io;
+                }
+                let facts = monitor::run_facts(&rec, &intent, &device, &observed);
+                rec.findings = monitor::findings(&intent, &facts);
+                Ok(rec)
+            }
             Err(e) if e.is_interrupted() => Err("interrupted".into()),
             Err(e) => Err(engine_error_text(&e)),
         }
@@ -913,6 +963,10 @@ struct EngineObs<'a> {
     drop_error: Option<String>,
     drop_freed_kib: Option<u64>,
     planned: Option<Duration>,
+    monitor_opts: &'a MonitorOptions,
+    devices: Vec<String>,
+    monitor: Option<RunMonitor>,
+    observed: Option<Observed>,
 }
 
 impl EngineObs<'_> {
@@ -924,13 +978,29 @@ impl EngineObs<'_> {
                 Err(e) => self.drop_error = Some(format!("dropping caches: {e}")),
             }
         }
+        // The samplers' origin is the timed region's start, to within the barrier release.
+        self.monitor = Some(RunMonitor::start(
+            self.monitor_opts,
+            std::mem::take(&mut self.devices),
+            Instant::now(),
+        ));
         self.outer.phase(Phase::Running);
+    }
+
+    fn stop_monitor(&mut self) {
+        if let Some(m) = self.monitor.take() {
+            self.observed = Some(m.stop());
+        }
     }
 }
 
 impl iolab_engine::Observer for EngineObs<'_> {
     fn started(&mut self) {
         self.before_timed_region();
+    }
+
+    fn finished(&mut self) {
+        self.stop_monitor();
     }
 
     fn progress(&mut self, done: u64, planned: u64, elapsed: Duration) {
@@ -943,6 +1013,10 @@ impl iolab_engine::Observer for EngineObs<'_> {
 impl WorkloadObserver for EngineObs<'_> {
     fn ready(&mut self) {
         self.before_timed_region();
+    }
+
+    fn finished(&mut self) {
+        self.stop_monitor();
     }
 
     fn progress(&mut self, _ops: u64, elapsed: Duration, planned: Duration) {

@@ -289,20 +289,24 @@ pub fn read() -> Result<Diskstats, Error> {
 /// number arithmetic, RFC 1982). A larger distance means the counter really stepped back a
 /// little (older kernels could let f11 decrease; sysstat's iostat.c notes it), which counts
 /// 0, as sysstat prints 0.00 for a column whose counter went backwards. Backwards from
-/// ≥ 2^32 cannot be a 32-bit wrap and also counts 0.
+/// ≥ 2^32 cannot be a 32-bit wrap and also counts 0. [`checked_counter_delta`] tells these
+/// cases apart.
 pub fn counter_delta(earlier: u64, later: u64) -> u64 {
+    checked_counter_delta(earlier, later).unwrap_or(0)
+}
+
+/// [`counter_delta`], but `None` where the counter went backwards and a single 32-bit wrap
+/// does not explain it (a reset, or a counter that stepped back): the interval says nothing
+/// about that counter, and a periodic sampler skips it rather than report 0.
+pub fn checked_counter_delta(earlier: u64, later: u64) -> Option<u64> {
     const WRAP: u64 = 1 << 32;
     if later >= earlier {
-        later - earlier
+        Some(later - earlier)
     } else if earlier < WRAP {
         let d = WRAP - earlier + later;
-        if d < WRAP / 2 {
-            d
-        } else {
-            0
-        }
+        (d < WRAP / 2).then_some(d)
     } else {
-        0
+        None
     }
 }
 
@@ -341,35 +345,84 @@ pub struct DiskDelta {
 }
 
 fn sub_counters(e: &DiskCounters, l: &DiskCounters) -> DiskCounters {
-    let d = counter_delta;
-    DiskCounters {
-        reads: d(e.reads, l.reads),
-        reads_merged: d(e.reads_merged, l.reads_merged),
-        sectors_read: d(e.sectors_read, l.sectors_read),
-        read_ms: d(e.read_ms, l.read_ms),
-        writes: d(e.writes, l.writes),
-        writes_merged: d(e.writes_merged, l.writes_merged),
-        sectors_written: d(e.sectors_written, l.sectors_written),
-        write_ms: d(e.write_ms, l.write_ms),
+    let d = |e, l| Some(counter_delta(e, l));
+    // Cannot be None: `d` never is.
+    try_sub_counters(e, l, d).unwrap_or_default()
+}
+
+/// Field-wise differences with `d`; `None` as soon as `d` gives `None` for one field.
+fn try_sub_counters(
+    e: &DiskCounters,
+    l: &DiskCounters,
+    d: impl Fn(u64, u64) -> Option<u64>,
+) -> Option<DiskCounters> {
+    Some(DiskCounters {
+        reads: d(e.reads, l.reads)?,
+        reads_merged: d(e.reads_merged, l.reads_merged)?,
+        sectors_read: d(e.sectors_read, l.sectors_read)?,
+        read_ms: d(e.read_ms, l.read_ms)?,
+        writes: d(e.writes, l.writes)?,
+        writes_merged: d(e.writes_merged, l.writes_merged)?,
+        sectors_written: d(e.sectors_written, l.sectors_written)?,
+        write_ms: d(e.write_ms, l.write_ms)?,
         in_flight: l.in_flight,
-        io_ms: d(e.io_ms, l.io_ms),
-        weighted_io_ms: d(e.weighted_io_ms, l.weighted_io_ms),
-        discard: l.discard.map(|ld| {
-            let ed = e.discard.unwrap_or_default();
-            DiscardCounters {
-                discards: d(ed.discards, ld.discards),
-                discards_merged: d(ed.discards_merged, ld.discards_merged),
-                sectors_discarded: d(ed.sectors_discarded, ld.sectors_discarded),
-                discard_ms: d(ed.discard_ms, ld.discard_ms),
+        io_ms: d(e.io_ms, l.io_ms)?,
+        weighted_io_ms: d(e.weighted_io_ms, l.weighted_io_ms)?,
+        discard: match l.discard {
+            None => None,
+            Some(ld) => {
+                let ed = e.discard.unwrap_or_default();
+                Some(DiscardCounters {
+                    discards: d(ed.discards, ld.discards)?,
+                    discards_merged: d(ed.discards_merged, ld.discards_merged)?,
+                    sectors_discarded: d(ed.sectors_discarded, ld.sectors_discarded)?,
+                    discard_ms: d(ed.discard_ms, ld.discard_ms)?,
+                })
             }
-        }),
-        flush: l.flush.map(|lf| {
-            let ef = e.flush.unwrap_or_default();
-            FlushCounters {
-                flushes: d(ef.flushes, lf.flushes),
-                flush_ms: d(ef.flush_ms, lf.flush_ms),
+        },
+        flush: match l.flush {
+            None => None,
+            Some(lf) => {
+                let ef = e.flush.unwrap_or_default();
+                Some(FlushCounters {
+                    flushes: d(ef.flushes, lf.flushes)?,
+                    flush_ms: d(ef.flush_ms, lf.flush_ms)?,
+                })
             }
-        }),
+        },
+    })
+}
+
+impl DiskCounters {
+    /// Add the differences `delta` (of a [`DiskDelta`]) to `self`, as a running total over
+    /// several intervals (wraps and resets were already dealt with per interval, so a long
+    /// window is the sum of its intervals). `in_flight` takes `delta`'s gauge; a discard or
+    /// flush group present in either side is kept. Saturates instead of overflowing.
+    pub fn accumulate(&mut self, delta: &DiskCounters) {
+        let add = |a: &mut u64, b: u64| *a = a.saturating_add(b);
+        add(&mut self.reads, delta.reads);
+        add(&mut self.reads_merged, delta.reads_merged);
+        add(&mut self.sectors_read, delta.sectors_read);
+        add(&mut self.read_ms, delta.read_ms);
+        add(&mut self.writes, delta.writes);
+        add(&mut self.writes_merged, delta.writes_merged);
+        add(&mut self.sectors_written, delta.sectors_written);
+        add(&mut self.write_ms, delta.write_ms);
+        self.in_flight = delta.in_flight;
+        add(&mut self.io_ms, delta.io_ms);
+        add(&mut self.weighted_io_ms, delta.weighted_io_ms);
+        if let Some(x) = delta.discard {
+            let t = self.discard.get_or_insert_with(Default::default);
+            add(&mut t.discards, x.discards);
+            add(&mut t.discards_merged, x.discards_merged);
+            add(&mut t.sectors_discarded, x.sectors_discarded);
+            add(&mut t.discard_ms, x.discard_ms);
+        }
+        if let Some(x) = delta.flush {
+            let t = self.flush.get_or_insert_with(Default::default);
+            add(&mut t.flushes, x.flushes);
+            add(&mut t.flush_ms, x.flush_ms);
+        }
     }
 }
 
@@ -417,6 +470,32 @@ impl DiskDelta {
             baseline,
             delta,
         }
+    }
+
+    /// [`between`](Self::between), but `None` when a counter went backwards in a way that
+    /// neither a 32-bit wrap nor a re-added device explains ([`checked_counter_delta`]): the
+    /// interval is unusable for this device (a periodic sampler skips it; `between` would
+    /// count such a field as 0, as iostat prints 0.00).
+    pub fn between_checked(
+        earlier: &DiskStat,
+        later: &DiskStat,
+        dt: Duration,
+    ) -> Option<DiskDelta> {
+        let (baseline, delta) = if looks_reset(&earlier.counters, &later.counters) {
+            (Baseline::Reset, later.counters)
+        } else {
+            (
+                Baseline::Previous,
+                try_sub_counters(&earlier.counters, &later.counters, checked_counter_delta)?,
+            )
+        };
+        Some(DiskDelta {
+            dev: later.dev,
+            name: later.name.clone(),
+            dt,
+            baseline,
+            delta,
+        })
     }
 
     /// A device with no earlier sample: its counters are taken whole ([`Baseline::FirstSeen`]).
@@ -885,6 +964,87 @@ mod tests {
         assert_eq!(io.r_s, 0.0);
         assert_eq!(io.util, 0.0);
         assert_close("r_await", io.r_await, 44.0 / 276.0);
+    }
+
+    #[test]
+    fn checked_delta_tells_wrap_from_step_back() {
+        assert_eq!(checked_counter_delta(10, 25), Some(15));
+        assert_eq!(checked_counter_delta(4_294_967_000, 200), Some(496));
+        assert_eq!(checked_counter_delta(1000, 990), None);
+        assert_eq!(checked_counter_delta(5_000_000_000, 100), None);
+        assert_eq!(checked_counter_delta(5_000_000_000, 4_999_999_999), None);
+
+        let a = disk(
+            "sdb",
+            [
+                100,
+                0,
+                800,
+                4_294_967_290,
+                0,
+                0,
+                0,
+                0,
+                0,
+                50,
+                60,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+            ],
+        );
+        let b = disk(
+            "sdb",
+            [101, 0, 808, 4, 0, 0, 0, 0, 0, 60, 70, 0, 0, 0, 0, 0, 0],
+        );
+        let d = DiskDelta::between_checked(&a, &b, Duration::from_secs(1)).unwrap();
+        assert_eq!(d.delta.read_ms, 10);
+        // f10 stepped back by 1 (not a wrap, not a re-added device): unusable interval,
+        // where `between` would count that field as 0.
+        let c = disk(
+            "sdb",
+            [102, 0, 816, 8, 0, 0, 0, 0, 0, 59, 80, 0, 0, 0, 0, 0, 0],
+        );
+        assert_eq!(
+            DiskDelta::between_checked(&b, &c, Duration::from_secs(1)),
+            None
+        );
+        assert_eq!(
+            DiskDelta::between(&b, &c, Duration::from_secs(1))
+                .delta
+                .io_ms,
+            0
+        );
+        // A re-added device still counts from zero.
+        let z = disk("sdb", [1, 0, 8, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0]);
+        let r = DiskDelta::between_checked(&c, &z, Duration::from_secs(1)).unwrap();
+        assert_eq!(r.baseline, Baseline::Reset);
+        assert_eq!(r.delta, z.counters);
+    }
+
+    #[test]
+    fn accumulate_sums_intervals() {
+        let a = parse(A).unwrap();
+        let b = parse(B).unwrap();
+        let whole =
+            DiskDelta::between(a.get("vda").unwrap(), b.get("vda").unwrap(), Duration::ZERO);
+        let mut mid = a.get("vda").unwrap().clone();
+        mid.counters.reads += 100;
+        mid.counters.io_ms += 20;
+        let d1 = DiskDelta::between(a.get("vda").unwrap(), &mid, Duration::ZERO);
+        let d2 = DiskDelta::between(&mid, b.get("vda").unwrap(), Duration::ZERO);
+        let mut sum = DiskCounters::default();
+        sum.accumulate(&d1.delta);
+        sum.accumulate(&d2.delta);
+        assert_eq!(sum, whole.delta);
+        // Groups absent before appear with the first delta that has them.
+        let mut old = DiskCounters::default();
+        assert_eq!(old.flush, None);
+        old.accumulate(&whole.delta);
+        assert_eq!(old.flush.unwrap().flushes, 2);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! or process it creates afterwards (`inherit = 1`).
 //!
 //! Open the counters on the thread that will spawn the workers, *before* spawning them:
-//! threads that already exist are not counted. Reading returns the sum over the thread and
+//! threads that already exist are not counted ([`PerfCounters::open_task`] opens a set for
+//! one given thread; [`crate::sampler`] opens one per existing thread of a process to count
+//! the whole process). Reading returns the sum over the thread and
 //! its descendants, alive or exited. Counts are cumulative from [`PerfCounters::enable`]: take
 //! differences between readings ([`PerfReading::delta`]). There is deliberately no reset:
 //! `PERF_EVENT_IOC_RESET` clears the parent's own count but not what exited inherited threads
@@ -166,7 +168,7 @@ const IOC_NONE: libc::c_ulong = 0;
 const IOC_ENABLE: libc::c_ulong = IOC_NONE | 0x2400;
 const IOC_DISABLE: libc::c_ulong = IOC_NONE | 0x2401;
 
-fn open_one(counter: Counter, exclude_kernel: bool) -> Result<OwnedFd, i32> {
+fn open_one(counter: Counter, tid: libc::pid_t, exclude_kernel: bool) -> Result<OwnedFd, i32> {
     let (type_, config) = counter.type_config();
     let mut flags = FLAG_DISABLED | FLAG_INHERIT | FLAG_EXCLUDE_HV;
     if exclude_kernel {
@@ -180,13 +182,13 @@ fn open_one(counter: Counter, exclude_kernel: bool) -> Result<OwnedFd, i32> {
         flags,
         ..Default::default()
     };
-    // pid 0 = calling thread, cpu -1 = any CPU, no group.
+    // pid 0 = calling thread (else that thread id), cpu -1 = any CPU, no group.
     // SAFETY: `attr` is a valid perf_event_attr of the size it declares and outlives the call.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
             &attr as *const PerfEventAttr,
-            0 as libc::pid_t,
+            tid,
             -1 as libc::c_int,
             -1 as libc::c_int,
             PERF_FLAG_FD_CLOEXEC,
@@ -271,13 +273,22 @@ impl PerfCounters {
     /// [`enable`](Self::enable). A counter the kernel refuses is kept as unavailable; if it
     /// refused to count kernel mode (EACCES/EPERM), a user-mode-only counter is tried.
     pub fn open(counters: &[Counter]) -> PerfCounters {
+        Self::open_task(0, counters)
+    }
+
+    /// Like [`open`](Self::open), for the thread `tid` (any thread of any process the caller
+    /// may trace; 0 = the calling thread) and every thread it creates afterwards. Counting a
+    /// whole process takes one set per thread that exists when counting starts
+    /// (`/proc/PID/task`); threads created later are inherited by the set of their creator.
+    /// ESRCH (the thread exited meanwhile) shows up as every counter unavailable.
+    pub fn open_task(tid: i32, counters: &[Counter]) -> PerfCounters {
         let slots = counters
             .iter()
             .map(|&counter| {
-                let (fd, user_only) = match open_one(counter, false) {
+                let (fd, user_only) = match open_one(counter, tid, false) {
                     Ok(fd) => (Ok(fd), false),
                     Err(e) if e == libc::EACCES || e == libc::EPERM => {
-                        match open_one(counter, true) {
+                        match open_one(counter, tid, true) {
                             Ok(fd) => (Ok(fd), true),
                             Err(e) => (Err(e), false),
                         }
@@ -424,6 +435,46 @@ mod tests {
         }
         .to_string();
         assert!(e.starts_with("not supported: "), "{e}");
+    }
+
+    /// A set opened for another, already running thread counts that thread (and is still
+    /// readable after it exited).
+    #[test]
+    fn counts_another_existing_thread() {
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || {
+            tid_tx.send(crate::process::gettid()).unwrap();
+            go_rx.recv().unwrap();
+            let start = crate::process::rusage(crate::process::Who::Thread).unwrap();
+            let t0 = Instant::now();
+            let mut x = 1u64;
+            while t0.elapsed() < Duration::from_millis(100) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            std::hint::black_box(x);
+            let end = crate::process::rusage(crate::process::Who::Thread).unwrap();
+            (end.utime + end.stime).saturating_sub(start.utime + start.stime)
+        });
+        let tid = tid_rx.recv().unwrap();
+        let pc = PerfCounters::open_task(tid, &Counter::SOFTWARE);
+        if let Some(u) = pc.unavailable(Counter::TaskClock) {
+            eprintln!("skipped: software perf counters unavailable here ({u})");
+            go_tx.send(()).unwrap();
+            worker.join().unwrap();
+            return;
+        }
+        pc.enable().unwrap();
+        go_tx.send(()).unwrap();
+        let cpu = worker.join().unwrap();
+        let r = pc.read().unwrap();
+        let tc = r.get(Counter::TaskClock).unwrap();
+        assert!(
+            tc as u128 >= cpu.as_nanos() * 8 / 10,
+            "task-clock {tc} ns < 80 % of the thread's CPU time {cpu:?}"
+        );
+        // Not the calling thread: this one did not run the loop.
+        assert!(tc as u128 <= cpu.as_nanos() * 2 + 20_000_000);
     }
 
     /// Counters opened here must count a thread spawned afterwards (inherit = 1).

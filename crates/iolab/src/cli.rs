@@ -44,6 +44,43 @@ pub enum Command {
         after_help = "iolab writes every change to the system to a journal before making it\n(/var/lib/iolab/journal.json for root). `iolab recover` undoes what the journal still\nlists; iolab also does this by itself when it starts."
     )]
     Recover(RecoverArgs),
+    /// Trace the block requests of a device while a command runs (blktrace via tracefs)
+    Trace(crate::cmd::trace::TraceArgs),
+    /// Validate an experiment file and report what can be judged before running it
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The experiment file (.toml)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+/// Watching the machine during the timed region.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// Do not sample CPU, memory, disks and pressure during the run (on by default)
+    #[arg(long)]
+    pub no_monitor: bool,
+
+    /// Time between samples (e.g. 1s, 100ms)
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    pub monitor_interval: Duration,
+
+    /// Trace the block layer of the target device (tracefs; needs root)
+    #[arg(long)]
+    pub trace_blocks: bool,
+}
+
+impl MonitorArgs {
+    pub fn options(&self) -> iolab_experiment::monitor::MonitorOptions {
+        iolab_experiment::monitor::MonitorOptions {
+            enabled: !self.no_monitor,
+            interval: self.monitor_interval,
+            trace_blocks: self.trace_blocks,
+        }
+    }
 }
 
 /// Where the results database is.
@@ -117,6 +154,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub db: DbArgs,
+
+    #[command(flatten)]
+    pub monitor: MonitorArgs,
 
     /// Do not store the result in the database (workloads only; experiments always store)
     #[arg(long)]
@@ -236,6 +276,9 @@ pub struct MicroArgs {
 
     #[command(flatten)]
     pub db: DbArgs,
+
+    #[command(flatten)]
+    pub monitor: MonitorArgs,
 
     /// Do not store the result in the database
     #[arg(long)]

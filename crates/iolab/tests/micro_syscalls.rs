@@ -54,6 +54,8 @@ fn trace(args: &[&str]) -> Calls {
         .arg(data.path())
         .args(["--bs", "4k", "--size", &format!("{}k", RECORDS * 4)])
         .args(["--format", "mobibench"])
+        // Only the engine's threads: no sampler thread, no database writes.
+        .args(["--no-monitor", "--no-db"])
         .args(args)
         .output()
         .expect("strace runs");

@@ -39,6 +39,8 @@ fn run_json(f: &Path, data: &Path, extra: &[&str]) -> serde_json::Value {
         .arg("--dir")
         .arg(data)
         .args(["--json", "-q"])
+        // Only the engine's threads: no sampler thread, no database writes.
+        .args(["--no-monitor", "--no-db"])
         .args(extra)
         .output()
         .unwrap();
@@ -68,6 +70,8 @@ fn strace(f: &Path, data: &Path, calls: &str, extra: &[&str]) -> Vec<String> {
         .arg("--dir")
         .arg(data)
         .args(["--json", "-q"])
+        // Only the engine's threads: no sampler thread, no database writes.
+        .args(["--no-monitor", "--no-db"])
         .args(extra)
         .output()
         .unwrap();

@@ -158,7 +158,7 @@ pub fn engine_failure(
             RunStatus::Failed
         };
         // The run's own error matters more than a failure to record it.
-        let _ = store_single(single, status, Some(e.to_string()), |_| {});
+        let _ = store_single(single, status, Some(e.to_string()), new_record());
     }
     if e.is_interrupted() {
         return CliError::interrupted(interrupted);
@@ -166,12 +166,28 @@ pub fn engine_failure(
     e.into()
 }
 
-/// Stores `fill`'s record as a finished one-run experiment; returns its id.
+/// An empty record to fill before [`store_single`] (which sets its run fields).
+pub fn new_record() -> RunRecord {
+    RunRecord::new(NewRun {
+        config: iolab_store::ConfigId(0),
+        repetition: 0,
+        seed: 0,
+        status: RunStatus::Ok,
+        error: None,
+        started_at: Timestamp(0),
+        ended_at: Timestamp(0),
+        elapsed_ns: 0,
+        environment: Value::Null,
+    })
+}
+
+/// Stores `rec` (its measurements; keeps its `elapsed_ns`) as a finished one-run experiment;
+/// returns the experiment's id.
 pub fn store_single(
     s: Single<'_>,
     status: RunStatus,
     error: Option<String>,
-    fill: impl FnOnce(&mut RunRecord),
+    mut rec: RunRecord,
 ) -> Result<ExperimentId, CliError> {
     let mut store = open(s.db)?;
     let exp = store
@@ -193,7 +209,7 @@ pub fn store_single(
             factors: s.factors,
         })
         .map_err(CliError::failed)?;
-    let mut rec = RunRecord::new(NewRun {
+    rec.run = NewRun {
         config,
         repetition: 0,
         seed: s.seed,
@@ -201,13 +217,12 @@ pub fn store_single(
         error,
         started_at: s.started_at,
         ended_at: Timestamp::now(),
-        elapsed_ns: 0,
+        elapsed_ns: rec.run.elapsed_ns,
         environment: serde_json::to_value(iolab_monitor::environment::Environment::probe(Some(
             s.dir,
         )))
         .unwrap_or_default(),
-    });
-    fill(&mut rec);
+    };
     store.record_run(&rec).map_err(CliError::failed)?;
     let exp_status = match status {
         RunStatus::Ok => ExperimentStatus::Done,

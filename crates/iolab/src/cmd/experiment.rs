@@ -34,6 +34,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         cancel: Arc::clone(&cancel),
         resume: args.resume,
         iolab_version: env!("CARGO_PKG_VERSION").into(),
+        monitor: args.monitor.options(),
     };
     let configs = plan.configs.len();
     eprintln!(
@@ -52,6 +53,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         current: None,
         phase: Phase::Preparing,
         db: args.db.db.display().to_string(),
+        told: Default::default(),
     };
     let outcome = run_experiment(&plan, &mut store, &opts, &mut obs);
     obs.status.clear();
@@ -141,6 +143,8 @@ struct Progress {
     current: Option<RunInfo>,
     phase: Phase,
     db: String,
+    /// (configuration, check) pairs already printed.
+    told: std::collections::BTreeSet<(String, String)>,
 }
 
 fn human_duration(d: Duration) -> String {
@@ -259,6 +263,14 @@ impl RunnerObserver for Progress {
             RunStatus::Interrupted => line.push_str(": interrupted"),
         }
         eprintln!("{line}");
+        // A finding is told once per configuration; `iolab show` counts them all.
+        let new: Vec<_> = end
+            .findings
+            .iter()
+            .filter(|f| self.told.insert((run.config.clone(), f.check.clone())))
+            .cloned()
+            .collect();
+        crate::cmd::watch::print_findings(&new, "    ");
     }
 
     fn config_finished(&mut self, label: &str, outcome: &ConfigOutcome) {

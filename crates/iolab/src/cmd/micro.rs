@@ -13,11 +13,13 @@ use iolab_workload::micro::MicroSpec;
 use serde_json::json;
 
 use crate::cli::{Format, MicroArgs};
-use crate::cmd::db::{engine_failure, store_single, Single};
+use crate::cmd::db::{engine_failure, new_record, store_single, Single};
+use crate::cmd::watch::Watch;
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::{self, Host, MicroReport};
 use crate::term::StatusLine;
+use iolab_experiment::monitor::Intent;
 
 pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let spec = MicroSpec {
@@ -41,6 +43,7 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         status: StatusLine::new(std::io::stderr().is_terminal()),
         cpu_start: None,
         cpu_end: None,
+        watch: Watch::new(args.monitor.options(), &args.dir),
     };
     let started_at = SystemTime::now();
     let single = || Single {
@@ -71,13 +74,15 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             ));
         }
     };
+    let mut rec = new_record();
+    rec.run.elapsed_ns = result.elapsed_ns;
+    iolab_experiment::record::add_micro(&mut rec, &result);
+    let intent = iolab_experiment::monitor::micro_intent(&plan, Intent::default());
+    let findings = obs.watch.finish(&mut rec, &intent, &args.dir);
     let stored = if args.no_db {
         None
     } else {
-        Some(store_single(single(), RunStatus::Ok, None, |rec| {
-            rec.run.elapsed_ns = result.elapsed_ns;
-            iolab_experiment::record::add_micro(rec, &result);
-        })?)
+        Some(store_single(single(), RunStatus::Ok, None, rec)?)
     };
     let report = MicroReport {
         result,
@@ -86,8 +91,9 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         started_at,
     };
     output::emit(|out| output::write_micro(format, &report, out))?;
-    if let Some(id) = stored {
-        if format == Format::Human {
+    if format == Format::Human {
+        crate::cmd::watch::print_findings(&findings, "");
+        if let Some(id) = stored {
             eprintln!("stored as experiment {} in {}", id.0, args.db.db.display());
         }
     }
@@ -105,6 +111,7 @@ struct CliObserver {
     status: StatusLine,
     cpu_start: Option<CpuTimes>,
     cpu_end: Option<CpuTimes>,
+    watch: Watch,
 }
 
 impl Observer for CliObserver {
@@ -149,9 +156,11 @@ impl Observer for CliObserver {
     fn started(&mut self) {
         self.status.keep();
         self.cpu_start = procstat::read().ok().map(|s| s.total);
+        self.watch.start();
     }
 
     fn finished(&mut self) {
+        self.watch.stop();
         self.status.clear();
         self.cpu_end = procstat::read().ok().map(|s| s.total);
     }

@@ -1,11 +1,14 @@
 //! One module per subcommand.
 
+mod check;
 mod db;
 mod experiment;
 mod micro;
 mod recover;
 mod run;
 mod show;
+pub mod trace;
+mod watch;
 mod workloads;
 
 use std::sync::atomic::AtomicBool;
@@ -24,5 +27,7 @@ pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         Command::Show(args) => show::show(args),
         Command::Export(args) => db::export(args),
         Command::Recover(args) => recover::run(args),
+        Command::Trace(args) => trace::run(args, cancel),
+        Command::Check(args) => check::run(args),
     }
 }

@@ -14,12 +14,14 @@ use iolab_monitor::procstat::{self, CpuTimes};
 use iolab_wml::{LowerOptions, Parsed, ValidateOptions};
 
 use crate::cli::{PickArg, RunArgs};
-use crate::cmd::db::{engine_failure, store_single, Single};
+use crate::cmd::db::{engine_failure, new_record, store_single, Single};
+use crate::cmd::watch::Watch;
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::run::{write_run, RunFormat, RunReport};
 use crate::output::Host;
 use crate::term::StatusLine;
+use iolab_experiment::monitor::Intent;
 
 pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     if args.resume {
@@ -77,15 +79,16 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         cancel: Some(Arc::clone(&cancel)),
     };
+    let run_dir = args.dir.clone().unwrap_or_else(|| ".".into());
     let mut obs = CliObserver {
         status: StatusLine::new(std::io::stderr().is_terminal() && !args.quiet),
         quiet: args.quiet,
         cpu_start: None,
         cpu_end: None,
+        watch: Watch::new(args.monitor.options(), &run_dir),
     };
     let started_at = SystemTime::now();
     let started_ts = Timestamp::now();
-    let run_dir = args.dir.clone().unwrap_or_else(|| ".".into());
     let single = || Single {
         db: &args.db.db,
         name: format!("run {}", args.file),
@@ -117,13 +120,15 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             ));
         }
     };
+    let mut rec = new_record();
+    rec.run.elapsed_ns = result.elapsed_ns;
+    iolab_experiment::record::add_workload(&mut rec, &result);
+    let intent = iolab_experiment::monitor::wml_intent(&workload, Intent::default());
+    let findings = obs.watch.finish(&mut rec, &intent, &run_dir);
     let stored = if args.no_db {
         None
     } else {
-        Some(store_single(single(), RunStatus::Ok, None, |rec| {
-            rec.run.elapsed_ns = result.elapsed_ns;
-            iolab_experiment::record::add_workload(rec, &result);
-        })?)
+        Some(store_single(single(), RunStatus::Ok, None, rec)?)
     };
     let report = RunReport {
         source: parsed.file.clone(),
@@ -135,8 +140,11 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         warnings,
     };
     crate::output::emit(|out| write_run(format, &report, out))?;
-    if let (Some(id), false) = (stored, args.quiet) {
-        eprintln!("stored as experiment {} in {}", id.0, args.db.db.display());
+    if !args.quiet && format == RunFormat::Human {
+        crate::cmd::watch::print_findings(&findings, "");
+        if let Some(id) = stored {
+            eprintln!("stored as experiment {} in {}", id.0, args.db.db.display());
+        }
     }
     Ok(())
 }
@@ -172,6 +180,7 @@ struct CliObserver {
     quiet: bool,
     cpu_start: Option<CpuTimes>,
     cpu_end: Option<CpuTimes>,
+    watch: Watch,
 }
 
 impl WorkloadObserver for CliObserver {
@@ -202,6 +211,10 @@ impl WorkloadObserver for CliObserver {
         self.cpu_start = procstat::read().ok().map(|s| s.total);
     }
 
+    fn ready(&mut self) {
+        self.watch.start();
+    }
+
     fn progress(&mut self, ops: u64, elapsed: Duration, planned: Duration) {
         if elapsed < Duration::from_secs(1) {
             return;
@@ -228,6 +241,7 @@ impl WorkloadObserver for CliObserver {
     }
 
     fn finished(&mut self) {
+        self.watch.stop();
         self.cpu_end = procstat::read().ok().map(|s| s.total);
         self.status.clear();
     }

@@ -187,6 +187,8 @@ pub fn write_experiment(store: &Store, id: ExperimentId, out: &mut dyn Write) ->
         "\nmean ± half-width of the 95% confidence interval (Student t) over the ok runs; \
          stopping metric: {metric}"
     )?;
+    write_system(store, &d, out)?;
+    write_findings(store, &d, out)?;
     let failures: Vec<_> = d
         .runs
         .iter()
@@ -227,6 +229,109 @@ fn compact_outcome(note: &str) -> String {
     } else {
         note.to_string()
     }
+}
+
+/// The machine during the runs, per configuration (means over ok runs of each run's
+/// whole-run value): what seed report 000 read from sar and perf by hand.
+const SYSTEM: &[(&str, &str)] = &[
+    ("cpu.usr_pct", "cpu usr%"),
+    ("cpu.sys_pct", "sys%"),
+    ("cpu.iowait_pct", "iowait%"),
+    ("dev.util_pct", "dev util%"),
+    ("dev.rkB_per_s", "dev rkB/s"),
+    ("dev.wkB_per_s", "dev wkB/s"),
+    ("dev.f_per_s", "flush/s"),
+    ("perf.context_switches_per_s", "cs/s"),
+    ("vm.pgfault_per_s", "faults/s"),
+];
+
+fn write_system(
+    store: &Store,
+    d: &iolab_store::ExperimentDetails,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut rows = Vec::new();
+    for c in &d.configs {
+        let m = store.ok_metrics(c.id).map_err(io_err)?;
+        let cells: Vec<String> = SYSTEM
+            .iter()
+            .map(|(name, _)| {
+                m.get(*name)
+                    .and_then(|v| cell(&v.values))
+                    .map_or_else(|| "–".into(), |c| format!("{:.1}", c.mean))
+            })
+            .collect();
+        if cells.iter().any(|c| c != "–") {
+            rows.push((c.label.clone(), cells));
+        }
+    }
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let w0 = "configuration"
+        .len()
+        .max(rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0));
+    let widths: Vec<usize> = SYSTEM
+        .iter()
+        .enumerate()
+        .map(|(i, (_, h))| {
+            h.len()
+                .max(rows.iter().map(|r| r.1[i].len()).max().unwrap_or(0))
+        })
+        .collect();
+    writeln!(
+        out,
+        "\nthe system during the runs (means over the ok runs):"
+    )?;
+    let mut head = format!("{:<w0$}", "configuration");
+    for (i, (_, h)) in SYSTEM.iter().enumerate() {
+        head.push_str(&format!("  {:>w$}", h, w = widths[i]));
+    }
+    writeln!(out, "{head}")?;
+    for (label, cells) in &rows {
+        let pad = w0 + label.len() - label.chars().count();
+        let mut line = format!("{label:<pad$}");
+        for (i, c) in cells.iter().enumerate() {
+            line.push_str(&format!("  {:>w$}", c, w = widths[i]));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// Findings per configuration: each check once, with the number of runs it fired on.
+fn write_findings(
+    store: &Store,
+    d: &iolab_store::ExperimentDetails,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let all = store.findings(d.experiment.id).map_err(io_err)?;
+    if all.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nfindings (details: iolab export; docs/checks.md):")?;
+    for c in &d.configs {
+        let mut counts: Vec<(String, String, usize)> = Vec::new();
+        for f in all.iter().filter(|f| f.config == c.id) {
+            match counts.iter_mut().find(|x| x.0 == f.finding.check) {
+                Some(x) => x.2 += 1,
+                None => counts.push((
+                    f.finding.check.clone(),
+                    f.finding.severity.as_str().to_string(),
+                    1,
+                )),
+            }
+        }
+        if counts.is_empty() {
+            continue;
+        }
+        let text: Vec<String> = counts
+            .iter()
+            .map(|(id, sev, n)| format!("{sev} {id} ×{n}"))
+            .collect();
+        writeln!(out, "  {}: {}", c.label, text.join(", "))?;
+    }
+    Ok(())
 }
 
 fn summary_json(store: &Store, id: ExperimentId) -> iolab_store::Result<serde_json::Value> {

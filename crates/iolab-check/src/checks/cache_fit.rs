@@ -1,0 +1,201 @@
+//! `cache-fit`: the dataset fits in the memory that could cache it, yet its reads are meant to
+//! hit the device.
+//!
+//! Needs: whether the run reads (`app_read_bytes`, else `access`), `reads_cold`, `o_direct`,
+//! `dataset_bytes`, and `mem_total_bytes` and/or `cgroup_cache_limit_bytes`. Judged before
+//! running too.
+//!
+//! Fires (warning) when the run reads, its reads are meant to be cold, they are buffered
+//! (with O_DIRECT the cache is bypassed; `direct-not-direct` checks that it was), and
+//! `dataset ≤ 3 × min(MemTotal, cgroup limit)`. Dropping caches makes only the *first* read of
+//! each block cold: a dataset the cache can hold is served from memory from then on (re-reads,
+//! `loops`, random reads over a timed run), and the number measures the page cache.
+
+use crate::format::{bytes, ratio};
+use crate::{Check, Finding, RunFacts, Severity, WorkloadKind};
+use serde_json::json;
+
+const ID: &str = "cache-fit";
+
+/// iozone's run rule (spec/measurement.md): test files of at least three times the memory
+/// that could cache them, so that the cache holds at most a third of the data — what it
+/// keeps of earlier passes then serves a minor share of the reads.
+pub const MIN_DATASET_TO_CACHE: u64 = 3;
+
+/// The smallest page-cache cap iolab-sut accepts (`sut.cache_limit`).
+const MIN_CACHE_LIMIT: u64 = 8 << 20;
+
+/// See the [module documentation](self).
+pub struct CacheFit;
+
+impl Check for CacheFit {
+    fn id(&self) -> &'static str {
+        ID
+    }
+
+    fn applies_before_run(&self) -> bool {
+        true
+    }
+
+    fn check(&self, f: &RunFacts) -> Option<Finding> {
+        if !f.does_reads()? || !f.reads_cold? || f.o_direct? {
+            return None;
+        }
+        let dataset = f.dataset_bytes?;
+        let cache = f.cache_capacity_bytes()?;
+        let needed = u128::from(MIN_DATASET_TO_CACHE) * u128::from(cache);
+        if u128::from(dataset) > needed {
+            return None;
+        }
+        let needed = u64::try_from(needed).unwrap_or(u64::MAX);
+        let by_cgroup = matches!(
+            (f.cgroup_cache_limit_bytes, f.mem_total_bytes),
+            (Some(c), Some(m)) if c < m
+        ) || f.mem_total_bytes.is_none();
+        let which = if by_cgroup {
+            "the cache cgroup's limit"
+        } else {
+            "MemTotal"
+        };
+        let times = ratio(dataset, cache).unwrap_or(f64::INFINITY);
+        let grow = match f.workload {
+            Some(WorkloadKind::Micro) => format!("raise `size` to at least {}", bytes(needed)),
+            Some(WorkloadKind::Wml) => format!(
+                "grow the filesets to at least {} (`size_scale`, or the filesets' `entries` \
+                 and `filesize`)",
+                bytes(needed)
+            ),
+            None => format!("make the dataset at least {}", bytes(needed)),
+        };
+        let cap = dataset / MIN_DATASET_TO_CACHE;
+        let cap_hint = if cap >= MIN_CACHE_LIMIT {
+            format!(
+                ", or cap the page cache with `sut.cache_limit = \"{}\"`",
+                bytes(cap)
+            )
+        } else {
+            String::new()
+        };
+        Some(Finding {
+            id: ID,
+            severity: Severity::Warning,
+            evidence: json!({
+                "dataset_bytes": dataset,
+                "mem_total_bytes": f.mem_total_bytes,
+                "cgroup_cache_limit_bytes": f.cgroup_cache_limit_bytes,
+                "cache_bytes": cache,
+                "dataset_to_cache": times,
+                "min_dataset_to_cache": MIN_DATASET_TO_CACHE,
+                "min_dataset_bytes": needed,
+            }),
+            explanation: format!(
+                "The dataset ({}) is {times:.2}× the memory that could cache it ({}, {which}); \
+                 iozone's rule asks for at least {MIN_DATASET_TO_CACHE}×. Dropping caches makes \
+                 only the first read of each block cold: after that the page cache can serve \
+                 the reads, so the number may measure memory rather than the device.",
+                bytes(dataset),
+                bytes(cache),
+            ),
+            fix: format!("{grow}{cap_hint}; or read with O_DIRECT (micro `sync = \"direct\"`)."),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{self, close, ev, ev_f64, GIB, MIB};
+    use crate::Access;
+
+    #[test]
+    fn fires_when_a_cold_read_dataset_fits_in_memory() {
+        let mut f = testutil::cold_read();
+        f.cgroup_cache_limit_bytes = None;
+        f.dataset_bytes = Some(2 * GIB); // MemTotal 8 GiB
+        let x = CacheFit.check(&f).expect("fires");
+        assert_eq!(x.severity, Severity::Warning);
+        assert_eq!(ev(&x, "dataset_bytes"), 2 * GIB);
+        assert_eq!(ev(&x, "mem_total_bytes"), 8 * GIB);
+        assert_eq!(ev(&x, "cache_bytes"), 8 * GIB);
+        assert_eq!(ev(&x, "min_dataset_bytes"), 24 * GIB);
+        close(ev_f64(&x, "dataset_to_cache"), 0.25);
+        assert!(x.explanation.contains("2.0 GiB") && x.explanation.contains("MemTotal"));
+        assert!(x.fix.contains("`size` to at least 24.0 GiB"));
+        assert!(x.fix.contains("cache_limit = \"682.7 MiB\""));
+    }
+
+    #[test]
+    fn silent_when_the_cgroup_cap_makes_the_dataset_large_enough() {
+        // 1 GiB dataset, 256 MiB cap: 4× the cache.
+        assert_eq!(CacheFit.check(&testutil::cold_read()), None);
+    }
+
+    #[test]
+    fn boundary_is_exactly_three_times_the_cache() {
+        let mut f = testutil::cold_read();
+        f.dataset_bytes = Some(768 * MIB); // 3 × 256 MiB
+        let x = CacheFit.check(&f).expect("≤ 3× fires");
+        assert!(x.explanation.contains("the cache cgroup's limit"));
+        assert_eq!(ev(&x, "cgroup_cache_limit_bytes"), 256 * MIB);
+        f.dataset_bytes = Some(768 * MIB + 1);
+        assert_eq!(CacheFit.check(&f), None);
+    }
+
+    #[test]
+    fn silent_for_direct_warm_or_write_only_runs() {
+        let small = |f: &mut RunFacts| f.dataset_bytes = Some(64 * MIB);
+        let mut f = testutil::cold_read();
+        small(&mut f);
+        f.o_direct = Some(true);
+        assert_eq!(CacheFit.check(&f), None);
+        let mut f = testutil::cold_read();
+        small(&mut f);
+        f.reads_cold = Some(false);
+        assert_eq!(CacheFit.check(&f), None);
+        let mut f = testutil::sync_write();
+        small(&mut f);
+        assert_eq!(CacheFit.check(&f), None);
+    }
+
+    #[test]
+    fn unknown_facts_are_undecidable() {
+        let mut f = testutil::cold_read();
+        f.dataset_bytes = Some(64 * MIB);
+        for spoil in [
+            |f: &mut RunFacts| f.dataset_bytes = None,
+            |f: &mut RunFacts| f.reads_cold = None,
+            |f: &mut RunFacts| f.o_direct = None,
+            |f: &mut RunFacts| {
+                f.mem_total_bytes = None;
+                f.cgroup_cache_limit_bytes = None
+            },
+            |f: &mut RunFacts| {
+                f.app_read_bytes = None;
+                f.access = None
+            },
+        ] {
+            let mut g = f.clone();
+            spoil(&mut g);
+            assert_eq!(CacheFit.check(&g), None);
+        }
+        assert!(CacheFit.check(&f).is_some());
+    }
+
+    #[test]
+    fn judged_from_a_plan_with_a_wml_fix() {
+        let f = RunFacts {
+            workload: Some(WorkloadKind::Wml),
+            access: Some(Access::Mixed),
+            reads_cold: Some(true),
+            o_direct: Some(false),
+            dataset_bytes: Some(4 * MIB),
+            cgroup_cache_limit_bytes: Some(64 * MIB),
+            ..RunFacts::default()
+        };
+        let x = CacheFit.check(&f).expect("fires");
+        assert!(x.fix.contains("grow the filesets to at least 192.0 MiB"));
+        assert!(!x.fix.contains("cache_limit"), "4 MiB / 3 is below 8 MiB");
+        assert!(x.evidence["mem_total_bytes"].is_null());
+        assert_eq!(ev(&x, "cache_bytes"), 64 * MIB);
+    }
+}

@@ -1,0 +1,54 @@
+//! One module per check, each a unit struct implementing [`Check`]. The module's doc comment
+//! says which facts the check needs, when it fires and why its thresholds (public constants)
+//! are what they are; `docs/checks.md` says the same for users.
+//!
+//! The structs are also re-exported here, e.g. [`CacheFit`].
+
+pub mod cache_fit;
+pub mod cache_served;
+pub mod device_idle;
+pub mod did_not_converge;
+pub mod direct_not_direct;
+pub mod engine_cpu_bound;
+pub mod loop_cached;
+pub mod noisy_neighbour;
+pub mod not_steady;
+pub mod ran_dry;
+pub mod short_run;
+pub mod sync_not_durable;
+pub mod write_amplification;
+
+pub use cache_fit::CacheFit;
+pub use cache_served::CacheServed;
+pub use device_idle::DeviceIdle;
+pub use did_not_converge::DidNotConverge;
+pub use direct_not_direct::DirectNotDirect;
+pub use engine_cpu_bound::EngineCpuBound;
+pub use loop_cached::LoopCached;
+pub use noisy_neighbour::NoisyNeighbour;
+pub use not_steady::NotSteady;
+pub use ran_dry::RanDry;
+pub use short_run::ShortRun;
+pub use sync_not_durable::SyncNotDurable;
+pub use write_amplification::WriteAmplification;
+
+use crate::Check;
+
+/// Every check, in the order of `docs/checks.md`.
+pub(crate) fn all() -> Vec<Box<dyn Check>> {
+    vec![
+        Box::new(CacheFit),
+        Box::new(CacheServed),
+        Box::new(WriteAmplification),
+        Box::new(DeviceIdle),
+        Box::new(DirectNotDirect),
+        Box::new(SyncNotDurable),
+        Box::new(EngineCpuBound),
+        Box::new(NoisyNeighbour),
+        Box::new(ShortRun),
+        Box::new(NotSteady),
+        Box::new(RanDry),
+        Box::new(DidNotConverge),
+        Box::new(LoopCached),
+    ]
+}

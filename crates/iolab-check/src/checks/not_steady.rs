@@ -1,0 +1,210 @@
+//! `not-steady`: the run's throughput had not settled by its end.
+//!
+//! Needs: `interval_ops` with at least 5 full intervals (fewer is `short-run`'s finding).
+//! Uses `interval_ns` to show the window in ops/s.
+//!
+//! Applies the SNIA Solid State Storage Performance Test Specification (PTS 2.0) steady-state
+//! rule to the *last* 5 intervals — the end of the run is where a warm-up would have ended:
+//! (1) max − min ≤ 20% of the window's average, and (2) the least-squares line's excursion
+//! over the window, |slope| × (5 − 1), ≤ 10% of the average. Fires (warning) when either
+//! fails. Condition 1 bounds noise, condition 2 trend: a still-warming or degrading run fails
+//! the second even when neighbouring intervals look alike. (iolab-stats' `SteadyStateRule` is
+//! the same rule; this crate stays free of other iolab crates.)
+
+use crate::format::pct_of_fraction;
+use crate::{Check, Finding, RunFacts, Severity};
+use serde_json::json;
+
+const ID: &str = "not-steady";
+
+/// SNIA PTS 2.0: a measurement window of 5 rounds.
+pub const WINDOW: usize = 5;
+/// SNIA PTS 2.0: data excursion (max − min) at most 20% of the window average.
+pub const MAX_RANGE: f64 = 0.20;
+/// SNIA PTS 2.0: slope excursion |slope| × (window − 1) at most 10% of the window average.
+pub const MAX_EXCURSION: f64 = 0.10;
+
+/// See the [module documentation](self).
+pub struct NotSteady;
+
+impl Check for NotSteady {
+    fn id(&self) -> &'static str {
+        ID
+    }
+
+    fn check(&self, f: &RunFacts) -> Option<Finding> {
+        let series = f.interval_ops.as_deref()?;
+        if series.len() < WINDOW {
+            return None;
+        }
+        let start = series.len() - WINDOW;
+        let w = &series[start..];
+        if !w.iter().all(|v| v.is_finite()) {
+            return None;
+        }
+        let n = WINDOW as f64;
+        let average = w.iter().sum::<f64>() / n;
+        let min = w.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let range = max - min;
+        // Least squares against x = 0..n−1, centred at x̄ = (n − 1)/2.
+        let x_mean = (n - 1.0) / 2.0;
+        let (sxy, sxx) = w
+            .iter()
+            .enumerate()
+            .fold((0.0, 0.0), |(sxy, sxx), (i, &y)| {
+                let dx = i as f64 - x_mean;
+                (sxy + dx * (y - average), sxx + dx * dx)
+            });
+        let slope = sxy / sxx;
+        let excursion = slope.abs() * (n - 1.0);
+        let range_ok = range <= MAX_RANGE * average.abs();
+        let excursion_ok = excursion <= MAX_EXCURSION * average.abs();
+        if range_ok && excursion_ok {
+            return None;
+        }
+        let rel = |x: f64| {
+            if average != 0.0 {
+                pct_of_fraction(x / average.abs())
+            } else {
+                "∞".into()
+            }
+        };
+        let mut failed = Vec::new();
+        if !range_ok {
+            failed.push(format!(
+                "max − min is {} of the average (at most {})",
+                rel(range),
+                pct_of_fraction(MAX_RANGE)
+            ));
+        }
+        if !excursion_ok {
+            failed.push(format!(
+                "the trend moves {} of the average across the window (at most {}; throughput \
+                 {})",
+                rel(excursion),
+                pct_of_fraction(MAX_EXCURSION),
+                if slope > 0.0 { "rising" } else { "falling" },
+            ));
+        }
+        let per_s = f
+            .interval_ns
+            .filter(|&ns| ns > 0)
+            .map(|ns| average * 1e9 / ns as f64);
+        let values = w
+            .iter()
+            .map(|v| format!("{v:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Some(Finding {
+            id: ID,
+            severity: Severity::Warning,
+            evidence: json!({
+                "window_start": start,
+                "window": w,
+                "average": average,
+                "average_ops_per_s": per_s,
+                "range": range,
+                "slope": slope,
+                "excursion": excursion,
+                "max_range_fraction": MAX_RANGE,
+                "max_excursion_fraction": MAX_EXCURSION,
+                "interval_ns": f.interval_ns,
+            }),
+            explanation: format!(
+                "The last {WINDOW} intervals ({values} ops each) are not steady by the SNIA \
+                 rule: {}. The run's mean mixes a warm-up, a trend or large swings \
+                 (writeback bursts, garbage collection) into one number.",
+                failed.join("; ")
+            ),
+            fix: "Run longer, or add warm-up (`procedure.warmup`, or a longer `time`), until \
+                  the last intervals are steady; look at the interval series for periodic \
+                  dips (writeback) or a slow decline (device cache filling)."
+                .into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{self, close, ev, ev_f64};
+
+    fn with_tail(tail: &[f64]) -> RunFacts {
+        let mut f = testutil::cold_read();
+        let mut s = vec![13_000.0; 10];
+        s.extend_from_slice(tail);
+        f.interval_ops = Some(s);
+        f
+    }
+
+    #[test]
+    fn fires_for_a_rising_tail() {
+        // Still warming up: +5% per interval.
+        let f = with_tail(&[10_000.0, 10_500.0, 11_000.0, 11_500.0, 12_000.0]);
+        let x = NotSteady.check(&f).expect("fires");
+        assert_eq!(x.severity, Severity::Warning);
+        assert_eq!(ev(&x, "window_start"), 10);
+        assert_eq!(ev(&x, "window")[4], 12_000.0);
+        close(ev_f64(&x, "average"), 11_000.0);
+        close(ev_f64(&x, "range"), 2000.0);
+        close(ev_f64(&x, "slope"), 500.0);
+        close(ev_f64(&x, "excursion"), 2000.0);
+        close(ev_f64(&x, "average_ops_per_s"), 11_000.0);
+        // 2000 / 11000 = 18.2%: range passes, trend fails.
+        assert!(!x.explanation.contains("max − min"), "{}", x.explanation);
+        assert!(x.explanation.contains("18.2% of the average"));
+        assert!(x.explanation.contains("rising"));
+    }
+
+    #[test]
+    fn fires_for_noisy_swings_without_a_trend() {
+        let f = with_tail(&[13_000.0, 9_000.0, 13_000.0, 9_000.0, 13_000.0]);
+        let x = NotSteady.check(&f).expect("fires");
+        close(ev_f64(&x, "range"), 4000.0);
+        assert!(
+            x.explanation.contains("max − min is 35.1%"),
+            "{}",
+            x.explanation
+        );
+    }
+
+    #[test]
+    fn silent_for_a_steady_series() {
+        assert_eq!(NotSteady.check(&testutil::cold_read()), None);
+        assert_eq!(NotSteady.check(&testutil::sync_write()), None);
+        // Only the last window counts: an early warm-up is fine.
+        let mut f = with_tail(&[13_000.0; 5]);
+        f.interval_ops.as_mut().unwrap()[0] = 2_000.0;
+        assert_eq!(NotSteady.check(&f), None);
+    }
+
+    #[test]
+    fn boundary_is_twenty_percent_range() {
+        // Average 1000, range exactly 200, zero slope (symmetric): steady.
+        let f = with_tail(&[1100.0, 900.0, 1000.0, 900.0, 1100.0]);
+        assert_eq!(NotSteady.check(&f), None);
+        let f = with_tail(&[1101.0, 899.0, 1000.0, 899.0, 1101.0]);
+        assert!(NotSteady.check(&f).is_some());
+    }
+
+    #[test]
+    fn boundary_is_ten_percent_trend() {
+        // Slope 25/interval → excursion 100 = 10% of 1000.
+        let f = with_tail(&[950.0, 975.0, 1000.0, 1025.0, 1050.0]);
+        assert_eq!(NotSteady.check(&f), None);
+        let f = with_tail(&[949.0, 974.5, 1000.0, 1025.5, 1051.0]);
+        assert!(NotSteady.check(&f).is_some());
+    }
+
+    #[test]
+    fn too_short_or_unknown_is_undecidable() {
+        let mut f = testutil::cold_read();
+        f.interval_ops = Some(vec![1.0, 100.0, 10_000.0, 5.0]);
+        assert_eq!(NotSteady.check(&f), None);
+        f.interval_ops = None;
+        assert_eq!(NotSteady.check(&f), None);
+        f.interval_ops = Some(vec![1.0, f64::NAN, 3.0, 4.0, 5.0]);
+        assert_eq!(NotSteady.check(&f), None);
+    }
+}

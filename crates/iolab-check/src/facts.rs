@@ -1,0 +1,337 @@
+//! What the checks look at: [`RunFacts`] after a run, [`PlanFacts`] before one.
+//!
+//! Every fact is an `Option`: `None` means *unknown*, and a check that needs an unknown fact
+//! stays silent rather than guess. The runner maps its own data (engine totals, monitor
+//! samples, SUT state) into these structs; this crate depends on no other iolab crate.
+//!
+//! Byte counts are bytes (diskstats sectors × 512), times are nanoseconds on the monotonic
+//! clock, percentages are 0–100.
+
+use serde::{Deserialize, Serialize};
+
+/// Which front end produced the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkloadKind {
+    /// `iolab micro` (one access pattern, one sync mode).
+    Micro,
+    /// A filebench WML workload.
+    Wml,
+}
+
+/// What the workload's timed region does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Reads only (`read`, `randread`).
+    Read,
+    /// Writes only (`write`, `randwrite`, `append`).
+    Write,
+    /// Both (most WML workloads).
+    Mixed,
+}
+
+/// The block device under the run directory, over the timed region (deltas of
+/// /proc/diskstats unless said otherwise). Leave it at its [`Default`] (all unknown) for a
+/// filesystem without a device, such as tmpfs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceFacts {
+    /// Kernel name, e.g. `loop3`, `vdb`, `nvme0n1`.
+    pub name: Option<String>,
+    /// Δ sectors read (field 3) × 512.
+    pub read_bytes: Option<u64>,
+    /// Δ sectors written (field 7) × 512.
+    pub write_bytes: Option<u64>,
+    /// Δ reads completed (field 1).
+    pub reads: Option<u64>,
+    /// Δ writes completed (field 5).
+    pub writes: Option<u64>,
+    /// Δ flush requests completed (field 16, Linux ≥ 5.5). Unknown on older kernels.
+    pub flushes: Option<u64>,
+    /// Writes issued with REQ_FUA, from the block tracer (`block_rq_issue` rwbs containing
+    /// `F` on a write). Unknown unless the run was traced.
+    pub fua_writes: Option<u64>,
+    /// Average %util over the timed region (iostat -x: Δfield 10 / Δt(ms) · 100).
+    pub util_avg_pct: Option<f64>,
+    /// %util per monitor interval over the timed region.
+    pub util_series_pct: Option<Vec<f64>>,
+    /// `queue/write_cache` says `write back` (true) or `write through` (false). With a
+    /// write-through cache the block layer drops flush requests, so zero flushes are normal.
+    pub volatile_write_cache: Option<bool>,
+    /// The device is a loop device.
+    pub is_loop: Option<bool>,
+    /// For a loop device: `loop/dio` (losetup's DIO column) — the backing file is accessed
+    /// with direct I/O, bypassing the host's page cache.
+    pub loop_direct_io: Option<bool>,
+}
+
+/// A per-flowop count, e.g. how often a flowop ran dry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowopCount {
+    /// The flowop's name in the workload.
+    pub flowop: String,
+    pub count: u64,
+}
+
+/// How a configuration's repetitions ended, per the stopping rule (config-level).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoppingOutcome {
+    /// The CI half-width reached the target.
+    pub converged: bool,
+    /// Measured runs of the configuration.
+    pub runs: u32,
+    /// Achieved 95% CI half-width / |mean| of the stopping metric (0.07 = 7%). `None` with
+    /// fewer than two runs.
+    pub rel_half_width: Option<f64>,
+    /// The rule's target for that fraction (default 0.05).
+    pub target: Option<f64>,
+    /// The metric the rule watched, e.g. `ops_per_s`.
+    pub metric: Option<String>,
+}
+
+/// Everything the checks may look at after a run. Build it with `RunFacts::default()` and
+/// fill in what is known.
+///
+/// `stopping` is about the whole configuration: set it only on the facts checked once the
+/// configuration's repetitions have ended (a `RunFacts` with nothing but `stopping` set
+/// gives exactly the config-level findings).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunFacts {
+    // --- What was asked for -------------------------------------------------------------
+    pub workload: Option<WorkloadKind>,
+    pub access: Option<Access>,
+    /// Reads are meant to hit the device: caches were dropped before the run, or the reads
+    /// use O_DIRECT.
+    pub reads_cold: Option<bool>,
+    /// O_DIRECT requested for the data files.
+    pub o_direct: Option<bool>,
+    /// Durability requested: fsync, fdatasync, O_SYNC, O_DSYNC or msync(MS_SYNC).
+    pub sync_requested: Option<bool>,
+
+    // --- What the application did (engine counters over the timed region) ----------------
+    pub app_read_bytes: Option<u64>,
+    pub app_write_bytes: Option<u64>,
+    /// Operations (records for micro tests, flowop ops for WML).
+    pub app_ops: Option<u64>,
+    /// The measured interval.
+    pub elapsed_ns: Option<u64>,
+    /// Engine worker threads.
+    pub engine_threads: Option<u32>,
+    /// perf `task-clock` summed over the engine's worker threads (preferred).
+    pub engine_task_clock_ns: Option<u64>,
+    /// usr + sys CPU of the engine's worker threads (used when task-clock is unknown).
+    pub engine_usr_sys_ns: Option<u64>,
+
+    // --- Memory and caches ---------------------------------------------------------------
+    /// Bytes in the files the workload touches (micro: `size`; WML: the filesets' bytes).
+    pub dataset_bytes: Option<u64>,
+    /// /proc/meminfo MemTotal.
+    pub mem_total_bytes: Option<u64>,
+    /// The memory cgroup's limit on the engine (v1 `memory.limit_in_bytes`; its "unlimited"
+    /// value, 2^63 − 4096, may be passed as is).
+    pub cgroup_cache_limit_bytes: Option<u64>,
+    /// /proc/meminfo Cached at the start of the timed region.
+    pub cached_at_start_bytes: Option<u64>,
+    /// Caches were dropped (and checked to have fallen) before the run.
+    pub caches_dropped: Option<bool>,
+
+    // --- Storage -----------------------------------------------------------------------
+    pub device: DeviceFacts,
+    /// Filesystem type of the run directory as in /proc/self/mountinfo, e.g. `ext4`, `tmpfs`.
+    pub fs_type: Option<String>,
+
+    // --- The rest of the machine ---------------------------------------------------------
+    /// All CPUs busy over the run, % of the machine (/proc/stat: 100 − idle − iowait − steal).
+    pub cpu_busy_pct: Option<f64>,
+    /// The engine's own CPU over the run, % of the machine (so others = busy − own).
+    pub engine_cpu_pct: Option<f64>,
+    /// Bytes other processes moved on the run's device (block tracer by pid, or their
+    /// /proc/PID/io). The kernel threads working for the run — writeback of its dirty pages,
+    /// the filesystem's journal thread — are not "others".
+    pub other_io_bytes: Option<u64>,
+    /// vm.dirty_expire_centisecs during the run.
+    pub dirty_expire_centisecs: Option<u64>,
+    /// vm.dirty_writeback_centisecs during the run.
+    pub dirty_writeback_centisecs: Option<u64>,
+
+    // --- Inside the run ----------------------------------------------------------------
+    /// Operations per interval, full intervals only (drop a trailing partial interval, or it
+    /// looks like a drop in throughput).
+    pub interval_ops: Option<Vec<f64>>,
+    /// Width of one interval of `interval_ops`.
+    pub interval_ns: Option<u64>,
+    /// Per flowop: how often it found no file to work on (WML only).
+    pub ran_dry: Option<Vec<FlowopCount>>,
+    /// Running dry ends the thread: the WML's `set mode quit firstdone|alldone`, where it is
+    /// how a workload says it is done (createfiles: every file exists), as in filebench.
+    /// `false` for the default timeout mode, where iolab counts the miss and goes on.
+    pub ran_dry_ends_thread: Option<bool>,
+
+    // --- The configuration ----------------------------------------------------------------
+    /// The stopping rule's outcome; see the type's note.
+    pub stopping: Option<StoppingOutcome>,
+}
+
+/// What can be known before running (`iolab check EXPERIMENT.toml`): the workload's intent,
+/// the dataset, the machine's memory and tunables, the storage's setup.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PlanFacts {
+    pub workload: Option<WorkloadKind>,
+    pub access: Option<Access>,
+    /// `procedure.drop_caches`, or O_DIRECT reads.
+    pub reads_cold: Option<bool>,
+    pub o_direct: Option<bool>,
+    pub sync_requested: Option<bool>,
+    pub dataset_bytes: Option<u64>,
+    pub mem_total_bytes: Option<u64>,
+    /// `sut.cache_limit`, if any.
+    pub cgroup_cache_limit_bytes: Option<u64>,
+    /// The workload's `time`, when it has one.
+    pub duration_ns: Option<u64>,
+    /// Width of the interval series the run will record (default 1 s).
+    pub interval_ns: Option<u64>,
+    /// The value the run will see (the tunable set by the experiment, or the machine's).
+    pub dirty_expire_centisecs: Option<u64>,
+    pub dirty_writeback_centisecs: Option<u64>,
+    pub fs_type: Option<String>,
+    pub device_name: Option<String>,
+    pub is_loop: Option<bool>,
+    /// For a loop device: it will be attached with direct I/O (`direct_io` of a loop image).
+    pub loop_direct_io: Option<bool>,
+}
+
+impl PlanFacts {
+    /// The plan as the facts of a run that has not happened: what is planned is filled in,
+    /// everything measured is unknown. The planned duration becomes `elapsed_ns`.
+    pub fn to_run_facts(&self) -> RunFacts {
+        RunFacts {
+            workload: self.workload,
+            access: self.access,
+            reads_cold: self.reads_cold,
+            o_direct: self.o_direct,
+            sync_requested: self.sync_requested,
+            elapsed_ns: self.duration_ns,
+            dataset_bytes: self.dataset_bytes,
+            mem_total_bytes: self.mem_total_bytes,
+            cgroup_cache_limit_bytes: self.cgroup_cache_limit_bytes,
+            device: DeviceFacts {
+                name: self.device_name.clone(),
+                is_loop: self.is_loop,
+                loop_direct_io: self.loop_direct_io,
+                ..DeviceFacts::default()
+            },
+            fs_type: self.fs_type.clone(),
+            dirty_expire_centisecs: self.dirty_expire_centisecs,
+            dirty_writeback_centisecs: self.dirty_writeback_centisecs,
+            interval_ns: self.interval_ns,
+            ..RunFacts::default()
+        }
+    }
+}
+
+impl RunFacts {
+    /// The run reads: from the byte count when known, else from the access pattern.
+    pub(crate) fn does_reads(&self) -> Option<bool> {
+        match (self.app_read_bytes, self.access) {
+            (Some(b), _) => Some(b > 0),
+            (None, Some(a)) => Some(a != Access::Write),
+            (None, None) => None,
+        }
+    }
+
+    /// The run writes: from the byte count when known, else from the access pattern.
+    pub(crate) fn does_writes(&self) -> Option<bool> {
+        match (self.app_write_bytes, self.access) {
+            (Some(b), _) => Some(b > 0),
+            (None, Some(a)) => Some(a != Access::Read),
+            (None, None) => None,
+        }
+    }
+
+    /// The memory that could cache the dataset: min(MemTotal, cgroup limit) of those known.
+    pub(crate) fn cache_capacity_bytes(&self) -> Option<u64> {
+        match (self.mem_total_bytes, self.cgroup_cache_limit_bytes) {
+            (Some(m), Some(c)) => Some(m.min(c)),
+            (m, c) => m.or(c),
+        }
+    }
+
+    /// The engine's CPU time and where it came from (`task-clock` preferred).
+    pub(crate) fn engine_cpu_ns(&self) -> Option<(u64, &'static str)> {
+        self.engine_task_clock_ns
+            .map(|ns| (ns, "task-clock"))
+            .or(self.engine_usr_sys_ns.map(|ns| (ns, "usr+sys")))
+    }
+
+    /// The run directory is on tmpfs (or ramfs): there is no block device under it.
+    pub(crate) fn on_memory_fs(&self) -> Option<bool> {
+        self.fs_type
+            .as_deref()
+            .map(|t| matches!(t, "tmpfs" | "ramfs"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_facts_fill_the_planned_part_only() {
+        let plan = PlanFacts {
+            access: Some(Access::Write),
+            duration_ns: Some(30_000_000_000),
+            is_loop: Some(true),
+            loop_direct_io: Some(false),
+            fs_type: Some("ext4".into()),
+            ..PlanFacts::default()
+        };
+        let f = plan.to_run_facts();
+        assert_eq!(f.elapsed_ns, Some(30_000_000_000));
+        assert_eq!(f.device.is_loop, Some(true));
+        assert_eq!(f.device.loop_direct_io, Some(false));
+        assert_eq!(f.device.write_bytes, None);
+        assert_eq!(f.app_write_bytes, None);
+        assert_eq!(f.does_writes(), Some(true));
+        assert_eq!(f.does_reads(), Some(false));
+    }
+
+    #[test]
+    fn byte_counts_win_over_the_access_pattern() {
+        let f = RunFacts {
+            access: Some(Access::Mixed),
+            app_read_bytes: Some(0),
+            ..RunFacts::default()
+        };
+        assert_eq!(f.does_reads(), Some(false));
+        assert_eq!(f.does_writes(), Some(true));
+        assert_eq!(RunFacts::default().does_reads(), None);
+    }
+
+    #[test]
+    fn cache_capacity_is_the_smaller_known_limit() {
+        let mut f = RunFacts {
+            mem_total_bytes: Some(8 << 30),
+            ..RunFacts::default()
+        };
+        assert_eq!(f.cache_capacity_bytes(), Some(8 << 30));
+        f.cgroup_cache_limit_bytes = Some(256 << 20);
+        assert_eq!(f.cache_capacity_bytes(), Some(256 << 20));
+        f.cgroup_cache_limit_bytes = Some(9_223_372_036_854_771_712); // v1 "unlimited"
+        assert_eq!(f.cache_capacity_bytes(), Some(8 << 30));
+        f.mem_total_bytes = None;
+        f.cgroup_cache_limit_bytes = Some(64 << 20);
+        assert_eq!(f.cache_capacity_bytes(), Some(64 << 20));
+    }
+
+    #[test]
+    fn facts_round_trip_through_json_with_missing_fields_unknown() {
+        let f: RunFacts = serde_json::from_str(r#"{"app_read_bytes": 4096}"#).unwrap();
+        assert_eq!(f.app_read_bytes, Some(4096));
+        assert_eq!(f.device, DeviceFacts::default());
+        let back: RunFacts = serde_json::from_value(serde_json::to_value(&f).unwrap()).unwrap();
+        assert_eq!(back, f);
+    }
+}

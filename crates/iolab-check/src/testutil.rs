@@ -1,0 +1,140 @@
+//! Realistic facts of healthy runs, for tests to spoil one fact at a time.
+
+use crate::{Access, DeviceFacts, Finding, RunFacts, WorkloadKind};
+use serde_json::Value;
+
+pub(crate) const GIB: u64 = 1 << 30;
+pub(crate) const MIB: u64 = 1 << 20;
+pub(crate) const SEC: u64 = 1_000_000_000;
+
+/// `iolab micro --access randread --bs 4k --size 1g --threads 4 --time 20s` on an ext4 loop
+/// image attached with direct I/O, caches dropped, page cache capped at 256 MiB: the device
+/// read what the application read (plus readahead), was busy, nobody else was around.
+pub(crate) fn cold_read() -> RunFacts {
+    RunFacts {
+        workload: Some(WorkloadKind::Micro),
+        access: Some(Access::Read),
+        reads_cold: Some(true),
+        o_direct: Some(false),
+        sync_requested: Some(false),
+        app_read_bytes: Some(GIB),
+        app_write_bytes: Some(0),
+        app_ops: Some(262_144),
+        elapsed_ns: Some(20 * SEC),
+        engine_threads: Some(4),
+        engine_task_clock_ns: Some(6 * SEC),
+        engine_usr_sys_ns: Some(5_800_000_000),
+        dataset_bytes: Some(GIB),
+        mem_total_bytes: Some(8 * GIB),
+        cgroup_cache_limit_bytes: Some(256 * MIB),
+        cached_at_start_bytes: Some(180 * MIB),
+        caches_dropped: Some(true),
+        device: DeviceFacts {
+            name: Some("loop0".into()),
+            read_bytes: Some(1128 * MIB),
+            write_bytes: Some(0),
+            reads: Some(270_000),
+            writes: Some(0),
+            flushes: Some(0),
+            fua_writes: None,
+            util_avg_pct: Some(87.5),
+            util_series_pct: Some(vec![
+                80.0, 88.0, 89.0, 90.0, 87.0, 88.0, 89.0, 88.0, 87.0, 89.0,
+            ]),
+            volatile_write_cache: Some(true),
+            is_loop: Some(true),
+            loop_direct_io: Some(true),
+        },
+        fs_type: Some("ext4".into()),
+        cpu_busy_pct: Some(9.0),
+        engine_cpu_pct: Some(7.5),
+        other_io_bytes: Some(0),
+        dirty_expire_centisecs: Some(3000),
+        dirty_writeback_centisecs: Some(500),
+        interval_ops: Some(
+            (0..20)
+                .map(|i| 13_100.0 + [0.0, 120.0, -80.0, 40.0][i % 4])
+                .collect(),
+        ),
+        interval_ns: Some(SEC),
+        ran_dry: None,
+        ran_dry_ends_thread: None,
+        stopping: None,
+    }
+}
+
+/// `iolab micro --access write --sync fsync --bs 4k --size 256m` on ext4 over a virtio disk
+/// with a volatile write cache: every record reached the device with a flush behind it,
+/// plus ext4's journal.
+pub(crate) fn sync_write() -> RunFacts {
+    RunFacts {
+        workload: Some(WorkloadKind::Micro),
+        access: Some(Access::Write),
+        reads_cold: Some(true),
+        o_direct: Some(false),
+        sync_requested: Some(true),
+        app_read_bytes: Some(0),
+        app_write_bytes: Some(256 * MIB),
+        app_ops: Some(65_536),
+        elapsed_ns: Some(40 * SEC),
+        engine_threads: Some(1),
+        engine_task_clock_ns: Some(3_200_000_000),
+        engine_usr_sys_ns: None,
+        dataset_bytes: Some(256 * MIB),
+        mem_total_bytes: Some(8 * GIB),
+        cgroup_cache_limit_bytes: None,
+        cached_at_start_bytes: Some(420 * MIB),
+        caches_dropped: Some(true),
+        device: DeviceFacts {
+            name: Some("vdb".into()),
+            read_bytes: Some(MIB),
+            write_bytes: Some(560 * MIB),
+            reads: Some(40),
+            writes: Some(131_000),
+            flushes: Some(65_600),
+            fua_writes: None,
+            util_avg_pct: Some(64.0),
+            util_series_pct: None,
+            volatile_write_cache: Some(true),
+            is_loop: Some(false),
+            loop_direct_io: None,
+        },
+        fs_type: Some("ext4".into()),
+        cpu_busy_pct: Some(6.0),
+        engine_cpu_pct: Some(3.0),
+        other_io_bytes: Some(0),
+        dirty_expire_centisecs: Some(3000),
+        dirty_writeback_centisecs: Some(500),
+        interval_ops: Some(vec![1640.0; 40]),
+        interval_ns: Some(SEC),
+        ran_dry: None,
+        ran_dry_ends_thread: None,
+        stopping: None,
+    }
+}
+
+/// The finding's evidence field, which must exist.
+#[track_caller]
+pub(crate) fn ev<'a>(f: &'a Finding, key: &str) -> &'a Value {
+    match &f.evidence[key] {
+        Value::Null => panic!("no evidence `{key}` in {:#}", f.evidence),
+        v => v,
+    }
+}
+
+/// The finding's evidence field as a number.
+#[track_caller]
+pub(crate) fn ev_f64(f: &Finding, key: &str) -> f64 {
+    ev(f, key)
+        .as_f64()
+        .unwrap_or_else(|| panic!("evidence `{key}` is not a number"))
+}
+
+/// `a` and `b` agree to 1e-9 relative.
+#[track_caller]
+pub(crate) fn close(a: f64, b: f64) {
+    assert!(
+        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0),
+        "{a} != {b}"
+    );
+}

@@ -1,0 +1,511 @@
+//! Watching a run: the samplers (CPU, memory, vmstat, the target's disks, pressure, the
+//! engine's own counters) on their own thread over the timed region, and what the checks
+//! need from them. Shared by experiments, `iolab micro` and `iolab run FILE.f`.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use iolab_check::{Access, DeviceFacts, FlowopCount, RunFacts, WorkloadKind};
+use iolab_monitor::blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceOptions};
+use iolab_monitor::sampler::{devices_for, devices_for_path, Sampler, SamplerConfig, Samples};
+use iolab_store::{Metric, MonitorSeries, RunRecord};
+
+/// What to watch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonitorOptions {
+    /// Sample the machine during runs (default on).
+    pub enabled: bool,
+    /// Time between samples (default 1 s).
+    pub interval: Duration,
+    /// Trace the block layer of the run's device (tracefs; root).
+    pub trace_blocks: bool,
+}
+
+impl Default for MonitorOptions {
+    fn default() -> Self {
+        MonitorOptions {
+            enabled: true,
+            interval: Duration::from_secs(1),
+            trace_blocks: false,
+        }
+    }
+}
+
+/// The block devices of a run directory: `device` (a kernel name such as `loop3`) and what it
+/// sits on, or the device of the filesystem holding `dir`.
+pub fn run_devices(device: Option<&str>, dir: &Path) -> Vec<String> {
+    match device {
+        Some(d) => devices_for(d),
+        None => devices_for_path(dir),
+    }
+}
+
+/// The samplers and the block tracer over one timed region.
+#[derive(Default)]
+pub struct RunMonitor {
+    device: Option<String>,
+    sampler: Option<Sampler>,
+    tracer: Option<BlockTracer>,
+    /// Why monitoring or tracing is off or partial.
+    pub notes: Vec<String>,
+}
+
+/// What a [`RunMonitor`] saw.
+#[derive(Default)]
+pub struct Observed {
+    /// The run's own device (kernel name), whose metrics are also stored as `dev.*`.
+    pub device: Option<String>,
+    pub samples: Option<Samples>,
+    pub trace: Option<BlockTrace>,
+    pub notes: Vec<String>,
+}
+
+impl RunMonitor {
+    /// Starts sampling (and tracing the first of `devices`) now; offsets count from
+    /// `origin` (the timed region's start).
+    pub fn start(opts: &MonitorOptions, devices: Vec<String>, origin: Instant) -> RunMonitor {
+        let mut m = RunMonitor {
+            device: devices.first().cloned(),
+            ..RunMonitor::default()
+        };
+        if opts.trace_blocks {
+            let dev = devices.first().cloned();
+            match dev.as_deref().map(TraceDevice::resolve) {
+                None => m
+                    .notes
+                    .push("block tracing is off: the run's files are on no block device".into()),
+                Some(Err(e)) => m.notes.push(format!("block tracing is off: {e}")),
+                Some(Ok(d)) => {
+                    let topts = TraceOptions {
+                        interval: opts.interval,
+                        ..TraceOptions::default()
+                    };
+                    match BlockTracer::start(&d, &topts) {
+                        Ok(t) => m.tracer = Some(t),
+                        Err(e) => m.notes.push(format!("block tracing is off: {e}")),
+                    }
+                }
+            }
+        }
+        if opts.enabled {
+            let cfg = SamplerConfig {
+                interval: opts.interval,
+                devices,
+                pid: None,
+                perf: true,
+            };
+            match Sampler::start(cfg, origin) {
+                Ok(s) => m.sampler = Some(s),
+                Err(e) => m.notes.push(format!("monitoring is off for this run: {e}")),
+            }
+        }
+        m
+    }
+
+    /// Stops sampling and tracing.
+    pub fn stop(mut self) -> Observed {
+        let samples = self.sampler.take().map(Sampler::stop);
+        let trace = match self.tracer.take().map(BlockTracer::stop) {
+            Some(Ok(t)) => Some(t),
+            Some(Err(e)) => {
+                self.notes.push(format!("block trace lost: {e}"));
+                None
+            }
+            None => None,
+        };
+        let mut notes = self.notes;
+        if let Some(s) = &samples {
+            notes.extend(s.notes.iter().cloned());
+        }
+        Observed {
+            device: self.device,
+            samples,
+            trace,
+            notes,
+        }
+    }
+}
+
+/// Adds a block trace to a run record: `trace.*` run metrics, a row of the flowop table
+/// named `block trace` (kind `trace`: requests, bytes, the request-size histogram as
+/// `(largest size in the bucket, count)`, the issue→complete latency, and the whole summary
+/// in its extra JSON), and per-interval series.
+pub fn add_trace(record: &mut RunRecord, t: &BlockTrace) {
+    let m = &mut record.metrics;
+    let mut put = |n: &str, v: f64, u: &str| m.push(Metric::new(format!("trace.{n}"), v, u));
+    put("reads", t.reads.requests as f64, "");
+    put("writes", t.writes.requests as f64, "");
+    put("read_bytes", t.reads.bytes as f64, "B");
+    put("write_bytes", t.writes.bytes as f64, "B");
+    put("flushes", t.flushes.requests as f64, "");
+    put("fua", t.fua.requests as f64, "");
+    put("discards", t.discards.requests as f64, "");
+    put("max_inflight", f64::from(t.max_inflight), "");
+    put("lost_events", t.lost.total as f64, "");
+    let requests = t.reads.requests + t.writes.requests;
+    let sequential = t.reads.sequential + t.writes.sequential;
+    if requests > 0 {
+        put(
+            "sequential_pct",
+            sequential as f64 / requests as f64 * 100.0,
+            "%",
+        );
+    }
+    let lat = t.latency.as_ref();
+    let mut summary = serde_json::to_value(t).unwrap_or_default();
+    if let Some(o) = summary.as_object_mut() {
+        o.remove("records");
+    }
+    record.flowops.push(iolab_store::FlowopStats {
+        name: "block trace".into(),
+        kind: "trace".into(),
+        ops: requests,
+        bytes: t.reads.bytes + t.writes.bytes,
+        errors: t.errors,
+        latency: iolab_store::LatencyStats {
+            count: lat.map_or(0, |l| l.count),
+            mean_ns: lat.map_or(f64::NAN, |l| l.mean_ns),
+            stdev_ns: f64::NAN,
+            min_ns: lat.map_or(0, |l| l.min_ns),
+            p50_ns: lat.map_or(0, |l| l.p50_ns),
+            p90_ns: lat.map_or(0, |l| l.p90_ns),
+            p99_ns: lat.map_or(0, |l| l.p99_ns),
+            p999_ns: lat.map_or(0, |l| l.p999_ns),
+            max_ns: lat.map_or(0, |l| l.max_ns),
+        },
+        histogram: t
+            .sizes
+            .buckets
+            .iter()
+            .map(|b| ((b.low * 2).max(1) - 1, b.count))
+            .collect(),
+        extra: summary,
+    });
+    let secs = t.interval_ns as f64 / 1e9;
+    if secs > 0.0 {
+        let at = |i: usize| (i as i64 + 1) * t.interval_ns as i64;
+        let series =
+            |metric: &str,
+             unit: &str,
+             f: &dyn Fn(&iolab_monitor::blocktrace::IntervalStats) -> f64| {
+                MonitorSeries {
+                    metric: metric.into(),
+                    unit: unit.into(),
+                    points: t
+                        .intervals
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| (at(i), f(x)))
+                        .collect(),
+                }
+            };
+        record
+            .monitor
+            .push(series("trace.read_bytes_per_s", "B/s", &|x| {
+                x.read_bytes as f64 / secs
+            }));
+        record
+            .monitor
+            .push(series("trace.write_bytes_per_s", "B/s", &|x| {
+                x.write_bytes as f64 / secs
+            }));
+        record
+            .monitor
+            .push(series("trace.flushes_per_s", "1/s", &|x| {
+                x.flushes as f64 / secs
+            }));
+        record
+            .monitor
+            .push(series("trace.mean_inflight", "", &|x| x.mean_inflight));
+    }
+}
+
+/// Adds the samples to a run record: every series, and the whole-run values as run metrics
+/// (their names have a dot, the engine's do not). The run's own device (`device`, the first
+/// of [`run_devices`]) is also stored as `dev.*`, so that runs whose loop device numbers
+/// differ can be compared.
+pub fn add_samples(record: &mut RunRecord, samples: &Samples, device: Option<&str>) {
+    let prefix = device.map(|d| format!("disk.{d}."));
+    let alias = |name: &str| {
+        prefix
+            .as_ref()
+            .and_then(|p| name.strip_prefix(p.as_str()))
+            .map(|rest| format!("dev.{rest}"))
+    };
+    for s in &samples.series {
+        let names = std::iter::once(s.metric.clone()).chain(alias(&s.metric));
+        for metric in names {
+            record.monitor.push(MonitorSeries {
+                metric,
+                unit: s.unit.clone(),
+                points: s.points.clone(),
+            });
+        }
+    }
+    for (name, value, unit) in &samples.summary {
+        for name in std::iter::once(name.clone()).chain(alias(name)) {
+            if record.metrics.iter().all(|m| m.name != name) {
+                record.metrics.push(Metric::new(name, *value, unit.clone()));
+            }
+        }
+    }
+}
+
+/// What the workload meant to do, for the checks.
+#[derive(Debug, Clone, Default)]
+pub struct Intent {
+    pub workload: Option<WorkloadKind>,
+    pub access: Option<Access>,
+    pub o_direct: bool,
+    pub sync_requested: bool,
+    /// Bytes of files the workload works on.
+    pub dataset_bytes: Option<u64>,
+    pub threads: Option<u32>,
+    /// Page cache dropped right before the timed region.
+    pub caches_dropped: bool,
+    pub cache_limit: Option<u64>,
+    /// No I/O happens (the null engine): nothing to check.
+    pub no_io: bool,
+}
+
+/// What a micro test means to do.
+pub fn micro_intent(plan: &iolab_workload::micro::MicroPlan, base: Intent) -> Intent {
+    let flags = plan.sync.open_flags();
+    Intent {
+        workload: Some(WorkloadKind::Micro),
+        access: Some(if plan.writes() {
+            Access::Write
+        } else {
+            Access::Read
+        }),
+        o_direct: flags.o_direct,
+        sync_requested: plan.record_sync().is_some()
+            || plan.final_sync().is_some()
+            || flags.o_sync
+            || flags.o_dsync,
+        dataset_bytes: Some(plan.file_size * u64::from(plan.threads)),
+        threads: Some(plan.threads),
+        no_io: plan.engine == iolab_workload::micro::EngineKind::Null,
+        ..base
+    }
+}
+
+/// What a WML workload means to do: its flowops' directions and flags, and the bytes its
+/// filesets preallocate.
+pub fn wml_intent(w: &iolab_workload::model::Workload, base: Intent) -> Intent {
+    use iolab_workload::model::FlowopKind;
+    #[derive(Default)]
+    struct Seen {
+        reads: bool,
+        writes: bool,
+        direct: bool,
+        sync: bool,
+    }
+    fn walk(flowops: &[iolab_workload::model::FlowopSpec], s: &mut Seen) {
+        for f in flowops {
+            match &f.kind {
+                FlowopKind::Read | FlowopKind::ReadWholeFile => s.reads = true,
+                FlowopKind::Write
+                | FlowopKind::WriteWholeFile
+                | FlowopKind::AppendFile
+                | FlowopKind::AppendFileRand
+                | FlowopKind::AioWrite => s.writes = true,
+                FlowopKind::Fsync | FlowopKind::FsyncSet => s.sync = true,
+                FlowopKind::Composite(steps) => walk(steps, s),
+                _ => {}
+            }
+            s.direct |= f.directio;
+            s.sync |= f.dsync;
+        }
+    }
+    let mut seen = Seen::default();
+    let mut threads = 0u32;
+    for p in &w.processes {
+        for t in &p.threads {
+            threads += p.instances * t.instances;
+            walk(&t.flowops, &mut seen);
+        }
+    }
+    let Seen {
+        reads,
+        writes,
+        direct,
+        sync,
+    } = seen;
+    let dataset: f64 = w
+        .filesets
+        .iter()
+        .map(|f| f.entries as f64 * f.prealloc_pct as f64 / 100.0 * f.size.mean())
+        .sum();
+    Intent {
+        workload: Some(WorkloadKind::Wml),
+        access: Some(match (reads, writes) {
+            (true, true) => Access::Mixed,
+            (false, true) => Access::Write,
+            _ => Access::Read,
+        }),
+        o_direct: direct,
+        sync_requested: sync,
+        dataset_bytes: Some(dataset as u64),
+        threads: Some(threads),
+        ..base
+    }
+}
+
+/// The device the run's files are on, for the checks.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceInfo {
+    /// Kernel name (`loop3`, `vda`).
+    pub name: Option<String>,
+    pub is_loop: Option<bool>,
+    pub loop_direct_io: Option<bool>,
+    pub volatile_write_cache: Option<bool>,
+    pub fs_type: Option<String>,
+}
+
+impl DeviceInfo {
+    /// From the environment probe of the run directory.
+    pub fn probe(dir: &Path) -> DeviceInfo {
+        let env = iolab_monitor::environment::StorageEnv::probe(dir);
+        let v = serde_json::to_value(&env).unwrap_or_default();
+        let dev = &v["device"];
+        let name = dev["name"].as_str().map(str::to_owned);
+        let is_loop = name.as_ref().map(|n| n.starts_with("loop"));
+        DeviceInfo {
+            loop_direct_io: dev["loop"]["dio"].as_bool(),
+            volatile_write_cache: dev["queue"]["write_cache"]
+                .as_str()
+                .map(|w| w.contains("back")),
+            fs_type: v["mount"]["fs_type"].as_str().map(str::to_owned),
+            name,
+            is_loop,
+        }
+    }
+}
+
+fn read_u64(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The facts of a finished run, from what the engine did (`record`'s metrics, flowops and
+/// series), what was meant, and what the samplers saw.
+pub fn run_facts(
+    record: &RunRecord,
+    intent: &Intent,
+    device: &DeviceInfo,
+    observed: &Observed,
+) -> RunFacts {
+    let samples = observed.samples.as_ref();
+    let metric = |n: &str| record.metrics.iter().find(|m| m.name == n).map(|m| m.value);
+    let total = |n: &str| samples.and_then(|s| s.total(n));
+    let (mut read, mut write) = (0u64, 0u64);
+    let mut ran_dry = Vec::new();
+    for f in &record.flowops {
+        let is_read = f.extra["read"].as_bool().unwrap_or(f.kind == "read");
+        let is_write = f.extra["write"].as_bool().unwrap_or(f.kind == "write");
+        if is_read {
+            read += f.bytes;
+        }
+        if is_write {
+            write += f.bytes;
+        }
+        if let Some(n) = f.extra["ran_dry"].as_u64().filter(|n| *n > 0) {
+            ran_dry.push(FlowopCount {
+                flowop: f.name.clone(),
+                count: n,
+            });
+        }
+    }
+    let io = record.series.iter().find(|s| s.name == "io");
+    let dev_name = device.name.clone();
+    let dev = |suffix: &str| {
+        dev_name
+            .as_ref()
+            .and_then(|d| total(&format!("disk.{d}.{suffix}")))
+    };
+    let util_series = dev_name.as_ref().and_then(|d| {
+        samples
+            .and_then(|s| s.series(&format!("disk.{d}.util_pct")))
+            .map(|s| s.points.iter().map(|p| p.1).collect())
+    });
+    let cpu_total = total("cpu.total_s").filter(|t| *t > 0.0);
+    let usr_pct = total("cpu.usr_pct");
+    RunFacts {
+        workload: intent.workload,
+        access: intent.access,
+        reads_cold: Some(intent.caches_dropped || intent.o_direct),
+        o_direct: Some(intent.o_direct),
+        sync_requested: Some(intent.sync_requested),
+        app_read_bytes: Some(read),
+        app_write_bytes: Some(write),
+        app_ops: metric("ops").map(|v| v as u64),
+        elapsed_ns: Some(record.run.elapsed_ns),
+        engine_threads: intent.threads,
+        // The worker threads' own rusage: the process's task-clock also counts the main and
+        // sampler threads, and thread start-up, which dominate short runs.
+        engine_task_clock_ns: None,
+        engine_usr_sys_ns: metric("cpu_usr_s")
+            .zip(metric("cpu_sys_s"))
+            .map(|(u, s)| ((u + s) * 1e9) as u64),
+        dataset_bytes: intent.dataset_bytes,
+        mem_total_bytes: iolab_monitor::meminfo::read().ok().map(|m| m.mem_total),
+        cgroup_cache_limit_bytes: intent.cache_limit,
+        cached_at_start_bytes: None,
+        caches_dropped: Some(intent.caches_dropped),
+        device: DeviceFacts {
+            name: dev_name.clone(),
+            read_bytes: dev("read_bytes").map(|v| v as u64),
+            write_bytes: dev("write_bytes").map(|v| v as u64),
+            reads: dev("reads").map(|v| v as u64),
+            writes: dev("writes").map(|v| v as u64),
+            flushes: dev("flushes").map(|v| v as u64),
+            fua_writes: observed.trace.as_ref().map(|t| t.fua.requests),
+            util_avg_pct: dev("util_pct"),
+            util_series_pct: util_series,
+            volatile_write_cache: device.volatile_write_cache,
+            is_loop: device.is_loop,
+            loop_direct_io: device.loop_direct_io,
+        },
+        fs_type: device.fs_type.clone(),
+        // Neighbours are judged on user time: the kernel's own work for the run (loop and
+        // writeback threads, interrupts) is system time and is not a neighbour.
+        cpu_busy_pct: usr_pct,
+        engine_cpu_pct: total("proc.usr_s")
+            .zip(cpu_total)
+            .map(|(u, t)| u / t * 100.0),
+        other_io_bytes: None,
+        dirty_expire_centisecs: read_u64("/proc/sys/vm/dirty_expire_centisecs"),
+        dirty_writeback_centisecs: read_u64("/proc/sys/vm/dirty_writeback_centisecs"),
+        interval_ops: io.map(|s| s.ops.iter().map(|&o| o as f64).collect()),
+        interval_ns: io.map(|s| s.width_ns),
+        ran_dry: Some(ran_dry),
+        ran_dry_ends_thread: None,
+        stopping: None,
+    }
+}
+
+/// The checks' findings about a run, as the database stores them.
+pub fn findings(intent: &Intent, facts: &RunFacts) -> Vec<iolab_store::Finding> {
+    if intent.no_io {
+        return Vec::new();
+    }
+    iolab_check::run_checks(facts)
+        .into_iter()
+        .map(to_store)
+        .collect()
+}
+
+/// A check's finding as the database stores it.
+pub fn to_store(f: iolab_check::Finding) -> iolab_store::Finding {
+    iolab_store::Finding {
+        check: f.id.to_string(),
+        severity: match f.severity {
+            iolab_check::Severity::Info => iolab_store::Severity::Info,
+            iolab_check::Severity::Warning => iolab_store::Severity::Warning,
+            iolab_check::Severity::Error => iolab_store::Severity::Error,
+        },
+        evidence: f.evidence,
+        explanation: f.explanation,
+        fix: f.fix,
+    }
+}

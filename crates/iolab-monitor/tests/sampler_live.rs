@@ -1,0 +1,218 @@
+//! The sampler on this machine: timing, plausibility, perf inheritance, another process.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use iolab_monitor::process::{rusage, Who};
+use iolab_monitor::sampler::{devices_for_path, Sampler, SamplerConfig, SamplerError, Samples};
+
+fn spin(d: Duration) {
+    let t0 = Instant::now();
+    let mut x = 1u64;
+    while t0.elapsed() < d {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+    }
+    std::hint::black_box(x);
+}
+
+fn check_series_shape(s: &Samples) {
+    for ser in &s.series {
+        assert!(
+            ser.points.windows(2).all(|w| w[0].0 < w[1].0),
+            "{}: offsets not increasing",
+            ser.metric
+        );
+        assert!(ser.points.iter().all(|p| p.1.is_finite()), "{}", ser.metric);
+    }
+}
+
+/// 50 ms for 0.5 s: about ten points per series, increasing offsets, CPU percentages that
+/// add up to 100, and perf counting a thread created after start.
+#[test]
+fn fifty_ms_for_half_a_second() {
+    let origin = Instant::now();
+    let cfg = SamplerConfig {
+        interval: Duration::from_millis(50),
+        devices: devices_for_path("/"),
+        ..SamplerConfig::default()
+    };
+    let sampler = Sampler::start(cfg, origin).unwrap();
+    // Created after start: counted by perf through inheritance. Its own CPU time (tests run
+    // in parallel: less than its 0.2 s of wall time on a busy machine).
+    let worker = std::thread::spawn(|| {
+        let r0 = rusage(Who::Thread).unwrap();
+        spin(Duration::from_millis(200));
+        let r1 = rusage(Who::Thread).unwrap();
+        ((r1.utime + r1.stime) - (r0.utime + r0.stime)).as_secs_f64()
+    });
+    let worker_cpu = worker.join().unwrap();
+    let end = origin + Duration::from_millis(500);
+    std::thread::sleep(end.saturating_duration_since(Instant::now()));
+    let s = sampler.stop();
+    check_series_shape(&s);
+
+    let usr = s.series("cpu.usr_pct").expect("cpu series");
+    let n = usr.points.len();
+    assert!((8..=12).contains(&n), "{n} points of cpu.usr_pct");
+    assert!(usr.points[0].0 > 0, "first point after the origin");
+    for m in [
+        "mem.used_bytes",
+        "mem.dirty_bytes",
+        "vm.pgfault_per_s",
+        "proc.ctx_voluntary_per_s",
+        "proc.usr_pct",
+    ] {
+        let k = s.series(m).unwrap_or_else(|| panic!("no {m}")).points.len();
+        assert!((8..=13).contains(&k), "{k} points of {m}");
+    }
+    // Every interval's CPU shares add up to 100 %.
+    let parts: Vec<_> = [
+        "cpu.usr_pct",
+        "cpu.sys_pct",
+        "cpu.iowait_pct",
+        "cpu.idle_pct",
+        "cpu.steal_pct",
+    ]
+    .iter()
+    .map(|m| s.series(m).unwrap().points.clone())
+    .collect();
+    for i in 0..n {
+        let sum: f64 = parts.iter().map(|p| p[i].1).sum();
+        assert!((sum - 100.0).abs() < 1e-6, "point {i}: sum {sum}");
+    }
+    let mem = s.series("mem.used_bytes").unwrap();
+    assert!(mem.points.iter().all(|p| p.1 > 0.0));
+
+    let window = s.total("sampler.window_s").unwrap();
+    assert!((0.45..0.8).contains(&window), "window {window} s");
+    let proc_cpu = s.total("proc.cpu_s").unwrap();
+    // /proc/PID/stat counts in 10 ms ticks.
+    assert!(
+        proc_cpu + 0.02 >= worker_cpu,
+        "process CPU {proc_cpu} s < the worker's {worker_cpu} s"
+    );
+    // The machine was at least as busy as this process (stolen time counts for the
+    // process but not as busy).
+    let busy = s.total("cpu.busy_s").unwrap();
+    let steal = s.total("cpu.steal_pct").unwrap() / 100.0 * s.total("cpu.total_s").unwrap();
+    assert!(
+        busy + steal + 0.05 >= proc_cpu,
+        "machine busy {busy} s (+{steal} s stolen) < own {proc_cpu} s"
+    );
+
+    match s.total("proc.task_clock_s") {
+        Some(tc) => {
+            assert!(
+                tc >= 0.95 * worker_cpu,
+                "task-clock {tc} s misses the spawned thread ({worker_cpu} s)"
+            );
+            assert!(s.series("perf.context_switches_per_s").is_some());
+            assert!(s.series("perf.page_faults_per_s").is_some());
+        }
+        None => {
+            assert!(
+                s.notes.iter().any(|n| n.contains("perf")),
+                "perf absent without a note: {:?}",
+                s.notes
+            );
+            eprintln!("perf counters unavailable here: {:?}", s.notes);
+        }
+    }
+    // Hardware counters: a series where the machine has a PMU, else absent with a note.
+    if s.series("perf.cycles_per_s").is_none() && s.total("proc.task_clock_s").is_some() {
+        assert!(
+            s.notes.iter().any(|n| n.contains("cycles")),
+            "{:?}",
+            s.notes
+        );
+        assert_eq!(s.total("perf.cycles"), None);
+    }
+}
+
+/// Deadline schedule: points stay on the k·interval grid instead of drifting.
+#[test]
+fn ticks_do_not_drift() {
+    let interval = Duration::from_millis(20);
+    let origin = Instant::now();
+    let cfg = SamplerConfig {
+        interval,
+        perf: false,
+        ..SamplerConfig::default()
+    };
+    let sampler = Sampler::start(cfg, origin).unwrap();
+    std::thread::sleep(Duration::from_millis(1010));
+    let s = sampler.stop();
+    let pts = &s.series("mem.used_bytes").unwrap().points;
+    let t0 = pts[0].0;
+    let step = interval.as_nanos() as i64;
+    // All but the final (stop) sample.
+    let res: Vec<i64> = pts[1..pts.len() - 1]
+        .iter()
+        .map(|p| {
+            let d = p.0 - t0;
+            (d - (d + step / 2) / step * step).abs()
+        })
+        .collect();
+    let mean = res.iter().sum::<i64>() as f64 / res.len() as f64;
+    assert!(mean < 4e6, "mean distance from the grid {mean} ns");
+    let last = pts[pts.len() - 2].0 - t0;
+    assert!(
+        last >= 900_000_000,
+        "late ticks piled up or were lost: {last}"
+    );
+    assert!(pts.len() >= 40, "{} samples in 1 s at 20 ms", pts.len());
+}
+
+/// Another process: its counters while it lives, a note once it is gone.
+#[test]
+fn another_process() {
+    let mut child = Command::new("sh")
+        .args(["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"])
+        .spawn()
+        .unwrap();
+    let origin = Instant::now();
+    let cfg = SamplerConfig {
+        interval: Duration::from_millis(50),
+        pid: Some(child.id()),
+        ..SamplerConfig::default()
+    };
+    let sampler = Sampler::start(cfg, origin).unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    let s = sampler.stop();
+    check_series_shape(&s);
+    let cpu = s.total("proc.cpu_s").unwrap();
+    assert!(cpu > 0.05, "child used {cpu} s of CPU");
+    let pid = format!("/proc/{}/", child.id());
+    assert!(
+        s.notes.iter().any(|n| n.contains(&pid)),
+        "exit of the watched process not noted: {:?}",
+        s.notes
+    );
+    if let Some(tc) = s.total("proc.task_clock_s") {
+        assert!(tc > 0.05, "task-clock of the child {tc} s");
+    }
+}
+
+#[test]
+fn start_errors_and_drop() {
+    let cfg = SamplerConfig {
+        interval: Duration::ZERO,
+        ..SamplerConfig::default()
+    };
+    assert!(matches!(
+        Sampler::start(cfg, Instant::now()),
+        Err(SamplerError::ZeroInterval)
+    ));
+    let cfg = SamplerConfig {
+        pid: Some(0x7fff_fff0),
+        ..SamplerConfig::default()
+    };
+    assert!(matches!(
+        Sampler::start(cfg, Instant::now()),
+        Err(SamplerError::NoSuchProcess(_))
+    ));
+    // Dropped without stop: the thread ends, nothing hangs.
+    let s = Sampler::start(SamplerConfig::default(), Instant::now()).unwrap();
+    drop(s);
+}

@@ -1,0 +1,107 @@
+//! `iolab check EXPERIMENT.toml`: validate the file and judge, per configuration, what can be
+//! judged before running (the dataset against the page cache, a loop device without direct
+//! I/O, runs shorter than the writeback interval). Nothing is run or changed.
+
+use std::path::Path;
+
+use iolab_check::PlanFacts;
+use iolab_experiment::monitor::{micro_intent, wml_intent, Intent};
+use iolab_experiment::{ConfigPlan, ExperimentPlan, WorkloadPlan};
+use iolab_sut::Target;
+
+use crate::cli::CheckArgs;
+use crate::error::CliError;
+
+/// Stand-in run directory: workloads are lowered, not run.
+const NOWHERE: &str = "/nonexistent-iolab-check";
+
+pub fn run(args: CheckArgs) -> Result<(), CliError> {
+    let plan = iolab_experiment::load(&args.file)
+        .map_err(|errs| CliError::usage(errs.to_string().trim_end()))?;
+    let mut total = 0;
+    for c in &plan.configs {
+        let facts = plan_facts(&plan, c)?;
+        let findings: Vec<_> = iolab_check::pre_run_checks(&facts)
+            .into_iter()
+            .map(iolab_experiment::monitor::to_store)
+            .collect();
+        total += findings.len();
+        if findings.is_empty() {
+            println!("{}: nothing to report before running", c.label);
+        } else {
+            println!("{}:", c.label);
+            for f in &findings {
+                println!("  {} [{}]: {}", f.severity.as_str(), f.check, f.explanation);
+                println!("    fix: {}", f.fix);
+            }
+        }
+    }
+    println!(
+        "{} configuration{}, {total} finding{}; the other checks run after each run \
+         (docs/checks.md)",
+        plan.configs.len(),
+        if plan.configs.len() == 1 { "" } else { "s" },
+        if total == 1 { "" } else { "s" }
+    );
+    Ok(())
+}
+
+fn tunable(c: &ConfigPlan, name: &str) -> Option<u64> {
+    c.sut
+        .tunables
+        .iter()
+        .find(|t| t.name.to_string() == name)
+        .and_then(|t| t.value.parse().ok())
+        .or_else(|| {
+            std::fs::read_to_string(format!("/proc/sys/{}", name.replace('.', "/")))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
+}
+
+fn plan_facts(plan: &ExperimentPlan, c: &ConfigPlan) -> Result<PlanFacts, CliError> {
+    let base = Intent {
+        caches_dropped: plan.procedure.drop_caches,
+        cache_limit: c.sut.cache_limit,
+        ..Intent::default()
+    };
+    let (intent, duration) = match &c.workload {
+        WorkloadPlan::Micro(spec) => {
+            let mut spec = spec.clone();
+            spec.dir = NOWHERE.into();
+            let p = spec.validate().map_err(CliError::usage)?;
+            (micro_intent(&p, base), p.time_limit)
+        }
+        WorkloadPlan::Wml(w) => {
+            let workload = w.lower(Path::new(NOWHERE)).map_err(CliError::usage)?;
+            let d = w.duration.or(workload.run.duration);
+            (wml_intent(&workload, base), d)
+        }
+    };
+    let (is_loop, loop_direct_io, fs_type) = match &c.sut.target {
+        Target::LoopImage(l) => (Some(true), Some(l.direct_io), None),
+        Target::Tmpfs(_) => (Some(false), None, Some("tmpfs".to_string())),
+        Target::BlockDevice(_) => (Some(false), None, None),
+        Target::Directory(_) => (None, None, None),
+    };
+    Ok(PlanFacts {
+        workload: intent.workload,
+        access: intent.access,
+        reads_cold: Some(intent.caches_dropped || intent.o_direct),
+        o_direct: Some(intent.o_direct),
+        sync_requested: Some(intent.sync_requested),
+        dataset_bytes: intent.dataset_bytes,
+        mem_total_bytes: iolab_monitor::meminfo::read().ok().map(|m| m.mem_total),
+        cgroup_cache_limit_bytes: intent.cache_limit,
+        duration_ns: duration.map(|d| d.as_nanos() as u64),
+        interval_ns: Some(1_000_000_000),
+        dirty_expire_centisecs: tunable(c, "vm.dirty_expire_centisecs"),
+        dirty_writeback_centisecs: tunable(c, "vm.dirty_writeback_centisecs"),
+        fs_type: c.sut.fs.as_ref().map(|f| f.kind.to_string()).or(fs_type),
+        device_name: None,
+        is_loop,
+        loop_direct_io,
+    })
+}
