@@ -11,6 +11,8 @@
 //! the second even when neighbouring intervals look alike. (iolab-stats' `SteadyStateRule` is
 //! the same rule; this crate stays free of other iolab crates.)
 
+use iolab_stats::WindowCheck;
+
 use crate::format::pct_of_fraction;
 use crate::{Check, Finding, RunFacts, Severity};
 use serde_json::json;
@@ -42,24 +44,20 @@ impl Check for NotSteady {
         if !w.iter().all(|v| v.is_finite()) {
             return None;
         }
-        let n = WINDOW as f64;
-        let average = w.iter().sum::<f64>() / n;
-        let min = w.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let range = max - min;
-        // Least squares against x = 0..n−1, centred at x̄ = (n − 1)/2.
-        let x_mean = (n - 1.0) / 2.0;
-        let (sxy, sxx) = w
-            .iter()
-            .enumerate()
-            .fold((0.0, 0.0), |(sxy, sxx), (i, &y)| {
-                let dx = i as f64 - x_mean;
-                (sxy + dx * (y - average), sxx + dx * dx)
-            });
-        let slope = sxy / sxx;
-        let excursion = slope.abs() * (n - 1.0);
-        let range_ok = range <= MAX_RANGE * average.abs();
-        let excursion_ok = excursion <= MAX_EXCURSION * average.abs();
+        let rule = iolab_stats::SteadyStateRule {
+            window: WINDOW,
+            max_range: MAX_RANGE,
+            max_excursion: MAX_EXCURSION,
+        };
+        let WindowCheck {
+            average,
+            range,
+            slope,
+            excursion,
+            range_ok,
+            excursion_ok,
+            ..
+        } = rule.check(start, w).ok()?;
         if range_ok && excursion_ok {
             return None;
         }

@@ -1,0 +1,244 @@
+//! Checks on real setups: each finding must be raised where the measurement lies and stay
+//! silent where it does not. One test function, run case after case, so that no other test's
+//! processes share the machine with the noisy-neighbour control case.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use common::{iolab, need_root, stderr, LoopFs, Tmpfs};
+use serde_json::Value;
+
+struct Db {
+    dir: tempfile::TempDir,
+}
+
+impl Db {
+    fn new() -> Db {
+        Db {
+            dir: tempfile::Builder::new()
+                .prefix("iolab-findings")
+                .tempdir_in("/var/tmp")
+                .unwrap(),
+        }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().join("results.db")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        iolab()
+            .env("IOLAB_DB", self.path())
+            .env("IOLAB_STATE_DIR", self.dir.path().join("state"))
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// The newest experiment, exported.
+    fn latest(&self) -> Value {
+        let o = self.run(&["export", "--format", "json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+}
+
+/// Every run's findings' check ids, and every run metric by name (first run).
+fn checks(export: &Value) -> Vec<String> {
+    let mut ids = Vec::new();
+    for c in export["configs"].as_array().unwrap() {
+        for r in c["runs"].as_array().unwrap() {
+            for f in r["findings"].as_array().unwrap() {
+                ids.push(f["check"].as_str().unwrap().to_owned());
+            }
+        }
+    }
+    ids
+}
+
+fn metric(export: &Value, name: &str) -> Option<f64> {
+    export["configs"][0]["runs"][0]["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?["value"]
+        .as_f64()
+}
+
+fn micro(db: &Db, dir: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["micro", "--dir", dir.to_str().unwrap(), "--bs", "4k"];
+    args.extend_from_slice(extra);
+    let o = db.run(&args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    db.latest()
+}
+
+struct Hogs(Vec<Child>);
+
+impl Hogs {
+    fn start(n: usize) -> Hogs {
+        Hogs(
+            (0..n)
+                .map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .stdout(Stdio::null())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn experiment(db: &Db, text: &str) -> Value {
+    let f = db.dir.path().join("exp.toml");
+    std::fs::write(&f, text).unwrap();
+    let o = db.run(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    db.latest()
+}
+
+#[test]
+fn findings_fire_exactly_where_the_measurement_lies() {
+    if !need_root("findings_fire_exactly_where_the_measurement_lies") {
+        return;
+    }
+    let db = Db::new();
+    let data = tempfile::Builder::new()
+        .prefix("iolab-findings-data")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+
+    // 1. Random reads of a file that was just written and fits in RAM, caches not dropped:
+    //    the page cache served them.
+    let _ = micro(&db, data.path(), &["--access", "write", "--size", "64m"]);
+    let e = micro(
+        &db,
+        data.path(),
+        &["--access", "randread", "--size", "64m", "--remove-files"],
+    );
+    let c = checks(&e);
+    assert!(c.contains(&"cache-served".to_string()), "{c:?}");
+    assert!(!c.contains(&"noisy-neighbour".to_string()), "{c:?}");
+
+    // 2. The same reads after dropping caches, with O_DIRECT, on a loop image with direct
+    //    I/O: the device served them, nothing to say about caching.
+    let e = experiment(
+        &db,
+        r#"
+[sut]
+target = { kind = "loop_image", size = "128M" }
+fs = { kind = "ext4" }
+[workload]
+micro = { access = "randread", sync = "direct", size = "32m" }
+[repetitions]
+min = 2
+max = 2
+"#,
+    );
+    let c = checks(&e);
+    for id in ["cache-served", "direct-not-direct", "loop-cached"] {
+        assert!(!c.contains(&id.to_string()), "{id} in {c:?}");
+    }
+    let read = metric(&e, "dev.read_bytes").expect("device read bytes");
+    assert!(read >= 32.0 * 1048576.0, "the device read {read} B");
+
+    // 3. O_DIRECT on a loop device attached without direct I/O: the host's page cache sits
+    //    under the "device".
+    let e = experiment(
+        &db,
+        r#"
+[sut]
+target = { kind = "loop_image", size = "128M", direct_io = false }
+fs = { kind = "ext4" }
+[workload]
+micro = { access = "randread", sync = "direct", size = "32m" }
+[repetitions]
+min = 2
+max = 2
+"#,
+    );
+    let c = checks(&e);
+    assert!(c.contains(&"loop-cached".to_string()), "{c:?}");
+    assert!(c.contains(&"direct-not-direct".to_string()), "{c:?}");
+
+    // 4. O_DIRECT on tmpfs (where the kernel accepts it): no device at all.
+    let tmp = Tmpfs::new("size=128m");
+    let o = db.run(&[
+        "micro",
+        "--dir",
+        tmp.path().to_str().unwrap(),
+        "--access",
+        "randread",
+        "--sync",
+        "direct",
+        "--size",
+        "16m",
+    ]);
+    if o.status.success() {
+        let c = checks(&db.latest());
+        assert!(c.contains(&"direct-not-direct".to_string()), "{c:?}");
+    } else {
+        assert!(stderr(&o).contains("O_DIRECT"), "{}", stderr(&o));
+        eprintln!("NOTE: this kernel refuses O_DIRECT on tmpfs; iolab said so up front");
+    }
+    drop(tmp);
+
+    // 5. A CPU hog on every core beside the run: noisy-neighbour; the same run alone: not.
+    let args = [
+        "--access",
+        "randread",
+        "--size",
+        "256m",
+        "--loops",
+        "8",
+        "--monitor-interval",
+        "200ms",
+    ];
+    let _ = micro(&db, data.path(), &["--access", "write", "--size", "256m"]);
+    let alone = checks(&micro(&db, data.path(), &args));
+    assert!(!alone.contains(&"noisy-neighbour".to_string()), "{alone:?}");
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let hogs = Hogs::start(cpus);
+    let crowded = checks(&micro(&db, data.path(), &args));
+    drop(hogs);
+    assert!(
+        crowded.contains(&"noisy-neighbour".to_string()),
+        "{crowded:?}"
+    );
+
+    // 6. The block tracer sees the flushes of 4 KiB random writes + fdatasync.
+    let fs = LoopFs::ext4("128M");
+    let e = micro(
+        &db,
+        fs.path(),
+        &[
+            "--access",
+            "randwrite",
+            "--sync",
+            "fdatasync",
+            "--size",
+            "1m",
+            "--trace-blocks",
+        ],
+    );
+    let flushes = metric(&e, "trace.flushes").unwrap() + metric(&e, "trace.fua").unwrap();
+    assert!(
+        flushes >= 256.0,
+        "{flushes} flush/FUA requests for 256 fdatasyncs"
+    );
+    assert!(metric(&e, "trace.write_bytes").unwrap() >= 1048576.0);
+    let c = checks(&e);
+    assert!(!c.contains(&"sync-not-durable".to_string()), "{c:?}");
+}
