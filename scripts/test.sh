@@ -21,6 +21,11 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
+# The block tracer's tests need tracefs (systemd mounts it; minimal systems may not).
+if [ "$(id -u)" = 0 ] && [ ! -d /sys/kernel/tracing/instances ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked

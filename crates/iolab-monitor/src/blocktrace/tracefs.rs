@@ -29,7 +29,31 @@ pub fn tracefs_root() -> Result<PathBuf, TraceError> {
             _ => {}
         }
     }
+    // Not mounted (a system without systemd's sys-kernel-tracing.mount): mount it where
+    // the kernel provides the empty directory for it. Harmless, and what `mount -t tracefs`
+    // by hand would do; only root may.
+    let root = Path::new(TRACEFS_PATHS[0]);
+    if root.is_dir() && mount_tracefs(root) && root.join("instances").is_dir() {
+        return Ok(root.to_owned());
+    }
     Err(TraceError::TracefsMissing(PathBuf::from(TRACEFS_PATHS[0])))
+}
+
+fn mount_tracefs(at: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(target) = std::ffi::CString::new(at.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: all pointers are NUL-terminated strings that outlive the call; no data.
+    unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            target.as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        ) == 0
+    }
 }
 
 /// A tracefs instance directory, removed on drop (errors ignored there; use
