@@ -544,6 +544,10 @@ impl Session<'_> {
                 if d.is_stop() {
                     let outcome = outcome_of(&d, &self.plan.repetitions.metric, &s.acc);
                     self.store.set_config_outcome(s.id, &outcome)?;
+                    let verdict = config_findings(&d, &self.plan.repetitions);
+                    if !verdict.is_empty() {
+                        self.store.add_config_findings(s.id, &verdict)?;
+                    }
                     s.stopped = true;
                     self.obs.config_finished(&info.config, &outcome);
                     s.outcome = Some(outcome);
@@ -864,6 +868,36 @@ impl Session<'_> {
             Err(e) => Err(engine_error_text(&e)),
         }
     }
+}
+
+/// The configuration-level checks (did-not-converge) on the stopping rule's decision.
+fn config_findings(d: &Decision, reps: &crate::plan::Repetitions) -> Vec<iolab_store::Finding> {
+    let (converged, runs, rel) = match *d {
+        Decision::Converged {
+            runs,
+            rel_half_width,
+        } => (true, runs, Some(rel_half_width)),
+        Decision::NotConverged {
+            runs,
+            rel_half_width,
+            ..
+        } => (false, runs, rel_half_width),
+        Decision::Continue => return Vec::new(),
+    };
+    let facts = iolab_check::RunFacts {
+        stopping: Some(iolab_check::StoppingOutcome {
+            converged,
+            runs: u32::try_from(runs).unwrap_or(u32::MAX),
+            rel_half_width: rel,
+            target: Some(reps.rule.target),
+            metric: Some(reps.metric.clone()),
+        }),
+        ..iolab_check::RunFacts::default()
+    };
+    iolab_check::run_checks(&facts)
+        .into_iter()
+        .map(monitor::to_store)
+        .collect()
 }
 
 fn engine_error_text(e: &EngineError) -> String {

@@ -199,6 +199,10 @@ drop_caches = false
     assert!(note.contains("did not converge"), "{note}");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("NOT converged"), "{out}");
+    assert!(
+        out.contains("did-not-converge"),
+        "the configuration's finding: {out}"
+    );
 }
 
 /// The acceptance test: ext4 data=journal vs data=writeback, 3 repetitions each, on
