@@ -387,6 +387,9 @@ fn read_u64(path: &str) -> Option<u64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
+/// Shortest sampled window over which CPU shares are judged (100 ticks per CPU).
+pub const MIN_CPU_WINDOW_S: f64 = 1.0;
+
 /// The facts of a finished run, from what the engine did (`record`'s metrics, flowops and
 /// series), what was meant, and what the samplers saw.
 pub fn run_facts(
@@ -428,8 +431,11 @@ pub fn run_facts(
             .and_then(|s| s.series(&format!("disk.{d}.util_pct")))
             .map(|s| s.points.iter().map(|p| p.1).collect())
     });
-    let cpu_total = total("cpu.total_s").filter(|t| *t > 0.0);
-    let usr_pct = total("cpu.usr_pct");
+    // /proc/stat counts CPU time in ticks of 10 ms: under a second of run, another
+    // process's share is rounding noise, so the neighbour check gets no CPU facts.
+    let long_enough = total("sampler.window_s").is_some_and(|w| w >= MIN_CPU_WINDOW_S);
+    let cpu_total = total("cpu.total_s").filter(|t| *t > 0.0 && long_enough);
+    let usr_pct = total("cpu.usr_pct").filter(|_| long_enough);
     RunFacts {
         workload: intent.workload,
         access: intent.access,

@@ -202,7 +202,7 @@ max = 2
         "--size",
         "256m",
         "--loops",
-        "8",
+        "24",
         "--monitor-interval",
         "200ms",
     ];

@@ -23,8 +23,8 @@
 //! [`Sampler::start`] spawns the thread, which takes a baseline sample at once, then one at
 //! every `start + k·interval` (a deadline schedule: no drift; a tick that is late by more
 //! than an interval is skipped, not made up in a burst). [`Sampler::stop`] takes a final
-//! sample (its interval is shorter; unless a tick was taken less than a tenth of an interval
-//! before, which then is the final sample) and joins. `start` returns after the baseline, so
+//! sample (its interval is shorter; unless a tick was taken less than a millisecond before,
+//! which then is the final sample), so the totals cover everything up to the stop, and joins. `start` returns after the baseline, so
 //! everything the caller does afterwards is inside the sampled period. Timestamps come from
 //! [`Instant`] (`CLOCK_MONOTONIC`, the engine's clock), taken just before each sample is
 //! read, as signed nanoseconds from the caller's `origin` (samples before it are negative).
@@ -100,6 +100,9 @@
 //! `inherit = 1`, so threads created later are counted too (see `perfset.rs`). Counting
 //! another process needs the right to trace it; a counter the kernel refuses is reported
 //! in the notes and left out.
+
+/// See the final sample in [`run`].
+const FINAL_SAMPLE_MIN_GAP: Duration = Duration::from_millis(1);
 
 mod collect;
 mod perfset;
@@ -313,11 +316,10 @@ fn run(
                 k = u32::try_from(n.saturating_add(1)).unwrap_or(u32::MAX);
             }
             Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-                // A tick just taken already is the final sample: a second one microseconds
-                // later would be an interval too short for meaningful rates. Without any
-                // tick since the baseline (a run shorter than the interval), the final
-                // sample is the only one that gives the run's totals.
-                if k == 1 || last.elapsed() >= cfg.interval / 10 {
+                // The final sample is what makes the totals whole: everything done since
+                // the last tick counts. Only a tick taken within the last millisecond
+                // stands in for it (an interval that short has no meaningful rates).
+                if k == 1 || last.elapsed() >= FINAL_SAMPLE_MIN_GAP {
                     col.push(reader.sample());
                 }
                 break;
