@@ -144,7 +144,7 @@ EOF
     MOUNTED=1
     local slab0 slab1
     slab0=$(awk '/^Slab:/{print $2}' /proc/meminfo)
-    /usr/bin/time -f '%e %U %S %M' -o "$tf" "$IOLAB" run "$f" --dir "$MNT" --time 1s --json -q \
+    /usr/bin/time -f '%e %U %S %M' -o "$tf" "$IOLAB" run "$f" --dir "$MNT" --time 1s --json -q --no-db \
         >"$out" 2>"$out.err" &
     TOOL_PID=$!
     wait "$TOOL_PID" || rc=$?

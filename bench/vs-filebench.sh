@@ -811,7 +811,7 @@ for w in "${WLS[@]}"; do
     iolab_sets=()
     for s in ${WL_SETS[$w]:-}; do iolab_sets+=(--set "$s"); done
     FB_CMD=(setarch "$ARCH" -R "$FILEBENCH" -f "$f")
-    IO_CMD=("$IOLAB" run "$f" --dir "$MNT" --time "${RUNTIME}s" --json -q "${iolab_sets[@]}")
+    IO_CMD=("$IOLAB" run "$f" --dir "$MNT" --time "${RUNTIME}s" --json -q --no-db "${iolab_sets[@]}")
     echo "   filebench: ${FB_CMD[*]}"
     echo "   iolab:     ${IO_CMD[*]}"
     for ((p = 1; p <= PAIRS; p++)); do

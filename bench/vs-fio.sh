@@ -458,7 +458,8 @@ fio_cmd() { # fio_cmd CASE DIR OUTFILE... -> prints nothing, sets FIO array
 }
 iolab_cmd() {
     local case=$1 dir=$2
-    IOL=("$IOLAB" micro --dir "$dir" --bs 4k --json)
+    # --no-db: a benchmark run is not a result to keep (monitoring stays on, as users get it).
+    IOL=("$IOLAB" micro --dir "$dir" --bs 4k --json --no-db)
     case "$case" in
         a) IOL+=(--access randread --sync normal --engine psync --size ${PC_SIZE_MIB}m --threads 1
                  --loops $PC_LOOPS) ;;
