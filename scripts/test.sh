@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs; do
+for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -89,6 +89,7 @@
 //! # Ok::<(), StoreError>(())
 //! ```
 
+mod bulk;
 mod codec;
 mod error;
 mod export;

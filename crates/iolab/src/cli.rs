@@ -48,6 +48,12 @@ pub enum Command {
     Trace(crate::cmd::trace::TraceArgs),
     /// Validate an experiment file and report what can be judged before running it
     Check(CheckArgs),
+    /// Write an experiment's report: self-contained HTML with charts, Markdown tables, or JSON
+    Report(crate::cmd::report::ReportArgs),
+    /// Compare configurations with a baseline: ratio of means, Welch/Holm, Mann–Whitney, verdict
+    Compare(crate::cmd::compare::CompareArgs),
+    /// Copy the experiments of another results database into this one
+    Import(crate::cmd::import::ImportArgs),
 }
 
 #[derive(Debug, Args)]

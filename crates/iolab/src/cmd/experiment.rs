@@ -69,7 +69,11 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         }
         err
     })?;
-    crate::output::emit(|out| show::write_experiment(&store, outcome.id, out))?;
+    let metric = plan.repetitions.metric.clone();
+    crate::output::emit(|out| {
+        show::write_experiment(&store, outcome.id, out)?;
+        crate::cmd::compare::write_summary(&store, outcome.id, &metric, out)
+    })?;
     match outcome.status {
         ExperimentStatus::Interrupted => Err(CliError::interrupted(
             "interrupted; the system is restored and the finished runs are stored",

@@ -1,10 +1,13 @@
 //! One module per subcommand.
 
 mod check;
+pub mod compare;
 mod db;
 mod experiment;
+pub mod import;
 mod micro;
 mod recover;
+pub mod report;
 mod run;
 mod show;
 pub mod trace;
@@ -29,5 +32,8 @@ pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         Command::Recover(args) => recover::run(args),
         Command::Trace(args) => trace::run(args, cancel),
         Command::Check(args) => check::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Compare(args) => compare::run(args),
+        Command::Import(args) => import::run(args),
     }
 }

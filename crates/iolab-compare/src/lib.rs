@@ -1,0 +1,662 @@
+//! Comparing configurations (`iolab compare`): for each metric, every configuration against a
+//! baseline — the ratio of means with Fieller's 95% interval, Welch's p-value Holm-adjusted over
+//! the family of comparisons of that metric, Mann–Whitney's p as a rank-based cross-check, and
+//! a verdict (docs: spec/measurement.md, "Comparing configurations").
+//!
+//! The verdict is `iolab_stats::compare::verdict`: a difference is claimed only when the
+//! Holm-adjusted Welch p ≤ 0.05 **and** the ratio's interval excludes 1. A configuration (or
+//! a baseline) with fewer than two ok runs gets "too few runs" and takes no part in the
+//! family. Metrics whose direction is unknown (monitor metrics, `cpu.busy` and the like) get
+//! "higher"/"lower" instead of "faster"/"slower".
+//!
+//! Configurations may come from several experiments (e.g. the same experiment file run on
+//! two machines and brought together with `iolab import`): [`load`] pools them, and a label
+//! that occurs in more than one experiment is shown as `#ID:label`.
+//!
+//! The library never prints: [`render_text`] writes the tables to an `io::Write`, and the
+//! model ([`Comparison`]) serializes to JSON.
+//!
+//! ```
+//! use iolab_compare::*;
+//! use std::collections::BTreeMap;
+//! use iolab_store::{ExperimentId, MetricValues};
+//!
+//! let config = |label: &str, v: &[f64]| ConfigData {
+//!     experiment: ExperimentId(1),
+//!     label: label.into(),
+//!     converged: Some(true),
+//!     metrics: BTreeMap::from([("ops_per_s".to_string(), MetricValues {
+//!         unit: "op/s".into(), values: v.to_vec(), runs: vec![] })]),
+//! };
+//! let configs = [config("a", &[100.0, 101.0, 99.0]), config("b", &[90.0, 91.0, 89.0])];
+//! let c = compare(&configs, &Options::new(vec![MetricSpec::new("ops_per_s", Some(true))]))?;
+//! assert_eq!(c.metrics[0].rows[1].verdict, RowVerdict::Slower);
+//! let mut text = Vec::new();
+//! render_text(&c, &mut text).unwrap();
+//! # Ok::<(), CompareError>(())
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Write};
+
+use iolab_stats::compare::{self as stats_compare, holm_adjust, CompareOptions, Verdict};
+use iolab_stats::{Level, Sample, Summary};
+use iolab_store::{ExperimentId, MetricValues, Store, StoreError};
+use serde::Serialize;
+
+/// The metrics compared when none are named, in this order, those present.
+pub const DEFAULT_METRICS: &[&str] = &["ops_per_s", "mib_per_s", "lat_mean_ns", "lat_p99_ns"];
+
+/// What can go wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("nothing to compare: the experiments have no configurations")]
+    NoConfigs,
+    #[error("no configuration {label:?}; there are: {available}")]
+    UnknownBaseline { label: String, available: String },
+    #[error("configuration label {label:?} is ambiguous; give one of: {candidates}")]
+    AmbiguousBaseline { label: String, candidates: String },
+    #[error("no metric {metric:?} in any configuration; there are: {available}")]
+    UnknownMetric { metric: String, available: String },
+    #[error("none of the default metrics ({}) was recorded; name one with --metric", DEFAULT_METRICS.join(", "))]
+    NoMetrics,
+    #[error("the direction of {metric:?} is unknown, so \"slower\" means nothing for it")]
+    UnknownDirection { metric: String },
+    #[error("threshold must be a percentage in [0, 100), got {0}")]
+    BadThreshold(f64),
+}
+
+/// One configuration's stored results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigData {
+    pub experiment: ExperimentId,
+    /// As displayed: the stored label, or `#ID:label` when it occurs in several experiments.
+    pub label: String,
+    /// From the configuration's outcome; `None` while it has none.
+    pub converged: Option<bool>,
+    /// Ok runs' values by metric.
+    pub metrics: BTreeMap<String, MetricValues>,
+}
+
+/// An experiment taking part in a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExperimentRef {
+    pub id: ExperimentId,
+    pub uuid: String,
+    pub name: String,
+}
+
+/// What [`load`] read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    pub experiments: Vec<ExperimentRef>,
+    /// In the experiments' order, then the stored configurations' order.
+    pub configs: Vec<ConfigData>,
+}
+
+/// Reads the configurations of `experiments` (pooled, in the order given; an id given twice
+/// counts once) with their ok runs' metrics.
+pub fn load(store: &Store, experiments: &[ExperimentId]) -> Result<Loaded, CompareError> {
+    let mut seen = BTreeSet::new();
+    let mut refs = Vec::new();
+    let mut configs = Vec::new();
+    for &id in experiments {
+        if !seen.insert(id) {
+            continue;
+        }
+        let e = store.experiment(id)?;
+        refs.push(ExperimentRef {
+            id,
+            uuid: e.uuid,
+            name: e.name,
+        });
+        for c in store.configs(id)? {
+            configs.push(ConfigData {
+                experiment: id,
+                metrics: store.ok_metrics(c.id)?,
+                converged: c.outcome.as_ref().map(|o| o.converged),
+                label: c.label,
+            });
+        }
+    }
+    disambiguate(&mut configs);
+    Ok(Loaded {
+        experiments: refs,
+        configs,
+    })
+}
+
+/// Prefixes `#ID:` to every label that occurs in more than one experiment.
+pub fn disambiguate(configs: &mut [ConfigData]) {
+    let mut experiments_of: BTreeMap<&str, BTreeSet<ExperimentId>> = BTreeMap::new();
+    for c in configs.iter() {
+        experiments_of
+            .entry(c.label.as_str())
+            .or_default()
+            .insert(c.experiment);
+    }
+    let ambiguous: BTreeSet<String> = experiments_of
+        .into_iter()
+        .filter(|(_, e)| e.len() > 1)
+        .map(|(l, _)| l.to_string())
+        .collect();
+    for c in configs.iter_mut() {
+        if ambiguous.contains(&c.label) {
+            c.label = format!("#{}:{}", c.experiment, c.label);
+        }
+    }
+}
+
+/// The metrics of [`DEFAULT_METRICS`] that at least one configuration recorded.
+pub fn default_metrics(configs: &[ConfigData]) -> Vec<String> {
+    DEFAULT_METRICS
+        .iter()
+        .filter(|m| configs.iter().any(|c| c.metrics.contains_key(**m)))
+        .map(|m| m.to_string())
+        .collect()
+}
+
+/// Every metric some configuration recorded.
+pub fn available_metrics(configs: &[ConfigData]) -> Vec<String> {
+    let set: BTreeSet<&String> = configs.iter().flat_map(|c| c.metrics.keys()).collect();
+    set.into_iter().cloned().collect()
+}
+
+/// A metric to compare and its direction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricSpec {
+    pub name: String,
+    /// `Some(true)` for throughput-like, `Some(false)` for latency-like, `None` unknown.
+    pub higher_is_better: Option<bool>,
+}
+
+impl MetricSpec {
+    pub fn new(name: impl Into<String>, higher_is_better: Option<bool>) -> MetricSpec {
+        MetricSpec {
+            name: name.into(),
+            higher_is_better,
+        }
+    }
+}
+
+/// How to compare.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// In order; the first is the headline metric.
+    pub metrics: Vec<MetricSpec>,
+    /// A configuration label (as displayed, or the stored label if that names one
+    /// configuration); default: the first configuration.
+    pub baseline: Option<String>,
+    /// Confidence level of every interval; α = 1 − level for the tests.
+    pub level: Level,
+}
+
+impl Options {
+    pub fn new(metrics: Vec<MetricSpec>) -> Options {
+        Options {
+            metrics,
+            baseline: None,
+            level: Level::P95,
+        }
+    }
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub baseline: String,
+    /// Confidence level of the intervals (0.95).
+    pub level: f64,
+    /// The significance level of the tests (0.05).
+    pub alpha: f64,
+    /// One table per metric, the headline first.
+    pub metrics: Vec<MetricComparison>,
+}
+
+/// Every configuration against the baseline on one metric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricComparison {
+    pub metric: String,
+    pub unit: String,
+    pub higher_is_better: Option<bool>,
+    /// In configuration order; the baseline's row has `is_baseline`.
+    pub rows: Vec<Row>,
+}
+
+/// One configuration on one metric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub label: String,
+    pub experiment: ExperimentId,
+    pub is_baseline: bool,
+    /// Ok runs with this metric.
+    pub n: usize,
+    /// `None` without runs.
+    pub mean: Option<f64>,
+    /// Student-t interval of the mean (n ≥ 2).
+    pub ci: Option<[f64; 2]>,
+    /// Candidate mean / baseline mean.
+    pub ratio: Option<f64>,
+    /// Fieller's interval of the ratio; bounds may be infinite when the baseline mean is not
+    /// clearly non-zero.
+    pub ratio_ci: Option<[f64; 2]>,
+    /// Welch's two-sided p-value before adjustment.
+    pub p_welch: Option<f64>,
+    /// Welch's p, Holm-adjusted over this metric's comparisons: the one behind the verdict.
+    pub p_adjusted: Option<f64>,
+    /// Mann–Whitney U two-sided p-value (cross-check, not used for the verdict).
+    pub p_mann_whitney: Option<f64>,
+    pub verdict: RowVerdict,
+    /// Whether the configuration's stopping rule converged (`None`: no outcome stored).
+    pub converged: Option<bool>,
+}
+
+/// The verdict of one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowVerdict {
+    /// The row is the baseline.
+    Baseline,
+    Faster,
+    Slower,
+    /// Significantly higher, for a metric of unknown direction.
+    Higher,
+    /// Significantly lower, for a metric of unknown direction.
+    Lower,
+    NoSignificantDifference,
+    /// Fewer than two runs here or in the baseline.
+    TooFewRuns,
+    /// The ratio is undefined (baseline mean 0).
+    Undefined,
+}
+
+impl RowVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowVerdict::Baseline => "baseline",
+            RowVerdict::Faster => "faster",
+            RowVerdict::Slower => "slower",
+            RowVerdict::Higher => "higher",
+            RowVerdict::Lower => "lower",
+            RowVerdict::NoSignificantDifference => "no significant difference",
+            RowVerdict::TooFewRuns => "too few runs",
+            RowVerdict::Undefined => "undefined (baseline mean 0)",
+        }
+    }
+}
+
+/// Finds the baseline's index: an exact displayed label, else a stored label that names one
+/// configuration.
+fn find_baseline(configs: &[ConfigData], label: &str) -> Result<usize, CompareError> {
+    if let Some(i) = configs.iter().position(|c| c.label == label) {
+        return Ok(i);
+    }
+    let matches: Vec<usize> = configs
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| format!("#{}:{label}", c.experiment) == c.label)
+        .map(|(i, _)| i)
+        .collect();
+    match matches.as_slice() {
+        [i] => Ok(*i),
+        [] => Err(CompareError::UnknownBaseline {
+            label: label.to_string(),
+            available: configs
+                .iter()
+                .map(|c| c.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+        _ => Err(CompareError::AmbiguousBaseline {
+            label: label.to_string(),
+            candidates: matches
+                .iter()
+                .map(|&i| configs[i].label.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+/// Compares every configuration with the baseline on every metric of `options`.
+pub fn compare(configs: &[ConfigData], options: &Options) -> Result<Comparison, CompareError> {
+    if configs.is_empty() {
+        return Err(CompareError::NoConfigs);
+    }
+    if options.metrics.is_empty() {
+        return Err(CompareError::NoMetrics);
+    }
+    let base = match &options.baseline {
+        Some(label) => find_baseline(configs, label)?,
+        None => 0,
+    };
+    let available = available_metrics(configs);
+    let mut metrics = Vec::new();
+    for spec in &options.metrics {
+        if !available.contains(&spec.name) {
+            return Err(CompareError::UnknownMetric {
+                metric: spec.name.clone(),
+                available: available.join(", "),
+            });
+        }
+        metrics.push(compare_metric(configs, base, spec, options.level));
+    }
+    Ok(Comparison {
+        baseline: configs[base].label.clone(),
+        level: options.level.get(),
+        // 1 − 0.95 is 0.050000000000000044 in binary; report the intended value.
+        alpha: (options.level.alpha() * 1e9).round() / 1e9,
+        metrics,
+    })
+}
+
+fn values<'a>(c: &'a ConfigData, metric: &str) -> &'a [f64] {
+    c.metrics
+        .get(metric)
+        .map(|m| m.values.as_slice())
+        .unwrap_or(&[])
+}
+
+fn compare_metric(
+    configs: &[ConfigData],
+    base: usize,
+    spec: &MetricSpec,
+    level: Level,
+) -> MetricComparison {
+    let unit = std::iter::once(&configs[base])
+        .chain(configs)
+        .find_map(|c| c.metrics.get(&spec.name))
+        .map(|m| m.unit.clone())
+        .unwrap_or_default();
+    let mut rows: Vec<Row> = configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let v = values(c, &spec.name);
+            let sample = Sample::from_slice(v).ok();
+            let summary = sample.as_ref().map(|s| Summary::new(s, level));
+            Row {
+                label: c.label.clone(),
+                experiment: c.experiment,
+                is_baseline: i == base,
+                n: v.len(),
+                mean: (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64),
+                ci: summary.map(|s| [s.ci.lower, s.ci.upper]),
+                ratio: None,
+                ratio_ci: None,
+                p_welch: None,
+                p_adjusted: None,
+                p_mann_whitney: None,
+                verdict: if i == base {
+                    RowVerdict::Baseline
+                } else {
+                    RowVerdict::TooFewRuns
+                },
+                converged: c.converged,
+            }
+        })
+        .collect();
+
+    let options = CompareOptions {
+        level,
+        higher_is_better: spec.higher_is_better.unwrap_or(true),
+    };
+    let mut family = Vec::new();
+    if let Ok(baseline) = Sample::from_slice(values(&configs[base], &spec.name)) {
+        for (i, c) in configs.iter().enumerate() {
+            if i == base {
+                continue;
+            }
+            let Ok(candidate) = Sample::from_slice(values(c, &spec.name)) else {
+                continue;
+            };
+            match stats_compare::compare(&baseline, &candidate, options) {
+                Ok(cmp) => family.push((i, cmp)),
+                Err(_) => rows[i].verdict = RowVerdict::Undefined,
+            }
+        }
+    }
+    let raw: Vec<f64> = family.iter().map(|(_, c)| c.welch.p_value).collect();
+    // Holm fails only on an empty family or p outside [0, 1]; then keep the raw p-values.
+    let adjusted = holm_adjust(&raw).unwrap_or_else(|_| raw.clone());
+    for ((i, cmp), p) in family.into_iter().zip(adjusted) {
+        let verdict = stats_compare::verdict(
+            &cmp.ratio.fieller,
+            p,
+            level.alpha(),
+            options.higher_is_better,
+        );
+        let row = &mut rows[i];
+        row.ratio = Some(cmp.ratio.ratio);
+        row.ratio_ci = Some([cmp.ratio.fieller.lower, cmp.ratio.fieller.upper]);
+        row.p_welch = Some(cmp.welch.p_value);
+        row.p_adjusted = Some(p);
+        row.p_mann_whitney = Some(cmp.mann_whitney.p_value);
+        row.verdict = match (verdict, spec.higher_is_better) {
+            (Verdict::NoSignificantDifference, _) => RowVerdict::NoSignificantDifference,
+            (Verdict::Faster, Some(_)) => RowVerdict::Faster,
+            (Verdict::Slower, Some(_)) => RowVerdict::Slower,
+            // Compared as if higher were better: "faster" means higher.
+            (Verdict::Faster, None) => RowVerdict::Higher,
+            (Verdict::Slower, None) => RowVerdict::Lower,
+        };
+    }
+    MetricComparison {
+        metric: spec.name.clone(),
+        unit,
+        higher_is_better: spec.higher_is_better,
+        rows,
+    }
+}
+
+/// A configuration found slower than the baseline by more than a threshold.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Regression {
+    pub label: String,
+    pub metric: String,
+    pub ratio: f64,
+    pub ratio_ci: [f64; 2],
+    /// The bound the whole interval had to pass.
+    pub limit: f64,
+}
+
+impl Comparison {
+    /// The configurations significantly slower than the baseline by more than `pct` percent
+    /// on the headline (first) metric (`--fail-if-slower PCT`).
+    ///
+    /// "Slower by more than PCT%" must hold for the whole 95% interval of the ratio
+    /// candidate/baseline, on top of a "slower" verdict:
+    /// - higher is better (throughput): the interval's upper bound < 1 − PCT/100 (at PCT 5,
+    ///   even the most favourable reading keeps less than 95% of the baseline's ops/s);
+    /// - lower is better (latency, time): the interval's lower bound > 1 + PCT/100 (more than
+    ///   PCT% longer).
+    ///
+    /// So the gate fires only on regressions the data establish; a noisy comparison whose
+    /// interval straddles the threshold does not fail. A headline metric of unknown direction
+    /// is an error.
+    pub fn slower_than(&self, pct: f64) -> Result<Vec<Regression>, CompareError> {
+        if !(0.0..100.0).contains(&pct) {
+            return Err(CompareError::BadThreshold(pct));
+        }
+        let Some(head) = self.metrics.first() else {
+            return Ok(Vec::new());
+        };
+        let Some(higher_is_better) = head.higher_is_better else {
+            return Err(CompareError::UnknownDirection {
+                metric: head.metric.clone(),
+            });
+        };
+        let limit = if higher_is_better {
+            1.0 - pct / 100.0
+        } else {
+            1.0 + pct / 100.0
+        };
+        Ok(head
+            .rows
+            .iter()
+            .filter(|r| r.verdict == RowVerdict::Slower)
+            .filter_map(|r| {
+                let ci = r.ratio_ci?;
+                let beyond = if higher_is_better {
+                    ci[1] < limit
+                } else {
+                    ci[0] > limit
+                };
+                beyond.then(|| Regression {
+                    label: r.label.clone(),
+                    metric: head.metric.clone(),
+                    ratio: r.ratio.unwrap_or(f64::NAN),
+                    ratio_ci: ci,
+                    limit,
+                })
+            })
+            .collect())
+    }
+}
+
+/// A number with about four significant digits, without exponent for ordinary magnitudes.
+pub fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        return if x.is_nan() {
+            "NaN".into()
+        } else if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
+    }
+    let a = x.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if !(1e-4..1e9).contains(&a) {
+        format!("{x:.3e}")
+    } else if a >= 1000.0 {
+        format!("{x:.0}")
+    } else {
+        let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
+fn fmt_p(p: Option<f64>) -> String {
+    match p {
+        None => "-".into(),
+        Some(p) if p < 1e-4 => "<0.0001".into(),
+        Some(p) => format!("{p:.4}"),
+    }
+}
+
+/// Writes one table per metric, as `iolab compare` prints them.
+pub fn render_text(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    let pct = (c.level * 100.0).round();
+    writeln!(
+        out,
+        "baseline: {}   ({pct}% intervals; p = Welch, Holm-adjusted per metric; difference claimed when p ≤ {} and the ratio interval excludes 1)",
+        c.baseline, c.alpha
+    )?;
+    for m in &c.metrics {
+        writeln!(out)?;
+        let direction = match m.higher_is_better {
+            Some(true) => "higher is better",
+            Some(false) => "lower is better",
+            None => "direction unknown",
+        };
+        let unit = if m.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", m.unit)
+        };
+        writeln!(out, "{}{unit} ({direction})", m.metric)?;
+        let header = vec![
+            "configuration".to_string(),
+            "n".into(),
+            format!("mean ± {pct}% CI"),
+            format!("ratio [{pct}% CI]"),
+            "p (Welch, Holm)".into(),
+            "p (Mann-Whitney)".into(),
+            "verdict".into(),
+            "converged".into(),
+        ];
+        let mut table = vec![header];
+        for r in &m.rows {
+            let mean = match (r.mean, r.ci) {
+                (Some(mean), Some(ci)) => {
+                    format!("{} ± {}", fmt_num(mean), fmt_num((ci[1] - ci[0]) / 2.0))
+                }
+                (Some(mean), None) => fmt_num(mean),
+                _ => "-".into(),
+            };
+            let ratio = match (r.ratio, r.ratio_ci) {
+                _ if r.is_baseline => "1 (baseline)".into(),
+                (Some(x), Some(ci)) => {
+                    format!("{} [{}, {}]", fmt_num(x), fmt_num(ci[0]), fmt_num(ci[1]))
+                }
+                _ => "-".into(),
+            };
+            let converged = match r.converged {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            };
+            table.push(vec![
+                r.label.clone(),
+                r.n.to_string(),
+                mean,
+                ratio,
+                fmt_p(r.p_adjusted),
+                fmt_p(r.p_mann_whitney),
+                r.verdict.as_str().into(),
+                converged.into(),
+            ]);
+        }
+        write_table(&table, out)?;
+    }
+    Ok(())
+}
+
+/// Left-aligned text columns, right-aligned number columns, two spaces apart.
+fn write_table(table: &[Vec<String>], out: &mut dyn Write) -> io::Result<()> {
+    let cols = table[0].len();
+    let widths: Vec<usize> = (0..cols)
+        .map(|j| {
+            table
+                .iter()
+                .map(|r| r[j].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let right = [false, true, true, true, true, true, false, false];
+    for row in table {
+        let mut line = String::new();
+        for (j, cell) in row.iter().enumerate() {
+            if j > 0 {
+                line.push_str("  ");
+            }
+            let pad = " ".repeat(widths[j] - cell.chars().count());
+            if right[j] {
+                line.push_str(&pad);
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                if j + 1 < cols {
+                    line.push_str(&pad);
+                }
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+/// Renders into a `String`.
+pub fn render_string(c: &Comparison) -> String {
+    let mut v = Vec::new();
+    render_text(c, &mut v).expect("writing to a Vec does not fail");
+    String::from_utf8(v).expect("the table is UTF-8")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,109 @@
+//! Markdown tables for papers and pull requests.
+
+use std::fmt::Write as _;
+
+use crate::escape::escape_md as md;
+use crate::model::{outcome_text, ReportData, HEADLINE_METRICS};
+use crate::num;
+use crate::Result;
+
+/// Renders the experiment, findings, summary and flowop tables.
+pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()> {
+    let mut s = String::new();
+    let e = &data.experiment;
+    let host = &data.host;
+    let or = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let _ = writeln!(s, "# {}\n", md(&e.name));
+    s.push_str("| | |\n|---|---|\n");
+    let mut row = |k: &str, v: &str| {
+        let _ = writeln!(s, "| {k} | {} |", md(v));
+    };
+    row("source", &e.source);
+    row("status", e.status.as_str());
+    row("seed", &e.seed.to_string());
+    row("iolab version", &e.iolab_version);
+    row("started", &e.created_at.to_rfc3339());
+    row("kernel", &or(&host.kernel));
+    row("CPU", &or(&host.cpu));
+    row(
+        "memory",
+        &host
+            .memory_bytes
+            .map_or("unknown".into(), |b| num::fmt_bytes(b as f64)),
+    );
+    row("virtualization", &or(&host.virtualization));
+
+    s.push_str("\n## Findings\n\n");
+    if data.configs.iter().all(|c| c.findings.is_empty()) {
+        s.push_str("No check reported anything.\n");
+    } else {
+        s.push_str("| configuration | check | severity | runs | explanation | fix |\n|---|---|---|---:|---|---|\n");
+        for c in &data.configs {
+            for f in &c.findings {
+                let _ = writeln!(
+                    s,
+                    "| {} | `{}` | {} | {} | {} | {} |",
+                    md(&c.config.label),
+                    md(&f.check),
+                    f.severity.as_str(),
+                    crate::model::finding_scope(f, c.runs.total()),
+                    md(&f.explanation),
+                    md(&f.fix)
+                );
+            }
+        }
+    }
+
+    s.push_str("\n## Summary\n\nMean ± half-width of the 95% Student-t confidence interval over the ok runs.\n\n| configuration | ok/failed/interrupted | n |");
+    for (_, t) in HEADLINE_METRICS {
+        let _ = write!(s, " {t} |");
+    }
+    s.push_str(" converged | note |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+    for c in &data.configs {
+        let _ = write!(
+            s,
+            "| {} | {}/{}/{} | {} |",
+            md(&c.config.label),
+            c.runs.ok,
+            c.runs.failed,
+            c.runs.interrupted,
+            c.metrics.first().map_or(0, |m| m.n)
+        );
+        for m in &c.metrics {
+            let v = match m.ci {
+                Some((lo, hi)) => format!("{} ± {}", num::fmt(m.mean), num::fmt((hi - lo) / 2.0)),
+                None => num::fmt(m.mean),
+            };
+            let _ = write!(s, " {v} |");
+        }
+        let (conv, note) = outcome_text(&c.config.outcome);
+        let _ = writeln!(s, " {conv} | {} |", md(&note));
+    }
+
+    s.push_str("\n## Flowops\n\n");
+    if data.configs.iter().all(|c| c.flowops.is_empty()) {
+        s.push_str("No flowop statistics.\n");
+    } else {
+        s.push_str("| configuration | flowop | kind | runs | ops | bytes | errors | mean latency | p99 (mean of runs) | max |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for c in &data.configs {
+            for f in &c.flowops {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    md(&c.config.label),
+                    md(&f.name),
+                    md(&f.kind),
+                    f.runs,
+                    num::fmt(f.ops as f64),
+                    num::fmt_bytes(f.bytes as f64),
+                    f.errors,
+                    num::fmt_ns(f.lat_mean_ns),
+                    num::fmt_ns(f.lat_p99_ns),
+                    num::fmt_ns(f.lat_max_ns as f64)
+                );
+            }
+        }
+    }
+    out.write_all(s.as_bytes())?;
+    Ok(())
+}

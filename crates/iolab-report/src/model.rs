@@ -1,0 +1,544 @@
+//! The report's data: read once from the database by [`load`], then only rendered.
+
+use std::collections::BTreeMap;
+
+use iolab_stats::{detect_outliers, Level, Sample, Summary};
+use iolab_store::{
+    Config, ConfigOutcome, Experiment, ExperimentId, FlowopStats, RunCounts, RunDetails, RunId,
+    RunStatus, Severity, Store,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::Result;
+
+/// The JSON format's name and version.
+pub const FORMAT: &str = "iolab.report/1";
+
+/// The metrics summarised and charted for every configuration: (name, title).
+pub const HEADLINE_METRICS: [(&str, &str); 4] = [
+    ("ops_per_s", "Throughput (op/s)"),
+    ("mib_per_s", "Bandwidth (MiB/s)"),
+    ("lat_mean_ns", "Mean latency (ns)"),
+    ("lat_p99_ns", "p99 latency (ns)"),
+];
+
+/// Runs per configuration drawn in the time series (the first ones); the rest are counted.
+/// Keeps a report of thousands of runs small and quick to open.
+pub const MAX_TIMELINE_RUNS: usize = 16;
+
+/// Monitor quantities the time series show.
+const MONITOR_METRICS: [&str; 6] = [
+    "cpu.usr_pct",
+    "cpu.sys_pct",
+    "cpu.iowait_pct",
+    "dev.util_pct",
+    "dev.rkB_per_s",
+    "dev.wkB_per_s",
+];
+
+/// Flowop kinds that move data (filebench's IO Summary operations and the micro tests'
+/// records); their histograms make the latency CDF.
+const IO_KINDS: [&str; 10] = [
+    "read",
+    "write",
+    "append",
+    "appendfile",
+    "appendfilerand",
+    "readwholefile",
+    "writewholefile",
+    "aiowrite",
+    "aioread",
+    "randread",
+];
+
+/// Everything a report shows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReportData {
+    /// Always [`FORMAT`].
+    pub format: &'static str,
+    pub experiment: Experiment,
+    pub host: HostSummary,
+    pub configs: Vec<ConfigReport>,
+}
+
+/// The host, in a few words.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HostSummary {
+    pub kernel: Option<String>,
+    pub os: Option<String>,
+    pub cpu: Option<String>,
+    pub memory_bytes: Option<u64>,
+    pub virtualization: Option<String>,
+}
+
+impl HostSummary {
+    /// Picks the known fields out of the host environment JSON; missing ones stay `None`.
+    pub fn from_host(host: &Value) -> HostSummary {
+        let s = |k: &str| host.get(k).and_then(Value::as_str).map(str::to_string);
+        let cpu = match (
+            s("cpu_model"),
+            host.get("logical_cpus").and_then(Value::as_u64),
+        ) {
+            (Some(m), Some(n)) => Some(format!("{m} × {n} logical CPUs")),
+            (Some(m), None) => Some(m),
+            (None, Some(n)) => Some(format!("{n} logical CPUs")),
+            (None, None) => None,
+        };
+        let virtualization = host.get("virtualization").map(|v| {
+            let mut parts = Vec::new();
+            if let Some(h) = v.get("hypervisor").and_then(Value::as_str) {
+                parts.push(format!("VM ({h})"));
+            } else if v.get("vm").and_then(Value::as_bool) == Some(true) {
+                parts.push("VM".to_string());
+            }
+            if let Some(c) = v.get("container").and_then(Value::as_str) {
+                parts.push(format!("container ({c})"));
+            }
+            if parts.is_empty() {
+                "bare metal".to_string()
+            } else {
+                parts.join(", ")
+            }
+        });
+        HostSummary {
+            kernel: s("kernel_release").or_else(|| s("kernel")),
+            os: s("os"),
+            cpu,
+            memory_bytes: host.get("mem_total_bytes").and_then(Value::as_u64),
+            virtualization,
+        }
+    }
+}
+
+/// One configuration's part of the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigReport {
+    pub config: Config,
+    pub runs: RunCounts,
+    /// The [`HEADLINE_METRICS`], in that order, over the ok runs.
+    pub metrics: Vec<MetricSummary>,
+    pub findings: Vec<FindingGroup>,
+    /// Per flowop name over the ok runs, in first-seen order (block trace rows included).
+    pub flowops: Vec<FlowopRow>,
+    /// Merged latency histogram `(upper_ns, count)` of the I/O flowops of the ok runs.
+    pub latency_histogram: Vec<(u64, u64)>,
+    /// Merged request-size histogram `(largest size in bucket, count)` of the `trace` rows.
+    pub size_histogram: Vec<(u64, u64)>,
+    /// The first [`MAX_TIMELINE_RUNS`] runs, for the time series.
+    pub timeline: Vec<RunTimeline>,
+    /// Runs left out of [`Self::timeline`].
+    pub timeline_omitted: usize,
+}
+
+/// A headline metric over a configuration's ok runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricSummary {
+    pub name: String,
+    pub unit: String,
+    /// Finite values only (a NaN value is counted in [`Self::nan_values`]).
+    pub values: Vec<f64>,
+    pub runs: Vec<RunId>,
+    pub nan_values: usize,
+    pub n: usize,
+    /// NaN with no values.
+    pub mean: f64,
+    /// Student-t 95% interval of the mean; `None` below two values.
+    pub ci: Option<(f64, f64)>,
+    pub outliers: Vec<Outlier>,
+}
+
+/// A value flagged by Tukey's fences or the scaled-MAD rule (flagged, never dropped).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outlier {
+    pub run: RunId,
+    pub value: f64,
+    pub tukey: bool,
+    pub mad: bool,
+}
+
+impl MetricSummary {
+    pub fn new(name: &str, unit: &str, raw: &[f64], runs: &[RunId]) -> MetricSummary {
+        let mut values = Vec::with_capacity(raw.len());
+        let mut kept_runs = Vec::with_capacity(raw.len());
+        for (i, &v) in raw.iter().enumerate() {
+            if v.is_finite() {
+                values.push(v);
+                kept_runs.push(runs.get(i).copied().unwrap_or(RunId(0)));
+            }
+        }
+        let nan_values = raw.len() - values.len();
+        let mut mean = f64::NAN;
+        let mut ci = None;
+        let mut outliers = Vec::new();
+        if values.len() == 1 {
+            mean = values[0];
+        }
+        if let Ok(sample) = Sample::from_slice(&values) {
+            let s = Summary::new(&sample, Level::P95);
+            mean = s.mean;
+            ci = Some((s.ci.lower, s.ci.upper));
+            let report = detect_outliers(&sample);
+            for (i, f) in report.flags.iter().enumerate() {
+                if f.any() {
+                    outliers.push(Outlier {
+                        run: kept_runs[i],
+                        value: values[i],
+                        tukey: f.tukey,
+                        mad: f.mad,
+                    });
+                }
+            }
+        }
+        MetricSummary {
+            name: name.to_string(),
+            unit: unit.to_string(),
+            n: values.len(),
+            values,
+            runs: kept_runs,
+            nan_values,
+            mean,
+            ci,
+            outliers,
+        }
+    }
+}
+
+/// Findings of one check about a configuration or its runs, counted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FindingGroup {
+    pub check: String,
+    pub severity: Severity,
+    /// Of the first such finding.
+    pub explanation: String,
+    pub fix: String,
+    /// Runs it was found in.
+    pub runs: usize,
+    /// Whether it was also found about the configuration as a whole.
+    pub about_config: bool,
+}
+
+/// One flowop over a configuration's ok runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowopRow {
+    pub name: String,
+    pub kind: String,
+    pub runs: usize,
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    /// Operation-weighted mean latency over the runs.
+    pub lat_mean_ns: f64,
+    /// Mean of the runs' p99.
+    pub lat_p99_ns: f64,
+    /// Largest of the runs' maxima.
+    pub lat_max_ns: u64,
+}
+
+/// One run's time series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunTimeline {
+    pub run: RunId,
+    pub repetition: u32,
+    pub status: RunStatus,
+    pub elapsed_s: f64,
+    /// `(seconds since start, MiB/s)` per interval of the `io` series.
+    pub mib_per_s: Vec<(f64, f64)>,
+    /// `(seconds since start, %)`.
+    pub cpu_usr_pct: Vec<(f64, f64)>,
+    pub cpu_sys_pct: Vec<(f64, f64)>,
+    pub cpu_iowait_pct: Vec<(f64, f64)>,
+    pub dev_util_pct: Vec<(f64, f64)>,
+    /// Read + write, MB/s (10^6 B/s, as iostat's kB are 1000 B).
+    pub dev_mb_per_s: Vec<(f64, f64)>,
+    pub lat_p99_ns: f64,
+}
+
+impl RunTimeline {
+    fn from_details(d: &RunDetails) -> RunTimeline {
+        let mut mib = Vec::new();
+        if let Some(s) = d.series.iter().find(|s| s.name == "io") {
+            let w = s.width_ns.max(1) as f64 / 1e9;
+            for (i, b) in s.bytes.iter().enumerate() {
+                mib.push(((i as f64 + 1.0) * w, *b as f64 / w / 1_048_576.0));
+            }
+        }
+        let pts = |name: &str| -> Vec<(f64, f64)> {
+            d.monitor
+                .iter()
+                .find(|m| m.metric == name)
+                .map(|m| m.points.iter().map(|&(t, v)| (t as f64 / 1e9, v)).collect())
+                .unwrap_or_default()
+        };
+        let read = pts("dev.rkB_per_s");
+        let write = pts("dev.wkB_per_s");
+        let dev_mb_per_s = if read.len() == write.len() {
+            read.iter()
+                .zip(&write)
+                .map(|(r, w)| (r.0, (r.1 + w.1) / 1000.0))
+                .collect()
+        } else {
+            // Different sampling: show what there is.
+            read.iter()
+                .chain(&write)
+                .map(|&(t, v)| (t, v / 1000.0))
+                .collect()
+        };
+        let lat_p99_ns = d
+            .metrics
+            .iter()
+            .find(|m| m.name == "lat_p99_ns")
+            .map_or(f64::NAN, |m| m.value);
+        RunTimeline {
+            run: d.run.id,
+            repetition: d.run.repetition,
+            status: d.run.status,
+            elapsed_s: d.run.elapsed_ns as f64 / 1e9,
+            mib_per_s: mib,
+            cpu_usr_pct: pts(MONITOR_METRICS[0]),
+            cpu_sys_pct: pts(MONITOR_METRICS[1]),
+            cpu_iowait_pct: pts(MONITOR_METRICS[2]),
+            dev_util_pct: pts(MONITOR_METRICS[3]),
+            dev_mb_per_s,
+            lat_p99_ns,
+        }
+    }
+}
+
+/// Reads everything the report of `experiment` needs: a few whole-experiment queries plus
+/// the details of at most [`MAX_TIMELINE_RUNS`] runs per configuration.
+pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
+    let details = store.experiment_details(experiment)?;
+    let findings = store.findings(experiment)?;
+    let flowops = store.experiment_flowops(experiment)?;
+    let mut configs = Vec::with_capacity(details.configs.len());
+    for config in details.configs {
+        let runs: Vec<_> = details
+            .runs
+            .iter()
+            .filter(|r| r.config == config.id)
+            .collect();
+        let mut counts = RunCounts::default();
+        for r in &runs {
+            match r.status {
+                RunStatus::Ok => counts.ok += 1,
+                RunStatus::Failed => counts.failed += 1,
+                RunStatus::Interrupted => counts.interrupted += 1,
+            }
+        }
+        let ok = store.ok_metrics(config.id)?;
+        let metrics = HEADLINE_METRICS
+            .iter()
+            .map(|(name, _)| match ok.get(*name) {
+                Some(v) => MetricSummary::new(name, &v.unit, &v.values, &v.runs),
+                None => MetricSummary::new(name, "", &[], &[]),
+            })
+            .collect();
+
+        let mut groups: Vec<FindingGroup> = Vec::new();
+        for f in findings.iter().filter(|f| f.config == config.id) {
+            let g = match groups
+                .iter_mut()
+                .position(|g| g.check == f.finding.check && g.severity == f.finding.severity)
+            {
+                Some(i) => &mut groups[i],
+                None => {
+                    groups.push(FindingGroup {
+                        check: f.finding.check.clone(),
+                        severity: f.finding.severity,
+                        explanation: f.finding.explanation.clone(),
+                        fix: f.finding.fix.clone(),
+                        runs: 0,
+                        about_config: false,
+                    });
+                    groups.last_mut().expect("just pushed")
+                }
+            };
+            match f.run {
+                Some(_) => g.runs += 1,
+                None => g.about_config = true,
+            }
+        }
+        groups.sort_by_key(|g| std::cmp::Reverse(severity_rank(g.severity)));
+
+        let ok_flowops: Vec<&Vec<FlowopStats>> = runs
+            .iter()
+            .filter(|r| r.status == RunStatus::Ok)
+            .filter_map(|r| flowops.get(&r.id))
+            .collect();
+        let (rows, latency_histogram, size_histogram) = aggregate_flowops(&ok_flowops);
+
+        let mut timeline = Vec::new();
+        for r in runs.iter().take(MAX_TIMELINE_RUNS) {
+            timeline.push(RunTimeline::from_details(&store.run(r.id)?));
+        }
+        configs.push(ConfigReport {
+            timeline_omitted: runs.len() - timeline.len(),
+            config,
+            runs: counts,
+            metrics,
+            findings: groups,
+            flowops: rows,
+            latency_histogram,
+            size_histogram,
+            timeline,
+        });
+    }
+    Ok(ReportData {
+        format: FORMAT,
+        host: HostSummary::from_host(&details.experiment.host),
+        experiment: details.experiment,
+        configs,
+    })
+}
+
+fn severity_rank(s: Severity) -> u8 {
+    match s {
+        Severity::Info => 0,
+        Severity::Warning => 1,
+        Severity::Error => 2,
+    }
+}
+
+type Histogram = Vec<(u64, u64)>;
+
+/// The flowop table, the merged latency histogram of the I/O flowops (all non-trace flowops
+/// when none is an I/O kind) and the merged request-size histogram of the trace rows.
+pub(crate) fn aggregate_flowops(
+    runs: &[&Vec<FlowopStats>],
+) -> (Vec<FlowopRow>, Histogram, Histogram) {
+    struct Acc {
+        row: FlowopRow,
+        lat_sum: f64,
+        lat_ops: f64,
+        p99_sum: f64,
+        p99_n: usize,
+    }
+    let mut accs: Vec<Acc> = Vec::new();
+    let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut lat: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut lat_any: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
+    for flowops in runs {
+        for f in flowops.iter() {
+            let key = (f.name.clone(), f.kind.clone());
+            let i = *index.entry(key).or_insert_with(|| {
+                accs.push(Acc {
+                    row: FlowopRow {
+                        name: f.name.clone(),
+                        kind: f.kind.clone(),
+                        runs: 0,
+                        ops: 0,
+                        bytes: 0,
+                        errors: 0,
+                        lat_mean_ns: f64::NAN,
+                        lat_p99_ns: f64::NAN,
+                        lat_max_ns: 0,
+                    },
+                    lat_sum: 0.0,
+                    lat_ops: 0.0,
+                    p99_sum: 0.0,
+                    p99_n: 0,
+                });
+                accs.len() - 1
+            });
+            let a = &mut accs[i];
+            a.row.runs += 1;
+            a.row.ops = a.row.ops.saturating_add(f.ops);
+            a.row.bytes = a.row.bytes.saturating_add(f.bytes);
+            a.row.errors = a.row.errors.saturating_add(f.errors);
+            a.row.lat_max_ns = a.row.lat_max_ns.max(f.latency.max_ns);
+            let c = f.latency.count as f64;
+            if c > 0.0 && f.latency.mean_ns.is_finite() {
+                a.lat_sum += f.latency.mean_ns * c;
+                a.lat_ops += c;
+                a.p99_sum += f.latency.p99_ns as f64;
+                a.p99_n += 1;
+            }
+            let target = if f.kind == "trace" {
+                &mut sizes
+            } else if IO_KINDS.contains(&f.kind.as_str()) {
+                &mut lat
+            } else {
+                &mut lat_any
+            };
+            for &(upper, count) in &f.histogram {
+                let e = target.entry(upper).or_insert(0);
+                *e = e.saturating_add(count);
+            }
+        }
+    }
+    let rows = accs
+        .into_iter()
+        .map(|mut a| {
+            if a.lat_ops > 0.0 {
+                a.row.lat_mean_ns = a.lat_sum / a.lat_ops;
+            }
+            if a.p99_n > 0 {
+                a.row.lat_p99_ns = a.p99_sum / a.p99_n as f64;
+            }
+            a.row
+        })
+        .collect();
+    let lat = if lat.is_empty() { lat_any } else { lat };
+    (
+        rows,
+        lat.into_iter().filter(|&(_, c)| c > 0).collect(),
+        sizes.into_iter().filter(|&(_, c)| c > 0).collect(),
+    )
+}
+
+/// "3 of 5 runs", "configuration", or both.
+pub(crate) fn finding_scope(f: &FindingGroup, total_runs: u64) -> String {
+    match (f.runs, f.about_config) {
+        (0, true) => "configuration".to_string(),
+        (n, false) => format!("{n} of {total_runs} runs"),
+        (n, true) => format!("{n} of {total_runs} runs + configuration"),
+    }
+}
+
+/// Converged or not, for tables.
+pub(crate) fn outcome_text(o: &Option<ConfigOutcome>) -> (&'static str, String) {
+    match o {
+        Some(o) if o.converged => ("yes", o.note.clone()),
+        Some(o) => ("no", o.note.clone()),
+        None => ("–", "no stopping-rule outcome recorded".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_skips_nan_and_flags_outliers() {
+        let runs: Vec<RunId> = (1..=8).map(RunId).collect();
+        let v = [10.0, 10.1, 9.9, 10.0, f64::NAN, 10.2, 9.8, 50.0];
+        let s = MetricSummary::new("ops_per_s", "op/s", &v, &runs);
+        assert_eq!((s.n, s.nan_values), (7, 1));
+        let (lo, hi) = s.ci.unwrap();
+        assert!(lo < s.mean && s.mean < hi);
+        assert_eq!(s.outliers.len(), 1);
+        assert_eq!(s.outliers[0].run, RunId(8));
+
+        let one = MetricSummary::new("x", "", &[3.0], &[RunId(1)]);
+        assert_eq!((one.mean, one.ci), (3.0, None));
+        let none = MetricSummary::new("x", "", &[f64::NAN], &[RunId(1)]);
+        assert!(none.mean.is_nan() && none.ci.is_none());
+    }
+
+    #[test]
+    fn host_summary_reads_the_known_fields() {
+        let h = HostSummary::from_host(&serde_json::json!({
+            "kernel_release": "6.1.0", "cpu_model": "EPYC", "logical_cpus": 2,
+            "mem_total_bytes": 1024, "virtualization": {"hypervisor": "kvm", "container": "docker"}
+        }));
+        assert_eq!(h.kernel.as_deref(), Some("6.1.0"));
+        assert_eq!(h.cpu.as_deref(), Some("EPYC × 2 logical CPUs"));
+        assert_eq!(
+            h.virtualization.as_deref(),
+            Some("VM (kvm), container (docker)")
+        );
+        assert_eq!(HostSummary::from_host(&Value::Null), HostSummary::default());
+    }
+}

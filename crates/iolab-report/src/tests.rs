@@ -1,0 +1,227 @@
+//! Rendering whole reports from real (in-memory) databases, including degenerate ones.
+
+use iolab_store::*;
+use serde_json::json;
+
+use crate::*;
+
+fn store_with(configs: &[&str]) -> (Store, ExperimentId, Vec<ConfigId>) {
+    let mut store = Store::open_in_memory().unwrap();
+    let exp = store
+        .create_experiment(&NewExperiment {
+            name: "<b>x</b> & \"y\"".into(),
+            source: "exp.toml".into(),
+            spec: json!({"note": "<script>alert(1)</script>"}),
+            seed: 7,
+            created_at: Timestamp(1_700_000_000_000_000_000),
+            iolab_version: "0.1.0".into(),
+            host: json!({"kernel_release": "6.1.0"}),
+        })
+        .unwrap();
+    let ids = configs
+        .iter()
+        .map(|l| {
+            store
+                .add_config(&NewConfig {
+                    experiment: exp,
+                    label: (*l).into(),
+                    factors: Default::default(),
+                })
+                .unwrap()
+        })
+        .collect();
+    (store, exp, ids)
+}
+
+fn record(config: ConfigId, rep: u32, status: RunStatus, ops: f64) -> RunRecord {
+    let mut r = RunRecord::new(NewRun {
+        config,
+        repetition: rep,
+        seed: 1,
+        status,
+        error: None,
+        started_at: Timestamp(0),
+        ended_at: Timestamp(2_000_000_000),
+        elapsed_ns: 2_000_000_000,
+        environment: json!({}),
+    });
+    r.metrics.push(Metric::new("ops_per_s", ops, "op/s"));
+    r.metrics
+        .push(Metric::new("mib_per_s", ops / 256.0, "MiB/s"));
+    r.metrics.push(Metric::new("lat_mean_ns", 1e9 / ops, "ns"));
+    r.metrics.push(Metric::new("lat_p99_ns", f64::NAN, "ns"));
+    r.flowops.push(FlowopStats {
+        name: "w<1>".into(),
+        kind: "write".into(),
+        ops: 100,
+        bytes: 409_600,
+        errors: 0,
+        latency: LatencyStats {
+            count: 100,
+            mean_ns: 1000.0,
+            p99_ns: 5000,
+            max_ns: 9000,
+            ..LatencyStats::default()
+        },
+        histogram: vec![(1000, 60), (5000, 39), (9000, 1)],
+        extra: json!({}),
+    });
+    r.flowops.push(FlowopStats {
+        name: "block trace".into(),
+        kind: "trace".into(),
+        ops: 10,
+        bytes: 40960,
+        errors: 0,
+        latency: LatencyStats::default(),
+        histogram: vec![(4096, 8), (65536, 2)],
+        extra: json!({}),
+    });
+    r.series.push(Series {
+        name: "io".into(),
+        width_ns: 1_000_000_000,
+        ops: vec![50, 50],
+        bytes: vec![204_800, 204_800],
+    });
+    r.monitor.push(MonitorSeries {
+        metric: "cpu.usr_pct".into(),
+        unit: "%".into(),
+        points: vec![(1_000_000_000, 10.0), (2_000_000_000, f64::NAN)],
+    });
+    r.findings.push(Finding {
+        check: "cache-fit".into(),
+        severity: Severity::Warning,
+        evidence: json!({}),
+        explanation: "fits in <cache>".into(),
+        fix: "use a bigger file".into(),
+    });
+    r
+}
+
+fn render_all(data: &ReportData) -> (String, String, String) {
+    let mut h = Vec::new();
+    render_html(data, &mut h).unwrap();
+    let mut m = Vec::new();
+    render_markdown(data, &mut m).unwrap();
+    let mut j = Vec::new();
+    render_json(data, &mut j).unwrap();
+    (
+        String::from_utf8(h).unwrap(),
+        String::from_utf8(m).unwrap(),
+        String::from_utf8(j).unwrap(),
+    )
+}
+
+fn assert_structure(html: &str) {
+    for id in [
+        "experiment",
+        "findings",
+        "summary",
+        "charts",
+        "timeseries",
+        "latency",
+        "flowops",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "missing #{id}");
+    }
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    assert_eq!(html.matches("<svg").count(), html.matches("</svg>").count());
+    assert!(
+        !html.contains("<script"),
+        "a user string got through unescaped"
+    );
+    assert!(!html.contains("NaN") && !html.contains("inf\""));
+    // Findings come right after the header.
+    assert!(html.find("id=\"findings\"") < html.find("id=\"summary\""));
+}
+
+#[test]
+fn experiment_without_runs_renders() {
+    let (store, exp, _) = store_with(&["a", "b"]);
+    let data = load(&store, exp).unwrap();
+    let (html, md, json) = render_all(&data);
+    assert_structure(&html);
+    assert!(html.contains("&lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;"));
+    assert!(md.contains("## Summary"));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["format"], "iolab.report/1");
+
+    let (store, exp, _) = store_with(&[]);
+    assert_structure(&render_all(&load(&store, exp).unwrap()).0);
+}
+
+#[test]
+fn failed_runs_only_render() {
+    let (mut store, exp, c) = store_with(&["only failed"]);
+    store
+        .record_run(&record(c[0], 0, RunStatus::Failed, 100.0))
+        .unwrap();
+    let data = load(&store, exp).unwrap();
+    assert_eq!(data.configs[0].runs.failed, 1);
+    assert_eq!(data.configs[0].metrics[0].n, 0);
+    let (html, md, _) = render_all(&data);
+    assert_structure(&html);
+    assert!(html.contains("no data"));
+    assert!(md.contains("| only failed | 0/1/0 | 0 |"));
+}
+
+#[test]
+fn full_report_has_charts_outliers_and_escaped_labels() {
+    let (mut store, exp, c) = store_with(&["fsync <a>", "fdatasync"]);
+    for (i, &config) in c.iter().enumerate() {
+        for rep in 0..6 {
+            let ops = if i == 0 && rep == 5 {
+                5000.0
+            } else {
+                1000.0 + f64::from(rep) * (i as f64 + 1.0)
+            };
+            store
+                .record_run(&record(config, rep, RunStatus::Ok, ops))
+                .unwrap();
+        }
+    }
+    let data = load(&store, exp).unwrap();
+    let m = &data.configs[0].metrics[0];
+    assert_eq!(m.n, 6);
+    assert_eq!(m.outliers.len(), 1);
+    assert_eq!(data.configs[0].findings[0].runs, 6);
+    assert_eq!(
+        data.configs[0].latency_histogram,
+        [(1000, 360), (5000, 234), (9000, 6)]
+    );
+    assert_eq!(data.configs[0].size_histogram, [(4096, 48), (65536, 12)]);
+    let (html, md, json) = render_all(&data);
+    assert_structure(&html);
+    assert!(html.contains("id=\"blocktrace\""));
+    assert!(html.matches("<svg").count() >= 4);
+    assert!(html.contains("class=\"outlier\""));
+    assert!(html.contains("fsync &lt;a&gt;") && !html.contains("fsync <a>"));
+    assert!(md.contains("fsync &lt;a&gt;"));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["configs"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn cdf_is_monotone_and_ends_at_one() {
+    let c = crate::html::cdf(&[(10, 1), (20, 2), (40, 1)]);
+    assert_eq!(c, [(10.0, 0.25), (20.0, 0.75), (40.0, 1.0)]);
+    assert!(crate::html::cdf(&[]).is_empty());
+    assert!(crate::html::cdf(&[(1, 0)]).is_empty());
+}
+
+#[test]
+fn format_from_extension() {
+    use std::path::Path;
+    assert_eq!(
+        Format::from_extension(Path::new("r.HTML")),
+        Some(Format::Html)
+    );
+    assert_eq!(
+        Format::from_extension(Path::new("r.md")),
+        Some(Format::Markdown)
+    );
+    assert_eq!(
+        Format::from_extension(Path::new("r.json")),
+        Some(Format::Json)
+    );
+    assert_eq!(Format::from_extension(Path::new("r")), None);
+}

@@ -1,0 +1,159 @@
+//! `iolab compare [ID]...`: every configuration against a baseline, per metric (the model and
+//! its table are iolab-compare's; this is the edge: arguments, database, exit code).
+
+use iolab_compare::{CompareError, MetricSpec, Options};
+use iolab_store::StoreError;
+
+use crate::cli::DbArgs;
+use crate::error::CliError;
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  iolab compare                          # the newest experiment, first configuration as baseline\n  iolab compare 3 --baseline 'journal=ordered' --metric lat_p99_ns\n  iolab compare 4 7                      # pool two experiments (e.g. after `iolab import`)\n  iolab compare --fail-if-slower 5       # exit 1 on a regression of more than 5%\n\nA difference is claimed only when Welch's p, Holm-adjusted over the comparisons of a\nmetric, is below 0.05 and the 95% interval of the ratio of means (Fieller) excludes 1.\nWhen several experiments have a configuration of the same label, it is shown as #ID:label."
+)]
+pub struct CompareArgs {
+    /// Experiment ids (as `iolab list` shows them) or uuids; several pool their
+    /// configurations; default: the newest
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
+    /// The configuration the others are compared with (its label); default: the first
+    #[arg(long, value_name = "LABEL")]
+    pub baseline: Option<String>,
+    /// A metric to compare (repeatable; the first is the headline); default: ops_per_s,
+    /// mib_per_s, lat_mean_ns, lat_p99_ns, those recorded
+    #[arg(long = "metric", value_name = "M")]
+    pub metrics: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Machine-readable output (the comparison model)
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with code 1 when a configuration is significantly slower than the baseline on
+    /// the headline metric by more than PCT percent: the whole 95% interval of the ratio
+    /// candidate/baseline lies below 1 − PCT/100 (higher-is-better metrics) or above
+    /// 1 + PCT/100 (lower-is-better metrics)
+    #[arg(long, value_name = "PCT")]
+    pub fail_if_slower: Option<f64>,
+}
+
+/// Whether higher is better for a metric: iolab's run metrics know; others (monitor metrics,
+/// `cpu.busy` and the like) do not.
+pub fn direction(metric: &str) -> Option<bool> {
+    iolab_experiment::METRICS
+        .iter()
+        .find(|(name, _, _)| *name == metric)
+        .map(|(_, _, higher)| *higher)
+}
+
+fn compare_error(e: CompareError) -> CliError {
+    match e {
+        CompareError::Store(StoreError::Missing { .. }) => CliError::usage(e),
+        CompareError::Store(e) => CliError::failed(e),
+        CompareError::UnknownMetric { .. } | CompareError::NoMetrics => {
+            CliError::usage(e).with_hint("`iolab show ID --json` lists the recorded metrics")
+        }
+        other => CliError::usage(other),
+    }
+}
+
+pub fn run(args: CompareArgs) -> Result<(), CliError> {
+    if let Some(pct) = args.fail_if_slower {
+        if !(0.0..100.0).contains(&pct) {
+            return Err(CliError::usage(format!(
+                "--fail-if-slower takes a percentage in [0, 100), got {pct}"
+            )));
+        }
+    }
+    let store = super::db::open_existing(&args.db.db)?;
+    let ids = if args.ids.is_empty() {
+        vec![super::db::resolve(&store, None)?]
+    } else {
+        args.ids
+            .iter()
+            .map(|s| super::db::resolve(&store, Some(s)))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let loaded = iolab_compare::load(&store, &ids).map_err(compare_error)?;
+    if loaded.configs.is_empty() {
+        return Err(CliError::usage(CompareError::NoConfigs));
+    }
+    let names = if args.metrics.is_empty() {
+        iolab_compare::default_metrics(&loaded.configs)
+    } else {
+        args.metrics.clone()
+    };
+    let mut options = Options::new(
+        names
+            .iter()
+            .map(|m| MetricSpec::new(m.as_str(), direction(m)))
+            .collect(),
+    );
+    options.baseline = args.baseline.clone();
+    let comparison = iolab_compare::compare(&loaded.configs, &options).map_err(compare_error)?;
+    let regressions = match args.fail_if_slower {
+        Some(pct) => Some((pct, comparison.slower_than(pct).map_err(compare_error)?)),
+        None => None,
+    };
+    crate::output::emit(|out| {
+        if args.json {
+            serde_json::to_writer_pretty(&mut *out, &comparison)?;
+            return writeln!(out);
+        }
+        let names: Vec<String> = loaded
+            .experiments
+            .iter()
+            .map(|e| format!("#{} {}", e.id, e.name))
+            .collect();
+        writeln!(out, "experiment: {}", names.join(", "))?;
+        iolab_compare::render_text(&comparison, out)
+    })?;
+    match regressions {
+        Some((pct, r)) if !r.is_empty() => {
+            let list: Vec<String> = r
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} (ratio {} [{}, {}], limit {})",
+                        r.label,
+                        iolab_compare::fmt_num(r.ratio),
+                        iolab_compare::fmt_num(r.ratio_ci[0]),
+                        iolab_compare::fmt_num(r.ratio_ci[1]),
+                        iolab_compare::fmt_num(r.limit)
+                    )
+                })
+                .collect();
+            Err(CliError::failed(format!(
+                "slower than baseline {:?} by more than {pct}% on {}: {}",
+                comparison.baseline,
+                r[0].metric,
+                list.join("; ")
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The comparison of an experiment's configurations against the first one on its stopping
+/// metric, for the end of `iolab run EXPERIMENT.toml` (nothing with fewer than two
+/// configurations).
+pub fn write_summary(
+    store: &iolab_store::Store,
+    id: iolab_store::ExperimentId,
+    metric: &str,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let Ok(loaded) = iolab_compare::load(store, &[id]) else {
+        return Ok(());
+    };
+    if loaded.configs.len() < 2 {
+        return Ok(());
+    }
+    let options = Options::new(vec![MetricSpec::new(metric, direction(metric))]);
+    match iolab_compare::compare(&loaded.configs, &options) {
+        Ok(c) => {
+            writeln!(out)?;
+            iolab_compare::render_text(&c, out)
+        }
+        Err(_) => Ok(()),
+    }
+}
