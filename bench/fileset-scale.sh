@@ -39,8 +39,9 @@ is skipped with a message.
 EOF
 }
 
-die() { echo "fileset-scale: error: $*" >&2; exit 1; }
-note() { echo "fileset-scale: $*" >&2; }
+BENCH_NAME=fileset-scale
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -73,15 +74,7 @@ if ! { [ -x /usr/bin/time ] && /usr/bin/time --version 2>&1 | grep -q GNU; }; th
 fi
 command -v python3 >/dev/null || die "python3 is needed to read iolab's JSON"
 
-if [ -z "$IOLAB" ]; then
-    IOLAB="$REPO/target/release/iolab"
-    if [ "$BUILD" = 1 ]; then
-        command -v cargo >/dev/null || die "cargo not found; build iolab first or pass --iolab PATH"
-        note "building iolab (cargo build --release -p iolab; waits if another build holds the lock)"
-        (cd "$REPO" && cargo build --release -q -p iolab) || die "cargo build failed"
-    fi
-fi
-[ -x "$IOLAB" ] || die "no iolab binary at $IOLAB"
+resolve_iolab
 
 # ---------------------------------------------------------------------------------------------
 # Work space and clean-up: the temp dir and the tmpfs mounted on it (one at a time).

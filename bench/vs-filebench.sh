@@ -50,8 +50,9 @@ says so and exits 0), GNU time (/usr/bin/time), python3 and setarch.
 EOF
 }
 
-die() { echo "vs-filebench: error: $*" >&2; exit 1; }
-note() { echo "vs-filebench: $*" >&2; }
+BENCH_NAME=vs-filebench
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -90,23 +91,6 @@ if [ "$(id -u)" != 0 ]; then
     exit 0
 fi
 
-APT_UPDATED=0
-apt_install() {
-    command -v apt-get >/dev/null || die "$1 is missing and there is no apt-get to install it"
-    note "installing $* with apt-get"
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null 2>&1; then
-        if [ "$APT_UPDATED" = 0 ]; then
-            apt-get update -q >/dev/null 2>&1 || true
-            APT_UPDATED=1
-        fi
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null \
-            || die "apt-get install -y $* failed"
-    fi
-}
-need() { # need COMMAND PACKAGE
-    command -v "$1" >/dev/null 2>&1 || apt_install "$2"
-    command -v "$1" >/dev/null 2>&1 || die "$1 still missing after installing $2"
-}
 need python3 python3
 need setarch util-linux
 need ipcrm util-linux
@@ -120,15 +104,7 @@ for w in "${WLS[@]}"; do
     [ -f "$CORPUS/$w.f" ] || die "no workload file $CORPUS/$w.f"
 done
 
-if [ -z "$IOLAB" ]; then
-    IOLAB="$REPO/target/release/iolab"
-    if [ "$BUILD" = 1 ]; then
-        command -v cargo >/dev/null || die "cargo not found; build iolab first or pass --iolab PATH"
-        note "building iolab (cargo build --release -p iolab; waits if another build holds the lock)"
-        (cd "$REPO" && cargo build --release -q -p iolab) || die "cargo build failed"
-    fi
-fi
-[ -x "$IOLAB" ] || die "no iolab binary at $IOLAB"
+resolve_iolab
 
 # ---------------------------------------------------------------------------------------------
 # Work space and clean-up. Only what this script created is removed: its temp dir and the tmpfs

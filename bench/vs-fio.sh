@@ -44,8 +44,9 @@ Cases d and e need root (losetup, mkfs.ext4, mount); they are skipped otherwise.
 EOF
 }
 
-die() { echo "vs-fio: error: $*" >&2; exit 1; }
-note() { echo "vs-fio: $*" >&2; }
+BENCH_NAME=vs-fio
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -98,27 +99,6 @@ export VSFIO_COLD_RETRIES=$COLD_RETRIES
 
 # ---------------------------------------------------------------------------------------------
 # Tools.
-IS_ROOT=0
-[ "$(id -u)" = 0 ] && IS_ROOT=1
-
-APT_UPDATED=0
-apt_install() {
-    [ "$IS_ROOT" = 1 ] || die "$1 is missing and installing it needs root (apt-get install -y $*)"
-    command -v apt-get >/dev/null || die "$1 is missing and there is no apt-get to install it"
-    note "installing $* with apt-get"
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null 2>&1; then
-        if [ "$APT_UPDATED" = 0 ]; then
-            apt-get update -q >/dev/null 2>&1 || true
-            APT_UPDATED=1
-        fi
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null \
-            || die "apt-get install -y $* failed"
-    fi
-}
-need() { # need COMMAND PACKAGE
-    command -v "$1" >/dev/null 2>&1 || apt_install "$2"
-    command -v "$1" >/dev/null 2>&1 || die "$1 still missing after installing $2"
-}
 
 need fio fio
 need python3 python3
@@ -129,15 +109,7 @@ if { want d || want e; } && [ "$IS_ROOT" = 1 ]; then
     [ "$STRACE" = 1 ] && need strace strace
 fi
 
-if [ -z "$IOLAB" ]; then
-    IOLAB="$REPO/target/release/iolab"
-    if [ "$BUILD" = 1 ]; then
-        command -v cargo >/dev/null || die "cargo not found; build iolab first or pass --iolab PATH"
-        note "building iolab (cargo build --release -p iolab; waits if another build holds the lock)"
-        (cd "$REPO" && cargo build --release -q -p iolab) || die "cargo build failed"
-    fi
-fi
-[ -x "$IOLAB" ] || die "no iolab binary at $IOLAB"
+resolve_iolab
 
 # ---------------------------------------------------------------------------------------------
 # Work space and clean-up. Only what this script created is removed: its temp dir, its mount,

@@ -115,7 +115,14 @@ impl RunMonitor {
         };
         let mut notes = self.notes;
         if let Some(s) = &samples {
-            notes.extend(s.notes.iter().cloned());
+            // Absent hardware counters are expected on VMs, not news for the user; the
+            // samples keep the note.
+            notes.extend(
+                s.notes
+                    .iter()
+                    .filter(|n| !n.contains("not reported as 0"))
+                    .cloned(),
+            );
         }
         Observed {
             device: self.device,
@@ -123,6 +130,61 @@ impl RunMonitor {
             trace,
             notes,
         }
+    }
+}
+
+/// A run's monitoring: started where the timed region starts, stopped where it ends (from
+/// the engine's observer hooks), then folded into the run record with the checks' verdicts.
+pub struct Watch {
+    opts: MonitorOptions,
+    devices: Vec<String>,
+    running: Option<RunMonitor>,
+    observed: Option<Observed>,
+}
+
+impl Watch {
+    /// Watches `devices` (see [`run_devices`]; the first is the run's own).
+    pub fn new(opts: MonitorOptions, devices: Vec<String>) -> Watch {
+        Watch {
+            opts,
+            devices,
+            running: None,
+            observed: None,
+        }
+    }
+
+    /// The timed region starts now (the samplers' origin).
+    pub fn start(&mut self) {
+        self.running = Some(RunMonitor::start(
+            &self.opts,
+            std::mem::take(&mut self.devices),
+            Instant::now(),
+        ));
+    }
+
+    /// The timed region has ended.
+    pub fn stop(&mut self) {
+        if let Some(m) = self.running.take() {
+            self.observed = Some(m.stop());
+        }
+    }
+
+    /// Notes about monitoring itself (sources missing, tracing off), for the user.
+    pub fn notes(&self) -> &[String] {
+        self.observed.as_ref().map_or(&[], |o| &o.notes)
+    }
+
+    /// Adds what was observed to `rec` and sets its findings from the checks.
+    pub fn finish(&mut self, rec: &mut RunRecord, intent: &Intent, device: &DeviceInfo) {
+        let observed = self.observed.take().unwrap_or_default();
+        if let Some(s) = &observed.samples {
+            add_samples(rec, s, observed.device.as_deref());
+        }
+        if let Some(t) = &observed.trace {
+            add_trace(rec, t);
+        }
+        let facts = run_facts(rec, intent, device, &observed);
+        rec.findings = findings(intent, &facts);
     }
 }
 

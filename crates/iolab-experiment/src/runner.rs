@@ -29,7 +29,7 @@ use iolab_sut::{Prepared, Sut, SutOptions};
 use iolab_workload::rng::{mix64, Rng};
 use serde_json::{json, Value};
 
-use crate::monitor::{self, DeviceInfo, Intent, MonitorOptions, Observed, RunMonitor};
+use crate::monitor::{self, DeviceInfo, Intent, MonitorOptions, Watch};
 use crate::plan::{ConfigPlan, ExperimentPlan, Order, WorkloadPlan};
 use crate::record;
 
@@ -771,10 +771,10 @@ impl Session<'_> {
             drop_error: None,
             drop_freed_kib: None,
             planned: None,
-            monitor_opts: &self.opts.monitor,
-            devices: monitor::run_devices(device_name.as_deref(), &p.mountpoint),
-            monitor: None,
-            observed: None,
+            watch: Watch::new(
+                self.opts.monitor.clone(),
+                monitor::run_devices(device_name.as_deref(), &p.mountpoint),
+            ),
         };
         let mut rec = RunRecord::new(NewRun {
             config: ConfigId(0),
@@ -823,18 +823,13 @@ impl Session<'_> {
                 })
             }
         };
-        obs.stop_monitor();
-        let observed = obs.observed.take().unwrap_or_default();
+        obs.watch.stop();
         if let Some(e) = obs.drop_error.take() {
             return Err(e);
         }
         let drop_freed_kib = obs.drop_freed_kib;
-        drop(obs);
-        for n in observed
-            .notes
-            .iter()
-            .filter(|n| !n.contains("not reported as 0"))
-        {
+        let mut watch = obs.watch;
+        for n in watch.notes() {
             self.obs.warn(n);
         }
         if let Some(kib) = drop_freed_kib {
@@ -846,12 +841,6 @@ impl Session<'_> {
         }
         match result {
             Ok(()) => {
-                if let Some(s) = &observed.samples {
-                    monitor::add_samples(&mut rec, s, observed.device.as_deref());
-                }
-                if let Some(t) = &observed.trace {
-                    monitor::add_trace(&mut rec, t);
-                }
                 let mut device = DeviceInfo::probe(&p.mountpoint);
                 if let Some(d) = &p.device {
                     device.name = Some(d.name.clone());
@@ -860,8 +849,7 @@ impl Session<'_> {
                 if p.direct_io.is_some() {
                     device.loop_direct_io = p.direct_io;
                 }
-                let facts = monitor::run_facts(&rec, &intent, &device, &observed);
-                rec.findings = monitor::findings(&intent, &facts);
+                watch.finish(&mut rec, &intent, &device);
                 Ok(rec)
             }
             Err(e) if e.is_interrupted() => Err("interrupted".into()),
@@ -997,10 +985,7 @@ struct EngineObs<'a> {
     drop_error: Option<String>,
     drop_freed_kib: Option<u64>,
     planned: Option<Duration>,
-    monitor_opts: &'a MonitorOptions,
-    devices: Vec<String>,
-    monitor: Option<RunMonitor>,
-    observed: Option<Observed>,
+    watch: Watch,
 }
 
 impl EngineObs<'_> {
@@ -1013,18 +998,8 @@ impl EngineObs<'_> {
             }
         }
         // The samplers' origin is the timed region's start, to within the barrier release.
-        self.monitor = Some(RunMonitor::start(
-            self.monitor_opts,
-            std::mem::take(&mut self.devices),
-            Instant::now(),
-        ));
+        self.watch.start();
         self.outer.phase(Phase::Running);
-    }
-
-    fn stop_monitor(&mut self) {
-        if let Some(m) = self.monitor.take() {
-            self.observed = Some(m.stop());
-        }
     }
 }
 
@@ -1034,7 +1009,7 @@ impl iolab_engine::Observer for EngineObs<'_> {
     }
 
     fn finished(&mut self) {
-        self.stop_monitor();
+        self.watch.stop();
     }
 
     fn progress(&mut self, done: u64, planned: u64, elapsed: Duration) {
@@ -1050,7 +1025,7 @@ impl WorkloadObserver for EngineObs<'_> {
     }
 
     fn finished(&mut self) {
-        self.stop_monitor();
+        self.watch.stop();
     }
 
     fn progress(&mut self, _ops: u64, elapsed: Duration, planned: Duration) {

@@ -6,105 +6,14 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{iolab, need_root, stderr};
+use common::{mounts_under, need_root, stderr, Scratch};
 use iolab_stats::{Decision, Level, StopReason, StoppingRule};
 use serde_json::Value;
-
-/// A scratch area: the experiment file, its database and iolab's state (journal, mount
-/// points, images) all inside one temporary directory on the root filesystem (loop images
-/// need a disk filesystem under them for direct I/O).
-struct Scratch {
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        Scratch {
-            dir: tempfile::Builder::new()
-                .prefix("iolab-exp-test")
-                .tempdir_in("/var/tmp")
-                .unwrap(),
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn db(&self) -> PathBuf {
-        self.path().join("results.db")
-    }
-
-    fn state(&self) -> PathBuf {
-        self.path().join("state")
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = iolab();
-        c.env("IOLAB_DB", self.db())
-            .env("IOLAB_STATE_DIR", self.state());
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd().args(args).output().unwrap()
-    }
-
-    fn show(&self) -> Value {
-        let o = self.run(&["show", "--json"]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        serde_json::from_slice(&o.stdout).unwrap()
-    }
-
-    /// iolab's mounts (under its mount root).
-    fn mounts(&self) -> Vec<Mount> {
-        mounts_under(&self.state().join("mnt"))
-    }
-
-    /// Loop devices whose backing file is under this scratch directory.
-    fn loops(&self) -> Vec<String> {
-        let o = Command::new("losetup").arg("-a").output().unwrap();
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .filter(|l| l.contains(self.path().to_str().unwrap()))
-            .map(str::to_owned)
-            .collect()
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Mount {
-    source: String,
-    super_options: String,
-}
-
-/// Mounts whose mount point is under `root`, from /proc/self/mountinfo.
-fn mounts_under(root: &Path) -> Vec<Mount> {
-    let root = root.to_str().unwrap();
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            let sep = f.iter().position(|x| *x == "-")?;
-            f[4].replace("\\040", " ").starts_with(root).then(|| Mount {
-                source: f[sep + 2].to_string(),
-                super_options: f[sep + 3].to_string(),
-            })
-        })
-        .collect()
-}
 
 /// What the watcher saw: a mount's options and the tunable's value at that moment.
 #[derive(Debug)]

@@ -4,46 +4,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 
-use common::{iolab, need_root, stderr, LoopFs, Tmpfs};
+use common::{need_root, stderr, LoopFs, Scratch, Tmpfs};
 use serde_json::Value;
-
-struct Db {
-    dir: tempfile::TempDir,
-}
-
-impl Db {
-    fn new() -> Db {
-        Db {
-            dir: tempfile::Builder::new()
-                .prefix("iolab-findings")
-                .tempdir_in("/var/tmp")
-                .unwrap(),
-        }
-    }
-
-    fn path(&self) -> PathBuf {
-        self.dir.path().join("results.db")
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        iolab()
-            .env("IOLAB_DB", self.path())
-            .env("IOLAB_STATE_DIR", self.dir.path().join("state"))
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    /// The newest experiment, exported.
-    fn latest(&self) -> Value {
-        let o = self.run(&["export", "--format", "json"]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        serde_json::from_slice(&o.stdout).unwrap()
-    }
-}
 
 /// Every run's findings' check ids, and every run metric by name (first run).
 fn checks(export: &Value) -> Vec<String> {
@@ -66,7 +31,7 @@ fn metric(export: &Value, name: &str) -> Option<f64> {
         .as_f64()
 }
 
-fn micro(db: &Db, dir: &Path, extra: &[&str]) -> Value {
+fn micro(db: &Scratch, dir: &Path, extra: &[&str]) -> Value {
     let mut args = vec!["micro", "--dir", dir.to_str().unwrap(), "--bs", "4k"];
     args.extend_from_slice(extra);
     let o = db.run(&args);
@@ -101,8 +66,8 @@ impl Drop for Hogs {
     }
 }
 
-fn experiment(db: &Db, text: &str) -> Value {
-    let f = db.dir.path().join("exp.toml");
+fn experiment(db: &Scratch, text: &str) -> Value {
+    let f = db.path().join("exp.toml");
     std::fs::write(&f, text).unwrap();
     let o = db.run(&["run", f.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -114,7 +79,7 @@ fn findings_fire_exactly_where_the_measurement_lies() {
     if !need_root("findings_fire_exactly_where_the_measurement_lies") {
         return;
     }
-    let db = Db::new();
+    let db = Scratch::new();
     let data = tempfile::Builder::new()
         .prefix("iolab-findings-data")
         .tempdir_in("/var/tmp")

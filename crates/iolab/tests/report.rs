@@ -2,8 +2,12 @@
 //! Markdown and JSON reports; the HTML is also rendered by a headless Chromium with the
 //! network blocked, when one is installed (CI installs it).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use common::is_root;
 
 fn iolab(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
@@ -20,11 +24,6 @@ fn ok(o: &Output) {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no failure mode.
-    unsafe { libc::geteuid() == 0 }
 }
 
 /// As root (CI): seed report 000's experiment, examples/ext4-journal-modes.toml, scaled to

@@ -14,12 +14,13 @@ use serde_json::json;
 
 use crate::cli::{Format, MicroArgs};
 use crate::cmd::db::{engine_failure, new_record, store_single, Single};
-use crate::cmd::watch::Watch;
+use crate::cmd::watch;
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::{self, Host, MicroReport};
 use crate::term::StatusLine;
 use iolab_experiment::monitor::Intent;
+use iolab_experiment::monitor::Watch;
 
 pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let spec = MicroSpec {
@@ -43,7 +44,7 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         status: StatusLine::new(std::io::stderr().is_terminal()),
         cpu_start: None,
         cpu_end: None,
-        watch: Watch::new(args.monitor.options(), &args.dir),
+        watch: watch::watch(args.monitor.options(), &args.dir),
     };
     let started_at = SystemTime::now();
     let single = || Single {
@@ -78,7 +79,7 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     rec.run.elapsed_ns = result.elapsed_ns;
     iolab_experiment::record::add_micro(&mut rec, &result);
     let intent = iolab_experiment::monitor::micro_intent(&plan, Intent::default());
-    let findings = obs.watch.finish(&mut rec, &intent, &args.dir);
+    let findings = watch::finish(&mut obs.watch, &mut rec, &intent, &args.dir);
     let stored = if args.no_db {
         None
     } else {

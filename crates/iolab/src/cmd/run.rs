@@ -15,13 +15,14 @@ use iolab_wml::{LowerOptions, Parsed, ValidateOptions};
 
 use crate::cli::{PickArg, RunArgs};
 use crate::cmd::db::{engine_failure, new_record, store_single, Single};
-use crate::cmd::watch::Watch;
+use crate::cmd::watch;
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::run::{write_run, RunFormat, RunReport};
 use crate::output::Host;
 use crate::term::StatusLine;
 use iolab_experiment::monitor::Intent;
+use iolab_experiment::monitor::Watch;
 
 pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     if args.resume {
@@ -85,7 +86,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         quiet: args.quiet,
         cpu_start: None,
         cpu_end: None,
-        watch: Watch::new(args.monitor.options(), &run_dir),
+        watch: watch::watch(args.monitor.options(), &run_dir),
     };
     let started_at = SystemTime::now();
     let started_ts = Timestamp::now();
@@ -124,7 +125,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     rec.run.elapsed_ns = result.elapsed_ns;
     iolab_experiment::record::add_workload(&mut rec, &result);
     let intent = iolab_experiment::monitor::wml_intent(&workload, Intent::default());
-    let findings = obs.watch.finish(&mut rec, &intent, &run_dir);
+    let findings = watch::finish(&mut obs.watch, &mut rec, &intent, &run_dir);
     let stored = if args.no_db {
         None
     } else {

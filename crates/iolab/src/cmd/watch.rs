@@ -1,66 +1,28 @@
-//! Monitoring and checks around the timed region of `iolab micro` and `iolab run FILE.f`
-//! (experiments do the same inside the runner).
+//! What `iolab micro` and `iolab run FILE.f` print about monitoring and findings (the
+//! monitoring itself is iolab-experiment's `monitor::Watch`, as in experiments).
 
 use std::path::Path;
-use std::time::Instant;
 
-use iolab_experiment::monitor::{self, DeviceInfo, Intent, MonitorOptions, Observed, RunMonitor};
-use iolab_store::{Finding, RunRecord, Severity};
+use iolab_experiment::monitor::{self, DeviceInfo, MonitorOptions, Watch};
+use iolab_store::{Finding, Severity};
 
-/// Starts at the timed region's start, stops at its end.
-pub struct Watch {
-    opts: MonitorOptions,
-    devices: Vec<String>,
-    running: Option<RunMonitor>,
-    pub observed: Option<Observed>,
+/// A watch over the device holding `dir`.
+pub fn watch(opts: MonitorOptions, dir: &Path) -> Watch {
+    Watch::new(opts, monitor::run_devices(None, dir))
 }
 
-impl Watch {
-    pub fn new(opts: MonitorOptions, dir: &Path) -> Watch {
-        Watch {
-            opts,
-            devices: monitor::run_devices(None, dir),
-            running: None,
-            observed: None,
-        }
+/// Folds the observations and findings into `rec`; monitoring notes go to stderr.
+pub fn finish(
+    w: &mut Watch,
+    rec: &mut iolab_store::RunRecord,
+    intent: &monitor::Intent,
+    dir: &Path,
+) -> Vec<Finding> {
+    for n in w.notes() {
+        eprintln!("iolab: note: {n}");
     }
-
-    pub fn start(&mut self) {
-        self.running = Some(RunMonitor::start(
-            &self.opts,
-            std::mem::take(&mut self.devices),
-            Instant::now(),
-        ));
-    }
-
-    pub fn stop(&mut self) {
-        if let Some(m) = self.running.take() {
-            self.observed = Some(m.stop());
-        }
-    }
-
-    /// Adds what was observed to `rec`, runs the checks, and returns their findings (also
-    /// in `rec`). Notes about monitoring itself go to stderr.
-    pub fn finish(&mut self, rec: &mut RunRecord, intent: &Intent, dir: &Path) -> Vec<Finding> {
-        let observed = self.observed.take().unwrap_or_default();
-        // Absent hardware counters are expected on VMs, not news.
-        for n in observed
-            .notes
-            .iter()
-            .filter(|n| !n.contains("not reported as 0"))
-        {
-            eprintln!("iolab: note: {n}");
-        }
-        if let Some(s) = &observed.samples {
-            monitor::add_samples(rec, s, observed.device.as_deref());
-        }
-        if let Some(t) = &observed.trace {
-            monitor::add_trace(rec, t);
-        }
-        let facts = monitor::run_facts(rec, intent, &DeviceInfo::probe(dir), &observed);
-        rec.findings = monitor::findings(intent, &facts);
-        rec.findings.clone()
-    }
+    w.finish(rec, intent, &DeviceInfo::probe(dir));
+    rec.findings.clone()
 }
 
 /// Findings on stderr, most severe first: `warning [cache-served] …` and the fix.

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use serde_json::Value;
+
 /// The `iolab` binary built for these tests. Results go to a database in the temporary
 /// directory (not ./iolab.db in the source tree) unless a test passes its own `--db`.
 pub fn iolab() -> Command {
@@ -161,4 +163,102 @@ pub fn entries(dir: &Path) -> Vec<String> {
         .collect();
     v.sort();
     v
+}
+
+/// A scratch area: the experiment file, its database and iolab's state (journal, mount
+/// points, images) all inside one temporary directory on the root filesystem (loop images
+/// need a disk filesystem under them for direct I/O).
+pub struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::Builder::new()
+                .prefix("iolab-test")
+                .tempdir_in("/var/tmp")
+                .unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.path().join("results.db")
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.path().join("state")
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut c = iolab();
+        c.env("IOLAB_DB", self.db())
+            .env("IOLAB_STATE_DIR", self.state());
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    pub fn show(&self) -> Value {
+        let o = self.run(&["show", "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// The newest experiment, exported as JSON.
+    pub fn latest(&self) -> Value {
+        let o = self.run(&["export", "--format", "json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// iolab's mounts (under its mount root).
+    pub fn mounts(&self) -> Vec<Mount> {
+        mounts_under(&self.state().join("mnt"))
+    }
+
+    /// Loop devices whose backing file is under this scratch directory.
+    pub fn loops(&self) -> Vec<String> {
+        let o = Command::new("losetup").arg("-a").output().unwrap();
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.contains(self.path().to_str().unwrap()))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Mount {
+    pub source: String,
+    pub super_options: String,
+}
+
+/// Mounts whose mount point is under `root`, from /proc/self/mountinfo.
+pub fn mounts_under(root: &Path) -> Vec<Mount> {
+    let root = root.to_str().unwrap();
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let sep = f.iter().position(|x| *x == "-")?;
+            f[4].replace("\\040", " ").starts_with(root).then(|| Mount {
+                source: f[sep + 2].to_string(),
+                super_options: f[sep + 3].to_string(),
+            })
+        })
+        .collect()
 }
