@@ -8,6 +8,7 @@ pub mod backend;
 pub mod buffer;
 pub mod clock;
 pub mod error;
+pub mod fdtable;
 pub mod fileset;
 pub mod micro;
 pub mod order;

@@ -515,6 +515,7 @@ fn open_backend(plan: &MicroPlan, path: Option<&Path>) -> Result<Backend, Engine
 
 fn worker(t: u32, path: Option<&Path>, shared: &Shared<'_>) -> Result<ThreadStats, EngineError> {
     let plan = shared.plan;
+    crate::fdtable::make_private();
     // Set-up errors still pass both barriers so that no thread waits forever.
     let setup = open_backend(plan, path).map(|b| {
         let mut rng = Rng::stream(plan.seed, u64::from(t));

@@ -48,8 +48,9 @@ impl Order {
         self.len() == 0
     }
 
-    /// The record visited at step `i` of the pass.
-    #[inline]
+    /// The record visited at step `i` of the pass. Always inlined: as a call it was 3% of a
+    /// page-cache pread loop; the Feistel walk stays out of line.
+    #[inline(always)]
     pub fn get(&self, i: u64) -> u64 {
         match self {
             Order::Sequential { .. } => i,
@@ -98,7 +99,7 @@ impl Feistel {
 
     /// Cycle-walks until the value falls inside `0..n`; the domain is < 4n, so this takes
     /// fewer than four rounds on average.
-    #[inline]
+    #[inline(never)]
     pub fn get(&self, i: u64) -> u64 {
         let mut x = self.encrypt(i);
         while x >= self.n {

@@ -84,13 +84,19 @@ mod tests {
 
     #[test]
     fn thread_usage_grows_with_work() {
+        // Accounting may be tick-based and a busy machine may not charge this thread a tick
+        // for a while: spin for up to 2 s of wall time, in 10 ms rounds, until it shows.
         let before = Usage::thread();
+        let start = std::time::Instant::now();
         let mut x = 0u64;
-        for i in 0..20_000_000u64 {
-            x = x.wrapping_mul(31).wrapping_add(i);
+        let mut d = Usage::thread() - before;
+        while d.cpu_ns() == 0 && start.elapsed() < std::time::Duration::from_secs(2) {
+            let round = std::time::Instant::now();
+            while round.elapsed() < std::time::Duration::from_millis(10) {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+            }
+            d = Usage::thread() - before;
         }
-        std::hint::black_box(x);
-        let d = Usage::thread() - before;
-        assert!(d.cpu_ns() > 0, "{d:?}");
+        assert!(d.cpu_ns() > 0, "2 s of spinning charged no CPU time: {d:?}");
     }
 }

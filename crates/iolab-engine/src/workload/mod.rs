@@ -329,6 +329,8 @@ pub fn run_workload(
                         is_io,
                         ..
                     } = plan;
+                    // Each thread's fd slots are its own (as in filebench), so its table can be.
+                    crate::fdtable::make_private();
                     ready.wait();
                     go.wait();
                     let start = *start_cell.get().expect("set before release");

@@ -33,13 +33,17 @@ pub fn print_findings(findings: &[Finding], indent: &str) {
         Severity::Warning => 1,
         Severity::Info => 2,
     });
+    // One write for all of them: stderr is unbuffered, and piecewise writes could interleave
+    // with another writer's line.
+    let mut out = String::new();
     for f in sorted {
-        eprintln!(
-            "{indent}{} [{}]: {}",
+        out.push_str(&format!(
+            "{indent}{} [{}]: {}\n{indent}  fix: {}\n",
             f.severity.as_str(),
             f.check,
-            f.explanation
-        );
-        eprintln!("{indent}  fix: {}", f.fix);
+            f.explanation,
+            f.fix
+        ));
     }
+    eprint!("{out}");
 }
