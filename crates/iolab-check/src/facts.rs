@@ -31,6 +31,28 @@ pub enum Access {
     Mixed,
 }
 
+/// How far the durability the workload asked for reaches: which of its writes are made
+/// durable, and when. `sync-not-durable` judges only [`SyncScope::EachWrite`] and
+/// [`SyncScope::SomeWrites`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncScope {
+    /// No sync at all: buffered writes, or no writes.
+    Never,
+    /// One sync that ends each write pass (micro `sync = "normal"`, `direct`, `mmap`,
+    /// `mmap-async`): the writes are made durable together at the end, and a block
+    /// overwritten many times reaches the device once.
+    EndOfPass,
+    /// Syncs during the run that cover some of the writes, which ones is not known: WML
+    /// `fsync`/`fsyncset` flowops, or `dsync` on some but not all writing flowops.
+    SomeWrites,
+    /// Every write is durable before the next one to its file is issued: a per-record
+    /// fsync, fdatasync or msync(MS_SYNC), O_SYNC or O_DSYNC (micro `fsync`, `fdatasync`,
+    /// `mmap-sync`, `osync`, `osync+direct`, `dsync`), or `dsync` on every writing WML
+    /// flowop. `msync(MS_ASYNC)` (micro `mmap-async`) makes nothing durable.
+    EachWrite,
+}
+
 /// The block device under the run directory, over the timed region (deltas of
 /// /proc/diskstats unless said otherwise). Leave it at its [`Default`] (all unknown) for a
 /// filesystem without a device, such as tmpfs.
@@ -107,8 +129,17 @@ pub struct RunFacts {
     pub reads_cold: Option<bool>,
     /// O_DIRECT requested for the data files.
     pub o_direct: Option<bool>,
-    /// Durability requested: fsync, fdatasync, O_SYNC, O_DSYNC or msync(MS_SYNC).
+    /// Durability requested: fsync, fdatasync, O_SYNC, O_DSYNC or msync(MS_SYNC) — including
+    /// a single sync at the end of a write pass (see [`Self::sync_scope`] for which writes).
     pub sync_requested: Option<bool>,
+    /// Which writes were meant to be durable. `sync-not-durable` needs it (unknown: silent).
+    pub sync_scope: Option<SyncScope>,
+    /// The most writes that can be in flight to one file at once: micro, the queue depth
+    /// (1 for the synchronous engines; each thread has its own file); WML, the number of
+    /// threads (filesets are shared), unknown with `aiowrite`. One device write of a block
+    /// can make all the synced writes to it in flight at that moment durable, so with
+    /// [`SyncScope::EachWrite`] the device writes at least app bytes ÷ this.
+    pub writes_in_flight_per_file: Option<u32>,
 
     // --- What the application did (engine counters over the timed region) ----------------
     pub app_read_bytes: Option<u64>,
@@ -157,8 +188,11 @@ pub struct RunFacts {
     pub dirty_writeback_centisecs: Option<u64>,
 
     // --- Inside the run ----------------------------------------------------------------
-    /// Operations per interval, full intervals only (drop a trailing partial interval, or it
-    /// looks like a drop in throughput).
+    /// Operations per interval as the engine recorded them: interval k covers
+    /// [k·width, (k+1)·width) of the timed region, so the last one is partial when the run
+    /// ended inside it. The checks keep only the full intervals
+    /// ([`RunFacts::full_interval_ops`], from `elapsed_ns` and `interval_ns`): a partial
+    /// interval's count looks like a drop in throughput.
     pub interval_ops: Option<Vec<f64>>,
     /// Width of one interval of `interval_ops`.
     pub interval_ns: Option<u64>,
@@ -185,6 +219,8 @@ pub struct PlanFacts {
     pub reads_cold: Option<bool>,
     pub o_direct: Option<bool>,
     pub sync_requested: Option<bool>,
+    /// Which writes are meant to be durable.
+    pub sync_scope: Option<SyncScope>,
     pub dataset_bytes: Option<u64>,
     pub mem_total_bytes: Option<u64>,
     /// `sut.cache_limit`, if any.
@@ -213,6 +249,7 @@ impl PlanFacts {
             reads_cold: self.reads_cold,
             o_direct: self.o_direct,
             sync_requested: self.sync_requested,
+            sync_scope: self.sync_scope,
             elapsed_ns: self.duration_ns,
             dataset_bytes: self.dataset_bytes,
             mem_total_bytes: self.mem_total_bytes,
@@ -232,7 +269,30 @@ impl PlanFacts {
     }
 }
 
+/// A trailing interval short of its full width by at most width ÷ this still counts as full:
+/// clock conversions round by nanoseconds, and a thousandth of an interval is no partial one.
+pub const FULL_INTERVAL_SLACK_DIVISOR: u64 = 1000;
+
+/// How many intervals of `width_ns` fit entirely into `elapsed_ns` (interval k covers
+/// [k·width, (k+1)·width) from the start of the timed region), with the slack of
+/// [`FULL_INTERVAL_SLACK_DIVISOR`]. `None` for a zero width.
+pub fn full_intervals(elapsed_ns: u64, width_ns: u64) -> Option<u64> {
+    (width_ns > 0)
+        .then(|| elapsed_ns.saturating_add(width_ns / FULL_INTERVAL_SLACK_DIVISOR) / width_ns)
+}
+
 impl RunFacts {
+    /// [`Self::interval_ops`] without the intervals the run did not fill: a trailing partial
+    /// interval (the run ended inside it) is left out, and so is anything past `elapsed_ns`.
+    /// `None` unless the series, `elapsed_ns` and a non-zero `interval_ns` are known — which
+    /// intervals are full cannot be told without them.
+    pub fn full_interval_ops(&self) -> Option<&[f64]> {
+        let series = self.interval_ops.as_deref()?;
+        let full = full_intervals(self.elapsed_ns?, self.interval_ns?)?;
+        let full = usize::try_from(full).unwrap_or(usize::MAX);
+        Some(&series[..series.len().min(full)])
+    }
+
     /// The run reads: from the byte count when known, else from the access pattern.
     pub(crate) fn does_reads(&self) -> Option<bool> {
         match (self.app_read_bytes, self.access) {
@@ -282,6 +342,7 @@ mod tests {
     fn plan_facts_fill_the_planned_part_only() {
         let plan = PlanFacts {
             access: Some(Access::Write),
+            sync_scope: Some(SyncScope::EachWrite),
             duration_ns: Some(30_000_000_000),
             is_loop: Some(true),
             loop_direct_io: Some(false),
@@ -290,12 +351,49 @@ mod tests {
         };
         let f = plan.to_run_facts();
         assert_eq!(f.elapsed_ns, Some(30_000_000_000));
+        assert_eq!(f.sync_scope, Some(SyncScope::EachWrite));
         assert_eq!(f.device.is_loop, Some(true));
         assert_eq!(f.device.loop_direct_io, Some(false));
         assert_eq!(f.device.write_bytes, None);
         assert_eq!(f.app_write_bytes, None);
         assert_eq!(f.does_writes(), Some(true));
         assert_eq!(f.does_reads(), Some(false));
+    }
+
+    #[test]
+    fn a_trailing_partial_interval_is_not_full() {
+        // The review's run: 4.256 s in 1 s intervals, the 181 covers 0.256 s.
+        let mut f = RunFacts {
+            interval_ops: Some(vec![737.0, 729.0, 1464.0, 985.0, 181.0]),
+            interval_ns: Some(1_000_000_000),
+            elapsed_ns: Some(4_256_023_069),
+            ..RunFacts::default()
+        };
+        assert_eq!(
+            f.full_interval_ops(),
+            Some(&[737.0, 729.0, 1464.0, 985.0][..])
+        );
+        // Exactly five intervals' time, or a hair (< 1/1000 of the width) short: all full.
+        f.elapsed_ns = Some(5_000_000_000);
+        assert_eq!(f.full_interval_ops().map(<[f64]>::len), Some(5));
+        f.elapsed_ns = Some(4_999_000_000);
+        assert_eq!(f.full_interval_ops().map(<[f64]>::len), Some(5));
+        f.elapsed_ns = Some(4_998_999_999);
+        assert_eq!(f.full_interval_ops().map(<[f64]>::len), Some(4));
+        // More time than intervals: every recorded interval is full.
+        f.elapsed_ns = Some(9_000_000_000);
+        assert_eq!(f.full_interval_ops().map(<[f64]>::len), Some(5));
+        // A run shorter than one interval has no full one.
+        f.elapsed_ns = Some(9_000_000);
+        assert_eq!(f.full_interval_ops(), Some(&[][..]));
+        // Unknown elapsed time or width: cannot tell.
+        f.elapsed_ns = None;
+        assert_eq!(f.full_interval_ops(), None);
+        f.elapsed_ns = Some(5_000_000_000);
+        f.interval_ns = Some(0);
+        assert_eq!(f.full_interval_ops(), None);
+        assert_eq!(full_intervals(1_250_000_000, 1_000_000_000), Some(1));
+        assert_eq!(full_intervals(u64::MAX, 1), Some(u64::MAX));
     }
 
     #[test]

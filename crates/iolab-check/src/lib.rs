@@ -43,7 +43,8 @@ mod format;
 mod testutil;
 
 pub use facts::{
-    Access, DeviceFacts, FlowopCount, PlanFacts, RunFacts, StoppingOutcome, WorkloadKind,
+    full_intervals, Access, DeviceFacts, FlowopCount, PlanFacts, RunFacts, StoppingOutcome,
+    SyncScope, WorkloadKind, FULL_INTERVAL_SLACK_DIVISOR,
 };
 pub use finding::{Finding, Severity};
 
@@ -165,7 +166,7 @@ mod tests {
             .collect();
         assert_eq!(
             pre,
-            ["cache-fit", "short-run", "loop-cached"]
+            ["cache-fit", "sync-not-durable", "short-run", "loop-cached"]
                 .map(String::from)
                 .into()
         );
@@ -259,6 +260,29 @@ mod tests {
         };
         let ids: Vec<&str> = pre_run_checks(&read_plan).iter().map(|x| x.id).collect();
         assert_eq!(ids, ["cache-fit"]);
+
+        // fsync per record on tmpfs: nothing can be durable. A sync only at the end of the
+        // pass (micro `sync = "normal"`) on tmpfs is a buffered run, as asked.
+        let tmpfs_plan = PlanFacts {
+            sync_requested: Some(true),
+            sync_scope: Some(SyncScope::EachWrite),
+            duration_ns: Some(60_000_000_000),
+            dirty_expire_centisecs: Some(3000),
+            fs_type: Some("tmpfs".into()),
+            device_name: None,
+            is_loop: Some(false),
+            loop_direct_io: None,
+            ..plan
+        };
+        let found = pre_run_checks(&tmpfs_plan);
+        let ids: Vec<&str> = found.iter().map(|x| x.id).collect();
+        assert_eq!(ids, ["sync-not-durable"]);
+        assert_eq!(found[0].severity, Severity::Error);
+        let normal = PlanFacts {
+            sync_scope: Some(SyncScope::EndOfPass),
+            ..tmpfs_plan
+        };
+        assert_eq!(pre_run_checks(&normal), vec![]);
     }
 
     #[test]

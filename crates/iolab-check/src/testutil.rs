@@ -1,6 +1,6 @@
 //! Realistic facts of healthy runs, for tests to spoil one fact at a time.
 
-use crate::{Access, DeviceFacts, Finding, RunFacts, WorkloadKind};
+use crate::{Access, DeviceFacts, Finding, RunFacts, SyncScope, WorkloadKind};
 use serde_json::Value;
 
 pub(crate) const GIB: u64 = 1 << 30;
@@ -17,6 +17,8 @@ pub(crate) fn cold_read() -> RunFacts {
         reads_cold: Some(true),
         o_direct: Some(false),
         sync_requested: Some(false),
+        sync_scope: Some(SyncScope::Never),
+        writes_in_flight_per_file: Some(1),
         app_read_bytes: Some(GIB),
         app_write_bytes: Some(0),
         app_ops: Some(262_144),
@@ -73,6 +75,8 @@ pub(crate) fn sync_write() -> RunFacts {
         reads_cold: Some(true),
         o_direct: Some(false),
         sync_requested: Some(true),
+        sync_scope: Some(SyncScope::EachWrite),
+        writes_in_flight_per_file: Some(1),
         app_read_bytes: Some(0),
         app_write_bytes: Some(256 * MIB),
         app_ops: Some(65_536),

@@ -76,6 +76,9 @@ pub fn load_str(source_name: &Path, text: &str) -> Result<ExperimentPlan, Experi
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    // Absolute, so that the resolved paths (and the stored spec that `--resume` compares) do
+    // not depend on the directory iolab was started from.
+    let base = base.canonicalize().unwrap_or(base);
     let mut cx = Ctx::new(&src);
     let plan = build(&mut cx, &root, &base);
     match (
@@ -153,7 +156,7 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
     let resolved = json!({
         "name": name,
         "description": description,
-        "source": cx.src.path.display().to_string(),
+        "source": cx.src.path.canonicalize().unwrap_or_else(|_| cx.src.path.clone()).display().to_string(),
         "seed": seed,
         "factors": factors.iter().map(|f| json!({
             "name": f.name,

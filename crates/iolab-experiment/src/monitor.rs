@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use iolab_check::{Access, DeviceFacts, FlowopCount, RunFacts, WorkloadKind};
+use iolab_check::{Access, DeviceFacts, FlowopCount, RunFacts, SyncScope, WorkloadKind};
 use iolab_monitor::blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceOptions};
 use iolab_monitor::sampler::{devices_for, devices_for_path, Sampler, SamplerConfig, Samples};
 use iolab_store::{Metric, MonitorSeries, RunRecord};
@@ -320,6 +320,10 @@ pub struct Intent {
     pub access: Option<Access>,
     pub o_direct: bool,
     pub sync_requested: bool,
+    /// Which writes are meant to be durable (`RunFacts::sync_scope`).
+    pub sync_scope: Option<SyncScope>,
+    /// The most writes in flight to one file at once (`RunFacts::writes_in_flight_per_file`).
+    pub writes_in_flight_per_file: Option<u32>,
     /// Bytes of files the workload works on.
     pub dataset_bytes: Option<u64>,
     pub threads: Option<u32>,
@@ -332,7 +336,16 @@ pub struct Intent {
 
 /// What a micro test means to do.
 pub fn micro_intent(plan: &iolab_workload::micro::MicroPlan, base: Intent) -> Intent {
+    use iolab_workload::micro::RecordSync;
     let flags = plan.sync.open_flags();
+    // msync(MS_ASYNC) after a record makes nothing durable.
+    let each_write = plan.writes()
+        && (flags.o_sync
+            || flags.o_dsync
+            || matches!(
+                plan.record_sync(),
+                Some(RecordSync::Fsync | RecordSync::Fdatasync | RecordSync::MsyncSync)
+            ));
     Intent {
         workload: Some(WorkloadKind::Micro),
         access: Some(if plan.writes() {
@@ -345,6 +358,15 @@ pub fn micro_intent(plan: &iolab_workload::micro::MicroPlan, base: Intent) -> In
             || plan.final_sync().is_some()
             || flags.o_sync
             || flags.o_dsync,
+        sync_scope: Some(if each_write {
+            SyncScope::EachWrite
+        } else if plan.final_sync().is_some() {
+            SyncScope::EndOfPass
+        } else {
+            SyncScope::Never
+        }),
+        // Each thread writes its own file; only io_uring keeps more than one record in flight.
+        writes_in_flight_per_file: Some(plan.iodepth),
         dataset_bytes: Some(plan.file_size * u64::from(plan.threads)),
         threads: Some(plan.threads),
         no_io: plan.engine == iolab_workload::micro::EngineKind::Null,
@@ -362,6 +384,9 @@ pub fn wml_intent(w: &iolab_workload::model::Workload, base: Intent) -> Intent {
         writes: bool,
         direct: bool,
         sync: bool,
+        /// A flowop opens files without O_SYNC (`dsync`): some writes may be unsynced.
+        opens_unsynced: bool,
+        aio_writes: bool,
     }
     fn walk(flowops: &[iolab_workload::model::FlowopSpec], s: &mut Seen) {
         for f in flowops {
@@ -370,14 +395,19 @@ pub fn wml_intent(w: &iolab_workload::model::Workload, base: Intent) -> Intent {
                 FlowopKind::Write
                 | FlowopKind::WriteWholeFile
                 | FlowopKind::AppendFile
-                | FlowopKind::AppendFileRand
-                | FlowopKind::AioWrite => s.writes = true,
+                | FlowopKind::AppendFileRand => s.writes = true,
+                FlowopKind::AioWrite => {
+                    s.writes = true;
+                    s.aio_writes = true;
+                }
                 FlowopKind::Fsync | FlowopKind::FsyncSet => s.sync = true,
                 FlowopKind::Composite(steps) => walk(steps, s),
                 _ => {}
             }
             s.direct |= f.directio;
             s.sync |= f.dsync;
+            // Files are opened by the flowops that name a fileset, with their `dsync`.
+            s.opens_unsynced |= f.fileset.is_some() && !f.dsync;
         }
     }
     let mut seen = Seen::default();
@@ -393,6 +423,8 @@ pub fn wml_intent(w: &iolab_workload::model::Workload, base: Intent) -> Intent {
         writes,
         direct,
         sync,
+        opens_unsynced,
+        aio_writes,
     } = seen;
     let dataset: f64 = w
         .filesets
@@ -408,6 +440,15 @@ pub fn wml_intent(w: &iolab_workload::model::Workload, base: Intent) -> Intent {
         }),
         o_direct: direct,
         sync_requested: sync,
+        sync_scope: Some(if writes && !opens_unsynced {
+            SyncScope::EachWrite
+        } else if sync {
+            SyncScope::SomeWrites
+        } else {
+            SyncScope::Never
+        }),
+        // Filesets are shared by all threads; aiowrite keeps any number in flight.
+        writes_in_flight_per_file: (!aio_writes).then_some(threads),
         dataset_bytes: Some(dataset as u64),
         threads: Some(threads),
         ..base
@@ -504,6 +545,8 @@ pub fn run_facts(
         reads_cold: Some(intent.caches_dropped || intent.o_direct),
         o_direct: Some(intent.o_direct),
         sync_requested: Some(intent.sync_requested),
+        sync_scope: intent.sync_scope,
+        writes_in_flight_per_file: intent.writes_in_flight_per_file,
         app_read_bytes: Some(read),
         app_write_bytes: Some(write),
         app_ops: metric("ops").map(|v| v as u64),
@@ -575,5 +618,92 @@ pub fn to_store(f: iolab_check::Finding) -> iolab_store::Finding {
         evidence: f.evidence,
         explanation: f.explanation,
         fix: f.fix,
+    }
+}
+
+#[cfg(test)]
+mod intent_tests {
+    use super::*;
+    use iolab_workload::micro::{Access as A, DataPattern, EngineKind, MicroSpec, SyncMode};
+
+    fn plan(access: A, sync: SyncMode, engine: Option<EngineKind>, depth: Option<u32>) -> Intent {
+        let spec = MicroSpec {
+            access,
+            sync,
+            bs: 4096,
+            size: 1 << 20,
+            threads: 2,
+            dir: "/tmp".into(),
+            engine,
+            iodepth: depth,
+            time_limit: None,
+            loops: 1,
+            seed: 1,
+            data: DataPattern::Zeros,
+        };
+        micro_intent(&spec.validate().unwrap(), Intent::default())
+    }
+
+    #[test]
+    fn micro_scopes() {
+        use SyncMode::*;
+        for (m, want) in [
+            (Normal, SyncScope::EndOfPass),
+            (Direct, SyncScope::EndOfPass),
+            (Mmap, SyncScope::EndOfPass),
+            (MmapAsync, SyncScope::EndOfPass),
+            (MmapSync, SyncScope::EachWrite),
+            (Fsync, SyncScope::EachWrite),
+            (Fdatasync, SyncScope::EachWrite),
+            (Osync, SyncScope::EachWrite),
+            (OsyncDirect, SyncScope::EachWrite),
+            (Dsync, SyncScope::EachWrite),
+        ] {
+            let i = plan(A::Randwrite, m, None, None);
+            assert_eq!(i.sync_scope, Some(want), "{m:?}");
+            assert_eq!(i.writes_in_flight_per_file, Some(1));
+            let r = plan(A::Randread, m, None, None);
+            assert_eq!(r.sync_scope, Some(SyncScope::Never), "{m:?} read");
+        }
+        let u = plan(
+            A::Randwrite,
+            SyncMode::Fsync,
+            Some(EngineKind::IoUring),
+            Some(32),
+        );
+        assert_eq!(u.writes_in_flight_per_file, Some(32));
+    }
+
+    #[test]
+    fn wml_scopes() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads/");
+        for (f, want, inflight) in [
+            ("varmail.f", SyncScope::SomeWrites, true),
+            ("oltp.f", SyncScope::SomeWrites, false),
+            ("fileserver.f", SyncScope::Never, true),
+            ("webserver.f", SyncScope::Never, true),
+        ] {
+            let text = std::fs::read_to_string(format!("{root}{f}")).unwrap();
+            let parsed = iolab_wml::parse_str(f, &text).unwrap();
+            let w = iolab_wml::lower(
+                &parsed,
+                &iolab_wml::LowerOptions {
+                    overrides: vec![("dir".into(), "/tmp/x".into())],
+                },
+            )
+            .unwrap();
+            let i = wml_intent(&w, Intent::default());
+            assert_eq!(i.sync_scope, Some(want), "{f}");
+            assert_eq!(i.writes_in_flight_per_file.is_some(), inflight, "{f}");
+        }
+        let text = "define fileset name=f,path=/tmp/x,entries=10,size=1m,prealloc\n\
+            define process name=p { thread name=t,instances=3 {\n\
+            flowop write name=w,filesetname=f,iosize=4k,random,dsync\n\
+            } }\nrun 10\n";
+        let parsed = iolab_wml::parse_str("t.f", text).unwrap();
+        let w = iolab_wml::lower(&parsed, &iolab_wml::LowerOptions { overrides: vec![] }).unwrap();
+        let i = wml_intent(&w, Intent::default());
+        assert_eq!(i.sync_scope, Some(SyncScope::EachWrite));
+        assert_eq!(i.writes_in_flight_per_file, Some(3));
     }
 }

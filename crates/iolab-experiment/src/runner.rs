@@ -52,7 +52,7 @@ pub struct RunnerOptions {
 /// Why an experiment could not run at all (a failed *run* is stored, not an error).
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
-    #[error("results database: {0}")]
+    #[error("{0}")]
     Store(#[from] StoreError),
     #[error("system under test: {0}")]
     Sut(#[from] iolab_sut::Error),
@@ -254,9 +254,31 @@ pub fn run_experiment(
         )));
     }
     preflight(plan)?;
-    let source = plan.source.display().to_string();
+    // Stored absolute, so that `--resume` finds it from any directory.
+    let source = plan
+        .source
+        .canonicalize()
+        .unwrap_or_else(|_| plan.source.clone())
+        .display()
+        .to_string();
     let rule = plan.repetitions.rule;
     let max = u32::try_from(rule.max).unwrap_or(u32::MAX);
+
+    // The journal lock first: while another iolab holds it, nothing is stored (a new
+    // experiment would stay "running" for ever).
+    let sut = Sut::open(opts.sut.clone())?;
+    if let Some(r) = sut.startup_recovery() {
+        for a in &r.actions {
+            obs.warn(&format!(
+                "recovered from an earlier crash: {}{}",
+                a.entry.describe(),
+                match &a.result {
+                    Ok(_) => String::new(),
+                    Err(e) => format!(" (failed: {e})"),
+                }
+            ));
+        }
+    }
 
     // The experiment and its configurations, new or from the database.
     let (exp, mut states) = if opts.resume {
@@ -300,20 +322,6 @@ pub fn run_experiment(
             .collect();
         (exp, states)
     };
-
-    let sut = Sut::open(opts.sut.clone())?;
-    if let Some(r) = sut.startup_recovery() {
-        for a in &r.actions {
-            obs.warn(&format!(
-                "recovered from an earlier crash: {}{}",
-                a.entry.describe(),
-                match &a.result {
-                    Ok(_) => String::new(),
-                    Err(e) => format!(" (failed: {e})"),
-                }
-            ));
-        }
-    }
 
     let mut session = Session {
         plan,
@@ -391,6 +399,17 @@ fn preflight(plan: &ExperimentPlan) -> Result<(), RunnerError> {
     Ok(())
 }
 
+/// Whether a stored source path names `file`: as typed, or the same file after resolving
+/// (sources stored before they were made absolute are relative to where iolab ran).
+fn names_same_file(stored: &str, file: &Path) -> bool {
+    let stored = Path::new(stored);
+    stored == file
+        || matches!(
+            (stored.canonicalize(), file.canonicalize()),
+            (Ok(a), Ok(b)) if a == b
+        )
+}
+
 fn resume(
     plan: &ExperimentPlan,
     store: &mut Store,
@@ -400,7 +419,7 @@ fn resume(
         .list_experiments()?
         .into_iter()
         .filter(|e| {
-            e.source == source
+            names_same_file(&e.source, &plan.source)
                 && matches!(
                     e.status,
                     ExperimentStatus::Running | ExperimentStatus::Interrupted

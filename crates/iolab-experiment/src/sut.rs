@@ -1,12 +1,14 @@
 //! The `[sut]` section of one configuration: deserialized into [`SutSpec`] and validated by
-//! iolab-sut itself, with its errors (which name a field path) located in the file; then the
-//! checks that need a read-only look at the machine.
+//! iolab-sut itself ([`SutSpec::validate_here`]: every independent mistake, tunables looked up
+//! on this machine), with its errors (which name a field path, and whether the key or the
+//! value is wrong) located in the file; then the target checks that need a read-only look at
+//! the machine, reported along with them.
 
 use std::path::{Path, PathBuf};
 
+use iolab_sut::size::parse_size;
 use iolab_sut::spec::TargetSpec;
-use iolab_sut::target::Target;
-use iolab_sut::{SutPlan, SutSpec};
+use iolab_sut::{At, SpecError, SutPlan, SutSpec};
 
 use crate::read::Ctx;
 use crate::suggest;
@@ -14,7 +16,9 @@ use crate::tree::{find, Node, Seg, Value};
 
 /// Deserializes and validates a substituted `[sut]` table. Relative directory paths
 /// (`target.path`, `target.image_dir`) are resolved against `base`, the experiment file's
-/// directory, as workload paths are.
+/// directory, as workload paths are. Every independent mistake is reported, each at its key
+/// or value: those iolab-sut finds (including, read-only, tunables this machine does not have
+/// or values it would refuse) and those of [`check_machine`].
 pub(crate) fn resolve(cx: &mut Ctx, sut: &Node, base: &Path) -> Option<(SutSpec, SutPlan)> {
     let mut spec: SutSpec = match serde_path_to_error::deserialize(sut.to_json()) {
         Ok(s) => s,
@@ -24,25 +28,36 @@ pub(crate) fn resolve(cx: &mut Ctx, sut: &Node, base: &Path) -> Option<(SutSpec,
         }
     };
     resolve_paths(&mut spec, base);
-    let plan = match spec.validate() {
-        Ok(p) => p,
-        Err(iolab_sut::Error::InvalidSpec { field, message }) => {
-            let at = find(sut, &field_path(&field)).point().clone();
-            let (message, hint) = split_hint(&message);
-            let e = cx
-                .src
-                .error(&at, format!("`sut.{field}`: {message}"))
-                .hint_opt(hint);
-            cx.push(e);
-            return None;
+    let before = cx.errors();
+    let plan = spec.validate_here().map_err(|errors| {
+        for e in errors {
+            spec_error(cx, sut, e);
         }
-        Err(other) => {
-            cx.error(&sut.span, format!("`sut`: {other}"));
-            return None;
-        }
+    });
+    check_machine(cx, sut, &spec);
+    match plan {
+        Ok(plan) if cx.errors() == before => Some((spec, plan)),
+        _ => None,
+    }
+}
+
+/// Locates one of iolab-sut's mistakes by its field path, at the key or the value.
+fn spec_error(cx: &mut Ctx, sut: &Node, e: SpecError) {
+    let found = find(sut, &field_path(&e.field));
+    let at = match (e.at, found.key_span) {
+        (At::Key, Some(k)) => k,
+        _ => found.point(),
+    }
+    .clone();
+    let (message, hint) = match e.hint {
+        Some(h) => (e.message, Some(h)),
+        None => split_hint(&e.message),
     };
-    check_machine(cx, sut, &plan);
-    Some((spec, plan))
+    let e = cx
+        .src
+        .error(&at, format!("`sut.{}`: {message}", e.field))
+        .hint_opt(hint);
+    cx.push(e);
 }
 
 fn resolve_paths(spec: &mut SutSpec, base: &Path) {
@@ -60,45 +75,48 @@ fn resolve_paths(spec: &mut SutSpec, base: &Path) {
     }
 }
 
-/// Read-only checks against the machine: a directory target must exist; a loop image must
-/// fit in its image directory when that exists (iolab-sut checks the same before creating
-/// it, but finding out at load time spares a half-run experiment).
-fn check_machine(cx: &mut Ctx, sut: &Node, plan: &SutPlan) {
+/// Read-only checks of the target against the machine: a directory target must exist; a loop
+/// image must fit in its image directory when that exists (iolab-sut checks the same before
+/// creating it, but finding out at load time spares a half-run experiment). On the spec, so
+/// that they are reported along with iolab-sut's own findings.
+fn check_machine(cx: &mut Ctx, sut: &Node, spec: &SutSpec) {
     let at = |key: &str| {
         find(sut, &[Seg::Key("target".into()), Seg::Key(key.into())])
             .point()
             .clone()
     };
-    match &plan.target {
-        Target::Directory(d) if !d.path.is_dir() => {
-            let what = if d.path.exists() {
+    match &spec.target {
+        TargetSpec::Directory { path } if !path.is_dir() => {
+            let what = if path.exists() {
                 "is not a directory"
             } else {
                 "does not exist"
             };
             cx.error_hint(
                 &at("path"),
-                format!("`sut.target.path`: {} {what}", d.path.display()),
+                format!("`sut.target.path`: {} {what}", path.display()),
                 "a directory target is used as it is: create it first, or use a tmpfs or \
                  loop_image target (relative paths start at the experiment file's directory)",
             );
         }
-        Target::LoopImage(l) => {
-            if let Some(dir) = l.image_dir.as_deref().filter(|d| d.is_dir()) {
-                if let Some(free) = free_bytes(dir) {
-                    if free < l.size {
-                        cx.error_hint(
-                            &at("size"),
-                            format!(
-                                "`sut.target.size`: the image needs up to {} MiB but {} has only \
-                                 {} MiB free",
-                                l.size >> 20,
-                                dir.display(),
-                                free >> 20
-                            ),
-                            "choose a smaller size or another image_dir",
-                        );
-                    }
+        TargetSpec::LoopImage {
+            size,
+            image_dir: Some(dir),
+            ..
+        } if dir.is_dir() => {
+            if let (Ok(size), Some(free)) = (parse_size(size), free_bytes(dir)) {
+                if free < size {
+                    cx.error_hint(
+                        &at("size"),
+                        format!(
+                            "`sut.target.size`: the image needs up to {} MiB but {} has only \
+                             {} MiB free",
+                            size >> 20,
+                            dir.display(),
+                            free >> 20
+                        ),
+                        "choose a smaller size or another image_dir",
+                    );
                 }
             }
         }
@@ -351,10 +369,81 @@ mod tests {
             "[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n[sut.tunables]\n\"queue/scheduler\" = \"none\"\n",
         )
         .unwrap_err();
+        // The name is the problem here: pointed at by its key.
         assert!(
-            e[0].starts_with("t.toml:4:21: `sut.tunables.\"queue/scheduler\"`"),
+            e[0].starts_with("t.toml:4:1: `sut.tunables.\"queue/scheduler\"`"),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn every_sut_mistake_is_located_at_once() {
+        let e = resolve_text(
+            "[sut]\ntarget = { kind = \"loop_image\", size = \"8m\" }\n\
+             fs = { kind = \"xfs\" }\ncache_limit = \"1m\"\n\
+             tunables = { \"vm..x\" = 1, \"vm.dirty_ratio\" = \"\" }\n",
+        )
+        .unwrap_err();
+        // In the order found (the experiment's error list is sorted by place afterwards).
+        let at: Vec<&str> = e.iter().map(|e| e.split(": ").next().unwrap()).collect();
+        assert_eq!(
+            at,
+            [
+                "t.toml:2:40",
+                "t.toml:2:40",
+                "t.toml:5:14",
+                "t.toml:5:46",
+                "t.toml:4:15"
+            ],
+            "{e:#?}"
+        );
+        assert!(
+            e[0].contains("a loop image must be at least 16 MiB"),
+            "{e:?}"
+        );
+        assert!(e[1].contains("xfs needs at least 300 MiB"), "{e:?}");
+        assert!(e[2].contains("is not a tunable name"), "{e:?}");
+        assert!(e[3].contains("one non-empty line"), "{e:?}");
+        assert!(e[4].contains("too small"), "{e:?}");
+    }
+
+    #[test]
+    fn machine_checks_join_the_spec_mistakes() {
+        let e = resolve_text(
+            "[sut]\ntarget = { kind = \"directory\", path = \"/nonexistent-iolab\" }\n\
+             cache_limit = \"1m\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(e.iter().any(|e| e.contains("does not exist")), "{e:?}");
+        assert!(e.iter().any(|e| e.contains("too small")), "{e:?}");
+    }
+
+    #[test]
+    fn tunables_this_machine_lacks_are_located_at_their_key_with_a_hint() {
+        if !Path::new("/proc/sys/vm/dirty_ratio").is_file() {
+            eprintln!("SKIP tunables_this_machine_lacks_are_located_at_their_key: no /proc/sys");
+            return;
+        }
+        let e = resolve_text(
+            "[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n\
+             tunables = { \"vm.dirty_ratoi\" = 3, \"vm.dirty_ratio\" = \"abc\" }\n",
+        )
+        .unwrap_err();
+        // Tunables are checked in name order: `vm.dirty_ratio` first.
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert_eq!(
+            e[1],
+            "t.toml:3:14: `sut.tunables.\"vm.dirty_ratoi\"`: no such tunable on this kernel \
+             (/proc/sys/vm/dirty_ratoi)\n  hint: did you mean \"vm.dirty_ratio\"?"
+        );
+        assert!(
+            e[0].starts_with(
+                "t.toml:3:55: `sut.tunables.\"vm.dirty_ratio\"`: vm.dirty_ratio takes an integer"
+            ),
+            "{e:?}"
+        );
+        assert!(e[0].contains("\n  hint: write a whole number"), "{e:?}");
     }
 
     #[test]

@@ -1,13 +1,15 @@
-//! Each `tests/bad_files/*.toml` contains exactly one mistake. Its first line says where it
-//! must be reported and what the message says; an optional second line checks the hint:
+//! Each `tests/bad_files/*.toml` contains one mistake, or several independent ones. Its first
+//! lines say where each must be reported and what the message says, in the order reported
+//! (by place in the file); an optional line after each checks its hint:
 //!
 //! ```text
 //! # expect: [FILE:]LINE:COL MESSAGE FRAGMENT
 //! # hint: HINT FRAGMENT
+//! # expect: …
 //! ```
 //!
 //! FILE (relative to tests/bad_files) is given when the error is in another file, such as
-//! a workload (`.f`) the experiment names.
+//! a workload (`.f`) the experiment names. Exactly the errors listed must be reported.
 
 use std::path::{Path, PathBuf};
 
@@ -21,15 +23,29 @@ struct Expect {
     hint: Option<String>,
 }
 
-fn expectation(path: &Path, text: &str) -> Expect {
-    let mut lines = text.lines();
-    let first = lines.next().unwrap_or_default();
-    let rest = first.strip_prefix("# expect: ").unwrap_or_else(|| {
-        panic!(
-            "{}: first line must be `# expect: [FILE:]LINE:COL FRAGMENT`",
-            path.display()
-        )
-    });
+fn expectations(path: &Path, text: &str) -> Vec<Expect> {
+    let mut want: Vec<Expect> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# expect: ") {
+            want.push(expectation(path, rest));
+        } else if let Some(h) = line.strip_prefix("# hint: ") {
+            let last = want
+                .last_mut()
+                .unwrap_or_else(|| panic!("{}: `# hint:` before any `# expect:`", path.display()));
+            last.hint = Some(h.to_string());
+        } else {
+            break;
+        }
+    }
+    assert!(
+        !want.is_empty(),
+        "{}: first line must be `# expect: [FILE:]LINE:COL FRAGMENT`",
+        path.display()
+    );
+    want
+}
+
+fn expectation(path: &Path, rest: &str) -> Expect {
     let (loc, message) = rest.split_once(' ').expect("location and fragment");
     let mut parts: Vec<&str> = loc.rsplitn(3, ':').collect();
     parts.reverse();
@@ -38,22 +54,18 @@ fn expectation(path: &Path, text: &str) -> Expect {
         [l, c] => (None, *l, *c),
         _ => panic!("{}: bad location {loc}", path.display()),
     };
-    let hint = lines
-        .next()
-        .and_then(|l| l.strip_prefix("# hint: "))
-        .map(str::to_string);
     Expect {
         file,
         line: line.parse().expect("line number"),
         column: column.parse().expect("column number"),
         message: message.to_string(),
-        hint,
+        hint: None,
     }
 }
 
 fn check(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let want = expectation(path, &text);
+    let want = expectations(path, &text);
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let errors = match iolab_experiment::load(path) {
         Ok(plan) => {
@@ -71,37 +83,43 @@ fn check(path: &Path) -> Result<(), String> {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let [e] = errors.as_slice() else {
+    if errors.len() != want.len() {
         return Err(format!(
-            "{name}: expected exactly one error, got {}:\n{}",
+            "{name}: expected exactly {} error{}, got {}:\n{}",
+            want.len(),
+            if want.len() == 1 { "" } else { "s" },
             errors.len(),
             all()
         ));
-    };
-    let want_file = match &want.file {
-        Some(f) => Path::new(DIR).join(f),
-        None => path.to_path_buf(),
-    };
-    let same_file = std::fs::canonicalize(&e.file).ok() == std::fs::canonicalize(&want_file).ok();
-    if !same_file || (e.line, e.column) != (want.line, want.column) {
-        return Err(format!(
-            "{name}: expected the error at {}:{}:{}, got\n{e}",
-            want_file.display(),
-            want.line,
-            want.column
-        ));
     }
-    if !e.message.contains(&want.message) {
-        return Err(format!(
-            "{name}: expected a message containing {:?}, got\n{e}",
-            want.message
-        ));
-    }
-    if let Some(h) = &want.hint {
-        if !e.hint.as_deref().unwrap_or_default().contains(h.as_str()) {
+    for (e, want) in errors.iter().zip(&want) {
+        let want_file = match &want.file {
+            Some(f) => Path::new(DIR).join(f),
+            None => path.to_path_buf(),
+        };
+        let same_file =
+            std::fs::canonicalize(&e.file).ok() == std::fs::canonicalize(&want_file).ok();
+        if !same_file || (e.line, e.column) != (want.line, want.column) {
             return Err(format!(
-                "{name}: expected a hint containing {h:?}, got\n{e}"
+                "{name}: expected an error at {}:{}:{}, got\n{e}\n(all errors:\n{})",
+                want_file.display(),
+                want.line,
+                want.column,
+                all()
             ));
+        }
+        if !e.message.contains(&want.message) {
+            return Err(format!(
+                "{name}: expected a message containing {:?}, got\n{e}",
+                want.message
+            ));
+        }
+        if let Some(h) = &want.hint {
+            if !e.hint.as_deref().unwrap_or_default().contains(h.as_str()) {
+                return Err(format!(
+                    "{name}: expected a hint containing {h:?}, got\n{e}"
+                ));
+            }
         }
     }
     Ok(())
@@ -118,7 +136,7 @@ fn files() -> Vec<PathBuf> {
 }
 
 #[test]
-fn every_bad_file_reports_its_one_error_where_it_says() {
+fn every_bad_file_reports_its_errors_where_it_says() {
     let files = files();
     assert!(files.len() >= 18, "only {} bad files", files.len());
     let failures: Vec<String> = files.iter().filter_map(|p| check(p).err()).collect();
@@ -142,6 +160,25 @@ fn a_missing_experiment_file_is_an_error_without_location() {
 }
 
 #[test]
+fn the_harness_itself_notices_a_missing_or_extra_error() {
+    let dir = std::env::temp_dir().join(format!("iolab-exp-harness-n-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let body =
+        "bogus = 1\n[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n[workload]\nmicro = {}\n";
+    // One error reported (the unknown key on line 3), two expected.
+    let two = dir.join("two.toml");
+    std::fs::write(
+        &two,
+        format!("# expect: 3:1 unknown top-level key\n# expect: 3:1 unknown\n{body}"),
+    )
+    .unwrap();
+    let r = check(&two);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let msg = r.unwrap_err();
+    assert!(msg.contains("expected exactly 2 errors, got 1"), "{msg}");
+}
+
+#[test]
 fn the_harness_itself_notices_a_wrong_location() {
     // Guards against a checker that accepts anything.
     let dir = std::env::temp_dir().join(format!("iolab-exp-harness-{}", std::process::id()));
@@ -155,5 +192,5 @@ fn the_harness_itself_notices_a_wrong_location() {
     let r = check(&f);
     std::fs::remove_dir_all(&dir).unwrap();
     let msg = r.unwrap_err();
-    assert!(msg.contains("expected the error at"), "{msg}");
+    assert!(msg.contains("expected an error at"), "{msg}");
 }

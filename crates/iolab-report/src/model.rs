@@ -27,6 +27,15 @@ pub const HEADLINE_METRICS: [(&str, &str); 4] = [
 /// Keeps a report of thousands of runs small and quick to open.
 pub const MAX_TIMELINE_RUNS: usize = 16;
 
+/// A trailing interval the run ended inside is drawn at its real rate (its bytes over the
+/// time it covered) only when it covers at least this fraction of the width, or is the run's
+/// only interval: a sliver of a few milliseconds holds a handful of completions and no rate.
+pub const MIN_PARTIAL_INTERVAL: f64 = 0.1;
+
+/// A trailing interval short of its width by at most width ÷ this is a full one (as in
+/// iolab-check): clock conversions round by nanoseconds.
+const FULL_INTERVAL_SLACK_DIVISOR: u64 = 1000;
+
 /// Monitor quantities the time series show.
 const MONITOR_METRICS: [&str; 6] = [
     "cpu.usr_pct",
@@ -242,7 +251,8 @@ pub struct RunTimeline {
     pub repetition: u32,
     pub status: RunStatus,
     pub elapsed_s: f64,
-    /// `(seconds since start, MiB/s)` per interval of the `io` series.
+    /// `(seconds since start, MiB/s)` per interval of the `io` series, at the interval's
+    /// end; see [`interval_rates`] for a trailing partial interval.
     pub mib_per_s: Vec<(f64, f64)>,
     /// `(seconds since start, %)`.
     pub cpu_usr_pct: Vec<(f64, f64)>,
@@ -256,13 +266,17 @@ pub struct RunTimeline {
 
 impl RunTimeline {
     fn from_details(d: &RunDetails) -> RunTimeline {
-        let mut mib = Vec::new();
-        if let Some(s) = d.series.iter().find(|s| s.name == "io") {
-            let w = s.width_ns.max(1) as f64 / 1e9;
-            for (i, b) in s.bytes.iter().enumerate() {
-                mib.push(((i as f64 + 1.0) * w, *b as f64 / w / 1_048_576.0));
-            }
-        }
+        let mib = d
+            .series
+            .iter()
+            .find(|s| s.name == "io")
+            .map(|s| {
+                interval_rates(s.width_ns, &s.bytes, d.run.elapsed_ns)
+                    .into_iter()
+                    .map(|(t, v)| (t, v / 1_048_576.0))
+                    .collect()
+            })
+            .unwrap_or_default();
         let pts = |name: &str| -> Vec<(f64, f64)> {
             d.monitor
                 .iter()
@@ -303,6 +317,37 @@ impl RunTimeline {
             lat_p99_ns,
         }
     }
+}
+
+/// `(seconds since start, per second)` for each interval of a series of `width_ns`-wide
+/// intervals (interval k covers [k·width, (k+1)·width) of a run of `elapsed_ns`), placed at
+/// the interval's end. Full intervals divide by the width. The last interval is partial when
+/// the run ended inside it (elapsed < count × width, less a thousandth of the width): it is
+/// divided by the time it covered, elapsed − (count − 1) × width, and placed at the run's
+/// end — so a run shorter than one interval shows one point at its real rate — unless it
+/// covers less than [`MIN_PARTIAL_INTERVAL`] of the width and is not the only interval; then
+/// it is left out. An unknown (0) or inconsistent elapsed time leaves every interval full.
+pub fn interval_rates(width_ns: u64, values: &[u64], elapsed_ns: u64) -> Vec<(f64, f64)> {
+    let w = width_ns.max(1);
+    let n = values.len() as u64;
+    let mut out = Vec::with_capacity(values.len());
+    for (k, &v) in (0u64..).zip(values) {
+        let start = k.saturating_mul(w);
+        let end = start.saturating_add(w);
+        let partial = k + 1 == n
+            && elapsed_ns > start
+            && elapsed_ns.saturating_add(w / FULL_INTERVAL_SLACK_DIVISOR) < end;
+        if !partial {
+            out.push((end as f64 / 1e9, v as f64 / (w as f64 / 1e9)));
+            continue;
+        }
+        let covered = elapsed_ns - start;
+        if n > 1 && (covered as f64) < MIN_PARTIAL_INTERVAL * w as f64 {
+            continue;
+        }
+        out.push((elapsed_ns as f64 / 1e9, v as f64 / (covered as f64 / 1e9)));
+    }
+    out
 }
 
 /// Reads everything the report of `experiment` needs: a few whole-experiment queries plus
@@ -525,6 +570,79 @@ mod tests {
         assert_eq!((one.mean, one.ci), (3.0, None));
         let none = MetricSummary::new("x", "", &[f64::NAN], &[RunId(1)]);
         assert!(none.mean.is_nan() && none.ci.is_none());
+    }
+
+    const MIB: u64 = 1 << 20;
+    const SEC: u64 = 1_000_000_000;
+
+    #[track_caller]
+    fn close(got: &[(f64, f64)], want: &[(f64, f64)]) {
+        assert_eq!(got.len(), want.len(), "{got:?} != {want:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g.0 - w.0).abs() < 1e-9 && (g.1 - w.1).abs() < 1e-6 * w.1.abs().max(1.0),
+                "{got:?} != {want:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_partial_last_interval_is_divided_by_the_time_it_covered() {
+        // 4.256 s in 1 s intervals: the last one covers 0.256 s.
+        let elapsed = 4_256_023_069;
+        let r = interval_rates(SEC, &[737, 729, 1464, 985, 181], elapsed);
+        let tail = 181.0 / 0.256_023_069;
+        close(
+            &r,
+            &[
+                (1.0, 737.0),
+                (2.0, 729.0),
+                (3.0, 1464.0),
+                (4.0, 985.0),
+                (elapsed as f64 / 1e9, tail),
+            ],
+        );
+        // Full intervals (or a hair short of full) divide by the width.
+        close(
+            &interval_rates(SEC, &[10, 20], 2 * SEC),
+            &[(1.0, 10.0), (2.0, 20.0)],
+        );
+        close(
+            &interval_rates(SEC, &[10, 20], 2 * SEC - 1000),
+            &[(1.0, 10.0), (2.0, 20.0)],
+        );
+    }
+
+    #[test]
+    fn a_run_shorter_than_one_interval_shows_its_real_rate() {
+        // The review's case: 1 MiB in 9 ms was drawn as 1.0 MiB/s; its headline is ~111 MiB/s.
+        let r = interval_rates(SEC, &[MIB], 9_000_000);
+        close(&r, &[(0.009, MIB as f64 / 0.009)]);
+        assert!((r[0].1 / MIB as f64 - 111.1).abs() < 0.1);
+    }
+
+    #[test]
+    fn a_sliver_after_full_intervals_is_left_out() {
+        // 3.002 s: the last interval covers 2 ms — one completion would read as 500×.
+        let r = interval_rates(SEC, &[100, 100, 100, 1], 3_002_000_000);
+        close(&r, &[(1.0, 100.0), (2.0, 100.0), (3.0, 100.0)]);
+        // A tenth of the width is drawn.
+        let r = interval_rates(SEC, &[100, 100, 10], 2_100_000_000);
+        close(&r, &[(1.0, 100.0), (2.0, 100.0), (2.1, 100.0)]);
+    }
+
+    #[test]
+    fn unknown_or_inconsistent_elapsed_leaves_intervals_full() {
+        close(
+            &interval_rates(SEC, &[10, 20], 0),
+            &[(1.0, 10.0), (2.0, 20.0)],
+        );
+        // Elapsed before the last interval's start: the data disagree, do not invent.
+        close(
+            &interval_rates(SEC, &[10, 20, 30], SEC),
+            &[(1.0, 10.0), (2.0, 20.0), (3.0, 30.0)],
+        );
+        assert!(interval_rates(0, &[], 5).is_empty());
     }
 
     #[test]

@@ -201,6 +201,36 @@ fn full_report_has_charts_outliers_and_escaped_labels() {
 }
 
 #[test]
+fn time_series_use_the_real_length_of_a_partial_interval() {
+    let (mut store, exp, c) = store_with(&["1 MiB write"]);
+    // Two runs of 1 MiB in ~9 ms (headline ~116 MiB/s), one 1 s interval each: drawn as a
+    // flat 1.0 MiB/s line when divided by the interval's width.
+    for (rep, elapsed) in [(0u32, 9_000_000u64), (1, 8_600_000)] {
+        let mut r = record(c[0], rep, RunStatus::Ok, 1000.0);
+        r.run.elapsed_ns = elapsed;
+        r.series[0] = Series {
+            name: "io".into(),
+            width_ns: 1_000_000_000,
+            ops: vec![256],
+            bytes: vec![1 << 20],
+        };
+        store.record_run(&r).unwrap();
+    }
+    let data = load(&store, exp).unwrap();
+    let t = &data.configs[0].timeline;
+    assert_eq!(t.len(), 2);
+    for (run, elapsed_s) in t.iter().zip([0.009, 0.0086]) {
+        assert_eq!(run.mib_per_s.len(), 1);
+        let (at, rate) = run.mib_per_s[0];
+        assert!((at - elapsed_s).abs() < 1e-12, "{at}");
+        assert!((rate - 1.0 / elapsed_s).abs() < 1e-9, "{rate} MiB/s");
+        assert!(rate > 100.0);
+    }
+    let (html, _, _) = render_all(&data);
+    assert_structure(&html);
+}
+
+#[test]
 fn cdf_is_monotone_and_ends_at_one() {
     let c = crate::html::cdf(&[(10, 1), (20, 2), (40, 1)]);
     assert_eq!(c, [(10.0, 0.25), (20.0, 0.75), (40.0, 1.0)]);

@@ -189,6 +189,65 @@ impl Error {
     }
 }
 
+/// Which part of a `key = value` entry a [`SpecError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// The value (for a table: the table as a whole).
+    Value,
+    /// The key: the name itself is the problem, e.g. a tunable this kernel does not have.
+    Key,
+}
+
+/// One mistake in a [`crate::SutSpec`], found before anything on the machine is changed
+/// ([`crate::SutSpec::validate_all`], [`crate::SutSpec::validate_here`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}{}", hint_suffix(hint))]
+pub struct SpecError {
+    /// Dotted path of the offending field (`target.size`, `tunables."vm.dirty_ratio"`).
+    pub field: String,
+    /// Whether the field's key or its value is wrong.
+    pub at: At,
+    /// What is wrong.
+    pub message: String,
+    /// What to do about it, when there is advice.
+    pub hint: Option<String>,
+}
+
+impl SpecError {
+    pub(crate) fn value(field: impl Into<String>, message: impl Into<String>) -> Self {
+        SpecError {
+            field: field.into(),
+            at: At::Value,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub(crate) fn key(field: impl Into<String>, message: impl Into<String>) -> Self {
+        SpecError {
+            at: At::Key,
+            ..SpecError::value(field, message)
+        }
+    }
+
+    pub(crate) fn hint(mut self, hint: Option<String>) -> Self {
+        self.hint = hint;
+        self
+    }
+}
+
+impl From<SpecError> for Error {
+    fn from(e: SpecError) -> Self {
+        Error::InvalidSpec {
+            message: match e.hint {
+                Some(h) => format!("{} ({h})", e.message),
+                None => e.message,
+            },
+            field: e.field,
+        }
+    }
+}
+
 /// Details of a failed mount(2).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot mount {source_} on {} as {fstype} with options {options:?}: {error}{}{}",

@@ -51,7 +51,7 @@ mod util;
 pub use blockdev::{DevInfo, DevT};
 pub use cache::{drop_caches, DropReport};
 pub use cgroup::CacheCgroup;
-pub use error::{Error, MountFailure, Refusal, Result};
+pub use error::{At, Error, MountFailure, Refusal, Result, SpecError};
 pub use fs::{availability, Availability, FsKind};
 pub use journal::{Entry, Journal, Record, DEFAULT_JOURNAL};
 pub use plan::{FsPlan, SutPlan, TunableSetting};

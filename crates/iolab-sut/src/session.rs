@@ -315,7 +315,7 @@ impl Tx<'_> {
             .name
             .resolve(dev)
             .map_err(|m| Error::spec(format!("tunables.{name:?}"), m))?;
-        let original = tunable::check_exists(&name, &path)?;
+        let original = tunable::check_exists(&t.name, &path)?;
         match tunable::dirty_pair(&path) {
             Some((bytes_path, ratio_path)) => {
                 let bytes = tunable::read(&bytes_path)?;
@@ -378,7 +378,7 @@ fn prepare_in(tx: &mut Tx<'_>, plan: &SutPlan) -> Result<Prepared> {
                 .name
                 .resolve(None)
                 .map_err(|m| Error::spec(format!("tunables.{name:?}"), m))?;
-            tunable::check_exists(&name, &path)?;
+            tunable::check_exists(&t.name, &path)?;
         }
     }
     if plan.cache_limit.is_some() {

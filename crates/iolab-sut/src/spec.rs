@@ -1,6 +1,7 @@
 //! The system under test as an experiment writes it (raw, serde): parsed here, validated into
-//! a [`SutPlan`] by [`SutSpec::validate`] without looking at the machine, and acted on by
-//! [`crate::Sut::prepare`].
+//! a [`SutPlan`] by [`SutSpec::validate`] / [`SutSpec::validate_all`] without looking at the
+//! machine (or by [`SutSpec::validate_here`], which also looks, read-only, at the tunables
+//! this machine has), and acted on by [`crate::Sut::prepare`].
 //!
 //! In TOML:
 //!
@@ -19,17 +20,18 @@
 //! force = false }`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::blockdev::DevInfo;
+use crate::error::{Error, Result, SpecError};
 use crate::fs::FsKind;
 use crate::mount::MountOptions;
 use crate::plan::{FsPlan, SutPlan, TunableSetting};
 use crate::size::parse_size;
 use crate::target::{BlockDevice, Directory, LoopImage, Target, Tmpfs, TmpfsSize};
-use crate::tunable::TunableName;
+use crate::tunable::{self, Found, TunableName};
 use crate::util;
 
 /// Smallest loop image accepted.
@@ -160,121 +162,282 @@ impl std::fmt::Display for TunableValue {
 }
 
 impl SutSpec {
-    /// Check everything that can be checked without the machine, and resolve to a plan.
+    /// Check everything that can be checked without the machine, and resolve to a plan; the
+    /// first mistake found (see [`SutSpec::validate_all`] for all of them).
     pub fn validate(&self) -> Result<SutPlan> {
-        let target = validate_target(&self.target)?;
-        let fs = self.fs.as_ref().map(validate_fs).transpose()?;
-        match (&target, &fs) {
-            (Target::Directory(_), Some(_)) => {
-                return Err(Error::spec(
+        self.validate_all().map_err(first)
+    }
+
+    /// Like [`SutSpec::validate`], with every independent mistake: a bad target size, a
+    /// filesystem too large for the image, a bad cache limit and each bad tunable are all
+    /// reported (never an empty list). A mistake that makes a later check meaningless skips
+    /// it: mount options are not judged for a directory target, which takes no filesystem.
+    pub fn validate_all(&self) -> Result<SutPlan, Vec<SpecError>> {
+        self.check(false)
+    }
+
+    /// Like [`SutSpec::validate_all`], plus what a read-only look at this machine shows about
+    /// the tunables: each must exist here (with the closest existing name as a hint), must be
+    /// readable back (so it can be restored), and a sysctl holding an integer must be given
+    /// one. Device tunables are looked up only when the device is known before the run (a
+    /// block_device target, or a directory on one); a loop image's device is not. Nothing is
+    /// changed.
+    pub fn validate_here(&self) -> Result<SutPlan, Vec<SpecError>> {
+        self.check(true)
+    }
+
+    fn check(&self, here: bool) -> Result<SutPlan, Vec<SpecError>> {
+        let mut errors = Vec::new();
+        let target = validate_target(&self.target, &mut errors);
+        let fs = match (&self.target, &self.fs) {
+            (_, None) => None,
+            (TargetSpec::Directory { .. }, Some(_)) => {
+                errors.push(SpecError::value(
                     "fs",
                     "a directory target uses the filesystem it is on; to test a given \
                      filesystem, use a loop_image target",
-                ))
-            }
-            (Target::Tmpfs(_), Some(f)) if f.kind != FsKind::Tmpfs => {
-                return Err(Error::spec(
-                    "fs.kind",
-                    format!("a tmpfs target is tmpfs, not {}", f.kind),
-                ))
-            }
-            (Target::Tmpfs(_), Some(f)) if !f.mkfs_options.is_empty() => {
-                return Err(Error::spec("fs.mkfs_options", "tmpfs has no mkfs"))
-            }
-            (Target::LoopImage(_) | Target::BlockDevice(_), None) => {
-                return Err(Error::spec(
-                    "fs",
-                    "this target needs a filesystem, e.g. fs = { kind = \"ext4\" }",
-                ))
-            }
-            (Target::LoopImage(_) | Target::BlockDevice(_), Some(f)) if f.kind == FsKind::Tmpfs => {
-                return Err(Error::spec(
-                    "fs.kind",
-                    "tmpfs lives in memory; use target = { kind = \"tmpfs\", size = ... }",
-                ))
-            }
-            _ => {}
-        }
-        if let (Target::LoopImage(l), Some(f)) = (&target, &fs) {
-            let min = f.kind.imp().min_size();
-            if l.size < min {
-                return Err(Error::spec(
-                    "target.size",
-                    format!(
-                        "{} needs at least {} MiB; make the image larger",
-                        f.kind,
-                        min.div_ceil(1 << 20)
-                    ),
                 ));
+                None
             }
+            (_, Some(f)) => validate_fs(f, &mut errors),
+        };
+        if let Some(target) = &target {
+            check_target_fs(target, self.fs.is_some(), fs.as_ref(), &mut errors);
         }
+        let tunes_device = self
+            .tunables
+            .keys()
+            .any(|n| TunableName::parse(n).is_ok_and(|t| t.needs_device()));
+        let device = if here && tunes_device {
+            known_device(&self.target)
+        } else {
+            KnownDevice::Unknown
+        };
         let mut tunables = Vec::new();
         for (name, value) in &self.tunables {
-            let field = format!("tunables.{name:?}");
-            let parsed = TunableName::parse(name).map_err(|m| Error::spec(&field, m))?;
-            let value = value.to_string();
-            if value.trim().is_empty() || value.contains('\n') {
-                return Err(Error::spec(field, "the value must be one non-empty line"));
-            }
-            if parsed.needs_device() && matches!(target, Target::Tmpfs(_)) {
-                return Err(Error::spec(
-                    field,
-                    "a tmpfs target has no block device to tune",
-                ));
-            }
-            tunables.push(TunableSetting {
-                name: parsed,
-                value: value.trim().to_owned(),
-            });
-        }
-        let cache_limit = match &self.cache_limit {
-            None => None,
-            Some(s) => {
-                let b = parse_size(s).map_err(|m| Error::spec("cache_limit", m))?;
-                if b < MIN_CACHE_LIMIT {
-                    return Err(Error::spec(
-                        "cache_limit",
-                        format!(
-                            "{s} is too small: the limit also counts the engine's own memory; \
-                             use at least {} MiB",
-                            MIN_CACHE_LIMIT >> 20
-                        ),
-                    ));
+            if let Some(t) = validate_tunable(name, value, target.as_ref(), &mut errors) {
+                if here {
+                    check_tunable_here(name, &t, &device, &mut errors);
                 }
-                Some(b)
+                tunables.push(t);
             }
-        };
-        Ok(SutPlan {
-            target,
-            fs,
-            tunables,
-            cache_limit,
-        })
+        }
+        let cache_limit = self.cache_limit.as_ref().and_then(|s| {
+            let checked = parse_size(s).and_then(|b| {
+                if b < MIN_CACHE_LIMIT {
+                    Err(format!(
+                        "{s} is too small: the limit also counts the engine's own memory; \
+                         use at least {} MiB",
+                        MIN_CACHE_LIMIT >> 20
+                    ))
+                } else {
+                    Ok(b)
+                }
+            });
+            checked
+                .map_err(|m| errors.push(SpecError::value("cache_limit", m)))
+                .ok()
+        });
+        match target {
+            Some(target) if errors.is_empty() => Ok(SutPlan {
+                target,
+                fs,
+                tunables,
+                cache_limit,
+            }),
+            _ => Err(errors),
+        }
     }
 }
 
-fn validate_target(t: &TargetSpec) -> Result<Target> {
-    Ok(match t {
+/// The first of a non-empty list of mistakes, as an [`Error`].
+fn first(errors: Vec<SpecError>) -> Error {
+    errors.into_iter().next().map_or_else(
+        || Error::spec("", "invalid specification (no reason recorded)"),
+        Error::from,
+    )
+}
+
+/// A target and its filesystem together: which targets take which filesystems, and whether a
+/// loop image is large enough for its filesystem.
+fn check_target_fs(
+    target: &Target,
+    fs_given: bool,
+    fs: Option<&FsPlan>,
+    errors: &mut Vec<SpecError>,
+) {
+    match (target, fs) {
+        (Target::Tmpfs(_), Some(f)) if f.kind != FsKind::Tmpfs => errors.push(SpecError::value(
+            "fs.kind",
+            format!("a tmpfs target is tmpfs, not {}", f.kind),
+        )),
+        (Target::Tmpfs(_), Some(f)) if !f.mkfs_options.is_empty() => {
+            errors.push(SpecError::value("fs.mkfs_options", "tmpfs has no mkfs"))
+        }
+        (Target::LoopImage(_) | Target::BlockDevice(_), None) if !fs_given => {
+            errors.push(SpecError::value(
+                "fs",
+                "this target needs a filesystem, e.g. fs = { kind = \"ext4\" }",
+            ))
+        }
+        (Target::LoopImage(_) | Target::BlockDevice(_), Some(f)) if f.kind == FsKind::Tmpfs => {
+            errors.push(SpecError::value(
+                "fs.kind",
+                "tmpfs lives in memory; use target = { kind = \"tmpfs\", size = ... }",
+            ))
+        }
+        (Target::LoopImage(l), Some(f)) => {
+            let min = f.kind.imp().min_size();
+            if l.size < min {
+                errors.push(
+                    SpecError::value(
+                        "target.size",
+                        format!("{} needs at least {} MiB", f.kind, min.div_ceil(1 << 20)),
+                    )
+                    .hint(Some("make the image larger".into())),
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One tunable as written: its name parsed and its value one line.
+fn validate_tunable(
+    name: &str,
+    value: &TunableValue,
+    target: Option<&Target>,
+    errors: &mut Vec<SpecError>,
+) -> Option<TunableSetting> {
+    let field = tunable_field(name);
+    let before = errors.len();
+    let parsed = TunableName::parse(name)
+        .map_err(|m| errors.push(SpecError::key(&field, m)))
+        .ok();
+    let value = value.to_string();
+    if value.trim().is_empty() || value.contains('\n') {
+        errors.push(SpecError::value(
+            &field,
+            "the value must be one non-empty line",
+        ));
+    }
+    if let (Some(n), Some(Target::Tmpfs(_))) = (&parsed, target) {
+        if n.needs_device() {
+            errors.push(SpecError::key(
+                &field,
+                "a tmpfs target has no block device to tune",
+            ));
+        }
+    }
+    match parsed {
+        Some(name) if errors.len() == before => Some(TunableSetting {
+            name,
+            value: value.trim().to_owned(),
+        }),
+        _ => None,
+    }
+}
+
+fn tunable_field(name: &str) -> String {
+    format!("tunables.{name:?}")
+}
+
+/// The block device of a target, as far as it can be known before the run.
+enum KnownDevice {
+    /// Found: device tunables are files of its queue.
+    Known(DevInfo),
+    /// The target certainly has none (a directory on tmpfs or overlayfs): device tunables
+    /// cannot work. The text says why.
+    None(String),
+    /// Not known until the run (a loop image), or not findable now (a missing device or
+    /// directory, reported elsewhere).
+    Unknown,
+}
+
+fn known_device(target: &TargetSpec) -> KnownDevice {
+    match target {
+        TargetSpec::BlockDevice { path, .. } => std::fs::canonicalize(path)
+            .and_then(|p| DevInfo::of_path(&p))
+            .map_or(KnownDevice::Unknown, KnownDevice::Known),
+        TargetSpec::Directory { path } if path.is_dir() => match DevInfo::of_file(path) {
+            Some(d) => KnownDevice::Known(d),
+            None => KnownDevice::None(format!(
+                "{} is on a filesystem without a block device (tmpfs, overlayfs, btrfs…)",
+                path.display()
+            )),
+        },
+        _ => KnownDevice::Unknown,
+    }
+}
+
+/// The read-only look at one tunable on this machine (see [`SutSpec::validate_here`]).
+fn check_tunable_here(
+    written: &str,
+    t: &TunableSetting,
+    device: &KnownDevice,
+    errors: &mut Vec<SpecError>,
+) {
+    let field = tunable_field(written);
+    let path = match (t.name.needs_device(), device) {
+        (false, _) => t.name.resolve(None),
+        (true, KnownDevice::Known(d)) => t.name.resolve(Some(d)),
+        (true, KnownDevice::None(why)) => {
+            errors.push(
+                SpecError::key(
+                    &field,
+                    format!("{} is a block-device setting, but {why}", t.name),
+                )
+                .hint(Some(
+                    "use a loop_image or block_device target to tune a device".into(),
+                )),
+            );
+            return;
+        }
+        (true, KnownDevice::Unknown) => return,
+    };
+    let path = match path {
+        Ok(p) => p,
+        Err(m) => return errors.push(SpecError::key(&field, m)),
+    };
+    match tunable::look_up(&t.name, &path) {
+        Err(u) => errors.push(
+            SpecError::key(&field, format!("{} ({})", u.message, path.display())).hint(u.hint),
+        ),
+        Ok(Found::Unreadable(_)) => {}
+        Ok(Found::Value(current)) => {
+            if let Err(u) = tunable::check_value(&t.name, &path, &current, &t.value) {
+                errors.push(SpecError::value(&field, u.message).hint(u.hint));
+            }
+        }
+    }
+}
+
+fn validate_target(t: &TargetSpec, errors: &mut Vec<SpecError>) -> Option<Target> {
+    let mut fail = |field: &str, message: String| {
+        errors.push(SpecError::value(field, message));
+    };
+    match t {
         TargetSpec::Directory { path } => {
-            util::utf8_path("target.path", path)?;
-            Target::Directory(Directory { path: path.clone() })
+            utf8(&mut fail, "target.path", path)?;
+            Some(Target::Directory(Directory { path: path.clone() }))
         }
         TargetSpec::Tmpfs { size } => {
             let size = match size.trim().strip_suffix('%') {
                 Some(p) => match p.trim().parse::<u8>() {
                     Ok(p) if (1..=100).contains(&p) => TmpfsSize::PercentOfRam(p),
                     _ => {
-                        return Err(Error::spec(
+                        fail(
                             "target.size",
                             format!("{size:?}: a percentage of RAM must be 1% to 100%"),
-                        ))
+                        );
+                        return None;
                     }
                 },
                 None => {
-                    TmpfsSize::Bytes(parse_size(size).map_err(|m| Error::spec("target.size", m))?)
+                    TmpfsSize::Bytes(parse_size(size).map_err(|m| fail("target.size", m)).ok()?)
                 }
             };
-            Target::Tmpfs(Tmpfs { size })
+            Some(Target::Tmpfs(Tmpfs { size }))
         }
         TargetSpec::LoopImage {
             size,
@@ -282,21 +445,25 @@ fn validate_target(t: &TargetSpec) -> Result<Target> {
             direct_io,
             preallocate,
         } => {
-            let size = parse_size(size).map_err(|m| Error::spec("target.size", m))?;
+            let dir_ok = match image_dir {
+                Some(d) => utf8(&mut fail, "target.image_dir", d).is_some(),
+                None => true,
+            };
+            let size = parse_size(size).map_err(|m| fail("target.size", m)).ok()?;
+            // Still a target when too small: the filesystem's own minimum is checked too.
             if size < MIN_IMAGE_SIZE {
-                return Err(Error::spec(
+                fail(
                     "target.size",
                     format!("a loop image must be at least {} MiB", MIN_IMAGE_SIZE >> 20),
-                ));
+                );
             }
-            if let Some(d) = image_dir {
-                util::utf8_path("target.image_dir", d)?;
-            }
-            Target::LoopImage(LoopImage {
-                size,
-                image_dir: image_dir.clone(),
-                direct_io: *direct_io,
-                preallocate: *preallocate,
+            dir_ok.then(|| {
+                Target::LoopImage(LoopImage {
+                    size,
+                    image_dir: image_dir.clone(),
+                    direct_io: *direct_io,
+                    preallocate: *preallocate,
+                })
             })
         }
         TargetSpec::BlockDevice {
@@ -305,28 +472,51 @@ fn validate_target(t: &TargetSpec) -> Result<Target> {
             force,
         } => {
             if !path.is_absolute() {
-                return Err(Error::spec(
+                fail(
                     "target.path",
-                    "a block device is named by its absolute path, e.g. /dev/sdb",
-                ));
+                    "a block device is named by its absolute path, e.g. /dev/sdb".into(),
+                );
+                return None;
             }
-            Target::BlockDevice(BlockDevice {
+            Some(Target::BlockDevice(BlockDevice {
                 path: path.clone(),
                 allow_destroy: *allow_destroy,
                 force: *force,
-            })
+            }))
         }
-    })
+    }
 }
 
-fn validate_fs(f: &FsSpec) -> Result<FsPlan> {
-    let kind: FsKind = f.kind.parse().map_err(|m| Error::spec("fs.kind", m))?;
-    let mount =
-        MountOptions::parse(&f.mount_options).map_err(|m| Error::spec("fs.mount_options", m))?;
-    kind.imp()
-        .check_mount_options(&mount)
-        .map_err(|m| Error::spec("fs.mount_options", m))?;
-    Ok(FsPlan {
+/// The path as UTF-8, or a mistake recorded for `field`.
+fn utf8(fail: &mut impl FnMut(&str, String), field: &str, p: &Path) -> Option<()> {
+    match util::utf8_path(field, p) {
+        Ok(_) => Some(()),
+        Err(Error::InvalidSpec { message, .. }) => {
+            fail(field, message);
+            None
+        }
+        Err(other) => {
+            fail(field, other.to_string());
+            None
+        }
+    }
+}
+
+fn validate_fs(f: &FsSpec, errors: &mut Vec<SpecError>) -> Option<FsPlan> {
+    let kind = f
+        .kind
+        .parse::<FsKind>()
+        .map_err(|m| errors.push(SpecError::value("fs.kind", m)));
+    let mount = MountOptions::parse(&f.mount_options)
+        .map_err(|m| errors.push(SpecError::value("fs.mount_options", m)));
+    let (Ok(kind), Ok(mount)) = (kind, mount) else {
+        return None;
+    };
+    if let Err(m) = kind.imp().check_mount_options(&mount) {
+        errors.push(SpecError::value("fs.mount_options", m));
+        return None;
+    }
+    Some(FsPlan {
         kind,
         mkfs_options: f.mkfs_options.to_args(),
         mount,
@@ -336,6 +526,7 @@ fn validate_fs(f: &FsSpec) -> Result<FsPlan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::At;
 
     fn spec(json: &str) -> SutSpec {
         serde_json::from_str(json).unwrap()
@@ -408,6 +599,185 @@ mod tests {
             err(r#"{"target":{"kind":"loop_image","size":"1G"},"fs":{"kind":"ext5"}}"#)
                 .contains("did you mean \"ext4\"")
         );
+    }
+
+    /// `(field, at, message)` of every mistake, in the order found.
+    fn all(json: &str, here: bool) -> Vec<(String, At, String)> {
+        let s = spec(json);
+        let r = if here {
+            s.validate_here()
+        } else {
+            s.validate_all()
+        };
+        r.unwrap_err()
+            .into_iter()
+            .map(|e| (e.field, e.at, e.message))
+            .collect()
+    }
+
+    #[test]
+    fn independent_mistakes_are_all_reported() {
+        let e = all(
+            r#"{"target":{"kind":"loop_image","size":"8m"},"fs":{"kind":"xfs"},
+                "cache_limit":"1m","tunables":{"vm..x":1,"vm.dirty_ratio":""}}"#,
+            false,
+        );
+        let fields: Vec<(&str, At)> = e.iter().map(|(f, a, _)| (f.as_str(), *a)).collect();
+        assert_eq!(
+            fields,
+            [
+                ("target.size", At::Value),
+                ("target.size", At::Value),
+                ("tunables.\"vm..x\"", At::Key),
+                ("tunables.\"vm.dirty_ratio\"", At::Value),
+                ("cache_limit", At::Value),
+            ],
+            "{e:?}"
+        );
+        assert!(
+            e[0].2.contains("a loop image must be at least 16 MiB"),
+            "{e:?}"
+        );
+        assert!(e[1].2.contains("xfs needs at least 300 MiB"), "{e:?}");
+        assert!(e[4].2.contains("too small"), "{e:?}");
+        // validate() gives the first of them.
+        let first = spec(r#"{"target":{"kind":"loop_image","size":"8m"},"fs":{"kind":"xfs"}}"#)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(first.contains("16 MiB"), "{first}");
+    }
+
+    #[test]
+    fn a_tunable_can_have_a_bad_name_and_a_bad_value() {
+        let e = all(
+            r#"{"target":{"kind":"tmpfs","size":"1G"},"tunables":{"queue/../x":" "}}"#,
+            false,
+        );
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert_eq!((e[0].1, e[1].1), (At::Key, At::Value), "{e:?}");
+    }
+
+    #[test]
+    fn mistakes_that_make_later_checks_meaningless_are_not_repeated() {
+        // A directory takes no filesystem: its mount options are not judged as well.
+        let e = all(
+            r#"{"target":{"kind":"directory","path":"/x"},
+                "fs":{"kind":"ext4","mount_options":"data=fast"}}"#,
+            false,
+        );
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].0, "fs");
+        // A bad filesystem is not also missing.
+        let e = all(
+            r#"{"target":{"kind":"loop_image","size":"1G"},"fs":{"kind":"ext5"}}"#,
+            false,
+        );
+        assert_eq!(e.len(), 1, "{e:?}");
+        // An unreadable size has no minimum to miss.
+        let e = all(
+            r#"{"target":{"kind":"loop_image","size":"big"},"fs":{"kind":"xfs"}}"#,
+            false,
+        );
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].2.contains("not a size"), "{e:?}");
+    }
+
+    #[test]
+    fn validate_here_looks_up_the_tunables_on_this_machine() {
+        if !Path::new("/proc/sys/vm/dirty_ratio").is_file() {
+            eprintln!("SKIP validate_here_looks_up_the_tunables_on_this_machine: no /proc/sys");
+            return;
+        }
+        let json = r#"{"target":{"kind":"tmpfs","size":"1G"},
+            "tunables":{"vm.nonexistent":3,"vm.dirty_ratio":"abc","vm.dirty_ratoi":5}}"#;
+        // Without looking, all three are fine.
+        assert!(spec(json).validate_all().is_ok());
+        let e = spec(json).validate_here().unwrap_err();
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert_eq!(e[0].field, "tunables.\"vm.dirty_ratio\"");
+        assert_eq!(e[0].at, At::Value);
+        assert!(e[0].message.contains("takes an integer"), "{e:?}");
+        assert_eq!(e[1].field, "tunables.\"vm.dirty_ratoi\"");
+        assert_eq!(e[1].at, At::Key);
+        assert!(
+            e[1].message.starts_with("no such tunable on this kernel"),
+            "{e:?}"
+        );
+        assert_eq!(
+            e[1].hint.as_deref(),
+            Some("did you mean \"vm.dirty_ratio\"?")
+        );
+        assert_eq!(e[2].field, "tunables.\"vm.nonexistent\"");
+        assert!(
+            e[2].message
+                .contains("no such tunable on this kernel (/proc/sys/vm/nonexistent)"),
+            "{e:?}"
+        );
+        // Good names and values pass, also as absolute paths.
+        let ok = spec(
+            r#"{"target":{"kind":"tmpfs","size":"1G"},
+                "tunables":{"vm.dirty_ratio":20,"/proc/sys/vm/dirty_background_ratio":"10"}}"#,
+        );
+        assert!(ok.validate_here().is_ok());
+    }
+
+    #[test]
+    fn validate_here_skips_device_tunables_of_a_device_not_known_yet() {
+        let s = spec(
+            r#"{"target":{"kind":"loop_image","size":"64M"},"fs":{"kind":"ext4"},
+                "tunables":{"queue/no_such_attribute":"1"}}"#,
+        );
+        assert!(s.validate_here().is_ok());
+    }
+
+    #[test]
+    fn validate_here_looks_up_device_tunables_of_a_named_block_device() {
+        // Any block device of this machine: only looked at, never used.
+        let dev = std::fs::read_dir("/sys/block").ok().and_then(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| Path::new("/dev").join(e.file_name()))
+                .find(|p| DevInfo::of_path(p).is_ok())
+        });
+        let Some(dev) = dev else {
+            eprintln!("SKIP validate_here_looks_up_device_tunables_of_a_named_block_device: none");
+            return;
+        };
+        let json = |tunable: &str| {
+            format!(
+                r#"{{"target":{{"kind":"block_device","path":"{}"}},"fs":{{"kind":"ext4"}},
+                    "tunables":{{"{tunable}":"1"}}}}"#,
+                dev.display()
+            )
+        };
+        assert!(spec(&json("queue/read_ahead_kb")).validate_here().is_ok());
+        let e = spec(&json("queue/read_ahead_kbb"))
+            .validate_here()
+            .unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].at, At::Key);
+        assert!(e[0].message.starts_with("no such tunable"), "{e:?}");
+        assert_eq!(
+            e[0].hint.as_deref(),
+            Some("did you mean \"queue/read_ahead_kb\"?")
+        );
+    }
+
+    #[test]
+    fn validate_here_finds_a_directory_without_a_block_device() {
+        // /dev is a devtmpfs: no block device under it.
+        if DevInfo::of_file(Path::new("/dev")).is_some() {
+            eprintln!("SKIP validate_here_finds_a_directory_without_a_block_device: /dev has one");
+            return;
+        }
+        let e = spec(
+            r#"{"target":{"kind":"directory","path":"/dev"},"tunables":{"queue/scheduler":"none"}}"#,
+        )
+        .validate_here()
+        .unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].at, At::Key);
+        assert!(e[0].message.contains("without a block device"), "{e:?}");
     }
 
     #[test]

@@ -201,36 +201,232 @@ fn choices(path: &Path) -> Option<String> {
         .then(|| t.replace(['[', ']'], "").trim().to_owned())
 }
 
-/// Check that a tunable file exists and can be read, with a "did you mean" for typos.
-pub(crate) fn check_exists(name: &str, path: &Path) -> Result<String> {
+/// A tunable's file as a read-only look finds it ([`look_up`]).
+#[derive(Debug)]
+pub enum Found {
+    /// It exists; its current value, as it would be written back.
+    Value(String),
+    /// It exists but this process cannot read it (a root-only file, and not root): only the
+    /// run itself can tell more.
+    Unreadable(std::io::Error),
+}
+
+/// Why a tunable cannot be used on this machine (whatever its value), and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unusable {
+    /// What is wrong (without the file's path, which callers show their own way).
+    pub message: String,
+    /// Advice: a close name that exists ("did you mean …?"), or where to look.
+    pub hint: Option<String>,
+}
+
+impl Unusable {
+    fn error(self, name: &TunableName, path: &Path) -> Error {
+        Error::Tunable {
+            name: name.to_string(),
+            path: path.to_owned(),
+            problem: match self.hint {
+                Some(h) => format!("{}; {h}", self.message),
+                None => self.message,
+            },
+        }
+    }
+}
+
+/// Read-only: does `path`, the file `name` resolves to, exist as a tunable iolab can set and
+/// restore? A missing one comes with the closest name this machine has, in the form written
+/// (`vm.dirty_ratio`, `queue/scheduler`, or a path).
+pub fn look_up(name: &TunableName, path: &Path) -> Result<Found, Unusable> {
     match util::read_trimmed(path) {
-        Ok(t) => Ok(current_value(&t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let suggestion = path.parent().and_then(|dir| {
-                let siblings: Vec<String> = std::fs::read_dir(dir)
-                    .ok()?
-                    .filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect();
-                let file = path.file_name()?.to_str()?;
-                util::closest(file, siblings.iter().map(String::as_str)).map(str::to_owned)
-            });
-            Err(Error::Tunable {
-                name: name.to_owned(),
-                path: path.to_owned(),
-                problem: match suggestion {
-                    Some(s) => format!("no such tunable; did you mean {s:?}?"),
-                    None => "no such tunable on this kernel".into(),
-                },
+        Ok(t) => Ok(Found::Value(current_value(&t))),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.raw_os_error() == Some(libc::ENOTDIR) =>
+        {
+            Err(Unusable {
+                message: "no such tunable on this kernel".into(),
+                hint: Some(match closest_name(name, path) {
+                    Some(c) => format!("did you mean {c:?}?"),
+                    None => match name {
+                        TunableName::Sysctl(_) => {
+                            "`sysctl -a` lists the tunables this kernel has".into()
+                        }
+                        _ => match path.ancestors().skip(1).find(|d| d.is_dir()) {
+                            Some(d) => format!("`ls {}` lists what is there", d.display()),
+                            None => "check the name".into(),
+                        },
+                    },
+                }),
             })
         }
-        Err(e) => Err(Error::Tunable {
-            name: name.to_owned(),
+        Err(e) if e.raw_os_error() == Some(libc::EISDIR) => Err(Unusable {
+            message: "this is a directory of tunables, not one tunable".into(),
+            hint: example_in(name, path).map(|x| format!("name one of its files, e.g. {x:?}")),
+        }),
+        Err(_) if write_only(path) => Err(Unusable {
+            message: "this file can be written but not read back: it is an action, not a \
+                      setting, and iolab only changes what it can restore"
+                .into(),
+            hint: None,
+        }),
+        Err(e) => Ok(Found::Unreadable(e)),
+    }
+}
+
+/// Read-only: would the kernel take `value` for the /proc/sys file `path` whose value is
+/// `current` now, as written? A sysctl that holds a decimal integer (or several, separated
+/// by white space) takes only the same shape; other files are not judged (their values are
+/// names, lists or sizes the kernel parses its own way).
+pub fn check_value(
+    name: &TunableName,
+    path: &Path,
+    current: &str,
+    value: &str,
+) -> Result<(), Unusable> {
+    if !path.starts_with("/proc/sys") || takes_masks_or_lists(path) {
+        return Ok(());
+    }
+    let now: Vec<&str> = current.split_whitespace().collect();
+    if now.is_empty() || !now.iter().all(|w| is_decimal(w)) {
+        return Ok(());
+    }
+    let new: Vec<&str> = value.split_whitespace().collect();
+    if new.len() == now.len() && new.iter().all(|w| is_decimal(w)) {
+        return Ok(());
+    }
+    Err(if now.len() == 1 {
+        Unusable {
+            message: format!("{name} takes an integer (it is {current} now), not {value:?}"),
+            hint: Some(format!("write a whole number in decimal, e.g. {current}")),
+        }
+    } else {
+        Unusable {
+            message: format!(
+                "{name} takes {} integers separated by spaces (it is {current:?} now), not \
+                 {value:?}",
+                now.len()
+            ),
+            hint: Some(format!("write all {} numbers, e.g. {current:?}", now.len())),
+        }
+    })
+}
+
+/// `-12`, `300`: what /proc/sys prints for integers (and what it keeps as written).
+fn is_decimal(w: &str) -> bool {
+    let digits = w.strip_prefix('-').unwrap_or(w);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Sysctls that print `0` but take hexadecimal CPU masks or range lists
+/// (`net.core.rps_default_mask`, `kernel.watchdog_cpumask`, `net.ipv4.ip_local_reserved_ports`).
+fn takes_masks_or_lists(path: &Path) -> bool {
+    let file = path
+        .file_name()
+        .and_then(|f| f.to_str())
+        .unwrap_or_default();
+    file.contains("mask") || file.contains("bitmap") || file.ends_with("_ports")
+}
+
+/// Whether `path` exists with no read permission for anyone (vm.compact_memory): even root
+/// cannot read such a /proc/sys file.
+fn write_only(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o444 == 0)
+}
+
+/// How `name` names its path, split: the directory the name starts from and the components
+/// written, joined back by [`render`].
+fn split_name(name: &TunableName, path: &Path) -> (PathBuf, Vec<String>) {
+    match name {
+        TunableName::Sysctl(s) => (
+            "/proc/sys".into(),
+            s.split('.').map(str::to_owned).collect(),
+        ),
+        TunableName::Device(rel) => {
+            let mut root = path.to_path_buf();
+            for _ in rel.components() {
+                root.pop();
+            }
+            (root, components(rel))
+        }
+        TunableName::Path(p) => ("/".into(), components(p)),
+    }
+}
+
+fn components(p: &Path) -> Vec<String> {
+    p.components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The components as the name was written: dotted, relative, or absolute.
+fn render(name: &TunableName, parts: &[String]) -> String {
+    match name {
+        TunableName::Sysctl(_) => parts.join("."),
+        TunableName::Device(_) => parts.join("/"),
+        TunableName::Path(_) => format!("/{}", parts.join("/")),
+    }
+}
+
+/// The entries of `dir` a name of `name`'s kind can spell (a sysctl name cannot hold a dot).
+fn entries(name: &TunableName, dir: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !(matches!(name, TunableName::Sysctl(_)) && n.contains('.')))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The existing tunable closest to a missing one: each component that does not exist is
+/// replaced by the closest entry of its directory (`vm.dirty_ratoi` → `vm.dirty_ratio`,
+/// `vmm.swappiness` → `vm.swappiness`); `None` unless that leads to a file.
+fn closest_name(name: &TunableName, path: &Path) -> Option<String> {
+    let (mut cur, parts) = split_name(name, path);
+    let mut fixed = Vec::with_capacity(parts.len());
+    for part in parts {
+        let next = if cur.join(&part).exists() {
+            part
+        } else {
+            let names = entries(name, &cur);
+            util::closest(&part, names.iter().map(String::as_str))?.to_owned()
+        };
+        cur.push(&next);
+        fixed.push(next);
+    }
+    cur.is_file().then(|| render(name, &fixed))
+}
+
+/// A tunable in the directory `path`, named as `name` is written, for a hint.
+fn example_in(name: &TunableName, path: &Path) -> Option<String> {
+    let file = entries(name, path)
+        .into_iter()
+        .find(|n| path.join(n).is_file() && !write_only(&path.join(n)))?;
+    let (_, mut parts) = split_name(name, path);
+    parts.push(file);
+    Some(render(name, &parts))
+}
+
+/// Check that a tunable file exists and can be read, with a "did you mean" for typos; its
+/// current value.
+pub(crate) fn check_exists(name: &TunableName, path: &Path) -> Result<String> {
+    match look_up(name, path) {
+        Ok(Found::Value(v)) => Ok(v),
+        Ok(Found::Unreadable(e)) => Err(Error::Tunable {
+            name: name.to_string(),
             path: path.to_owned(),
             problem: format!(
                 "cannot read its current value ({e}); iolab only changes what it can restore"
             ),
         }),
+        Err(u) => Err(u.error(name, path)),
     }
 }
 
@@ -303,6 +499,123 @@ mod tests {
             "4096 131072 6291456"
         );
         assert_eq!(current_value("mq-deadline"), "mq-deadline");
+    }
+
+    fn sysctl(name: &str) -> (TunableName, PathBuf) {
+        let t = TunableName::parse(name).unwrap();
+        let p = t.resolve(None).unwrap();
+        (t, p)
+    }
+
+    #[test]
+    fn integer_sysctls_take_integers_of_the_same_shape() {
+        let (t, p) = sysctl("vm.dirty_ratio");
+        assert!(check_value(&t, &p, "20", "10").is_ok());
+        assert!(check_value(&t, &p, "20", "-1").is_ok());
+        let e = check_value(&t, &p, "20", "abc").unwrap_err();
+        assert_eq!(
+            e.message,
+            "vm.dirty_ratio takes an integer (it is 20 now), not \"abc\""
+        );
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("write a whole number in decimal, e.g. 20")
+        );
+        for bad in ["1.5", "0x10", "+3", "10 20", "-"] {
+            assert!(check_value(&t, &p, "20", bad).is_err(), "{bad}");
+        }
+        let (t, p) = sysctl("net.ipv4.tcp_rmem");
+        let now = "4096 131072 6291456";
+        assert!(check_value(&t, &p, now, "4096 87380 6291456").is_ok());
+        let e = check_value(&t, &p, now, "4096 87380").unwrap_err();
+        assert!(e.message.contains("takes 3 integers"), "{e:?}");
+        assert!(e.hint.unwrap().contains("all 3 numbers"));
+    }
+
+    #[test]
+    fn other_values_are_left_to_the_kernel() {
+        // Text now, or not a /proc/sys file, or a mask that prints as a plain 0.
+        let (t, p) = sysctl("kernel.core_pattern");
+        assert!(check_value(&t, &p, "core", "|/bin/x %p").is_ok());
+        let t = TunableName::parse("queue/read_ahead_kb").unwrap();
+        let p = t.resolve(Some(&dev("sda"))).unwrap();
+        assert!(check_value(&t, &p, "128", "lots").is_ok());
+        let t = TunableName::parse("/sys/fs/cgroup/x/memory.max").unwrap();
+        assert!(check_value(&t, Path::new("/sys/fs/cgroup/x/memory.max"), "0", "1G").is_ok());
+        for mask in [
+            "net.core.rps_default_mask",
+            "kernel.watchdog_cpumask",
+            "net.core.flow_limit_cpu_bitmap",
+            "net.ipv4.ip_local_reserved_ports",
+        ] {
+            let (t, p) = sysctl(mask);
+            assert!(check_value(&t, &p, "0", "ff").is_ok(), "{mask}");
+        }
+    }
+
+    #[test]
+    fn look_up_finds_what_this_kernel_has() {
+        if !Path::new("/proc/sys/vm/dirty_ratio").is_file() {
+            eprintln!("SKIP look_up_finds_what_this_kernel_has: no /proc/sys");
+            return;
+        }
+        let (t, p) = sysctl("vm.dirty_ratio");
+        assert!(matches!(look_up(&t, &p), Ok(Found::Value(v)) if is_decimal(&v)));
+        // A typo in any component is corrected, in the form written.
+        let hint = |name: &str| {
+            let t = TunableName::parse(name).unwrap();
+            let p = t.resolve(None).unwrap();
+            look_up(&t, &p).unwrap_err().hint.unwrap()
+        };
+        assert_eq!(hint("vm.dirty_ratoi"), "did you mean \"vm.dirty_ratio\"?");
+        assert_eq!(hint("vmm.dirty_ratio"), "did you mean \"vm.dirty_ratio\"?");
+        assert_eq!(
+            hint("/proc/sys/vm/dirty_ratoi"),
+            "did you mean \"/proc/sys/vm/dirty_ratio\"?"
+        );
+        assert_eq!(
+            hint("vm.zzzzzzzzzzzzzzzzzzzz"),
+            "`sysctl -a` lists the tunables this kernel has"
+        );
+        assert_eq!(
+            hint("/proc/sys/vm/zzzzzzzzzzzzzzzzzzzz"),
+            "`ls /proc/sys/vm` lists what is there"
+        );
+        // Below a file.
+        let (t, p) = sysctl("vm.dirty_ratio.x");
+        let e = look_up(&t, &p).unwrap_err();
+        assert_eq!(e.message, "no such tunable on this kernel");
+        // A directory names no one tunable; the hint names one inside.
+        let (t, p) = sysctl("net.ipv4");
+        if p.is_dir() {
+            let e = look_up(&t, &p).unwrap_err();
+            assert!(e.message.contains("directory"), "{e:?}");
+            assert!(
+                e.hint.unwrap().contains("\"net.ipv4."),
+                "name one of its files"
+            );
+        }
+        // Write-only files cannot be restored.
+        let (t, p) = sysctl("vm.compact_memory");
+        if p.exists() {
+            let e = look_up(&t, &p).unwrap_err();
+            assert!(e.message.contains("not read back"), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn check_exists_says_no_such_tunable_with_the_full_name() {
+        if !Path::new("/proc/sys/vm/dirty_ratio").is_file() {
+            eprintln!("SKIP check_exists_says_no_such_tunable_with_the_full_name: no /proc/sys");
+            return;
+        }
+        let (t, p) = sysctl("vm.dirty_ratoi");
+        let e = check_exists(&t, &p).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "tunable vm.dirty_ratoi (/proc/sys/vm/dirty_ratoi): no such tunable on this kernel; \
+             did you mean \"vm.dirty_ratio\"?"
+        );
     }
 
     #[test]

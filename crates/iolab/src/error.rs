@@ -52,9 +52,9 @@ impl CliError {
     }
 
     pub fn print(&self) {
-        eprintln!("iolab: error: {}", self.message);
+        say!("iolab: error: {}", self.message);
         if let Some(h) = &self.hint {
-            eprintln!("  hint: {h}");
+            say!("  hint: {h}");
         }
     }
 }

@@ -1,6 +1,28 @@
 //! The `iolab` command: parses the command line, runs the command, prints, and maps errors to
 //! documented exit codes (0 ok, 1 run failed, 2 bad input or usage).
 
+/// `eprintln!` without its panic. stderr may be a pipe whose reader has gone
+/// (`iolab run X.toml 2>&1 | tee log`, then Ctrl-C): a lost message must not abort a run
+/// half-way, skip the clean-up and leave the experiment marked running.
+macro_rules! say {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr());
+    }};
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// [`say!`] without the newline (`eprint!` without its panic).
+macro_rules! say_inline {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod cmd;
 mod error;
@@ -19,7 +41,7 @@ fn main() -> ExitCode {
     let cancel = match signals::install() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("iolab: error: cannot install signal handlers: {e}");
+            say!("iolab: error: cannot install signal handlers: {e}");
             return ExitCode::from(error::EXIT_FAILED);
         }
     };

@@ -24,7 +24,7 @@ impl StatusLine {
     /// Replaces the line's text.
     pub fn show(&mut self, text: Arguments<'_>) {
         if self.enabled {
-            eprint!("\r\x1b[K{text}");
+            say_inline!("\r\x1b[K{text}");
             self.shown = true;
         }
     }
@@ -32,7 +32,7 @@ impl StatusLine {
     /// Erases the line.
     pub fn clear(&mut self) {
         if self.shown {
-            eprint!("\r\x1b[K");
+            say_inline!("\r\x1b[K");
             self.shown = false;
         }
     }
@@ -40,7 +40,7 @@ impl StatusLine {
     /// Leaves the line as it is and moves to the next one.
     pub fn keep(&mut self) {
         if self.shown {
-            eprintln!();
+            say!();
             self.shown = false;
         }
     }

@@ -546,7 +546,14 @@ drop_caches = false
         "{ok_before:?}"
     );
 
-    let o = s.run(&["run", f.to_str().unwrap(), "--resume"]);
+    // Started by absolute path, resumed by a relative one from another directory: the same
+    // file all the same.
+    let o = s
+        .cmd()
+        .current_dir(s.path())
+        .args(["run", "./resume.toml", "--resume"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("resuming experiment"), "{}", stderr(&o));
     let after = s.show();
@@ -613,4 +620,81 @@ drop_caches = false
     assert_eq!(shown["runs"].as_array().unwrap().len(), 1);
     let note = shown["configs"][0]["outcome"]["note"].as_str().unwrap();
     assert!(note.contains("time budget"), "{note}");
+}
+
+/// stderr may be a pipe whose reader goes away (`iolab run X.toml 2>&1 | head`): the run must
+/// go on to the end and be stored as done, not die half-way on a failed progress message.
+#[test]
+fn a_closed_stderr_does_not_stop_an_experiment() {
+    let s = Scratch::new();
+    let f = s.write(
+        "quiet.toml",
+        &format!(
+            r#"
+[factors]
+bs = ["4k", "8k"]
+[sut]
+target = {{ kind = "directory", path = "{}" }}
+[workload]
+micro = {{ access = "write", bs = "${{bs}}", size = "4m", engine = "null" }}
+[repetitions]
+min = 2
+max = 2
+[procedure]
+drop_caches = false
+"#,
+            s.path().display()
+        ),
+    );
+    let mut child = s
+        .cmd()
+        .args(["run", f.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take()); // the reader is gone before the first line
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let shown = s.show();
+    assert_eq!(shown["experiment"]["status"], "done");
+    assert_eq!(shown["runs"].as_array().unwrap().len(), 4);
+}
+
+/// `-o` naming the results database is refused before anything is written.
+#[test]
+fn outputs_never_overwrite_the_results_database() {
+    let s = Scratch::new();
+    let f = s.write(
+        "one.toml",
+        &format!(
+            "[sut]\ntarget = {{ kind = \"directory\", path = \"{}\" }}\n[workload]\nmicro = {{ access = \"write\", size = \"4m\", engine = \"null\" }}\n[repetitions]\nmin = 2\nmax = 2\n[procedure]\ndrop_caches = false\n",
+            s.path().display()
+        ),
+    );
+    assert!(s.run(&["run", f.to_str().unwrap()]).status.success());
+    let db = s.db();
+    let before = std::fs::read(&db).unwrap();
+    for args in [
+        vec!["export", "-o", db.to_str().unwrap()],
+        vec!["report", "-o", db.to_str().unwrap(), "--format", "json"],
+    ] {
+        let o = s.run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("is the results database"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(s.show()["runs"].as_array().unwrap().len(), 2);
+    // A missing directory is bad input too, and leaves no temporary file.
+    let o = s.run(&[
+        "report",
+        "-o",
+        s.path().join("no/such/r.html").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
 }

@@ -11,7 +11,7 @@
 //! each block cold: a dataset the cache can hold is served from memory from then on (re-reads,
 //! `loops`, random reads over a timed run), and the number measures the page cache.
 
-use crate::format::{bytes, ratio};
+use crate::format::{bytes, ratio, size_value};
 use crate::{Check, Finding, RunFacts, Severity, WorkloadKind};
 use serde_json::json;
 
@@ -58,24 +58,29 @@ impl Check for CacheFit {
             "MemTotal"
         };
         let times = ratio(dataset, cache).unwrap_or(f64::INFINITY);
+        // Values for the experiment file are written as its size parser accepts them (a
+        // whole number with K/M/G/T), rounded so that they pass the rule: exactly 3× fires,
+        // so the dataset must exceed `needed` and the cap must stay below dataset ÷ 3.
         let grow = match f.workload {
-            Some(WorkloadKind::Micro) => format!("raise `size` to at least {}", bytes(needed)),
+            Some(WorkloadKind::Micro) => format!(
+                "raise `size` above {} (`size = \"{}\"`)",
+                bytes(needed),
+                size_value(needed.saturating_add(1), true)
+            ),
             Some(WorkloadKind::Wml) => format!(
-                "grow the filesets to at least {} (`size_scale`, or the filesets' `entries` \
-                 and `filesize`)",
+                "grow the filesets beyond {} (`size_scale`, or the filesets' `entries` and \
+                 `filesize`)",
                 bytes(needed)
             ),
-            None => format!("make the dataset at least {}", bytes(needed)),
+            None => format!("make the dataset larger than {}", bytes(needed)),
         };
-        let cap = dataset / MIN_DATASET_TO_CACHE;
-        let cap_hint = if cap >= MIN_CACHE_LIMIT {
-            format!(
-                ", or cap the page cache with `sut.cache_limit = \"{}\"`",
-                bytes(cap)
-            )
-        } else {
-            String::new()
-        };
+        // The largest cap under which the dataset is more than 3× the cache, rounded down.
+        let cap = dataset.saturating_sub(1) / MIN_DATASET_TO_CACHE;
+        let cap_value = (cap >= MIN_CACHE_LIMIT).then(|| size_value(cap, false));
+        let cap_hint = cap_value
+            .as_ref()
+            .map(|v| format!(", or cap the page cache with `sut.cache_limit = \"{v}\"` (or less)"))
+            .unwrap_or_default();
         Some(Finding {
             id: ID,
             severity: Severity::Warning,
@@ -87,6 +92,7 @@ impl Check for CacheFit {
                 "dataset_to_cache": times,
                 "min_dataset_to_cache": MIN_DATASET_TO_CACHE,
                 "min_dataset_bytes": needed,
+                "suggested_cache_limit": cap_value,
             }),
             explanation: format!(
                 "The dataset ({}) is {times:.2}× the memory that could cache it ({}, {which}); \
@@ -120,8 +126,61 @@ mod tests {
         assert_eq!(ev(&x, "min_dataset_bytes"), 24 * GIB);
         close(ev_f64(&x, "dataset_to_cache"), 0.25);
         assert!(x.explanation.contains("2.0 GiB") && x.explanation.contains("MemTotal"));
-        assert!(x.fix.contains("`size` to at least 24.0 GiB"));
-        assert!(x.fix.contains("cache_limit = \"682.7 MiB\""));
+        assert!(
+            x.fix
+                .contains("`size` above 24.0 GiB (`size = \"24577M\"`)"),
+            "{}",
+            x.fix
+        );
+        assert!(x.fix.contains("cache_limit = \"682M\""), "{}", x.fix);
+        assert_eq!(ev(&x, "suggested_cache_limit"), "682M");
+    }
+
+    /// `sut.cache_limit`'s own parser: the suggestion must be a value the experiment accepts.
+    fn parse_cache_limit(text: &str) -> Option<u64> {
+        iolab_sut::size::parse_size(text).ok()
+    }
+
+    #[test]
+    fn the_suggested_cache_limit_is_one_the_experiment_accepts_and_satisfies_the_rule() {
+        assert_eq!(parse_cache_limit("1.6 GiB"), None);
+        // The review's case: 4.8 GiB read cold with 8 GiB of memory; 4.8 / 3 = 1.6 GiB.
+        for dataset in [
+            48 * GIB / 10,
+            2 * GIB,
+            24 * MIB + 3,
+            3 * GIB,
+            5 * GIB + 12_345,
+        ] {
+            let mut f = testutil::cold_read();
+            f.cgroup_cache_limit_bytes = None;
+            f.dataset_bytes = Some(dataset);
+            let x = CacheFit.check(&f).expect("fires");
+            let value = ev(&x, "suggested_cache_limit")
+                .as_str()
+                .unwrap()
+                .to_string();
+            assert!(x.fix.contains(&format!("cache_limit = \"{value}\"")));
+            let limit = parse_cache_limit(&value).unwrap_or_else(|| panic!("{value}"));
+            assert!(limit >= MIN_CACHE_LIMIT, "{value}");
+            assert!(
+                limit * 100 >= dataset / 3 * 99,
+                "{value}: within 1% of the most"
+            );
+            // With that cap the check is satisfied.
+            f.cgroup_cache_limit_bytes = Some(limit);
+            assert_eq!(CacheFit.check(&f), None, "{value} for {dataset}");
+        }
+        let mut f = testutil::cold_read();
+        f.cgroup_cache_limit_bytes = None;
+        f.dataset_bytes = Some(48 * GIB / 10);
+        let x = CacheFit.check(&f).expect("fires");
+        assert_eq!(ev(&x, "suggested_cache_limit"), "1638M");
+        // 3 × 8 GiB fires, so the size suggested is above it (rounded up in MiB), and the
+        // check is satisfied with it.
+        assert!(x.fix.contains("`size = \"24577M\"`"), "{}", x.fix);
+        f.dataset_bytes = Some(24577 * MIB);
+        assert_eq!(CacheFit.check(&f), None);
     }
 
     #[test]
@@ -193,8 +252,9 @@ mod tests {
             ..RunFacts::default()
         };
         let x = CacheFit.check(&f).expect("fires");
-        assert!(x.fix.contains("grow the filesets to at least 192.0 MiB"));
+        assert!(x.fix.contains("grow the filesets beyond 192.0 MiB"));
         assert!(!x.fix.contains("cache_limit"), "4 MiB / 3 is below 8 MiB");
+        assert!(x.evidence["suggested_cache_limit"].is_null());
         assert!(x.evidence["mem_total_bytes"].is_null());
         assert_eq!(ev(&x, "cache_bytes"), 64 * MIB);
     }

@@ -1,7 +1,10 @@
 //! `not-steady`: the run's throughput had not settled by its end.
 //!
-//! Needs: `interval_ops` with at least 5 full intervals (fewer is `short-run`'s finding).
-//! Uses `interval_ns` to show the window in ops/s.
+//! Needs: `interval_ops`, `interval_ns` and `elapsed_ns`, with at least 5 full intervals
+//! (fewer is `short-run`'s finding). A trailing partial interval — the run ended inside it —
+//! is dropped ([`RunFacts::full_interval_ops`]): its count covers less time and would read as
+//! a fall in throughput. Without the elapsed time, which intervals are full is unknown and
+//! the check stays silent.
 //!
 //! Applies the SNIA Solid State Storage Performance Test Specification (PTS 2.0) steady-state
 //! rule to the *last* 5 intervals — the end of the run is where a warm-up would have ended:
@@ -35,7 +38,7 @@ impl Check for NotSteady {
     }
 
     fn check(&self, f: &RunFacts) -> Option<Finding> {
-        let series = f.interval_ops.as_deref()?;
+        let series = f.full_interval_ops()?;
         if series.len() < WINDOW {
             return None;
         }
@@ -100,6 +103,8 @@ impl Check for NotSteady {
             evidence: json!({
                 "window_start": start,
                 "window": w,
+                "full_intervals": series.len(),
+                "recorded_intervals": f.interval_ops.as_ref().map(Vec::len),
                 "average": average,
                 "average_ops_per_s": per_s,
                 "range": range,
@@ -126,7 +131,7 @@ impl Check for NotSteady {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{self, close, ev, ev_f64};
+    use crate::testutil::{self, close, ev, ev_f64, SEC};
 
     fn with_tail(tail: &[f64]) -> RunFacts {
         let mut f = testutil::cold_read();
@@ -193,6 +198,41 @@ mod tests {
         assert_eq!(NotSteady.check(&f), None);
         let f = with_tail(&[949.0, 974.5, 1000.0, 1025.5, 1051.0]);
         assert!(NotSteady.check(&f).is_some());
+    }
+
+    #[test]
+    fn a_trailing_partial_interval_is_dropped() {
+        // The review's run: a 0.256 s tail of 181 ops read as "throughput falling".
+        let mut f = testutil::cold_read();
+        f.elapsed_ns = Some(4_256_023_069);
+        f.interval_ops = Some(vec![737.0, 729.0, 1464.0, 985.0, 181.0]);
+        assert_eq!(NotSteady.check(&f), None, "4 full intervals: short-run's");
+        // Steady full intervals and a short tail: steady.
+        f.elapsed_ns = Some(10_100_000_000);
+        let mut s = vec![1000.0; 10];
+        s.push(100.0);
+        f.interval_ops = Some(s);
+        assert_eq!(NotSteady.check(&f), None);
+        // The same series had the tail been a full interval: a real fall.
+        f.elapsed_ns = Some(11 * SEC);
+        let x = NotSteady.check(&f).expect("fires");
+        assert_eq!(ev(&x, "window")[4], 100.0);
+        assert_eq!(ev(&x, "full_intervals"), 11);
+        // Judged on the full intervals only: a falling run with a partial tail still fires,
+        // on the window before the tail.
+        f.elapsed_ns = Some(10_500_000_000);
+        f.interval_ops = Some(vec![
+            1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 900.0, 800.0, 700.0, 600.0, 500.0, 200.0,
+        ]);
+        let x = NotSteady.check(&f).expect("fires");
+        assert_eq!(ev(&x, "window_start"), 5);
+        assert_eq!(ev(&x, "window")[4], 500.0);
+        assert_eq!(ev(&x, "full_intervals"), 10);
+        assert_eq!(ev(&x, "recorded_intervals"), 11);
+        assert!(x.explanation.contains("falling"));
+        // Without the elapsed time the partial interval cannot be told: silent.
+        f.elapsed_ns = None;
+        assert_eq!(NotSteady.check(&f), None);
     }
 
     #[test]

@@ -5,11 +5,15 @@
 //!   `o_direct == Some(false)`) shorter than `dirty_expire_centisecs`. Needs `elapsed_ns`,
 //!   `dirty_expire_centisecs` and the write facts. Synced and direct writes reach the device
 //!   whatever the run's length, so they are not judged.
-//! * **intervals**: fewer than 5 intervals — `interval_ops.len()`, or, when no series is
-//!   known (before running), `elapsed_ns / interval_ns`.
+//! * **intervals**: fewer than 5 *full* intervals. A trailing interval the run ended inside
+//!   does not count ([`RunFacts::full_interval_ops`]: full when `elapsed_ns ≥ count ×
+//!   interval_ns`, less a thousandth of the width). With a series but no elapsed time or
+//!   width, at most its length are full: fewer than 5 recorded fires, more is undecidable.
+//!   Without a series (before running), the intervals that fit in `elapsed_ns`.
 //!
 //! Judged before running when the workload has a duration (`PlanFacts::duration_ns`).
 
+use crate::facts::full_intervals;
 use crate::format::secs;
 use crate::{Check, Finding, RunFacts, Severity};
 use serde_json::json;
@@ -46,10 +50,15 @@ impl Check for ShortRun {
             (true, Some(e), Some(x)) if e < x => Some((e, x)),
             _ => None,
         };
-        let intervals = match (&f.interval_ops, f.elapsed_ns, f.interval_ns) {
-            (Some(series), _, _) => Some(series.len() as u64),
-            (None, Some(e), Some(w)) if w > 0 => Some(e / w),
-            _ => None,
+        // Full intervals; a trailing partial one does not count.
+        let intervals = match (f.full_interval_ops(), &f.interval_ops) {
+            (Some(full), _) => Some(full.len() as u64),
+            // Which are full is unknown, but at most all of them are.
+            (None, Some(series)) => Some(series.len() as u64).filter(|&n| n < MIN_INTERVALS),
+            (None, None) => f
+                .elapsed_ns
+                .zip(f.interval_ns)
+                .and_then(|(e, w)| full_intervals(e, w)),
         };
         let too_few = intervals.is_some_and(|n| n < MIN_INTERVALS);
         if writeback_short.is_none() && !too_few {
@@ -81,9 +90,17 @@ impl Check for ShortRun {
                 .interval_ns
                 .map(|w| format!(" of {}", secs(w)))
                 .unwrap_or_default();
+            // The time after the last full interval, when it shows as more than 0.00 s.
+            let tail = f
+                .elapsed_ns
+                .zip(f.interval_ns)
+                .map(|(e, w)| e.saturating_sub(n.saturating_mul(w)))
+                .filter(|&t| t >= 5_000_000)
+                .map(|t| format!(" (and a partial one of {}, not counted)", secs(t)))
+                .unwrap_or_default();
             sentences.push(format!(
-                "The run has {n} interval(s){width}, fewer than {MIN_INTERVALS}: too few to \
-                 judge steady state, and a warm-up weighs heavily in the mean."
+                "The run has {n} full interval(s){width}{tail}, fewer than {MIN_INTERVALS}: \
+                 too few to judge steady state, and a warm-up weighs heavily in the mean."
             ));
             if let Some(w) = f.interval_ns {
                 at_least = at_least.max(w.saturating_mul(MIN_INTERVALS));
@@ -98,6 +115,7 @@ impl Check for ShortRun {
                 "dirty_writeback_centisecs": f.dirty_writeback_centisecs,
                 "buffered_writes": buffered_writes,
                 "intervals": intervals,
+                "recorded_intervals": f.interval_ops.as_ref().map(Vec::len),
                 "interval_ns": f.interval_ns,
                 "min_intervals": MIN_INTERVALS,
                 "suggested_min_ns": (at_least > 0).then_some(at_least),
@@ -159,7 +177,52 @@ mod tests {
         assert!(!x.explanation.contains("dirty_expire"), "reads only");
         assert!(x
             .explanation
-            .contains("3 interval(s) of 1.00 s, fewer than 5"));
+            .contains("3 full interval(s) of 1.00 s, fewer than 5"));
+    }
+
+    #[test]
+    fn a_trailing_partial_interval_does_not_count() {
+        // The review's run: 4.256 s, five recorded intervals, the last one 0.256 s long.
+        let mut f = testutil::cold_read();
+        f.elapsed_ns = Some(4_256_023_069);
+        f.interval_ops = Some(vec![737.0, 729.0, 1464.0, 985.0, 181.0]);
+        let x = ShortRun.check(&f).expect("only 4 full intervals");
+        assert_eq!(ev(&x, "intervals"), 4);
+        assert_eq!(ev(&x, "recorded_intervals"), 5);
+        assert!(
+            x.explanation.contains(
+                "4 full interval(s) of 1.00 s (and a partial one of 0.26 s, not counted), \
+                 fewer than 5"
+            ),
+            "{}",
+            x.explanation
+        );
+        // A 1.25 s run has one full interval, not two.
+        f.elapsed_ns = Some(1_250_000_000);
+        f.interval_ops = Some(vec![900.0, 250.0]);
+        let x = ShortRun.check(&f).expect("fires");
+        assert_eq!(ev(&x, "intervals"), 1);
+        assert!(x.explanation.contains("has 1 full interval(s)"));
+        // Five full intervals and a partial sixth: enough.
+        f.elapsed_ns = Some(5_300_000_000);
+        f.interval_ops = Some(vec![900.0, 900.0, 900.0, 900.0, 900.0, 270.0]);
+        assert_eq!(ShortRun.check(&f), None);
+        // A microsecond short of five intervals still counts five.
+        f.elapsed_ns = Some(5 * SEC - 1000);
+        f.interval_ops = Some(vec![900.0; 5]);
+        assert_eq!(ShortRun.check(&f), None);
+    }
+
+    #[test]
+    fn without_elapsed_time_only_a_series_too_short_anyway_fires() {
+        let mut f = testutil::cold_read();
+        f.elapsed_ns = None;
+        f.interval_ops = Some(vec![900.0; 4]);
+        let x = ShortRun.check(&f).expect("at most 4 full intervals");
+        assert_eq!(ev(&x, "intervals"), 4);
+        // Five recorded: the last may be partial or not — undecidable, silent.
+        f.interval_ops = Some(vec![900.0; 5]);
+        assert_eq!(ShortRun.check(&f), None);
     }
 
     #[test]
@@ -180,9 +243,11 @@ mod tests {
         f.elapsed_ns = Some(30 * SEC - 1);
         assert!(ShortRun.check(&f).is_some());
         let mut f = testutil::cold_read();
+        f.elapsed_ns = Some(5 * SEC);
         f.interval_ops = Some(vec![13_000.0; 5]);
         assert_eq!(ShortRun.check(&f), None);
         f.interval_ops = Some(vec![13_000.0; 4]);
+        f.elapsed_ns = Some(4 * SEC);
         assert!(ShortRun.check(&f).is_some());
     }
 

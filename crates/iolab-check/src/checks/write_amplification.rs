@@ -6,8 +6,10 @@
 //! Fires (info) when the ratio device ÷ app write bytes is
 //! * `> 3`: journal, metadata and block rounding — the filesystem's cost of the writes;
 //! * `< 0.5` for a buffered run (no sync, no O_DIRECT): the rest was still dirty in the page
-//!   cache when the run ended. For a sync-requested run the same gap is `sync-not-durable`'s
-//!   finding, for an O_DIRECT run `direct-not-direct`'s, so this check stays silent there.
+//!   cache when the run ended. A sync-requested run wrote what was dirty: with a sync per
+//!   write the gap is `sync-not-durable`'s finding, with one sync at the end of the pass it is
+//!   overwrites reaching the device once; for an O_DIRECT run it is `direct-not-direct`'s. So
+//!   this check stays silent there.
 
 use crate::format::{bytes, pct_of_fraction, ratio, secs};
 use crate::{Check, Finding, RunFacts, Severity};

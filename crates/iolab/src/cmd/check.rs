@@ -92,6 +92,7 @@ fn plan_facts(plan: &ExperimentPlan, c: &ConfigPlan) -> Result<PlanFacts, CliErr
         reads_cold: Some(intent.caches_dropped || intent.o_direct),
         o_direct: Some(intent.o_direct),
         sync_requested: Some(intent.sync_requested),
+        sync_scope: intent.sync_scope,
         dataset_bytes: intent.dataset_bytes,
         mem_total_bytes: iolab_monitor::meminfo::read().ok().map(|m| m.mem_total),
         cgroup_cache_limit_bytes: intent.cache_limit,

@@ -13,21 +13,57 @@ use serde_json::{Map, Value};
 use crate::cli::{ExportArg, ExportArgs, ListArgs};
 use crate::error::CliError;
 
-fn store_error(e: StoreError) -> CliError {
+/// A database that cannot be used as given is bad input (exit 2), like any other bad
+/// argument; exit 1 stays for work that ran and failed.
+pub fn store_error(e: StoreError) -> CliError {
     match e {
-        StoreError::Missing { .. } => CliError::usage(e),
+        StoreError::Missing { .. }
+        | StoreError::Open { .. }
+        | StoreError::NotADatabase { .. }
+        | StoreError::NotIolab { .. }
+        | StoreError::TooNew { .. }
+        | StoreError::Corrupt { .. }
+        | StoreError::NoSuchExperiment { .. }
+        | StoreError::NoSuchConfig { .. }
+        | StoreError::NoSuchRun { .. } => CliError::usage(e),
         other => CliError::failed(other),
     }
 }
 
+fn not_a_directory(path: &Path) -> Result<(), CliError> {
+    if path.is_dir() {
+        return Err(
+            CliError::usage(format!("{} is a directory", path.display()))
+                .with_hint("--db (or $IOLAB_DB) names the database file, e.g. results/iolab.db"),
+        );
+    }
+    Ok(())
+}
+
 /// Opens (creating if needed) the database for writing.
 pub fn open(path: &Path) -> Result<Store, CliError> {
-    Store::open(path)
-        .map_err(|e| CliError::failed(e).with_hint("point --db (or $IOLAB_DB) at a writable file"))
+    not_a_directory(path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(CliError::usage(format!(
+                "cannot create the results database {}: directory {} does not exist",
+                path.display(),
+                dir.display()
+            ))
+            .with_hint("create the directory first, or point --db elsewhere"));
+        }
+    }
+    Store::open(path).map_err(|e| match e {
+        StoreError::Open { .. } | StoreError::Sqlite { .. } => {
+            CliError::usage(e).with_hint("point --db (or $IOLAB_DB) at a file this user can write")
+        }
+        other => store_error(other),
+    })
 }
 
 /// Opens an existing database for reading.
 pub fn open_existing(path: &Path) -> Result<Store, CliError> {
+    not_a_directory(path)?;
     Store::open_existing(path).map_err(store_error)
 }
 
@@ -46,9 +82,7 @@ pub fn resolve(store: &Store, id: Option<&str>) -> Result<ExperimentId, CliError
         Some(s) => {
             if let Ok(n) = s.parse::<i64>() {
                 let id = ExperimentId(n);
-                store.experiment(id).map_err(|e| {
-                    CliError::usage(e).with_hint("`iolab list` shows the experiments")
-                })?;
+                store.experiment(id).map_err(store_error)?;
                 return Ok(id);
             }
             store
@@ -104,31 +138,77 @@ pub fn export(args: ExportArgs) -> Result<(), CliError> {
         ExportArg::Csv => iolab_store::ExportFormat::Csv,
     };
     match &args.output {
-        Some(path) => {
-            // Write beside the target and rename, so a failed export leaves no half file.
-            let tmp = path.with_extension("iolab-tmp");
-            let result = (|| -> Result<(), CliError> {
-                let f = std::fs::File::create(&tmp).map_err(|e| {
-                    CliError::usage(format!("cannot create {}: {e}", tmp.display()))
-                })?;
-                let mut w = std::io::BufWriter::new(f);
-                store.export(id, format, &mut w).map_err(store_error)?;
-                w.flush()
-                    .map_err(|e| CliError::failed(format!("{}: {e}", tmp.display())))?;
-                std::fs::rename(&tmp, path)
-                    .map_err(|e| CliError::failed(format!("{}: {e}", path.display())))
-            })();
-            if result.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            result
-        }
+        Some(path) => write_output(path, &args.db.db, |w| {
+            store.export(id, format, w).map_err(store_error)
+        }),
         None => {
             let mut buf = Vec::new();
             store.export(id, format, &mut buf).map_err(store_error)?;
             crate::output::emit(|out| out.write_all(&buf))
         }
     }
+}
+
+/// Writes an output file (`-o`) whole or not at all: into a temporary file beside it, synced,
+/// then renamed over it, so a reader never sees half a file and a failure leaves any previous
+/// one in place. Bad destinations are refused before anything is written (exit 2): the
+/// results database itself, a directory, a directory that does not exist.
+pub fn write_output(
+    path: &Path,
+    db: &Path,
+    render: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    if path.is_dir() {
+        return Err(
+            CliError::usage(format!("{} is a directory", path.display()))
+                .with_hint("name a file for -o"),
+        );
+    }
+    let is_db = |candidate: &Path| match (candidate.canonicalize(), path.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let db_files = ["", "-wal", "-shm", "-journal"]
+        .map(|suffix| std::path::PathBuf::from(format!("{}{suffix}", db.display())));
+    if db_files.iter().any(|f| is_db(f)) {
+        return Err(CliError::usage(format!(
+            "{} is the results database (or one of its files); writing there would destroy it",
+            path.display()
+        ))
+        .with_hint("name another file for -o"));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        return Err(CliError::usage(format!(
+            "cannot write {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        ))
+        .with_hint("create the directory first, or name a file in an existing one"));
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let cannot = |e: &dyn std::fmt::Display| {
+        CliError::failed(format!("cannot write {}: {e}", path.display()))
+    };
+    let result = (|| -> Result<(), CliError> {
+        let file = std::fs::File::create(&tmp).map_err(|e| cannot(&e))?;
+        let mut w = std::io::BufWriter::new(file);
+        render(&mut w)?;
+        let file = w.into_inner().map_err(|e| cannot(e.error()))?;
+        file.sync_all().map_err(|e| cannot(&e))?;
+        std::fs::rename(&tmp, path).map_err(|e| cannot(&e))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// What a single command run stores: one experiment, one configuration, one run.

@@ -37,7 +37,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         monitor: args.monitor.options(),
     };
     let configs = plan.configs.len();
-    eprintln!(
+    say!(
         "{}: {} configuration{}, {}–{} runs each until the 95% CI of {} is within ±{}%",
         plan.name,
         configs,
@@ -228,11 +228,12 @@ fn sig(v: f64) -> String {
 impl RunnerObserver for Progress {
     fn experiment(&mut self, id: ExperimentId, resumed: Option<u64>) {
         match resumed {
-            Some(n) => eprintln!(
+            Some(n) => say!(
                 "resuming experiment {} in {} ({n} finished runs kept)",
-                id.0, self.db
+                id.0,
+                self.db
             ),
-            None => eprintln!("experiment {} in {}", id.0, self.db),
+            None => say!("experiment {} in {}", id.0, self.db),
         }
     }
 
@@ -266,7 +267,7 @@ impl RunnerObserver for Progress {
             )),
             RunStatus::Interrupted => line.push_str(": interrupted"),
         }
-        eprintln!("{line}");
+        say!("{line}");
         // A finding is told once per configuration; `iolab show` counts them all.
         let new: Vec<_> = end
             .findings
@@ -279,11 +280,11 @@ impl RunnerObserver for Progress {
 
     fn config_finished(&mut self, label: &str, outcome: &ConfigOutcome) {
         self.status.clear();
-        eprintln!("  {label}: {}", outcome.note);
+        say!("  {label}: {}", outcome.note);
     }
 
     fn warn(&mut self, message: &str) {
         self.status.clear();
-        eprintln!("iolab: warning: {message}");
+        say!("iolab: warning: {message}");
     }
 }

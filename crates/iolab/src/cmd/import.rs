@@ -39,8 +39,19 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         }
     }
     let mut store = super::db::open(&args.db.db)?;
+    let other = args.other.display();
     let report = store.import(&args.other).map_err(|e| match e {
-        StoreError::Missing { .. } => CliError::usage(e),
+        // The store words these for --db; here the file at fault is the one to import.
+        StoreError::NotADatabase { .. } => CliError::usage(format!(
+            "{other} is not an SQLite database: `iolab import` takes a results database written by iolab"
+        )),
+        StoreError::NotIolab { .. } => CliError::usage(format!(
+            "{other} is an SQLite database but not one of iolab's results databases"
+        )),
+        StoreError::Missing { .. }
+        | StoreError::Open { .. }
+        | StoreError::TooNew { .. }
+        | StoreError::Corrupt { .. } => CliError::usage(e),
         other => CliError::failed(format!("import failed, nothing was copied: {other}")),
     })?;
     crate::output::emit(|out| {

@@ -95,7 +95,7 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     if format == Format::Human {
         crate::cmd::watch::print_findings(&findings, "");
         if let Some(id) = stored {
-            eprintln!("stored as experiment {} in {}", id.0, args.db.db.display());
+            say!("stored as experiment {} in {}", id.0, args.db.db.display());
         }
     }
     if args.remove_files {

@@ -20,19 +20,19 @@ pub fn run(args: RecoverArgs) -> Result<(), CliError> {
         err.with_hint("another iolab may be running; recover when it has finished")
     })?;
     if report.is_empty() {
-        eprintln!("nothing to recover: {} lists no changes", journal.display());
+        say!("nothing to recover: {} lists no changes", journal.display());
         return Ok(());
     }
     let mut failed = 0;
     for a in &report.actions {
         match &a.result {
-            Ok(Outcome::Undone(what)) => eprintln!("undone: {what}"),
+            Ok(Outcome::Undone(what)) => say!("undone: {what}"),
             Ok(Outcome::AlreadyGone(why)) => {
-                eprintln!("nothing to undo for {}: {why}", a.entry.describe())
+                say!("nothing to undo for {}: {why}", a.entry.describe())
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("FAILED: {}: {e}", a.entry.describe());
+                say!("FAILED: {}: {e}", a.entry.describe());
             }
         }
     }
@@ -44,6 +44,6 @@ pub fn run(args: RecoverArgs) -> Result<(), CliError> {
         ))
         .with_hint("fix the cause shown above and run `iolab recover` again"));
     }
-    eprintln!("recovered: {} change(s) undone", report.actions.len());
+    say!("recovered: {} change(s) undone", report.actions.len());
     Ok(())
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use iolab_report::Format;
 
-use crate::cmd::db::{open_existing, resolve};
+use crate::cmd::db::{open_existing, resolve, write_output};
 use crate::error::CliError;
 
 /// Output formats of `iolab report`.
@@ -47,39 +47,7 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
     let id = resolve(&store, args.id.as_deref())?;
     let data = iolab_report::load(&store, id).map_err(CliError::failed)?;
 
-    // A temporary file next to the output, renamed over it once complete: a reader never
-    // sees half a report, and a failure leaves any previous report in place.
-    let dir = match args.output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = args
-        .output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let write = || -> Result<(), CliError> {
-        let file = std::fs::File::create(&tmp)
-            .map_err(|e| CliError::failed(format!("cannot create {}: {e}", tmp.display())))?;
-        let mut w = std::io::BufWriter::new(file);
-        format.render(&data, &mut w).map_err(CliError::failed)?;
-        let file = w.into_inner().map_err(|e| {
-            CliError::failed(format!("cannot write {}: {}", tmp.display(), e.error()))
-        })?;
-        file.sync_all()
-            .map_err(|e| CliError::failed(format!("cannot write {}: {e}", tmp.display())))?;
-        std::fs::rename(&tmp, &args.output).map_err(|e| {
-            CliError::failed(format!(
-                "cannot rename {} to {}: {e}",
-                tmp.display(),
-                args.output.display()
-            ))
-        })
-    };
-    let result = write();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    write_output(&args.output, &args.db.db, |w| {
+        format.render(&data, w).map_err(CliError::failed)
+    })
 }

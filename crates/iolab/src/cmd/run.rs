@@ -65,7 +65,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     }
     if !args.quiet {
         for w in &warnings {
-            eprintln!("{w}");
+            say!("{w}");
         }
     }
     let format = if args.json {
@@ -144,7 +144,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     if !args.quiet && format == RunFormat::Human {
         crate::cmd::watch::print_findings(&findings, "");
         if let Some(id) = stored {
-            eprintln!("stored as experiment {} in {}", id.0, args.db.db.display());
+            say!("stored as experiment {} in {}", id.0, args.db.db.display());
         }
     }
     Ok(())
@@ -197,14 +197,14 @@ impl WorkloadObserver for CliObserver {
     fn echo(&mut self, text: &str) {
         if !self.quiet {
             self.status.clear();
-            eprintln!("{text}");
+            say!("{text}");
         }
     }
 
     fn system(&mut self, command: &str) {
         if !self.quiet {
             self.status.clear();
-            eprintln!("running: {command}");
+            say!("running: {command}");
         }
     }
 
@@ -232,7 +232,7 @@ impl WorkloadObserver for CliObserver {
     fn report(&mut self, ops: u64, _bytes: u64, elapsed: Duration) {
         if !self.quiet {
             self.status.clear();
-            eprintln!(
+            say!(
                 "{:.3}: {} data ops, {:.1} ops/s",
                 elapsed.as_secs_f64(),
                 thousands(ops),

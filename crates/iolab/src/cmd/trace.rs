@@ -221,7 +221,7 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         TraceFormat::Json => write_json(&trace, &command, &outcome, out),
     })?;
     if args.format != TraceFormat::Summary && trace.lost.total > 0 {
-        eprintln!(
+        say!(
             "iolab: warning: {} events lost; raise --buffer-kb (now {})",
             thousands(trace.lost.total),
             args.buffer_kb
@@ -229,7 +229,7 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     }
     if let Some(p) = &args.out {
         if args.format == TraceFormat::Summary {
-            eprintln!(
+            say!(
                 "{} events written to {}",
                 thousands(
                     trace.events.queue

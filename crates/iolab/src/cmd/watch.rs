@@ -19,7 +19,7 @@ pub fn finish(
     dir: &Path,
 ) -> Vec<Finding> {
     for n in w.notes() {
-        eprintln!("iolab: note: {n}");
+        say!("iolab: note: {n}");
     }
     w.finish(rec, intent, &DeviceInfo::probe(dir));
     rec.findings.clone()
@@ -45,5 +45,5 @@ pub fn print_findings(findings: &[Finding], indent: &str) {
             f.fix
         ));
     }
-    eprint!("{out}");
+    say_inline!("{out}");
 }
