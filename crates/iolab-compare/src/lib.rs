@@ -64,7 +64,10 @@ pub enum CompareError {
     NoMetrics,
     #[error("the direction of {metric:?} is unknown, so \"slower\" means nothing for it")]
     UnknownDirection { metric: String },
-    #[error("threshold must be a percentage in [0, 100), got {0}")]
+    #[error(
+        "threshold must be a percentage ≥ 0 (below 100 for a metric where higher is better: \
+         it cannot fall by 100% or more), got {0}"
+    )]
     BadThreshold(f64),
 }
 
@@ -477,7 +480,7 @@ impl Comparison {
     /// interval straddles the threshold does not fail. A headline metric of unknown direction
     /// is an error.
     pub fn slower_than(&self, pct: f64) -> Result<Vec<Regression>, CompareError> {
-        if !(0.0..100.0).contains(&pct) {
+        if !(pct.is_finite() && pct >= 0.0) {
             return Err(CompareError::BadThreshold(pct));
         }
         let Some(head) = self.metrics.first() else {
@@ -488,6 +491,10 @@ impl Comparison {
                 metric: head.metric.clone(),
             });
         };
+        // A latency may double (+100%); a throughput cannot fall by 100%.
+        if higher_is_better && pct >= 100.0 {
+            return Err(CompareError::BadThreshold(pct));
+        }
         let limit = if higher_is_better {
             1.0 - pct / 100.0
         } else {

@@ -164,11 +164,20 @@ fn slower_than_threshold() {
     assert!((r[0].limit - 0.95).abs() < 1e-12);
     assert!(c.slower_than(20.0).unwrap().is_empty());
     assert!(c.slower_than(-1.0).is_err());
+    assert!(c.slower_than(f64::NAN).is_err());
+    // Throughput cannot fall by 100%; a latency can rise by more (below).
+    assert!(c.slower_than(100.0).is_err());
     // Latency: b is 10% lower, so a (as candidate) is ~11% slower.
     let rev = [config(1, "b", "m", &b), config(1, "a", "m", &a)];
     let c = compare(&rev, &opts("m", Some(false))).unwrap();
     assert_eq!(c.slower_than(10.0).unwrap().len(), 1);
     assert!(c.slower_than(12.0).unwrap().is_empty());
+    // Tripled latency is past a +150% gate, not past +250%.
+    let slow = [3000.0, 3006.0, 2994.0, 3003.0, 2997.0];
+    let tripled = [config(1, "a", "m", &a), config(1, "c", "m", &slow)];
+    let c3 = compare(&tripled, &opts("m", Some(false))).unwrap();
+    assert_eq!(c3.slower_than(150.0).unwrap().len(), 1);
+    assert!(c3.slower_than(250.0).unwrap().is_empty());
     let c = compare(&rev, &opts("m", None)).unwrap();
     assert!(matches!(
         c.slower_than(5.0),

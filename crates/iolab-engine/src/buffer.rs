@@ -2,43 +2,89 @@
 //! block size; 4096 covers every device these machines have, and io_uring and mmap copies are
 //! no slower for it.
 
-use std::alloc::{self, Layout};
+use std::io;
 use std::ptr::NonNull;
 
 use iolab_workload::rng::Rng;
 
 pub const ALIGN: usize = 4096;
 
-/// An owned, zero-initialised, 4096-byte-aligned byte buffer.
-pub struct AlignedBuf {
-    ptr: NonNull<u8>,
-    layout: Layout,
+/// A buffer of `len` bytes could not be allocated. Callers say what it was for
+/// ([`crate::EngineError::Alloc`]); the process never aborts over a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("cannot allocate a {} buffer: out of memory", human(.len))]
+pub struct AllocError {
+    pub len: u64,
 }
 
-// SAFETY: AlignedBuf owns its allocation exclusively, like a Box<[u8]>.
+/// `100 GiB`, for messages.
+pub(crate) fn human(len: &u64) -> String {
+    iolab_workload::units::format_bytes(*len)
+}
+
+impl From<AllocError> for io::Error {
+    fn from(e: AllocError) -> io::Error {
+        io::Error::new(io::ErrorKind::OutOfMemory, e)
+    }
+}
+
+impl AllocError {
+    /// The allocation failure inside an `io::Error` made by `From`, if that is what it is.
+    pub fn from_io(e: &io::Error) -> Option<AllocError> {
+        e.get_ref()?.downcast_ref::<AllocError>().copied()
+    }
+}
+
+/// An owned, zero-initialised, 4096-byte-aligned byte buffer: an anonymous mapping, so that
+/// its pages are zero without being touched (a large buffer costs nothing until used) and go
+/// back to the system when it is dropped.
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: AlignedBuf owns its mapping exclusively, like a Box<[u8]>.
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
     /// Allocates `len` zeroed bytes (at least one page, so the pointer is always valid).
-    pub fn zeroed(len: usize) -> AlignedBuf {
-        let layout = Layout::from_size_align(len.max(ALIGN), ALIGN).expect("buffer layout");
-        // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, layout }
+    /// Fails, instead of aborting the process, when the memory is not there.
+    pub fn zeroed(len: u64) -> Result<AlignedBuf, AllocError> {
+        let err = AllocError { len };
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l <= isize::MAX as usize - ALIGN)
+            .ok_or(err)?
+            .max(ALIGN);
+        // SAFETY: a fresh private anonymous mapping; checked for MAP_FAILED.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return Err(err);
+        }
+        let ptr = NonNull::new(raw.cast()).ok_or(err)?;
+        Ok(AlignedBuf { ptr, len })
     }
 
     /// Allocates `len` bytes filled per the data pattern: zeros, or seeded random bytes.
-    pub fn with_data(len: usize, random: Option<&mut Rng>) -> AlignedBuf {
-        let mut buf = AlignedBuf::zeroed(len);
+    pub fn with_data(len: u64, random: Option<&mut Rng>) -> Result<AlignedBuf, AllocError> {
+        let mut buf = AlignedBuf::zeroed(len)?;
         if let Some(rng) = random {
             rng.fill(buf.as_mut_slice());
         }
-        buf
+        Ok(buf)
     }
 
     pub fn len(&self) -> usize {
-        self.layout.size()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
@@ -46,13 +92,13 @@ impl AlignedBuf {
     }
 
     pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is valid for layout.size() initialised bytes for the life of self.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+        // SAFETY: ptr is valid for len initialised bytes for the life of self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as above, and &mut self guarantees exclusivity.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
@@ -62,8 +108,8 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this layout.
-        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+        // SAFETY: unmapping exactly what `zeroed` mapped.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
 }
 
@@ -73,11 +119,28 @@ mod tests {
 
     #[test]
     fn aligned_and_zeroed() {
-        let mut b = AlignedBuf::zeroed(10_000);
+        let mut b = AlignedBuf::zeroed(10_000).unwrap();
         assert_eq!(b.as_mut_ptr() as usize % ALIGN, 0);
         assert!(b.len() >= 10_000);
         assert!(b.as_slice().iter().all(|&x| x == 0));
-        let r = AlignedBuf::with_data(4096, Some(&mut Rng::new(1)));
+        let r = AlignedBuf::with_data(4096, Some(&mut Rng::new(1))).unwrap();
         assert!(r.as_slice().iter().any(|&x| x != 0));
+    }
+
+    #[test]
+    fn an_impossible_size_is_an_error_not_an_abort() {
+        // Larger than any address space (and than isize::MAX): no mapping can serve it,
+        // whatever the overcommit policy.
+        for len in [1u64 << 62, u64::MAX] {
+            let e = AlignedBuf::zeroed(len).err().expect("cannot be allocated");
+            assert_eq!(e.len, len);
+            let io = io::Error::from(e);
+            assert_eq!(io.kind(), io::ErrorKind::OutOfMemory);
+            assert_eq!(AllocError::from_io(&io), Some(e));
+        }
+        assert_eq!(
+            AllocError { len: 100 << 30 }.to_string(),
+            "cannot allocate a 100 GiB buffer: out of memory"
+        );
     }
 }

@@ -77,21 +77,30 @@ impl Clock {
         }
     }
 
-    /// Ticks in a duration (for deadlines and interval boundaries).
+    /// Ticks in a duration (for deadlines and interval boundaries); saturates at `u64::MAX`
+    /// (float-to-integer `as` saturates; u128 to u64 would wrap).
     pub fn ticks_in(&self, d: Duration) -> u64 {
         match self.tsc {
             Some(t) => (d.as_nanos() as f64 / t.ns_per_tick) as u64,
-            None => d.as_nanos() as u64,
+            None => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
         }
     }
 
     /// The timestamp of an instant.
     pub fn ticks_at(&self, at: Instant) -> u64 {
-        let ns = at.saturating_duration_since(self.origin).as_nanos() as u64;
+        let ns =
+            u64::try_from(at.saturating_duration_since(self.origin).as_nanos()).unwrap_or(u64::MAX);
         match self.tsc {
-            Some(t) => t.origin + (ns as f64 / t.ns_per_tick) as u64,
+            Some(t) => t.origin.saturating_add((ns as f64 / t.ns_per_tick) as u64),
             None => ns,
         }
+    }
+
+    /// The timestamp `d` after `at`. A limit beyond the clock's range (`--time 9999999999s`)
+    /// saturates to `u64::MAX`, a deadline that never comes, instead of wrapping to one that
+    /// has already passed.
+    pub fn deadline(&self, at: Instant, d: Duration) -> u64 {
+        self.ticks_at(at).saturating_add(self.ticks_in(d))
     }
 }
 
@@ -165,6 +174,39 @@ mod tests {
             );
             let one_s = clock.ns(clock.ticks_in(Duration::from_secs(1)));
             assert!(one_s.abs_diff(1_000_000_000) < 1000, "{one_s}");
+        }
+    }
+
+    #[test]
+    fn huge_limits_saturate_instead_of_wrapping() {
+        const NS: u64 = 1_000_000_000;
+        let now = Instant::now();
+        // A 3 GHz TSC that has been counting for a while, and the plain monotonic clock.
+        let tsc = Clock {
+            origin: now,
+            tsc: Some(Tsc::new(1 << 62, 1.0 / 3.0)),
+        };
+        for clock in [tsc, Clock::monotonic()] {
+            let at = clock.ticks_at(now);
+            for d in [
+                Duration::from_secs(9_999_999_999),
+                // 2^64 ns + 1 ms: as_nanos() as u64 would wrap to 1 ms.
+                Duration::new(18_446_744_073, 710_551_616),
+                Duration::MAX,
+            ] {
+                let end = clock.deadline(now, d);
+                // At least 285 years away, or as far as the clock goes.
+                assert!(
+                    end == u64::MAX || (end > at && clock.ns(end - at) >= 9_000_000_000 * NS),
+                    "tsc {}: {d:?} gave a deadline {} ns away",
+                    clock.uses_tsc(),
+                    clock.ns(end.wrapping_sub(at))
+                );
+            }
+            assert_eq!(clock.deadline(now, Duration::MAX), u64::MAX);
+            // Ordinary limits are unchanged.
+            let one = clock.deadline(now, Duration::from_secs(1)) - at;
+            assert!(clock.ns(one).abs_diff(1_000_000_000) < 1000);
         }
     }
 

@@ -37,14 +37,35 @@ pub enum EngineError {
     Fileset(#[from] crate::fileset::FilesetError),
     #[error("a worker thread panicked: {0}")]
     WorkerPanicked(String),
-    #[error("cannot start a worker thread: {0}")]
-    Spawn(io::Error),
+    /// The OS refused a worker thread (`EAGAIN`: `ulimit -u`, `kernel.threads-max`, a
+    /// cgroup's `pids.max`). The threads already started were released and joined.
+    #[error("cannot start worker thread {} of {wanted} ({started} started): {source}", started + 1)]
+    Spawn {
+        wanted: usize,
+        started: usize,
+        source: io::Error,
+    },
+    /// A buffer could not be allocated (too large for the machine's memory).
+    #[error("cannot allocate a {} buffer for {what}: out of memory", crate::buffer::human(.len))]
+    Alloc { what: String, len: u64 },
+    /// A data file's name is taken by something iolab did not make (a symbolic link, a
+    /// directory, a device…): iolab neither follows nor replaces it.
+    #[error("{path} is {what}, not a file iolab made")]
+    NotOurFile { path: PathBuf, what: &'static str },
     /// The caller's cancel flag was set (Ctrl-C): the run ended early and has no result.
     #[error("interrupted")]
     Interrupted,
 }
 
 impl EngineError {
+    /// A buffer for `what` could not be allocated.
+    pub fn alloc(what: impl Into<String>, e: crate::buffer::AllocError) -> EngineError {
+        EngineError::Alloc {
+            what: what.into(),
+            len: e.len,
+        }
+    }
+
     /// A worker thread's panic, with its message when it has one.
     pub fn from_panic(payload: Box<dyn std::any::Any + Send>) -> EngineError {
         let msg = payload
@@ -77,6 +98,8 @@ impl EngineError {
                 | EngineError::DirNotWritable { .. }
                 | EngineError::NoDirectIo { .. }
                 | EngineError::DirectIoUnaligned { .. }
+                | EngineError::Alloc { .. }
+                | EngineError::NotOurFile { .. }
         )
     }
 
@@ -86,7 +109,8 @@ impl EngineError {
             EngineError::Fileset(f) => f.os_error(),
             EngineError::Io { source, .. }
             | EngineError::IoAt { source, .. }
-            | EngineError::DirNotWritable { source, .. } => source.raw_os_error(),
+            | EngineError::DirNotWritable { source, .. }
+            | EngineError::Spawn { source, .. } => source.raw_os_error(),
             _ => None,
         }
     }
@@ -108,6 +132,13 @@ impl EngineError {
             EngineError::DirectIoUnaligned { .. } => {
                 "O_DIRECT transfers must be multiples of the device's logical block size: use --bs 4k"
             }
+            EngineError::Spawn { .. } => {
+                "the system limits threads: raise the per-user limit (ulimit -u) or kernel.threads-max, or use fewer threads"
+            }
+            EngineError::Alloc { .. } => {
+                "each I/O is done from one buffer held in memory: use a smaller I/O size (--bs, iosize)"
+            }
+            EngineError::NotOurFile { .. } => "remove it, or use another --dir",
             _ => match self.os_error() {
                 Some(libc::ENOSPC) => "the filesystem is full: use a smaller --size or another --dir",
                 Some(libc::EDQUOT) => "a disk quota is exhausted: use a smaller --size",

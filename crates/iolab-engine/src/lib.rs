@@ -10,12 +10,16 @@ pub mod clock;
 pub mod error;
 pub mod fdtable;
 pub mod fileset;
+mod gate;
 pub mod micro;
 pub mod order;
 pub use iolab_workload::rng;
 pub mod stats;
 pub mod usage;
 pub mod workload;
+
+#[cfg(test)]
+mod testutil;
 
 pub use error::EngineError;
 pub use micro::{run_micro, MicroResult, Observer};

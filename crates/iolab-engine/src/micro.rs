@@ -8,20 +8,22 @@
 
 use std::fs::{self, File};
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, OnceLock};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_workload::micro::{Access, DataPattern, EngineKind, MicroPlan, RecordSync};
 
 use crate::backend::{open_file, Dir, IoFile, MmapFile, NullFile, PsyncFile, SyncFile, UringFile};
-use crate::buffer::AlignedBuf;
+use crate::buffer::{AlignedBuf, AllocError};
 use crate::clock::Clock;
 use crate::error::EngineError;
+use crate::gate::{worker_builder, AbortOnPanic, Gate};
 use crate::order::Order;
 use crate::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram, ThreadStats};
 use crate::usage::Usage;
@@ -141,12 +143,66 @@ fn create_error(path: &Path, dir: &Path, e: io::Error) -> EngineError {
             path: dir.to_path_buf(),
             source: e,
         },
+        // O_NOFOLLOW met a link made since we looked.
+        Some(libc::ELOOP) => EngineError::NotOurFile {
+            path: path.to_path_buf(),
+            what: "a symbolic link",
+        },
         _ => EngineError::Io {
             op: "create",
             path: path.to_path_buf(),
             source: e,
         },
     }
+}
+
+/// Opens an existing data file for writing without following a symbolic link.
+fn open_for_write(path: &Path) -> io::Result<File> {
+    File::options()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// What is at a data file's name: nothing, or a regular file that iolab may reuse or replace.
+/// A symbolic link, directory, device… (or a file with other hard links) is refused: iolab
+/// would write, truncate or unlink something that is not its own (outside `--dir`, even).
+fn existing_file(path: &Path) -> Result<Option<fs::Metadata>, EngineError> {
+    use std::os::unix::fs::MetadataExt;
+    let m = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(EngineError::Io {
+                op: "stat",
+                path: path.to_path_buf(),
+                source: e,
+            })
+        }
+    };
+    let t = m.file_type();
+    let what = if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
+        "a directory"
+    } else if !t.is_file() {
+        "a special file (device, FIFO or socket)"
+    } else if m.nlink() > 1 {
+        "a file with other hard links"
+    } else {
+        return Ok(Some(m));
+    };
+    Err(EngineError::NotOurFile {
+        path: path.to_path_buf(),
+        what,
+    })
+}
+
+/// Whether a file's blocks cover well under its size: holes (it was truncated, or a run died
+/// after sizing it). Half, not all: compressing filesystems may report fewer blocks.
+fn is_sparse(m: &fs::Metadata, size: u64) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    m.blocks().saturating_mul(512) < size / 2
 }
 
 fn prepare(
@@ -162,25 +218,42 @@ fn prepare(
     let mut to_fill = Vec::new();
     for t in 0..plan.threads {
         let path = data_file(&plan.dir, t);
+        let existing = existing_file(&path)?;
         if plan.access == Access::Append {
             // Append measures allocating writes: start from a fresh, empty file.
-            match fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(create_error(&path, &plan.dir, e)),
+            if existing.is_some() {
+                match fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(create_error(&path, &plan.dir, e)),
+                }
             }
-            File::create(&path).map_err(|e| create_error(&path, &plan.dir, e))?;
+            // O_EXCL: never through a link made in between.
+            File::options()
+                .write(true)
+                .create_new(true)
+                .mode(0o644)
+                .open(&path)
+                .map_err(|e| create_error(&path, &plan.dir, e))?;
             out.push(Prepared {
                 path,
                 created: true,
             });
             continue;
         }
-        let reusable = fs::metadata(&path)
-            .map(|m| m.is_file() && m.len() == plan.file_size)
-            .unwrap_or(false);
+        // A file of the right size is reused, unless it has holes: reads would measure
+        // holes, and stores into a mapping of one die of SIGBUS on a full filesystem.
+        let reusable =
+            existing.is_some_and(|m| m.len() == plan.file_size && !is_sparse(&m, plan.file_size));
         if !reusable {
-            File::create(&path).map_err(|e| create_error(&path, &plan.dir, e))?;
+            File::options()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o644)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path)
+                .map_err(|e| create_error(&path, &plan.dir, e))?;
             to_fill.push(out.len());
         }
         out.push(Prepared {
@@ -199,14 +272,23 @@ fn prepare(
             !cancel.load(Ordering::Relaxed)
         })?;
     }
+    if plan.engine == EngineKind::Mmap && plan.writes() {
+        // A store into a mapped page the filesystem cannot allocate is a SIGBUS, not an
+        // error: allocate every block now, so that a full filesystem is an ENOSPC here.
+        for p in out.iter() {
+            allocate(
+                &p.path,
+                plan.file_size,
+                plan.access == Access::Append,
+                &mut |_| !cancel.load(Ordering::Relaxed),
+            )?;
+        }
+    }
     if plan.writes() {
         // Overwrite modes start from a synced file: nothing of the preparation may still be
         // dirty when the timed region starts (a reused file may have been written just now).
         for p in out.iter() {
-            let f = File::options()
-                .write(true)
-                .open(&p.path)
-                .map_err(|e| create_error(&p.path, &plan.dir, e))?;
+            let f = open_for_write(&p.path).map_err(|e| create_error(&p.path, &plan.dir, e))?;
             f.sync_all().map_err(|e| EngineError::Io {
                 op: "fsync",
                 path: p.path.clone(),
@@ -222,6 +304,50 @@ fn prepare(
     Ok(())
 }
 
+/// Allocates the blocks of `path`'s first `size` bytes (extending it to `size`) with
+/// fallocate(2). Where the filesystem cannot (EOPNOTSUPP), a file that was `empty` is written
+/// with zeros instead; a file already written whole needs nothing.
+fn allocate(
+    path: &Path,
+    size: u64,
+    empty: bool,
+    progress: &mut dyn FnMut(u64) -> bool,
+) -> Result<(), EngineError> {
+    let file = open_for_write(path).map_err(|e| EngineError::Io {
+        op: "open",
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let len = libc::off_t::try_from(size).map_err(|_| EngineError::Io {
+        op: "fallocate",
+        path: path.to_path_buf(),
+        source: io::Error::from_raw_os_error(libc::EFBIG),
+    })?;
+    loop {
+        // SAFETY: a plain syscall on a descriptor we own.
+        let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EOPNOTSUPP) if empty => {
+                drop(file);
+                return fill(path, size, None, progress);
+            }
+            Some(libc::EOPNOTSUPP) => return Ok(()),
+            _ => {
+                return Err(EngineError::Io {
+                    op: "fallocate",
+                    path: path.to_path_buf(),
+                    source: e,
+                })
+            }
+        }
+    }
+}
+
 /// Writes `size` bytes of the data pattern to `path` and syncs it.
 fn fill(
     path: &Path,
@@ -235,11 +361,9 @@ fn fill(
         path: path.to_path_buf(),
         source: e,
     };
-    let file = File::options()
-        .write(true)
-        .open(path)
-        .map_err(|e| io_err("open", e))?;
-    let mut buf = AlignedBuf::zeroed(FILL_CHUNK);
+    let file = open_for_write(path).map_err(|e| io_err("open", e))?;
+    let mut buf = AlignedBuf::zeroed(FILL_CHUNK as u64)
+        .map_err(|e| EngineError::alloc("filling the data files", e))?;
     let mut off = 0u64;
     while off < size {
         let n = (size - off).min(FILL_CHUNK as u64) as usize;
@@ -268,7 +392,7 @@ fn check_direct(path: &Path, bs: u64) -> Result<(), EngineError> {
         libc::statx(
             libc::AT_FDCWD,
             cpath.as_ptr().cast(),
-            0,
+            libc::AT_SYMLINK_NOFOLLOW,
             libc::STATX_DIOALIGN,
             &mut stx,
         )
@@ -303,8 +427,9 @@ struct Shared<'a> {
     progress: Vec<Progress>,
     clock: Clock,
     plan: &'a MicroPlan,
-    ready: Barrier,
-    go: Barrier,
+    /// Abortable, so that a thread the OS refuses to start cannot leave the others waiting.
+    ready: Gate,
+    go: Gate,
     start: OnceLock<Instant>,
     abort: AtomicBool,
 }
@@ -318,8 +443,8 @@ fn execute(
     let n = plan.threads as usize;
     let shared = Shared {
         plan,
-        ready: Barrier::new(n + 1),
-        go: Barrier::new(n + 1),
+        ready: Gate::new(n + 1),
+        go: Gate::new(n + 1),
         start: OnceLock::new(),
         abort: AtomicBool::new(false),
         progress: (0..n).map(|_| Progress::default()).collect(),
@@ -334,42 +459,40 @@ fn execute(
             let path = prepared.get(t).map(|p| p.path.as_path());
             let shared = &shared;
             let main_thread = &main_thread;
-            let h = thread::Builder::new()
-                .name(format!("iolab-w{t}"))
-                .spawn_scoped(s, move || {
-                    let r = worker(t as u32, path, shared);
-                    main_thread.unpark();
-                    r
-                });
+            let h = worker_builder(format!("iolab-w{t}"), t, None).spawn_scoped(s, move || {
+                let r = worker(t as u32, path, shared);
+                main_thread.unpark();
+                r
+            });
             match h {
                 Ok(h) => handles.push(h),
                 Err(e) => {
-                    // Threads already started wait at the barriers; release them to fail.
+                    // Release the threads already waiting (they return at once), then fail.
                     shared.abort.store(true, Ordering::Relaxed);
-                    let spawned = handles.len();
-                    let _ = shared.start.set(Instant::now());
-                    let mut out: Vec<_> = Vec::new();
-                    if spawned > 0 {
-                        // Barrier sizes are fixed; stand in for the missing parties.
-                        for _ in spawned..n {
-                            s.spawn(|| {
-                                shared.ready.wait();
-                                shared.go.wait();
-                            });
-                        }
-                        shared.ready.wait();
-                        shared.go.wait();
-                        out.extend(handles.into_iter().map(join));
+                    shared.ready.abort();
+                    shared.go.abort();
+                    let started = handles.len();
+                    for h in handles {
+                        let _ = h.join();
                     }
-                    out.push(Err(EngineError::Spawn(e)));
-                    return out;
+                    return vec![Err(EngineError::Spawn {
+                        wanted: n,
+                        started,
+                        source: e,
+                    })];
                 }
             }
         }
-        shared.ready.wait();
+        if !shared.ready.wait() {
+            // A worker panicked before the start: its panic is the error.
+            shared.go.abort();
+            return handles.into_iter().map(join).collect();
+        }
         obs.started();
         let _ = shared.start.set(Instant::now());
-        shared.go.wait();
+        if !shared.go.wait() {
+            return handles.into_iter().map(join).collect();
+        }
         let planned = plan.records_per_thread * u64::from(plan.threads) * u64::from(plan.loops);
         let start = *shared.start.get().expect("set above");
         while !handles.iter().all(|h| h.is_finished()) {
@@ -497,7 +620,16 @@ fn open_backend(plan: &MicroPlan, path: Option<&Path>) -> Result<Backend, Engine
         path: path.to_path_buf(),
         source: e,
     };
-    let file = open_file(path, write, plan.sync.open_flags()).map_err(|e| io_err("open", e))?;
+    let file = open_file(path, write, plan.sync.open_flags()).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            EngineError::NotOurFile {
+                path: path.to_path_buf(),
+                what: "a symbolic link",
+            }
+        } else {
+            io_err("open", e)
+        }
+    })?;
     Ok(match plan.engine {
         EngineKind::Psync => Backend::Psync(PsyncFile::new(file)),
         EngineKind::Sync => Backend::Sync(SyncFile::new(file)),
@@ -506,8 +638,12 @@ fn open_backend(plan: &MicroPlan, path: Option<&Path>) -> Result<Backend, Engine
                 .map_err(|e| io_err("mmap", e))?,
         ),
         EngineKind::IoUring => Backend::Uring(Box::new(
-            UringFile::new(file, plan.iodepth as usize, plan.bs as usize)
-                .map_err(|e| io_err("io_uring_setup", e))?,
+            UringFile::new(file, plan.iodepth as usize, plan.bs as usize).map_err(|e| {
+                match AllocError::from_io(&e) {
+                    Some(a) => EngineError::alloc("the io_uring queue's records", a),
+                    None => io_err("io_uring_setup", e),
+                }
+            })?,
         )),
         EngineKind::Null => Backend::Null(NullFile::new(plan.iodepth as usize)),
     })
@@ -515,9 +651,10 @@ fn open_backend(plan: &MicroPlan, path: Option<&Path>) -> Result<Backend, Engine
 
 fn worker(t: u32, path: Option<&Path>, shared: &Shared<'_>) -> Result<ThreadStats, EngineError> {
     let plan = shared.plan;
+    let _guard = AbortOnPanic([&shared.ready, &shared.go]);
     crate::fdtable::make_private();
-    // Set-up errors still pass both barriers so that no thread waits forever.
-    let setup = open_backend(plan, path).map(|b| {
+    // Set-up errors still pass both gates so that no thread waits forever.
+    let setup = open_backend(plan, path).and_then(|b| {
         let mut rng = Rng::stream(plan.seed, u64::from(t));
         let order = if plan.access.is_random() {
             Order::random(plan.records_per_thread, &mut rng)
@@ -525,11 +662,15 @@ fn worker(t: u32, path: Option<&Path>, shared: &Shared<'_>) -> Result<ThreadStat
             Order::sequential(plan.records_per_thread)
         };
         let data = matches!(plan.data, DataPattern::Random).then_some(&mut rng);
-        let buf = AlignedBuf::with_data(plan.bs as usize, data);
-        (b, order, buf)
+        let buf = AlignedBuf::with_data(plan.bs, data)
+            .map_err(|e| EngineError::alloc(format!("thread {t}'s records"), e))?;
+        Ok((b, order, buf))
     });
-    shared.ready.wait();
-    shared.go.wait();
+    let released = shared.ready.wait() && shared.go.wait();
+    if !released {
+        // Another thread could not be started (or panicked): that is the error reported.
+        return Ok(ThreadStats::default());
+    }
     let (backend, order, buf) = setup?;
     if shared.abort.load(Ordering::Relaxed) {
         return Ok(ThreadStats::default());
@@ -547,9 +688,7 @@ fn worker(t: u32, path: Option<&Path>, shared: &Shared<'_>) -> Result<ThreadStat
         clock: shared.clock,
         start: shared.clock.ticks_at(start),
         interval: shared.clock.ticks_in(INTERVAL),
-        deadline: plan
-            .time_limit
-            .map(|d| shared.clock.ticks_at(start) + shared.clock.ticks_in(d)),
+        deadline: plan.time_limit.map(|d| shared.clock.deadline(start, d)),
         abort: &shared.abort,
         progress: &shared.progress[t as usize].0,
     };
@@ -713,7 +852,11 @@ fn finish<F: IoFile>(
 
 fn expected_intervals(plan: &MicroPlan) -> usize {
     plan.time_limit
-        .map(|d| d.as_secs() as usize + 2)
+        .map(|d| {
+            usize::try_from(d.as_secs())
+                .unwrap_or(usize::MAX)
+                .saturating_add(2)
+        })
         .unwrap_or(64)
 }
 
@@ -820,5 +963,307 @@ mod tests {
         let e = run_micro(&p, &mut ()).unwrap_err();
         assert!(matches!(e, EngineError::MissingDir(_)));
         assert!(e.is_bad_input());
+    }
+}
+
+#[cfg(test)]
+mod fault_tests {
+    use super::*;
+    use crate::gate::FAIL_SPAWN_FROM;
+    use crate::testutil::Tmpfs;
+    use iolab_workload::micro::{MicroSpec, SyncMode};
+    use std::os::unix::fs::{symlink, MetadataExt};
+    use std::sync::mpsc;
+
+    fn plan(dir: &Path, access: Access, sync: SyncMode, size: u64, threads: u32) -> MicroPlan {
+        MicroSpec {
+            access,
+            sync,
+            bs: 4096,
+            size,
+            threads,
+            dir: dir.to_path_buf(),
+            engine: None,
+            iodepth: None,
+            time_limit: None,
+            loops: 1,
+            seed: 7,
+            data: DataPattern::Zeros,
+        }
+        .validate()
+        .unwrap()
+    }
+
+    /// Runs `f` on a thread of its own and fails the test if it does not return in time.
+    fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(Duration::from_secs(secs))
+            .expect("hung: the run never returned")
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn expect_spawn_error(e: &EngineError, wanted: usize, started: usize) {
+        match e {
+            EngineError::Spawn {
+                wanted: w,
+                started: s,
+                source,
+            } => {
+                assert_eq!((*w, *s), (wanted, started), "{e}");
+                assert_eq!(source.raw_os_error(), Some(libc::EAGAIN), "{e}");
+            }
+            other => panic!("expected a spawn error, got {other}"),
+        }
+        assert!(
+            !e.is_bad_input(),
+            "a refused thread is a failed run (exit 1)"
+        );
+        assert!(e.hint().unwrap().contains("ulimit -u"), "{:?}", e.hint());
+        assert!(e.hint().unwrap().contains("threads-max"), "{:?}", e.hint());
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!("{} of {wanted}", started + 1)) && msg.contains("started"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_refused_thread_fails_the_run_without_a_panic_or_a_hang() {
+        for (engine, from) in [(None, 5usize), (None, 0), (Some(EngineKind::Null), 3)] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut p = plan(dir.path(), Access::Read, SyncMode::Normal, 8 * 8192, 8);
+            if let Some(e) = engine {
+                p.engine = e;
+            }
+            let e = within(30, move || {
+                FAIL_SPAWN_FROM.with(|f| f.set(Some(from)));
+                run_micro(&p, &mut ()).unwrap_err()
+            });
+            expect_spawn_error(&e, 8, from);
+            assert!(
+                names(dir.path()).is_empty(),
+                "files left: {:?}",
+                names(dir.path())
+            );
+        }
+    }
+
+    /// The child half of the test below: runs only when that test starts it, as an
+    /// unprivileged user whose thread limit leaves room for five workers.
+    #[test]
+    #[ignore = "run by a_thread_limit_gives_a_spawn_error"]
+    fn nproc_child() {
+        let Some(dir) = std::env::var_os("IOLAB_NPROC_CHILD_DIR") else {
+            return;
+        };
+        if let Err(e) = fs::write(Path::new(&dir).join("probe"), b"") {
+            println!("IOLAB-CHILD-SKIPPED: cannot write in {dir:?}: {e}");
+            return;
+        }
+        fs::remove_file(Path::new(&dir).join("probe")).unwrap();
+        let tasks = fs::read_dir("/proc/self/task").unwrap().count() as u64;
+        let lim = libc::rlimit {
+            rlim_cur: tasks + 5,
+            rlim_max: tasks + 5,
+        };
+        // SAFETY: a plain syscall with a valid struct.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NPROC, &lim) }, 0);
+        let p = plan(
+            Path::new(&dir),
+            Access::Write,
+            SyncMode::Normal,
+            20 * 4096,
+            20,
+        );
+        let e = run_micro(&p, &mut ()).unwrap_err();
+        expect_spawn_error(&e, 20, 5);
+        assert!(
+            names(Path::new(&dir)).is_empty(),
+            "{:?}",
+            names(Path::new(&dir))
+        );
+    }
+
+    /// The reported case, for real: `ulimit -u` as a non-root user (root is exempt), in a
+    /// child process. Without the fix the child panicked and then hung on the barriers.
+    #[test]
+    fn a_thread_limit_gives_a_spawn_error() {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root to switch to an unprivileged user");
+            return;
+        }
+        // A user id of our own: no other process counts against its limit.
+        let uid = 3_900_000_000 + std::process::id() % 1_000_000;
+        let dir = tempfile::tempdir_in("/tmp").unwrap();
+        fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args([
+            "--exact",
+            "micro::fault_tests::nproc_child",
+            "--ignored",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env("IOLAB_NPROC_CHILD_DIR", dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+        // SAFETY: only async-signal-safe syscalls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(uid) != 0
+                    || libc::setuid(uid) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("skipped: cannot run the test binary as uid {uid}: {e}");
+                return;
+            }
+        };
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if t0.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the run under a thread limit hung");
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        if let Some(why) = text.lines().find(|l| l.starts_with("IOLAB-CHILD-SKIPPED")) {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        assert!(status.success(), "{text}");
+        assert!(
+            text.contains("1 passed"),
+            "the child test did not run: {text}"
+        );
+    }
+
+    #[test]
+    fn a_symlink_in_the_dir_is_refused_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("precious");
+        fs::write(&victim, b"keep me").unwrap();
+        symlink(&victim, data_file(dir.path(), 1)).unwrap();
+        for access in [Access::Write, Access::Read, Access::Append] {
+            let p = plan(dir.path(), access, SyncMode::Normal, 2 * 8192, 2);
+            let e = run_micro(&p, &mut ()).unwrap_err();
+            assert!(
+                matches!(&e, EngineError::NotOurFile { path, what }
+                    if *path == data_file(dir.path(), 1) && what.contains("symbolic link")),
+                "{access}: {e}"
+            );
+            assert!(e.is_bad_input());
+            assert!(
+                e.to_string()
+                    .ends_with("is a symbolic link, not a file iolab made"),
+                "{e}"
+            );
+            assert_eq!(e.hint(), Some("remove it, or use another --dir"));
+            assert_eq!(fs::read(&victim).unwrap(), b"keep me", "{access}");
+            // Thread 0's file was created by this run: removed again. The link stays.
+            assert_eq!(names(dir.path()), ["iolab-micro.1"], "{access}");
+        }
+        // A directory of that name, too.
+        fs::remove_file(data_file(dir.path(), 1)).unwrap();
+        fs::create_dir(data_file(dir.path(), 0)).unwrap();
+        let e = run_micro(
+            &plan(dir.path(), Access::Read, SyncMode::Normal, 8192, 1),
+            &mut (),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        // The backends never follow a link either.
+        let f = crate::backend::open_file(&data_file(dir.path(), 9), true, Default::default());
+        assert!(f.is_ok());
+        symlink(&victim, data_file(dir.path(), 8)).unwrap();
+        let e = crate::backend::open_file(&data_file(dir.path(), 8), true, Default::default())
+            .unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
+    }
+
+    #[test]
+    fn a_sparse_file_of_the_right_size_is_filled_not_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(dir.path(), Access::Read, SyncMode::Normal, 1 << 20, 1);
+        let path = data_file(dir.path(), 0);
+        // What a truncate, or a run killed after sizing its file, leaves.
+        File::create(&path).unwrap().set_len(1 << 20).unwrap();
+        assert!(fs::metadata(&path).unwrap().blocks() * 512 < 1 << 19);
+        let r = run_micro(&p, &mut ()).unwrap();
+        assert!(!r.reused_files, "a sparse file was reused");
+        assert!(fs::metadata(&path).unwrap().blocks() * 512 >= 1 << 20);
+        // Now whole: the next run reuses it.
+        let r = run_micro(&p, &mut ()).unwrap();
+        assert!(r.reused_files);
+    }
+
+    #[test]
+    fn mmap_on_a_full_filesystem_is_enospc_not_sigbus() {
+        let Some(fs_) = Tmpfs::mount(8 << 20) else {
+            return;
+        };
+        let dir = fs_.path();
+        for (access, sync) in [
+            (Access::Append, SyncMode::Mmap),
+            (Access::Append, SyncMode::MmapSync),
+            (Access::Write, SyncMode::Mmap),
+        ] {
+            let p = plan(dir, access, sync, 16 << 20, 1);
+            let e = run_micro(&p, &mut ()).unwrap_err();
+            assert_eq!(e.os_error(), Some(libc::ENOSPC), "{access} {sync:?}: {e}");
+            assert!(e.hint().unwrap().contains("full"), "{e}");
+            assert!(names(dir).is_empty(), "{access}: left {:?}", names(dir));
+            assert_eq!(fs_.used(), 0);
+        }
+        // What fits still runs, and append through a mapping still writes every record.
+        let p = plan(dir, Access::Append, SyncMode::Mmap, 4 << 20, 1);
+        let r = run_micro(&p, &mut ()).unwrap();
+        assert_eq!(r.ops, 1024);
+        assert_eq!(fs::metadata(data_file(dir, 0)).unwrap().len(), 4 << 20);
+    }
+
+    #[test]
+    fn a_huge_time_limit_is_no_limit() {
+        for limit in [Duration::from_secs(9_999_999_999), Duration::MAX] {
+            let mut p = plan(Path::new("/"), Access::Randread, SyncMode::Normal, 8192, 2);
+            p.engine = EngineKind::Null;
+            p.loops = 20_000;
+            p.time_limit = Some(limit);
+            let r = run_micro(&p, &mut ()).unwrap();
+            assert!(!r.time_limited, "{limit:?} stopped the run");
+            assert_eq!(r.ops, 2 * 20_000, "{limit:?}");
+        }
     }
 }

@@ -486,7 +486,7 @@ fn flowops(h: &mut String, data: &ReportData) {
                 esc(&f.name),
                 esc(&f.kind),
                 f.runs,
-                num::fmt(f.ops as f64),
+                num::fmt_count(f.ops),
                 num::fmt_bytes(f.bytes as f64),
                 f.errors,
                 num::fmt_ns(f.lat_mean_ns),

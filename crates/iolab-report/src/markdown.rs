@@ -94,7 +94,7 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
                     md(&f.name),
                     md(&f.kind),
                     f.runs,
-                    num::fmt(f.ops as f64),
+                    num::fmt_count(f.ops),
                     num::fmt_bytes(f.bytes as f64),
                     f.errors,
                     num::fmt_ns(f.lat_mean_ns),

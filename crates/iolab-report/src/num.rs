@@ -21,6 +21,11 @@ pub fn fmt(v: f64) -> String {
     group(&s)
 }
 
+/// A count, exactly, with thousands separators (never "192.0").
+pub fn fmt_count(n: u64) -> String {
+    group(&n.to_string())
+}
+
 fn group(s: &str) -> String {
     let (sign, rest) = s.strip_prefix('-').map_or(("", s), |r| ("-", r));
     let (int, frac) = rest
@@ -87,5 +92,7 @@ mod tests {
         assert_eq!(fmt_ns(1500.0), "1.50 µs");
         assert_eq!(fmt_bytes(4096.0), "4.0 KiB");
         assert_eq!(fmt_bytes(f64::INFINITY), "–");
+        assert_eq!(fmt_count(192), "192");
+        assert_eq!(fmt_count(1_234_567), "1,234,567");
     }
 }

@@ -4,6 +4,7 @@
 //! last occurrence precedence and because lowering wants to see exactly what the user wrote.
 //! Every node carries the [`Span`] of its first token.
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::error::Warning;
@@ -47,6 +48,69 @@ impl Parsed {
             .position(|c| c.kind.ends_script())
             .map_or(self.commands.len(), |i| i + 1);
         &self.commands[..end]
+    }
+
+    /// Every variable the executed part of the file sets or reads (without `$`), sorted:
+    /// the names a caller may set from outside (`--set`). Composite flowops' `$local`s are
+    /// included, since an unbound one falls back to the global of that name.
+    pub fn variables(&self) -> BTreeSet<String> {
+        fn attrs(list: &[Attr], names: &mut BTreeSet<String>) {
+            for a in list {
+                if let Some(v) = &a.value {
+                    v.variables(names);
+                }
+            }
+        }
+        fn locals(list: &[LocalVar], names: &mut BTreeSet<String>) {
+            for l in list {
+                names.insert(l.name.clone());
+                if let Some(v) = &l.value {
+                    v.variables(names);
+                }
+            }
+        }
+        fn flowops(list: &[FlowopUse], names: &mut BTreeSet<String>) {
+            for f in list {
+                attrs(&f.attrs, names);
+                locals(&f.locals, names);
+            }
+        }
+        let mut names = BTreeSet::new();
+        for c in self.live_commands() {
+            match &c.kind {
+                CommandKind::Set(s) => {
+                    names.insert(s.name.clone());
+                    s.value.variables(&mut names);
+                }
+                CommandKind::DefineFileset(f) => attrs(&f.attrs, &mut names),
+                CommandKind::DefineProcess(p) => {
+                    attrs(&p.attrs, &mut names);
+                    for t in &p.threads {
+                        attrs(&t.attrs, &mut names);
+                        flowops(&t.flowops, &mut names);
+                    }
+                }
+                CommandKind::DefineComposite(d) => {
+                    attrs(&d.attrs, &mut names);
+                    locals(&d.locals, &mut names);
+                    flowops(&d.flowops, &mut names);
+                }
+                CommandKind::Eventgen(a)
+                | CommandKind::EnableMulti(a)
+                | CommandKind::DoMultiSync(a) => attrs(a, &mut names),
+                CommandKind::Run(Some(v)) | CommandKind::Sleep(v) | CommandKind::Debug(v) => {
+                    v.variables(&mut names)
+                }
+                CommandKind::Psrun { period, seconds } => {
+                    for v in [period, seconds].into_iter().flatten() {
+                        v.variables(&mut names);
+                    }
+                }
+                CommandKind::Echo(t) | CommandKind::System(t) => t.variables(&mut names),
+                _ => {}
+            }
+        }
+        names
     }
 
     /// `define fileset` and `define file` commands, in order.
@@ -299,6 +363,32 @@ pub enum ValueKind {
 }
 
 impl Value {
+    /// Adds the variables this value reads to `names`.
+    pub fn variables(&self, names: &mut BTreeSet<String>) {
+        match &self.kind {
+            ValueKind::Var(name) => {
+                names.insert(name.clone());
+            }
+            ValueKind::Text(t) => t.variables(names),
+            ValueKind::Randvar(RandvarDef { attrs }) | ValueKind::Cvar(CvarDef { attrs }) => {
+                for a in attrs {
+                    if let Some(v) = &a.value {
+                        v.variables(names);
+                    }
+                }
+            }
+            ValueKind::Expr(e) => e.variables(names),
+            ValueKind::Table(rows) => {
+                for r in rows {
+                    for v in [&r.percent, &r.low, &r.high] {
+                        v.variables(names);
+                    }
+                }
+            }
+            ValueKind::Int(_) | ValueKind::Float(_) | ValueKind::Bool(_) | ValueKind::Str(_) => {}
+        }
+    }
+
     /// The string a bare word or a quoted string without variables stands for.
     pub fn as_literal_str(&self) -> Option<String> {
         match &self.kind {
@@ -316,6 +406,15 @@ pub struct Text {
 }
 
 impl Text {
+    /// Adds the `$variables` the text expands to `names`.
+    pub fn variables(&self, names: &mut BTreeSet<String>) {
+        for p in &self.parts {
+            if let TextPart::Var { name, .. } = p {
+                names.insert(name.clone());
+            }
+        }
+    }
+
     /// The text when it has no variable references.
     pub fn as_literal(&self) -> Option<String> {
         let mut s = String::new();
@@ -387,7 +486,21 @@ impl BinOp {
     }
 }
 
-/// Integer arithmetic: `*` and `/` bind tighter than `+` and `-`, all left-associative.
+impl Expr {
+    /// Adds the variables the expression reads to `names`.
+    pub fn variables(&self, names: &mut BTreeSet<String>) {
+        match self {
+            Expr::Operand(v) => v.variables(names),
+            Expr::Binary { lhs, rhs, .. } => {
+                lhs.variables(names);
+                rhs.variables(names);
+            }
+        }
+    }
+}
+
+/// Integer arithmetic: `*` and `/` bind tighter than `+` and `-`, all left-associative;
+/// parentheses group.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     /// An integer or a variable.
@@ -423,6 +536,27 @@ mod tests {
         let fd = find_attr(&attrs, "fd").unwrap();
         assert_eq!(fd.value.as_ref().unwrap().kind, ValueKind::Int(3));
         assert!(find_attr(&attrs, "name").is_none());
+    }
+
+    #[test]
+    fn variables_set_and_read_before_run() {
+        let p = crate::parse_str(
+            "t.f",
+            "set $nfiles = 10\nset $rv = randvar(type=gamma, mean=$meansize)\n\
+             define fileset name=a,path=$dir,entries=$nfiles,size=$rv\n\
+             define flowop name=c, $loc=$deflt { flowop read name=r, iosize=$io }\n\
+             define process name=p,instances=$np { thread name=t { flowop c name=u, $loc=$arg } }\n\
+             echo \"$msg\"\nrun $runtime\nset $late = 1\n",
+        )
+        .unwrap();
+        let names: Vec<String> = p.variables().into_iter().collect();
+        assert_eq!(
+            names,
+            [
+                "arg", "deflt", "dir", "io", "loc", "meansize", "msg", "nfiles", "np", "runtime",
+                "rv"
+            ]
+        );
     }
 
     #[test]

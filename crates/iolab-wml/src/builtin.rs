@@ -86,6 +86,7 @@ mod tests {
             };
             let w = crate::lower(&p, &opts).unwrap_or_else(|e| panic!("{}: {e}", b.name));
             assert!(!w.processes.is_empty(), "{}", b.name);
+            crate::check(&p, &w).unwrap_or_else(|e| panic!("{}: {e}", b.name));
         }
     }
 }

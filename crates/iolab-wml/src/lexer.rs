@@ -48,6 +48,9 @@ pub(crate) struct Lexed {
 }
 
 pub(crate) fn lex(file: &str, src: &str) -> Result<Lexed, WmlError> {
+    // Editors on Windows start UTF-8 files with a byte order mark; it is not part of the text
+    // (and not a column).
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     Lexer {
         file,
         chars: src.chars().collect(),
@@ -100,6 +103,19 @@ impl Lexer<'_> {
             self.col += 1;
         }
         Some(c)
+    }
+
+    /// Whether a `/` here is a division: it touches a number, a `$variable` or a `)` before
+    /// it (`$nfiles/2`, `8k/2`). A word never starts right after one of those, so this takes
+    /// nothing from paths; `/2` after a space is still a word, as in filebench.
+    fn divides(&self) -> bool {
+        self.tokens.last().is_some_and(|t| {
+            t.end == self.pos
+                && matches!(
+                    t.tok,
+                    Tok::Int(_) | Tok::Float(_) | Tok::Var(_) | Tok::RParen
+                )
+        })
     }
 
     fn here(&self) -> Span {
@@ -165,7 +181,10 @@ impl Lexer<'_> {
                     self.bump();
                     self.push(Tok::Minus, span, start);
                 }
-                '-' | '/' if !self.peek_at(1).is_some_and(is_word_char) => {
+                '-' | '/'
+                    if !self.peek_at(1).is_some_and(is_word_char)
+                        || (c == '/' && self.divides()) =>
+                {
                     self.bump();
                     let tok = if c == '-' { Tok::Minus } else { Tok::Slash };
                     self.push(tok, span, start);
@@ -558,6 +577,51 @@ mod tests {
                 Tok::Eof
             ]
         );
+    }
+
+    #[test]
+    fn slash_touching_an_operand_divides() {
+        assert_eq!(
+            toks("$xx/2 8k/2 ($a)/$b $a/ 2"),
+            vec![
+                Tok::Var("xx".into()),
+                Tok::Slash,
+                Tok::Int(2),
+                Tok::Int(8192),
+                Tok::Slash,
+                Tok::Int(2),
+                Tok::LParen,
+                Tok::Var("a".into()),
+                Tok::RParen,
+                Tok::Slash,
+                Tok::Var("b".into()),
+                Tok::Var("a".into()),
+                Tok::Slash,
+                Tok::Int(2),
+                Tok::Eof
+            ]
+        );
+        // Paths are words wherever a word can start.
+        assert_eq!(
+            toks("path=/2019/x 8k /2"),
+            vec![
+                word("path"),
+                Tok::Eq,
+                word("/2019/x"),
+                Tok::Int(8192),
+                word("/2"),
+                Tok::Eof
+            ]
+        );
+    }
+
+    #[test]
+    fn byte_order_mark_is_not_text() {
+        let l = lex("t.f", "\u{feff}run 5").unwrap();
+        assert_eq!(l.tokens[0].tok, word("run"));
+        assert_eq!(l.tokens[0].span, Span::new(1, 1));
+        // Only at the very start.
+        assert_eq!(err("run 5\n\u{feff}").span, Span::new(2, 1));
     }
 
     #[test]

@@ -28,6 +28,7 @@
 
 pub mod ast;
 pub mod builtin;
+mod check;
 mod env;
 mod error;
 mod lexer;
@@ -37,9 +38,11 @@ mod schema;
 pub mod suggest;
 mod validate;
 
+use std::io::Read;
 use std::path::Path;
 
 pub use ast::*;
+pub use check::check;
 pub use env::{Env, StaticValue};
 pub use error::{ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
 pub use lower::{lower, LowerOptions};
@@ -51,22 +54,60 @@ pub fn parse_str(name: &str, text: &str) -> Result<Parsed, WmlError> {
     parser::parse(name, text)
 }
 
-/// Reads and parses a `.f` file; errors carry the path as given.
+/// The largest `.f` file read. filebench's own workloads are a few KiB; anything near this is
+/// not a workload (and `/dev/zero` would otherwise be read until memory runs out).
+pub const MAX_FILE_SIZE: u64 = 16 << 20;
+
+/// Reads and parses a `.f` file; errors carry the path as given. Only regular files of at
+/// most [`MAX_FILE_SIZE`] bytes are read: a device, a FIFO or a directory is refused before
+/// it is opened.
 pub fn parse_file(path: impl AsRef<Path>) -> Result<Parsed, WmlError> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| {
-        WmlError::new(
-            ErrorKind::Io,
-            &name,
-            Span::default(),
-            "",
-            format!("cannot read the file: {e}"),
-        )
-    })?;
+    let io_err = |msg: String| WmlError::new(ErrorKind::Io, &name, Span::default(), "", msg);
+    let meta = std::fs::metadata(path).map_err(|e| io_err(format!("cannot read the file: {e}")))?;
+    if !meta.is_file() {
+        let what = file_type_name(&meta.file_type());
+        return Err(io_err(format!("is {what}, not a workload file"))
+            .with_hint("give the path of a .f file, or the name of a built-in workload"));
+    }
+    let too_large = || {
+        io_err(format!(
+            "is larger than {} MiB: not a workload file",
+            MAX_FILE_SIZE >> 20
+        ))
+    };
+    if meta.len() > MAX_FILE_SIZE {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    // The file may grow between the stat and the read: read at most one byte past the limit.
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_SIZE + 1).read_to_end(&mut bytes))
+        .map_err(|e| io_err(format!("cannot read the file: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_SIZE {
+        return Err(too_large());
+    }
     // filebench reads bytes; a stray Latin-1 byte in a comment should not reject a file.
     let text = String::from_utf8_lossy(&bytes);
     parse_str(&name, &text)
+}
+
+fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// Parses and validates a file in one go: the tree and all warnings, or every error.
@@ -87,6 +128,54 @@ mod tests {
         assert!(e
             .to_string()
             .starts_with("/nonexistent/x.f: error: cannot read"));
+    }
+
+    #[test]
+    fn only_regular_files_are_read() {
+        let e = parse_file("/dev/zero").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Io);
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: error: is a character device, not a workload file\n  \
+             hint: give the path of a .f file, or the name of a built-in workload"
+        );
+        let e = parse_file("/").unwrap_err();
+        assert!(e.message.starts_with("is a directory"), "{e}");
+    }
+
+    #[test]
+    fn oversized_files_are_refused() {
+        let f = tempfile_path("big.f");
+        let file = std::fs::File::create(&f).unwrap();
+        // Sparse: no disk space is used.
+        file.set_len(MAX_FILE_SIZE + 1).unwrap();
+        let e = parse_file(&f).unwrap_err();
+        assert!(e.message.contains("larger than 16 MiB"), "{e}");
+        file.set_len(0).unwrap();
+        std::fs::write(&f, "run 5\n").unwrap();
+        assert!(parse_file(&f).is_ok());
+        std::fs::remove_file(&f).unwrap();
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let f = tempfile_path("bom.f");
+        std::fs::write(&f, "\u{feff}bogus\n").unwrap();
+        let e = parse_file(&f).unwrap_err();
+        // The text starts after the mark, which takes no column.
+        assert_eq!(
+            (e.kind, e.span),
+            (ErrorKind::UnknownCommand, Span::new(1, 1))
+        );
+        std::fs::write(&f, "\u{feff}run 5\n").unwrap();
+        assert!(parse_file(&f).is_ok());
+        std::fs::remove_file(&f).unwrap();
+    }
+
+    fn tempfile_path(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("iolab-wml-lib-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
     }
 
     #[test]

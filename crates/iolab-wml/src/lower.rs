@@ -84,6 +84,7 @@ pub fn lower(parsed: &Parsed, opts: &LowerOptions) -> Result<Workload, WmlErrors
     };
     let w = l.workload(parsed);
     if l.errors.is_empty() {
+        crate::check::check_with(parsed, &w, crate::check::Checks::Fds)?;
         Ok(w)
     } else {
         l.errors.sort_by_key(|e| e.span);
@@ -151,13 +152,13 @@ impl<'a> Lowerer<'a> {
                 }
                 CommandKind::Run(v) => {
                     run.duration = Some(match v {
-                        Some(v) => Duration::from_secs(self.uint(v, None, "run")),
+                        Some(v) => self.run_time(v, "run"),
                         None => DEFAULT_RUN,
                     });
                 }
                 CommandKind::Psrun { period, seconds } => {
                     let secs = match seconds {
-                        Some(v) => Duration::from_secs(self.uint(v, None, "psrun")),
+                        Some(v) => self.run_time(v, "psrun"),
                         None => DEFAULT_RUN,
                     };
                     run.duration = Some(secs);
@@ -606,6 +607,23 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// `run N` / `psrun P N`: at least a second (validation checks the file's own value;
+    /// this catches `run $t` with `--set t=0`).
+    fn run_time(&mut self, v: &Value, what: &str) -> Duration {
+        let errors = self.errors.len();
+        let n = self.int(v, None, what);
+        // Not a number at all is reported already.
+        if n < 1 && self.errors.len() == errors {
+            self.err(
+                ErrorKind::OutOfRange,
+                v.span,
+                &n.to_string(),
+                format!("`{what}` needs a run time of at least 1 s, found {n}"),
+            );
+        }
+        Duration::from_secs(n.max(0) as u64)
+    }
+
     fn uint(&mut self, v: &Value, locals: Option<&Locals>, what: &str) -> u64 {
         let n = self.int(v, locals, what);
         if n < 0 {
@@ -728,6 +746,28 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_run_time_from_the_command_line_is_located() {
+        let src =
+            "set $runtime = 5\ndefine process name=p { thread name=t { flowop hog name=h } }\n\
+                   run $runtime\n";
+        let p = crate::parse_str("t.f", src).unwrap();
+        for (value, message) in [
+            ("0", "`run` needs a run time of at least 1 s, found 0"),
+            ("soon", "`run` needs a number, not \"soon\""),
+        ] {
+            let opts = LowerOptions {
+                overrides: vec![("runtime".into(), value.into())],
+            };
+            let e = lower(&p, &opts).unwrap_err();
+            assert_eq!(e.len(), 1, "{e}");
+            assert_eq!(
+                (e.first().span, e.first().message.as_str()),
+                (Span::new(3, 5), message)
+            );
+        }
+    }
+
+    #[test]
     fn random_variables_reach_attributes() {
         let w = lowered(
             "set $dir=/tmp\n\
@@ -807,6 +847,8 @@ mod tests {
             };
             let w = lower(&p, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(!w.processes.is_empty(), "{}", path.display());
+            // The static fd and I/O size checks find mistakes, not filebench's own workloads.
+            crate::check(&p, &w).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             n += 1;
         }
         assert_eq!(n, 47);

@@ -431,37 +431,47 @@ impl Parser<'_> {
                 kind,
             });
         }
-        let first = self.value(None)?;
-        if !matches!(
-            self.peek().tok,
-            Tok::Plus | Tok::Minus | Tok::Star | Tok::Slash
-        ) {
-            return Ok(first);
-        }
-        let op_span = self.peek().span;
-        if !matches!(first.kind, ValueKind::Int(_) | ValueKind::Var(_)) {
-            return Err(self
-                .error(
-                    ErrorKind::InvalidValue,
-                    &self.peek().clone(),
-                    "arithmetic needs integers or variables on both sides",
-                )
-                .with_hint("quote strings that contain operators"));
-        }
+        let open = self.peek().clone();
+        let first = if open.tok == Tok::LParen {
+            self.operand()?
+        } else {
+            let first = self.value(None)?;
+            if !matches!(
+                self.peek().tok,
+                Tok::Plus | Tok::Minus | Tok::Star | Tok::Slash
+            ) {
+                return Ok(first);
+            }
+            if !matches!(first.kind, ValueKind::Int(_) | ValueKind::Var(_)) {
+                return Err(self
+                    .error(
+                        ErrorKind::InvalidValue,
+                        &self.peek().clone(),
+                        "arithmetic needs integers or variables on both sides",
+                    )
+                    .with_hint("quote strings that contain operators"));
+            }
+            Expr::Operand(first)
+        };
+        let warn_at = if open.tok == Tok::LParen {
+            open.span
+        } else {
+            self.peek().span
+        };
         self.warn(
             WarningKind::Legacy,
-            op_span,
+            warn_at,
             "arithmetic in `set` is filebench 1.4 syntax",
         );
-        let span = first.span;
         let expr = self.sum(first)?;
         Ok(Value {
-            span,
+            span: open.span,
             kind: ValueKind::Expr(Box::new(expr)),
         })
     }
 
-    fn sum(&mut self, first: Value) -> Result<Expr, WmlError> {
+    /// `product (('+' | '-') product)*`, its first operand already read.
+    fn sum(&mut self, first: Expr) -> Result<Expr, WmlError> {
         let mut lhs = self.product(first)?;
         while let Some(op) = match self.peek().tok {
             Tok::Plus => Some(BinOp::Add),
@@ -481,15 +491,16 @@ impl Parser<'_> {
         Ok(lhs)
     }
 
-    fn product(&mut self, first: Value) -> Result<Expr, WmlError> {
-        let mut lhs = Expr::Operand(first);
+    /// `operand (('*' | '/') operand)*`, its first operand already read.
+    fn product(&mut self, first: Expr) -> Result<Expr, WmlError> {
+        let mut lhs = first;
         while let Some(op) = match self.peek().tok {
             Tok::Star => Some(BinOp::Mul),
             Tok::Slash => Some(BinOp::Div),
             _ => None,
         } {
             let span = self.bump().span;
-            let rhs = Expr::Operand(self.operand()?);
+            let rhs = self.operand()?;
             lhs = Expr::Binary {
                 op,
                 span,
@@ -500,9 +511,23 @@ impl Parser<'_> {
         Ok(lhs)
     }
 
-    fn operand(&mut self) -> Result<Value, WmlError> {
+    /// An integer, a `$variable`, or a parenthesised expression.
+    fn operand(&mut self) -> Result<Expr, WmlError> {
+        if self.peek().tok == Tok::LParen {
+            let open = self.bump();
+            let first = self.operand()?;
+            let inner = self.sum(first)?;
+            if self.peek().tok != Tok::RParen {
+                return Err(self.unexpected(&format!(
+                    "an operator or `)` to close the `(` opened at {}",
+                    open.span
+                )));
+            }
+            self.advance();
+            return Ok(inner);
+        }
         match self.opt_number()? {
-            Some(v) if !matches!(v.kind, ValueKind::Float(_)) => Ok(v),
+            Some(v) if !matches!(v.kind, ValueKind::Float(_)) => Ok(Expr::Operand(v)),
             Some(v) => Err(WmlError::new(
                 ErrorKind::InvalidValue,
                 self.file,
@@ -510,7 +535,7 @@ impl Parser<'_> {
                 self.toks[self.pos - 1].text.clone(),
                 "arithmetic is on integers only",
             )),
-            None => Err(self.unexpected("an integer or a `$variable`")),
+            None => Err(self.unexpected("an integer, a `$variable` or `(`")),
         }
     }
 
@@ -625,7 +650,9 @@ impl Parser<'_> {
                     let name = canonical_attr(w).to_string();
                     let value = if self.peek().tok == Tok::Eq {
                         self.advance();
-                        Some(self.value(Some(&name))?)
+                        let v = self.value(Some(&name))?;
+                        self.no_arithmetic(w)?;
+                        Some(v)
                     } else {
                         None
                     };
@@ -672,6 +699,24 @@ impl Parser<'_> {
             }
         }
         Ok((attrs, locals))
+    }
+
+    /// An operator right after an attribute's value: arithmetic, which WML has only in `set`.
+    fn no_arithmetic(&self, attr: &str) -> Result<(), WmlError> {
+        let t = self.peek();
+        if !matches!(t.tok, Tok::Plus | Tok::Minus | Tok::Star | Tok::Slash) {
+            return Ok(());
+        }
+        Err(self
+            .error(
+                ErrorKind::Syntax,
+                t,
+                format!("arithmetic in the value of `{attr}`: WML computes only in `set`"),
+            )
+            .with_hint(format!(
+                "compute it first, `set $x = … {} …`, then write `{attr}=$x`",
+                t.text
+            )))
     }
 
     fn open_brace(&mut self, what: &str) -> Result<Token, WmlError> {
@@ -979,6 +1024,48 @@ mod tests {
             inner.as_ref(),
             Expr::Binary { op: BinOp::Mul, .. }
         ));
+    }
+
+    /// Evaluates a `set` right-hand side through the environment.
+    fn eval(src: &str) -> Option<crate::StaticValue> {
+        let p = parse_ok(src);
+        crate::Env::new(&p).get("r").cloned()
+    }
+
+    #[test]
+    fn arithmetic_without_spaces_and_with_parentheses() {
+        use crate::StaticValue::Int;
+        assert_eq!(eval("set $xx = 10\nset $r=$xx/2"), Some(Int(5)));
+        assert_eq!(eval("set $r=8k/2"), Some(Int(4096)));
+        assert_eq!(eval("set $r = (1 + 2) * 3"), Some(Int(9)));
+        assert_eq!(eval("set $r = 2 * (10 - (3 + 1)) / 4"), Some(Int(3)));
+        assert_eq!(eval("set $a = 6\nset $r=($a+2)/4"), Some(Int(2)));
+        assert_eq!(eval("set $r = (7)"), Some(Int(7)));
+        let p = parse_ok("set $rr = (1 + 2)");
+        assert_eq!(p.warnings[0].span, Span::new(1, 11), "warned at the `(`");
+        assert!(p.warnings[0].message.contains("filebench 1.4"));
+        let e = parse_err("set $r = (1 + 2");
+        assert!(
+            e.message.contains("`)` to close the `(` opened at 1:10"),
+            "{e}"
+        );
+        let e = parse_err("set $r = 2 * ()");
+        assert!(
+            e.message
+                .contains("expected an integer, a `$variable` or `(`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn arithmetic_in_an_attribute_is_located() {
+        let e = parse_err("define fileset name=a,path=/x,size=8k/2,entries=2");
+        assert_eq!(e.span, Span::new(1, 38));
+        assert_eq!(
+            e.message,
+            "arithmetic in the value of `size`: WML computes only in `set`"
+        );
+        assert!(e.hint.unwrap().contains("`set $x = … / …`"));
     }
 
     #[test]

@@ -59,6 +59,10 @@ struct Validator<'a> {
     known_vars: HashSet<String>,
     /// Variables set only after `run`, for a better hint.
     late_vars: HashMap<String, Span>,
+    /// Where each live variable is first set.
+    first_set: HashMap<String, Span>,
+    /// Variables the caller sets (`--set`, `--dir`).
+    predefined: HashSet<String>,
     /// Fileset names (first definition) and whether every fileset name could be resolved.
     filesets: HashMap<String, Span>,
     filesets_complete: bool,
@@ -85,10 +89,13 @@ struct Scope<'s> {
 impl<'a> Validator<'a> {
     fn new(p: &'a Parsed, env: Env, opts: &ValidateOptions) -> Self {
         let live = p.live_commands();
-        let mut known_vars: HashSet<String> = opts.predefined.iter().cloned().collect();
+        let predefined: HashSet<String> = opts.predefined.iter().cloned().collect();
+        let mut known_vars = predefined.clone();
+        let mut first_set = HashMap::new();
         for c in live {
             if let CommandKind::Set(s) = &c.kind {
                 known_vars.insert(s.name.clone());
+                first_set.entry(s.name.clone()).or_insert(s.name_span);
             }
         }
         let mut late_vars = HashMap::new();
@@ -102,6 +109,8 @@ impl<'a> Validator<'a> {
             env,
             known_vars,
             late_vars,
+            first_set,
+            predefined,
             filesets: HashMap::new(),
             filesets_complete: true,
             composites: HashMap::new(),
@@ -153,6 +162,8 @@ impl<'a> Validator<'a> {
         }
         let mut seen_filesets: HashMap<String, Span> = HashMap::new();
         let mut seen_composites: HashSet<&str> = HashSet::new();
+        // `set` evaluates its right-hand side at once: only what is set above it counts.
+        let mut set_so_far: HashSet<String> = self.predefined.clone();
         for (idx, c) in live.iter().enumerate() {
             let scope = Scope {
                 limit: idx,
@@ -161,7 +172,10 @@ impl<'a> Validator<'a> {
                 depth: 0,
             };
             match &c.kind {
-                CommandKind::Set(s) => self.set(s),
+                CommandKind::Set(s) => {
+                    self.set(s, &set_so_far);
+                    set_so_far.insert(s.name.clone());
+                }
                 CommandKind::SetNoUseStats => self.warn(
                     WarningKind::Ignored,
                     c.span,
@@ -170,9 +184,10 @@ impl<'a> Validator<'a> {
                 CommandKind::DefineFileset(f) => self.fileset(f, &mut seen_filesets),
                 CommandKind::DefineComposite(d) => self.composite_def(d, idx, &mut seen_composites),
                 CommandKind::DefineProcess(proc_) => self.process(proc_, &scope),
+                // A bare `run` is filebench's 60 s; `run 0` would measure nothing.
                 CommandKind::Run(n) => {
                     if let Some(n) = n {
-                        self.count(n, "`run`", 0);
+                        self.count(n, "`run`", 1);
                     }
                 }
                 CommandKind::Psrun { period, seconds } => {
@@ -180,7 +195,7 @@ impl<'a> Validator<'a> {
                         self.count(p, "the `psrun` period", i64::MIN);
                     }
                     if let Some(s) = seconds {
-                        self.count(s, "`psrun`", 0);
+                        self.count(s, "`psrun`", 1);
                     }
                 }
                 CommandKind::Sleep(n) => self.count(n, "`sleep`", 0),
@@ -295,13 +310,45 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn set(&mut self, s: &SetVar) {
+    /// `set_so_far`: the variables set above this command (and the predefined ones).
+    fn set(&mut self, s: &SetVar, set_so_far: &HashSet<String>) {
         match &s.value.kind {
             ValueKind::Randvar(r) => self.randvar(r, &s.value),
             ValueKind::Cvar(c) => self.cvar(c, &s.value),
+            ValueKind::Var(_) | ValueKind::Expr(_) => {
+                if self.value_refs(&s.value, None) {
+                    self.set_refs_before(s, &s.value, set_so_far);
+                }
+            }
             _ => {
                 self.value_refs(&s.value, None);
             }
+        }
+    }
+
+    /// A `set` copies and computes at once (as filebench 1.4's arithmetic does): a variable
+    /// on its right must already be set, not set later or by this very `set`.
+    fn set_refs_before(&mut self, s: &SetVar, v: &Value, set_so_far: &HashSet<String>) {
+        let mut refs = Vec::new();
+        collect_var_refs(v, &mut refs);
+        for (name, span) in refs {
+            if set_so_far.contains(name) {
+                continue;
+            }
+            let hint = if name == s.name {
+                format!(
+                    "`${name}` has no value yet: set it to a value first, e.g. `set ${name} = …`"
+                )
+            } else {
+                let first = self.first_set.get(name).copied().unwrap_or_default();
+                format!(
+                    "`${name}` is first set at {first}: the right-hand side of `set` is \
+                     evaluated at once, so move that `set` above this one"
+                )
+            };
+            let msg = format!("unknown variable `${name}`");
+            self.error(ErrorKind::UnknownVariable, span, &format!("${name}"), msg)
+                .hint = Some(hint);
         }
     }
 
@@ -387,12 +434,22 @@ impl<'a> Validator<'a> {
         }
         match self.resolve(v, None) {
             StaticValue::Int(n) if n < min => {
+                // Only the run time has a positive minimum.
+                let (need, hint) = if min > 0 {
+                    (
+                        format!("a run time of at least {min} s"),
+                        Some("a run of 0 s measures nothing; a bare `run` runs 60 s".to_string()),
+                    )
+                } else {
+                    ("a number that is not negative".to_string(), None)
+                };
                 self.error(
                     ErrorKind::OutOfRange,
                     v.span,
                     &n.to_string(),
-                    format!("{what} needs a number that is not negative, found {n}"),
-                );
+                    format!("{what} needs {need}, found {n}"),
+                )
+                .hint = hint;
             }
             StaticValue::Int(_) | StaticValue::Unknown => {}
             other => {
@@ -1035,6 +1092,24 @@ impl<'a> Validator<'a> {
 }
 
 /// The value as written, for error tokens.
+/// The `$variable`s a `set` right-hand side reads, in order.
+fn collect_var_refs<'v>(v: &'v Value, out: &mut Vec<(&'v str, Span)>) {
+    fn expr<'v>(e: &'v Expr, out: &mut Vec<(&'v str, Span)>) {
+        match e {
+            Expr::Operand(v) => collect_var_refs(v, out),
+            Expr::Binary { lhs, rhs, .. } => {
+                expr(lhs, out);
+                expr(rhs, out);
+            }
+        }
+    }
+    match &v.kind {
+        ValueKind::Var(name) => out.push((name, v.span)),
+        ValueKind::Expr(e) => expr(e, out),
+        _ => {}
+    }
+}
+
 fn token_of(v: &Value) -> String {
     match &v.kind {
         ValueKind::Int(n) => n.to_string(),
@@ -1121,6 +1196,47 @@ mod tests {
             predefined: vec!["dir".into()],
         };
         assert!(validate_with(&p, &opts).is_ok());
+    }
+
+    #[test]
+    fn set_reads_only_what_is_set_above_it() {
+        let e = errors("set $a = $a\n");
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].kind, ErrorKind::UnknownVariable);
+        assert_eq!(e[0].message, "unknown variable `$a`");
+        assert_eq!(e[0].span, Span::new(1, 10));
+        assert!(e[0].hint.as_deref().unwrap().contains("has no value yet"));
+        let e = errors("set $b = $a * 2\nset $a = 4\n");
+        assert_eq!(e[0].span, Span::new(1, 10));
+        assert!(
+            e[0].hint.as_deref().unwrap().contains("first set at 2:5"),
+            "{:?}",
+            e[0].hint
+        );
+        // In order, or set by the caller: fine.
+        warnings("set $a = 4\nset $b = $a * 2\nset $a = $a + 1\n");
+        let p = parse_str("t.f", "set $a = $a + 1\n").unwrap();
+        let opts = ValidateOptions {
+            predefined: vec!["a".into()],
+        };
+        assert!(validate_with(&p, &opts).is_ok());
+    }
+
+    #[test]
+    fn run_needs_a_positive_time() {
+        let e = errors("run 0\n");
+        assert_eq!(
+            e[0].message,
+            "`run` needs a run time of at least 1 s, found 0"
+        );
+        assert_eq!(e[0].span, Span::new(1, 5));
+        let e = errors("psrun 10 0\n");
+        assert_eq!(
+            e[0].message,
+            "`psrun` needs a run time of at least 1 s, found 0"
+        );
+        warnings("run\n");
+        warnings("psrun -10\n");
     }
 
     #[test]

@@ -357,19 +357,20 @@ impl MicroSpec {
             return Err(MicroSpecError::SizeNotMultiple {
                 size: self.size,
                 bs: self.bs,
-                suggest: self.size.div_ceil(self.bs) * self.bs,
+                suggest: nearest_multiple(self.size, self.bs),
             });
         }
         let per_thread = self.size / u64::from(self.threads);
         if !self.size.is_multiple_of(u64::from(self.threads)) || !per_thread.is_multiple_of(self.bs)
         {
+            // bs ≤ 1 GiB and threads < 2³², so the product fits.
             let unit = self.bs * u64::from(self.threads);
             return Err(MicroSpecError::PerThreadNotMultiple {
                 size: self.size,
                 threads: self.threads,
                 per_thread,
                 bs: self.bs,
-                suggest: self.size.div_ceil(unit) * unit,
+                suggest: nearest_multiple(self.size, unit),
             });
         }
         let engine = match (self.engine, self.sync.is_mmap()) {
@@ -417,6 +418,15 @@ impl MicroSpec {
             data: self.data,
         })
     }
+}
+
+/// The multiple of `unit` to suggest for `size`: the next one up, or the one below when the
+/// next one up does not fit in 64 bits; never 0 (one `unit`, when `size` is below it).
+fn nearest_multiple(size: u64, unit: u64) -> u64 {
+    size.div_ceil(unit)
+        .checked_mul(unit)
+        .unwrap_or(size / unit * unit)
+        .max(unit)
 }
 
 impl MicroPlan {
@@ -563,6 +573,28 @@ mod tests {
         ));
         s.engine = Some(EngineKind::IoUring);
         assert_eq!(s.validate().unwrap().iodepth, 8);
+    }
+
+    #[test]
+    fn suggested_sizes_never_overflow() {
+        let mut s = spec();
+        s.size = u64::MAX;
+        let suggest = match s.validate() {
+            Err(MicroSpecError::SizeNotMultiple { suggest, .. }) => suggest,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(suggest, u64::MAX / 4096 * 4096);
+        // 2⁶⁴ − 4096 is not a multiple of 7 × 4096, and the next multiple up overflows.
+        s.size = u64::MAX - 4095;
+        s.threads = 7;
+        match s.validate() {
+            Err(MicroSpecError::PerThreadNotMultiple { suggest, .. }) => {
+                assert!(suggest > 0 && suggest.is_multiple_of(7 * 4096), "{suggest}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(nearest_multiple(10, 4096), 4096);
+        assert_eq!(nearest_multiple(4097, 4096), 8192);
     }
 
     #[test]

@@ -70,8 +70,8 @@ pub struct MonitorArgs {
     #[arg(long)]
     pub no_monitor: bool,
 
-    /// Time between samples (e.g. 1s, 100ms)
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    /// Time between samples (e.g. 1s, 100ms; at least 1ms)
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_positive_duration)]
     pub monitor_interval: Duration,
 
     /// Trace the block layer of the target device (tracefs; needs root)
@@ -177,8 +177,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 
-    /// Run time (e.g. 30s, 2m); overrides the file's `run N`, required when it has none
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// Run time (e.g. 30s, 2m; at least 1ms); overrides the file's `run N`, required when it
+    /// has none
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub time: Option<Duration>,
 
     /// Set a workload variable, e.g. --set nfiles=1000 (repeatable)
@@ -241,23 +242,23 @@ pub struct MicroArgs {
     pub size: u64,
 
     /// Worker threads, each with its own file
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = parse_count)]
     pub threads: u32,
 
     /// I/O engine: psync, sync, mmap, io_uring, null [default: psync; mmap for mmap modes]
     #[arg(long, value_parser = parse_engine)]
     pub engine: Option<EngineKind>,
 
-    /// Records in flight per thread (io_uring only)
-    #[arg(long)]
+    /// Records in flight per thread, 1 to 4096 (io_uring only)
+    #[arg(long, value_parser = parse_iodepth)]
     pub iodepth: Option<u32>,
 
-    /// Stop after this long even if records remain (e.g. 30s, 2m)
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// Stop after this long even if records remain (e.g. 30s, 2m; at least 1ms)
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub time: Option<Duration>,
 
     /// Visit every record this many times
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = parse_count)]
     pub loops: u32,
 
     /// Seed for the random order and random data
@@ -324,6 +325,39 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     iolab_workload::parse_duration(s).map_err(|e| e.to_string())
 }
 
+/// The shortest run time and sampling interval: below a millisecond a run is all thread
+/// start-up, and a sampler would do nothing but read /proc.
+const MIN_DURATION: Duration = Duration::from_millis(1);
+
+/// A duration that is long enough to measure something (`--time`, `--monitor-interval`).
+fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err("must be longer than zero".into());
+    }
+    if d < MIN_DURATION {
+        return Err(format!("`{s}` is too short: give at least 1ms"));
+    }
+    Ok(d)
+}
+
+/// A count of at least 1 (`--threads`, `--loops`).
+fn parse_count(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => u32::try_from(n).map_err(|_| format!("must be between 1 and {}", u32::MAX)),
+        Err(_) => Err(format!("`{s}` is not a whole number (e.g. 4)")),
+    }
+}
+
+fn parse_iodepth(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n @ 1..=4096) => Ok(n as u32),
+        Ok(_) => Err("must be between 1 and 4096".into()),
+        Err(_) => Err(format!("`{s}` is not a whole number (e.g. 32)")),
+    }
+}
+
 fn parse_scale(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(f) if f > 0.0 && f.is_finite() => Ok(f),
@@ -371,5 +405,43 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations_must_measure_something() {
+        assert_eq!(
+            parse_positive_duration("0s").unwrap_err(),
+            "must be longer than zero"
+        );
+        assert_eq!(
+            parse_positive_duration("1us").unwrap_err(),
+            "`1us` is too short: give at least 1ms"
+        );
+        assert_eq!(
+            parse_positive_duration("1ms").unwrap(),
+            Duration::from_millis(1)
+        );
+        assert!(parse_positive_duration("soon")
+            .unwrap_err()
+            .contains("is not a duration"));
+    }
+
+    #[test]
+    fn counts_start_at_one() {
+        assert_eq!(parse_count("0").unwrap_err(), "must be at least 1");
+        assert_eq!(
+            parse_count("5000000000").unwrap_err(),
+            "must be between 1 and 4294967295"
+        );
+        assert_eq!(
+            parse_count("-1").unwrap_err(),
+            "`-1` is not a whole number (e.g. 4)"
+        );
+        assert_eq!(parse_count("4").unwrap(), 4);
+        assert_eq!(
+            parse_iodepth("0").unwrap_err(),
+            "must be between 1 and 4096"
+        );
+        assert_eq!(parse_iodepth("4096").unwrap(), 4096);
     }
 }

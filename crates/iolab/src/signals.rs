@@ -13,7 +13,21 @@ use signal_hook::flag;
 pub fn install() -> io::Result<Arc<AtomicBool>> {
     let cancel = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {
-        // Registered first, so it sees the flag before the second handler sets it: exits
+        // On the second signal, say what is left behind before the exit below.
+        let again = Arc::clone(&cancel);
+        // SAFETY: the handler only loads an atomic and calls write(2), both
+        // async-signal-safe; it allocates nothing and takes no lock.
+        unsafe {
+            signal_hook::low_level::register(sig, move || {
+                if again.load(std::sync::atomic::Ordering::SeqCst) {
+                    const MSG: &[u8] =
+                        b"\niolab: interrupted again: exiting now; mounts, loop devices and \
+tunables may be left as they were: `iolab recover` (or the next iolab run) restores them\n";
+                    libc::write(2, MSG.as_ptr().cast(), MSG.len());
+                }
+            })?;
+        }
+        // Registered before the flag, so it sees the flag before the handler below sets it: exits
         // only when the flag was already set by an earlier signal.
         flag::register_conditional_shutdown(
             sig,

@@ -47,7 +47,7 @@ fn zero_and_malformed_values() {
     assert_clean_failure(
         &run(&["micro", "--dir", d, "--threads", "0"]),
         2,
-        "--threads must be at least 1",
+        "'--threads <THREADS>': must be at least 1",
     );
     assert_clean_failure(
         &run(&["micro", "--dir", d, "--bs", "4q"]),
@@ -154,4 +154,96 @@ fn full_filesystem_fails_the_run_and_removes_its_files() {
     // The filesystem is usable again: nothing leaked.
     let o = run(&["micro", "--dir", dir, "--size", "32m"]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn ranges_name_what_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    // 0 is refused: the range must not claim it.
+    assert_clean_failure(
+        &run(&["micro", "--dir", d, "--threads", "5000000000"]),
+        2,
+        "must be between 1 and 4294967295",
+    );
+    assert_clean_failure(
+        &run(&["micro", "--dir", d, "--loops", "0"]),
+        2,
+        "'--loops <LOOPS>': must be at least 1",
+    );
+    assert_clean_failure(
+        &run(&[
+            "micro",
+            "--dir",
+            d,
+            "--iodepth",
+            "0",
+            "--engine",
+            "io_uring",
+        ]),
+        2,
+        "must be between 1 and 4096",
+    );
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn size_suggestion_for_a_huge_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = run(&["micro", "--dir", d, "--size", "18446744073709551615"]);
+    assert_clean_failure(&o, 2, "not a multiple of --bs 4096");
+    assert!(
+        stderr(&o).contains("try --size 18446744073709547520"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn durations_too_short_to_measure_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (flag, value, needle) in [
+        ("--time", "0", "must be longer than zero"),
+        ("--time", "1us", "is too short"),
+        ("--monitor-interval", "0s", "must be longer than zero"),
+        ("--monitor-interval", "10us", "is too short"),
+    ] {
+        let o = run(&["micro", "--dir", d, "--size", "64k", flag, value]);
+        assert_clean_failure(&o, 2, needle);
+        assert!(stderr(&o).contains(flag), "{}", stderr(&o));
+    }
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn a_bad_database_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("data");
+    std::fs::create_dir(&d).unwrap();
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, "not a database\n").unwrap();
+    for (db, needle) in [
+        (
+            "/nonexistent/iolab/x.db",
+            "directory /nonexistent/iolab does not exist",
+        ),
+        (junk.to_str().unwrap(), "is not an SQLite database"),
+    ] {
+        let o = run(&[
+            "micro",
+            "--dir",
+            d.to_str().unwrap(),
+            "--size",
+            "1m",
+            "--db",
+            db,
+            "--no-monitor",
+        ]);
+        assert_clean_failure(&o, 2, needle);
+        // Nothing ran: no data file was written.
+        assert!(entries(&d).is_empty(), "{db}: {:?}", entries(&d));
+    }
 }

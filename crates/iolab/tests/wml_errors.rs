@@ -78,3 +78,295 @@ fn bad_runs_and_flags() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("/nonexistent/iolab"), "{}", stderr(&o));
 }
+
+const SMALL: &str = "define fileset name=fs,path=$dir,entries=4,dirwidth=4,size=4k,prealloc\n\
+                     define process name=p { thread name=t { flowop read name=r,filesetname=fs,iosize=4k } }\n\
+                     run 1\n";
+
+/// Writes `text` as `name` in `dir`.
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    f.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_bad_database_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let f = write(tmp.path(), "w.f", SMALL);
+    let junk = write(tmp.path(), "junk.db", "not a database\n");
+    for (db, needle) in [
+        (
+            "/nonexistent/iolab/x.db",
+            "directory /nonexistent/iolab does not exist",
+        ),
+        (junk.as_str(), "is not an SQLite database"),
+    ] {
+        let o = run(&[
+            "run",
+            &f,
+            "--dir",
+            data.to_str().unwrap(),
+            "--db",
+            db,
+            "--no-monitor",
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{db}: {err}");
+        assert!(err.contains(needle), "{db}: {err}");
+        assert!(o.stdout.is_empty(), "{db}: results printed");
+        // Nothing ran: the fileset was never populated.
+        assert!(
+            common::entries(&data).is_empty(),
+            "{db}: {:?}",
+            common::entries(&data)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&junk).unwrap(), "not a database\n");
+}
+
+#[test]
+fn set_of_an_unknown_variable_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().to_str().unwrap();
+    let o = run(&[
+        "run",
+        "fileserver",
+        "--dir",
+        t,
+        "--set",
+        "nosuchvar=3",
+        "--time",
+        "1s",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--set nosuchvar=3: fileserver.f has no variable `$nosuchvar`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("its variables are $appendsize, $dir,"),
+        "{err}"
+    );
+    let o = run(&[
+        "run",
+        "fileserver",
+        "--dir",
+        t,
+        "--set",
+        "nfile=10",
+        "--time",
+        "1s",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("did you mean `--set nfiles=10`?"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(common::entries(tmp.path()).is_empty());
+    // A variable the file reads without setting it may come from --set.
+    let f = write(
+        tmp.path(),
+        "w.f",
+        "define file name=f,path=$dir,size=$sz,prealloc\n\
+         define process name=p { thread name=t { flowop statfile name=s,filesetname=f } }\nrun 1\n",
+    );
+    let o = run(&[
+        "run",
+        &f,
+        "--dir",
+        t,
+        "--set",
+        "sz=4k",
+        "--no-db",
+        "--no-monitor",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_zero_run_time_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("data");
+    std::fs::create_dir(&t).unwrap();
+    let t = t.to_str().unwrap();
+    let f = write(tmp.path(), "w.f", SMALL);
+    for time in ["0s", "0", "1us"] {
+        let o = run(&["run", &f, "--dir", t, "--time", time, "--no-db"]);
+        assert_eq!(o.status.code(), Some(2), "--time {time}: {}", stderr(&o));
+        assert!(stderr(&o).contains("'--time <DURATION>'"), "{}", stderr(&o));
+    }
+    let zero = write(tmp.path(), "zero.f", &SMALL.replace("run 1", "run 0"));
+    let o = run(&["run", &zero, "--dir", t, "--no-db"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "{zero}:3:5: error: `run` needs a run time of at least 1 s, found 0"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let var = write(
+        tmp.path(),
+        "var.f",
+        &format!(
+            "set $runtime = 5\n{}",
+            SMALL.replace("run 1", "run $runtime")
+        ),
+    );
+    let o = run(&["run", &var, "--dir", t, "--no-db", "--set", "runtime=0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{var}:4:5: error:")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(common::entries(Path::new(t)).is_empty());
+}
+
+#[test]
+fn only_regular_files_of_sane_size_are_read() {
+    let o = run(&["run", "/dev/null", "--time", "1s"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("/dev/null: error: is a character device, not a workload file"),
+        "{}",
+        stderr(&o)
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let big = tmp.path().join("big.f");
+    // Sparse: no disk space used.
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(17 << 20)
+        .unwrap();
+    let o = run(&["run", big.to_str().unwrap(), "--time", "1s"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is larger than 16 MiB"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn dir_that_is_a_file() {
+    let f = tempfile::NamedTempFile::new().unwrap();
+    let o = run(&[
+        "run",
+        "varmail",
+        "--dir",
+        f.path().to_str().unwrap(),
+        "--time",
+        "1s",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not a directory"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("no such directory"), "{}", stderr(&o));
+}
+
+#[test]
+fn run_time_fd_and_iosize_mistakes_are_located_at_the_flowop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let d = data.to_str().unwrap();
+    let fd = write(
+        tmp.path(),
+        "fd.f",
+        "define fileset name=fs,path=$dir,entries=4,dirwidth=4,size=4k,prealloc\n\
+         define process name=p { thread name=t {\n\
+           flowop openfile name=o,filesetname=fs\n\
+           flowop read name=r,iosize=4k } }\nrun 1\n",
+    );
+    let o = run(&["run", &fd, "--dir", d, "--no-db"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "{fd}:3:1: error: flowop `o`: fd 0 is already open"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let io = write(
+        tmp.path(),
+        "io.f",
+        "define fileset name=fs,path=$dir,entries=4,dirwidth=4,size=4k,prealloc\n\
+         define process name=p { thread name=t {\n\
+           flowop read name=r,filesetname=fs,iosize=1m,random } }\nrun 1\n",
+    );
+    let o = run(&["run", &io, "--dir", d, "--no-db"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "{io}:3:1: error: flowop `r`: iosize 1048576 does not fit the working set of 4096 bytes"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(common::entries(&data).is_empty(), "nothing may be created");
+    // Checked against the sizes that will run: scaled up, the files fit the I/O.
+    let o = run(&[
+        "run",
+        &io,
+        "--dir",
+        d,
+        "--no-db",
+        "--no-monitor",
+        "-q",
+        "--size-scale",
+        "256",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_set_reads_only_variables_set_above_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(tmp.path(), "w.f", &format!("set $aa = $aa\n{SMALL}"));
+    let o = run(&["run", &f, "--dir", tmp.path().to_str().unwrap(), "--no-db"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("{f}:1:11: error: unknown variable `$aa`")),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_full_filesystem_hint_names_run_options() {
+    if !common::need_root("a_full_filesystem_hint_names_run_options") {
+        return;
+    }
+    let fs = common::Tmpfs::new("size=8m");
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(
+        tmp.path(),
+        "full.f",
+        "define fileset name=fs,path=$dir,entries=2,dirwidth=2,size=1m,prealloc\n\
+         define process name=p { thread name=t {\n\
+           flowop appendfile name=app,filesetname=fs,iosize=1m,fd=1 } }\nrun 30\n",
+    );
+    let o = run(&[
+        "run",
+        &f,
+        "--dir",
+        fs.path().to_str().unwrap(),
+        "--no-db",
+        "--no-monitor",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(
+        err.contains("hint: the filesystem is full: use a --dir with more space"),
+        "{err}"
+    );
+    // `run` has no --size.
+    assert!(!err.contains("--size "), "{err}");
+}

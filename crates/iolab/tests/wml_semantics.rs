@@ -325,3 +325,99 @@ fn appends_do_not_change_the_size_a_recreated_file_is_written_at() {
     assert_eq!(w["bytes"].as_u64().unwrap(), ops * 65536);
     assert!(flowop(&v, "append")["bytes"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn system_output_goes_to_stderr_and_a_failure_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = workload(
+        dir.path(),
+        "define file name=f,path=$dir,size=4k,prealloc\n\
+         define process name=p { thread name=t { flowop statfile name=s,filesetname=f } }\n\
+         system \"echo from-system; echo \\\"it's\\\"\"\n\
+         system \"exit 3\"\n\
+         run 1\n",
+    );
+    let o = common::iolab()
+        .arg("run")
+        .arg(&f)
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--json", "--no-monitor", "--no-db"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    // filebench goes on after a failing command; so does iolab, but says so.
+    assert!(o.status.success(), "{err}");
+    let out = common::stdout(&o);
+    assert!(
+        !out.contains("from-system"),
+        "the command's output is on stdout: {out}"
+    );
+    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("stdout is only the JSON");
+    assert!(err.contains("from-system\nit's\n"), "{err}");
+    assert!(err.contains("running: echo from-system"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:4:1: warning: `system \"exit 3\"` exited with status 3",
+            f.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("exited with status 0"), "{err}");
+}
+
+#[test]
+fn arithmetic_without_spaces_and_with_parentheses_sizes_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = workload(
+        dir.path(),
+        "set $xx = 8k\n\
+         set $half=$xx/2\n\
+         set $third=(($xx+4k)/3)\n\
+         define fileset name=a,path=$dir,size=$half,entries=2,dirwidth=2,prealloc\n\
+         define fileset name=b,path=$dir,size=$third,entries=2,dirwidth=2,prealloc\n\
+         define fileset name=c,path=$dir,size=8k/2,entries=2,dirwidth=2,prealloc\n\
+         define process name=p { thread name=t { flowop statfile name=s,filesetname=a } }\n",
+    );
+    // `8k/2` is not arithmetic outside `set`: it stays an error there.
+    let o = common::iolab()
+        .arg("run")
+        .arg(&f)
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--time", "1s", "--no-db"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(":6:40: error: arithmetic in the value of `size`"),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("size=8k/2", "size=$half");
+    std::fs::write(&f, text).unwrap();
+    run_json(&f, dir.path(), &["--time", "1s"]);
+    for (fileset, size) in [("a", 4096), ("b", 4096), ("c", 4096)] {
+        let sizes = file_sizes(&dir.path().join(fileset));
+        assert_eq!(sizes.len(), 2, "{fileset}: {sizes:?}");
+        assert!(
+            sizes.iter().all(|(_, s)| *s == size),
+            "{fileset}: {sizes:?}"
+        );
+    }
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = workload(
+        dir.path(),
+        "\u{feff}define file name=f,path=$dir,size=4k,prealloc\n\
+         define process name=p { thread name=t { flowop statfile name=s,filesetname=f } }\n\
+         run 1\n",
+    );
+    let v = run_json(&f, dir.path(), &[]);
+    assert!(flowop(&v, "s")["ops"].as_u64().unwrap() > 0);
+}

@@ -2,8 +2,10 @@
 //!
 //! Needs: `device.util_avg_pct` (or `device.util_series_pct` to average), and that the run
 //! did I/O meant for the device — reads (`app_read_bytes`/`access`) with `reads_cold`, or
-//! writes (`app_write_bytes`/`access`) with `sync_requested` or `o_direct`. Buffered writes
-//! alone are not meant to reach the device during the run, so they do not count.
+//! writes (`app_write_bytes`/`access`) with `o_direct` or syncs during the run (`sync_scope`
+//! each write or some writes; without a scope, `sync_requested`). Buffered writes, and writes
+//! synced once at the end of a pass, are not meant to reach the device during the run, so
+//! they do not count.
 //!
 //! Fires (warning) when the average %util is below 20%.
 //!
@@ -13,7 +15,7 @@
 //! still meaningful in any case: for most of the run nothing was in flight at all.
 
 use crate::format::pct;
-use crate::{Check, Finding, RunFacts, Severity};
+use crate::{Check, Finding, RunFacts, Severity, SyncScope};
 use serde_json::json;
 
 const ID: &str = "device-idle";
@@ -32,10 +34,17 @@ fn meant_for_device(f: &RunFacts) -> Option<bool> {
         other => other,
     };
     let writes = match f.does_writes() {
-        Some(true) => match (f.sync_requested, f.o_direct) {
-            (Some(true), _) | (_, Some(true)) => Some(true),
-            (Some(false), Some(false)) => Some(false),
-            _ => None,
+        Some(true) => match (f.o_direct, f.sync_scope) {
+            (Some(true), _) => Some(true),
+            // A single sync at the end of a pass sends the writes to the device only then:
+            // an idle device during the rest of the run is what that mode does.
+            (_, Some(SyncScope::EachWrite | SyncScope::SomeWrites)) => Some(true),
+            (Some(false), Some(SyncScope::EndOfPass | SyncScope::Never)) => Some(false),
+            _ => match (f.sync_requested, f.o_direct) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
         },
         other => other,
     };
@@ -148,9 +157,18 @@ mod tests {
         // Buffered writes: writeback may come after the run.
         let mut f = testutil::sync_write();
         f.sync_requested = Some(false);
+        f.sync_scope = Some(SyncScope::Never);
         f.device.util_avg_pct = Some(3.0);
         assert_eq!(DeviceIdle.check(&f), None);
+        // One sync at the end of the pass (micro `sync = "normal"`): durability was asked
+        // for, but the device only sees the writes at the end.
+        f.sync_requested = Some(true);
+        f.sync_scope = Some(SyncScope::EndOfPass);
+        assert_eq!(DeviceIdle.check(&f), None);
+        f.sync_scope = Some(SyncScope::EachWrite);
+        assert!(DeviceIdle.check(&f).is_some(), "per-record syncs are");
         f.sync_requested = None;
+        f.sync_scope = None;
         assert_eq!(DeviceIdle.check(&f), None);
         f.o_direct = Some(true);
         assert!(

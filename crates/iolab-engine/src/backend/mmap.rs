@@ -22,8 +22,9 @@ pub struct MmapFile {
 unsafe impl Send for MmapFile {}
 
 impl MmapFile {
-    /// Maps `len` bytes of `file`. With `extend`, the file is first sized to `len` (a fresh
-    /// file for append: pages are then allocated by the stores themselves).
+    /// Maps `len` bytes of `file`. With `extend`, the file is first sized to `len` (for
+    /// append; the micro runner has already allocated its blocks with fallocate, since a
+    /// store into a page the filesystem cannot allocate is a SIGBUS, not an error).
     pub fn new(file: File, len: u64, writable: bool, extend: bool) -> io::Result<MmapFile> {
         if extend {
             file.set_len(len)?;

@@ -75,9 +75,9 @@ pub trait IoFile {
 }
 
 /// Opens `path` the way every backend does: read-only for reads, read-write (created if
-/// missing) for writes, plus the sync mode's flags.
+/// missing) for writes, plus the sync mode's flags; never through a symbolic link (ELOOP).
 pub fn open_file(path: &Path, write: bool, flags: OpenFlags) -> io::Result<File> {
-    let mut custom = 0;
+    let mut custom = libc::O_NOFOLLOW;
     if flags.o_sync {
         custom |= libc::O_SYNC;
     }

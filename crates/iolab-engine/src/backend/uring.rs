@@ -38,12 +38,14 @@ impl UringFile {
         // Two entries per record: a transfer and possibly its linked sync.
         let entries = (depth * 2).next_power_of_two() as u32;
         let ring = IoUring::new(entries)?;
+        // An allocation failure comes back as an io::Error holding the AllocError.
+        let bufs = AlignedBuf::zeroed((bs as u64).saturating_mul(depth as u64))?;
         Ok(UringFile {
             file,
             ring,
             depth,
             bs,
-            bufs: AlignedBuf::zeroed(bs * depth),
+            bufs,
             slots: vec![SlotState::default(); depth],
             unsubmitted: 0,
         })

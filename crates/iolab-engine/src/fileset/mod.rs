@@ -73,6 +73,16 @@ pub enum FilesetError {
         path: PathBuf,
         source: io::Error,
     },
+    #[error(
+        "the fileset {path} needs {} but its filesystem has {} free",
+        crate::buffer::human(.need),
+        crate::buffer::human(.avail)
+    )]
+    NoSpace {
+        path: PathBuf,
+        need: u64,
+        avail: u64,
+    },
     #[error("cannot start a population thread: {0}")]
     Spawn(io::Error),
     /// The caller's cancel flag was set.
@@ -95,6 +105,7 @@ impl FilesetError {
                 | FilesetError::MountInside(_)
                 | FilesetError::TrustTreeMissing(_)
                 | FilesetError::NotAFile(_)
+                | FilesetError::NoSpace { .. }
         )
     }
 
@@ -116,6 +127,9 @@ impl FilesetError {
             FilesetError::MountInside(_) => "unmount it, or move the fileset elsewhere",
             FilesetError::TrustTreeMissing(_) => "drop trusttree for the first run, which creates the tree",
             FilesetError::NotAFile(_) => "remove it, or drop reuse so that the tree is recreated",
+            FilesetError::NoSpace { .. } => {
+                "use fewer or smaller files (entries, size, prealloc), or a path on a larger filesystem"
+            }
             _ => match self.os_error() {
                 Some(libc::ENOSPC) => "the filesystem is full: use fewer or smaller files",
                 Some(libc::EDQUOT) => "a disk quota is exhausted: use fewer or smaller files",

@@ -136,6 +136,12 @@ impl Fileset {
     ///   extended with zeros from its end (filebench rewrites it from offset 0), one too long
     ///   is truncated; existing files and directories the layout does not preallocate are
     ///   left alone (and count as missing, as in filebench).
+    /// * Population that cannot fit is refused before anything is written
+    ///   ([`FilesetError::NoSpace`]: the preallocated bytes, or with reuse the bytes missing,
+    ///   against the filesystem's free space). A population that fails anyway (ENOSPC, EIO,
+    ///   cancelled) removes what it created: the whole `path/name` without reuse (an existing
+    ///   root directory is kept, empty), exactly the files and directories it made with reuse
+    ///   (files it extended keep what was written). filebench leaves a full filesystem.
     /// * `paralloc` uses a pool of threads over disjoint chunks of entries instead of one
     ///   detached thread per file (at most 32 at a time).
     /// * filebench "frees" each file's cache after writing it (`FB_FREEMEM`: `msync` with
@@ -144,7 +150,7 @@ impl Fileset {
     ///   [`PopulateOpts::sync`].
     pub fn populate(&self, opts: PopulateOpts<'_>) -> Result<PopulateReport, FilesetError> {
         let start = Instant::now();
-        self.reset();
+        let (_, prealloc) = self.reset();
         let threads = match opts.threads {
             0 | 1 if self.paralloc => std::thread::available_parallelism()
                 .map_or(1, |n| n.get())
@@ -197,14 +203,39 @@ impl Fileset {
             report.remove_elapsed = t.elapsed();
         }
 
-        let progress = Progress::new(self.total_units(), opts.progress, threads, opts.cancel);
-        if self.single_file {
-            self.populate_single(reusing, &progress, &mut report)?;
-        } else {
-            self.populate_tree(reusing, threads, opts.order, &progress, &mut report)?;
+        if !self.trusttree {
+            self.check_space(prealloc, reusing)?;
         }
-        if progress.cancelled() {
-            return Err(FilesetError::Interrupted);
+        // With reuse, what population creates is recorded, to be removed again on failure;
+        // otherwise everything under `path/name` is this population's.
+        let made = (reusing && !self.trusttree).then(Made::default);
+        let progress = Progress::new(self.total_units(), opts.progress, threads, opts.cancel);
+        let result = if self.single_file {
+            self.populate_single(reusing, &progress, &mut report, made.as_ref())
+        } else {
+            self.populate_tree(
+                reusing,
+                threads,
+                opts.order,
+                &progress,
+                &mut report,
+                made.as_ref(),
+            )
+        }
+        .and_then(|()| {
+            if progress.cancelled() {
+                Err(FilesetError::Interrupted)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = result {
+            // A full filesystem (or a cancelled run) must not stay full of half a fileset.
+            if !self.trusttree {
+                let root_was_dir = existing.as_ref().is_some_and(|m| m.is_dir());
+                self.undo(made.as_ref(), root_was_dir, threads);
+            }
+            return Err(e);
         }
         if opts.sync {
             let path = if self.single_file { &self.parent } else { root };
@@ -226,6 +257,7 @@ impl Fileset {
         reusing: bool,
         progress: &Progress<'_>,
         report: &mut PopulateReport,
+        made: Option<&Made>,
     ) -> Result<(), FilesetError> {
         let id = EntryId(0);
         if !self.exists(id) {
@@ -236,7 +268,9 @@ impl Fileset {
         if self.trusttree {
             c.kept += 1;
         } else {
-            ensure_file(&self.root, size, reusing, &mut c)?;
+            ensure_file(&self.root, size, reusing, &mut c, &mut || {
+                Made::push(made.map(|m| &m.files), 0)
+            })?;
         }
         let mut pending = 0;
         progress.add(&mut pending, ITEM_UNITS + size);
@@ -252,6 +286,7 @@ impl Fileset {
         order: PopulateOrder,
         progress: &Progress<'_>,
         report: &mut PopulateReport,
+        made_here: Option<&Made>,
     ) -> Result<(), FilesetError> {
         let trust = self.trusttree;
 
@@ -264,7 +299,7 @@ impl Fileset {
                 Some(progress),
                 |made: &mut u64, buf, pending, d| {
                     let id = DirId(d as u32);
-                    *made += self.make_dir(id, buf)?;
+                    *made += self.make_dir(id, buf, made_here)?;
                     progress.add(pending, ITEM_UNITS);
                     Ok(())
                 },
@@ -303,7 +338,9 @@ impl Fileset {
                     w.counts.bytes += size;
                 } else {
                     self.path_of(id, buf);
-                    ensure_file(buf, size, reusing, &mut w.counts)?;
+                    ensure_file(buf, size, reusing, &mut w.counts, &mut || {
+                        Made::push(made_here.map(|m| &m.files), id.0)
+                    })?;
                 }
                 progress.add(pending, ITEM_UNITS + size);
                 Ok(())
@@ -326,6 +363,7 @@ impl Fileset {
                 if !trust {
                     self.leafdir_path(id, buf);
                     if mkdir(buf, reusing)? {
+                        Made::push(made_here.map(|m| &m.leafdirs), id.0);
                         *made += 1;
                     }
                 }
@@ -339,13 +377,23 @@ impl Fileset {
 
     /// Creates directory `id`, and its missing ancestors if another thread has not made them
     /// yet. Returns how many directories it created (0: `id` existed).
-    fn make_dir(&self, id: DirId, buf: &mut PathBuf) -> Result<u64, FilesetError> {
+    fn make_dir(
+        &self,
+        id: DirId,
+        buf: &mut PathBuf,
+        made: Option<&Made>,
+    ) -> Result<u64, FilesetError> {
         self.dir_path(id, buf);
         match DirBuilder::new().mode(0o755).create(&*buf) {
-            Ok(()) => Ok(1),
+            Ok(()) => {
+                Made::push(made.map(|m| &m.dirs), id.0);
+                Ok(1)
+            }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(0),
             Err(e) if e.kind() == io::ErrorKind::NotFound => match self.dir_parent(id) {
-                Some(parent) => Ok(self.make_dir(parent, buf)? + self.make_dir(id, buf)?),
+                Some(parent) => {
+                    Ok(self.make_dir(parent, buf, made)? + self.make_dir(id, buf, made)?)
+                }
                 None => Err(FilesetError::io("mkdir", buf, e)),
             },
             Err(e) => Err(FilesetError::io("mkdir", buf, e)),
@@ -400,6 +448,134 @@ impl Fileset {
     }
 }
 
+/// What a population with reuse created (ids), so that a failure can remove exactly that.
+#[derive(Default)]
+struct Made {
+    files: Mutex<Vec<u32>>,
+    leafdirs: Mutex<Vec<u32>>,
+    dirs: Mutex<Vec<u32>>,
+}
+
+impl Made {
+    /// Records `id` in `list` when recording.
+    fn push(list: Option<&Mutex<Vec<u32>>>, id: u32) {
+        if let Some(l) = list {
+            l.lock().unwrap_or_else(|p| p.into_inner()).push(id);
+        }
+    }
+
+    fn take(list: &Mutex<Vec<u32>>) -> Vec<u32> {
+        std::mem::take(&mut *list.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl Fileset {
+    /// Refuses a population that cannot fit: the bytes it is to write against the space
+    /// free for unprivileged users on `path`'s filesystem. The rounding of files up to whole
+    /// blocks is not counted (a filesystem may store small files inline), so this catches a
+    /// `size=100t` and not a fileset that misses by a few blocks; that one fails with ENOSPC
+    /// and is removed again.
+    fn check_space(&self, prealloc: u64, reusing: bool) -> Result<(), FilesetError> {
+        let Some(avail) = free_space(&self.parent) else {
+            return Ok(());
+        };
+        if prealloc <= avail {
+            return Ok(());
+        }
+        // Reusing: only what is missing will be written. Look only now, in the rare case
+        // that the whole would not fit.
+        let need = if reusing {
+            self.missing_bytes()
+        } else {
+            prealloc
+        };
+        if need <= avail {
+            return Ok(());
+        }
+        Err(FilesetError::NoSpace {
+            path: self.root.clone(),
+            need,
+            avail,
+        })
+    }
+
+    /// Bytes that reuse would write: what the preallocated files lack of their size.
+    fn missing_bytes(&self) -> u64 {
+        let mut buf = PathBuf::new();
+        let mut need = 0u64;
+        for i in 0..self.entries() as u32 {
+            let id = EntryId(i);
+            if !self.exists(id) {
+                continue;
+            }
+            let size = self.size(id);
+            let path = if self.single_file {
+                self.root.as_path()
+            } else {
+                self.path_of(id, &mut buf);
+                buf.as_path()
+            };
+            let have = match fs::symlink_metadata(path) {
+                Ok(md) if md.is_file() => md.len().min(size),
+                _ => 0,
+            };
+            need = need.saturating_add(size - have);
+        }
+        need
+    }
+
+    /// Removes what a failed population created: with `made` (reuse), exactly the files,
+    /// leaf directories and directories recorded there; without, everything in `path/name`,
+    /// and `path/name` itself unless it was a directory before. Best effort: the population's
+    /// own error is the one reported.
+    fn undo(&self, made: Option<&Made>, root_was_dir: bool, threads: usize) {
+        let Some(made) = made else {
+            if let Ok(md) = fs::symlink_metadata(&self.root) {
+                if !md.file_type().is_symlink() {
+                    let keep = root_was_dir && md.is_dir() && !self.single_file;
+                    let _ = remove_old(&self.root, &md, keep, threads);
+                }
+            }
+            return;
+        };
+        let mut buf = PathBuf::new();
+        for i in Made::take(&made.files) {
+            if self.single_file {
+                let _ = fs::remove_file(&self.root);
+            } else {
+                self.path_of(EntryId(i), &mut buf);
+                let _ = fs::remove_file(&buf);
+            }
+        }
+        for i in Made::take(&made.leafdirs) {
+            self.leafdir_path(LeafDirId(i), &mut buf);
+            let _ = fs::remove_dir(&buf);
+        }
+        // Children before parents: a directory's id is larger than its parent's.
+        let mut dirs = Made::take(&made.dirs);
+        dirs.sort_unstable_by(|a, b| b.cmp(a));
+        for i in dirs {
+            self.dir_path(DirId(i), &mut buf);
+            let _ = fs::remove_dir(&buf);
+        }
+    }
+}
+
+/// Bytes free for unprivileged users on the filesystem of `path` (statvfs `f_bavail`), or
+/// `None` when the filesystem does not say.
+fn free_space(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed out-struct and a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 || st.f_blocks == 0 {
+        return None;
+    }
+    #[allow(clippy::useless_conversion)] // fsblkcnt_t is not u64 everywhere
+    let avail = u64::from(st.f_bavail).saturating_mul(st.f_frsize);
+    Some(avail)
+}
+
 /// Per-thread state of the file phase.
 #[derive(Default)]
 struct FileWorker {
@@ -431,7 +607,14 @@ fn mkdir(path: &Path, existing_ok: bool) -> Result<bool, FilesetError> {
 
 /// Makes `path` a regular file of `size` zero bytes. With `check`, an existing file is kept,
 /// truncated or extended; without, the file is created (truncating anything there).
-fn ensure_file(path: &Path, size: u64, check: bool, c: &mut Counts) -> Result<(), FilesetError> {
+/// `created` is called as soon as a file that was not there has been created.
+fn ensure_file(
+    path: &Path,
+    size: u64,
+    check: bool,
+    c: &mut Counts,
+    created: &mut dyn FnMut(),
+) -> Result<(), FilesetError> {
     if check {
         match fs::symlink_metadata(path) {
             Ok(md) if md.is_file() => {
@@ -466,6 +649,7 @@ fn ensure_file(path: &Path, size: u64, check: bool, c: &mut Counts) -> Result<()
         .mode(0o644)
         .open(path)
         .map_err(|e| FilesetError::io("create", path, e))?;
+    created();
     fill(&f, 0, size).map_err(|e| FilesetError::io("write", path, e))?;
     c.created += 1;
     c.bytes += size;
@@ -1006,10 +1190,122 @@ mod tests {
             1,
             false,
             &mut Counts::default(),
+            &mut || {},
         )
         .unwrap_err();
         assert!(e.os_error().is_some(), "{e}");
         assert!(e.to_string().contains("/proc/iolab-test"), "{e}");
+    }
+
+    #[test]
+    fn refuses_a_fileset_larger_than_the_free_space() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut sp = in_dir(tmp.path(), 10, 5);
+        sp.size = Rv::Const(10 << 40); // 100 TiB in all
+        let fs_ = Fileset::layout(&sp, 1).unwrap();
+        let err = fs_.populate(PopulateOpts::default()).unwrap_err();
+        match &err {
+            FilesetError::NoSpace { path, need, avail } => {
+                assert_eq!(path, fs_.root());
+                assert_eq!(*need, 100 << 40);
+                assert!(avail < need);
+            }
+            other => panic!("expected NoSpace, got {other}"),
+        }
+        assert!(err.is_bad_input(), "exit 2: the workload asks for too much");
+        assert!(err.to_string().contains("needs 100 TiB"), "{err}");
+        assert!(err.hint().is_some());
+        // Nothing written, nothing left.
+        assert!(!fs_.root().exists());
+        // trusttree writes nothing, so it is not checked.
+        sp.trusttree = true;
+        fs::create_dir(fs_.root()).unwrap();
+        let fs_ = Fileset::layout(&sp, 1).unwrap();
+        fs_.populate(PopulateOpts::default()).unwrap();
+    }
+
+    /// Every path under `dir`, sorted.
+    fn tree_of(dir: &Path) -> Vec<PathBuf> {
+        fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+            for e in fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                out.push(p.clone());
+                if fs::symlink_metadata(&p).unwrap().is_dir() {
+                    walk(&p, out);
+                }
+            }
+        }
+        let mut v = Vec::new();
+        walk(dir, &mut v);
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_failed_population_removes_what_it_created() {
+        // 1 MiB of tmpfs: 300 files of 100 bytes pass the byte check (30 KB) but take a
+        // 4 KiB page each, 1.2 MB: ENOSPC part of the way.
+        let Some(small) = crate::testutil::Tmpfs::mount(1 << 20) else {
+            return;
+        };
+        let keep = small.path().join("neighbour");
+        fs::write(&keep, b"mine").unwrap();
+        let mut sp = in_dir(small.path(), 300, 20);
+        sp.size = Rv::Const(100);
+        for (threads, order) in [(1, PopulateOrder::Shuffled), (2, PopulateOrder::Sequential)] {
+            let fs_ = Fileset::layout(&sp, 1).unwrap();
+            let err = fs_
+                .populate(PopulateOpts {
+                    threads,
+                    order,
+                    ..PopulateOpts::default()
+                })
+                .unwrap_err();
+            assert_eq!(err.os_error(), Some(libc::ENOSPC), "{err}");
+            assert!(!fs_.root().exists(), "the half-made tree was left");
+            assert_eq!(tree_of(small.path()), std::slice::from_ref(&keep));
+        }
+        // An old tree in its place is replaced as usual; on failure the (emptied) root stays.
+        fs::create_dir_all(small.path().join("set/old")).unwrap();
+        let fs_ = Fileset::layout(&sp, 1).unwrap();
+        fs_.populate(PopulateOpts::default()).unwrap_err();
+        assert_eq!(
+            tree_of(small.path()),
+            [keep.clone(), small.path().join("set")]
+        );
+        assert!(small.used() <= 4096, "{} bytes still used", small.used());
+    }
+
+    #[test]
+    fn a_failed_reuse_removes_only_what_it_created() {
+        // 2 MiB of tmpfs (512 pages). A first population of 300 one-page files fits; reusing
+        // that tree for 700 files needs 400 more pages (40 KB by the byte check): ENOSPC.
+        let Some(small) = crate::testutil::Tmpfs::mount(2 << 20) else {
+            return;
+        };
+        let mut sp = in_dir(small.path(), 300, 350);
+        sp.dirgamma = 0;
+        sp.size = Rv::Const(100);
+        sp.reuse = true;
+        let first = Fileset::layout(&sp, 1).unwrap();
+        first.populate(PopulateOpts::default()).unwrap();
+        // The user's own file in the tree, and one of ours gone.
+        fs::write(first.root().join("users-notes"), b"mine").unwrap();
+        let mut buf = PathBuf::new();
+        first.path_of(EntryId(7), &mut buf);
+        fs::remove_file(&buf).unwrap();
+        let before = tree_of(small.path());
+
+        sp.entries = 700;
+        let second = Fileset::layout(&sp, 1).unwrap();
+        assert!(
+            second.dirs() > first.dirs(),
+            "the test wants new directories too"
+        );
+        let err = second.populate(PopulateOpts::default()).unwrap_err();
+        assert_eq!(err.os_error(), Some(libc::ENOSPC), "{err}");
+        assert_eq!(tree_of(small.path()), before);
+        assert_eq!(fs::read(first.root().join("users-notes")).unwrap(), b"mine");
     }
 
     /// A temporary directory on /dev/shm when that tmpfs has room for `inodes` more inodes

@@ -8,7 +8,7 @@ mod worker;
 use std::collections::HashMap;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,7 @@ use iolab_workload::rng::Rng;
 
 use crate::error::EngineError;
 use crate::fileset::{Fileset, PopulateOpts, PopulateReport};
+use crate::gate::{worker_builder, AbortOnPanic, Gate};
 use crate::stats::{merge_intervals, Bucket, LatencyHistogram};
 use crate::usage::Usage;
 use shared::{EventGen, GlobalCounts, Stop, SyncObjects};
@@ -285,8 +286,9 @@ pub fn run_workload(
         workload: w,
     };
     let start_cell: OnceLock<Instant> = OnceLock::new();
-    let ready = Barrier::new(n + 1);
-    let go = Barrier::new(n + 1);
+    // Abortable, so that a thread the OS refuses to start cannot leave the others waiting.
+    let ready = Gate::new(n + 1);
+    let go = Gate::new(n + 1);
     let progress: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
     let finished = AtomicU64::new(0);
 
@@ -317,10 +319,9 @@ pub fn run_workload(
                 &main_thread,
             );
             let seed = Rng::stream(opts.seed, 0x7e_0000 + i as u64).next_u64();
-            let h = thread::Builder::new()
-                .name(format!("iolab-{}", plan.spec.name))
-                .stack_size(256 << 10)
+            let h = worker_builder(format!("iolab-{}", plan.spec.name), i, Some(256 << 10))
                 .spawn_scoped(s, move || {
+                    let _guard = AbortOnPanic([ready, go]);
                     let ThreadPlan {
                         spec,
                         nice,
@@ -331,10 +332,27 @@ pub fn run_workload(
                     } = plan;
                     // Each thread's fd slots are its own (as in filebench), so its table can be.
                     crate::fdtable::make_private();
-                    ready.wait();
-                    go.wait();
+                    if !(ready.wait() && go.wait()) {
+                        // Another thread could not be started (or panicked): the run is
+                        // off, and that thread's error is the one reported.
+                        return Ok(Out {
+                            stats: Vec::new(),
+                            intervals: Vec::new(),
+                            usage: Usage::default(),
+                            end: Instant::now(),
+                            finished: false,
+                        });
+                    }
                     let start = *start_cell.get().expect("set before release");
-                    let mut worker = Worker::new(run, spec, stats, is_io, seed, start, progress);
+                    let mut worker =
+                        match Worker::new(run, spec, stats, is_io, seed, start, progress) {
+                            Ok(w) => w,
+                            Err(e) => {
+                                run.stop.set();
+                                main_thread.unpark();
+                                return Err(e);
+                            }
+                        };
                     let before = Usage::thread();
                     let r = worker.run_loop(&mut nodes, nice);
                     let usage = Usage::thread() - before;
@@ -362,27 +380,26 @@ pub fn run_workload(
             match h {
                 Ok(h) => handles.push(h),
                 Err(e) => {
-                    // Release the threads already waiting, then fail.
-                    run.stop.set();
-                    let _ = start_cell.set(Instant::now());
-                    for _ in handles.len()..n {
-                        s.spawn(|| {
-                            ready.wait();
-                            go.wait();
-                        });
+                    // Release the threads already waiting (they return at once), then fail.
+                    ready.abort();
+                    go.abort();
+                    let started = handles.len();
+                    for h in handles {
+                        let _ = h.join();
                     }
-                    ready.wait();
-                    go.wait();
-                    let mut out: Vec<_> = handles
-                        .into_iter()
-                        .map(|h| h.join().unwrap_or_else(|p| Err(EngineError::from_panic(p))))
-                        .collect();
-                    out.push(Err(EngineError::Spawn(e)));
-                    return out;
+                    return vec![Err(EngineError::Spawn {
+                        wanted: n,
+                        started,
+                        source: e,
+                    })];
                 }
             }
         }
-        ready.wait();
+        if !ready.wait() {
+            // A thread panicked before the start; its panic is the error.
+            go.abort();
+            return join_all(handles);
+        }
         obs.ready();
         let start = Instant::now();
         let _ = start_cell.set(start);
@@ -390,8 +407,11 @@ pub fn run_workload(
             let _ = cell.set(EventGen::new(rate, start));
         }
         obs.started(n);
-        go.wait();
-        let deadline = start + duration;
+        if !go.wait() {
+            return join_all(handles);
+        }
+        // A run time beyond the clock's range (`--time 9999999999s`) is no limit.
+        let deadline = start.checked_add(duration);
         let mut next_report = w.run.report_every.map(|(p, _)| start + p);
         loop {
             let now = Instant::now();
@@ -402,7 +422,12 @@ pub fn run_workload(
                 QuitMode::AllDone => done == n,
                 QuitMode::FirstDone => done > 0,
             };
-            if now >= deadline || quit || all_ended || run.stop.is_set() || cancelled() {
+            if deadline.is_some_and(|d| now >= d)
+                || quit
+                || all_ended
+                || run.stop.is_set()
+                || cancelled()
+            {
                 break;
             }
             let ops = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
@@ -413,14 +438,12 @@ pub fn run_workload(
                     next_report = w.run.report_every.map(|(p, _)| t + p);
                 }
             }
-            let wake = deadline.min(now + Duration::from_millis(500));
+            let half = now + Duration::from_millis(500);
+            let wake = deadline.map_or(half, |d| d.min(half));
             thread::park_timeout(wake.saturating_duration_since(Instant::now()));
         }
         run.stop.set();
-        let out: Vec<_> = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| Err(EngineError::from_panic(p))))
-            .collect();
+        let out = join_all(handles);
         obs.finished();
         out
     });
@@ -428,11 +451,14 @@ pub fn run_workload(
     if cancelled() {
         return Err(EngineError::Interrupted);
     }
-    let start = *start_cell.get().expect("set");
     let mut outs = Vec::with_capacity(n);
     for o in outcomes {
         outs.push(o?);
     }
+    // Every thread started (an error above otherwise), so the start was set.
+    let start = start_cell.get().copied().ok_or_else(|| {
+        EngineError::WorkerPanicked("a worker thread ended before the start".into())
+    })?;
 
     // Merge by flowop name, in order of first appearance across threads.
     let mut order: Vec<String> = Vec::new();
@@ -506,6 +532,16 @@ pub fn run_workload(
     })
 }
 
+/// Joins every worker; a panic becomes that worker's error.
+fn join_all<T>(
+    handles: Vec<thread::ScopedJoinHandle<'_, Result<T, EngineError>>>,
+) -> Vec<Result<T, EngineError>> {
+    handles
+        .into_iter()
+        .map(|h| h.join().unwrap_or_else(|p| Err(EngineError::from_panic(p))))
+        .collect()
+}
+
 /// Flowops of a thread in the pre-order its statistics slots were assigned.
 fn flatten<'a>(
     ops: &'a [iolab_workload::model::FlowopSpec],
@@ -516,5 +552,152 @@ fn flatten<'a>(
         if let FlowopKind::Composite(c) = &f.kind {
             flatten(c, out);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::FAIL_SPAWN_FROM;
+    use iolab_workload::model::{FilesetSpec, FlowopSpec, ProcessSpec, RunSpec, ThreadSpec};
+    use iolab_workload::rv::Rv;
+    use std::path::Path;
+    use std::sync::mpsc;
+
+    fn flowop(kind: FlowopKind, name: &str, iosize: u64) -> FlowopSpec {
+        FlowopSpec {
+            kind,
+            name: name.into(),
+            fileset: Some(0),
+            fd: None,
+            srcfd: None,
+            iosize: Rv::Const(iosize),
+            workingset: Rv::Const(0),
+            random: false,
+            dsync: false,
+            directio: false,
+            noreadahead: false,
+            opennext: false,
+            indexed: None,
+            iters: 1,
+            value: Rv::Const(0),
+            target: None,
+            blocking: false,
+            highwater: 1,
+        }
+    }
+
+    /// One fileset of four 8 KiB files in `dir`, and `threads` threads running `ops`.
+    fn workload(dir: &Path, threads: u32, ops: Vec<FlowopSpec>) -> Workload {
+        Workload {
+            source: "test.f".into(),
+            filesets: vec![FilesetSpec {
+                name: "set".into(),
+                path: dir.to_path_buf(),
+                entries: 4,
+                leafdirs: 0,
+                size: Rv::Const(8192),
+                dirwidth: 10,
+                dirgamma: 0,
+                dirdepth: None,
+                prealloc_pct: 100,
+                paralloc: false,
+                reuse: false,
+                trusttree: false,
+                readonly: false,
+                writeonly: false,
+                single_file: false,
+            }],
+            processes: vec![ProcessSpec {
+                name: "p".into(),
+                instances: 1,
+                nice: 0,
+                threads: vec![ThreadSpec {
+                    name: "t".into(),
+                    instances: threads,
+                    memsize: 0,
+                    ioprio: None,
+                    flowops: ops,
+                }],
+            }],
+            run: RunSpec {
+                duration: Some(Duration::from_millis(300)),
+                quit: QuitMode::Timeout,
+                report_every: None,
+            },
+            event_rate: None,
+            prelude: Vec::new(),
+        }
+    }
+
+    fn opts() -> RunOptions {
+        RunOptions {
+            duration: None,
+            seed: 1,
+            pick_random: false,
+            populate_threads: 1,
+            cancel: None,
+        }
+    }
+
+    #[test]
+    fn a_refused_thread_fails_the_run_without_a_panic_or_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = workload(dir.path(), 10, vec![flowop(FlowopKind::Read, "rd", 4096)]);
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            FAIL_SPAWN_FROM.with(|f| f.set(Some(6)));
+            let _ = tx.send(run_workload(&w, &opts(), &mut ()).map(|_| ()));
+        });
+        let e = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("hung: the run never returned")
+            .unwrap_err();
+        assert!(
+            matches!(&e, EngineError::Spawn { wanted: 10, started: 6, source }
+                if source.raw_os_error() == Some(libc::EAGAIN)),
+            "{e}"
+        );
+        assert!(!e.is_bad_input());
+        assert!(e.hint().unwrap().contains("ulimit -u"));
+    }
+
+    #[test]
+    fn an_iosize_too_large_to_allocate_is_an_error_not_an_abort() {
+        let dir = tempfile::tempdir().unwrap();
+        // 2^62 bytes: more than any address space, whatever the overcommit policy.
+        for kind in [FlowopKind::Read, FlowopKind::Write, FlowopKind::AppendFile] {
+            let w = workload(dir.path(), 1, vec![flowop(kind, "big", 1 << 62)]);
+            let e = run_workload(&w, &opts(), &mut ()).unwrap_err();
+            assert!(
+                matches!(e, EngineError::Alloc { len, .. } if len == 1 << 62),
+                "{e}"
+            );
+            assert_eq!(
+                e.to_string(),
+                "cannot allocate a 4194304 TiB buffer for flowop `big`: out of memory"
+            );
+            assert!(e.is_bad_input());
+            assert!(e.hint().unwrap().contains("iosize"));
+        }
+    }
+
+    #[test]
+    fn a_huge_run_time_is_no_panic() {
+        // `--time 9999999999999s`-like: `start + duration` would overflow an Instant.
+        let dir = tempfile::tempdir().unwrap();
+        let mut ops = vec![
+            flowop(FlowopKind::Read, "rd", 4096),
+            flowop(FlowopKind::FinishOnCount, "done", 0),
+        ];
+        ops[1].value = Rv::Const(50);
+        let mut w = workload(dir.path(), 1, ops);
+        w.run.quit = QuitMode::AllDone;
+        let o = RunOptions {
+            duration: Some(Duration::MAX),
+            ..opts()
+        };
+        let r = run_workload(&w, &o, &mut ()).unwrap();
+        assert_eq!(r.finished_threads, 1);
     }
 }

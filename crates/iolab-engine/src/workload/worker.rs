@@ -21,7 +21,7 @@ use iolab_workload::rng::Rng;
 
 use super::shared::{Cond, Semaphore};
 use super::{Run, MAX_FD};
-use crate::buffer::AlignedBuf;
+use crate::buffer::{AlignedBuf, AllocError};
 use crate::error::EngineError;
 use crate::fileset::{Cursor, EntryId, Want};
 use crate::stats::{IntervalRecorder, LatencyHistogram};
@@ -182,13 +182,15 @@ impl<'r> Worker<'r> {
         seed: u64,
         start: Instant,
         progress: &'r std::sync::atomic::AtomicU64,
-    ) -> Worker<'r> {
-        Worker {
+    ) -> Result<Worker<'r>, EngineError> {
+        let buf = AlignedBuf::zeroed(1 << 16)
+            .map_err(|e| EngineError::alloc(format!("thread `{}`", spec.name), e))?;
+        Ok(Worker {
             run,
             spec,
             rng: Rng::new(seed),
             slots: (0..MAX_FD).map(|_| None).collect(),
-            buf: AlignedBuf::zeroed(1 << 16),
+            buf,
             mem: Vec::new(),
             path: PathBuf::new(),
             rotors: vec![0; run.filesets.len()],
@@ -199,7 +201,7 @@ impl<'r> Worker<'r> {
             data_bytes: 0,
             aio: None,
             progress,
-        }
+        })
     }
 
     /// The thread's loop: every flowop in order, again and again, until the run stops or a
@@ -610,10 +612,15 @@ impl<'r> Worker<'r> {
         Ok(Some(s))
     }
 
-    fn ensure_buf(&mut self, len: u64) {
-        if self.buf.len() < len as usize {
-            self.buf = AlignedBuf::zeroed(len as usize);
+    /// Grows the I/O buffer to at least `len` bytes for `spec`; a size the machine cannot
+    /// allocate is an error naming the flowop, not an abort.
+    fn ensure_buf(&mut self, spec: &FlowopSpec, len: u64) -> Result<(), EngineError> {
+        if (self.buf.len() as u64) < len {
+            // Free the old one first: it is not needed, and memory may be tight.
+            self.buf = AlignedBuf::zeroed(0).map_err(|e| buf_err(spec, e))?;
+            self.buf = AlignedBuf::zeroed(len).map_err(|e| buf_err(spec, e))?;
         }
+        Ok(())
     }
 
     /// The working set of an I/O flowop: `workingset`, or the file's size.
@@ -631,7 +638,7 @@ impl<'r> Worker<'r> {
         let Some(slot) = self.ensure_slot(spec)? else {
             return Ok(Done::RanDry);
         };
-        self.ensure_buf(iosize);
+        self.ensure_buf(spec, iosize)?;
         let wss = self.wss(spec, slot);
         let s = self.slots[slot].as_mut().expect("open slot");
         let buf = &mut self.buf.as_mut_slice()[..iosize as usize];
@@ -666,7 +673,7 @@ impl<'r> Worker<'r> {
         let Some(slot) = self.ensure_slot(spec)? else {
             return Ok(Done::RanDry);
         };
-        self.ensure_buf(iosize);
+        self.ensure_buf(spec, iosize)?;
         let wss = self.wss(spec, slot);
         let s = self.slots[slot].as_mut().expect("open slot");
         let buf = &self.buf.as_slice()[..iosize as usize];
@@ -696,7 +703,7 @@ impl<'r> Worker<'r> {
         let Some(slot) = self.ensure_slot(spec)? else {
             return Ok(Done::RanDry);
         };
-        self.ensure_buf(size);
+        self.ensure_buf(spec, size)?;
         let s = self.slots[slot].as_mut().expect("open slot");
         let fd = s.file.as_raw_fd();
         // lseek(SEEK_END) + write, as filebench: appends land at the real end even when other
@@ -736,7 +743,7 @@ impl<'r> Worker<'r> {
         if iosize == 0 {
             iosize = wss.max(1);
         }
-        self.ensure_buf(iosize);
+        self.ensure_buf(spec, iosize)?;
         let s = self.slots[slot].as_mut().expect("open slot");
         let buf = &mut self.buf.as_mut_slice()[..iosize as usize];
         let mut off = 0u64;
@@ -775,7 +782,7 @@ impl<'r> Worker<'r> {
         if iosize == 0 {
             iosize = wss.max(1);
         }
-        self.ensure_buf(iosize.min(wss.max(1)));
+        self.ensure_buf(spec, iosize.min(wss.max(1)))?;
         let s = self.slots[slot].as_mut().expect("open slot");
         let mut done = 0u64;
         while done < wss {
@@ -1035,14 +1042,21 @@ impl<'r> Worker<'r> {
             .file
             .as_raw_fd();
         if self.aio.is_none() {
-            self.aio = Some(Aio::new().map_err(|e| self.io_err("io_uring_setup", e))?);
+            let aio = Aio::new().map_err(|e| match AllocError::from_io(&e) {
+                Some(a) => buf_err(spec, a),
+                None => self.io_err("io_uring_setup", e),
+            })?;
+            self.aio = Some(aio);
         }
         let aio = self.aio.as_mut().expect("just set");
-        aio.submit(fd, iosize as usize, off)
-            .map_err(|e| EngineError::Io {
-                op: "aiowrite",
-                path: PathBuf::from(format!("fd {slot}")),
-                source: e,
+        aio.submit(fd, iosize, off)
+            .map_err(|e| match AllocError::from_io(&e) {
+                Some(a) => buf_err(spec, a),
+                None => EngineError::Io {
+                    op: "aiowrite",
+                    path: PathBuf::from(format!("fd {slot}")),
+                    source: e,
+                },
             })?;
         Ok(Done::Bytes(iosize))
     }
@@ -1099,6 +1113,11 @@ pub(crate) fn counts_as_io(kind: &FlowopKind) -> bool {
         )
 }
 
+/// The error for a buffer of `spec`'s size that cannot be allocated.
+fn buf_err(spec: &FlowopSpec, e: AllocError) -> EngineError {
+    EngineError::alloc(format!("flowop `{}`", spec.name), e)
+}
+
 /// Block and semblock objects a thread registers while building its tree.
 #[derive(Default)]
 pub(crate) struct InstanceObjects {
@@ -1120,26 +1139,30 @@ impl Aio {
     fn new() -> io::Result<Aio> {
         Ok(Aio {
             ring: io_uring::IoUring::new(Self::DEPTH)?,
-            buf: AlignedBuf::zeroed(1 << 20),
+            buf: AlignedBuf::zeroed(1 << 20)?,
             inflight: 0,
         })
     }
 
-    fn submit(&mut self, fd: i32, len: usize, off: u64) -> io::Result<()> {
-        if self.buf.len() < len {
+    fn submit(&mut self, fd: i32, len: u64, off: u64) -> io::Result<()> {
+        // One io_uring write moves at most u32::MAX bytes.
+        let len32 = u32::try_from(len).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{len} bytes is more than one asynchronous write can move (4 GiB)"),
+            )
+        })?;
+        if (self.buf.len() as u64) < len {
             self.wait_all()?;
-            self.buf = AlignedBuf::zeroed(len);
+            self.buf = AlignedBuf::zeroed(0)?;
+            self.buf = AlignedBuf::zeroed(len)?;
         }
         if self.inflight >= Self::DEPTH as usize {
             self.reap(1)?;
         }
-        let e = io_uring::opcode::Write::new(
-            io_uring::types::Fd(fd),
-            self.buf.as_mut_ptr(),
-            len as u32,
-        )
-        .offset(off)
-        .build();
+        let e = io_uring::opcode::Write::new(io_uring::types::Fd(fd), self.buf.as_mut_ptr(), len32)
+            .offset(off)
+            .build();
         // SAFETY: the buffer lives in self and is only replaced after wait_all().
         unsafe { self.ring.submission().push(&e) }
             .map_err(|_| io::Error::other("aio queue full"))?;

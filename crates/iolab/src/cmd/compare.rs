@@ -58,9 +58,9 @@ fn compare_error(e: CompareError) -> CliError {
 
 pub fn run(args: CompareArgs) -> Result<(), CliError> {
     if let Some(pct) = args.fail_if_slower {
-        if !(0.0..100.0).contains(&pct) {
+        if !(pct.is_finite() && pct >= 0.0) {
             return Err(CliError::usage(format!(
-                "--fail-if-slower takes a percentage in [0, 100), got {pct}"
+                "--fail-if-slower takes a percentage ≥ 0, got {pct}"
             )));
         }
     }
@@ -76,6 +76,12 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
     let loaded = iolab_compare::load(&store, &ids).map_err(compare_error)?;
     if loaded.configs.is_empty() {
         return Err(CliError::usage(CompareError::NoConfigs));
+    }
+    if loaded.configs.len() == 1 && !args.json {
+        say!(
+            "iolab: note: only one configuration, so nothing to compare it with; give several \
+             experiments (`iolab compare ID1 ID2`) to set configurations of different ones side by side"
+        );
     }
     let names = if args.metrics.is_empty() {
         iolab_compare::default_metrics(&loaded.configs)

@@ -39,6 +39,11 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     };
     let plan = spec.validate().map_err(CliError::usage)?;
     let format = if args.json { Format::Json } else { args.format };
+    // A database that cannot take the result is refused before anything runs (exit 2), not
+    // after the run when its result would be lost.
+    if !args.no_db {
+        crate::cmd::db::open(&args.db.db)?;
+    }
 
     let mut obs = CliObserver {
         status: StatusLine::new(std::io::stderr().is_terminal()),
@@ -146,10 +151,11 @@ impl Observer for CliObserver {
             String::new()
         };
         self.status.show(format_args!(
-            "running: {}% ({} of {} records), {} records/s{left}",
+            "running: {}% ({} of {} record{}), {} records/s{left}",
             done * 100 / planned,
             thousands(done),
             thousands(planned),
+            if planned == 1 { "" } else { "s" },
             thousands(rate as u64)
         ));
     }

@@ -1,5 +1,6 @@
 //! `iolab run FILE.f`: parse → validate → lower → run → print.
 
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -10,8 +11,10 @@ use serde_json::json;
 
 use iolab_engine::fileset::PopulateReport;
 use iolab_engine::workload::{run_workload, RunOptions, WorkloadObserver};
+use iolab_engine::EngineError;
 use iolab_monitor::procstat::{self, CpuTimes};
 use iolab_wml::{LowerOptions, Parsed, ValidateOptions};
+use iolab_workload::model::{MasterAction, Workload};
 
 use crate::cli::{PickArg, RunArgs};
 use crate::cmd::db::{engine_failure, new_record, store_single, Single};
@@ -33,6 +36,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     }
     let seed = args.seed.unwrap_or(1);
     let parsed = load(&args.file)?;
+    check_sets(&parsed, &args.sets)?;
     let mut overrides = args.sets.clone();
     if let Some(d) = &args.dir {
         overrides.push(("dir".into(), d.display().to_string()));
@@ -55,14 +59,28 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             fs.size = std::mem::replace(&mut fs.size, iolab_workload::rv::Rv::Const(0)).scaled(f);
         }
     }
+    // With the sizes final: I/O sizes against file sizes, located in the file.
+    iolab_wml::check(&parsed, &workload).map_err(wml_errors)?;
     if let Some(d) = &args.dir {
-        if !d.is_dir() {
+        if !d.exists() {
             return Err(
                 CliError::usage(format!("--dir {}: no such directory", d.display()))
                     .with_hint("create it first; iolab creates the filesets inside it"),
             );
         }
+        if !d.is_dir() {
+            return Err(
+                CliError::usage(format!("--dir {}: is not a directory", d.display()))
+                    .with_hint("--dir takes a directory; iolab creates the filesets inside it"),
+            );
+        }
     }
+    // A database that cannot take the result is refused before anything runs (exit 2), not
+    // after the run when its result would be lost.
+    if !args.no_db {
+        crate::cmd::db::open(&args.db.db)?;
+    }
+    let systems = wrap_system_commands(&parsed, &mut workload);
     if !args.quiet {
         for w in &warnings {
             say!("{w}");
@@ -87,6 +105,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         cpu_start: None,
         cpu_end: None,
         watch: watch::watch(args.monitor.options(), &run_dir),
+        systems,
     };
     let started_at = SystemTime::now();
     let started_ts = Timestamp::now();
@@ -114,11 +133,16 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         Ok(r) => r,
         Err(e) => {
             obs.status.clear();
-            return Err(engine_failure(
+            let hint = run_hint(&e);
+            let err = engine_failure(
                 (!args.no_db).then(single),
                 e,
                 "interrupted; the files created so far are left in place",
-            ));
+            );
+            return Err(match hint {
+                Some(h) => err.with_hint(h),
+                None => err,
+            });
         }
     };
     let mut rec = new_record();
@@ -166,6 +190,93 @@ fn load(name: &str) -> Result<Parsed, CliError> {
     }
 }
 
+/// `--set` overrides variables of the file: a name the file neither sets nor reads would be
+/// silently ignored, so it is an error (a typo, or the wrong workload).
+fn check_sets(parsed: &Parsed, sets: &[(String, String)]) -> Result<(), CliError> {
+    let known = parsed.variables();
+    for (name, value) in sets {
+        if known.contains(name) {
+            continue;
+        }
+        let hint = match iolab_wml::suggest::closest(name, known.iter().map(String::as_str)) {
+            Some(c) => format!("did you mean `--set {c}={value}`?"),
+            None if known.is_empty() => format!("{} has no variables", parsed.file),
+            None => {
+                let all: Vec<String> = known.iter().map(|k| format!("${k}")).collect();
+                format!("its variables are {}", all.join(", "))
+            }
+        };
+        return Err(CliError::usage(format!(
+            "--set {name}={value}: {} has no variable `${name}`",
+            parsed.file
+        ))
+        .with_hint(hint));
+    }
+    Ok(())
+}
+
+/// Hints for a failed workload run where the engine's own name `iolab micro`'s flags
+/// (--size, --bs), which `run` does not have.
+fn run_hint(e: &EngineError) -> Option<&'static str> {
+    match e {
+        // Population errors carry fileset hints already.
+        EngineError::Fileset(_) => None,
+        _ => match e.os_error() {
+            Some(libc::ENOSPC) => Some(
+                "the filesystem is full: use a --dir with more space, or make the workload \
+                 write less (smaller filesets with --set or --size-scale, a shorter --time)",
+            ),
+            Some(libc::EDQUOT) => Some(
+                "a disk quota is exhausted: make the workload write less (smaller filesets \
+                 with --set or --size-scale, a shorter --time)",
+            ),
+            Some(libc::EINVAL) => Some(
+                "the kernel rejected the request: with `directio`, check that iosize is a \
+                 multiple of the device's block size",
+            ),
+            _ => None,
+        },
+    }
+}
+
+/// Quotes `s` for /bin/sh: one word, taken literally.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Wraps each `system "cmd"` of the prelude so that the command's standard output goes to
+/// iolab's standard error (it would otherwise corrupt `--json` on stdout) and a non-zero exit
+/// status prints a located warning (filebench ignores it silently; the run goes on, as in
+/// filebench). Returns wrapped → original, for the "running:" line.
+///
+/// Stopgap: the engine runs the commands, inheriting iolab's stdout and ignoring their status.
+/// Once it sends their stdout to stderr and reports the status to its observer, this goes.
+fn wrap_system_commands(parsed: &Parsed, w: &mut Workload) -> HashMap<String, String> {
+    let spans = parsed.live_commands().iter().filter_map(|c| match c.kind {
+        iolab_wml::CommandKind::System(_) => Some(c.span),
+        _ => None,
+    });
+    let actions = w.prelude.iter_mut().filter_map(|a| match a {
+        MasterAction::System(cmd) => Some(cmd),
+        _ => None,
+    });
+    let mut originals = HashMap::new();
+    for (cmd, span) in actions.zip(spans) {
+        let warning = format!(
+            "{}:{span}: warning: `system \"{cmd}\"` exited with status ",
+            parsed.file
+        );
+        let wrapped = format!(
+            "exec 1>&2\n/bin/sh -c {}\ns=$?\n[ \"$s\" -eq 0 ] || printf '%s%s\\n' {} \"$s\"\nexit 0\n",
+            sh_quote(cmd),
+            sh_quote(&warning)
+        );
+        let original = std::mem::replace(cmd, wrapped.clone());
+        originals.insert(wrapped, original);
+    }
+    originals
+}
+
 fn wml_errors(errs: iolab_wml::WmlErrors) -> CliError {
     let n = errs.len();
     let text: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
@@ -182,6 +293,8 @@ struct CliObserver {
     cpu_start: Option<CpuTimes>,
     cpu_end: Option<CpuTimes>,
     watch: Watch,
+    /// Wrapped `system` commands → as written.
+    systems: HashMap<String, String>,
 }
 
 impl WorkloadObserver for CliObserver {
@@ -204,6 +317,7 @@ impl WorkloadObserver for CliObserver {
     fn system(&mut self, command: &str) {
         if !self.quiet {
             self.status.clear();
+            let command = self.systems.get(command).map_or(command, String::as_str);
             say!("running: {command}");
         }
     }

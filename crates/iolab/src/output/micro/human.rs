@@ -46,9 +46,10 @@ impl MicroFormatter for Human {
         };
         writeln!(
             out,
-            "  elapsed     {:.3} s, {} records{limited}",
+            "  elapsed     {:.3} s, {} record{}{limited}",
             d.elapsed_s,
-            thousands(r.ops)
+            thousands(r.ops),
+            if r.ops == 1 { "" } else { "s" }
         )?;
         writeln!(
             out,

@@ -54,8 +54,14 @@ impl MicroFormatter for Mobibench {
             rate / 1024.0 / 1024.0
         )?;
         if r.plan.access.is_random() {
-            let kb = r.plan.bs as f64 / 1024.0;
-            write!(out, " {:.2} IOPS({}KB) ", rate / 1024.0 / kb, kb as i64)?;
+            // mobibench's records are whole KiB; below that (or between) say bytes, never "0KB".
+            let bs = r.plan.bs;
+            let label = if bs.is_multiple_of(1024) {
+                format!("{}KB", bs / 1024)
+            } else {
+                format!("{bs}B")
+            };
+            write!(out, " {:.2} IOPS({label}) ", rate / bs as f64)?;
         }
         writeln!(out)?;
         let vol = r.usage.voluntary_switches;

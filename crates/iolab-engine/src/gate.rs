@@ -1,0 +1,169 @@
+//! Starting worker threads together, safely when some cannot be started.
+//!
+//! [`Gate`] is a one-shot barrier that can also be aborted: when the OS refuses a thread
+//! (`EAGAIN` under `ulimit -u` or `kernel.threads-max`), the threads already started must
+//! not wait forever for parties that will never come, and no stand-in thread may be needed
+//! to release them (it could not be started either). [`worker_builder`] names the threads
+//! and is the one place where they are configured.
+
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::thread;
+
+/// A one-shot barrier for `parties` threads that [`Gate::abort`] can release early.
+pub(crate) struct Gate {
+    parties: usize,
+    state: Mutex<GateState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    arrived: usize,
+    open: bool,
+    aborted: bool,
+}
+
+impl Gate {
+    pub fn new(parties: usize) -> Gate {
+        Gate {
+            parties,
+            state: Mutex::new(GateState::default()),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        // The state is a few plain fields, consistent after any panic.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until every party has arrived (true) or the gate is aborted (false; at once if
+    /// it already was).
+    pub fn wait(&self) -> bool {
+        let mut s = self.lock();
+        if s.open {
+            return true;
+        }
+        if s.aborted {
+            return false;
+        }
+        s.arrived += 1;
+        if s.arrived >= self.parties {
+            s.open = true;
+            self.cv.notify_all();
+            return true;
+        }
+        while !s.open && !s.aborted {
+            s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        s.open
+    }
+
+    /// Releases every waiting party with false, and makes later waits return false at once.
+    /// No effect once the gate has opened.
+    pub fn abort(&self) {
+        let mut s = self.lock();
+        if !s.open {
+            s.aborted = true;
+            self.cv.notify_all();
+        }
+    }
+}
+
+/// Aborts the gates when dropped during a panic, so that a worker that panics before it
+/// reaches them cannot leave the others (and the caller) waiting forever.
+pub(crate) struct AbortOnPanic<'a>(pub [&'a Gate; 2]);
+
+impl Drop for AbortOnPanic<'_> {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            for g in self.0 {
+                g.abort();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test hook: workers with an index at or above this are given a stack larger than any
+    /// address space, so the OS refuses to create them exactly as it does under `ulimit -u`
+    /// (pthread_create fails with EAGAIN) and the real error path runs.
+    pub(crate) static FAIL_SPAWN_FROM: std::cell::Cell<Option<usize>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The builder for worker `index`.
+pub(crate) fn worker_builder(name: String, index: usize, stack: Option<usize>) -> thread::Builder {
+    let mut b = thread::Builder::new().name(name);
+    if let Some(s) = stack {
+        b = b.stack_size(s);
+    }
+    #[cfg(test)]
+    if FAIL_SPAWN_FROM
+        .with(|f| f.get())
+        .is_some_and(|k| index >= k)
+    {
+        b = b.stack_size(1 << 60);
+    }
+    #[cfg(not(test))]
+    let _ = index;
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn opens_when_all_arrive() {
+        let g = Gate::new(3);
+        thread::scope(|s| {
+            let a = s.spawn(|| g.wait());
+            let b = s.spawn(|| g.wait());
+            assert!(g.wait());
+            assert!(a.join().unwrap() && b.join().unwrap());
+        });
+        g.abort();
+        assert!(g.wait(), "an open gate stays open");
+    }
+
+    #[test]
+    fn abort_releases_waiters_and_later_arrivals() {
+        let g = Gate::new(5);
+        thread::scope(|s| {
+            let a = s.spawn(|| g.wait());
+            thread::sleep(Duration::from_millis(20));
+            g.abort();
+            assert!(!a.join().unwrap());
+        });
+        assert!(!g.wait());
+    }
+
+    #[test]
+    fn a_panicking_party_aborts_the_gates() {
+        let (g1, g2) = (Gate::new(2), Gate::new(2));
+        thread::scope(|s| {
+            let h = s.spawn(|| {
+                let _guard = AbortOnPanic([&g1, &g2]);
+                panic!("before the gate");
+            });
+            assert!(!g1.wait());
+            assert!(h.join().is_err());
+        });
+        assert!(!g2.wait());
+    }
+
+    #[test]
+    fn the_spawn_hook_makes_the_os_refuse_the_thread() {
+        FAIL_SPAWN_FROM.with(|f| f.set(Some(1)));
+        let ok = worker_builder("ok".into(), 0, None).spawn(|| 1).unwrap();
+        let err = worker_builder("refused".into(), 1, Some(1 << 16))
+            .spawn(|| 2)
+            .unwrap_err();
+        FAIL_SPAWN_FROM.with(|f| f.set(None));
+        assert_eq!(ok.join().unwrap(), 1);
+        assert_eq!(err.raw_os_error(), Some(libc::EAGAIN), "{err}");
+    }
+}

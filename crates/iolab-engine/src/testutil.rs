@@ -1,0 +1,69 @@
+//! Test helpers: a small filesystem to fill up without touching the real ones.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// A tmpfs of a given size mounted on a fresh directory under the temporary directory, and
+/// unmounted (then the directory removed) when dropped.
+pub(crate) struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` bytes; `None` (and a note on stderr) where that is not
+    /// allowed: not root, or no CAP_SYS_ADMIN in a container.
+    pub fn mount(size: u64) -> Option<Tmpfs> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let target = CString::new(dir.path().as_os_str().as_bytes()).expect("no NUL in path");
+        let opts = CString::new(format!("size={size},mode=0755")).expect("no NUL");
+        // SAFETY: NUL-terminated strings that outlive the call.
+        let r = unsafe {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                target.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                opts.as_ptr().cast(),
+            )
+        };
+        if r != 0 {
+            eprintln!(
+                "skipped: cannot mount a tmpfs: {}",
+                io::Error::last_os_error()
+            );
+            return None;
+        }
+        Some(Tmpfs { dir })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Bytes in use on the filesystem.
+    pub fn used(&self) -> u64 {
+        let c = CString::new(self.path().as_os_str().as_bytes()).expect("no NUL in path");
+        // SAFETY: a zeroed out-struct and a NUL-terminated path.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+        #[allow(clippy::useless_conversion)] // fsblkcnt_t is not u64 everywhere
+        let used = u64::from(st.f_blocks - st.f_bfree) * st.f_frsize;
+        used
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let c = CString::new(self.path().as_os_str().as_bytes()).expect("no NUL in path");
+        // SAFETY: a NUL-terminated path. MNT_DETACH: never leave it mounted, even if a test
+        // still holds a file open there.
+        unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+    }
+}
