@@ -366,6 +366,40 @@ fn system_output_goes_to_stderr_and_a_failure_is_reported() {
     assert!(!err.contains("exited with status 0"), "{err}");
 }
 
+/// A long `sleep` in the prelude does not hold up Ctrl-C.
+#[test]
+fn ctrl_c_interrupts_a_sleep() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = workload(
+        dir.path(),
+        "define file name=f,path=$dir,size=4k,prealloc\n\
+         define process name=p { thread name=t { flowop statfile name=s,filesetname=f } }\n\
+         sleep 100\n\
+         run 1\n",
+    );
+    let child = common::iolab()
+        .arg("run")
+        .arg(&f)
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--no-monitor", "--no-db"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let t0 = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}",
+        t0.elapsed()
+    );
+}
+
 #[test]
 fn arithmetic_without_spaces_and_with_parentheses_sizes_the_files() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,7 @@ mod shared;
 mod worker;
 
 use std::collections::HashMap;
+use std::os::fd::AsFd;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -51,6 +52,8 @@ pub trait WorkloadObserver {
     fn echo(&mut self, _text: &str) {}
     /// A `system` command of the workload is about to run.
     fn system(&mut self, _command: &str) {}
+    /// A `system` command exited unsuccessfully; the workload goes on (filebench's semantics).
+    fn system_failed(&mut self, _command: &str, _status: std::process::ExitStatus) {}
     /// Every thread is created and waiting; the timed region starts when this returns (the
     /// place to drop caches after population).
     fn ready(&mut self) {}
@@ -245,12 +248,40 @@ pub fn run_workload(
             MasterAction::Echo(t) => obs.echo(t),
             MasterAction::System(cmd) => {
                 obs.system(cmd);
-                let status = Command::new("/bin/sh").arg("-c").arg(cmd).status();
-                if let Err(e) = status {
-                    return Err(EngineError::Workload(format!("system \"{cmd}\": {e}")));
+                let mut child = Command::new("/bin/sh");
+                child.arg("-c").arg(cmd);
+                // The command's output is not iolab's: its stdout goes to stderr, so that a
+                // result on stdout (`--json`) stays parseable.
+                if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
+                    child.stdout(std::process::Stdio::from(fd));
+                }
+                match child.status() {
+                    Err(e) => return Err(EngineError::Workload(format!("system \"{cmd}\": {e}"))),
+                    // As in filebench, a failed command does not stop the workload.
+                    Ok(status) if !status.success() => obs.system_failed(cmd, status),
+                    Ok(_) => {}
                 }
             }
-            MasterAction::Sleep(d) => thread::sleep(*d),
+            MasterAction::Sleep(d) => {
+                // In slices, so that Ctrl-C is not held up by a long `sleep`.
+                let until = Instant::now().checked_add(*d);
+                loop {
+                    if opts
+                        .cancel
+                        .as_ref()
+                        .is_some_and(|c| c.load(Ordering::Relaxed))
+                    {
+                        return Err(EngineError::Interrupted);
+                    }
+                    let left = until.map_or(Duration::from_millis(100), |u| {
+                        u.saturating_duration_since(Instant::now())
+                    });
+                    if left.is_zero() {
+                        break;
+                    }
+                    thread::sleep(left.min(Duration::from_millis(100)));
+                }
+            }
         }
     }
     populate_all(obs, &mut populated)?;

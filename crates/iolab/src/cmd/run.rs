@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
+use std::os::unix::process::ExitStatusExt;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -80,7 +81,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     if !args.no_db {
         crate::cmd::db::open(&args.db.db)?;
     }
-    let systems = wrap_system_commands(&parsed, &mut workload);
+    let systems = system_locations(&parsed, &workload);
     if !args.quiet {
         for w in &warnings {
             say!("{w}");
@@ -239,42 +240,21 @@ fn run_hint(e: &EngineError) -> Option<&'static str> {
     }
 }
 
-/// Quotes `s` for /bin/sh: one word, taken literally.
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// Wraps each `system "cmd"` of the prelude so that the command's standard output goes to
-/// iolab's standard error (it would otherwise corrupt `--json` on stdout) and a non-zero exit
-/// status prints a located warning (filebench ignores it silently; the run goes on, as in
-/// filebench). Returns wrapped → original, for the "running:" line.
-///
-/// Stopgap: the engine runs the commands, inheriting iolab's stdout and ignoring their status.
-/// Once it sends their stdout to stderr and reports the status to its observer, this goes.
-fn wrap_system_commands(parsed: &Parsed, w: &mut Workload) -> HashMap<String, String> {
+/// Where each `system "cmd"` of the prelude is written (FILE:LINE:COL), for the warning when
+/// it fails.
+fn system_locations(parsed: &Parsed, w: &Workload) -> HashMap<String, String> {
     let spans = parsed.live_commands().iter().filter_map(|c| match c.kind {
         iolab_wml::CommandKind::System(_) => Some(c.span),
         _ => None,
     });
-    let actions = w.prelude.iter_mut().filter_map(|a| match a {
-        MasterAction::System(cmd) => Some(cmd),
+    let commands = w.prelude.iter().filter_map(|a| match a {
+        MasterAction::System(cmd) => Some(cmd.clone()),
         _ => None,
     });
-    let mut originals = HashMap::new();
-    for (cmd, span) in actions.zip(spans) {
-        let warning = format!(
-            "{}:{span}: warning: `system \"{cmd}\"` exited with status ",
-            parsed.file
-        );
-        let wrapped = format!(
-            "exec 1>&2\n/bin/sh -c {}\ns=$?\n[ \"$s\" -eq 0 ] || printf '%s%s\\n' {} \"$s\"\nexit 0\n",
-            sh_quote(cmd),
-            sh_quote(&warning)
-        );
-        let original = std::mem::replace(cmd, wrapped.clone());
-        originals.insert(wrapped, original);
-    }
-    originals
+    commands
+        .zip(spans)
+        .map(|(cmd, span)| (cmd, format!("{}:{span}", parsed.file)))
+        .collect()
 }
 
 fn wml_errors(errs: iolab_wml::WmlErrors) -> CliError {
@@ -293,7 +273,7 @@ struct CliObserver {
     cpu_start: Option<CpuTimes>,
     cpu_end: Option<CpuTimes>,
     watch: Watch,
-    /// Wrapped `system` commands → as written.
+    /// `system` commands → where they are written.
     systems: HashMap<String, String>,
 }
 
@@ -317,9 +297,19 @@ impl WorkloadObserver for CliObserver {
     fn system(&mut self, command: &str) {
         if !self.quiet {
             self.status.clear();
-            let command = self.systems.get(command).map_or(command, String::as_str);
             say!("running: {command}");
         }
+    }
+
+    fn system_failed(&mut self, command: &str, status: std::process::ExitStatus) {
+        self.status.clear();
+        let at = self.systems.get(command).map_or("", String::as_str);
+        let how = match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(sig)) => format!("was killed by signal {sig}"),
+            _ => format!("failed ({status})"),
+        };
+        say!("{at}: warning: `system \"{command}\"` {how}");
     }
 
     fn started(&mut self, _threads: usize) {
