@@ -262,6 +262,26 @@ fn wml(cx: &mut Ctx, t: &Table, entry: &Entry, kind: Kind, base: &Path) -> Optio
             return None;
         }
     };
+    // A `set` of a variable the workload does not have would silently run its defaults.
+    if let Some(st) = t.get("set").and_then(|e| e.node.value.as_table()) {
+        let known = parsed.variables();
+        for s in &st.entries {
+            let var = s.key.trim_start_matches('$');
+            if var != "dir" && !known.contains(var) {
+                cx.error_hint(
+                    &s.key_span,
+                    format!(
+                        "`{}`: {source} has no variable ${var}",
+                        join("workload.set", &s.key)
+                    ),
+                    suggest::hint(var, known.iter().map(String::as_str)),
+                );
+            }
+        }
+        if cx.errors() > before {
+            return None;
+        }
+    }
     let mut predefined: Vec<String> = sets.iter().map(|(k, _)| k.clone()).collect();
     predefined.push("dir".into());
     if let Err(errs) = iolab_wml::validate_with(&parsed, &ValidateOptions { predefined }) {
@@ -277,6 +297,18 @@ fn wml(cx: &mut Ctx, t: &Table, entry: &Entry, kind: Kind, base: &Path) -> Optio
             return None;
         }
     };
+    // What only the lowered workload shows (an fd opened twice, an iosize beyond its working
+    // set), judged at the size the runs will use.
+    let mut scaled = lowered.clone();
+    if let Some(f) = size_scale {
+        for fs in &mut scaled.filesets {
+            fs.size = std::mem::replace(&mut fs.size, iolab_workload::rv::Rv::Const(0)).scaled(f);
+        }
+    }
+    if let Err(errs) = iolab_wml::check(&parsed, &scaled) {
+        wml_errors(cx, errs.into_vec());
+        return None;
+    }
     if lowered.run.duration.is_none() && duration.is_none() {
         cx.error_hint(
             &entry.node.span,

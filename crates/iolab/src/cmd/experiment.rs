@@ -28,6 +28,14 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         }
         e
     })?;
+    if args.resume && !args.db.db.exists() {
+        // Opening would create an empty database just to find nothing in it.
+        return Err(CliError::usage(format!(
+            "nothing to resume: there is no results database at {}",
+            args.db.db.display()
+        ))
+        .with_hint("give the --db the experiment was started with, or run it without --resume"));
+    }
     let mut store = super::db::open(&args.db.db)?;
     let opts = RunnerOptions {
         sut: crate::state::sut_options(),
