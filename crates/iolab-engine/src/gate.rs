@@ -84,6 +84,28 @@ impl Drop for AbortOnPanic<'_> {
     }
 }
 
+/// The OS refused worker `handles.len()` of `wanted`: releases the workers already waiting at
+/// the gates (they return at once), joins them, and says so.
+pub(crate) fn spawn_failed<T>(
+    gates: [&Gate; 2],
+    handles: Vec<thread::ScopedJoinHandle<'_, T>>,
+    wanted: usize,
+    source: std::io::Error,
+) -> crate::EngineError {
+    for g in gates {
+        g.abort();
+    }
+    let started = handles.len();
+    for h in handles {
+        let _ = h.join();
+    }
+    crate::EngineError::Spawn {
+        wanted,
+        started,
+        source,
+    }
+}
+
 #[cfg(test)]
 thread_local! {
     /// Test hook: workers with an index at or above this are given a stack larger than any

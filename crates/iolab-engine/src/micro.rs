@@ -23,7 +23,7 @@ use crate::backend::{open_file, Dir, IoFile, MmapFile, NullFile, PsyncFile, Sync
 use crate::buffer::{AlignedBuf, AllocError};
 use crate::clock::Clock;
 use crate::error::EngineError;
-use crate::gate::{worker_builder, AbortOnPanic, Gate};
+use crate::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
 use crate::order::Order;
 use crate::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram, ThreadStats};
 use crate::usage::Usage;
@@ -467,19 +467,13 @@ fn execute(
             match h {
                 Ok(h) => handles.push(h),
                 Err(e) => {
-                    // Release the threads already waiting (they return at once), then fail.
                     shared.abort.store(true, Ordering::Relaxed);
-                    shared.ready.abort();
-                    shared.go.abort();
-                    let started = handles.len();
-                    for h in handles {
-                        let _ = h.join();
-                    }
-                    return vec![Err(EngineError::Spawn {
-                        wanted: n,
-                        started,
-                        source: e,
-                    })];
+                    return vec![Err(spawn_failed(
+                        [&shared.ready, &shared.go],
+                        handles,
+                        n,
+                        e,
+                    ))];
                 }
             }
         }

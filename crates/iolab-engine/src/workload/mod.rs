@@ -18,7 +18,7 @@ use iolab_workload::rng::Rng;
 
 use crate::error::EngineError;
 use crate::fileset::{Fileset, PopulateOpts, PopulateReport};
-use crate::gate::{worker_builder, AbortOnPanic, Gate};
+use crate::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
 use crate::stats::{merge_intervals, Bucket, LatencyHistogram};
 use crate::usage::Usage;
 use shared::{EventGen, GlobalCounts, Stop, SyncObjects};
@@ -262,26 +262,12 @@ pub fn run_workload(
                     Ok(_) => {}
                 }
             }
-            MasterAction::Sleep(d) => {
-                // In slices, so that Ctrl-C is not held up by a long `sleep`.
-                let until = Instant::now().checked_add(*d);
-                loop {
-                    if opts
-                        .cancel
-                        .as_ref()
-                        .is_some_and(|c| c.load(Ordering::Relaxed))
-                    {
-                        return Err(EngineError::Interrupted);
-                    }
-                    let left = until.map_or(Duration::from_millis(100), |u| {
-                        u.saturating_duration_since(Instant::now())
-                    });
-                    if left.is_zero() {
-                        break;
-                    }
-                    thread::sleep(left.min(Duration::from_millis(100)));
-                }
-            }
+            // In slices, so that Ctrl-C is not held up by a long `sleep`.
+            MasterAction::Sleep(d) => match opts.cancel.as_deref() {
+                Some(c) if !shared::sleep_unless(c, *d) => return Err(EngineError::Interrupted),
+                Some(_) => {}
+                None => thread::sleep(*d),
+            },
         }
     }
     populate_all(obs, &mut populated)?;
@@ -410,20 +396,7 @@ pub fn run_workload(
                 });
             match h {
                 Ok(h) => handles.push(h),
-                Err(e) => {
-                    // Release the threads already waiting (they return at once), then fail.
-                    ready.abort();
-                    go.abort();
-                    let started = handles.len();
-                    for h in handles {
-                        let _ = h.join();
-                    }
-                    return vec![Err(EngineError::Spawn {
-                        wanted: n,
-                        started,
-                        source: e,
-                    })];
-                }
+                Err(e) => return vec![Err(spawn_failed([ready, go], handles, n, e))],
             }
         }
         if !ready.wait() {

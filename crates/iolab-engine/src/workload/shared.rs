@@ -26,17 +26,23 @@ impl Stop {
 
     /// Sleeps for `d` unless the run stops first; false if it stopped.
     pub fn sleep(&self, d: Duration) -> bool {
-        let end = Instant::now() + d;
-        loop {
-            if self.is_set() {
-                return false;
-            }
-            let now = Instant::now();
-            if now >= end {
-                return true;
-            }
-            std::thread::sleep((end - now).min(POLL));
+        sleep_unless(&self.0, d)
+    }
+}
+
+/// Sleeps for `d` in slices of [`POLL`] unless `flag` is set first (false then); a `d` past
+/// any representable instant sleeps until the flag.
+pub(crate) fn sleep_unless(flag: &AtomicBool, d: Duration) -> bool {
+    let end = Instant::now().checked_add(d);
+    loop {
+        if flag.load(Ordering::Relaxed) {
+            return false;
         }
+        let left = end.map_or(POLL, |e| e.saturating_duration_since(Instant::now()));
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(POLL));
     }
 }
 
