@@ -5,6 +5,8 @@
 //! { "format": "iolab-results", "format_version": 1, "schema_version": 1,
 //!   "experiment": { id, uuid, name, source, status, seed, created_at, finished_at,
 //!                   iolab_version, host, spec },
+//!   "metrics": [ { name, unit, better ("higher", "lower" or null), title, description,
+//!                  headline } ],
 //!   "configs": [ { id, experiment, label, factors, outcome, findings: [...],
 //!                  runs: [ { id, config, repetition, seed, status, error, started_at,
 //!                            ended_at, elapsed_ns, environment, metrics: [{name, value, unit}],
@@ -25,6 +27,7 @@ use crate::error::Result;
 use crate::schema::SCHEMA_VERSION;
 use crate::store::Store;
 use crate::types::{Config, Experiment, ExperimentId, Finding, RunDetails};
+use iolab_metrics::MetricDef;
 
 #[derive(Serialize)]
 struct Document {
@@ -32,6 +35,8 @@ struct Document {
     format_version: u32,
     schema_version: u32,
     experiment: Experiment,
+    /// What each metric is (unit, direction, meaning).
+    metrics: Vec<MetricDef>,
     configs: Vec<ConfigDoc>,
 }
 
@@ -64,6 +69,7 @@ pub(super) fn export(store: &Store, id: ExperimentId, out: &mut dyn Write) -> Re
         format: "iolab-results",
         format_version: JSON_FORMAT_VERSION,
         schema_version: SCHEMA_VERSION,
+        metrics: store.metric_defs(id)?,
         experiment: details.experiment,
         configs,
     };
