@@ -10,5 +10,7 @@ pub mod rng;
 pub mod rv;
 pub mod units;
 
-pub use micro::{Access, DataPattern, EngineKind, MicroPlan, MicroSpec, MicroSpecError, SyncMode};
+pub use micro::{
+    Access, DataPattern, EngineKind, MicroOption, MicroPlan, MicroSpec, MicroSpecError, SyncMode,
+};
 pub use units::{format_bytes, parse_duration, parse_size, UnitError};
