@@ -291,7 +291,13 @@ mod tests {
         let back: MetricDef = serde_json::from_str(&text).unwrap();
         assert_eq!(back, d);
         assert_eq!(d.title_with_unit(), "Throughput (op/s)");
-        assert_eq!(find(COMMON, "lat_p99_ns").unwrap().higher_is_better(), Some(false));
-        assert_eq!(find(COMMON, "ctx_voluntary").unwrap().higher_is_better(), None);
+        assert_eq!(
+            find(COMMON, "lat_p99_ns").unwrap().higher_is_better(),
+            Some(false)
+        );
+        assert_eq!(
+            find(COMMON, "ctx_voluntary").unwrap().higher_is_better(),
+            None
+        );
     }
 }

@@ -27,8 +27,7 @@ pub use html::render_html;
 pub use markdown::render_markdown;
 pub use model::{
     interval_rates, load, ConfigReport, FindingGroup, FlowopRow, HostSummary, MetricSummary,
-    Outlier, ReportData, RunTimeline, FORMAT, HEADLINE_METRICS, MAX_TIMELINE_RUNS,
-    MIN_PARTIAL_INTERVAL,
+    Outlier, ReportData, RunTimeline, FORMAT, MAX_TIMELINE_RUNS, MIN_PARTIAL_INTERVAL,
 };
 
 /// Writes the report data as pretty JSON (with a final newline).

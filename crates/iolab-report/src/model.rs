@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use iolab_metrics::MetricDef;
 use iolab_stats::{detect_outliers, Level, Sample, Summary};
 use iolab_store::{
     Config, ConfigOutcome, Experiment, ExperimentId, FlowopStats, RunCounts, RunDetails, RunId,
@@ -14,14 +15,6 @@ use crate::Result;
 
 /// The JSON format's name and version.
 pub const FORMAT: &str = "iolab.report/1";
-
-/// The metrics summarised and charted for every configuration: (name, title).
-pub const HEADLINE_METRICS: [(&str, &str); 4] = [
-    ("ops_per_s", "Throughput (op/s)"),
-    ("mib_per_s", "Bandwidth (MiB/s)"),
-    ("lat_mean_ns", "Mean latency (ns)"),
-    ("lat_p99_ns", "p99 latency (ns)"),
-];
 
 /// Runs per configuration drawn in the time series (the first ones); the rest are counted.
 /// Keeps a report of thousands of runs small and quick to open.
@@ -68,6 +61,9 @@ pub struct ReportData {
     pub format: &'static str,
     pub experiment: Experiment,
     pub host: HostSummary,
+    /// The experiment's headline metrics (from the definitions stored with it), summarised
+    /// and charted for every configuration in this order.
+    pub headline: Vec<MetricDef>,
     pub configs: Vec<ConfigReport>,
 }
 
@@ -125,7 +121,7 @@ impl HostSummary {
 pub struct ConfigReport {
     pub config: Config,
     pub runs: RunCounts,
-    /// The [`HEADLINE_METRICS`], in that order, over the ok runs.
+    /// The [`ReportData::headline`] metrics, in that order, over the ok runs.
     pub metrics: Vec<MetricSummary>,
     pub findings: Vec<FindingGroup>,
     /// Per flowop name over the ok runs, in first-seen order (block trace rows included).
@@ -354,6 +350,9 @@ pub fn interval_rates(width_ns: u64, values: &[u64], elapsed_ns: u64) -> Vec<(f6
 /// the details of at most [`MAX_TIMELINE_RUNS`] runs per configuration.
 pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
     let details = store.experiment_details(experiment)?;
+    let headline: Vec<MetricDef> = iolab_metrics::headline(&store.metric_defs(experiment)?)
+        .cloned()
+        .collect();
     let findings = store.findings(experiment)?;
     let flowops = store.experiment_flowops(experiment)?;
     let mut configs = Vec::with_capacity(details.configs.len());
@@ -372,11 +371,11 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
             }
         }
         let ok = store.ok_metrics(config.id)?;
-        let metrics = HEADLINE_METRICS
+        let metrics = headline
             .iter()
-            .map(|(name, _)| match ok.get(*name) {
-                Some(v) => MetricSummary::new(name, &v.unit, &v.values, &v.runs),
-                None => MetricSummary::new(name, "", &[], &[]),
+            .map(|d| match ok.get(d.name.as_ref()) {
+                Some(v) => MetricSummary::new(&d.name, &v.unit, &v.values, &v.runs),
+                None => MetricSummary::new(&d.name, "", &[], &[]),
             })
             .collect();
 
@@ -433,6 +432,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
         format: FORMAT,
         host: HostSummary::from_host(&details.experiment.host),
         experiment: details.experiment,
+        headline,
         configs,
     })
 }

@@ -14,10 +14,8 @@ use rusqlite::{Connection, TransactionBehavior};
 use crate::error::{Result, StoreError};
 
 /// Ordered migration steps; never edit a released one.
-pub(crate) const MIGRATIONS: &[&str] = &[
-    include_str!("schema/v1.sql"),
-    include_str!("schema/v2.sql"),
-];
+pub(crate) const MIGRATIONS: &[&str] =
+    &[include_str!("schema/v1.sql"), include_str!("schema/v2.sql")];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

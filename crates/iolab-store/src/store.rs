@@ -8,13 +8,13 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Tran
 use serde_json::Value;
 
 use crate::codec;
-use iolab_metrics::MetricDef;
 use crate::error::{Result, StoreError};
 use crate::schema::{self, MIGRATIONS, SCHEMA_VERSION};
 use crate::types::{
     ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Finding, NewConfig, NewExperiment,
     RunId, RunRecord, RunStatus, Timestamp,
 };
+use iolab_metrics::MetricDef;
 
 /// How long a statement waits for another process's write lock before giving up. Runs last
 /// seconds to hours and a write takes milliseconds, so a long wait means something is stuck.

@@ -180,8 +180,7 @@ impl Sut {
         if inner.journal.is_detached() && plan.changes_machine() {
             return Err(Error::Conflict {
                 path: inner.opts.journal.clone(),
-                problem: "this session keeps no journal, so it may not change the machine"
-                    .into(),
+                problem: "this session keeps no journal, so it may not change the machine".into(),
             });
         }
         let mut tx = Tx {
@@ -511,7 +510,10 @@ mod tests {
         assert!(t.changes_machine());
         let err = sut.prepare(&t).unwrap_err();
         assert!(err.to_string().contains("keeps no journal"), "{err}");
-        assert!(!state.exists(), "nothing is written for an in-place session");
+        assert!(
+            !state.exists(),
+            "nothing is written for an in-place session"
+        );
     }
 
     #[test]

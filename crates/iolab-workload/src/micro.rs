@@ -866,9 +866,15 @@ mod tests {
             }
         }
         let s = MicroSpec::with_defaults(PathBuf::from("/d"), 7);
-        assert_eq!((s.access, s.sync, s.data), (Access::Write, SyncMode::Normal, DataPattern::Zeros));
+        assert_eq!(
+            (s.access, s.sync, s.data),
+            (Access::Write, SyncMode::Normal, DataPattern::Zeros)
+        );
         assert_eq!((s.bs, s.size, s.threads, s.loops), (4096, 64 << 20, 1, 1));
-        assert_eq!((s.engine, s.iodepth, s.time_limit, s.seed), (None, None, None, 7));
+        assert_eq!(
+            (s.engine, s.iodepth, s.time_limit, s.seed),
+            (None, None, None, 7)
+        );
         assert!(s.validate().is_ok());
     }
 
@@ -892,7 +898,10 @@ mod tests {
         assert_eq!(s.bs, 8192);
         let err = |n: &str, t: &str| option(n).unwrap().parse(t).unwrap_err();
         assert_eq!(err("threads", "0"), "must be at least 1");
-        assert_eq!(err("threads", "5000000000"), "must be between 1 and 4294967295");
+        assert_eq!(
+            err("threads", "5000000000"),
+            "must be between 1 and 4294967295"
+        );
         assert_eq!(err("iodepth", "0"), "must be between 1 and 4096");
         assert_eq!(err("loops", "-1"), "`-1` is not a whole number (e.g. 4)");
         assert!(err("access", "sideways").starts_with("expected one of write, randwrite"));

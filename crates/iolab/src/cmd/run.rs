@@ -1,32 +1,23 @@
-//! `iolab run FILE.f`: parse → validate → lower → run → print.
+//! `iolab run FILE.f|NAME`: the WML kind's one-run plan (parse → front end → plan), run by
+//! the experiment runner, printed in the chosen format.
 
-use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::os::unix::process::ExitStatusExt;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use iolab_store::{RunStatus, Timestamp};
-use serde_json::json;
-
-use iolab_engine::fileset::PopulateReport;
-use iolab_engine::workload::{run_workload, RunOptions, WorkloadObserver};
-use iolab_engine::EngineError;
-use iolab_monitor::procstat::{self, CpuTimes};
-use iolab_wml::{LowerOptions, Parsed, ValidateOptions};
-use iolab_workload::model::{MasterAction, Workload};
+use iolab_engine::workload::WorkloadResult;
+use iolab_experiment::kind::wml::{self, WmlWorkload};
+use iolab_experiment::run::{EngineEvent, RunnerObserver};
 
 use crate::cli::{PickArg, RunArgs};
-use crate::cmd::db::{engine_failure, new_record, store_single, Single};
-use crate::cmd::watch;
+use crate::cmd::single::{self, Storage};
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::run::{write_run, RunFormat, RunReport};
 use crate::output::Host;
 use crate::term::StatusLine;
-use iolab_experiment::monitor::Intent;
-use iolab_experiment::monitor::Watch;
 
 pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     if args.resume {
@@ -35,53 +26,32 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
                 .with_hint("a workload run has nothing to resume; run it again"),
         );
     }
-    let seed = args.seed.unwrap_or(1);
-    let parsed = load(&args.file)?;
-    check_sets(&parsed, &args.sets)?;
-    let mut overrides = args.sets.clone();
-    if let Some(d) = &args.dir {
-        overrides.push(("dir".into(), d.display().to_string()));
-    }
-    let vopts = ValidateOptions {
-        predefined: overrides.iter().map(|(k, _)| k.clone()).collect(),
-    };
-    let warnings = iolab_wml::validate_with(&parsed, &vopts).map_err(wml_errors)?;
-    let mut warnings: Vec<String> = parsed
-        .warnings
-        .iter()
-        .chain(&warnings)
-        .map(|w| w.to_string())
-        .collect();
-    warnings.dedup();
-    let mut workload =
-        iolab_wml::lower(&parsed, &LowerOptions { overrides }).map_err(wml_errors)?;
-    if let Some(f) = args.size_scale {
-        for fs in &mut workload.filesets {
-            fs.size = std::mem::replace(&mut fs.size, iolab_workload::rv::Rv::Const(0)).scaled(f);
-        }
-    }
-    // With the sizes final: I/O sizes against file sizes, located in the file.
-    iolab_wml::check(&parsed, &workload).map_err(wml_errors)?;
-    if let Some(d) = &args.dir {
-        if !d.exists() {
-            return Err(
-                CliError::usage(format!("--dir {}: no such directory", d.display()))
-                    .with_hint("create it first; iolab creates the filesets inside it"),
-            );
-        }
-        if !d.is_dir() {
-            return Err(
-                CliError::usage(format!("--dir {}: is not a directory", d.display()))
-                    .with_hint("--dir takes a directory; iolab creates the filesets inside it"),
-            );
-        }
-    }
+    let seed = args.seed.unwrap_or(iolab_experiment::DEFAULT_SEED);
+    let plan = wml::from_command_line(wml::CommandLine {
+        file: args.file.clone(),
+        settings: wml::Settings {
+            sets: args.sets.clone(),
+            duration: args.time,
+            size_scale: args.size_scale,
+            pick_random: args.pick == PickArg::Random,
+        },
+        dir: args.dir.clone(),
+        seed,
+    })
+    .map_err(crate::cmd::usage)?;
+    let workload = plan.configs[0]
+        .workload
+        .as_any()
+        .downcast_ref::<WmlWorkload>()
+        .ok_or_else(|| CliError::failed("internal error: not a WML plan"))?;
     // A database that cannot take the result is refused before anything runs (exit 2), not
     // after the run when its result would be lost.
-    if !args.no_db {
-        crate::cmd::db::open(&args.db.db)?;
-    }
-    let systems = system_locations(&parsed, &workload);
+    let storage = if args.no_db {
+        Storage::Nowhere
+    } else {
+        Storage::Db(crate::cmd::db::open(&args.db.db)?)
+    };
+    let warnings = workload.warnings().to_vec();
     if !args.quiet {
         for w in &warnings {
             say!("{w}");
@@ -92,262 +62,119 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     } else {
         args.format
     };
-    let opts = RunOptions {
-        duration: args.time,
-        seed,
-        pick_random: args.pick == PickArg::Random,
-        populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        cancel: Some(Arc::clone(&cancel)),
-    };
-    let run_dir = args.dir.clone().unwrap_or_else(|| ".".into());
-    let mut obs = CliObserver {
+    let mut display = Display {
         status: StatusLine::new(std::io::stderr().is_terminal() && !args.quiet),
         quiet: args.quiet,
-        cpu_start: None,
-        cpu_end: None,
-        watch: watch::watch(args.monitor.options(), &run_dir),
-        systems,
+        workload,
     };
     let started_at = SystemTime::now();
-    let started_ts = Timestamp::now();
-    let single = || Single {
-        db: &args.db.db,
-        name: format!("run {}", args.file),
-        source: parsed.file.clone(),
-        spec: json!({
-            "workload": {
-                "wml": parsed.file,
-                "set": args.sets,
-                "time_s": args.time.map(|t| t.as_secs_f64()),
-                "size_scale": args.size_scale,
-                "pick": format!("{:?}", args.pick).to_lowercase(),
-                "dir": args.dir,
-            },
-            "repetitions": { "min": 1, "max": 1, "metric": "ops_per_s" },
-        }),
-        factors: Default::default(),
-        seed,
-        started_at: started_ts,
-        dir: &run_dir,
-    };
-    let result = match run_workload(&workload, &opts, &mut obs) {
-        Ok(r) => r,
-        Err(e) => {
-            obs.status.clear();
-            let hint = run_hint(&e);
-            let err = engine_failure(
-                (!args.no_db).then(single),
-                e,
-                "interrupted; the files created so far are left in place",
-            );
-            return Err(match hint {
-                Some(h) => err.with_hint(h),
-                None => err,
-            });
-        }
-    };
-    let mut rec = new_record();
-    rec.run.elapsed_ns = result.elapsed_ns;
-    iolab_experiment::record::add_workload(&mut rec, &result);
-    let intent = iolab_experiment::monitor::wml_intent(&workload, Intent::default());
-    let findings = watch::finish(&mut obs.watch, &mut rec, &intent, &run_dir);
-    let stored = if args.no_db {
-        None
-    } else {
-        Some(store_single(single(), RunStatus::Ok, None, rec)?)
-    };
+    let run = single::run(
+        &plan,
+        storage,
+        args.monitor.options(),
+        &cancel,
+        &mut display,
+        "interrupted; the files created so far are left in place",
+    );
+    display.status.clear();
+    let run = run?;
+    let result = run
+        .end
+        .output
+        .as_ref()
+        .and_then(|o| o.downcast_ref::<WorkloadResult>())
+        .cloned()
+        .ok_or_else(|| CliError::failed("internal error: the run gave no workload result"))?;
     let report = RunReport {
-        source: parsed.file.clone(),
+        source: workload.parsed.file.clone(),
         seed,
         result,
-        system_cpu: obs.cpu_start.zip(obs.cpu_end),
+        system_cpu: run.system_cpu,
         host: Host::probe(),
         started_at,
         warnings,
+        findings: run.end.findings.clone(),
+        system: single::system_summary(&run.end.metrics),
     };
     crate::output::emit(|out| write_run(format, &report, out))?;
     if !args.quiet && format == RunFormat::Human {
-        crate::cmd::watch::print_findings(&findings, "");
-        if let Some(id) = stored {
+        crate::cmd::watch::print_findings(&report.findings, "");
+        if let Some(id) = run.stored {
             say!("stored as experiment {} in {}", id.0, args.db.db.display());
         }
     }
     Ok(())
 }
 
-/// A file path, or the name of a built-in workload (`fileserver`, `varmail.f`).
-fn load(name: &str) -> Result<Parsed, CliError> {
-    let path = std::path::Path::new(name);
-    if path.exists() {
-        return iolab_wml::parse_file(path).map_err(CliError::usage);
-    }
-    let key = name.trim_end_matches(".f");
-    match iolab_wml::builtin::find(key) {
-        Some(w) => iolab_wml::parse_str(&format!("{}.f", w.name), w.text).map_err(CliError::usage),
-        None => Err(
-            CliError::usage(format!("{name}: no such file or built-in workload"))
-                .with_hint("`iolab workloads` lists the built-in ones"),
-        ),
-    }
-}
-
-/// `--set` overrides variables of the file: a name the file neither sets nor reads would be
-/// silently ignored, so it is an error (a typo, or the wrong workload).
-fn check_sets(parsed: &Parsed, sets: &[(String, String)]) -> Result<(), CliError> {
-    let known = parsed.variables();
-    for (name, value) in sets {
-        if known.contains(name) {
-            continue;
-        }
-        let hint = match iolab_wml::suggest::closest(name, known.iter().map(String::as_str)) {
-            Some(c) => format!("did you mean `--set {c}={value}`?"),
-            None if known.is_empty() => format!("{} has no variables", parsed.file),
-            None => {
-                let all: Vec<String> = known.iter().map(|k| format!("${k}")).collect();
-                format!("its variables are {}", all.join(", "))
-            }
-        };
-        return Err(CliError::usage(format!(
-            "--set {name}={value}: {} has no variable `${name}`",
-            parsed.file
-        ))
-        .with_hint(hint));
-    }
-    Ok(())
-}
-
-/// Hints for a failed workload run where the engine's own name `iolab micro`'s flags
-/// (--size, --bs), which `run` does not have.
-fn run_hint(e: &EngineError) -> Option<&'static str> {
-    match e {
-        // Population errors carry fileset hints already.
-        EngineError::Fileset(_) => None,
-        _ => match e.os_error() {
-            Some(libc::ENOSPC) => Some(
-                "the filesystem is full: use a --dir with more space, or make the workload \
-                 write less (smaller filesets with --set or --size-scale, a shorter --time)",
-            ),
-            Some(libc::EDQUOT) => Some(
-                "a disk quota is exhausted: make the workload write less (smaller filesets \
-                 with --set or --size-scale, a shorter --time)",
-            ),
-            Some(libc::EINVAL) => Some(
-                "the kernel rejected the request: with `directio`, check that iosize is a \
-                 multiple of the device's block size",
-            ),
-            _ => None,
-        },
-    }
-}
-
-/// Where each `system "cmd"` of the prelude is written (FILE:LINE:COL), for the warning when
-/// it fails.
-fn system_locations(parsed: &Parsed, w: &Workload) -> HashMap<String, String> {
-    let spans = parsed.live_commands().iter().filter_map(|c| match c.kind {
-        iolab_wml::CommandKind::System(_) => Some(c.span),
-        _ => None,
-    });
-    let commands = w.prelude.iter().filter_map(|a| match a {
-        MasterAction::System(cmd) => Some(cmd.clone()),
-        _ => None,
-    });
-    commands
-        .zip(spans)
-        .map(|(cmd, span)| (cmd, format!("{}:{span}", parsed.file)))
-        .collect()
-}
-
-fn wml_errors(errs: iolab_wml::WmlErrors) -> CliError {
-    let n = errs.len();
-    let text: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-    let mut msg = text.join("\n");
-    if n > 1 {
-        msg.push_str(&format!("\n{n} errors"));
-    }
-    CliError::usage(msg)
-}
-
-struct CliObserver {
+/// Population, `echo` and `system` lines, the progress line and `psrun` reports.
+struct Display<'a> {
     status: StatusLine,
     quiet: bool,
-    cpu_start: Option<CpuTimes>,
-    cpu_end: Option<CpuTimes>,
-    watch: Watch,
-    /// `system` commands → where they are written.
-    systems: HashMap<String, String>,
+    workload: &'a WmlWorkload,
 }
 
-impl WorkloadObserver for CliObserver {
-    fn populating(&mut self, fileset: &str) {
-        self.status
-            .show(format_args!("populating fileset {fileset}…"));
+impl RunnerObserver for Display<'_> {
+    fn engine(&mut self, event: &EngineEvent<'_>) {
+        match *event {
+            EngineEvent::Populating { fileset } => self
+                .status
+                .show(format_args!("populating fileset {fileset}…")),
+            EngineEvent::Populated { .. } => self.status.clear(),
+            EngineEvent::Echo(text) if !self.quiet => {
+                self.status.clear();
+                say!("{text}");
+            }
+            EngineEvent::System(command) if !self.quiet => {
+                self.status.clear();
+                say!("running: {command}");
+            }
+            EngineEvent::SystemFailed { command, status } => {
+                self.status.clear();
+                let at = self.workload.system_location(command).unwrap_or_default();
+                let how = match (status.code(), status.signal()) {
+                    (Some(code), _) => format!("exited with status {code}"),
+                    (None, Some(sig)) => format!("was killed by signal {sig}"),
+                    _ => format!("failed ({status})"),
+                };
+                say!("{at}: warning: `system \"{command}\"` {how}");
+            }
+            EngineEvent::Operations {
+                ops,
+                elapsed,
+                planned,
+            } => {
+                if elapsed < Duration::from_secs(1) {
+                    return;
+                }
+                self.status.show(format_args!(
+                    "running: {:.0} of {:.0} s, {} data ops ({} /s)",
+                    elapsed.as_secs_f64(),
+                    planned.as_secs_f64(),
+                    thousands(ops),
+                    thousands((ops as f64 / elapsed.as_secs_f64()) as u64)
+                ));
+            }
+            EngineEvent::Report { ops, elapsed, .. } if !self.quiet => {
+                self.status.clear();
+                say!(
+                    "{:.3}: {} data ops, {:.1} ops/s",
+                    elapsed.as_secs_f64(),
+                    thousands(ops),
+                    ops as f64 / elapsed.as_secs_f64()
+                );
+            }
+            EngineEvent::TimedEnd => self.status.clear(),
+            _ => {}
+        }
     }
 
-    fn populated(&mut self, _fileset: &str, _report: &PopulateReport) {
+    fn warn(&mut self, message: &str) {
         self.status.clear();
+        say!("iolab: warning: {message}");
     }
 
-    fn echo(&mut self, text: &str) {
-        if !self.quiet {
-            self.status.clear();
-            say!("{text}");
-        }
-    }
-
-    fn system(&mut self, command: &str) {
-        if !self.quiet {
-            self.status.clear();
-            say!("running: {command}");
-        }
-    }
-
-    fn system_failed(&mut self, command: &str, status: std::process::ExitStatus) {
+    fn note(&mut self, message: &str) {
         self.status.clear();
-        let at = self.systems.get(command).map_or("", String::as_str);
-        let how = match (status.code(), status.signal()) {
-            (Some(code), _) => format!("exited with status {code}"),
-            (None, Some(sig)) => format!("was killed by signal {sig}"),
-            _ => format!("failed ({status})"),
-        };
-        say!("{at}: warning: `system \"{command}\"` {how}");
-    }
-
-    fn started(&mut self, _threads: usize) {
-        self.cpu_start = procstat::read().ok().map(|s| s.total);
-    }
-
-    fn ready(&mut self) {
-        self.watch.start();
-    }
-
-    fn progress(&mut self, ops: u64, elapsed: Duration, planned: Duration) {
-        if elapsed < Duration::from_secs(1) {
-            return;
-        }
-        self.status.show(format_args!(
-            "running: {:.0} of {:.0} s, {} data ops ({} /s)",
-            elapsed.as_secs_f64(),
-            planned.as_secs_f64(),
-            thousands(ops),
-            thousands((ops as f64 / elapsed.as_secs_f64()) as u64)
-        ));
-    }
-
-    fn report(&mut self, ops: u64, _bytes: u64, elapsed: Duration) {
-        if !self.quiet {
-            self.status.clear();
-            say!(
-                "{:.3}: {} data ops, {:.1} ops/s",
-                elapsed.as_secs_f64(),
-                thousands(ops),
-                ops as f64 / elapsed.as_secs_f64()
-            );
-        }
-    }
-
-    fn finished(&mut self) {
-        self.watch.stop();
-        self.cpu_end = procstat::read().ok().map(|s| s.total);
-        self.status.clear();
+        say!("iolab: note: {message}");
     }
 }

@@ -14,13 +14,29 @@ use crate::error::CliError;
 /// Prints one value of a column.
 type Format = fn(f64) -> String;
 
-/// The columns, in order: metric, heading, how to print a value.
-const COLUMNS: &[(&str, &str, Format)] = &[
-    ("ops_per_s", "ops/s", |v| format!("{v:.1}")),
-    ("mib_per_s", "MiB/s", |v| format!("{v:.2}")),
-    ("lat_mean_ns", "mean latency", |v| crate::fmt::ns(v)),
-    ("lat_p99_ns", "p99 latency", |v| crate::fmt::ns(v)),
-];
+/// How to print a value of a metric in `unit`: nanoseconds in the unit that reads best, rates
+/// to a sensible precision.
+fn format_for(unit: &str) -> Format {
+    match unit {
+        "ns" => |v| crate::fmt::ns(v),
+        "op/s" => |v| format!("{v:.1}"),
+        "MiB/s" => |v| format!("{v:.2}"),
+        _ => |v| format!("{v:.4}"),
+    }
+}
+
+/// A column heading: the metric's title, with its unit unless the values carry their own.
+fn heading(d: &iolab_store::MetricDef) -> String {
+    let mut title = d.title.to_string();
+    if let Some(first) = title.get(..1) {
+        title = first.to_lowercase() + &title[1..];
+    }
+    if d.unit.is_empty() || d.unit == "ns" {
+        title
+    } else {
+        format!("{title} ({})", d.unit)
+    }
+}
 
 pub fn show(args: ShowArgs) -> Result<(), CliError> {
     let store = super::db::open_existing(&args.db.db)?;
@@ -108,11 +124,12 @@ pub fn write_experiment(store: &Store, id: ExperimentId, out: &mut dyn Write) ->
         .spec
         .pointer("/repetitions/metric")
         .and_then(|m| m.as_str())
-        .unwrap_or("ops_per_s")
+        .unwrap_or(iolab_metrics::DEFAULT_METRIC)
         .to_string();
-    let mut columns: Vec<(String, String, Format)> = COLUMNS
-        .iter()
-        .map(|(m, h, f)| ((*m).to_string(), (*h).to_string(), *f))
+    // The headline metrics as the experiment's stored definitions declare them.
+    let defs = store.metric_defs(e.id).map_err(io_err)?;
+    let mut columns: Vec<(String, String, Format)> = iolab_metrics::headline(&defs)
+        .map(|d| (d.name.to_string(), heading(d), format_for(&d.unit)))
         .collect();
     if !columns.iter().any(|c| c.0 == metric) {
         columns.insert(0, (metric.clone(), metric.clone(), |v| format!("{v:.4}")));
@@ -217,7 +234,9 @@ fn compact_outcome(note: &str) -> String {
         .find(|w| w.starts_with('±'))
         .map(|w| w.trim_end_matches([',', ';']))
         .unwrap_or("");
-    if note.starts_with("converged") {
+    if note == iolab_experiment::run::SINGLE_RUN_NOTE {
+        "single run".into()
+    } else if note.starts_with("converged") {
         format!("converged ({pct})")
     } else if note.starts_with("did not converge") {
         let why = if note.contains("time budget") {
@@ -233,17 +252,7 @@ fn compact_outcome(note: &str) -> String {
 
 /// The machine during the runs, per configuration (means over ok runs of each run's
 /// whole-run value): what seed report 000 read from sar and perf by hand.
-const SYSTEM: &[(&str, &str)] = &[
-    ("cpu.usr_pct", "cpu usr%"),
-    ("cpu.sys_pct", "sys%"),
-    ("cpu.iowait_pct", "iowait%"),
-    ("dev.util_pct", "dev util%"),
-    ("dev.rkB_per_s", "dev rkB/s"),
-    ("dev.wkB_per_s", "dev wkB/s"),
-    ("dev.f_per_s", "flush/s"),
-    ("perf.context_switches_per_s", "cs/s"),
-    ("vm.pgfault_per_s", "faults/s"),
-];
+const SYSTEM: &[(&str, &str)] = iolab_metrics::SYSTEM_SUMMARY;
 
 fn write_system(
     store: &Store,

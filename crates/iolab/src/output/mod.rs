@@ -19,6 +19,10 @@ pub struct MicroReport {
     pub system_cpu: Option<(CpuTimes, CpuTimes)>,
     pub host: Host,
     pub started_at: SystemTime,
+    /// What the checks found about the run.
+    pub findings: Vec<iolab_store::Finding>,
+    /// The machine during the run (whole-run values of the monitors' summary metrics).
+    pub system: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Numbers every format derives the same way.

@@ -1,5 +1,6 @@
 //! Machine-readable output. `schema` is bumped whenever a field changes meaning or goes away;
-//! new fields may appear within a version.
+//! new fields may appear within a version (`findings`, the checks' verdicts, and `system`,
+//! the monitors' whole-run summary, came that way).
 
 use std::io::{self, Write};
 use std::time::UNIX_EPOCH;
@@ -34,6 +35,8 @@ impl MicroFormatter for Json {
             "started_unix_s": started,
             "host": report.host,
             "plan": p,
+            "findings": report.findings,
+            "system": report.system,
             "open_flags": p.sync.open_flags(),
             "record_sync": p.record_sync(),
             "final_sync": p.final_sync(),

@@ -43,6 +43,8 @@ impl RunFormatter for Json {
             "started_unix_s": report.started_at.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0),
             "host": report.host,
             "warnings": report.warnings,
+            "findings": report.findings,
+            "system": report.system,
             "result": {
                 "elapsed_ns": r.elapsed_ns,
                 "threads": r.threads,

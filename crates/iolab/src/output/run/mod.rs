@@ -21,6 +21,10 @@ pub struct RunReport {
     pub host: Host,
     pub started_at: SystemTime,
     pub warnings: Vec<String>,
+    /// What the checks found about the run.
+    pub findings: Vec<iolab_store::Finding>,
+    /// The machine during the run (whole-run values of the monitors' summary metrics).
+    pub system: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Output format of `iolab run`.

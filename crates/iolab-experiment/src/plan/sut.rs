@@ -10,9 +10,9 @@ use iolab_sut::size::parse_size;
 use iolab_sut::spec::TargetSpec;
 use iolab_sut::{At, SpecError, SutPlan, SutSpec};
 
-use crate::read::Ctx;
-use crate::suggest;
-use crate::tree::{find, Node, Seg, Value};
+use crate::plan::read::Ctx;
+use crate::plan::suggest;
+use crate::plan::tree::{find, Node, Seg, Value};
 
 /// Deserializes and validates a substituted `[sut]` table. Relative directory paths
 /// (`target.path`, `target.image_dir`) are resolved against `base`, the experiment file's
@@ -161,7 +161,7 @@ fn serde_error(cx: &mut Ctx, sut: &Node, e: &serde_path_to_error::Error<serde_js
     ) {
         if let Some(entry) = t.get(name) {
             at = entry.key_span.clone();
-            where_ = crate::read::join(&where_, name);
+            where_ = crate::plan::read::join(&where_, name);
         }
         // serde's message lists the expected fields; a close one is worth a hint line.
         hint = expected(&inner).and_then(|list| {
@@ -178,7 +178,7 @@ fn serde_error(cx: &mut Ctx, sut: &Node, e: &serde_path_to_error::Error<serde_js
             .find(|e| matches!(&e.node.value, Value::String(s) if s == name))
         {
             at = entry.node.span.clone();
-            where_ = crate::read::join(&where_, &entry.key);
+            where_ = crate::plan::read::join(&where_, &entry.key);
         }
     } else if let (Some(desc), Some(t)) = (
         inner
@@ -190,7 +190,7 @@ fn serde_error(cx: &mut Ctx, sut: &Node, e: &serde_path_to_error::Error<serde_js
         // describes tells which key it was.
         if let Some(entry) = t.entries.iter().find(|e| unexpected(&e.node.value) == desc) {
             at = entry.node.span.clone();
-            where_ = crate::read::join(&where_, &entry.key);
+            where_ = crate::plan::read::join(&where_, &entry.key);
         }
     }
     let message = inner
@@ -222,7 +222,7 @@ fn dotted(path: &[Seg]) -> String {
     let mut s = String::from("sut");
     for seg in path {
         match seg {
-            Seg::Key(k) => s = crate::read::join(&s, k),
+            Seg::Key(k) => s = crate::plan::read::join(&s, k),
             Seg::Index(i) => s.push_str(&format!("[{i}]")),
         }
     }
@@ -285,8 +285,8 @@ fn split_hint(message: &str) -> (String, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Source;
-    use crate::tree;
+    use crate::plan::error::Source;
+    use crate::plan::tree;
 
     fn resolve_text(text: &str) -> Result<(SutSpec, SutPlan), Vec<String>> {
         let src = Source::new(Path::new("t.toml"), text);
