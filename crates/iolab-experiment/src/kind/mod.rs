@@ -209,3 +209,79 @@ pub(crate) fn stopping_metrics(kind: Option<&dyn Kind>) -> Vec<&'static str> {
     }
     names
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(name: &str) -> String {
+        let p = format!("{}/../../docs/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    /// The row of a Markdown table whose first cell is `` `key` ``.
+    fn row<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+        text.lines()
+            .find(|l| l.starts_with(&format!("| `{key}` |")))
+    }
+
+    #[test]
+    fn the_docs_list_the_micro_options_of_the_one_table() {
+        let all = doc("experiments.md");
+        // The micro table, after the `[workload]` one (which has a `time` row too).
+        let text = &all[all.find("`micro` (see").expect("the micro table")..];
+        for o in iolab_workload::micro::OPTIONS {
+            let r = row(text, o.name)
+                .unwrap_or_else(|| panic!("docs/experiments.md has no row for `{}`", o.name));
+            if let Some(d) = o.default {
+                let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+                assert_eq!(last, format!("`{d}`"), "default of `{}`", o.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_docs_list_exactly_the_stopping_metrics() {
+        let text = doc("experiments.md");
+        let r = row(&text, "metric").expect("a `metric` row");
+        let mut listed: Vec<&str> = r.split('`').skip(1).step_by(2).collect();
+        // The key and its default.
+        listed.retain(|m| !["metric", "\"ops_per_s\""].contains(m));
+        listed.sort_unstable();
+        let mut want = stopping_metrics(None);
+        want.sort_unstable();
+        assert_eq!(listed, want);
+    }
+
+    #[test]
+    fn every_declared_metric_is_documented() {
+        let text = doc("metrics.md");
+        for k in KINDS {
+            for d in iolab_metrics::COMMON.iter().chain(k.metrics()) {
+                assert!(
+                    text.contains(&format!("`{}`", d.name)),
+                    "docs/metrics.md does not describe `{}`",
+                    d.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn kinds_have_distinct_keys_and_their_metrics_are_new() {
+        let mut keys: Vec<&str> = KINDS.iter().map(|k| k.key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), KINDS.len());
+        for k in KINDS {
+            for d in k.metrics() {
+                assert!(
+                    iolab_metrics::find(iolab_metrics::COMMON, &d.name).is_none(),
+                    "{} redeclares {}",
+                    k.key(),
+                    d.name
+                );
+            }
+        }
+    }
+}
