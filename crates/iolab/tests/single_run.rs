@@ -168,8 +168,17 @@ fn memory_dir() -> tempfile::TempDir {
         .unwrap()
 }
 
-fn experiment(s: &Scratch, name: &str, text: &str) -> Value {
-    let f = s.write(name, text);
+/// Runs the experiment file equivalent to a single run in `dir` with the `[workload]` lines
+/// `workload`, and exports it.
+fn one_run_experiment(s: &Scratch, name: &str, dir: &str, workload: &str) -> Value {
+    let f = s.write(
+        name,
+        &format!(
+            "seed = 1\n[sut]\ntarget = {{ kind = \"directory\", path = {dir:?} }}\n\
+             [workload]\n{workload}\n[repetitions]\nmin = 1\nmax = 1\n\
+             [procedure]\ndrop_caches = false\n"
+        ),
+    );
     let o = s.run(&["run", f.to_str().unwrap()]);
     ok(&o);
     s.latest()
@@ -205,23 +214,11 @@ fn micro_stores_what_its_one_run_experiment_stores() {
     cmd.extend(args);
     ok(&s.run(&cmd));
     let single = s.latest();
-    let exp = experiment(
+    let exp = one_run_experiment(
         &s,
         "micro.toml",
-        &format!(
-            r#"
-seed = 1
-[sut]
-target = {{ kind = "directory", path = {d:?} }}
-[workload]
-micro = {{ access = "randread", size = "4m", threads = 2, loops = 4 }}
-[repetitions]
-min = 1
-max = 1
-[procedure]
-drop_caches = false
-"#
-        ),
+        d,
+        r#"micro = { access = "randread", size = "4m", threads = 2, loops = 4 }"#,
     );
     assert_same_rows(&single, &exp, true);
     let findings = &single["configs"][0]["runs"][0]["findings"];
@@ -258,25 +255,7 @@ fn run_of_a_wml_file_stores_what_its_one_run_experiment_stores() {
     let fp = f.to_str().unwrap();
     ok(&s.run(&["run", fp, "--dir", d, "--time", "300ms", "-q"]));
     let single = s.latest();
-    let exp = experiment(
-        &s,
-        "wml.toml",
-        &format!(
-            r#"
-seed = 1
-[sut]
-target = {{ kind = "directory", path = {d:?} }}
-[workload]
-wml = "small.f"
-time = "300ms"
-[repetitions]
-min = 1
-max = 1
-[procedure]
-drop_caches = false
-"#
-        ),
-    );
+    let exp = one_run_experiment(&s, "wml.toml", d, "wml = \"small.f\"\ntime = \"300ms\"");
     assert_same_rows(&single, &exp, false);
     let names: Vec<&str> = single["configs"][0]["runs"][0]["flowops"]
         .as_array()

@@ -135,16 +135,12 @@ impl Workload for MicroWorkload {
         spec.dir = run.dir.to_path_buf();
         spec.seed = run.seed;
         // Validated when the plan was made; the directory and seed do not change that.
-        let plan = spec.validate().map_err(|e| RunFailure {
-            bad_input: true,
-            ..RunFailure::failed(e.to_string())
-        })?;
+        let plan = spec
+            .validate()
+            .map_err(|e| RunFailure::bad_input(e.to_string()))?;
         let r = run_micro_cancellable(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
-        run.record.run.elapsed_ns = r.elapsed_ns;
         add_record(run.record, &r);
-        Ok(Ran {
-            output: Arc::new(r),
-        })
+        Ok(Ran::new(r))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -290,6 +286,7 @@ fn options_json(spec: &MicroSpec) -> Value {
 /// Adds a micro test's measurements to `record`: the common metrics, `final_sync_ns`, one
 /// flowop row for the records (and one for their per-record syncs), the `io` series.
 fn add_record(record: &mut RunRecord, r: &MicroResult) {
+    record.run.elapsed_ns = r.elapsed_ns;
     let lat = r.latency.summary();
     headline(record, r.ops, r.bytes, r.elapsed_ns, &lat, &r.usage);
     record

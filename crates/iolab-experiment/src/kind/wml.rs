@@ -264,10 +264,7 @@ impl Workload for WmlWorkload {
     fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
         let dir = run.dir.display().to_string();
         let front = front_end(&self.parsed, &self.settings, self.sets_dir.then_some(&*dir))
-            .map_err(|errs| RunFailure {
-                bad_input: true,
-                ..RunFailure::failed(errors_text(&errs))
-            })?;
+            .map_err(|errs| RunFailure::bad_input(errors_text(&errs)))?;
         let opts = RunOptions {
             duration: self.settings.duration,
             seed: run.seed,
@@ -276,11 +273,8 @@ impl Workload for WmlWorkload {
             cancel: Some(Arc::clone(run.cancel)),
         };
         let r = run_workload(&front.workload, &opts, run.obs).map_err(|e| self.failure(&e))?;
-        run.record.run.elapsed_ns = r.elapsed_ns;
         add_record(run.record, &r);
-        Ok(Ran {
-            output: Arc::new(r),
-        })
+        Ok(Ran::new(r))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -663,6 +657,7 @@ fn load(name: &str) -> Result<Parsed, UsageError> {
 /// Adds a workload run's measurements to `record`: the common metrics are filebench's IO
 /// Summary (its I/O flowops), then the read and write rates, and every flowop's own row.
 fn add_record(record: &mut RunRecord, r: &WorkloadResult) {
+    record.run.elapsed_ns = r.elapsed_ns;
     let (ops, read_ops, write_ops, bytes, _) = r.io_summary();
     let mut io_lat = iolab_engine::stats::LatencyHistogram::default();
     for f in r.flowops.iter().filter(|f| f.is_io) {

@@ -97,6 +97,18 @@ impl Repetitions {
     pub fn is_single(&self) -> bool {
         self.rule.max == 1
     }
+
+    /// As stored in the resolved experiment.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "min": self.rule.min,
+            "max": self.rule.max,
+            "target": self.rule.target,
+            "level": self.rule.level.get(),
+            "metric": self.metric,
+            "time_budget_s": self.time_budget.map(|d| d.as_secs_f64()),
+        })
+    }
 }
 
 /// How runs are scheduled and prepared.
@@ -120,6 +132,21 @@ impl Default for Procedure {
             warmup: 0,
             drop_caches: true,
         }
+    }
+}
+
+impl Procedure {
+    /// As stored in the resolved experiment.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "order": match self.order {
+                Order::Random => "random",
+                Order::Sequential => "sequential",
+            },
+            "fresh_fs": self.fresh_fs,
+            "warmup": self.warmup,
+            "drop_caches": self.drop_caches,
+        })
     }
 }
 

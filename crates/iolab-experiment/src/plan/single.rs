@@ -77,20 +77,8 @@ pub fn single(run: SingleRun) -> Result<ExperimentPlan, UsageError> {
         "seed": run.seed,
         "factors": [],
         "exclude": [],
-        "repetitions": {
-            "min": repetitions.rule.min,
-            "max": repetitions.rule.max,
-            "target": repetitions.rule.target,
-            "level": repetitions.rule.level.get(),
-            "metric": repetitions.metric,
-            "time_budget_s": Value::Null,
-        },
-        "procedure": {
-            "order": "sequential",
-            "fresh_fs": procedure.fresh_fs,
-            "warmup": procedure.warmup,
-            "drop_caches": procedure.drop_caches,
-        },
+        "repetitions": repetitions.to_json(),
+        "procedure": procedure.to_json(),
         "sut": sut_json,
         "workload": workload_json,
         "configs": [{

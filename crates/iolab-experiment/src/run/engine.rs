@@ -57,6 +57,15 @@ pub struct RunFailure {
     pub interrupted: bool,
 }
 
+impl Ran {
+    /// A run that gave `output`.
+    pub fn new<T: Any + Send + Sync>(output: T) -> Ran {
+        Ran {
+            output: Arc::new(output),
+        }
+    }
+}
+
 impl RunFailure {
     /// A failure of the machine or the run (exit code 1).
     pub fn failed(message: impl Into<String>) -> RunFailure {
@@ -65,6 +74,14 @@ impl RunFailure {
             hint: None,
             bad_input: false,
             interrupted: false,
+        }
+    }
+
+    /// The input is at fault (exit code 2).
+    pub fn bad_input(message: impl Into<String>) -> RunFailure {
+        RunFailure {
+            bad_input: true,
+            ..RunFailure::failed(message)
         }
     }
 

@@ -32,7 +32,7 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         status: StatusLine::new(std::io::stderr().is_terminal()),
     };
     let started_at = SystemTime::now();
-    let run = single::run(
+    let run = single::run::<MicroResult>(
         &plan,
         storage,
         args.monitor.options(),
@@ -42,15 +42,8 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     );
     display.status.clear();
     let run = run?;
-    let result = run
-        .end
-        .output
-        .as_ref()
-        .and_then(|o| o.downcast_ref::<MicroResult>())
-        .cloned()
-        .ok_or_else(|| CliError::failed("internal error: the run gave no micro test result"))?;
     let report = MicroReport {
-        result,
+        result: run.output,
         system_cpu: run.system_cpu,
         host: Host::probe(),
         started_at,
@@ -129,12 +122,10 @@ impl RunnerObserver for Display {
     }
 
     fn warn(&mut self, message: &str) {
-        self.status.clear();
-        say!("iolab: warning: {message}");
+        single::tell(&mut self.status, "warning", message);
     }
 
     fn note(&mut self, message: &str) {
-        self.status.clear();
-        say!("iolab: note: {message}");
+        single::tell(&mut self.status, "note", message);
     }
 }

@@ -68,7 +68,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         workload,
     };
     let started_at = SystemTime::now();
-    let run = single::run(
+    let run = single::run::<WorkloadResult>(
         &plan,
         storage,
         args.monitor.options(),
@@ -78,17 +78,10 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     );
     display.status.clear();
     let run = run?;
-    let result = run
-        .end
-        .output
-        .as_ref()
-        .and_then(|o| o.downcast_ref::<WorkloadResult>())
-        .cloned()
-        .ok_or_else(|| CliError::failed("internal error: the run gave no workload result"))?;
     let report = RunReport {
         source: workload.parsed.file.clone(),
         seed,
-        result,
+        result: run.output,
         system_cpu: run.system_cpu,
         host: Host::probe(),
         started_at,
@@ -169,12 +162,10 @@ impl RunnerObserver for Display<'_> {
     }
 
     fn warn(&mut self, message: &str) {
-        self.status.clear();
-        say!("iolab: warning: {message}");
+        single::tell(&mut self.status, "warning", message);
     }
 
     fn note(&mut self, message: &str) {
-        self.status.clear();
-        say!("iolab: note: {message}");
+        single::tell(&mut self.status, "note", message);
     }
 }

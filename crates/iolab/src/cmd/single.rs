@@ -28,7 +28,9 @@ pub enum Storage {
 }
 
 /// How a single run ended, when it ran.
-pub struct Single {
+pub struct Single<T> {
+    /// The kind's own engine result, for the command's formats.
+    pub output: T,
     pub end: RunEnd,
     /// The experiment it is stored as (`None` with `--no-db`).
     pub stored: Option<ExperimentId>,
@@ -37,16 +39,17 @@ pub struct Single {
 }
 
 /// Runs `plan` (one configuration, one run) through the runner, showing progress through
-/// `display`. A run that failed is an error: exit 2 when the input was at fault, 1 when the
-/// run failed, 130 with `interrupted` when Ctrl-C ended it.
-pub fn run(
+/// `display`, and gives back the kind's engine result `T`. A run that failed is an error:
+/// exit 2 when the input was at fault, 1 when the run failed, 130 with `interrupted` when
+/// Ctrl-C ended it.
+pub fn run<T: Clone + 'static>(
     plan: &ExperimentPlan,
     storage: Storage,
     monitor: MonitorOptions,
     cancel: &Arc<AtomicBool>,
     display: &mut dyn RunnerObserver,
     interrupted: &str,
-) -> Result<Single, CliError> {
+) -> Result<Single<T>, CliError> {
     let (mut store, stored) = match storage {
         Storage::Db(store) => (store, true),
         Storage::Nowhere => (Store::open_in_memory().map_err(CliError::failed)?, false),
@@ -73,6 +76,12 @@ pub fn run(
     };
     match end.status {
         RunStatus::Ok => Ok(Single {
+            output: end
+                .output
+                .as_ref()
+                .and_then(|o| o.downcast_ref::<T>())
+                .cloned()
+                .ok_or_else(|| CliError::failed("internal error: the run gave no result"))?,
             end,
             stored: stored.then_some(outcome.id),
             system_cpu,
@@ -95,6 +104,12 @@ pub fn run(
             })
         }
     }
+}
+
+/// `iolab: KIND: message` on stderr, below the progress line.
+pub fn tell(status: &mut crate::term::StatusLine, kind: &str, message: &str) {
+    status.clear();
+    say!("iolab: {kind}: {message}");
 }
 
 /// The run's system summary: the whole-run values of the monitor metrics that describe the
