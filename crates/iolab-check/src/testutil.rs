@@ -61,6 +61,7 @@ pub(crate) fn cold_read() -> RunFacts {
         interval_ns: Some(SEC),
         ran_dry: None,
         ran_dry_ends_thread: None,
+        skipped_system: None,
         stopping: None,
     }
 }
@@ -113,6 +114,7 @@ pub(crate) fn sync_write() -> RunFacts {
         interval_ns: Some(SEC),
         ran_dry: None,
         ran_dry_ends_thread: None,
+        skipped_system: None,
         stopping: None,
     }
 }

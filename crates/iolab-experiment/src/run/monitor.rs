@@ -332,6 +332,9 @@ pub struct Intent {
     pub cache_limit: Option<u64>,
     /// No I/O happens (the null engine): nothing to check.
     pub no_io: bool,
+    /// The WML `system` commands the run skipped (`--no-system`); `None` for kinds without
+    /// them.
+    pub skipped_system: Option<Vec<String>>,
 }
 
 /// The device the run's files are on, for the checks.
@@ -470,6 +473,7 @@ pub fn run_facts(
         interval_ns: io.map(|s| s.width_ns),
         ran_dry: Some(ran_dry),
         ran_dry_ends_thread: None,
+        skipped_system: intent.skipped_system.clone(),
         stopping: None,
     }
 }
