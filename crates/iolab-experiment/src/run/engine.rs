@@ -129,7 +129,7 @@ pub enum EngineEvent<'a> {
         command: &'a str,
         status: std::process::ExitStatus,
     },
-    /// The timed region starts (after caches were dropped): `threads` of the workload.
+    /// The timed region starts (after caches were dropped).
     TimedStart,
     /// A micro test's records done of planned, `elapsed` into the timed region.
     Records {
