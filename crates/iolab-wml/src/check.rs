@@ -250,11 +250,7 @@ impl Walker<'_> {
             },
             None => return,
         };
-        let kind = match f.kind {
-            FlowopKind::Read => "read",
-            FlowopKind::Write => "write",
-            _ => "aiowrite",
-        };
+        let kind = f.kind.name();
         let (msg, hint) = if iosize == 0 {
             (
                 format!("flowop `{}`: a random {kind} needs an `iosize`", f.name),

@@ -46,7 +46,7 @@ pub use check::check;
 pub use env::{Env, StaticValue};
 pub use error::{ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
 pub use lower::{lower, LowerOptions};
-pub use schema::{BUILTIN_FLOWOPS, CVAR_TYPES};
+pub use schema::CVAR_TYPES;
 pub use validate::{validate, validate_with, ValidateOptions};
 
 /// Parses WML text. `name` is the file name used in errors and warnings.

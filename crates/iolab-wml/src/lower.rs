@@ -259,38 +259,8 @@ impl<'a> Lowerer<'a> {
         let name = self
             .str_attr(a, "name", locals)
             .unwrap_or_else(|| f.op.clone());
-        let kind = match f.op.as_str() {
-            "read" => FlowopKind::Read,
-            "write" => FlowopKind::Write,
-            "appendfile" => FlowopKind::AppendFile,
-            "appendfilerand" => FlowopKind::AppendFileRand,
-            "readwholefile" => FlowopKind::ReadWholeFile,
-            "writewholefile" => FlowopKind::WriteWholeFile,
-            "createfile" => FlowopKind::CreateFile,
-            "openfile" => FlowopKind::OpenFile,
-            "closefile" => FlowopKind::CloseFile,
-            "deletefile" => FlowopKind::DeleteFile,
-            "statfile" => FlowopKind::StatFile,
-            "fsync" => FlowopKind::Fsync,
-            "fsyncset" => FlowopKind::FsyncSet,
-            "makedir" => FlowopKind::MakeDir,
-            "removedir" => FlowopKind::RemoveDir,
-            "listdir" => FlowopKind::ListDir,
-            "aiowrite" => FlowopKind::AioWrite,
-            "aiowait" => FlowopKind::AioWait,
-            "block" => FlowopKind::Block,
-            "wakeup" => FlowopKind::Wakeup,
-            "semblock" => FlowopKind::SemBlock,
-            "sempost" => FlowopKind::SemPost,
-            "hog" => FlowopKind::Hog,
-            "delay" => FlowopKind::Delay,
-            "eventlimit" => FlowopKind::EventLimit,
-            "iopslimit" => FlowopKind::IopsLimit,
-            "opslimit" => FlowopKind::OpsLimit,
-            "bwlimit" => FlowopKind::BwLimit,
-            "finishoncount" => FlowopKind::FinishOnCount,
-            "finishonbytes" => FlowopKind::FinishOnBytes,
-            "print" => FlowopKind::Print(
+        let kind = match FlowopKind::parse(&f.op) {
+            Some(FlowopKind::Print(_)) => FlowopKind::Print(
                 find_attr(a, "value")
                     .and_then(|v| v.value.as_ref())
                     .map(|v| match self.resolve(v, locals) {
@@ -302,8 +272,8 @@ impl<'a> Lowerer<'a> {
                     })
                     .unwrap_or_default(),
             ),
-            "testrandvar" => FlowopKind::TestRandVar,
-            other => match self.composites.get(other).copied() {
+            Some(kind) => kind,
+            None => match self.composites.get(f.op.as_str()).copied() {
                 Some(def) if depth < 16 => {
                     return self.composite(f, def, locals, name, depth);
                 }
@@ -311,8 +281,8 @@ impl<'a> Lowerer<'a> {
                     self.err(
                         ErrorKind::UnknownFlowop,
                         f.op_span,
-                        other,
-                        format!("unknown flowop `{other}`"),
+                        &f.op,
+                        format!("unknown flowop `{}`", f.op),
                     );
                     FlowopKind::Hog
                 }

@@ -9,6 +9,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use iolab_workload::model::FlowopKind;
+
 use crate::ast::*;
 use crate::env::{Env, Locals, StaticValue};
 use crate::error::{ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
@@ -820,7 +822,7 @@ impl<'a> Validator<'a> {
             }
             (Some(a), Some(n)) => {
                 let span = a.value.as_ref().map_or(a.span, |v| v.span);
-                if schema::BUILTIN_FLOWOPS.contains(&n) {
+                if FlowopKind::parse(n).is_some() {
                     let msg = format!("`{n}` is a built-in flowop");
                     self.error(ErrorKind::Duplicate, span, n, msg).hint =
                         Some("give the composite flowop another name".into());
@@ -921,8 +923,8 @@ impl<'a> Validator<'a> {
 
     fn flowop(&mut self, f: &FlowopUse, scope: &Scope) {
         let op = f.op.as_str();
-        if schema::BUILTIN_FLOWOPS.contains(&op) {
-            self.builtin_flowop(f, scope);
+        if let Some(kind) = FlowopKind::parse(op) {
+            self.builtin_flowop(f, &kind, scope);
             return;
         }
         match self.composites.get(op).copied() {
@@ -944,7 +946,8 @@ impl<'a> Validator<'a> {
                             .iter()
                             .filter(|(_, (i, _))| *i < scope.limit)
                             .map(|(n, _)| *n);
-                        did_you_mean(op, schema::BUILTIN_FLOWOPS.iter().copied().chain(usable))
+                        let builtin = FlowopKind::names().map(|n| -> &str { n });
+                        did_you_mean(op, builtin.chain(usable))
                     }
                 };
                 let msg = format!("unknown flowop `{op}`");
@@ -954,7 +957,7 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn builtin_flowop(&mut self, f: &FlowopUse, scope: &Scope) {
+    fn builtin_flowop(&mut self, f: &FlowopUse, kind: &FlowopKind, scope: &Scope) {
         let op = f.op.as_str();
         let ctx = format!("flowop `{op}`");
         if let Some(l) = f.locals.first() {
@@ -962,15 +965,15 @@ impl<'a> Validator<'a> {
             self.error(ErrorKind::Syntax, l.span, &format!("${}", l.name), msg)
                 .hint = Some(format!("`{op}` is a built-in flowop"));
         }
-        self.attrs(&f.attrs, &schema::flowop_attrs(op), &ctx, Some(scope));
+        self.attrs(&f.attrs, &schema::flowop_attrs(kind), &ctx, Some(scope));
         self.required(&f.attrs, "name", f.op_span, op, &ctx);
-        if schema::NEED_FILESET.contains(&op) {
+        if schema::needs_fileset(kind) {
             self.required(&f.attrs, "filesetname", f.op_span, op, &ctx);
         }
-        if schema::NEED_TARGET.contains(&op) {
+        if schema::needs_target(kind) {
             self.required(&f.attrs, "target", f.op_span, op, &ctx);
         }
-        if schema::NEED_VALUE.contains(&op) && find_attr(&f.attrs, "value").is_none() {
+        if schema::needs_value(kind) && find_attr(&f.attrs, "value").is_none() {
             self.warn(
                 WarningKind::Suspicious,
                 f.op_span,
@@ -1315,6 +1318,22 @@ mod tests {
         warnings(&process("flowop print name=p,value=hello"));
         let e = errors(&process("flowop hog name=h,value=hello"));
         assert!(e[0].message.contains("expected a number for `value`"));
+    }
+
+    #[test]
+    fn every_builtin_flowop_is_known_by_its_one_name() {
+        for name in FlowopKind::names() {
+            let src = process(&format!(
+                "flowop {name} name=x,filesetname=f1,target=x,value=1"
+            ));
+            let e = check(&src).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(!e.contains("unknown flowop"), "{name}: {e}");
+            let def = format!("define flowop name={name} {{ flowop hog name=h,value=1 }}\n");
+            assert!(
+                errors(&def)[0].message.contains("is a built-in flowop"),
+                "{name}"
+            );
+        }
     }
 
     #[test]

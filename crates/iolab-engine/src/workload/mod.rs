@@ -150,44 +150,6 @@ fn needs_global(w: &Workload) -> bool {
         .any(|t| any(&t.flowops))
 }
 
-fn kind_name(k: &FlowopKind) -> &'static str {
-    match k {
-        FlowopKind::Read => "read",
-        FlowopKind::Write => "write",
-        FlowopKind::AppendFile => "appendfile",
-        FlowopKind::AppendFileRand => "appendfilerand",
-        FlowopKind::ReadWholeFile => "readwholefile",
-        FlowopKind::WriteWholeFile => "writewholefile",
-        FlowopKind::CreateFile => "createfile",
-        FlowopKind::OpenFile => "openfile",
-        FlowopKind::CloseFile => "closefile",
-        FlowopKind::DeleteFile => "deletefile",
-        FlowopKind::StatFile => "statfile",
-        FlowopKind::Fsync => "fsync",
-        FlowopKind::FsyncSet => "fsyncset",
-        FlowopKind::MakeDir => "makedir",
-        FlowopKind::RemoveDir => "removedir",
-        FlowopKind::ListDir => "listdir",
-        FlowopKind::AioWrite => "aiowrite",
-        FlowopKind::AioWait => "aiowait",
-        FlowopKind::Block => "block",
-        FlowopKind::Wakeup => "wakeup",
-        FlowopKind::SemBlock => "semblock",
-        FlowopKind::SemPost => "sempost",
-        FlowopKind::Hog => "hog",
-        FlowopKind::Delay => "delay",
-        FlowopKind::EventLimit => "eventlimit",
-        FlowopKind::IopsLimit => "iopslimit",
-        FlowopKind::OpsLimit => "opslimit",
-        FlowopKind::BwLimit => "bwlimit",
-        FlowopKind::FinishOnCount => "finishoncount",
-        FlowopKind::FinishOnBytes => "finishonbytes",
-        FlowopKind::Print(_) => "print",
-        FlowopKind::TestRandVar => "testrandvar",
-        FlowopKind::Composite(_) => "composite",
-    }
-}
-
 /// Runs `w`. Populated files are left in place (as filebench does), so a second run with
 /// `reuse` filesets can start without populating.
 pub fn run_workload(
@@ -489,7 +451,7 @@ pub fn run_workload(
                 order.push(spec.name.clone());
                 FlowopResult {
                     name: spec.name.clone(),
-                    kind: kind_name(&spec.kind),
+                    kind: spec.kind.name(),
                     ops: 0,
                     bytes: 0,
                     latency: LatencyHistogram::coarse(),
