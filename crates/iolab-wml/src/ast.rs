@@ -35,7 +35,9 @@ pub struct Parsed {
     /// The name errors and warnings are reported under.
     pub file: String,
     pub commands: Vec<Command>,
-    pub warnings: Vec<Warning>,
+    /// The parser's warnings. Only [`crate::validate`] hands them out, merged with its own,
+    /// so that each warning reaches the user once.
+    pub(crate) warnings: Vec<Warning>,
 }
 
 impl Parsed {

@@ -370,3 +370,80 @@ fn a_full_filesystem_hint_names_run_options() {
     // `run` has no --size.
     assert!(!err.contains("--size "), "{err}");
 }
+
+/// Issue 11: the parser's warnings (`usage`, `log`, `vars`) were printed twice, and listed
+/// twice in the JSON result.
+#[test]
+fn each_warning_is_printed_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let f = write(
+        tmp.path(),
+        "legacy.f",
+        &format!("usage \"try it\"\nlog \"x\"\nvars\n{SMALL}"),
+    );
+    let d = data.to_str().unwrap();
+    let o = run(&["run", &f, "--dir", d, "--no-db", "--no-monitor", "--json"]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let listed: Vec<&str> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    for (line, cmd) in [(1, "usage"), (2, "log"), (3, "vars")] {
+        let w = format!("{f}:{line}:1: warning: filebench 1.4 command `{cmd}` is ignored");
+        assert_eq!(err.matches(&w).count(), 1, "{cmd}: {err}");
+        assert_eq!(listed.iter().filter(|l| **l == w).count(), 1, "{listed:?}");
+    }
+    assert_eq!(listed.len(), 3, "{listed:?}");
+}
+
+/// Issue 11: located errors came out as `iolab: error: F:L:C: error: …`.
+#[test]
+fn a_located_error_says_error_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parse = write(tmp.path(), "parse.f", "define file name=f,path=/tmp @\n");
+    let valid = write(
+        tmp.path(),
+        "valid.f",
+        "define file name=f,path=/tmp,bogus=1\n",
+    );
+    for (f, at) in [(&parse, "1:30"), (&valid, "1:30")] {
+        let o = run(&["run", f, "--no-db", "--time", "1s"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.starts_with(&format!("{f}:{at}: error: ")), "{err}");
+        assert_eq!(err.matches("error:").count(), 1, "{err}");
+    }
+}
+
+/// Issue 11: the same mistake on every flowop gave one error per flowop.
+#[test]
+fn a_mistake_repeated_on_every_flowop_is_reported_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = String::from("define fileset name=fs,path=$dir,entries=4,dirwidth=4,size=4k\n");
+    text.push_str("define process name=p { thread name=t {\n");
+    for i in 0..10 {
+        text.push_str(&format!(
+            "  flowop read name=r{i},filesetname=fs,iosiz=4k\n"
+        ));
+    }
+    text.push_str("} }\nrun 1\n");
+    let f = write(tmp.path(), "same.f", &text);
+    let o = run(&["run", &f, "--dir", tmp.path().to_str().unwrap(), "--no-db"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{f}:3:38: error: unknown attribute `iosiz` for flowop `read` \
+             (and 9 more at 4:38, 5:38, 6:38, 7:38, 8:38, …)"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches("did you mean `iosize`?").count(), 1, "{err}");
+}

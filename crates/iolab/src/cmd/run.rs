@@ -45,14 +45,12 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let vopts = ValidateOptions {
         predefined: overrides.iter().map(|(k, _)| k.clone()).collect(),
     };
-    let warnings = iolab_wml::validate_with(&parsed, &vopts).map_err(wml_errors)?;
-    let mut warnings: Vec<String> = parsed
-        .warnings
+    // The parser's warnings and validation's, each once.
+    let warnings: Vec<String> = iolab_wml::validate_with(&parsed, &vopts)
+        .map_err(wml_errors)?
         .iter()
-        .chain(&warnings)
         .map(|w| w.to_string())
         .collect();
-    warnings.dedup();
     let mut workload =
         iolab_wml::lower(&parsed, &LowerOptions { overrides }).map_err(wml_errors)?;
     if let Some(f) = args.size_scale {
@@ -179,11 +177,13 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
 fn load(name: &str) -> Result<Parsed, CliError> {
     let path = std::path::Path::new(name);
     if path.exists() {
-        return iolab_wml::parse_file(path).map_err(CliError::usage);
+        return iolab_wml::parse_file(path).map_err(CliError::located);
     }
     let key = name.trim_end_matches(".f");
     match iolab_wml::builtin::find(key) {
-        Some(w) => iolab_wml::parse_str(&format!("{}.f", w.name), w.text).map_err(CliError::usage),
+        Some(w) => {
+            iolab_wml::parse_str(&format!("{}.f", w.name), w.text).map_err(CliError::located)
+        }
         None => Err(
             CliError::usage(format!("{name}: no such file or built-in workload"))
                 .with_hint("`iolab workloads` lists the built-in ones"),
@@ -259,12 +259,11 @@ fn system_locations(parsed: &Parsed, w: &Workload) -> HashMap<String, String> {
 
 fn wml_errors(errs: iolab_wml::WmlErrors) -> CliError {
     let n = errs.len();
-    let text: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-    let mut msg = text.join("\n");
+    let mut msg = errs.to_string();
     if n > 1 {
         msg.push_str(&format!("\n{n} errors"));
     }
-    CliError::usage(msg)
+    CliError::located(msg)
 }
 
 struct CliObserver {
