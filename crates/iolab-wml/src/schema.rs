@@ -125,7 +125,7 @@ pub(crate) const FILESET_ATTRS: &[AttrSpec] = &[
     a("size", Ty::Int).nonneg().random(),
     a("entries", Ty::Int).nonneg(),
     a("leafdirs", Ty::Int).nonneg(),
-    a("dirwidth", Ty::Int).nonneg(),
+    a("dirwidth", Ty::Int).nonneg().random(),
     a("dirgamma", Ty::Int).nonneg(),
     a("dirdepthrv", Ty::Num).random(),
     a("prealloc", Ty::Percent),

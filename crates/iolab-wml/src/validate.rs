@@ -86,6 +86,8 @@ struct Scope<'s> {
     /// The composite being checked, to reject self-use.
     inside: Option<&'s str>,
     depth: usize,
+    /// In a process or thread with `instances=0`, which never starts.
+    dormant: bool,
 }
 
 impl<'a> Validator<'a> {
@@ -172,6 +174,7 @@ impl<'a> Validator<'a> {
                 locals: Locals::new(),
                 inside: None,
                 depth: 0,
+                dormant: false,
             };
             match &c.kind {
                 CommandKind::Set(s) => {
@@ -860,6 +863,7 @@ impl<'a> Validator<'a> {
             locals,
             inside: name,
             depth: 0,
+            dormant: false,
         };
         for f in &d.flowops {
             self.flowop(f, &scope);
@@ -880,7 +884,7 @@ impl<'a> Validator<'a> {
             "define",
             "`define process`",
         );
-        self.zero_instances(&proc_.attrs, "process");
+        let process_dormant = self.zero_instances(&proc_.attrs, "process");
         if proc_.threads.is_empty() {
             self.error(
                 ErrorKind::MissingAttribute,
@@ -893,7 +897,7 @@ impl<'a> Validator<'a> {
         for t in &proc_.threads {
             self.attrs(&t.attrs, schema::THREAD_ATTRS, "`thread`", None);
             self.required(&t.attrs, "name", t.span, "thread", "`thread`");
-            self.zero_instances(&t.attrs, "thread");
+            let dormant = self.zero_instances(&t.attrs, "thread") || process_dormant;
             if t.flowops.is_empty() {
                 self.error(
                     ErrorKind::MissingAttribute,
@@ -903,13 +907,18 @@ impl<'a> Validator<'a> {
                 )
                 .hint = Some("add `flowop …` lines inside the braces".into());
             }
+            let scope = Scope {
+                dormant,
+                ..scope.clone()
+            };
             for f in &t.flowops {
-                self.flowop(f, scope);
+                self.flowop(f, &scope);
             }
         }
     }
 
-    fn zero_instances(&mut self, attrs: &[Attr], what: &str) {
+    /// Warns about `instances=0`; returns whether that is the case.
+    fn zero_instances(&mut self, attrs: &[Attr], what: &str) -> bool {
         if let Some(v) = find_attr(attrs, "instances").and_then(|a| a.value.as_ref()) {
             if self.resolve(v, None) == StaticValue::Int(0) {
                 self.warn(
@@ -917,8 +926,10 @@ impl<'a> Validator<'a> {
                     v.span,
                     format!("`instances=0`: this {what} never runs"),
                 );
+                return true;
             }
         }
+        false
     }
 
     fn flowop(&mut self, f: &FlowopUse, scope: &Scope) {
@@ -982,7 +993,17 @@ impl<'a> Validator<'a> {
         }
         if let Some(v) = find_attr(&f.attrs, "filesetname").and_then(|a| a.value.as_ref()) {
             if let StaticValue::Str(name) = self.resolve(v, Some(scope)) {
-                if self.filesets_complete && !self.filesets.contains_key(&name) {
+                if self.filesets_complete && !self.filesets.contains_key(&name) && scope.dormant {
+                    self.warn(
+                        WarningKind::Suspicious,
+                        v.span,
+                        format!(
+                            "unknown fileset `{name}`: no error because this thread never \
+                             starts (`instances=0`), and filebench looks filesets up when a \
+                             thread starts"
+                        ),
+                    );
+                } else if self.filesets_complete && !self.filesets.contains_key(&name) {
                     let hint = did_you_mean(&name, self.filesets.keys().map(String::as_str))
                         .or_else(|| {
                             Some(format!(
@@ -1072,11 +1093,13 @@ impl<'a> Validator<'a> {
             return;
         }
         let (limit, _) = self.composites[op];
+        // filebench resolves a composite's filesets where it is used, started or not.
         let inner = Scope {
             limit,
             locals: bound,
             inside: Some(op),
             depth: scope.depth + 1,
+            dormant: false,
         };
         let first_new = self.errors.len();
         for g in &d.flowops {

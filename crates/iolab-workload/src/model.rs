@@ -68,8 +68,9 @@ pub struct FilesetSpec {
     pub leafdirs: u64,
     /// Bytes per file, sampled once per file at population.
     pub size: Rv,
-    /// Mean entries per directory.
-    pub dirwidth: u64,
+    /// Entries per directory: a constant is the mean of a gamma-distributed width (see
+    /// `dirgamma`); a random variable is drawn once per directory instead, as filebench does.
+    pub dirwidth: Rv,
     /// Gamma shape ×1000 for the tree's width and depth (0 = fixed width).
     pub dirgamma: u32,
     /// Depth as a random variable, overriding dirwidth/dirgamma's depth.

@@ -285,7 +285,7 @@ impl Fileset {
             tree::build(
                 entries,
                 leafdirs,
-                spec.dirwidth,
+                &spec.dirwidth,
                 spec.dirgamma,
                 spec.dirdepth.as_ref(),
                 &mut rng,
@@ -646,7 +646,7 @@ pub(crate) mod tests {
             entries,
             leafdirs: 0,
             size: Rv::Const(1024),
-            dirwidth,
+            dirwidth: Rv::Const(dirwidth),
             dirgamma: 1500,
             dirdepth: None,
             prealloc_pct: 100,
@@ -867,6 +867,46 @@ pub(crate) mod tests {
             sp.prealloc_pct = pct;
             assert_eq!(Fileset::layout(&sp, 11).unwrap().existing(), want);
         }
+    }
+
+    /// The most children (files and subdirectories) of any directory but the root.
+    fn widest_dir(fs: &Fileset) -> usize {
+        let mut children = vec![0usize; fs.dirs() as usize];
+        for d in 1..fs.dirs() as u32 {
+            children[fs.dir_parent(DirId(d)).unwrap().index()] += 1;
+        }
+        for i in 0..fs.entries() as u32 {
+            children[fs.dir_of(EntryId(i)).unwrap().index()] += 1;
+        }
+        children[1..].iter().copied().max().unwrap_or(0)
+    }
+
+    /// Issue 11: filebench takes a random variable for `dirwidth` and draws it per directory
+    /// (fileset.c, `fileset_populate_subdir`); iolab refused it.
+    #[test]
+    fn a_random_dirwidth_is_drawn_per_directory() {
+        let mut sp = spec(10_000, 3);
+        // A constant 3 is the mean of a gamma draw per directory: some have more.
+        assert!(widest_dir(&Fileset::layout(&sp, 2).unwrap()) > 3);
+        // A variable that always draws 3 gives at most 3, whatever `dirgamma` says.
+        sp.dirwidth = Rv::Tabular {
+            rows: vec![iolab_workload::rv::TableRow {
+                percent: 100.0,
+                low: 3.0,
+                high: 3.0,
+            }],
+            round: 0,
+        };
+        let fs = Fileset::layout(&sp, 2).unwrap();
+        assert_eq!(widest_dir(&fs), 3);
+        assert_eq!(fs.mean_width(), 3.0);
+        // A fractional draw allows ⌈w⌉ children (filebench loops while i < w + 1).
+        sp.dirwidth = Rv::Uniform {
+            min: 2.5,
+            mean: 2.5,
+            round: 0,
+        };
+        assert_eq!(widest_dir(&Fileset::layout(&sp, 2).unwrap()), 3);
     }
 
     #[test]

@@ -563,7 +563,7 @@ mod tests {
                 entries: 4,
                 leafdirs: 0,
                 size: Rv::Const(8192),
-                dirwidth: 10,
+                dirwidth: Rv::Const(10),
                 dirgamma: 0,
                 dirdepth: None,
                 prealloc_pct: 100,
