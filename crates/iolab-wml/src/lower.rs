@@ -133,8 +133,10 @@ impl<'a> Lowerer<'a> {
             report_every: None,
         };
         let mut event_rate = None;
+        let mut lathist = false;
         for c in parsed.live_commands() {
             match &c.kind {
+                CommandKind::EnableLathist => lathist = true,
                 CommandKind::DefineProcess(p) => processes.push(self.process(p)),
                 CommandKind::SetMode(q) => {
                     run.quit = match q {
@@ -184,6 +186,7 @@ impl<'a> Lowerer<'a> {
             run,
             event_rate,
             prelude,
+            lathist,
         }
     }
 

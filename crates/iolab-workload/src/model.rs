@@ -25,6 +25,9 @@ pub struct Workload {
     /// What the master does before the run starts, in order (echo/system/sleep lines that
     /// precede `run`).
     pub prelude: Vec<MasterAction>,
+    /// filebench's `enable lathist`: its result lines end with each flowop's latency
+    /// histogram. iolab keeps full histograms anyway; this only shapes filebench's format.
+    pub lathist: bool,
 }
 
 /// When and how a run ends.

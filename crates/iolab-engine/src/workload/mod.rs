@@ -593,6 +593,7 @@ mod tests {
             },
             event_rate: None,
             prelude: Vec::new(),
+            lathist: false,
         }
     }
 

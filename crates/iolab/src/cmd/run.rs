@@ -162,6 +162,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         host: Host::probe(),
         started_at,
         warnings,
+        lathist: workload.lathist,
     };
     crate::output::emit(|out| write_run(format, &report, out))?;
     if !args.quiet && format == RunFormat::Human {
