@@ -366,6 +366,46 @@ fn system_output_goes_to_stderr_and_a_failure_is_reported() {
     assert!(!err.contains("exited with status 0"), "{err}");
 }
 
+/// `--no-system` (an untrusted file): its `system` commands do not run, each is reported.
+#[test]
+fn no_system_skips_and_reports_each_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("MARKER");
+    let f = workload(
+        dir.path(),
+        &format!(
+            "define file name=f,path=$dir,size=4k,prealloc\n\
+             define process name=p {{ thread name=t {{ flowop statfile name=s,filesetname=f }} }}\n\
+             system \"touch {m}\"\n\
+             system \"touch {m}.2\"\n\
+             run 1\n",
+            m = marker.display()
+        ),
+    );
+    let o = common::iolab()
+        .arg("run")
+        .arg(&f)
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--no-system", "--no-monitor", "--no-db"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!marker.exists(), "a skipped command ran");
+    for (line, m) in [
+        (3, marker.display().to_string()),
+        (4, format!("{}.2", marker.display())),
+    ] {
+        let w = format!(
+            "{}:{line}:1: warning: `system \"touch {m}\"` not run (--no-system)",
+            f.display()
+        );
+        assert!(err.contains(&w), "{err}");
+    }
+    assert!(!err.contains("running: touch"), "{err}");
+}
+
 /// A long `sleep` in the prelude does not hold up Ctrl-C.
 #[test]
 fn ctrl_c_interrupts_a_sleep() {

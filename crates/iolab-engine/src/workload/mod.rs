@@ -42,6 +42,9 @@ pub struct RunOptions {
     /// Set from elsewhere (e.g. a signal handler) to end the run early; it then returns
     /// [`EngineError::Interrupted`] within about half a second.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Run the workload's `system` commands. `false` (for files one does not trust) skips
+    /// each one and reports it through [`WorkloadObserver::system_skipped`].
+    pub run_system: bool,
 }
 
 /// Hooks for the caller, called from the calling thread.
@@ -54,6 +57,8 @@ pub trait WorkloadObserver {
     fn system(&mut self, _command: &str) {}
     /// A `system` command exited unsuccessfully; the workload goes on (filebench's semantics).
     fn system_failed(&mut self, _command: &str, _status: std::process::ExitStatus) {}
+    /// A `system` command was not run ([`RunOptions::run_system`] is false).
+    fn system_skipped(&mut self, _command: &str) {}
     /// Every thread is created and waiting; the timed region starts when this returns (the
     /// place to drop caches after population).
     fn ready(&mut self) {}
@@ -208,6 +213,7 @@ pub fn run_workload(
         match action {
             MasterAction::CreateFiles => populate_all(obs, &mut populated)?,
             MasterAction::Echo(t) => obs.echo(t),
+            MasterAction::System(cmd) if !opts.run_system => obs.system_skipped(cmd),
             MasterAction::System(cmd) => {
                 obs.system(cmd);
                 let mut child = Command::new("/bin/sh");
@@ -604,6 +610,7 @@ mod tests {
             pick_random: false,
             populate_threads: 1,
             cancel: None,
+            run_system: true,
         }
     }
 
@@ -666,5 +673,41 @@ mod tests {
         };
         let r = run_workload(&w, &o, &mut ()).unwrap();
         assert_eq!(r.finished_threads, 1);
+    }
+
+    /// `run_system: false` (an untrusted file): each `system` command is reported as skipped
+    /// and does not run; with `true` the same command runs.
+    #[test]
+    fn system_commands_can_be_skipped() {
+        #[derive(Default)]
+        struct Seen {
+            ran: Vec<String>,
+            skipped: Vec<String>,
+        }
+        impl WorkloadObserver for Seen {
+            fn system(&mut self, command: &str) {
+                self.ran.push(command.into());
+            }
+            fn system_skipped(&mut self, command: &str) {
+                self.skipped.push(command.into());
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("MARKER");
+        let cmd = format!("touch {}", marker.display());
+        let mut w = workload(dir.path(), 1, vec![flowop(FlowopKind::Read, "rd", 4096)]);
+        w.prelude = vec![MasterAction::System(cmd.clone())];
+        let mut seen = Seen::default();
+        let o = RunOptions {
+            run_system: false,
+            ..opts()
+        };
+        run_workload(&w, &o, &mut seen).unwrap();
+        assert!(!marker.exists(), "a skipped command ran");
+        assert_eq!((seen.ran.len(), &seen.skipped), (0, &vec![cmd.clone()]));
+        let mut seen = Seen::default();
+        run_workload(&w, &opts(), &mut seen).unwrap();
+        assert!(marker.exists());
+        assert_eq!((&seen.ran, seen.skipped.len()), (&vec![cmd], 0));
     }
 }

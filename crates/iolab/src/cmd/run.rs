@@ -96,6 +96,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         pick_random: args.pick == PickArg::Random,
         populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         cancel: Some(Arc::clone(&cancel)),
+        run_system: !args.no_system,
     };
     let run_dir = args.dir.clone().unwrap_or_else(|| ".".into());
     let mut obs = CliObserver {
@@ -298,6 +299,14 @@ impl WorkloadObserver for CliObserver {
         if !self.quiet {
             self.status.clear();
             say!("running: {command}");
+        }
+    }
+
+    fn system_skipped(&mut self, command: &str) {
+        if !self.quiet {
+            self.status.clear();
+            let at = self.systems.get(command).map_or("", String::as_str);
+            say!("{at}: warning: `system \"{command}\"` not run (--no-system)");
         }
     }
 
