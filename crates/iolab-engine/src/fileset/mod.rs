@@ -33,7 +33,7 @@ use iolab_workload::rng::Rng;
 use iolab_workload::rv::Rv;
 
 pub use pick::{Cursor, Want};
-pub use populate::{PopulateOpts, PopulateOrder, PopulateReport};
+pub use populate::{check_space, PopulateOpts, PopulateOrder, PopulateReport, SpaceNeed, Undo};
 pub use tree::MAX_DEPTH;
 
 use pick::Pool;
@@ -73,14 +73,13 @@ pub enum FilesetError {
         path: PathBuf,
         source: io::Error,
     },
-    #[error(
-        "the fileset {path} needs {} but its filesystem has {} free",
-        crate::buffer::human(.need),
-        crate::buffer::human(.avail)
-    )]
+    /// The filesets to populate need more than their filesystem has free (checked for all of
+    /// a run's filesets together by [`check_space`], before anything is written).
+    #[error("{}", no_space_message(.filesets, *.avail))]
     NoSpace {
-        path: PathBuf,
-        need: u64,
+        /// The filesets on that filesystem that write something, in order.
+        filesets: Vec<SpaceNeed>,
+        /// Free bytes, counting the old trees population would remove first.
         avail: u64,
     },
     #[error("cannot start a population thread: {0}")]
@@ -88,6 +87,32 @@ pub enum FilesetError {
     /// The caller's cancel flag was set.
     #[error("interrupted while populating")]
     Interrupted,
+}
+
+/// "the fileset /d/a needs 2.0 GiB but its filesystem has 1.0 GiB free", or for several "the
+/// filesets /d/a (1.0 GiB) and /d/b (1.0 GiB) need 2.0 GiB together but their filesystem has …".
+fn no_space_message(filesets: &[SpaceNeed], avail: u64) -> String {
+    let human = crate::buffer::human;
+    let avail = human(&avail);
+    match filesets {
+        [one] => format!(
+            "the fileset {} needs {} but its filesystem has {avail} free",
+            one.root.display(),
+            human(&one.bytes)
+        ),
+        many => {
+            let each: Vec<String> = many
+                .iter()
+                .map(|n| format!("{} ({})", n.root.display(), human(&n.bytes)))
+                .collect();
+            let total = many.iter().fold(0u64, |t, n| t.saturating_add(n.bytes));
+            format!(
+                "the filesets {} need {} together but their filesystem has {avail} free",
+                each.join(", "),
+                human(&total)
+            )
+        }
+    }
 }
 
 impl FilesetError {

@@ -17,7 +17,7 @@ use iolab_workload::model::{FlowopKind, MasterAction, QuitMode, Workload};
 use iolab_workload::rng::Rng;
 
 use crate::error::EngineError;
-use crate::fileset::{Fileset, PopulateOpts, PopulateReport};
+use crate::fileset::{Fileset, PopulateOpts, PopulateReport, Undo};
 use crate::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
 use crate::stats::{merge_intervals, Bucket, LatencyHistogram};
 use crate::usage::Usage;
@@ -188,6 +188,16 @@ pub fn run_workload(
     let mut populate_reports = Vec::new();
     let mut populate_all =
         |obs: &mut dyn WorkloadObserver, populated: &mut Vec<bool>| -> Result<(), EngineError> {
+            // All of them together, before any is written: one that does not fit must not be
+            // found out after the others have filled the filesystem.
+            let pending: Vec<&Fileset> = filesets
+                .iter()
+                .zip(populated.iter())
+                .filter(|(_, done)| !**done)
+                .map(|(fs, _)| fs)
+                .collect();
+            crate::fileset::check_space(&pending)?;
+            let mut made: Vec<(usize, Undo)> = Vec::new();
             for (i, fs) in filesets.iter().enumerate() {
                 if populated[i] {
                     continue;
@@ -196,13 +206,25 @@ pub fn run_workload(
                 obs.populating(name);
                 // The run must not start while population's dirty data is still being written
                 // back (filebench does not wait): sync the filesystem at the end.
-                let report = fs.populate(PopulateOpts {
+                let result = fs.populate_undoable(PopulateOpts {
                     threads: opts.populate_threads,
                     order: Default::default(),
                     progress: &|_, _| {},
                     sync: true,
                     cancel: opts.cancel.as_deref(),
-                })?;
+                });
+                let (report, undo) = match result {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // The failed fileset removed its own part; the ones before it go too,
+                        // so that a refused run leaves nothing behind.
+                        for (j, undo) in made.into_iter().rev() {
+                            filesets[j].undo(undo);
+                        }
+                        return Err(e.into());
+                    }
+                };
+                made.push((i, undo));
                 obs.populated(name, &report);
                 populate_reports.push((name.clone(), report));
                 populated[i] = true;
@@ -530,6 +552,7 @@ fn flatten<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fileset::FilesetError;
     use crate::gate::FAIL_SPAWN_FROM;
     use iolab_workload::model::{FilesetSpec, FlowopSpec, ProcessSpec, RunSpec, ThreadSpec};
     use iolab_workload::rv::Rv;
@@ -709,5 +732,40 @@ mod tests {
         run_workload(&w, &opts(), &mut seen).unwrap();
         assert!(marker.exists());
         assert_eq!((&seen.ran, seen.skipped.len()), (&vec![cmd], 0));
+    }
+
+    /// Issue 11: when a later fileset failed to populate, the earlier ones stayed on disk.
+    /// Both kinds of failure: refused up front (all filesets together do not fit, though each
+    /// would), and failing midway (ENOSPC from page rounding the byte check cannot see).
+    #[test]
+    fn a_failed_population_leaves_no_fileset_behind() {
+        let Some(small) = crate::testutil::Tmpfs::mount(1 << 20) else {
+            return;
+        };
+        let mut w = workload(small.path(), 1, vec![flowop(FlowopKind::Read, "rd", 4096)]);
+        let mut second = w.filesets[0].clone();
+        second.name = "second".into();
+        // Refused: 600 KiB + 600 KiB on 1 MiB.
+        w.filesets[0].entries = 6;
+        w.filesets[0].size = Rv::Const(100 << 10);
+        second.entries = 6;
+        second.size = Rv::Const(100 << 10);
+        w.filesets.push(second.clone());
+        let err = run_workload(&w, &opts(), &mut ()).unwrap_err();
+        assert!(
+            matches!(&err, EngineError::Fileset(FilesetError::NoSpace { filesets, .. }) if filesets.len() == 2),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(small.path()).unwrap().count(), 0);
+        // Failing midway: 300 files of 100 bytes pass the byte check but take a page each.
+        w.filesets[0].size = Rv::Const(4096);
+        w.filesets[1].entries = 300;
+        w.filesets[1].size = Rv::Const(100);
+        w.filesets[1].dirwidth = Rv::Const(20);
+        let err = run_workload(&w, &opts(), &mut ()).unwrap_err();
+        assert_eq!(err.os_error(), Some(libc::ENOSPC), "{err}");
+        let left: Vec<_> = std::fs::read_dir(small.path()).unwrap().collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+        assert!(small.used() <= 4096, "{} bytes still used", small.used());
     }
 }
