@@ -48,9 +48,6 @@ pub struct WmlError {
     pub message: String,
     /// What to do about it, e.g. "did you mean `readwholefile`?".
     pub hint: Option<String>,
-    /// Where else the same mistake is made (the same bad attribute on ten flowops): reported
-    /// once, at `span`, with these listed in the message. Empty for most errors.
-    pub also: Vec<Span>,
 }
 
 impl WmlError {
@@ -68,7 +65,6 @@ impl WmlError {
             token: token.into(),
             message: message.into(),
             hint: None,
-            also: Vec::new(),
         }
     }
 
@@ -108,18 +104,23 @@ impl WmlErrors {
     pub(crate) fn from_vec(mut errors: Vec<WmlError>) -> Option<Self> {
         errors.sort_by_key(|e| e.span);
         errors.dedup_by(|a, b| a.span == b.span && a.message == b.message);
-        let mut out: Vec<WmlError> = Vec::with_capacity(errors.len());
+        // Each distinct mistake, with the other places it is made.
+        let mut out: Vec<(WmlError, Vec<Span>)> = Vec::with_capacity(errors.len());
         for e in errors {
-            match out.iter_mut().find(|first| first.same_mistake(&e)) {
-                Some(first) => first.also.push(e.span),
-                None => out.push(e),
+            match out.iter_mut().find(|(first, _)| first.same_mistake(&e)) {
+                Some((_, also)) => also.push(e.span),
+                None => out.push((e, Vec::new())),
             }
         }
-        for e in &mut out {
-            if !e.also.is_empty() {
-                e.message.push_str(&elsewhere(&e.also));
-            }
-        }
+        let out: Vec<WmlError> = out
+            .into_iter()
+            .map(|(mut e, also)| {
+                if !also.is_empty() {
+                    e.message.push_str(&elsewhere(&also));
+                }
+                e
+            })
+            .collect();
         if out.is_empty() {
             None
         } else {
@@ -315,7 +316,6 @@ mod tests {
             all.first().message,
             "unknown attribute `iosiz` (and 9 more at 4:3, 5:3, 6:3, 7:3, 8:3, …)"
         );
-        assert_eq!(all.first().also.len(), 9);
         // The same fault in differently named flowops is one mistake too.
         let named = |l, n: &str| {
             WmlError::new(
