@@ -12,7 +12,8 @@
 //! Both filebench master's dialect and the legacy 1.4 one (`define randvar`, arithmetic in
 //! `set`, `stats`, `cached`, …) are accepted. Constructs accepted for compatibility but
 //! without effect, or that filebench itself would reject, produce [`Warning`]s, returned as
-//! data: this crate never prints.
+//! data: this crate never prints. [`validate`] returns all of them, the parser's included,
+//! each once.
 //!
 //! ```
 //! let parsed = iolab_wml::parse_str(
