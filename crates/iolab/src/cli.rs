@@ -199,6 +199,11 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = PickArg::RoundRobin)]
     pub pick: PickArg,
 
+    /// Do not run the workload's `system` commands (for files you do not trust); each one
+    /// is reported instead
+    #[arg(long)]
+    pub no_system: bool,
+
     /// Output format
     #[arg(long, value_enum, default_value_t = crate::output::run::RunFormat::Human)]
     pub format: crate::output::run::RunFormat,
