@@ -153,7 +153,7 @@ fn check_details(h: &mut String, data: &ReportData) {
     for g in &data.findings {
         let _ = write!(
             h,
-            "<article class=\"check\" id=\"check-{id}\"><h3><code>{id}</code> <span class=\"sev sev-{s}\">{s}</span></h3><p class=\"muted\">{}</p>\
+            "<article class=\"check\" id=\"check-{id}\"><h3><code>{id}</code> <span class=\"sev sev-{s}\">{s}</span></h3><p class=\"muted\">Fired on {}.</p>\
              <div class=\"scroll\"><table><thead><tr><th>configuration</th><th>fired on</th><th>evidence</th></tr></thead><tbody>",
             esc(&check_scope(g, data.configs.len())),
             id = esc(&g.check),

@@ -83,7 +83,7 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
         for g in &data.findings {
             let _ = write!(
                 s,
-                "\n### `{}` ({})\n\n{}.\n\n| configuration | fired on | evidence |\n|---|---:|---|\n",
+                "\n### `{}` ({})\n\nFired on {}.\n\n| configuration | fired on | evidence |\n|---|---:|---|\n",
                 md(&g.check),
                 g.severity.as_str(),
                 check_scope(g, data.configs.len())

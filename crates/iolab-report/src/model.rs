@@ -651,7 +651,9 @@ pub(crate) fn hit_scope(h: &CheckHit) -> String {
 /// Where a check fired: "all 6 configurations, 12 of 12 runs".
 pub(crate) fn check_scope(g: &CheckFindings, configs: usize) -> String {
     let hit = g.hits.len();
-    let which = if hit == configs && configs > 1 {
+    let which = if hit == 2 && configs == 2 {
+        "both configurations".to_string()
+    } else if hit == configs && configs > 1 {
         format!("all {configs} configurations")
     } else if configs == 1 {
         "the configuration".to_string()
@@ -663,7 +665,7 @@ pub(crate) fn check_scope(g: &CheckFindings, configs: usize) -> String {
     if runs == 0 {
         return which;
     }
-    format!("{which}, {runs} of {total} of their runs")
+    format!("{which}, {runs} of their {total} runs")
 }
 
 /// One evidence field as text: bytes and nanoseconds with units, other numbers with about
@@ -688,6 +690,10 @@ pub(crate) fn evidence_value(key: &str, e: &Evidence) -> String {
     match e {
         Evidence::Range { min, max } => format!("{}–{}", num(*min), num(*max)),
         Evidence::Value(Value::String(s)) => s.clone(),
+        Evidence::Value(Value::Array(a)) if a.iter().all(Value::is_number) => {
+            let items: Vec<String> = a.iter().filter_map(Value::as_f64).map(num).collect();
+            format!("[{}]", items.join(", "))
+        }
         Evidence::Value(v) => match v.as_f64() {
             Some(x) => num(x),
             None => v.to_string(),
@@ -805,6 +811,34 @@ mod tests {
             &[(1.0, 10.0), (2.0, 20.0), (3.0, 30.0)],
         );
         assert!(interval_rates(0, &[], 5).is_empty());
+    }
+
+    #[test]
+    fn evidence_reads_as_numbers_with_units() {
+        let v = |k: &str, j: Value| evidence_value(k, &Evidence::Value(j));
+        assert_eq!(v("dataset_bytes", serde_json::json!(1u64 << 30)), "1.0 GiB");
+        assert_eq!(v("elapsed_ns", serde_json::json!(2_500_000)), "2.500 ms");
+        assert_eq!(v("runs", serde_json::json!(12345)), "12,345");
+        assert_eq!(v("delta", serde_json::json!(-3)), "-3");
+        assert_eq!(v("ratio", serde_json::json!(0.25)), "0.2500");
+        assert_eq!(v("ok", serde_json::json!(true)), "true");
+        assert_eq!(v("device", serde_json::json!("vda")), "vda");
+        assert_eq!(v("pct", serde_json::json!([6.39919, 0.0])), "[6.399, 0]");
+        assert_eq!(
+            evidence_value("x_ns", &Evidence::Range { min: 1e9, max: 2e9 }),
+            "1.000 s–2.000 s"
+        );
+        let mut merged = Vec::new();
+        for x in [3.0, 1.0, 2.0] {
+            merge_evidence(&mut merged, &serde_json::json!({"x": x, "s": "a", "n": null}));
+        }
+        assert_eq!(
+            merged,
+            [
+                ("s".to_string(), Evidence::Value(serde_json::json!("a"))),
+                ("x".to_string(), Evidence::Range { min: 1.0, max: 3.0 }),
+            ]
+        );
     }
 
     #[test]
