@@ -830,7 +830,10 @@ mod tests {
         );
         let mut merged = Vec::new();
         for x in [3.0, 1.0, 2.0] {
-            merge_evidence(&mut merged, &serde_json::json!({"x": x, "s": "a", "n": null}));
+            merge_evidence(
+                &mut merged,
+                &serde_json::json!({"x": x, "s": "a", "n": null}),
+            );
         }
         assert_eq!(
             merged,
