@@ -13,7 +13,6 @@ use crate::cli::CheckArgs;
 use crate::error::CliError;
 use crate::output;
 use crate::output::check::{self, CheckReport, ConfigCheck};
-use crate::output::json::Json;
 
 /// Stand-in run directory: workloads are lowered, not run.
 const NOWHERE: &str = "/nonexistent-iolab-check";
@@ -36,11 +35,7 @@ pub fn run(args: CheckArgs) -> Result<(), CliError> {
         file: args.file.display().to_string(),
         configs,
     };
-    if args.json {
-        output::print(&Json, &report)
-    } else {
-        output::print(&check::Human, &report)
-    }
+    output::print_json_or(args.json, &check::Human, &report)
 }
 
 fn tunable(c: &ConfigPlan, name: &str) -> Option<u64> {

@@ -7,7 +7,6 @@ use iolab_store::StoreError;
 use crate::cli::DbArgs;
 use crate::error::CliError;
 use crate::output::compare::{CompareReport, ConfigContext};
-use crate::output::json::Json;
 use crate::output::{self, context};
 
 #[derive(clap::Args, Debug)]
@@ -139,11 +138,7 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         comparison,
         configs,
     };
-    if args.json {
-        output::print(&Json, &report)?;
-    } else {
-        output::print(&output::compare::Human, &report)?;
-    }
+    output::print_json_or(args.json, &output::compare::Human, &report)?;
     match regressions {
         Some((pct, r)) if !r.is_empty() => {
             let list: Vec<String> = r

@@ -105,11 +105,7 @@ pub fn list(args: ListArgs) -> Result<(), CliError> {
         database: args.db.db.clone(),
         experiments: store.list_experiments().map_err(store_error)?,
     };
-    if args.json {
-        output::print(&Json, &report)
-    } else {
-        output::print(&list::Human, &report)
-    }
+    output::print_json_or(args.json, &list::Human, &report)
 }
 
 pub fn export(args: ExportArgs) -> Result<(), CliError> {

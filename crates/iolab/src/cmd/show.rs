@@ -8,7 +8,6 @@ use iolab_store::{ExperimentId, RunCounts, RunStatus, Store, StoreError};
 use crate::cli::ShowArgs;
 use crate::error::CliError;
 use crate::output::context::{count_checks, system_means};
-use crate::output::json::Json;
 use crate::output::show::{self, Cell, ShowConfig, ShowReport, ShowRun};
 use crate::output::{self, Formatter};
 
@@ -16,11 +15,7 @@ pub fn show(args: ShowArgs) -> Result<(), CliError> {
     let store = super::db::open_existing(&args.db.db)?;
     let id = super::db::resolve(&store, args.id.as_deref())?;
     let report = load(&store, id).map_err(super::db::store_error)?;
-    if args.json {
-        output::print(&Json, &report)
-    } else {
-        output::print(&show::Human, &report)
-    }
+    output::print_json_or(args.json, &show::Human, &report)
 }
 
 /// The human table of experiment `id`.

@@ -102,6 +102,19 @@ pub fn print<R: ?Sized>(
     emit(|out| format.write(result, out))
 }
 
+/// Writes `result` to stdout as JSON when `json` (`--json`), else in `human`.
+pub fn print_json_or<R: json::Document>(
+    json: bool,
+    human: &dyn Formatter<R>,
+    result: &R,
+) -> Result<(), crate::error::CliError> {
+    if json {
+        print(&json::Json, result)
+    } else {
+        print(human, result)
+    }
+}
+
 /// Writes one run in one format.
 pub trait MicroFormatter {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()>;
