@@ -61,6 +61,9 @@ pub struct CheckArgs {
     /// The experiment file (.toml)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Watching the machine during the timed region.
