@@ -245,11 +245,16 @@ impl EngineKind {
         Self::NAMES[self as usize]
     }
 
+    /// Other spellings accepted for an engine's name: (alias, name).
+    pub const ALIASES: &'static [(&'static str, &'static str)] =
+        &[("uring", "io_uring"), ("io-uring", "io_uring")];
+
     pub fn parse(text: &str) -> Option<EngineKind> {
-        match text {
-            "uring" | "io-uring" => Some(EngineKind::IoUring),
-            _ => EngineKind::ALL.into_iter().find(|e| e.name() == text),
-        }
+        let text = Self::ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == text)
+            .map_or(text, |(_, name)| name);
+        EngineKind::ALL.into_iter().find(|e| e.name() == text)
     }
 }
 
@@ -311,6 +316,8 @@ pub struct MicroOption {
     pub kind: OptionKind,
     /// As it would be written; `None`: unset unless given.
     pub default: Option<&'static str>,
+    /// Other spellings of a choice: (alias, name).
+    pub aliases: &'static [(&'static str, &'static str)],
     pub help: &'static str,
     /// Puts a value of this option's kind into a spec.
     apply: fn(&mut MicroSpec, OptionValue),
@@ -326,13 +333,15 @@ impl MicroOption {
         let text = text.trim();
         match self.kind {
             OptionKind::Choice(names) => {
-                // `uring` and `io-uring` are accepted spellings of the io_uring engine.
-                let canonical = if std::ptr::eq(names, &EngineKind::NAMES[..]) {
-                    EngineKind::parse(text).map(EngineKind::name)
-                } else {
-                    names.iter().find(|n| **n == text).copied()
-                };
-                canonical
+                let text = self
+                    .aliases
+                    .iter()
+                    .find(|(alias, _)| *alias == text)
+                    .map_or(text, |(_, name)| name);
+                names
+                    .iter()
+                    .find(|n| **n == text)
+                    .copied()
                     .map(OptionValue::Name)
                     .ok_or_else(|| format!("expected one of {}", names.join(", ")))
             }
@@ -409,6 +418,7 @@ pub const OPTIONS: &[MicroOption] = &[
         value_name: "ACCESS",
         kind: OptionKind::Choice(&Access::NAMES),
         default: Some("write"),
+        aliases: &[],
         help: "Access pattern",
         apply: |s, v| s.access = Access::parse(name_of(v)).unwrap_or(s.access),
     },
@@ -417,6 +427,7 @@ pub const OPTIONS: &[MicroOption] = &[
         value_name: "SYNC",
         kind: OptionKind::Choice(&SyncMode::NAMES),
         default: Some("normal"),
+        aliases: &[],
         help: "Sync mode",
         apply: |s, v| s.sync = SyncMode::parse(name_of(v)).unwrap_or(s.sync),
     },
@@ -425,6 +436,7 @@ pub const OPTIONS: &[MicroOption] = &[
         value_name: "BS",
         kind: OptionKind::Size,
         default: Some("4k"),
+        aliases: &[],
         help: "Record size (e.g. 4k, 1m)",
         apply: |s, v| s.bs = bytes_of(v),
     },
@@ -433,6 +445,7 @@ pub const OPTIONS: &[MicroOption] = &[
         value_name: "SIZE",
         kind: OptionKind::Size,
         default: Some("64m"),
+        aliases: &[],
         help: "Total data size, split evenly over the threads (e.g. 64m, 1g)",
         apply: |s, v| s.size = bytes_of(v),
     },
@@ -444,6 +457,7 @@ pub const OPTIONS: &[MicroOption] = &[
             max: u32::MAX as u64,
         },
         default: Some("1"),
+        aliases: &[],
         help: "Worker threads, each with its own file",
         apply: |s, v| s.threads = count_of(v),
     },
@@ -452,6 +466,7 @@ pub const OPTIONS: &[MicroOption] = &[
         value_name: "ENGINE",
         kind: OptionKind::Choice(&EngineKind::NAMES),
         default: None,
+        aliases: EngineKind::ALIASES,
         help: "I/O engine [default: psync; mmap for mmap modes]",
         apply: |s, v| s.engine = EngineKind::parse(name_of(v)),
     },
@@ -460,6 +475,7 @@ pub const OPTIONS: &[MicroOption] = &[
         value_name: "IODEPTH",
         kind: OptionKind::Count { min: 1, max: 4096 },
         default: None,
+        aliases: &[],
         help: "Records in flight per thread, 1 to 4096 (io_uring only)",
         apply: |s, v| s.iodepth = Some(count_of(v)),
     },
@@ -468,6 +484,7 @@ pub const OPTIONS: &[MicroOption] = &[
         value_name: "DURATION",
         kind: OptionKind::Duration,
         default: None,
+        aliases: &[],
         help: "Stop after this long even if records remain (e.g. 30s, 2m; at least 1ms)",
         apply: |s, v| {
             if let OptionValue::Duration(d) = v {
@@ -483,6 +500,7 @@ pub const OPTIONS: &[MicroOption] = &[
             max: u32::MAX as u64,
         },
         default: Some("1"),
+        aliases: &[],
         help: "Visit every record this many times",
         apply: |s, v| s.loops = count_of(v),
     },
@@ -491,6 +509,7 @@ pub const OPTIONS: &[MicroOption] = &[
         value_name: "DATA",
         kind: OptionKind::Choice(&DataPattern::NAMES),
         default: Some("zeros"),
+        aliases: &[],
         help: "Contents of written records",
         apply: |s, v| s.data = DataPattern::parse(name_of(v)).unwrap_or(s.data),
     },

@@ -18,6 +18,23 @@ const VOLATILE: &[&str] = &[
     "free_inodes",
 ];
 
+/// Checks whose verdict turns on timing that differs between any two runs of the same thing
+/// (a CPU share near its threshold on a shared machine, steadiness): left out of the
+/// comparison of findings. The others must agree.
+const TIMING_CHECKS: &[&str] = &["engine-cpu-bound", "noisy-neighbour", "not-steady"];
+
+/// Findings as (check, severity), without [`TIMING_CHECKS`].
+fn findings(list: &Value) -> Value {
+    Value::Array(
+        list.as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| !TIMING_CHECKS.iter().any(|c| f["check"] == *c))
+            .map(|f| json!({ "check": f["check"], "severity": f["severity"] }))
+            .collect(),
+    )
+}
+
 /// Settings of the machine other processes may change between two runs (tests on the same
 /// machine set tunables): compared by name only.
 const NAMES_ONLY: &[&str] = &["sysctls"];
@@ -90,7 +107,7 @@ fn stored(export: &Value, counts: bool) -> Value {
         "host": strip(&export["experiment"]["host"]),
         "config": {
             "label": c["label"], "factors": c["factors"], "outcome": c["outcome"],
-            "findings": pick(&c["findings"], &["check", "severity"]),
+            "findings": findings(&c["findings"]),
         },
         "run": {
             "repetition": r["repetition"], "seed": r["seed"], "status": r["status"],
@@ -99,7 +116,7 @@ fn stored(export: &Value, counts: bool) -> Value {
             "flowops": flowops,
             "series": pick(&r["series"], &["name", "width_ns"]),
             "monitor": pick(&r["monitor"], &["metric", "unit"]),
-            "findings": pick(&r["findings"], &["check", "severity"]),
+            "findings": findings(&r["findings"]),
         },
     })
 }

@@ -37,7 +37,11 @@ impl Check for SystemSkipped {
                  caches, set tunables, start services) did not happen, so the run is not the \
                  workload as written.",
                 if skipped.len() == 1 { "" } else { "s" },
-                if skipped.len() == 1 { "it does" } else { "they do" },
+                if skipped.len() == 1 {
+                    "it does"
+                } else {
+                    "they do"
+                },
             ),
             fix: "Read the commands; if they are safe and matter, let them run (drop \
                   `--no-system`, or `workload.system = false`), or do their part yourself \
@@ -57,10 +61,17 @@ mod tests {
         assert!(SystemSkipped.check(&f).is_none(), "unknown");
         f.skipped_system = Some(vec![]);
         assert!(SystemSkipped.check(&f).is_none(), "none skipped");
-        f.skipped_system = Some(vec!["sync".into(), "echo 3 > /proc/sys/vm/drop_caches".into()]);
+        f.skipped_system = Some(vec![
+            "sync".into(),
+            "echo 3 > /proc/sys/vm/drop_caches".into(),
+        ]);
         let found = SystemSkipped.check(&f).unwrap();
         assert_eq!(found.severity, Severity::Warning);
-        assert!(found.explanation.contains("`sync`, `echo 3"), "{}", found.explanation);
+        assert!(
+            found.explanation.contains("`sync`, `echo 3"),
+            "{}",
+            found.explanation
+        );
         assert_eq!(found.evidence["skipped"][0], "sync");
     }
 }

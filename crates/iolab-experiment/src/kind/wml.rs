@@ -7,11 +7,13 @@
 //! once; the plan keeps the parsed tree.
 
 use std::any::Any;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use iolab_check::{Access, SyncScope, WorkloadKind};
+use iolab_engine::fileset::FilesetError;
 use iolab_engine::workload::{run_workload, RunOptions, WorkloadResult};
 use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
@@ -40,7 +42,7 @@ pub(crate) static WML: WmlKind = WmlKind { builtin: false };
 pub(crate) static BUILTIN: WmlKind = WmlKind { builtin: true };
 
 /// The `[workload]` keys both read besides their own.
-const KEYS: &[&str] = &["set", "time", "size_scale", "pick"];
+const KEYS: &[&str] = &["set", "time", "size_scale", "pick", "system"];
 const PICKS: &[&str] = &["round-robin", "random"];
 
 /// What WML runs record besides the common metrics.
@@ -72,7 +74,7 @@ pub const METRICS: &[MetricDef] = &[
 const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
 
 /// How a WML workload runs: what the command line or `[workload]` adds to the file.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// Variable overrides (`--set`, `workload.set`); `$dir` is the run directory's.
     pub sets: Vec<(String, String)>,
@@ -82,6 +84,21 @@ pub struct Settings {
     pub size_scale: Option<f64>,
     /// Pick files at random instead of round-robin.
     pub pick_random: bool,
+    /// Run the file's `system` commands (default); `false` (`--no-system`,
+    /// `workload.system = false`) skips and reports each.
+    pub run_system: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            sets: Vec::new(),
+            duration: None,
+            size_scale: None,
+            pick_random: false,
+            run_system: true,
+        }
+    }
 }
 
 /// A workload after the front end.
@@ -106,14 +123,11 @@ pub fn front_end(
         overrides.push(("dir".into(), d.into()));
     }
     let predefined = overrides.iter().map(|(k, _)| k.clone()).collect();
-    let found = iolab_wml::validate_with(parsed, &ValidateOptions { predefined })?;
-    let mut warnings: Vec<String> = Vec::new();
-    for w in parsed.warnings.iter().chain(&found) {
-        let w = w.to_string();
-        if !warnings.contains(&w) {
-            warnings.push(w);
-        }
-    }
+    // The parser's warnings and the validator's, each once.
+    let warnings = iolab_wml::validate_with(parsed, &ValidateOptions { predefined })?
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
     let mut workload = iolab_wml::lower(parsed, &LowerOptions { overrides })?;
     if let Some(f) = settings.size_scale {
         for fs in &mut workload.filesets {
@@ -191,8 +205,12 @@ impl WmlWorkload {
     }
 
     /// A run's error in the user's words: `run` and experiments have no micro flags, and
-    /// name the run directory and the workload's size differently.
-    fn failure(&self, e: &EngineError) -> RunFailure {
+    /// name the run directory and the workload's size differently. `w` is the workload as it
+    /// ran.
+    fn failure(&self, e: &EngineError, w: &Lowered) -> RunFailure {
+        if let Some(f) = self.no_space(e, w) {
+            return f;
+        }
         let o = self.origin;
         let (set, scale, time) = match o {
             Origin::CommandLine => ("--set", "--size-scale", "--time"),
@@ -232,6 +250,100 @@ impl WmlWorkload {
     }
 }
 
+impl WmlWorkload {
+    /// The refusal of filesets that do not fit together, located at the (first) fileset's
+    /// `define`, with what makes them fit: a `set` of the variables behind their entries,
+    /// size and prealloc, or a `size_scale` that would.
+    fn no_space(&self, e: &EngineError, w: &Lowered) -> Option<RunFailure> {
+        let EngineError::Fileset(FilesetError::NoSpace { filesets, avail }) = e else {
+            return None;
+        };
+        let o = self.origin;
+        let defs: Vec<&iolab_wml::FilesetDef> = self.parsed.filesets().collect();
+        let mut at = None;
+        let (mut attrs, mut vars) = (BTreeSet::new(), BTreeSet::new());
+        let mut path_is_dir = true;
+        for need in filesets {
+            // Lowering keeps the definitions' order.
+            let Some(def) = w
+                .filesets
+                .iter()
+                .position(|f| f.name == need.name)
+                .and_then(|i| defs.get(i))
+            else {
+                continue;
+            };
+            at.get_or_insert(def.span);
+            for (attr, v) in def.size_variables() {
+                attrs.insert(attr);
+                vars.extend(v);
+            }
+            let mut path_vars = BTreeSet::new();
+            if let Some(v) = iolab_wml::find_attr(&def.attrs, "path").and_then(|a| a.value.as_ref())
+            {
+                v.variables(&mut path_vars);
+            }
+            path_is_dir &= path_vars.contains("dir");
+        }
+        let need = filesets.iter().fold(0u64, |t, n| t.saturating_add(n.bytes));
+        let them = if filesets.len() == 1 { "it" } else { "them" };
+        let mut ways = Vec::new();
+        if !vars.is_empty() {
+            let sets: Vec<String> = vars
+                .iter()
+                .map(|v| match o {
+                    Origin::CommandLine => format!("--set {v}=…"),
+                    Origin::File => format!("`{}`", join("workload.set", v)),
+                })
+                .collect();
+            let attrs: Vec<String> = attrs.iter().map(|a| format!("`{a}`")).collect();
+            ways.push(format!(
+                "{} (behind {})",
+                sets.join(" or "),
+                attrs.join(", ")
+            ));
+        }
+        // A margin for block rounding and metadata, which the byte count leaves out.
+        let scale = self.settings.size_scale.unwrap_or(1.0) * *avail as f64 / need as f64 * 0.9;
+        if scale > 0.0 {
+            let f = two_digits_down(scale);
+            ways.push(match o {
+                Origin::CommandLine => format!("--size-scale {f} (multiplies every file size)"),
+                Origin::File => format!("`workload.size_scale = {f}` (multiplies every file size)"),
+            });
+        }
+        let elsewhere = match (o, path_is_dir) {
+            (Origin::CommandLine, true) => "a --dir on a larger filesystem",
+            (Origin::File, true) => "a larger target (`sut.target`)",
+            (_, false) => "a `path` on a larger filesystem",
+        };
+        let hint = if ways.is_empty() {
+            format!("make {them} smaller, or use {elsewhere}")
+        } else {
+            format!(
+                "make {them} smaller with {}; or use {elsewhere}",
+                ways.join(", or ")
+            )
+        };
+        let at = at.map_or(String::new(), |span| format!(":{span}"));
+        Some(RunFailure {
+            message: format!("{}{at}: error: {e}", self.parsed.file),
+            hint: Some(hint),
+            bad_input: true,
+            interrupted: false,
+            located: true,
+        })
+    }
+}
+
+/// `x` rounded down to two significant digits, written without noise (0.45, 0.012, 3.4).
+fn two_digits_down(x: f64) -> String {
+    let magnitude = x.log10().floor() as i32;
+    let step = 10f64.powi(magnitude - 1);
+    let decimals = (1 - magnitude).max(0) as usize;
+    format!("{:.decimals$}", (x / step).floor() * step)
+}
+
 impl Workload for WmlWorkload {
     fn kind(&self) -> &'static str {
         if self.source.starts_with("builtin:") {
@@ -264,15 +376,20 @@ impl Workload for WmlWorkload {
     fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
         let dir = run.dir.display().to_string();
         let front = front_end(&self.parsed, &self.settings, self.sets_dir.then_some(&*dir))
-            .map_err(|errs| RunFailure::bad_input(errors_text(&errs)))?;
+            .map_err(|errs| RunFailure {
+                located: true,
+                ..RunFailure::bad_input(errors_text(&errs))
+            })?;
         let opts = RunOptions {
             duration: self.settings.duration,
             seed: run.seed,
             pick_random: self.settings.pick_random,
             populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             cancel: Some(Arc::clone(run.cancel)),
+            run_system: self.settings.run_system,
         };
-        let r = run_workload(&front.workload, &opts, run.obs).map_err(|e| self.failure(&e))?;
+        let r = run_workload(&front.workload, &opts, run.obs)
+            .map_err(|e| self.failure(&e, &front.workload))?;
         add_record(run.record, &r);
         Ok(Ran::new(r))
     }
@@ -285,11 +402,7 @@ impl Workload for WmlWorkload {
 /// Every error of a list, one per line, and how many there were.
 pub fn errors_text(errs: &WmlErrors) -> String {
     let n = errs.len();
-    let mut msg = errs
-        .iter()
-        .map(|e| e.to_string())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let mut msg = errs.to_string();
     if n > 1 {
         msg.push_str(&format!("\n{n} errors"));
     }
@@ -360,6 +473,10 @@ impl WmlKind {
             .get("pick")
             .and_then(|e| cx.choice(e, "workload.pick", PICKS))
             .is_some_and(|p| p == "random");
+        let run_system = t
+            .get("system")
+            .and_then(|e| cx.boolean(e, "workload.system"))
+            .unwrap_or(true);
         let name = name?;
         let (source, file, text) = if self.builtin {
             match iolab_wml::builtin::find(name) {
@@ -462,6 +579,7 @@ impl WmlKind {
             duration,
             size_scale,
             pick_random,
+            run_system,
         };
         let checked = match front_end(&parsed, &settings, Some(PLACEHOLDER_DIR)) {
             Ok(f) => f,
@@ -574,7 +692,7 @@ pub fn from_command_line(c: CommandLine) -> Result<ExperimentPlan, UsageError> {
     }
     let given_dir = c.dir.as_ref().map(|d| d.display().to_string());
     let checked = front_end(&parsed, &c.settings, given_dir.as_deref())
-        .map_err(|errs| UsageError::new(errors_text(&errs)))?;
+        .map_err(|errs| UsageError::located(errors_text(&errs)))?;
     if checked.workload.run.duration.is_none() && c.settings.duration.is_none() {
         return Err(UsageError::new(format!(
             "{} has no `run` command, so its run time is unknown",
@@ -634,6 +752,9 @@ fn command_line_json(c: &CommandLine, source: &str) -> Value {
     if c.settings.pick_random {
         w.insert("pick".into(), json!("random"));
     }
+    if !c.settings.run_system {
+        w.insert("system".into(), json!(false));
+    }
     Value::Object(w)
 }
 
@@ -641,12 +762,12 @@ fn command_line_json(c: &CommandLine, source: &str) -> Value {
 fn load(name: &str) -> Result<Parsed, UsageError> {
     let path = Path::new(name);
     if path.exists() {
-        return iolab_wml::parse_file(path).map_err(|e| UsageError::new(e.to_string()));
+        return iolab_wml::parse_file(path).map_err(|e| UsageError::located(e.to_string()));
     }
     let key = name.trim_end_matches(".f");
     match iolab_wml::builtin::find(key) {
         Some(w) => iolab_wml::parse_str(&format!("{}.f", w.name), w.text)
-            .map_err(|e| UsageError::new(e.to_string())),
+            .map_err(|e| UsageError::located(e.to_string())),
         None => Err(
             UsageError::new(format!("{name}: no such file or built-in workload"))
                 .hint("`iolab workloads` lists the built-in ones"),
@@ -867,7 +988,10 @@ mod tests {
             path: "/d/f".into(),
             source: std::io::Error::from_raw_os_error(libc::ENOSPC),
         };
-        let cli = w(Origin::CommandLine).failure(&full).hint.unwrap();
+        let ran = front_end(&parsed, &Settings::default(), Some("/d"))
+            .unwrap()
+            .workload;
+        let cli = w(Origin::CommandLine).failure(&full, &ran).hint.unwrap();
         assert!(
             cli.starts_with("the filesystem is full: use a --dir with more space"),
             "{cli}"
@@ -877,7 +1001,7 @@ mod tests {
             "{cli}"
         );
         assert!(!cli.contains("--size "), "{cli}");
-        let file = w(Origin::File).failure(&full).hint.unwrap();
+        let file = w(Origin::File).failure(&full, &ran).hint.unwrap();
         assert!(file.contains("`sut.target`"), "{file}");
         assert!(
             file.contains("`workload.set` or `workload.size_scale`"),

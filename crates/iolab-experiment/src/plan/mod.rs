@@ -210,6 +210,9 @@ pub struct UsageError {
     pub message: String,
     /// What to do about it.
     pub hint: Option<String>,
+    /// The message is a located diagnostic (`FILE:LINE:COL: error: …`) that says "error:"
+    /// itself.
+    pub located: bool,
 }
 
 impl UsageError {
@@ -217,6 +220,15 @@ impl UsageError {
         UsageError {
             message: message.into(),
             hint: None,
+            located: false,
+        }
+    }
+
+    /// Diagnostics already located in a file (`FILE:LINE:COL: error: …`).
+    pub fn located(diagnostics: impl Into<String>) -> UsageError {
+        UsageError {
+            located: true,
+            ..UsageError::new(diagnostics)
         }
     }
 

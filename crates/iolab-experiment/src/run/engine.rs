@@ -55,6 +55,8 @@ pub struct RunFailure {
     pub bad_input: bool,
     /// Ended by Ctrl-C.
     pub interrupted: bool,
+    /// The message is a diagnostic located in a workload file (`FILE:LINE:COL: error: …`).
+    pub located: bool,
 }
 
 impl Ran {
@@ -74,6 +76,7 @@ impl RunFailure {
             hint: None,
             bad_input: false,
             interrupted: false,
+            located: false,
         }
     }
 
@@ -92,6 +95,7 @@ impl RunFailure {
             hint,
             bad_input: e.is_bad_input(),
             interrupted: e.is_interrupted(),
+            located: false,
         }
     }
 
@@ -124,6 +128,8 @@ pub enum EngineEvent<'a> {
     Echo(&'a str),
     /// A WML `system` command is about to run.
     System(&'a str),
+    /// A WML `system` command was not run (`--no-system`, `workload.system = false`).
+    SystemSkipped(&'a str),
     /// A WML `system` command exited unsuccessfully (the workload goes on).
     SystemFailed {
         command: &'a str,
@@ -163,6 +169,8 @@ pub(crate) struct EngineObs<'a> {
     /// The workload's planned run time (progress fractions).
     pub planned: Option<Duration>,
     pub watch: Watch,
+    /// `system` commands the engine skipped, for the checks.
+    pub skipped_system: Vec<String>,
 }
 
 impl EngineObs<'_> {
@@ -226,6 +234,11 @@ impl WorkloadObserver for EngineObs<'_> {
 
     fn system(&mut self, command: &str) {
         self.outer.engine(&EngineEvent::System(command));
+    }
+
+    fn system_skipped(&mut self, command: &str) {
+        self.skipped_system.push(command.to_string());
+        self.outer.engine(&EngineEvent::SystemSkipped(command));
     }
 
     fn system_failed(&mut self, command: &str, status: std::process::ExitStatus) {

@@ -739,10 +739,8 @@ impl Session<'_> {
         let (outcome, environment) = match prepared {
             Err(e) => (
                 Err(RunFailure {
-                    message: format!("preparing the system under test: {e}"),
-                    hint: None,
                     bad_input: e.is_bad_input(),
-                    interrupted: false,
+                    ..RunFailure::failed(format!("preparing the system under test: {e}"))
                 }),
                 Value::Null,
             ),
@@ -845,6 +843,7 @@ impl Session<'_> {
             drop_error: None,
             drop_freed_kib: None,
             planned: workload.planned_duration(),
+            skipped_system: Vec::new(),
             watch: Watch::new(
                 self.opts.monitor.clone(),
                 monitor::run_devices(device_name.as_deref(), &p.mountpoint),
@@ -874,6 +873,7 @@ impl Session<'_> {
             return Err(RunFailure::failed(e));
         }
         let drop_freed_kib = obs.drop_freed_kib;
+        let skipped_system = std::mem::take(&mut obs.skipped_system);
         let mut watch = obs.watch;
         for n in watch.notes() {
             self.obs.note(n);
@@ -891,11 +891,14 @@ impl Session<'_> {
         if p.direct_io.is_some() {
             device.loop_direct_io = p.direct_io;
         }
-        let intent = workload.intent(Intent {
+        let mut intent = workload.intent(Intent {
             caches_dropped: self.plan.procedure.drop_caches,
             cache_limit: config.sut.cache_limit,
             ..Intent::default()
         });
+        if !skipped_system.is_empty() {
+            intent.skipped_system = Some(skipped_system);
+        }
         watch.finish(&mut rec, &intent, &device);
         Ok((rec, ran))
     }

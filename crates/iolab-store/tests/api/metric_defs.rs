@@ -54,9 +54,7 @@ fn import_and_export_carry_them() {
     assert_eq!(dst.metric_defs(new).unwrap(), [custom()]);
 
     let src = Store::open(&src).unwrap();
-    let mut out = Vec::new();
-    src.export(e, ExportFormat::Json, &mut out).unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let doc = serde_json::to_value(src.export(e).unwrap()).unwrap();
     assert_eq!(doc["metrics"][0]["name"], "final_sync_ns");
     assert_eq!(doc["metrics"][0]["better"], "lower");
 }

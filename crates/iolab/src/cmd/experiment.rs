@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use iolab_experiment::run::{
-    run_experiment, Phase, RunEnd, RunInfo, RunnerError, RunnerObserver, RunnerOptions,
+    run_experiment, EngineEvent, Phase, RunEnd, RunInfo, RunnerError, RunnerObserver, RunnerOptions,
 };
 use iolab_store::{ConfigOutcome, ExperimentId, ExperimentStatus, RunStatus};
 
@@ -137,6 +137,9 @@ fn reject_workload_options(args: &RunArgs) -> Result<(), CliError> {
     }
     if args.no_db {
         given.push("--no-db (experiments are always stored)");
+    }
+    if args.no_system {
+        given.push("--no-system (set workload.system = false)");
     }
     if args.json || args.format != crate::output::run::RunFormat::Human {
         given.push("--format/--json (use `iolab export` afterwards)");
@@ -292,6 +295,22 @@ impl RunnerObserver for Progress {
     fn config_finished(&mut self, label: &str, outcome: &ConfigOutcome) {
         self.status.clear();
         say!("  {label}: {}", outcome.note);
+    }
+
+    fn engine(&mut self, event: &EngineEvent<'_>) {
+        // Told once per configuration; the `system-skipped` finding is stored with each run.
+        if let (EngineEvent::SystemSkipped(command), Some(run)) = (event, &self.current) {
+            if self
+                .told
+                .insert((run.config.clone(), format!("system {command}")))
+            {
+                self.status.clear();
+                say!(
+                    "iolab: warning: [{}] `system \"{command}\"` not run (workload.system = false)",
+                    run.config
+                );
+            }
+        }
     }
 
     fn warn(&mut self, message: &str) {

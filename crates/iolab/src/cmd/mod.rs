@@ -41,7 +41,11 @@ pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
 
 /// Bad input found while building a plan: exit 2, with its hint.
 pub fn usage(e: iolab_experiment::UsageError) -> CliError {
-    let err = CliError::usage(&e.message);
+    let err = if e.located {
+        CliError::located(&e.message)
+    } else {
+        CliError::usage(&e.message)
+    };
     match e.hint {
         Some(h) => err.with_hint(h),
         None => err,

@@ -34,6 +34,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             duration: args.time,
             size_scale: args.size_scale,
             pick_random: args.pick == PickArg::Random,
+            run_system: !args.no_system,
         },
         dir: args.dir.clone(),
         seed,
@@ -66,6 +67,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         status: StatusLine::new(std::io::stderr().is_terminal() && !args.quiet),
         quiet: args.quiet,
         workload,
+        timed: false,
     };
     let started_at = SystemTime::now();
     let run = single::run::<WorkloadResult>(
@@ -77,7 +79,14 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         "interrupted; the files created so far are left in place",
     );
     display.status.clear();
-    let run = run?;
+    let run = run.map_err(|e| {
+        if e.exit_code() == crate::error::EXIT_INTERRUPTED && !display.timed {
+            // Population removes what it created when it is interrupted.
+            CliError::interrupted("interrupted while populating; the files it created were removed")
+        } else {
+            e
+        }
+    })?;
     let report = RunReport {
         source: workload.parsed.file.clone(),
         seed,
@@ -86,6 +95,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         host: Host::probe(),
         started_at,
         warnings,
+        lathist: workload.checked.workload.lathist,
         findings: run.end.findings.clone(),
         system: single::system_summary(&run.end.metrics),
     };
@@ -104,6 +114,8 @@ struct Display<'a> {
     status: StatusLine,
     quiet: bool,
     workload: &'a WmlWorkload,
+    /// The timed region has started (population is over).
+    timed: bool,
 }
 
 impl RunnerObserver for Display<'_> {
@@ -120,6 +132,11 @@ impl RunnerObserver for Display<'_> {
             EngineEvent::System(command) if !self.quiet => {
                 self.status.clear();
                 say!("running: {command}");
+            }
+            EngineEvent::SystemSkipped(command) if !self.quiet => {
+                self.status.clear();
+                let at = self.workload.system_location(command).unwrap_or_default();
+                say!("{at}: warning: `system \"{command}\"` not run (--no-system)");
             }
             EngineEvent::SystemFailed { command, status } => {
                 self.status.clear();
@@ -156,6 +173,7 @@ impl RunnerObserver for Display<'_> {
                     ops as f64 / elapsed.as_secs_f64()
                 );
             }
+            EngineEvent::TimedStart => self.timed = true,
             EngineEvent::TimedEnd => self.status.clear(),
             _ => {}
         }

@@ -93,7 +93,9 @@ pub fn run<T: Clone + 'static>(
                     end.error.unwrap_or_else(|| "unknown error".into()),
                 )
             });
-            let err = if f.bad_input {
+            let err = if f.located {
+                CliError::located(&f.message)
+            } else if f.bad_input {
                 CliError::usage(&f.message)
             } else {
                 CliError::failed(format!("run failed: {}", f.message))

@@ -7,13 +7,11 @@ use std::time::UNIX_EPOCH;
 
 use serde_json::json;
 
-use super::super::{MicroFormatter, MicroReport};
-
-pub const SCHEMA: &str = "iolab.micro/1";
+use super::super::{Formatter, MicroReport};
 
 pub struct Json;
 
-impl MicroFormatter for Json {
+impl Formatter<MicroReport> for Json {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let d = report.derived();
@@ -30,8 +28,6 @@ impl MicroFormatter for Json {
             })
         });
         let doc = json!({
-            "schema": SCHEMA,
-            "iolab_version": env!("CARGO_PKG_VERSION"),
             "started_unix_s": started,
             "host": report.host,
             "plan": p,
@@ -77,7 +73,6 @@ impl MicroFormatter for Json {
                 "reused_files": r.reused_files,
             }
         });
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)
+        crate::output::json::write(crate::output::json::Kind::Micro, &doc, out)
     }
 }

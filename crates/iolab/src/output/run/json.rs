@@ -5,13 +5,12 @@ use std::time::UNIX_EPOCH;
 
 use serde_json::json;
 
-use super::{secs, RunFormatter, RunReport};
-
-pub const SCHEMA: &str = "iolab.run/1";
+use super::{secs, RunReport};
+use crate::output::Formatter;
 
 pub struct Json;
 
-impl RunFormatter for Json {
+impl Formatter<RunReport> for Json {
     fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let t = secs(r);
@@ -36,8 +35,6 @@ impl RunFormatter for Json {
             })
             .collect();
         let doc = json!({
-            "schema": SCHEMA,
-            "iolab_version": env!("CARGO_PKG_VERSION"),
             "source": report.source,
             "seed": report.seed,
             "started_unix_s": report.started_at.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0),
@@ -92,7 +89,6 @@ impl RunFormatter for Json {
                 })).collect::<Vec<_>>(),
             }
         });
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)
+        crate::output::json::write(crate::output::json::Kind::Run, &doc, out)
     }
 }
