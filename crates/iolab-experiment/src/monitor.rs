@@ -559,7 +559,7 @@ pub fn run_facts(
             .zip(metric("cpu_sys_s"))
             .map(|(u, s)| ((u + s) * 1e9) as u64),
         dataset_bytes: intent.dataset_bytes,
-        mem_total_bytes: iolab_monitor::meminfo::read().ok().map(|m| m.mem_total),
+        mem_total_bytes: iolab_sys::meminfo::read().ok().map(|m| m.mem_total),
         cgroup_cache_limit_bytes: intent.cache_limit,
         cached_at_start_bytes: None,
         caches_dropped: Some(intent.caches_dropped),

@@ -1,17 +1,17 @@
 //! iolab-monitor: what the machine did while a workload ran.
 //!
-//! One small pure parser per /proc or /sys file (`parse(&str)`), tested on captured text, plus
-//! a thin `read()` that reads the real file; derived metrics (CPU percentages, `iostat -x`
-//! columns) next to the parser whose counters they use. Definitions follow
+//! One small pure parser per /proc file the samplers alone read (`parse(&str)`), tested on
+//! captured text, plus a thin `read()` that reads the real file; derived metrics (CPU
+//! percentages, `iostat -x` columns) next to the parser whose counters they use. The files
+//! the system under test reads too (`/proc/meminfo`, mountinfo, `/sys/class/block`) are
+//! parsed in `iolab-sys`, and so are the error types. Definitions follow
 //! `spec/measurement.md`: disk metrics equal sysstat's `iostat -x`.
 //!
 //! | module | source |
 //! |---|---|
 //! | [`procstat`] | `/proc/stat`: CPU times, context switches, forks |
-//! | [`meminfo`] | `/proc/meminfo`: memory, page cache, dirty data |
 //! | [`vmstat`] | `/proc/vmstat`: faults, paging, swapping |
 //! | [`diskstats`] | `/proc/diskstats`: block I/O counters and `iostat -x` columns |
-//! | [`sysfs`] | `/sys/class/block`: device stacking (slaves, loop backing files) |
 //! | [`pressure`] | `/proc/pressure/*`: pressure stall information |
 //! | [`process`] | `/proc/[pid]/status`, `/proc/[pid]/stat`, `getrusage(2)` |
 //! | [`environment`] | the machine and the storage under a path, as JSON for every run |
@@ -24,19 +24,13 @@
 pub mod blocktrace;
 pub mod diskstats;
 pub mod environment;
-pub mod error;
-pub mod meminfo;
 pub mod perf;
 pub mod pressure;
 pub mod process;
 pub mod procstat;
 pub mod sampler;
-pub mod sysfs;
 pub mod vmstat;
 
 pub use blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceError, TraceOptions};
 pub use environment::{BlockEnv, Environment, HostEnv, StorageEnv};
-pub use error::{Error, ParseError, ParseErrorKind};
-
-#[cfg(test)]
-mod testutil;
+pub use iolab_sys::{Error, ParseError, ParseErrorKind};

@@ -4,7 +4,7 @@
 use iolab_monitor::blocktrace::{
     format_blkparse, parse_line, parse_lost_line, Action, Bucket, Op, Summarizer, TraceDevice,
 };
-use iolab_monitor::diskstats::DevT;
+use iolab_sys::DevT;
 
 const DD: &str = include_str!("fixtures/tracefs_block_dd_direct.txt");
 const EXT4: &str = include_str!("fixtures/tracefs_block_ext4_fdatasync.txt");

@@ -158,6 +158,10 @@ pub enum Error {
         problem: String,
     },
 
+    /// A /proc or /sys file could not be read or parsed.
+    #[error(transparent)]
+    Sys(#[from] iolab_sys::Error),
+
     /// The session was already torn down (e.g. by a signal handler).
     #[error("the SUT session was torn down (interrupted); start a new one")]
     TornDown,

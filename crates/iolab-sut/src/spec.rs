@@ -357,7 +357,8 @@ enum KnownDevice {
 fn known_device(target: &TargetSpec) -> KnownDevice {
     match target {
         TargetSpec::BlockDevice { path, .. } => std::fs::canonicalize(path)
-            .and_then(|p| DevInfo::of_path(&p))
+            .ok()
+            .and_then(|p| DevInfo::of_path(&p).ok())
             .map_or(KnownDevice::Unknown, KnownDevice::Known),
         TargetSpec::Directory { path } if path.is_dir() => match DevInfo::of_file(path) {
             Some(d) => KnownDevice::Known(d),

@@ -24,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::rwbs::{Op, Rwbs};
-use crate::diskstats::DevT;
+use iolab_sys::DevT;
 
 /// The block-layer action an event records, with blkparse's letter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -96,7 +96,6 @@ pub struct Event {
     /// What happened.
     pub action: Action,
     /// Device (for request events the whole disk; sectors are then absolute on the disk).
-    #[serde(with = "super::devt_text")]
     pub dev: DevT,
     /// The `rwbs` text as the kernel wrote it.
     pub rwbs: String,

@@ -48,20 +48,3 @@ pub use summary::{
 };
 pub use tracefs::{tracefs_root, INSTANCE_PREFIX, TRACEFS_PATHS};
 pub use tracer::{monotonic_ns, BlockTracer, TraceOptions, TRACE_CLOCK};
-
-/// `DevT` as `"major:minor"` in JSON.
-pub(crate) mod devt_text {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::diskstats::DevT;
-
-    pub fn serialize<S: Serializer>(d: &DevT, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(d)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DevT, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse()
-            .map_err(|()| serde::de::Error::custom(format!("{s:?} is not major:minor")))
-    }
-}

@@ -16,7 +16,7 @@ use super::error::TraceError;
 use super::event::Action;
 use super::summary::{BlockTrace, Summarizer};
 use super::tracefs::{tracefs_root, Instance};
-use crate::diskstats::DevT;
+use iolab_sys::DevT;
 
 /// The trace clock the tracer sets: `CLOCK_MONOTONIC`, the clock of `std::time::Instant`.
 pub const TRACE_CLOCK: &str = "mono";

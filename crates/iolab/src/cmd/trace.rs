@@ -512,7 +512,7 @@ mod tests {
     use super::*;
     use clap::Parser;
     use iolab_monitor::blocktrace::Summarizer;
-    use iolab_monitor::diskstats::DevT;
+    use iolab_sys::DevT;
 
     #[derive(Parser, Debug)]
     struct Wrapper {
