@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use iolab_blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceOptions};
 use iolab_check::{Access, DeviceFacts, FlowopCount, RunFacts, SyncScope, WorkloadKind};
-use iolab_monitor::blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceOptions};
 use iolab_monitor::sampler::{devices_for, devices_for_path, Sampler, SamplerConfig, Samples};
 use iolab_store::{Metric, MonitorSeries, RunRecord};
 
@@ -247,9 +247,7 @@ pub fn add_trace(record: &mut RunRecord, t: &BlockTrace) {
     if secs > 0.0 {
         let at = |i: usize| (i as i64 + 1) * t.interval_ns as i64;
         let series =
-            |metric: &str,
-             unit: &str,
-             f: &dyn Fn(&iolab_monitor::blocktrace::IntervalStats) -> f64| {
+            |metric: &str, unit: &str, f: &dyn Fn(&iolab_blocktrace::IntervalStats) -> f64| {
                 MonitorSeries {
                     metric: metric.into(),
                     unit: unit.into(),

@@ -16,12 +16,10 @@
 //! | [`process`] | `/proc/[pid]/status`, `/proc/[pid]/stat`, `getrusage(2)` |
 //! | [`environment`] | the machine and the storage under a path, as JSON for every run |
 //! | [`perf`] | `perf_event_open(2)` software (and, where present, hardware) counters |
-//! | [`blocktrace`] | tracefs block events: per-request counts, sizes, latency (blktrace without debugfs) |
 //! | [`sampler`] | all of the above on a thread at a fixed interval: time series and run summaries |
 //!
 //! This crate never prints; callers decide what the user sees.
 
-pub mod blocktrace;
 pub mod diskstats;
 pub mod environment;
 pub mod perf;
@@ -31,6 +29,5 @@ pub mod procstat;
 pub mod sampler;
 pub mod vmstat;
 
-pub use blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceError, TraceOptions};
 pub use environment::{BlockEnv, Environment, HostEnv, StorageEnv};
 pub use iolab_sys::{Error, ParseError, ParseErrorKind};

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
-use iolab_monitor::blocktrace::{
+use iolab_blocktrace::{
     BlockTrace, BlockTracer, DirStats, LatencySummary, OpStats, TraceDevice, TraceError,
     TraceOptions,
 };
@@ -431,7 +431,7 @@ fn write_summary(
     }
     if t.intervals.len() > 1 {
         let secs = t.interval_ns as f64 / 1e9;
-        let peak = |f: fn(&iolab_monitor::blocktrace::IntervalStats) -> u64| {
+        let peak = |f: fn(&iolab_blocktrace::IntervalStats) -> u64| {
             t.intervals.iter().map(f).max().unwrap_or(0) as f64 / secs / 1048576.0
         };
         writeln!(
@@ -511,7 +511,7 @@ fn exit_signal(s: ExitStatus) -> Option<i32> {
 mod tests {
     use super::*;
     use clap::Parser;
-    use iolab_monitor::blocktrace::Summarizer;
+    use iolab_blocktrace::Summarizer;
     use iolab_sys::DevT;
 
     #[derive(Parser, Debug)]

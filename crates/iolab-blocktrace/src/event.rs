@@ -23,7 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::rwbs::{Op, Rwbs};
+use crate::rwbs::{Op, Rwbs};
 use iolab_sys::DevT;
 
 /// The block-layer action an event records, with blkparse's letter.
@@ -335,7 +335,7 @@ fn parse_payload(action: Action, s: &str) -> Option<Payload<'_>> {
 ///
 /// (`MAJ,MIN CPU SEQ SECONDS.NANOS PID ACTION RWBS SECTOR + NR [COMM]`; completions end in
 /// `[ERROR]`, requeues in `[0]`). The time is relative to `base_ns` (e.g.
-/// [`BlockTrace::start_ns`](super::BlockTrace::start_ns)). Flush requests, which have no
+/// [`BlockTrace::start_ns`](crate::BlockTrace::start_ns)). Flush requests, which have no
 /// sectors, print no `SECTOR + NR`.
 pub fn format_blkparse(ev: &Event, base_ns: u64) -> String {
     let rel = ev.time_ns.saturating_sub(base_ns);

@@ -1,4 +1,6 @@
-//! Block-layer tracing through tracefs events — blktrace without debugfs.
+//! iolab-blocktrace: block-layer tracing through tracefs events — blktrace without debugfs.
+//! Runs use it (`--trace-blocks`) and so does `iolab trace`, which needs none of the
+//! samplers.
 //!
 //! blktrace needs debugfs, which kernel lockdown closes; the block layer's trace events
 //! (`events/block/block_rq_issue`, `block_rq_complete`, ...) in tracefs record the same
@@ -28,7 +30,7 @@
 //!   `u64::MAX` (`(sector_t)-1`), so they are matched in order rather than by sector.
 //! - The text format prints microseconds, whatever the clock.
 //!
-//! Like the rest of the crate, nothing here prints.
+//! This crate never prints.
 
 pub mod device;
 pub mod error;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::error::TraceError;
+use crate::error::TraceError;
 use iolab_sys::DevT;
 use iolab_sys::SysBlock;
 

@@ -50,7 +50,7 @@ pub enum TraceError {
         /// The devices it is built on (`slaves/`), which can be traced instead.
         below: Vec<String>,
     },
-    /// An option of [`TraceOptions`](super::TraceOptions) is out of range.
+    /// An option of [`TraceOptions`](crate::TraceOptions) is out of range.
     #[error("invalid trace option: {0}")]
     BadOption(&'static str),
     /// A sysfs file did not have the expected shape.
