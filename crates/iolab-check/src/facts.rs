@@ -2,7 +2,7 @@
 //!
 //! Every fact is an `Option`: `None` means *unknown*, and a check that needs an unknown fact
 //! stays silent rather than guess. The runner maps its own data (engine totals, monitor
-//! samples, SUT state) into these structs; this crate depends on no other iolab crate.
+//! samples, SUT state) into these plain structs; this crate knows none of their types.
 //!
 //! Byte counts are bytes (diskstats sectors × 512), times are nanoseconds on the monotonic
 //! clock, percentages are 0–100.

@@ -598,7 +598,7 @@ mod tests {
         );
         assert!(
             err(r#"{"target":{"kind":"loop_image","size":"1G"},"fs":{"kind":"ext5"}}"#)
-                .contains("did you mean \"ext4\"")
+                .contains("did you mean `ext4`")
         );
     }
 
@@ -705,10 +705,7 @@ mod tests {
             e[1].message.starts_with("no such tunable on this kernel"),
             "{e:?}"
         );
-        assert_eq!(
-            e[1].hint.as_deref(),
-            Some("did you mean \"vm.dirty_ratio\"?")
-        );
+        assert_eq!(e[1].hint.as_deref(), Some("did you mean `vm.dirty_ratio`?"));
         assert_eq!(e[2].field, "tunables.\"vm.nonexistent\"");
         assert!(
             e[2].message
@@ -760,7 +757,7 @@ mod tests {
         assert!(e[0].message.starts_with("no such tunable"), "{e:?}");
         assert_eq!(
             e[0].hint.as_deref(),
-            Some("did you mean \"queue/read_ahead_kb\"?")
+            Some("did you mean `queue/read_ahead_kb`?")
         );
     }
 

@@ -181,7 +181,7 @@ fn bad_tunables_change_nothing() {
         .unwrap_err();
     assert!(
         e.to_string()
-            .contains("did you mean \"vm.dirty_expire_centisecs\""),
+            .contains("did you mean `vm.dirty_expire_centisecs`"),
         "{e}"
     );
     assert_eq!(read_sysctl(DIRTY_EXPIRE), original);

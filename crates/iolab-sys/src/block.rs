@@ -351,12 +351,7 @@ mod tests {
     /// A fake sysfs: sda with partition sda2, dm-0 on sda2, loop0 backed by a file that lives
     /// on the real filesystem of the temp dir (whose st_dev is mapped to "realdisk").
     fn fake_tree(t: &TempDir) -> (SysBlock, PathBuf) {
-        let fake = FakeSys::new(t.0.join("sys"));
-        fake.add("sda", "sda", "8:0");
-        let sda2 = fake.add("sda/sda2", "sda2", "8:2");
-        write(&sda2.join("partition"), "2\n");
-        let dm = fake.add("dm-0", "dm-0", "253:0");
-        fake.stack(&dm, &sda2);
+        let fake = FakeSys::disk_partition_dm(t.0.join("sys"));
         let loop0 = fake.add("loop0", "loop0", "7:0");
         fake.add("loop1", "loop1", "7:1");
         let file = t.0.join("image.img");

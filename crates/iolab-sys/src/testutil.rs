@@ -59,6 +59,18 @@ impl FakeSys {
         dir
     }
 
+    /// A disk `sda` (8:0) with a partition `sda2` (8:2) and a device-mapper device `dm-0`
+    /// (253:0) on the partition.
+    pub fn disk_partition_dm(root: PathBuf) -> Self {
+        let fake = FakeSys::new(root);
+        fake.add("sda", "sda", "8:0");
+        let sda2 = fake.add("sda/sda2", "sda2", "8:2");
+        write(&sda2.join("partition"), "2\n");
+        let dm = fake.add("dm-0", "dm-0", "253:0");
+        fake.stack(&dm, &sda2);
+        fake
+    }
+
     /// Makes `upper` a device built on `lower` (`upper/slaves/lower`, `lower/holders/upper`).
     pub fn stack(&self, upper: &Path, lower: &Path) {
         for (dir, sub, target) in [(upper, "slaves", lower), (lower, "holders", upper)] {

@@ -555,15 +555,9 @@ fn offsets_are_signed() {
 
 #[test]
 fn devices_for_follows_the_stack() {
-    use iolab_sys::testutil::{write, FakeSys, TempDir};
+    use iolab_sys::testutil::{FakeSys, TempDir};
     let t = TempDir::new("sampler-devs");
-    let fake = FakeSys::new(t.0.join("sys"));
-    fake.add("sda", "sda", "8:0");
-    let sda2 = fake.add("sda/sda2", "sda2", "8:2");
-    write(&sda2.join("partition"), "2\n");
-    let dm = fake.add("dm-0", "dm-0", "253:0");
-    fake.stack(&dm, &sda2);
-    let root = fake.root;
+    let root = FakeSys::disk_partition_dm(t.0.join("sys")).root;
     let sys = SysBlock::new(&root);
     assert_eq!(devices_for_in(&sys, "dm-0"), ["dm-0", "sda2", "sda"]);
     assert_eq!(devices_for_in(&sys, "sda"), ["sda"]);

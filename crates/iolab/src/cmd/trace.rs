@@ -25,7 +25,8 @@ use iolab_workload::format_bytes;
 use serde_json::json;
 
 use crate::error::CliError;
-use crate::fmt::{ns, thousands};
+use crate::fmt::thousands;
+use iolab_workload::format_ns;
 
 /// Schema of `--format json`.
 pub const SCHEMA: &str = "iolab.trace/1";
@@ -282,9 +283,9 @@ fn lat_cols(l: &Option<LatencySummary>) -> String {
     match l {
         Some(l) => format!(
             "{:>10} {:>10} {:>10}",
-            ns(l.p50_ns as f64),
-            ns(l.p99_ns as f64),
-            ns(l.max_ns as f64)
+            format_ns(l.p50_ns as f64),
+            format_ns(l.p99_ns as f64),
+            format_ns(l.max_ns as f64)
         ),
         None => String::new(),
     }
@@ -389,11 +390,11 @@ fn write_summary(
         writeln!(
             out,
             "  latency      issue→complete, reads+writes: mean {}  p50 {}  p90 {}  p99 {}  max {}",
-            ns(l.mean_ns),
-            ns(l.p50_ns as f64),
-            ns(l.p90_ns as f64),
-            ns(l.p99_ns as f64),
-            ns(l.max_ns as f64)
+            format_ns(l.mean_ns),
+            format_ns(l.p50_ns as f64),
+            format_ns(l.p90_ns as f64),
+            format_ns(l.p99_ns as f64),
+            format_ns(l.max_ns as f64)
         )?;
     }
     if let Some(q) = &t.queue_time {
@@ -401,9 +402,9 @@ fn write_summary(
             out,
             "  queue time   insert→issue, {} requests: p50 {}  p99 {}  max {}",
             thousands(q.count),
-            ns(q.p50_ns as f64),
-            ns(q.p99_ns as f64),
-            ns(q.max_ns as f64)
+            format_ns(q.p50_ns as f64),
+            format_ns(q.p99_ns as f64),
+            format_ns(q.max_ns as f64)
         )?;
     }
     let busiest = t
@@ -440,7 +441,7 @@ fn write_summary(
             peak(|i| i.read_bytes),
             peak(|i| i.write_bytes),
             t.intervals.len(),
-            ns(t.interval_ns as f64)
+            format_ns(t.interval_ns as f64)
         )?;
     }
     let lost = if t.lost.total > 0 {
