@@ -11,7 +11,7 @@
 //! | [`target`] | directory, tmpfs, loop image, block device (one file each) |
 //! | [`fs`] | ext4, xfs, btrfs, f2fs, tmpfs (one file each): mkfs, mount options, availability |
 //! | [`tunable`] | kernel tunables by name (`vm.dirty_ratio`, `queue/scheduler`, paths) |
-//! | [`cache`] | drop caches and check that the run's own files left the page cache |
+//! | [`cache`], [`residency`] | drop caches and check that the run's own files left the page cache (`cachestat(2)`, `mincore(2)`) |
 //! | [`cgroup`] | a v1 memory cgroup capping the engine's page cache |
 //! | [`safety`] | refusing mounted, root, busy, foreign or signed devices |
 //! | [`journal`], [`recover()`] | every change written down before it is made; undoing them |
@@ -37,6 +37,7 @@ mod loopdev;
 pub mod mount;
 pub mod plan;
 mod recover;
+pub mod residency;
 pub mod safety;
 pub mod session;
 pub mod size;
@@ -55,6 +56,7 @@ pub use iolab_sys::DevT;
 pub use journal::{Entry, Journal, Record, DEFAULT_JOURNAL};
 pub use plan::{FsPlan, SutPlan, TunableSetting};
 pub use recover::{recover, recover_path, RecoverReport, UndoAction, UndoReport};
+pub use residency::Residency;
 pub use session::{Prepared, Sut, SutHandle, SutOptions};
 pub use spec::{FsSpec, SutSpec, TargetSpec};
 pub use target::Target;
