@@ -212,6 +212,40 @@ fn cachestat(f: &File) -> io::Result<u64> {
     Ok(cs.nr_cache)
 }
 
+/// A read-only shared mapping of part of a file, unmapped on drop. Mapping faults nothing in.
+struct ReadMapping {
+    addr: *mut libc::c_void,
+    len: usize,
+}
+
+impl ReadMapping {
+    fn new(f: &File, off: u64, len: usize) -> io::Result<Self> {
+        let off = libc::off_t::try_from(off).map_err(io::Error::other)?;
+        // SAFETY: a fresh read-only shared mapping of an open file; no other code sees it.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                off,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(ReadMapping { addr, len })
+    }
+}
+
+impl Drop for ReadMapping {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping made in `new`.
+        unsafe { libc::munmap(self.addr, self.len) };
+    }
+}
+
 /// Resident pages by `mincore(2)` on a read-only shared mapping, a window at a time (the
 /// vector is one byte per page).
 fn mincore_pages(f: &File, size: u64, page: u64) -> io::Result<u64> {
@@ -220,34 +254,16 @@ fn mincore_pages(f: &File, size: u64, page: u64) -> io::Result<u64> {
     let mut off = 0;
     let mut vec = Vec::new();
     while off < size {
-        let len = (size - off).min(WINDOW);
-        let len_usize = usize::try_from(len).map_err(|_| io::Error::other("window too big"))?;
-        // SAFETY: a fresh read-only shared mapping of an open file; no other code sees it.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len_usize,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                f.as_raw_fd(),
-                off as libc::off_t,
-            )
-        };
-        if addr == libc::MAP_FAILED {
+        let len = usize::try_from((size - off).min(WINDOW)).map_err(io::Error::other)?;
+        let m = ReadMapping::new(f, off, len)?;
+        vec.clear();
+        vec.resize(len.div_ceil(page as usize), 0u8);
+        // SAFETY: `m` maps `len` bytes; `vec` has one byte per page of it.
+        if unsafe { libc::mincore(m.addr, len, vec.as_mut_ptr()) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        vec.clear();
-        vec.resize(len_usize.div_ceil(page as usize), 0u8);
-        // SAFETY: `addr` maps `len_usize` bytes; `vec` has one byte per page of it.
-        let r = unsafe { libc::mincore(addr, len_usize, vec.as_mut_ptr()) };
-        let err = io::Error::last_os_error();
-        // SAFETY: unmapping exactly the mapping made above.
-        unsafe { libc::munmap(addr, len_usize) };
-        if r != 0 {
-            return Err(err);
-        }
         resident += vec.iter().filter(|b| **b & 1 != 0).count() as u64;
-        off += len;
+        off += len as u64;
     }
     Ok(resident)
 }
@@ -266,24 +282,13 @@ mod tests {
 
     /// Maps `f` and reads every page, so that its pages are in the page cache and, being
     /// mapped, stay there even if something drops caches meanwhile.
-    fn pin(f: &File, len: usize, page: usize) -> *mut libc::c_void {
-        // SAFETY: a fresh read-only mapping of an open file of `len` bytes.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                f.as_raw_fd(),
-                0,
-            )
-        };
-        assert_ne!(addr, libc::MAP_FAILED);
+    fn pin(f: &File, len: usize, page: usize) -> ReadMapping {
+        let m = ReadMapping::new(f, 0, len).unwrap();
         for off in (0..len).step_by(page) {
             // SAFETY: `off` is inside the mapping.
-            unsafe { std::ptr::read_volatile((addr as *const u8).add(off)) };
+            unsafe { std::ptr::read_volatile((m.addr as *const u8).add(off)) };
         }
-        addr
+        m
     }
 
     #[test]
@@ -297,14 +302,13 @@ mod tests {
         std::fs::write(d.join("a/empty"), b"").unwrap();
         std::os::unix::fs::symlink(&data, d.join("link")).unwrap();
         let f = File::open(&data).unwrap();
-        let addr = pin(&f, (8 * page) as usize, page as usize);
+        let pinned = pin(&f, (8 * page) as usize, page as usize);
         let files = RunFiles::open(&[d.clone(), d.join("nonexistent")]);
         let r = files.residency();
         let (g, size) = &files.open[0];
         let by_mincore = mincore_pages(g, *size, page).unwrap();
         let by_cachestat = cached_pages(g, *size, page).unwrap();
-        // SAFETY: the mapping made by `pin`.
-        unsafe { libc::munmap(addr, (8 * page) as usize) };
+        drop(pinned);
         std::fs::remove_dir_all(&d).unwrap();
         assert_eq!(r.files, 1, "the empty file and the link are not counted");
         assert_eq!(r.bytes, 8 * page);

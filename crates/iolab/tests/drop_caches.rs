@@ -22,11 +22,11 @@ use common::{stderr, Scratch, Tmpfs};
 use serde_json::Value;
 
 /// Another process's I/O while iolab drops caches, as on the reporter's machine:
-/// - a tmpfs it fills (shmem is part of `Cached`, and no drop frees it): 256 MiB each time
+/// - a tmpfs it fills (shmem is part of `Cached`, and no drop frees it): 384 MiB each time
 ///   it sees iolab in `sync(2)`, so that the growth falls into the drop's window;
 /// - a mapping whose pages it keeps dirtying, so that iolab's `sync` has ~128 MiB to write
 ///   and the window lasts a while;
-/// - the rest of the page cache kept small and clean (`sync` and drop every 50 ms): on the
+/// - the rest of the page cache kept small and clean (`sync` and drop every 20 ms): on the
 ///   reporter's machine the little cache outside the tmpfs was mapped, and a drop freed next
 ///   to nothing.
 struct Neighbour {
@@ -92,13 +92,20 @@ impl Neighbour {
             unsafe { libc::munmap(addr, len) };
         }));
 
+        // Two loops, so that a long sync does not hold up the drops.
         let s = Arc::clone(&stop);
         threads.push(std::thread::spawn(move || {
             while !s.load(Ordering::Relaxed) {
                 // SAFETY: sync(2) has no failure mode.
                 unsafe { libc::sync() };
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }));
+        let s = Arc::clone(&stop);
+        threads.push(std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
                 let _ = std::fs::write("/proc/sys/vm/drop_caches", "1");
-                std::thread::sleep(Duration::from_millis(50));
+                std::thread::sleep(Duration::from_millis(20));
             }
         }));
 
@@ -126,7 +133,7 @@ impl Neighbour {
                     // ENOSPC once the tmpfs is full: then the growth has stopped, and the
                     // test says so.
                     if let Ok(f) = std::fs::File::create(dir.join(format!("burst{bursts}"))) {
-                        for i in 0..32u64 {
+                        for i in 0..48u64 {
                             if f.write_all_at(&chunk, i * (8 << 20)).is_err() {
                                 break;
                             }
