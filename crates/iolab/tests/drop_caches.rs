@@ -22,13 +22,13 @@ use common::{stderr, Scratch, Tmpfs};
 use serde_json::Value;
 
 /// Another process's I/O while iolab drops caches, as on the reporter's machine:
-/// - a tmpfs it fills (shmem is part of `Cached`, and no drop frees it): 384 MiB each time
+/// - a tmpfs it fills (shmem is part of `Cached`, and no drop frees it): 256 MiB each time
 ///   it sees iolab in `sync(2)`, so that the growth falls into the drop's window;
-/// - a mapping whose pages it keeps dirtying, so that iolab's `sync` has ~128 MiB to write
+/// - a mapping whose pages it keeps dirtying, so that iolab's `sync` has ~256 MiB to write
 ///   and the window lasts a while;
-/// - the rest of the page cache kept small and clean (`sync` and drop every 20 ms): on the
-///   reporter's machine the little cache outside the tmpfs was mapped, and a drop freed next
-///   to nothing.
+/// - the rest of the page cache kept small and clean (`sync` every 100 ms, drop every
+///   20 ms): on the reporter's machine the little cache outside the tmpfs was mapped, and a
+///   drop freed next to nothing.
 struct Neighbour {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
@@ -56,7 +56,7 @@ impl Neighbour {
         let mut threads = Vec::new();
 
         let mapped = scratch.join("neighbour-mapped");
-        let len = 128usize << 20;
+        let len = 256usize << 20;
         let f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -98,7 +98,7 @@ impl Neighbour {
             while !s.load(Ordering::Relaxed) {
                 // SAFETY: sync(2) has no failure mode.
                 unsafe { libc::sync() };
-                std::thread::sleep(Duration::from_millis(20));
+                std::thread::sleep(Duration::from_millis(100));
             }
         }));
         let s = Arc::clone(&stop);
@@ -114,33 +114,40 @@ impl Neighbour {
         Neighbour {
             stop,
             threads,
-            tmpfs: Tmpfs::new("size=1g"),
+            tmpfs: Tmpfs::new("size=2g"),
             mapped,
         }
     }
 
-    /// Fills the tmpfs whenever process `pid` enters `sync(2)`.
+    /// Fills the tmpfs whenever process `pid` enters `sync(2)` (once per sync: a thread in
+    /// `sync` is seen running now and then, so the trigger re-arms only after 100 ms out of
+    /// it).
     fn watch(&mut self, pid: u32) {
         let (s, dir) = (Arc::clone(&self.stop), self.tmpfs.path().to_owned());
         self.threads.push(std::thread::spawn(move || {
             let chunk = vec![1u8; 8 << 20];
             let mut bursts = 0;
-            let mut was_in_sync = false;
+            let mut armed = true;
+            let mut last_seen = Instant::now();
             while !s.load(Ordering::Relaxed) {
-                let now = in_sync(pid);
-                if now && !was_in_sync {
-                    bursts += 1;
-                    // ENOSPC once the tmpfs is full: then the growth has stopped, and the
-                    // test says so.
-                    if let Ok(f) = std::fs::File::create(dir.join(format!("burst{bursts}"))) {
-                        for i in 0..48u64 {
-                            if f.write_all_at(&chunk, i * (8 << 20)).is_err() {
-                                break;
+                if in_sync(pid) {
+                    last_seen = Instant::now();
+                    if armed {
+                        armed = false;
+                        bursts += 1;
+                        // 256 MiB; ENOSPC (8 bursts) ends it, and the test then says no
+                        // refill was seen.
+                        if let Ok(f) = std::fs::File::create(dir.join(format!("burst{bursts}"))) {
+                            for i in 0..32u64 {
+                                if f.write_all_at(&chunk, i * (8 << 20)).is_err() {
+                                    break;
+                                }
                             }
                         }
                     }
+                } else if last_seen.elapsed() > Duration::from_millis(100) {
+                    armed = true;
                 }
-                was_in_sync = now;
                 std::thread::sleep(Duration::from_millis(1));
             }
         }));
