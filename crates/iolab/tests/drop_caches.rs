@@ -202,8 +202,8 @@ target = {{ kind = "directory", path = "{}" }}
 [workload]
 micro = {{ access = "read", bs = "64k", size = "16m" }}
 [repetitions]
-min = 2
-max = 2
+min = 3
+max = 3
 [procedure]
 warmup = 0
 drop_caches = true
@@ -218,15 +218,22 @@ drop_caches = true
     assert!(o.status.success(), "{}", stderr(&o));
     let e: Value = s.latest();
     let runs = e["configs"][0]["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2, "{e}");
+    assert_eq!(runs.len(), 3, "{e}");
+    // Every run passes: that is the defect. The neighbour's growth falls into a drop's window
+    // when its watcher sees iolab in `sync` in time; on a heavily loaded machine it can miss
+    // one, so the finding is checked where it appears, and must appear at least once.
+    let mut refills = 0;
     for run in runs {
         assert_eq!(run["status"], "ok", "{run}");
-        let refill = run["findings"]
+        let Some(refill) = run["findings"]
             .as_array()
             .unwrap()
             .iter()
             .find(|f| f["check"] == "cache-refilled")
-            .unwrap_or_else(|| panic!("no cache-refilled finding: {run}"));
+        else {
+            continue;
+        };
+        refills += 1;
         let ev = &refill["evidence"];
         eprintln!("cache-refilled evidence: {ev}");
         assert_eq!(ev["run_files"], 1, "{ev}");
@@ -241,4 +248,5 @@ drop_caches = true
             "the tmpfs grew: {ev}"
         );
     }
+    assert!(refills > 0, "no run has a cache-refilled finding: {e}");
 }
