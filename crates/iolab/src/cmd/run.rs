@@ -205,8 +205,8 @@ fn check_sets(parsed: &Parsed, sets: &[(String, String)]) -> Result<(), CliError
         if known.contains(name) {
             continue;
         }
-        let hint = match iolab_wml::suggest::closest(name, known.iter().map(String::as_str)) {
-            Some(c) => format!("did you mean `--set {c}={value}`?"),
+        let hint = match iolab_workload::suggest::closest(name, known.iter().map(String::as_str)) {
+            Some(c) => iolab_workload::suggest::suggestion(&format!("--set {c}={value}")),
             None if known.is_empty() => format!("{} has no variables", parsed.file),
             None => {
                 let all: Vec<String> = known.iter().map(|k| format!("${k}")).collect();
