@@ -672,7 +672,7 @@ mod tests {
             );
             assert_eq!(
                 e.to_string(),
-                "cannot allocate a 4194304 TiB buffer for flowop `big`: out of memory"
+                "cannot allocate a 4 EiB buffer for flowop `big`: out of memory"
             );
             assert!(e.is_bad_input());
             assert!(e.hint().unwrap().contains("iosize"));

@@ -138,6 +138,11 @@ impl Workload for MicroWorkload {
         let plan = spec
             .validate()
             .map_err(|e| RunFailure::bad_input(e.to_string()))?;
+        run.obs.run_files(
+            (0..plan.threads)
+                .map(|t| iolab_engine::micro::data_file(&plan.dir, t))
+                .collect(),
+        );
         let r = run_micro_cancellable(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
         add_record(run.record, &r);
         Ok(Ran::new(r))

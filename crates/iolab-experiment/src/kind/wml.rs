@@ -20,13 +20,13 @@ use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_wml::{LowerOptions, Parsed, ValidateOptions, WmlError, WmlErrors};
 use iolab_workload::model::{FlowopKind, FlowopSpec, MasterAction, Workload as Lowered};
+use iolab_workload::suggest;
 use serde_json::{json, Map, Value};
 
 use super::{Kind, LoadContext, Workload};
 use crate::plan::error::ExperimentError;
 use crate::plan::read::{join, Ctx};
 use crate::plan::single::{single, SingleRun};
-use crate::plan::suggest;
 use crate::plan::tree::{Entry, Table, Value as Toml};
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
@@ -388,6 +388,14 @@ impl Workload for WmlWorkload {
             cancel: Some(Arc::clone(run.cancel)),
             run_system: self.settings.run_system,
         };
+        run.obs.run_files(
+            front
+                .workload
+                .filesets
+                .iter()
+                .map(|f| f.path.join(&f.name))
+                .collect(),
+        );
         let r = run_workload(&front.workload, &opts, run.obs)
             .map_err(|e| self.failure(&e, &front.workload))?;
         add_record(run.record, &r);
@@ -490,7 +498,7 @@ impl WmlKind {
                     cx.error_hint(
                         &entry.node.span,
                         format!("`{path}`: no built-in workload is called {name:?}"),
-                        suggest::hint(name, names),
+                        suggest::did_you_mean_or_list(name, names),
                     );
                     return None;
                 }
@@ -558,8 +566,8 @@ impl WmlKind {
                     .map_or(&entry.key_span, |s| &s.key_span);
                 let known = parsed.variables();
                 let hint = match close {
-                    Some(c) => format!("did you mean `{c}`?"),
-                    None => suggest::hint(var, known.iter().map(String::as_str)),
+                    Some(c) => suggest::suggestion(&c),
+                    None => suggest::did_you_mean_or_list(var, known.iter().map(String::as_str)),
                 };
                 cx.error_hint(
                     at,
@@ -677,7 +685,7 @@ pub fn from_command_line(c: CommandLine) -> Result<ExperimentPlan, UsageError> {
             .map_or("", |(_, v)| v.as_str());
         let known = parsed.variables();
         let hint = match close {
-            Some(c) => format!("did you mean `--set {c}={value}`?"),
+            Some(c) => suggest::suggestion(&format!("--set {c}={value}")),
             None if known.is_empty() => format!("{} has no variables", parsed.file),
             None => {
                 let all: Vec<String> = known.iter().map(|k| format!("${k}")).collect();

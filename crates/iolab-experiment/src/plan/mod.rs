@@ -11,7 +11,6 @@ pub(crate) mod load;
 pub(crate) mod read;
 pub mod single;
 pub(crate) mod subst;
-pub(crate) mod suggest;
 pub(crate) mod sut;
 pub(crate) mod tree;
 

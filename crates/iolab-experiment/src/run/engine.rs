@@ -4,7 +4,7 @@
 //! caches and starting the monitors where the timed region starts).
 
 use std::any::Any;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,9 +19,11 @@ use super::{Phase, RunnerObserver};
 
 /// Both of the engine's observer traits (micro tests report through one, workloads through
 /// the other); a kind passes this to whichever engine call it makes.
-pub trait EngineObserver: iolab_engine::Observer + WorkloadObserver {}
-
-impl<T: iolab_engine::Observer + WorkloadObserver> EngineObserver for T {}
+pub trait EngineObserver: iolab_engine::Observer + WorkloadObserver {
+    /// The files (or directory trees) the run works on, told before the engine starts:
+    /// dropping caches checks that these left the page cache.
+    fn run_files(&mut self, files: Vec<PathBuf>);
+}
 
 /// What a kind gets to run its workload once.
 pub struct KindRun<'a> {
@@ -171,14 +173,25 @@ pub(crate) struct EngineObs<'a> {
     pub watch: Watch,
     /// `system` commands the engine skipped, for the checks.
     pub skipped_system: Vec<String>,
+    /// The run's files, whose leaving the page cache the drop checks.
+    pub run_files: Vec<PathBuf>,
+}
+
+impl EngineObserver for EngineObs<'_> {
+    fn run_files(&mut self, files: Vec<PathBuf>) {
+        self.run_files = files;
+    }
 }
 
 impl EngineObs<'_> {
     fn before_timed_region(&mut self) {
         if self.drop_caches {
             self.outer.phase(Phase::DroppingCaches);
-            match iolab_sut::drop_caches() {
-                Ok(r) => self.drop_freed_kib = Some(r.freed_kib()),
+            match iolab_sut::drop_caches(&self.run_files) {
+                Ok(r) => {
+                    self.drop_freed_kib = Some(r.freed_kib());
+                    self.watch.caches_dropped(&r);
+                }
                 Err(e) => self.drop_error = Some(format!("dropping caches: {e}")),
             }
         }

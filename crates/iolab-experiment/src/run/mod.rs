@@ -844,6 +844,7 @@ impl Session<'_> {
             drop_freed_kib: None,
             planned: workload.planned_duration(),
             skipped_system: Vec::new(),
+            run_files: Vec::new(),
             watch: Watch::new(
                 self.opts.monitor.clone(),
                 monitor::run_devices(device_name.as_deref(), &p.mountpoint),

@@ -4,8 +4,9 @@
 use std::io::{self, Write};
 
 use super::{secs, RunReport};
-use crate::fmt::{ns, thousands};
+use crate::fmt::thousands;
 use crate::output::Formatter;
+use iolab_workload::format_ns;
 
 pub struct Human;
 
@@ -36,7 +37,13 @@ impl Formatter<RunReport> for Human {
         )?;
         for f in &r.flowops {
             let l = f.latency.summary();
-            let cell = |v: f64| if f.ops > 0 { ns(v) } else { "-".to_string() };
+            let cell = |v: f64| {
+                if f.ops > 0 {
+                    format_ns(v)
+                } else {
+                    "-".to_string()
+                }
+            };
             writeln!(
                 out,
                 "  {:<width$} {:>10} {:>10.1} {:>8.1} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -60,7 +67,7 @@ impl Formatter<RunReport> for Human {
             rd as f64 / t,
             wr as f64 / t,
             bytes as f64 / 1048576.0 / t,
-            ns(if ops > 0 { lat / ops as f64 } else { 0.0 })
+            format_ns(if ops > 0 { lat / ops as f64 } else { 0.0 })
         )?;
         writeln!(
             out,
