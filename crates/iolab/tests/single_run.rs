@@ -360,3 +360,77 @@ fn json_of_a_wml_run_carries_findings_and_the_system_summary() {
     assert!(v["system"].is_object(), "{v:#}");
     assert!(Path::new(&s.db()).exists(), "stored");
 }
+
+/// `workload.system = false` in an experiment and `--no-system` on the command line: the
+/// workload's `system` commands do not run, stderr says so, and each run stores a
+/// `system-skipped` finding naming them.
+#[test]
+fn skipped_system_commands_are_warned_about_and_stored() {
+    let s = Scratch::new();
+    let data = memory_dir();
+    let d = data.path().to_str().unwrap();
+    let marker = s.path().join("MARKER");
+    s.write(
+        "sys.f",
+        &format!(
+            "define file name=f,path=$dir,size=4k,prealloc\n\
+             define process name=p {{ thread name=t {{ flowop statfile name=s,filesetname=f }} }}\n\
+             system \"touch {}\"\n\
+             run 1\n",
+            marker.display()
+        ),
+    );
+    let skipped = |export: &Value| -> Vec<String> {
+        let f = export["configs"][0]["runs"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["check"] == "system-skipped")
+            .unwrap_or_else(|| panic!("no system-skipped finding: {export:#}"));
+        f["evidence"]["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect()
+    };
+    let want = vec![format!("touch {}", marker.display())];
+
+    let f = s.path().join("sys.f");
+    let o = s.run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--dir",
+        d,
+        "--time",
+        "200ms",
+        "--no-system",
+    ]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("not run (--no-system)"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(skipped(&s.latest()), want);
+
+    let t = s.write(
+        "sys.toml",
+        &format!(
+            "[sut]\ntarget = {{ kind = \"directory\", path = {d:?} }}\n[workload]\n\
+             wml = \"sys.f\"\ntime = \"200ms\"\nsystem = false\n[repetitions]\nmin = 2\nmax = 2\n\
+             [procedure]\ndrop_caches = false\n"
+        ),
+    );
+    let o = s.run(&["run", t.to_str().unwrap()]);
+    ok(&o);
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("not run (workload.system = false)").count(),
+        1,
+        "once per configuration: {err}"
+    );
+    let e = s.latest();
+    assert_eq!(skipped(&e), want);
+    assert!(!marker.exists(), "a skipped command ran");
+}
