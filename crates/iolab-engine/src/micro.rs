@@ -624,9 +624,16 @@ fn open_backend<B: Backend>(
         })?),
         None => None,
     };
-    let f = backend
-        .attach(file, plan.file_size, write)
-        .map_err(|e| io_err(if B::KIND.caps().mapped { "mmap" } else { "open" }, e))?;
+    let f = backend.attach(file, plan.file_size, write).map_err(|e| {
+        io_err(
+            if B::KIND.caps().mapped {
+                "mmap"
+            } else {
+                "open"
+            },
+            e,
+        )
+    })?;
     Ok((backend, f))
 }
 
@@ -664,7 +671,10 @@ fn thread_main<B: Backend>(
         };
         // A queued loop has one record buffer per slot, filled from a stream of its own.
         let (len, mut data_rng) = if queued {
-            (plan.bs * u64::from(plan.iodepth), Rng::stream(plan.seed, 2_000_000))
+            (
+                plan.bs * u64::from(plan.iodepth),
+                Rng::stream(plan.seed, 2_000_000),
+            )
         } else {
             (plan.bs, rng)
         };

@@ -214,10 +214,11 @@ impl fmt::Display for SyncMode {
 }
 
 /// The I/O backend that issues the records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
-    /// pread/pwrite.
+    /// pread/pwrite: the default.
+    #[default]
     Psync,
     /// read/write after lseek.
     Sync,
@@ -278,13 +279,13 @@ impl EngineKind {
         }
     }
 
-    /// The engine a sync mode runs on when none is given: the mapping one for the `mmap*`
-    /// modes, `psync` otherwise.
+    /// The engine a micro test's sync mode runs on when none is given: the mapping one for the
+    /// `mmap*` modes, the default otherwise.
     pub fn default_for(sync: SyncMode) -> EngineKind {
         if sync.is_mmap() {
             EngineKind::Mmap
         } else {
-            EngineKind::Psync
+            EngineKind::default()
         }
     }
 }

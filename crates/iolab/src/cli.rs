@@ -199,6 +199,14 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = PickArg::RoundRobin)]
     pub pick: PickArg,
 
+    /// I/O engine for the flowops: psync, sync, mmap, io_uring, null [default: psync]
+    #[arg(long, value_parser = parse_engine)]
+    pub engine: Option<EngineKind>,
+
+    /// Transfers in flight per thread, 1 to 4096 (io_uring only): whole-file chunks, aiowrites
+    #[arg(long, value_parser = parse_iodepth)]
+    pub iodepth: Option<u32>,
+
     /// Output format
     #[arg(long, value_enum, default_value_t = crate::output::run::RunFormat::Human)]
     pub format: crate::output::run::RunFormat,

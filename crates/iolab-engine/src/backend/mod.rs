@@ -120,8 +120,18 @@ pub trait Backend: Sized {
     /// # Safety
     /// `req.buf` must stay valid for `req.len` bytes, and not be used otherwise, until the
     /// slot's completion has been reported by [`Backend::reap`].
-    unsafe fn submit(&mut self, _f: &mut Self::File, _slot: usize, _req: Request) -> io::Result<()> {
+    unsafe fn submit(
+        &mut self,
+        _f: &mut Self::File,
+        _slot: usize,
+        _req: Request,
+    ) -> io::Result<()> {
         Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+
+    /// Hands what is queued to the kernel without waiting for or collecting anything.
+    fn start(&mut self) -> io::Result<()> {
+        Ok(())
     }
 
     /// Starts what is queued and waits until at least `min` requests completed, reporting each
@@ -269,8 +279,16 @@ mod tests {
             assert_eq!(B::file(&f).is_none(), caps.no_io, "{name}");
             let mut buf = vec![1u8; 4096];
             // A read across the end is short, one past it moves nothing.
-            assert_eq!(b.transfer(&mut f, Dir::Read, &mut buf, 8192).unwrap(), 1808, "{name}");
-            assert_eq!(b.transfer(&mut f, Dir::Read, &mut buf, 10_000).unwrap(), 0, "{name}");
+            assert_eq!(
+                b.transfer(&mut f, Dir::Read, &mut buf, 8192).unwrap(),
+                1808,
+                "{name}"
+            );
+            assert_eq!(
+                b.transfer(&mut f, Dir::Read, &mut buf, 10_000).unwrap(),
+                0,
+                "{name}"
+            );
             // Writes past the end grow the file; appends land at its end.
             b.io(&mut f, Dir::Write, &mut [2u8; 4096], 12_288).unwrap();
             assert_eq!(b.append(&mut f, &[3u8; 100]).unwrap(), 100, "{name}");
@@ -279,7 +297,11 @@ mod tests {
             if !caps.no_io {
                 assert_eq!(buf, vec![2u8; 4096], "{name}");
             }
-            assert_eq!(b.transfer(&mut f, Dir::Read, &mut buf, 16_384).unwrap(), 100, "{name}");
+            assert_eq!(
+                b.transfer(&mut f, Dir::Read, &mut buf, 16_384).unwrap(),
+                100,
+                "{name}"
+            );
             let e = b.io(&mut f, Dir::Read, &mut buf, 16_384).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{name}");
             if caps.queued {

@@ -86,7 +86,11 @@ impl Backend for NullBackend {
         Ok(())
     }
 
-    fn reap(&mut self, _min: usize, done: &mut dyn FnMut(usize, io::Result<usize>)) -> io::Result<()> {
+    fn reap(
+        &mut self,
+        _min: usize,
+        done: &mut dyn FnMut(usize, io::Result<usize>),
+    ) -> io::Result<()> {
         for (slot, n) in self.queued.drain(..) {
             done(slot, Ok(n));
         }

@@ -29,21 +29,10 @@ pub struct UringBackend {
     backlog: Vec<(usize, io::Result<usize>)>,
 }
 
-/// A file attached to the ring: the descriptor requests name, owned or borrowed.
+/// A file attached to the ring.
 pub struct UringFile {
     fd: RawFd,
-    _owned: Option<File>,
-}
-
-impl UringFile {
-    /// A handle on a descriptor someone else owns, to queue requests on it (WML's aio flowops
-    /// on engines that cannot queue).
-    ///
-    /// # Safety
-    /// `fd` must stay open until every request queued on it has been submitted.
-    pub(crate) unsafe fn borrowed(fd: RawFd) -> UringFile {
-        UringFile { fd, _owned: None }
-    }
+    file: File,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -64,7 +53,11 @@ impl SlotState {
         }
         let n = self.res as usize;
         if self.linked_sync && n != self.len as usize {
-            let dir = if self.dir_write { Dir::Write } else { Dir::Read };
+            let dir = if self.dir_write {
+                Dir::Write
+            } else {
+                Dir::Read
+            };
             return Err(short_transfer(dir, n, self.len as usize));
         }
         Ok(n)
@@ -113,6 +106,29 @@ fn sync_entry(fd: RawFd, how: RecordSync) -> io::Result<squeue::Entry> {
 }
 
 impl UringBackend {
+    /// A ring for `depth` queued requests with `entries` submission entries (a power of two).
+    pub(crate) fn with_entries(depth: usize, entries: u32) -> io::Result<UringBackend> {
+        Ok(UringBackend {
+            ring: IoUring::new(entries)?,
+            slots: vec![SlotState::default(); depth.max(1)],
+            unsubmitted: 0,
+            backlog: Vec::new(),
+        })
+    }
+
+    /// Starts what is queued when fewer than `n` entries are free, so that a transfer and
+    /// its linked sync go to the kernel together.
+    fn make_room(&mut self, n: usize) -> io::Result<()> {
+        let free = {
+            let sq = self.ring.submission();
+            sq.capacity() - sq.len()
+        };
+        if free < n {
+            self.enter(0)?;
+        }
+        Ok(())
+    }
+
     fn push(&mut self, entry: &squeue::Entry) -> io::Result<()> {
         // SAFETY: the caller vouches for the buffer the entry references (Backend::submit's
         // contract, or a synchronous request that is waited for before returning).
@@ -137,6 +153,7 @@ impl UringBackend {
 
     /// Runs one request to completion, keeping queued completions for the next reap.
     fn direct(&mut self, entry: squeue::Entry) -> io::Result<i32> {
+        self.make_room(1)?;
         self.push(&entry.user_data(DIRECT))?;
         loop {
             self.enter(1)?;
@@ -162,7 +179,12 @@ impl UringBackend {
     ///
     /// # Safety
     /// As for [`Backend::submit`]; and `fd` stays open until the request has been submitted.
-    pub(crate) unsafe fn submit_fd(&mut self, fd: RawFd, slot: usize, req: Request) -> io::Result<()> {
+    pub(crate) unsafe fn submit_fd(
+        &mut self,
+        fd: RawFd,
+        slot: usize,
+        req: Request,
+    ) -> io::Result<()> {
         let mut e = entry(fd, req.dir, req.buf, req.len, req.offset)?.user_data(slot as u64);
         let sync = req.sync.map(|how| sync_entry(fd, how)).transpose()?;
         if sync.is_some() {
@@ -178,6 +200,7 @@ impl UringBackend {
             linked_sync: sync.is_some(),
             res: 0,
         };
+        self.make_room(1 + usize::from(sync.is_some()))?;
         self.push(&e)?;
         if let Some(s) = sync {
             self.push(&s.user_data(slot as u64 | SYNC_BIT))?;
@@ -191,27 +214,21 @@ impl Backend for UringBackend {
     type File = UringFile;
 
     fn new(depth: usize) -> io::Result<UringBackend> {
-        let depth = depth.max(1);
-        // Two entries per queued request (a transfer and its linked sync), plus a synchronous one.
-        let entries = (depth * 2 + 1).next_power_of_two() as u32;
-        Ok(UringBackend {
-            ring: IoUring::new(entries)?,
-            slots: vec![SlotState::default(); depth],
-            unsubmitted: 0,
-            backlog: Vec::new(),
-        })
+        // Two entries per queued request: a transfer and its linked sync.
+        let entries = (depth.max(1) * 2).next_power_of_two();
+        UringBackend::with_entries(depth, entries as u32)
     }
 
     fn attach(&mut self, file: Option<File>, _len: u64, _writable: bool) -> io::Result<UringFile> {
         let file = need_file(file)?;
         Ok(UringFile {
             fd: file.as_raw_fd(),
-            _owned: Some(file),
+            file,
         })
     }
 
     fn file(f: &UringFile) -> Option<&File> {
-        f._owned.as_ref()
+        Some(&f.file)
     }
 
     fn transfer(
@@ -251,7 +268,18 @@ impl Backend for UringBackend {
         unsafe { self.submit_fd(f.fd, slot, req) }
     }
 
-    fn reap(&mut self, min: usize, done: &mut dyn FnMut(usize, io::Result<usize>)) -> io::Result<()> {
+    fn start(&mut self) -> io::Result<()> {
+        if self.unsubmitted > 0 {
+            self.enter(0)?;
+        }
+        Ok(())
+    }
+
+    fn reap(
+        &mut self,
+        min: usize,
+        done: &mut dyn FnMut(usize, io::Result<usize>),
+    ) -> io::Result<()> {
         let mut completed = 0;
         for (slot, r) in self.backlog.drain(..) {
             done(slot, r);
