@@ -633,6 +633,35 @@ mod tests {
     }
 
     #[test]
+    fn capabilities_decide_what_goes_with_an_engine() {
+        for engine in EngineKind::ALL {
+            let caps = engine.caps();
+            let mut s = spec();
+            s.engine = Some(engine);
+            s.sync = SyncMode::MmapSync;
+            assert_eq!(s.validate().is_ok(), caps.mapped || caps.no_io, "{engine}");
+            s.sync = SyncMode::Fdatasync;
+            assert_eq!(s.validate().is_ok(), !caps.mapped || caps.no_io, "{engine}");
+            s.iodepth = Some(2);
+            assert_eq!(
+                s.validate().is_ok(),
+                caps.queued && (!caps.mapped || caps.no_io),
+                "{engine}"
+            );
+            assert_eq!(check_iodepth(2, engine).is_ok(), caps.queued, "{engine}");
+            assert!(check_iodepth(1, engine).is_ok(), "{engine}");
+            assert_eq!(
+                check_iodepth(MAX_IODEPTH + 1, engine),
+                Err(MicroSpecError::BadDepth(MAX_IODEPTH + 1))
+            );
+        }
+        // A mapping moves one record at a time; nothing does I/O and maps at once.
+        assert!(EngineKind::ALL
+            .iter()
+            .all(|e| !(e.caps().mapped && (e.caps().queued || e.caps().no_io))));
+    }
+
+    #[test]
     fn suggested_sizes_never_overflow() {
         let mut s = spec();
         s.size = u64::MAX;

@@ -352,6 +352,17 @@ fn engine_options_that_do_not_go_together_are_refused_before_anything_runs() {
         "flowop `r` asks for directio, which the mmap engine cannot do",
         "set directio off",
     );
+    // An experiment takes its engine from its file, not from the command line.
+    let o = common::iolab()
+        .args(["run", "x.toml", "--engine", "null"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--engine/--iodepth (set workload.engine"),
+        "{}",
+        stderr(&o)
+    );
     // What the engine can do runs.
     let ok = workload(
         dir.path(),

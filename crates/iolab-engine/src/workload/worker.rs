@@ -258,15 +258,7 @@ pub(crate) fn run_thread<'r>(
 
 impl<'r, B: Backend> Worker<'r, B> {
     fn new(st: Start<'r>) -> Result<Worker<'r, B>, EngineError> {
-        let Start {
-            run,
-            spec,
-            stats,
-            is_io,
-            seed,
-            start,
-            progress,
-        } = st;
+        let (run, spec) = (st.run, st.spec);
         let buf = AlignedBuf::zeroed(1 << 16)
             .map_err(|e| EngineError::alloc(format!("thread `{}`", spec.name), e))?;
         let caps = B::KIND.caps();
@@ -278,7 +270,7 @@ impl<'r, B: Backend> Worker<'r, B> {
         Ok(Worker {
             run,
             spec,
-            rng: Rng::new(seed),
+            rng: Rng::new(st.seed),
             backend,
             no_io: caps.no_io,
             depth,
@@ -289,13 +281,13 @@ impl<'r, B: Backend> Worker<'r, B> {
             mem: Vec::new(),
             path: PathBuf::new(),
             rotors: vec![0; run.filesets.len()],
-            stats,
-            is_io,
-            intervals: IntervalRecorder::new(start, super::INTERVAL, 64),
+            stats: st.stats,
+            is_io: st.is_io,
+            intervals: IntervalRecorder::new(st.start, super::INTERVAL, 64),
             data_ops: 0,
             data_bytes: 0,
             aio: Aio::new(aio_depth),
-            progress,
+            progress: st.progress,
         })
     }
 
