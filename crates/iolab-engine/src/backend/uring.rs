@@ -18,6 +18,9 @@ use super::{need_file, Request};
 const SYNC_BIT: u64 = 1 << 63;
 /// The user_data of the one synchronous request.
 const DIRECT: u64 = u64::MAX;
+/// The most one read or write moves on Linux (MAX_RW_COUNT); a synchronous request asks for
+/// at most this much and, like pread/pwrite, reports a short transfer beyond.
+const MAX_RW_COUNT: usize = 0x7fff_f000;
 
 pub struct UringBackend {
     ring: IoUring,
@@ -238,14 +241,16 @@ impl Backend for UringBackend {
         buf: &mut [u8],
         offset: u64,
     ) -> io::Result<usize> {
-        let e = entry(f.fd, dir, buf.as_mut_ptr(), buf.len(), offset)?;
+        let len = buf.len().min(MAX_RW_COUNT);
+        let e = entry(f.fd, dir, buf.as_mut_ptr(), len, offset)?;
         Ok(self.direct(e)? as usize)
     }
 
     fn append(&mut self, f: &mut UringFile, buf: &[u8]) -> io::Result<usize> {
         let end = seek_end(f.fd)?;
         // A write only reads from the buffer.
-        let e = entry(f.fd, Dir::Write, buf.as_ptr().cast_mut(), buf.len(), end)?;
+        let len = buf.len().min(MAX_RW_COUNT);
+        let e = entry(f.fd, Dir::Write, buf.as_ptr().cast_mut(), len, end)?;
         Ok(self.direct(e)? as usize)
     }
 
