@@ -61,6 +61,9 @@ pub struct CheckArgs {
     /// The experiment file (.toml)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Watching the machine during the timed region.
@@ -206,6 +209,11 @@ pub struct RunArgs {
     /// Transfers in flight per thread, 1 to 4096 (io_uring only): whole-file chunks, aiowrites
     #[arg(long, value_parser = parse_iodepth)]
     pub iodepth: Option<u32>,
+
+    /// Do not run the workload's `system` commands (for files you do not trust); each one
+    /// is reported instead
+    #[arg(long)]
+    pub no_system: bool,
 
     /// Output format
     #[arg(long, value_enum, default_value_t = crate::output::run::RunFormat::Human)]

@@ -185,7 +185,7 @@ fn report_of_a_real_experiment_in_every_format() {
         .unwrap());
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
-    assert_eq!(v["format"], "iolab.report/1");
+    assert_eq!(v["schema"], "iolab.report/1");
     assert_eq!(v["configs"].as_array().unwrap().len(), expect.labels.len());
 
     // An unknown extension without --format is a usage error (exit 2), and writes nothing.

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
-use iolab_sut::procfs::mountinfo;
 use iolab_sut::{Sut, SutOptions, SutSpec};
+use iolab_sys::mountinfo;
 
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no failure mode.
@@ -70,7 +70,7 @@ impl Scratch {
     }
 
     /// Mounts below the scratch directory.
-    pub fn mounts(&self) -> Vec<mountinfo::MountEntry> {
+    pub fn mounts(&self) -> Vec<mountinfo::Mount> {
         mountinfo::read()
             .unwrap()
             .into_iter()
@@ -80,7 +80,9 @@ impl Scratch {
 
     /// Loop devices whose backing file is below the scratch directory.
     pub fn loops(&self) -> Vec<(String, PathBuf)> {
-        iolab_sut::blockdev::attached_loops()
+        iolab_sys::SysBlock::system()
+            .attached_loops()
+            .unwrap()
             .into_iter()
             .filter(|(_, p, _)| p.starts_with(&self.dir))
             .map(|(n, p, _)| (n, p))
