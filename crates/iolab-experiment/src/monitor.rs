@@ -388,7 +388,7 @@ pub fn micro_intent(plan: &iolab_workload::micro::MicroPlan, base: Intent) -> In
         writes_in_flight_per_file: Some(plan.iodepth),
         dataset_bytes: Some(plan.file_size * u64::from(plan.threads)),
         threads: Some(plan.threads),
-        no_io: plan.engine == iolab_workload::micro::EngineKind::Null,
+        no_io: plan.engine.caps().no_io,
         ..base
     }
 }

@@ -843,6 +843,8 @@ impl Session<'_> {
                     pick_random: w.pick_random,
                     populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
                     cancel: Some(Arc::clone(cancel)),
+                    engine: None,
+                    iodepth: None,
                     run_system: true,
                 };
                 obs.planned = w.duration.or(workload.run.duration);
