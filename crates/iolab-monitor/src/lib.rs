@@ -3,7 +3,7 @@
 //! One small pure parser per /proc or /sys file (`parse(&str)`), tested on captured text, plus
 //! a thin `read()` that reads the real file; derived metrics (CPU percentages, `iostat -x`
 //! columns) next to the parser whose counters they use. Definitions follow
-//! `spec/measurement.md`: disk metrics equal sysstat's `iostat -x`.
+//! docs/metrics.md: disk metrics equal sysstat's `iostat -x`.
 //!
 //! | module | source |
 //! |---|---|
