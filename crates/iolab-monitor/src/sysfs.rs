@@ -347,9 +347,10 @@ mod tests {
     }
 
     /// Attach a real loop device to a file and find the disk holding the file.
-    /// Needs root and losetup; skips (saying why) otherwise.
     #[test]
+    #[ignore = "needs root: attaches a loop device"]
     fn real_loop_device_parent() {
+        iolab_testkit::require_root();
         let t = TempDir::new("loop");
         let img = t.0.join("loop.img");
         std::fs::write(&img, vec![0u8; 1 << 20]).unwrap();
@@ -359,12 +360,7 @@ mod tests {
             .output();
         let dev = match out {
             Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap().trim().to_owned(),
-            other => {
-                eprintln!(
-                    "skipped: cannot attach a loop device (needs root and losetup): {other:?}"
-                );
-                return;
-            }
+            other => panic!("cannot attach a loop device: {other:?}"),
         };
         let name = dev.trim_start_matches("/dev/").to_owned();
         let sys = SysBlock::system();

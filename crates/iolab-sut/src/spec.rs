@@ -686,8 +686,7 @@ mod tests {
     #[test]
     fn validate_here_looks_up_the_tunables_on_this_machine() {
         if !Path::new("/proc/sys/vm/dirty_ratio").is_file() {
-            eprintln!("SKIP validate_here_looks_up_the_tunables_on_this_machine: no /proc/sys");
-            return;
+            return iolab_testkit::not_run("no /proc/sys here");
         }
         let json = r#"{"target":{"kind":"tmpfs","size":"1G"},
             "tunables":{"vm.nonexistent":3,"vm.dirty_ratio":"abc","vm.dirty_ratoi":5}}"#;
@@ -740,8 +739,7 @@ mod tests {
                 .find(|p| DevInfo::of_path(p).is_ok())
         });
         let Some(dev) = dev else {
-            eprintln!("SKIP validate_here_looks_up_device_tunables_of_a_named_block_device: none");
-            return;
+            return iolab_testkit::not_run("no block device in /sys/block here");
         };
         let json = |tunable: &str| {
             format!(
@@ -767,8 +765,7 @@ mod tests {
     fn validate_here_finds_a_directory_without_a_block_device() {
         // /dev is a devtmpfs: no block device under it.
         if DevInfo::of_file(Path::new("/dev")).is_some() {
-            eprintln!("SKIP validate_here_finds_a_directory_without_a_block_device: /dev has one");
-            return;
+            return iolab_testkit::not_run("/dev is on a block device here");
         }
         let e = spec(
             r#"{"target":{"kind":"directory","path":"/dev"},"tunables":{"queue/scheduler":"none"}}"#,

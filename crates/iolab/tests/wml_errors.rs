@@ -339,10 +339,9 @@ fn a_set_reads_only_variables_set_above_it() {
 }
 
 #[test]
+#[ignore = "needs root: mounts a small tmpfs"]
 fn a_full_filesystem_hint_names_run_options() {
-    if !common::need_root("a_full_filesystem_hint_names_run_options") {
-        return;
-    }
+    common::require_root();
     let fs = common::Tmpfs::new("size=8m");
     let tmp = tempfile::tempdir().unwrap();
     let f = write(

@@ -668,6 +668,7 @@ mod tests {
 
     #[test]
     fn an_iosize_too_large_to_allocate_is_an_error_not_an_abort() {
+        let _hang = iolab_testkit::timeout(120);
         let dir = tempfile::tempdir().unwrap();
         // 2^62 bytes: more than any address space, whatever the overcommit policy.
         for kind in [FlowopKind::Read, FlowopKind::Write, FlowopKind::AppendFile] {
@@ -688,6 +689,7 @@ mod tests {
 
     #[test]
     fn a_huge_run_time_is_no_panic() {
+        let _hang = iolab_testkit::timeout(120);
         // `--time 9999999999999s`-like: `start + duration` would overflow an Instant.
         let dir = tempfile::tempdir().unwrap();
         let mut ops = vec![

@@ -1,6 +1,6 @@
 //! One worker thread of a workload: its fd slots, buffers and statistics, and the flowops.
 //!
-//! Semantics follow filebench's flowop library (see ../shared/spec/wml.md): flowops that need
+//! Semantics follow filebench's flowop library (docs/wml.md, "Flowops"): flowops that need
 //! a file use their fd slot, opening a picked existing file on first use; `read`/`write` are
 //! random (iosize-aligned, inside the working set) or sequential at the slot's position;
 //! whole-file flowops count as one op with all their bytes. Differences are deliberate and
