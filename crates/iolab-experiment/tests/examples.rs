@@ -22,8 +22,17 @@ fn quickstart() {
 #[test]
 fn ext4_journal_modes_is_seed_report_000() {
     let p = load("ext4-journal-modes.toml");
-    assert_eq!(p.configs.len(), 6);
+    assert_eq!(p.configs.len(), 12);
     for c in &p.configs {
+        // The seed's setup, and the corrected one: the page cache capped below a third of
+        // the data set.
+        let cap = c.sut.cache_limit;
+        if c.label.ends_with("setup=seed") {
+            assert_eq!(cap, None, "{}", c.label);
+        } else {
+            assert!(c.label.ends_with("setup=corrected"), "{}", c.label);
+            assert_eq!(cap, Some(1 << 30), "{}", c.label);
+        }
         let data = c.sut.fs.as_ref().unwrap().mount.get("data").unwrap();
         assert!(c.label.contains(&format!("journal={data}")), "{}", c.label);
         let t: Vec<(String, String)> = c

@@ -9,7 +9,7 @@
 //! [sut]
 //! target = { kind = "loop_image", size = "1G" }     # image_dir, direct_io = true, preallocate
 //! fs = { kind = "ext4", mkfs_options = "-E lazy_itable_init=0", mount_options = "data=journal" }
-//! cache_limit = "256M"                              # v1 memory cgroup for the engine
+//! cache_limit = "256M"                              # v1 memory cgroup for the engine ("none": no cap)
 //! [sut.tunables]
 //! "vm.dirty_expire_centisecs" = 500
 //! "queue/scheduler" = "none"
@@ -52,10 +52,14 @@ pub struct SutSpec {
     /// Kernel tunables for the run, by name (restored afterwards).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tunables: BTreeMap<String, TunableValue>,
-    /// Page-cache cap for the engine (a v1 memory cgroup limit), e.g. `"256M"`.
+    /// Page-cache cap for the engine (a v1 memory cgroup limit), e.g. `"256M"`; `"none"` is
+    /// no cap, as when the key is left out (so that a factor can switch the cap off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_limit: Option<String>,
 }
+
+/// The `cache_limit` that sets no cap.
+pub const NO_CACHE_LIMIT: &str = "none";
 
 /// A target as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -222,7 +226,8 @@ impl SutSpec {
                 tunables.push(t);
             }
         }
-        let cache_limit = self.cache_limit.as_ref().and_then(|s| {
+        let cache_limit = self.cache_limit.as_ref().filter(|s| *s != NO_CACHE_LIMIT);
+        let cache_limit = cache_limit.and_then(|s| {
             let checked = parse_size(s).and_then(|b| {
                 if b < MIN_CACHE_LIMIT {
                     Err(format!(
@@ -561,6 +566,18 @@ mod tests {
         assert_eq!(p.tunables.len(), 2);
         assert_eq!(p.tunables[1].value, "500");
         assert_eq!(p.cache_limit, Some(64 << 20));
+    }
+
+    #[test]
+    fn cache_limit_none_is_no_cap() {
+        let p = spec(r#"{"target":{"kind":"tmpfs","size":"1G"},"cache_limit":"none"}"#)
+            .validate()
+            .unwrap();
+        assert_eq!(p.cache_limit, None);
+        assert!(
+            err(r#"{"target":{"kind":"tmpfs","size":"1G"},"cache_limit":"nope"}"#)
+                .contains("cache_limit")
+        );
     }
 
     #[test]

@@ -25,9 +25,10 @@ fn ok(o: &Output) {
 }
 
 /// Seed report 000's experiment, examples/ext4-journal-modes.toml, scaled to fit the test's
-/// time — 100 files instead of 2400 on a 512 MiB image, 2 s runs, 2 repetitions of each
-/// configuration, everything else as shipped (fresh ext4 per run in each journal mode, the
-/// tunables, dropped caches).
+/// time — 100 files instead of 2400 on a 512 MiB image, one reader, the corrected setup's
+/// page-cache cap scaled with the files (40 MiB: the ~210 MB of files are more than three
+/// times that), 2 s runs, 2 repetitions of each configuration, everything else as shipped
+/// (fresh ext4 per run in each journal mode, the tunables, dropped caches).
 fn seed_000_experiment(dir: &Path) -> Expect {
     let shipped = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ext4-journal-modes.toml"),
@@ -42,6 +43,8 @@ fn seed_000_experiment(dir: &Path) -> Expect {
         ),
         (r#"time = "60s""#, r#"time = "2s""#),
         ("min = 3\nmax = 20", "min = 2\nmax = 2"),
+        ("readers = [1, 100]", "readers = [1]"),
+        (r#"cache_limit = "1G""#, r#"cache_limit = "40M""#),
     ] {
         assert!(scaled.contains(from), "the example no longer has {from}");
         scaled = scaled.replace(from, to);
@@ -51,9 +54,36 @@ fn seed_000_experiment(dir: &Path) -> Expect {
     ok(&iolab(dir).arg("run").arg(&file).output().unwrap());
     let mut labels = Vec::new();
     for j in ["journal", "ordered", "writeback"] {
-        for r in [1, 100] {
-            labels.push(format!("journal={j} readers={r}"));
+        for setup in ["seed", "corrected"] {
+            labels.push(format!("journal={j} readers=1 setup={setup}"));
         }
+    }
+    // The example shows the seed's blind spot and its fix: the data set fits in the page
+    // cache for the seed's setup only.
+    let o = iolab(dir)
+        .args(["export", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    ok(&o);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let configs = v["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), labels.len());
+    let has_cache_fit = |findings: &serde_json::Value| {
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["check"] == "cache-fit")
+    };
+    for c in configs {
+        let label = c["label"].as_str().unwrap();
+        let fired = has_cache_fit(&c["findings"])
+            || c["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| has_cache_fit(&r["findings"]));
+        assert_eq!(fired, label.ends_with("setup=seed"), "cache-fit in {label}");
     }
     Expect {
         name_html: "ext4 journal modes (seed report 000)".into(),
