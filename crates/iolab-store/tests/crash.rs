@@ -9,7 +9,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -82,19 +82,11 @@ fn killed_writers_leave_finished_runs_intact() {
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("iolab.db");
-    let exe = std::env::current_exe().unwrap();
     let mut reported: BTreeMap<RunId, u32> = BTreeMap::new();
     let mut kills_after_writes = 0;
 
     for round in 0..KILLS {
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash_child",
-                "--include-ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
+        let mut child = iolab_testkit::child_half("crash_child")
             .env(CHILD_ENV, &path)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -9,7 +9,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -91,14 +91,7 @@ fn kill_9_at_random_points_then_recover() {
     let started = Instant::now();
     for trial in 0..TRIALS {
         let delay = Duration::from_millis(rng.next() % 400);
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "crash_child",
-                "--include-ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
+        let mut child = iolab_testkit::child_half("crash_child")
             .env(CHILD_ENV, &s.dir)
             .env("IOLAB_SUT_CRASH_VALUE", value)
             .stdin(Stdio::null())

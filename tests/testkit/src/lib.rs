@@ -177,6 +177,22 @@ pub struct Timeout {
     _armed: mpsc::Sender<()>,
 }
 
+/// This test binary, running only the test `name`: the child half of a test that needs a
+/// process of its own (to kill it, or to run it as another user). The child half is marked
+/// `#[ignore = "child half of …"]` and does nothing unless the parent set the environment
+/// variable it looks for, so a plain or an `--include-ignored` run passes it as a no-op.
+pub fn child_half(name: &str) -> Command {
+    let mut c = Command::new(std::env::current_exe().expect("the test binary's path"));
+    c.args([
+        "--exact",
+        name,
+        "--include-ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    c
+}
+
 /// A command for `program` that fails instead of hanging: it runs under coreutils' `timeout`,
 /// which sends SIGTERM after `secs` seconds (iolab then restores the system and exits) and
 /// SIGKILL 30 s after that; the command then ends with status 124 (137 after SIGKILL).
@@ -214,8 +230,7 @@ mod tests {
 
     #[test]
     fn a_hung_test_aborts_with_its_name() {
-        let o = bounded(std::env::current_exe().unwrap(), 60)
-            .args(["--exact", "tests::hung_child", "--include-ignored"])
+        let o = child_half("tests::hung_child")
             .env("IOLAB_TESTKIT_HUNG_CHILD", "1")
             .output()
             .unwrap();
