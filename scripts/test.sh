@@ -11,8 +11,7 @@
 # (`CI` set) they fail instead, and CI must run as root.
 #
 # The filebench corpus (filebench's own workloads/*.f, which the repository does not hold)
-# is read from $IOLAB_FILEBENCH_CORPUS, by default ../shared/corpus/filebench beside the
-# repository.
+# is read from $IOLAB_FILEBENCH_CORPUS (see tests/testkit for its default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
