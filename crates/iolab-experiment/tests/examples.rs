@@ -17,6 +17,18 @@ fn quickstart() {
         p.repetitions.rule.max <= 6,
         "the quickstart must stay short"
     );
+    // Long enough for the checks to judge steadiness: short-run asks for 5 full intervals
+    // of 1 s (the quickstart used to run ~0.5 s and fire it on every run).
+    let min = std::time::Duration::from_secs(iolab_check::checks::short_run::MIN_INTERVALS);
+    for c in &p.configs {
+        match &c.workload {
+            iolab_experiment::WorkloadPlan::Micro(m) => {
+                assert!(m.time_limit >= Some(min), "{}: {:?}", c.label, m.time_limit);
+                assert!(m.loops > 1, "{}: time-limited, not one pass", c.label);
+            }
+            other => panic!("{}: {other:?}", c.label),
+        }
+    }
 }
 
 #[test]

@@ -19,6 +19,7 @@ const COLUMNS: &[(&str, &str, Format)] = &[
     ("ops_per_s", "ops/s", |v| format!("{v:.1}")),
     ("mib_per_s", "MiB/s", |v| format!("{v:.2}")),
     ("lat_mean_ns", "mean latency", |v| crate::fmt::ns(v)),
+    ("lat_p50_ns", "p50 latency", |v| crate::fmt::ns(v)),
     ("lat_p99_ns", "p99 latency", |v| crate::fmt::ns(v)),
 ];
 
