@@ -196,10 +196,12 @@ pub fn child_half(name: &str) -> Command {
 /// A command for `program` that fails instead of hanging: it runs under coreutils' `timeout`,
 /// which sends SIGTERM after `secs` seconds (iolab then restores the system and exits) and
 /// SIGKILL 30 s after that; the command then ends with status 124 (137 after SIGKILL).
-/// Signals sent to the command (SIGINT, SIGTERM) are passed on to `program`.
+/// A signal sent to the command (SIGINT, SIGTERM) reaches `program` exactly once:
+/// `--foreground` keeps `timeout` from sending it to its whole process group as well, which
+/// iolab would take as a second Ctrl-C (give up the clean-up).
 pub fn bounded(program: impl AsRef<OsStr>, secs: u64) -> Command {
     let mut c = Command::new("timeout");
-    c.args(["--kill-after=30", &format!("{secs}s")])
+    c.args(["--foreground", "--kill-after=30", &format!("{secs}s")])
         .arg(program);
     c
 }
@@ -255,14 +257,24 @@ mod tests {
         );
         let hung = bounded("sleep", 1).arg("600").status().unwrap();
         assert_eq!(hung.code(), Some(124));
+        // The signal reaches the command only, not its own children too: the shell catches
+        // it, and its `sleep` must run to the end (a signal sent to the whole group would
+        // end it, and the shell with its status, 130).
         let mut child = bounded("sh", 30)
-            .args(["-c", "trap 'exit 130' INT; while :; do sleep 0.01; done"])
+            .args(["-c", "trap : INT; echo ready; sleep 2; exit $?"])
+            .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        thread::sleep(Duration::from_millis(300));
+        let mut ready = [0u8; 6];
+        std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut ready).unwrap();
+        thread::sleep(Duration::from_millis(200));
         // SAFETY: a signal to our own child, which has not been reaped yet.
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-        assert_eq!(child.wait().unwrap().code(), Some(130));
+        assert_eq!(
+            child.wait().unwrap().code(),
+            Some(0),
+            "SIGINT sent to the group too"
+        );
     }
 
     #[test]

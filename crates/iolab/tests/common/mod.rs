@@ -13,12 +13,35 @@ pub use iolab_testkit::{is_root, require_root};
 pub const HUNG: u64 = 900;
 
 /// The `iolab` binary built for these tests, failing with status 124 after [`HUNG`] seconds
-/// instead of hanging the suite. Results go to a database in the temporary directory (not
+/// instead of hanging the suite. Results go to a database of this test process's own (not
 /// ./iolab.db in the source tree) unless a test passes its own `--db`.
 pub fn iolab() -> Command {
     let mut c = iolab_testkit::bounded(env!("CARGO_BIN_EXE_iolab"), HUNG);
-    c.env("IOLAB_DB", std::env::temp_dir().join("iolab-tests.db"));
+    c.env("IOLAB_DB", default_db());
     c
+}
+
+/// A database in a temporary directory of this process, removed when the process exits. Not
+/// one shared file in /tmp: test runs of other checkouts (another schema version, another
+/// user) must not meet in it.
+fn default_db() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove_dir() {
+        if let Some(dir) = DIR.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    DIR.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("iolab-tests-")
+            .tempdir()
+            .expect("a temporary directory")
+            .keep();
+        // SAFETY: registers a plain function with no arguments, called once at exit.
+        unsafe { libc::atexit(remove_dir) };
+        dir
+    })
+    .join("iolab.db")
 }
 
 pub fn run(args: &[&str]) -> Output {
