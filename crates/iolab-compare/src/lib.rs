@@ -19,10 +19,11 @@
 //! ```
 //! use iolab_compare::*;
 //! use std::collections::BTreeMap;
-//! use iolab_store::{ExperimentId, MetricValues};
+//! use iolab_store::{ConfigId, ExperimentId, MetricValues};
 //!
 //! let config = |label: &str, v: &[f64]| ConfigData {
 //!     experiment: ExperimentId(1),
+//!     config: ConfigId(0),
 //!     label: label.into(),
 //!     converged: Some(true),
 //!     metrics: BTreeMap::from([("ops_per_s".to_string(), MetricValues {
@@ -41,7 +42,7 @@ use std::io::{self, Write};
 
 use iolab_stats::compare::{self as stats_compare, holm_adjust, CompareOptions, Verdict};
 use iolab_stats::{Level, Sample, Summary};
-use iolab_store::{ExperimentId, MetricValues, Store, StoreError};
+use iolab_store::{ConfigId, ExperimentId, MetricValues, Store, StoreError};
 use serde::Serialize;
 
 /// The metrics compared when none are named, in this order, those present.
@@ -75,6 +76,8 @@ pub enum CompareError {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigData {
     pub experiment: ExperimentId,
+    /// Its id in the database (findings and runs hang off it).
+    pub config: ConfigId,
     /// As displayed: the stored label, or `#ID:label` when it occurs in several experiments.
     pub label: String,
     /// From the configuration's outcome; `None` while it has none.
@@ -118,6 +121,7 @@ pub fn load(store: &Store, experiments: &[ExperimentId]) -> Result<Loaded, Compa
         for c in store.configs(id)? {
             configs.push(ConfigData {
                 experiment: id,
+                config: c.id,
                 metrics: store.ok_metrics(c.id)?,
                 converged: c.outcome.as_ref().map(|o| o.converged),
                 label: c.label,

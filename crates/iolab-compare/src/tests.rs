@@ -5,6 +5,7 @@ use iolab_store::{NewConfig, NewExperiment, NewRun, RunRecord, RunStatus, Timest
 fn config(exp: i64, label: &str, metric: &str, v: &[f64]) -> ConfigData {
     ConfigData {
         experiment: ExperimentId(exp),
+        config: iolab_store::ConfigId(0),
         label: label.into(),
         converged: Some(true),
         metrics: BTreeMap::from([(

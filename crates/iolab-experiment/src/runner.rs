@@ -834,6 +834,7 @@ impl Session<'_> {
                     pick_random: w.pick_random,
                     populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
                     cancel: Some(Arc::clone(cancel)),
+                    run_system: true,
                 };
                 obs.planned = w.duration.or(workload.run.duration);
                 run_workload(&workload, &opts, &mut obs).map(|r| {

@@ -3,7 +3,9 @@
 use std::fmt::Write as _;
 
 use crate::escape::escape_md as md;
-use crate::model::{outcome_text, ReportData, HEADLINE_METRICS};
+use crate::model::{
+    check_scope, evidence_line, hit_scope, outcome_text, ReportData, HEADLINE_METRICS,
+};
 use crate::num;
 use crate::Result;
 
@@ -34,24 +36,20 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
     row("virtualization", &or(&host.virtualization));
 
     s.push_str("\n## Findings\n\n");
-    if data.configs.iter().all(|c| c.findings.is_empty()) {
+    if data.findings.is_empty() {
         s.push_str("No check reported anything.\n");
     } else {
-        s.push_str("| configuration | check | severity | runs | explanation | fix |\n|---|---|---|---:|---|---|\n");
-        for c in &data.configs {
-            for f in &c.findings {
-                let _ = writeln!(
-                    s,
-                    "| {} | `{}` | {} | {} | {} | {} |",
-                    md(&c.config.label),
-                    md(&f.check),
-                    f.severity.as_str(),
-                    crate::model::finding_scope(f, c.runs.total()),
-                    md(&f.explanation),
-                    md(&f.fix)
-                );
-            }
+        s.push_str("| check | severity | where |\n|---|---|---|\n");
+        for g in &data.findings {
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} |",
+                md(&g.check),
+                g.severity.as_str(),
+                check_scope(g, data.configs.len())
+            );
         }
+        s.push_str("\nEach check's evidence, explanation and fix follow the summary.\n");
     }
 
     s.push_str("\n## Summary\n\nMean ± half-width of the 95% Student-t confidence interval over the ok runs.\n\n| configuration | ok/failed/interrupted | n |");
@@ -78,6 +76,39 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
         }
         let (conv, note) = outcome_text(&c.config.outcome);
         let _ = writeln!(s, " {conv} | {} |", md(&note));
+    }
+
+    if !data.findings.is_empty() {
+        s.push_str("\n## What the checks found\n");
+        for g in &data.findings {
+            let _ = write!(
+                s,
+                "\n### `{}` ({})\n\nFired on {}.\n\n| configuration | fired on | evidence |\n|---|---:|---|\n",
+                md(&g.check),
+                g.severity.as_str(),
+                check_scope(g, data.configs.len())
+            );
+            for h in &g.hits {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} |",
+                    md(&h.label),
+                    hit_scope(h),
+                    md(&evidence_line(h))
+                );
+            }
+            let worded = g
+                .worded_for
+                .as_ref()
+                .map(|l| format!("For {}: ", md(l)))
+                .unwrap_or_default();
+            let _ = write!(
+                s,
+                "\n{worded}{}\n\n**Fix:** {}\n",
+                md(&g.explanation),
+                md(&g.fix)
+            );
+        }
     }
 
     s.push_str("\n## Flowops\n\n");

@@ -4,16 +4,14 @@ use std::collections::BTreeMap;
 
 use iolab_stats::{detect_outliers, Level, Sample, Summary};
 use iolab_store::{
-    Config, ConfigOutcome, Experiment, ExperimentId, FlowopStats, RunCounts, RunDetails, RunId,
-    RunStatus, Severity, Store,
+    Config, ConfigId, ConfigOutcome, Experiment, ExperimentId, FlowopStats, RunCounts, RunDetails,
+    RunId, RunStatus, Severity, Store, StoredFinding,
 };
+use iolab_workload::model::FlowopKind;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::Result;
-
-/// The JSON format's name and version.
-pub const FORMAT: &str = "iolab.report/1";
 
 /// The metrics summarised and charted for every configuration: (name, title).
 pub const HEADLINE_METRICS: [(&str, &str); 4] = [
@@ -46,28 +44,21 @@ const MONITOR_METRICS: [&str; 6] = [
     "dev.wkB_per_s",
 ];
 
-/// Flowop kinds that move data (filebench's IO Summary operations and the micro tests'
-/// records); their histograms make the latency CDF.
-const IO_KINDS: [&str; 10] = [
-    "read",
-    "write",
-    "append",
-    "appendfile",
-    "appendfilerand",
-    "readwholefile",
-    "writewholefile",
-    "aiowrite",
-    "aioread",
-    "randread",
-];
+/// Whether a stored flowop row moves data (filebench's IO Summary operations and the micro
+/// tests' `read`/`write` records): its histogram joins the latency CDF. Kinds are flowop
+/// names ([`FlowopKind::name`]).
+fn moves_data(kind: &str) -> bool {
+    FlowopKind::parse(kind).is_some_and(|k| k.is_io())
+}
 
 /// Everything a report shows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReportData {
-    /// Always [`FORMAT`].
-    pub format: &'static str,
     pub experiment: Experiment,
     pub host: HostSummary,
+    /// What the checks found, one entry per check (most severe first, then the most
+    /// widespread): a check that fired on every configuration is explained once.
+    pub findings: Vec<CheckFindings>,
     pub configs: Vec<ConfigReport>,
 }
 
@@ -127,7 +118,6 @@ pub struct ConfigReport {
     pub runs: RunCounts,
     /// The [`HEADLINE_METRICS`], in that order, over the ok runs.
     pub metrics: Vec<MetricSummary>,
-    pub findings: Vec<FindingGroup>,
     /// Per flowop name over the ok runs, in first-seen order (block trace rows included).
     pub flowops: Vec<FlowopRow>,
     /// Merged latency histogram `(upper_ns, count)` of the I/O flowops of the ok runs.
@@ -213,18 +203,158 @@ impl MetricSummary {
     }
 }
 
-/// Findings of one check about a configuration or its runs, counted.
+/// One check over the experiment: where it fired, the numbers per configuration, and its
+/// explanation and fix once.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FindingGroup {
+pub struct CheckFindings {
     pub check: String,
+    /// The most severe of its findings.
     pub severity: Severity,
-    /// Of the first such finding.
+    /// The explanation and fix of its first finding. Those of the others differ at most in
+    /// their numbers (the checks word them from the evidence, which [`CheckHit::evidence`]
+    /// has per configuration).
     pub explanation: String,
     pub fix: String,
-    /// Runs it was found in.
+    /// The configuration the explanation and fix were written for, when some other finding
+    /// of the check words them differently; `None` when they are all the same.
+    pub worded_for: Option<String>,
+    /// The configurations it fired on, in configuration order.
+    pub hits: Vec<CheckHit>,
+}
+
+/// One check's findings about one configuration and its runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckHit {
+    pub config: ConfigId,
+    pub label: String,
+    pub severity: Severity,
+    /// Runs it fired on, of `total_runs`.
     pub runs: usize,
-    /// Whether it was also found about the configuration as a whole.
+    pub total_runs: u64,
+    /// Whether it fired on the configuration as a whole (did-not-converge).
     pub about_config: bool,
+    /// Its evidence over these findings, field by field in the evidence's order (a JSON
+    /// object).
+    #[serde(serialize_with = "as_map")]
+    pub evidence: Vec<(String, Evidence)>,
+}
+
+fn as_map<S: serde::Serializer>(v: &[(String, Evidence)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(v.iter().map(|(k, e)| (k, e)))
+}
+
+/// One evidence field over a configuration's findings of a check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Evidence {
+    /// The same in every finding (or not a number: the first finding's).
+    Value(Value),
+    /// A number that differed between runs.
+    Range { min: f64, max: f64 },
+}
+
+impl CheckFindings {
+    /// Configuration-level plus run-level count, for ordering.
+    fn weight(&self) -> (Severity, usize, usize) {
+        let runs = self.hits.iter().map(|h| h.runs).sum();
+        (self.severity, self.hits.len(), runs)
+    }
+}
+
+/// Groups `findings` by check over `configs` (each with its total number of runs).
+pub(crate) fn group_findings(
+    findings: &[StoredFinding],
+    configs: &[(&Config, u64)],
+) -> Vec<CheckFindings> {
+    let mut groups: Vec<CheckFindings> = Vec::new();
+    // Configuration order, then the order the findings were stored in.
+    for &(config, total_runs) in configs {
+        for f in findings.iter().filter(|f| f.config == config.id) {
+            let finding = &f.finding;
+            let gi = match groups.iter().position(|g| g.check == finding.check) {
+                Some(i) => i,
+                None => {
+                    groups.push(CheckFindings {
+                        check: finding.check.clone(),
+                        severity: finding.severity,
+                        explanation: finding.explanation.clone(),
+                        fix: finding.fix.clone(),
+                        worded_for: None,
+                        hits: Vec::new(),
+                    });
+                    groups.len() - 1
+                }
+            };
+            let g = &mut groups[gi];
+            g.severity = g.severity.max(finding.severity);
+            if g.worded_for.is_none()
+                && (g.explanation != finding.explanation || g.fix != finding.fix)
+            {
+                g.worded_for = Some(
+                    g.hits
+                        .first()
+                        .map_or_else(|| config.label.clone(), |h| h.label.clone()),
+                );
+            }
+            if g.hits.last().is_none_or(|h| h.config != config.id) {
+                g.hits.push(CheckHit {
+                    config: config.id,
+                    label: config.label.clone(),
+                    severity: finding.severity,
+                    runs: 0,
+                    total_runs,
+                    about_config: false,
+                    evidence: Vec::new(),
+                });
+            }
+            let hit = g.hits.last_mut().expect("pushed above");
+            hit.severity = hit.severity.max(finding.severity);
+            match f.run {
+                Some(_) => hit.runs += 1,
+                None => hit.about_config = true,
+            }
+            merge_evidence(&mut hit.evidence, &finding.evidence);
+        }
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.weight()));
+    groups
+}
+
+/// Adds one finding's evidence: numbers widen a range, anything else keeps its first value.
+fn merge_evidence(into: &mut Vec<(String, Evidence)>, evidence: &Value) {
+    let fields: Vec<(&str, &Value)> = match evidence {
+        Value::Object(m) => m.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+        Value::Null => Vec::new(),
+        other => vec![("value", other)],
+    };
+    for (key, v) in fields {
+        if v.is_null() {
+            continue;
+        }
+        let Some(slot) = into.iter_mut().find(|(k, _)| k == key) else {
+            into.push((key.to_string(), Evidence::Value(v.clone())));
+            continue;
+        };
+        let (Some(x), Some((min, max))) = (v.as_f64(), slot.1.bounds()) else {
+            continue;
+        };
+        if x != min || x != max {
+            slot.1 = Evidence::Range {
+                min: min.min(x),
+                max: max.max(x),
+            };
+        }
+    }
+}
+
+impl Evidence {
+    /// `(min, max)` of a number or a range.
+    fn bounds(&self) -> Option<(f64, f64)> {
+        match self {
+            Evidence::Value(v) => v.as_f64().map(|x| (x, x)),
+            Evidence::Range { min, max } => Some((*min, *max)),
+        }
+    }
 }
 
 /// One flowop over a configuration's ok runs.
@@ -380,32 +510,6 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
             })
             .collect();
 
-        let mut groups: Vec<FindingGroup> = Vec::new();
-        for f in findings.iter().filter(|f| f.config == config.id) {
-            let g = match groups
-                .iter_mut()
-                .position(|g| g.check == f.finding.check && g.severity == f.finding.severity)
-            {
-                Some(i) => &mut groups[i],
-                None => {
-                    groups.push(FindingGroup {
-                        check: f.finding.check.clone(),
-                        severity: f.finding.severity,
-                        explanation: f.finding.explanation.clone(),
-                        fix: f.finding.fix.clone(),
-                        runs: 0,
-                        about_config: false,
-                    });
-                    groups.last_mut().expect("just pushed")
-                }
-            };
-            match f.run {
-                Some(_) => g.runs += 1,
-                None => g.about_config = true,
-            }
-        }
-        groups.sort_by_key(|g| std::cmp::Reverse(severity_rank(g.severity)));
-
         let ok_flowops: Vec<&Vec<FlowopStats>> = runs
             .iter()
             .filter(|r| r.status == RunStatus::Ok)
@@ -422,27 +526,22 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
             config,
             runs: counts,
             metrics,
-            findings: groups,
             flowops: rows,
             latency_histogram,
             size_histogram,
             timeline,
         });
     }
+    let totals: Vec<(&Config, u64)> = configs
+        .iter()
+        .map(|c| (&c.config, c.runs.total()))
+        .collect();
     Ok(ReportData {
-        format: FORMAT,
+        findings: group_findings(&findings, &totals),
         host: HostSummary::from_host(&details.experiment.host),
         experiment: details.experiment,
         configs,
     })
-}
-
-fn severity_rank(s: Severity) -> u8 {
-    match s {
-        Severity::Info => 0,
-        Severity::Warning => 1,
-        Severity::Error => 2,
-    }
 }
 
 type Histogram = Vec<(u64, u64)>;
@@ -502,7 +601,7 @@ pub(crate) fn aggregate_flowops(
             }
             let target = if f.kind == "trace" {
                 &mut sizes
-            } else if IO_KINDS.contains(&f.kind.as_str()) {
+            } else if moves_data(&f.kind) {
                 &mut lat
             } else {
                 &mut lat_any
@@ -534,12 +633,74 @@ pub(crate) fn aggregate_flowops(
 }
 
 /// "3 of 5 runs", "configuration", or both.
-pub(crate) fn finding_scope(f: &FindingGroup, total_runs: u64) -> String {
-    match (f.runs, f.about_config) {
+pub(crate) fn hit_scope(h: &CheckHit) -> String {
+    match (h.runs, h.about_config) {
         (0, true) => "configuration".to_string(),
-        (n, false) => format!("{n} of {total_runs} runs"),
-        (n, true) => format!("{n} of {total_runs} runs + configuration"),
+        (n, false) => format!("{n} of {} runs", h.total_runs),
+        (n, true) => format!("{n} of {} runs + configuration", h.total_runs),
     }
+}
+
+/// Where a check fired: "all 6 configurations, 12 of 12 runs".
+pub(crate) fn check_scope(g: &CheckFindings, configs: usize) -> String {
+    let hit = g.hits.len();
+    let which = if hit == 2 && configs == 2 {
+        "both configurations".to_string()
+    } else if hit == configs && configs > 1 {
+        format!("all {configs} configurations")
+    } else if configs == 1 {
+        "the configuration".to_string()
+    } else {
+        format!("{hit} of {configs} configurations")
+    };
+    let runs: usize = g.hits.iter().map(|h| h.runs).sum();
+    let total: u64 = g.hits.iter().map(|h| h.total_runs).sum();
+    if runs == 0 {
+        return which;
+    }
+    format!("{which}, {runs} of their {total} runs")
+}
+
+/// One evidence field as text: bytes and nanoseconds with units, other numbers with about
+/// four significant digits, ranges as `min–max`.
+pub(crate) fn evidence_value(key: &str, e: &Evidence) -> String {
+    let num = |x: f64| {
+        if key.ends_with("_bytes") || key == "bytes" {
+            crate::num::fmt_bytes(x)
+        } else if key.ends_with("_ns") {
+            crate::num::fmt_ns(x)
+        } else if x.fract() == 0.0 && x.abs() < 1e15 {
+            let n = crate::num::fmt_count(x.abs() as u64);
+            if x < 0.0 {
+                format!("-{n}")
+            } else {
+                n
+            }
+        } else {
+            crate::num::fmt(x)
+        }
+    };
+    match e {
+        Evidence::Range { min, max } => format!("{}–{}", num(*min), num(*max)),
+        Evidence::Value(Value::String(s)) => s.clone(),
+        Evidence::Value(Value::Array(a)) if a.iter().all(Value::is_number) => {
+            let items: Vec<String> = a.iter().filter_map(Value::as_f64).map(num).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Evidence::Value(v) => match v.as_f64() {
+            Some(x) => num(x),
+            None => v.to_string(),
+        },
+    }
+}
+
+/// A configuration's evidence in one line: `key value · key value`.
+pub(crate) fn evidence_line(h: &CheckHit) -> String {
+    h.evidence
+        .iter()
+        .map(|(k, e)| format!("{k} {}", evidence_value(k, e)))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// Converged or not, for tables.
@@ -554,6 +715,25 @@ pub(crate) fn outcome_text(o: &Option<ConfigOutcome>) -> (&'static str, String) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The CDF takes exactly the flowops that move data, by their one list of names: no
+    /// re-typed list that can name a flowop that does not exist (it once had `aioread`).
+    #[test]
+    fn latency_cdf_kinds_are_the_data_flowops() {
+        for k in FlowopKind::ALL {
+            assert_eq!(moves_data(k.name()), k.is_io(), "{}", k.name());
+        }
+        for not_a_flowop in [
+            "aioread",
+            "randread",
+            "append",
+            "trace",
+            "sync",
+            "composite",
+        ] {
+            assert!(!moves_data(not_a_flowop), "{not_a_flowop}");
+        }
+    }
 
     #[test]
     fn summary_skips_nan_and_flags_outliers() {
@@ -643,6 +823,37 @@ mod tests {
             &[(1.0, 10.0), (2.0, 20.0), (3.0, 30.0)],
         );
         assert!(interval_rates(0, &[], 5).is_empty());
+    }
+
+    #[test]
+    fn evidence_reads_as_numbers_with_units() {
+        let v = |k: &str, j: Value| evidence_value(k, &Evidence::Value(j));
+        assert_eq!(v("dataset_bytes", serde_json::json!(1u64 << 30)), "1.0 GiB");
+        assert_eq!(v("elapsed_ns", serde_json::json!(2_500_000)), "2.500 ms");
+        assert_eq!(v("runs", serde_json::json!(12345)), "12,345");
+        assert_eq!(v("delta", serde_json::json!(-3)), "-3");
+        assert_eq!(v("ratio", serde_json::json!(0.25)), "0.2500");
+        assert_eq!(v("ok", serde_json::json!(true)), "true");
+        assert_eq!(v("device", serde_json::json!("vda")), "vda");
+        assert_eq!(v("pct", serde_json::json!([6.39919, 0.0])), "[6.399, 0]");
+        assert_eq!(
+            evidence_value("x_ns", &Evidence::Range { min: 1e9, max: 2e9 }),
+            "1.000 s–2.000 s"
+        );
+        let mut merged = Vec::new();
+        for x in [3.0, 1.0, 2.0] {
+            merge_evidence(
+                &mut merged,
+                &serde_json::json!({"x": x, "s": "a", "n": null}),
+            );
+        }
+        assert_eq!(
+            merged,
+            [
+                ("s".to_string(), Evidence::Value(serde_json::json!("a"))),
+                ("x".to_string(), Evidence::Range { min: 1.0, max: 3.0 }),
+            ]
+        );
     }
 
     #[test]

@@ -97,17 +97,16 @@ fn record(config: ConfigId, rep: u32, status: RunStatus, ops: f64) -> RunRecord 
     r
 }
 
+/// HTML, Markdown, and the model as JSON.
 fn render_all(data: &ReportData) -> (String, String, String) {
     let mut h = Vec::new();
     render_html(data, &mut h).unwrap();
     let mut m = Vec::new();
     render_markdown(data, &mut m).unwrap();
-    let mut j = Vec::new();
-    render_json(data, &mut j).unwrap();
     (
         String::from_utf8(h).unwrap(),
         String::from_utf8(m).unwrap(),
-        String::from_utf8(j).unwrap(),
+        serde_json::to_string_pretty(data).unwrap(),
     )
 }
 
@@ -143,7 +142,7 @@ fn experiment_without_runs_renders() {
     assert!(html.contains("&lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;"));
     assert!(md.contains("## Summary"));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(v["format"], "iolab.report/1");
+    assert_eq!(v["configs"].as_array().unwrap().len(), 2);
 
     let (store, exp, _) = store_with(&[]);
     assert_structure(&render_all(&load(&store, exp).unwrap()).0);
@@ -183,7 +182,9 @@ fn full_report_has_charts_outliers_and_escaped_labels() {
     let m = &data.configs[0].metrics[0];
     assert_eq!(m.n, 6);
     assert_eq!(m.outliers.len(), 1);
-    assert_eq!(data.configs[0].findings[0].runs, 6);
+    assert_eq!(data.findings.len(), 1);
+    assert_eq!(data.findings[0].hits.len(), 2);
+    assert_eq!(data.findings[0].hits[0].runs, 6);
     assert_eq!(
         data.configs[0].latency_histogram,
         [(1000, 360), (5000, 234), (9000, 6)]
@@ -238,20 +239,118 @@ fn cdf_is_monotone_and_ends_at_one() {
     assert!(crate::html::cdf(&[(1, 0)]).is_empty());
 }
 
+/// What every finding of `check` says, whatever its numbers: the part that used to be
+/// repeated per configuration.
+fn because(check: &str) -> String {
+    format!(
+        "Because {check} fired, the number may not measure what the experiment meant to measure."
+    )
+}
+
+fn finding(check: &str, severity: Severity, config: usize, run: u32) -> Finding {
+    Finding {
+        check: check.into(),
+        severity,
+        evidence: json!({
+            "dataset_bytes": 1u64 << 30,
+            "ratio": 0.5 + f64::from(run) / 10.0,
+            "config": config,
+            "suggested": null,
+        }),
+        explanation: format!("Configuration {config} run {run}: {}", because(check)),
+        fix: format!("fix {check}"),
+    }
+}
+
+/// Seed report 000's example, scaled: 6 configurations × 4 checks on every run used to print
+/// 24 long explanations before the summary. Grouped by check, each explanation and fix is
+/// printed once, with one line of evidence per configuration, and the summary comes first.
 #[test]
-fn format_from_extension() {
-    use std::path::Path;
+fn findings_are_grouped_by_check_and_explained_once_after_the_summary() {
+    let labels: Vec<String> = (0..6).map(|i| format!("config {i}")).collect();
+    let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let (mut store, exp, c) = store_with(&refs);
+    let checks = [
+        ("cache-fit", Severity::Warning),
+        ("cache-served", Severity::Warning),
+        ("short-run", Severity::Info),
+        ("loop-cached", Severity::Warning),
+    ];
+    for (i, &config) in c.iter().enumerate() {
+        for rep in 0..2 {
+            let mut r = record(config, rep, RunStatus::Ok, 1000.0 + f64::from(rep));
+            r.findings = checks
+                .iter()
+                .map(|&(check, sev)| finding(check, sev, i, rep))
+                .collect();
+            store.record_run(&r).unwrap();
+        }
+    }
+    // A configuration-level finding on two of them.
+    for &config in &c[..2] {
+        store
+            .add_config_findings(
+                config,
+                &[finding("did-not-converge", Severity::Error, 9, 9)],
+            )
+            .unwrap();
+    }
+    let data = load(&store, exp).unwrap();
+    let got: Vec<(&str, usize)> = data
+        .findings
+        .iter()
+        .map(|g| (g.check.as_str(), g.hits.len()))
+        .collect();
     assert_eq!(
-        Format::from_extension(Path::new("r.HTML")),
-        Some(Format::Html)
+        got,
+        [
+            ("did-not-converge", 2),
+            ("cache-fit", 6),
+            ("cache-served", 6),
+            ("loop-cached", 6),
+            ("short-run", 6)
+        ],
+        "most severe first, then the most widespread"
     );
-    assert_eq!(
-        Format::from_extension(Path::new("r.md")),
-        Some(Format::Markdown)
-    );
-    assert_eq!(
-        Format::from_extension(Path::new("r.json")),
-        Some(Format::Json)
-    );
-    assert_eq!(Format::from_extension(Path::new("r")), None);
+    let fit = &data.findings[1];
+    assert_eq!(fit.worded_for.as_deref(), Some("config 0"));
+    assert_eq!((fit.hits[3].runs, fit.hits[3].total_runs), (2, 2));
+    let dnc = &data.findings[0];
+    assert!(dnc.hits[0].about_config && dnc.hits[0].runs == 0);
+    assert_eq!(dnc.worded_for, None, "all its findings say the same");
+
+    let (html, md, json) = render_all(&data);
+    assert_structure(&html);
+    let checks = data.findings.len();
+    assert_eq!(html.matches("class=\"explanation\"").count(), checks);
+    assert_eq!(html.matches("class=\"fix\"").count(), checks);
+    for g in &data.findings {
+        assert_eq!(html.matches(&because(&g.check)).count(), 1, "{}", g.check);
+        assert_eq!(md.matches(&because(&g.check)).count(), 1, "{}", g.check);
+    }
+    // One line of evidence per configuration a check fired on: 4 × 6 + 2.
+    assert_eq!(html.matches("<td class=\"evidence\">").count(), 26);
+    // Numbers that differ between runs are shown as a range; bytes with units; nulls not.
+    assert!(html.contains(
+        "<td class=\"evidence\">config 3 · dataset_bytes 1.0 GiB · ratio 0.5000–0.6000</td>"
+    ));
+    assert!(!html.contains("suggested"));
+    // The summary comes before the first explanation, and right after the compact list.
+    let summary = html.find("id=\"summary\"").unwrap();
+    let first = data
+        .findings
+        .iter()
+        .filter_map(|g| html.find(&because(&g.check)))
+        .min()
+        .unwrap();
+    assert!(summary < first);
+    assert!(html.find("id=\"findings\"").unwrap() < summary);
+    let summary = md.find("## Summary").unwrap();
+    assert!(md.find("## Findings").unwrap() < summary);
+    assert!(md.find("Because ").unwrap() > summary);
+    assert_eq!(md.matches("**Fix:**").count(), checks);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let fit = &v["findings"][1]["hits"][0]["evidence"];
+    assert_eq!(fit["ratio"], json!({"min": 0.5, "max": 0.6}));
+    assert_eq!(fit["dataset_bytes"], 1u64 << 30);
 }

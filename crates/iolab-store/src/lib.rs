@@ -100,7 +100,7 @@ mod store;
 pub mod types;
 
 pub use error::{Result, StoreError};
-pub use export::{ExportFormat, JSON_FORMAT_VERSION};
+pub use export::{ExportConfig, ExportDocument};
 pub use schema::SCHEMA_VERSION;
 pub use store::{Store, BUSY_TIMEOUT, DEFAULT_PATH};
 pub use types::*;

@@ -107,7 +107,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 macro_rules! text_enum {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
         #[serde(rename_all = "lowercase")]
         pub enum $name {
             $($(#[$vdoc])* $variant),+
@@ -161,7 +161,7 @@ text_enum!(
 );
 
 text_enum!(
-    /// How much a finding matters.
+    /// How much a finding matters; ordered info < warning < error.
     Severity {
         Info = "info",
         Warning = "warning",

@@ -35,7 +35,9 @@ pub struct Parsed {
     /// The name errors and warnings are reported under.
     pub file: String,
     pub commands: Vec<Command>,
-    pub warnings: Vec<Warning>,
+    /// The parser's warnings. Only [`crate::validate`] hands them out, merged with its own,
+    /// so that each warning reaches the user once.
+    pub(crate) warnings: Vec<Warning>,
 }
 
 impl Parsed {
@@ -267,6 +269,25 @@ pub struct FilesetDef {
     pub span: Span,
     pub kind: FilesetKind,
     pub attrs: Vec<Attr>,
+}
+
+impl FilesetDef {
+    /// The attributes that decide how much the fileset writes (`entries`, `size`,
+    /// `prealloc`) that read variables, with those variables (without `$`): what a caller
+    /// can set to make it smaller, e.g. `[("entries", ["nfiles"]), ("size", ["filesize"])]`.
+    pub fn size_variables(&self) -> Vec<(&'static str, BTreeSet<String>)> {
+        ["entries", "size", "prealloc"]
+            .into_iter()
+            .filter_map(|name| {
+                let mut vars = BTreeSet::new();
+                find_attr(&self.attrs, name)?
+                    .value
+                    .as_ref()?
+                    .variables(&mut vars);
+                (!vars.is_empty()).then_some((name, vars))
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -152,13 +152,7 @@ impl Walker<'_> {
             FlowopKind::DeleteFile if f.fd.is_some_and(|fd| fd > 0) => {
                 self.slots.remove(&slot);
             }
-            FlowopKind::Read
-            | FlowopKind::Write
-            | FlowopKind::AppendFile
-            | FlowopKind::AppendFileRand
-            | FlowopKind::ReadWholeFile
-            | FlowopKind::WriteWholeFile
-            | FlowopKind::AioWrite => {
+            _ if f.kind.is_io() => {
                 if !self.slots.contains_key(&slot) {
                     match f.fileset {
                         Some(fs) => self.open(f, a.span, slot, fs),
@@ -250,11 +244,7 @@ impl Walker<'_> {
             },
             None => return,
         };
-        let kind = match f.kind {
-            FlowopKind::Read => "read",
-            FlowopKind::Write => "write",
-            _ => "aiowrite",
-        };
+        let kind = f.kind.name();
         let (msg, hint) = if iosize == 0 {
             (
                 format!("flowop `{}`: a random {kind} needs an `iosize`", f.name),

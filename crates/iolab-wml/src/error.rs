@@ -68,6 +68,14 @@ impl WmlError {
         }
     }
 
+    /// Whether `other` is the same mistake made elsewhere: same kind, same advice, and the
+    /// same message but for the name of the flowop it is made in.
+    fn same_mistake(&self, other: &WmlError) -> bool {
+        self.kind == other.kind
+            && self.hint == other.hint
+            && without_flowop_name(&self.message) == without_flowop_name(&other.message)
+    }
+
     pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
@@ -89,15 +97,34 @@ impl WmlError {
 pub struct WmlErrors(Vec<WmlError>);
 
 impl WmlErrors {
-    /// Sorts by location and drops exact duplicates (a composite flowop expanded twice
-    /// reports the same mistake twice otherwise). `None` when there is nothing to report.
+    /// Sorts by location, drops exact duplicates (a composite flowop expanded twice reports
+    /// the same mistake twice otherwise) and reports a mistake repeated in several places once,
+    /// at the first, listing the others ("(and 9 more at 4:38, 5:38, …)"). `None` when there
+    /// is nothing to report.
     pub(crate) fn from_vec(mut errors: Vec<WmlError>) -> Option<Self> {
         errors.sort_by_key(|e| e.span);
         errors.dedup_by(|a, b| a.span == b.span && a.message == b.message);
-        if errors.is_empty() {
+        // Each distinct mistake, with the other places it is made.
+        let mut out: Vec<(WmlError, Vec<Span>)> = Vec::with_capacity(errors.len());
+        for e in errors {
+            match out.iter_mut().find(|(first, _)| first.same_mistake(&e)) {
+                Some((_, also)) => also.push(e.span),
+                None => out.push((e, Vec::new())),
+            }
+        }
+        let out: Vec<WmlError> = out
+            .into_iter()
+            .map(|(mut e, also)| {
+                if !also.is_empty() {
+                    e.message.push_str(&elsewhere(&also));
+                }
+                e
+            })
+            .collect();
+        if out.is_empty() {
             None
         } else {
-            Some(WmlErrors(errors))
+            Some(WmlErrors(out))
         }
     }
 
@@ -151,6 +178,27 @@ impl fmt::Display for WmlErrors {
 }
 
 impl std::error::Error for WmlErrors {}
+
+/// Locations listed after a repeated mistake; beyond this many, "…".
+const MAX_LISTED: usize = 5;
+
+/// " (and 2 more at 4:38, 5:38)".
+fn elsewhere(spans: &[Span]) -> String {
+    let mut listed: Vec<String> = spans.iter().take(MAX_LISTED).map(Span::to_string).collect();
+    if spans.len() > MAX_LISTED {
+        listed.push("…".into());
+    }
+    format!(" (and {} more at {})", spans.len(), listed.join(", "))
+}
+
+/// The message without a leading "flowop `NAME`: ", which names where the mistake is made
+/// rather than what it is.
+fn without_flowop_name(message: &str) -> &str {
+    message
+        .strip_prefix("flowop `")
+        .and_then(|rest| rest.split_once("`: "))
+        .map_or(message, |(_, what)| what)
+}
 
 /// Why a construct was accepted with a remark instead of silently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -250,6 +298,40 @@ mod tests {
         assert_eq!(all.len(), 2);
         assert_eq!(all.first().span, Span::new(2, 3));
         assert!(WmlErrors::from_vec(vec![]).is_none());
+    }
+
+    #[test]
+    fn a_mistake_repeated_in_many_places_is_reported_once() {
+        let mk = |l, m: &str| {
+            WmlError::new(ErrorKind::UnknownAttribute, "f", Span::new(l, 3), "", m)
+                .with_hint("did you mean `iosize`?")
+        };
+        let mut v: Vec<WmlError> = (3..13)
+            .map(|l| mk(l, "unknown attribute `iosiz`"))
+            .collect();
+        v.push(mk(20, "something else"));
+        let all = WmlErrors::from_vec(v).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(
+            all.first().message,
+            "unknown attribute `iosiz` (and 9 more at 4:3, 5:3, 6:3, 7:3, 8:3, …)"
+        );
+        // The same fault in differently named flowops is one mistake too.
+        let named = |l, n: &str| {
+            WmlError::new(
+                ErrorKind::OutOfRange,
+                "f",
+                Span::new(l, 1),
+                "",
+                format!("flowop `{n}`: iosize 1048576 does not fit"),
+            )
+        };
+        let all = WmlErrors::from_vec(vec![named(1, "a"), named(2, "b")]).unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(
+            all.first().to_string(),
+            "f:1:1: error: flowop `a`: iosize 1048576 does not fit (and 1 more at 2:1)"
+        );
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! Both filebench master's dialect and the legacy 1.4 one (`define randvar`, arithmetic in
 //! `set`, `stats`, `cached`, …) are accepted. Constructs accepted for compatibility but
 //! without effect, or that filebench itself would reject, produce [`Warning`]s, returned as
-//! data: this crate never prints.
+//! data: this crate never prints. [`validate`] returns all of them, the parser's included,
+//! each once.
 //!
 //! ```
 //! let parsed = iolab_wml::parse_str(
@@ -46,7 +47,7 @@ pub use check::check;
 pub use env::{Env, StaticValue};
 pub use error::{ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
 pub use lower::{lower, LowerOptions};
-pub use schema::{BUILTIN_FLOWOPS, CVAR_TYPES};
+pub use schema::CVAR_TYPES;
 pub use validate::{validate, validate_with, ValidateOptions};
 
 /// Parses WML text. `name` is the file name used in errors and warnings.

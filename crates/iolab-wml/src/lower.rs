@@ -80,6 +80,7 @@ pub fn lower(parsed: &Parsed, opts: &LowerOptions) -> Result<Workload, WmlErrors
             .filter_map(|c| Some((str_of(&c.attrs, "name")?, c)))
             .collect(),
         filesets: HashMap::new(),
+        dormant: false,
         errors: Vec::new(),
     };
     let w = l.workload(parsed);
@@ -104,6 +105,8 @@ struct Lowerer<'a> {
     defs: HashMap<&'a str, &'a Value>,
     composites: HashMap<String, &'a CompositeDef>,
     filesets: HashMap<String, usize>,
+    /// Lowering a thread with `instances=0` (its own or its process's).
+    dormant: bool,
     errors: Vec<WmlError>,
 }
 
@@ -130,8 +133,10 @@ impl<'a> Lowerer<'a> {
             report_every: None,
         };
         let mut event_rate = None;
+        let mut lathist = false;
         for c in parsed.live_commands() {
             match &c.kind {
+                CommandKind::EnableLathist => lathist = true,
                 CommandKind::DefineProcess(p) => processes.push(self.process(p)),
                 CommandKind::SetMode(q) => {
                     run.quit = match q {
@@ -141,8 +146,8 @@ impl<'a> Lowerer<'a> {
                     }
                 }
                 CommandKind::CreateFiles => prelude.push(MasterAction::CreateFiles),
-                CommandKind::Echo(t) => prelude.push(MasterAction::Echo(self.text(t, None))),
-                CommandKind::System(t) => prelude.push(MasterAction::System(self.text(t, None))),
+                CommandKind::Echo(t) => prelude.push(MasterAction::Echo(self.command_text(t))),
+                CommandKind::System(t) => prelude.push(MasterAction::System(self.command_text(t))),
                 CommandKind::Sleep(v) => {
                     let s = self.uint(v, None, "sleep");
                     prelude.push(MasterAction::Sleep(Duration::from_secs(s)));
@@ -181,6 +186,7 @@ impl<'a> Lowerer<'a> {
             run,
             event_rate,
             prelude,
+            lathist,
         }
     }
 
@@ -218,7 +224,7 @@ impl<'a> Lowerer<'a> {
                 self.u64_attr(attrs, "leafdirs", 0, None)
             },
             size: self.rv_attr(attrs, "size", 1024, None),
-            dirwidth: self.u64_attr(attrs, "dirwidth", 0, None),
+            dirwidth: self.rv_attr(attrs, "dirwidth", 0, None),
             dirgamma: self.u64_attr(attrs, "dirgamma", 1500, None) as u32,
             dirdepth: find_attr(attrs, "dirdepthrv")
                 .is_some()
@@ -234,23 +240,31 @@ impl<'a> Lowerer<'a> {
     }
 
     fn process(&mut self, p: &'a crate::ast::ProcessDef) -> ProcessSpec {
-        ProcessSpec {
-            name: self.str_attr(&p.attrs, "name", None).unwrap_or_default(),
-            instances: self.u64_attr(&p.attrs, "instances", 1, None) as u32,
-            nice: self.int_attr(&p.attrs, "nice", 0, None) as i32,
-            threads: p
-                .threads
-                .iter()
-                .map(|t| ThreadSpec {
+        let instances = self.u64_attr(&p.attrs, "instances", 1, None) as u32;
+        let threads = p
+            .threads
+            .iter()
+            .map(|t| {
+                let thread_instances = self.u64_attr(&t.attrs, "instances", 1, None) as u32;
+                self.dormant = instances == 0 || thread_instances == 0;
+                let spec = ThreadSpec {
                     name: self.str_attr(&t.attrs, "name", None).unwrap_or_default(),
-                    instances: self.u64_attr(&t.attrs, "instances", 1, None) as u32,
+                    instances: thread_instances,
                     memsize: self.u64_attr(&t.attrs, "memsize", 1 << 20, None),
                     ioprio: find_attr(&t.attrs, "ioprio")
                         .is_some()
                         .then(|| self.u64_attr(&t.attrs, "ioprio", 0, None) as u8),
                     flowops: t.flowops.iter().map(|f| self.flowop(f, None, 0)).collect(),
-                })
-                .collect(),
+                };
+                self.dormant = false;
+                spec
+            })
+            .collect();
+        ProcessSpec {
+            name: self.str_attr(&p.attrs, "name", None).unwrap_or_default(),
+            instances,
+            nice: self.int_attr(&p.attrs, "nice", 0, None) as i32,
+            threads,
         }
     }
 
@@ -259,38 +273,8 @@ impl<'a> Lowerer<'a> {
         let name = self
             .str_attr(a, "name", locals)
             .unwrap_or_else(|| f.op.clone());
-        let kind = match f.op.as_str() {
-            "read" => FlowopKind::Read,
-            "write" => FlowopKind::Write,
-            "appendfile" => FlowopKind::AppendFile,
-            "appendfilerand" => FlowopKind::AppendFileRand,
-            "readwholefile" => FlowopKind::ReadWholeFile,
-            "writewholefile" => FlowopKind::WriteWholeFile,
-            "createfile" => FlowopKind::CreateFile,
-            "openfile" => FlowopKind::OpenFile,
-            "closefile" => FlowopKind::CloseFile,
-            "deletefile" => FlowopKind::DeleteFile,
-            "statfile" => FlowopKind::StatFile,
-            "fsync" => FlowopKind::Fsync,
-            "fsyncset" => FlowopKind::FsyncSet,
-            "makedir" => FlowopKind::MakeDir,
-            "removedir" => FlowopKind::RemoveDir,
-            "listdir" => FlowopKind::ListDir,
-            "aiowrite" => FlowopKind::AioWrite,
-            "aiowait" => FlowopKind::AioWait,
-            "block" => FlowopKind::Block,
-            "wakeup" => FlowopKind::Wakeup,
-            "semblock" => FlowopKind::SemBlock,
-            "sempost" => FlowopKind::SemPost,
-            "hog" => FlowopKind::Hog,
-            "delay" => FlowopKind::Delay,
-            "eventlimit" => FlowopKind::EventLimit,
-            "iopslimit" => FlowopKind::IopsLimit,
-            "opslimit" => FlowopKind::OpsLimit,
-            "bwlimit" => FlowopKind::BwLimit,
-            "finishoncount" => FlowopKind::FinishOnCount,
-            "finishonbytes" => FlowopKind::FinishOnBytes,
-            "print" => FlowopKind::Print(
+        let kind = match FlowopKind::parse(&f.op) {
+            Some(FlowopKind::Print(_)) => FlowopKind::Print(
                 find_attr(a, "value")
                     .and_then(|v| v.value.as_ref())
                     .map(|v| match self.resolve(v, locals) {
@@ -302,8 +286,8 @@ impl<'a> Lowerer<'a> {
                     })
                     .unwrap_or_default(),
             ),
-            "testrandvar" => FlowopKind::TestRandVar,
-            other => match self.composites.get(other).copied() {
+            Some(kind) => kind,
+            None => match self.composites.get(f.op.as_str()).copied() {
                 Some(def) if depth < 16 => {
                     return self.composite(f, def, locals, name, depth);
                 }
@@ -311,8 +295,8 @@ impl<'a> Lowerer<'a> {
                     self.err(
                         ErrorKind::UnknownFlowop,
                         f.op_span,
-                        other,
-                        format!("unknown flowop `{other}`"),
+                        &f.op,
+                        format!("unknown flowop `{}`", f.op),
                     );
                     FlowopKind::Hog
                 }
@@ -320,7 +304,8 @@ impl<'a> Lowerer<'a> {
         };
         let fileset = self.str_attr(a, "filesetname", locals).and_then(|n| {
             let idx = self.filesets.get(&n).copied();
-            if idx.is_none() {
+            // A thread that never starts never looks its fileset up (validation warns).
+            if idx.is_none() && !self.dormant {
                 self.err(
                     ErrorKind::UnknownFileset,
                     f.span,
@@ -432,19 +417,8 @@ impl<'a> Lowerer<'a> {
     }
 
     fn var(&mut self, name: &str, locals: Option<&Locals>, span: Span) -> Bound {
-        if let Some(b) = locals.and_then(|l| l.get(name)) {
-            return b.clone();
-        }
-        if let Some(v) = self.overrides.get(name) {
-            return static_bound(v.clone());
-        }
-        if let Some(def) = self.defs.get(name).copied() {
-            if matches!(def.kind, ValueKind::Randvar(_) | ValueKind::Cvar(_)) {
-                return self.resolve(def, None);
-            }
-        }
-        match self.env.get(name).cloned() {
-            Some(v) => static_bound(v),
+        match self.lookup(name, locals) {
+            Some(b) => b,
             None => {
                 self.err(
                     ErrorKind::UnknownVariable,
@@ -457,21 +431,57 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn text(&mut self, t: &Text, locals: Option<&Locals>) -> String {
+    /// The variable's value, `None` when nothing sets it.
+    fn lookup(&mut self, name: &str, locals: Option<&Locals>) -> Option<Bound> {
+        if let Some(b) = locals.and_then(|l| l.get(name)) {
+            return Some(b.clone());
+        }
+        if let Some(v) = self.overrides.get(name) {
+            return Some(static_bound(v.clone()));
+        }
+        if let Some(def) = self.defs.get(name).copied() {
+            if matches!(def.kind, ValueKind::Randvar(_) | ValueKind::Cvar(_)) {
+                return Some(self.resolve(def, None));
+            }
+        }
+        self.env.get(name).cloned().map(static_bound)
+    }
+
+    /// The text of an `echo` or `system`: an unset `$var` stays as written, as filebench
+    /// passes it through (validation warns).
+    fn command_text(&mut self, t: &Text) -> String {
         let mut s = String::new();
         for p in &t.parts {
             match p {
-                TextPart::Lit(l) => s.push_str(l),
-                TextPart::Var { name, span } => match self.var(name, locals, *span) {
-                    Bound::Str(v) => s.push_str(&v),
-                    Bound::Int(n) => s.push_str(&n.to_string()),
-                    Bound::Float(x) => s.push_str(&x.to_string()),
-                    Bound::Bool(b) => s.push_str(&b.to_string()),
-                    Bound::Rv(_) | Bound::Unknown => {}
-                },
+                TextPart::Var { name, .. } if self.lookup(name, None).is_none() => {
+                    s.push('$');
+                    s.push_str(name);
+                }
+                _ => self.text_part(p, None, &mut s),
             }
         }
         s
+    }
+
+    fn text(&mut self, t: &Text, locals: Option<&Locals>) -> String {
+        let mut s = String::new();
+        for p in &t.parts {
+            self.text_part(p, locals, &mut s);
+        }
+        s
+    }
+
+    fn text_part(&mut self, p: &TextPart, locals: Option<&Locals>, s: &mut String) {
+        match p {
+            TextPart::Lit(l) => s.push_str(l),
+            TextPart::Var { name, span } => match self.var(name, locals, *span) {
+                Bound::Str(v) => s.push_str(&v),
+                Bound::Int(n) => s.push_str(&n.to_string()),
+                Bound::Float(x) => s.push_str(&x.to_string()),
+                Bound::Bool(b) => s.push_str(&b.to_string()),
+                Bound::Rv(_) | Bound::Unknown => {}
+            },
+        }
     }
 
     fn num_attr(&mut self, attrs: &[Attr], name: &str, default: f64) -> f64 {
@@ -495,18 +505,46 @@ impl<'a> Lowerer<'a> {
 
     fn randvar(&mut self, r: &RandvarDef, span: Span) -> Option<Rv> {
         let a = &r.attrs;
-        let ty = str_of(a, "type").unwrap_or_else(|| "uniform".into());
+        // filebench (parser_gram.y, `parser_randvar_set`): a `randtable` makes it tabular, no
+        // `type` makes it gamma.
+        let default_type = if r.table().is_some() {
+            "tabular"
+        } else {
+            "gamma"
+        };
+        let ty = str_of(a, "type").unwrap_or_else(|| default_type.into());
         let min = self.num_attr(a, "min", 0.0);
-        let mean = self.num_attr(a, "mean", 0.0);
+        let given_mean = find_attr(a, "mean").map(|_| self.num_attr(a, "mean", 0.0));
         let round = self.num_attr(a, "round", 0.0).max(0.0) as u64;
         let rv = match ty.as_str() {
-            "uniform" => Rv::Uniform { min, mean, round },
-            "gamma" => Rv::Gamma {
+            "uniform" => Rv::Uniform {
                 min,
-                mean,
-                gamma: self.num_attr(a, "gamma", 1500.0),
+                mean: given_mean.unwrap_or(0.0),
                 round,
             },
+            "gamma" => {
+                let gamma = self.num_attr(a, "gamma", 1500.0);
+                // Without `mean`, filebench's mean is the shape, gamma/1000
+                // (fb_random.c, `randdist_init`).
+                let mean = given_mean.unwrap_or(gamma / 1000.0);
+                if given_mean.is_none() && mean < min {
+                    let msg = format!(
+                        "a gamma randvar without `mean` has filebench's mean gamma/1000 = {mean}, \
+                         below its min {min}"
+                    );
+                    self.errors.push(
+                        WmlError::new(ErrorKind::MissingAttribute, self.file, span, "randvar", msg)
+                            .with_hint("give it a `mean` of at least its `min`"),
+                    );
+                    return None;
+                }
+                Rv::Gamma {
+                    min,
+                    mean,
+                    gamma,
+                    round,
+                }
+            }
             "tabular" => {
                 let rows = r.table().unwrap_or(&[]);
                 let mut out = Vec::with_capacity(rows.len());
@@ -730,7 +768,7 @@ mod tests {
         assert_eq!(fs.path, PathBuf::from("/mnt/x"));
         assert_eq!(fs.size, Rv::Const(16384));
         assert_eq!(fs.prealloc_pct, 80);
-        assert_eq!(fs.dirwidth, 20);
+        assert_eq!(fs.dirwidth, Rv::Const(20));
         let one = &w.filesets[1];
         assert!(one.single_file);
         assert_eq!((one.entries, one.prealloc_pct), (1, 100));
@@ -785,6 +823,138 @@ mod tests {
         };
         assert_eq!(w.filesets[0].size, expect);
         assert_eq!(w.processes[0].threads[0].flowops[0].iosize, expect);
+    }
+
+    /// Issue 11: filebench runs a gamma randvar without `mean` (its mean is then gamma/1000)
+    /// and takes a randvar without `type` as gamma; iolab refused the first when it had a
+    /// `min` and read the second as uniform.
+    #[test]
+    fn randvar_defaults_are_filebench_s() {
+        let w = lowered(
+            "set $dir=/tmp\n\
+             set $sz = randvar(type=gamma, min=1, gamma=2500)\n\
+             set $io = randvar(min=2k, mean=4k, round=1k)\n\
+             set $tab = randvar(randtable={{100, 1, 3}})\n\
+             define fileset name=fs,path=$dir,size=$sz,entries=10,dirwidth=5\n\
+             define process name=p { thread name=t {\n\
+               flowop read name=r,filesetname=fs,iosize=$io,workingset=$tab } }\n\
+             run 1\n",
+            &[],
+        );
+        assert_eq!(
+            w.filesets[0].size,
+            Rv::Gamma {
+                min: 1.0,
+                mean: 2.5,
+                gamma: 2500.0,
+                round: 0
+            }
+        );
+        let r = &w.processes[0].threads[0].flowops[0];
+        assert_eq!(
+            r.iosize,
+            Rv::Gamma {
+                min: 2048.0,
+                mean: 4096.0,
+                gamma: 1500.0,
+                round: 1024
+            }
+        );
+        assert!(
+            matches!(r.workingset, Rv::Tabular { .. }),
+            "{:?}",
+            r.workingset
+        );
+        // A mean of gamma/1000 below `min` would draw values below it: refused, and why.
+        let p = parse_str(
+            "t.f",
+            "set $sz = randvar(type=gamma, min=1k)\n\
+             define file name=f,path=/tmp,size=$sz\n",
+        )
+        .unwrap();
+        let e = lower(&p, &LowerOptions::default()).unwrap_err();
+        assert!(
+            e.first()
+                .message
+                .contains("filebench's mean gamma/1000 = 1.5"),
+            "{e}"
+        );
+    }
+
+    /// Issue 11: a random `dirwidth` (drawn per directory by filebench) was refused.
+    #[test]
+    fn a_random_dirwidth_reaches_the_fileset() {
+        let w = lowered(
+            "set $w = randvar(type=uniform, min=10, mean=20)\n\
+             define fileset name=fs,path=/tmp,entries=100,dirwidth=$w\n",
+            &[],
+        );
+        assert_eq!(
+            w.filesets[0].dirwidth,
+            Rv::Uniform {
+                min: 10.0,
+                mean: 20.0,
+                round: 0
+            }
+        );
+    }
+
+    /// Issue 11: filebench passes an unset `$var` in `echo` and `system` text through as
+    /// written (the shell then expands it); iolab refused the file.
+    #[test]
+    fn unset_variables_in_echo_and_system_pass_through() {
+        let p = parse_str(
+            "t.f",
+            "set $aa = 5\necho \"dir is $nope and $aa and $nope.x\"\nsystem \"echo $nope/$aa\"\n",
+        )
+        .unwrap();
+        let w = lower(&p, &LowerOptions::default()).unwrap();
+        assert!(
+            matches!(&w.prelude[0], MasterAction::Echo(s) if s == "dir is $nope and 5 and $nope.x"),
+            "{:?}",
+            w.prelude
+        );
+        assert!(
+            matches!(&w.prelude[1], MasterAction::System(s) if s == "echo $nope/5"),
+            "{:?}",
+            w.prelude
+        );
+    }
+
+    /// Issue 11: filebench looks a flowop's fileset up when its thread starts, so one named
+    /// only in a process with `instances=0` is no error there; iolab refused the file.
+    #[test]
+    fn an_unknown_fileset_of_a_thread_that_never_starts_is_no_error() {
+        let src = "define file name=f,path=/tmp,size=4k\n\
+             define process name=idle,instances=0 { thread name=t {\n\
+               flowop read name=r,filesetname=nosuch,iosize=4k } }\n\
+             define process name=p { thread name=t2,instances=0 {\n\
+               flowop read name=r2,filesetname=nosuch2,iosize=4k } }\n\
+             define process name=q { thread name=t3 {\n\
+               flowop read name=r3,filesetname=f,iosize=4k } }\n\
+             run 1\n";
+        let p = parse_str("t.f", src).unwrap();
+        let warnings = crate::validate(&p).unwrap();
+        for (name, at) in [("nosuch", Span::new(3, 32)), ("nosuch2", Span::new(5, 33))] {
+            assert!(
+                warnings.iter().any(|w| w.span == at
+                    && w.message
+                        .starts_with(&format!("unknown fileset `{name}`: no error"))),
+                "{warnings:#?}"
+            );
+        }
+        let w = lower(&p, &LowerOptions::default()).unwrap();
+        assert_eq!(w.processes[0].threads[0].flowops[0].fileset, None);
+        // Where the thread does start, it stays an error.
+        let p = parse_str(
+            "t.f",
+            &src.replace("t3 {", "t3,instances=1 {")
+                .replace("filesetname=f,", "filesetname=nosuch3,"),
+        )
+        .unwrap();
+        let e = crate::validate(&p).unwrap_err();
+        assert_eq!(e.len(), 1, "{e}");
+        assert_eq!(e.first().message, "unknown fileset `nosuch3`");
     }
 
     #[test]

@@ -1,58 +1,31 @@
-//! What the language knows: built-in flowops, the attributes of each entity and the cvar
-//! types. Declared once here; validation and hints read these tables.
+//! What the language knows: what built-in flowops need, the attributes of each entity and
+//! the cvar types. Declared once here; validation and hints read these tables. The built-in
+//! flowops themselves, and their names, are [`FlowopKind::ALL`] (iolab-workload).
 
-/// The 32 built-in flowops: filebench's `flowop_library.c` (30) and `fb_localfs.c`
-/// (`aiowrite`, `aiowait`).
-pub const BUILTIN_FLOWOPS: &[&str] = &[
-    "read",
-    "write",
-    "appendfile",
-    "appendfilerand",
-    "readwholefile",
-    "writewholefile",
-    "createfile",
-    "openfile",
-    "closefile",
-    "deletefile",
-    "statfile",
-    "fsync",
-    "fsyncset",
-    "makedir",
-    "removedir",
-    "listdir",
-    "aiowrite",
-    "aiowait",
-    "block",
-    "wakeup",
-    "semblock",
-    "sempost",
-    "hog",
-    "delay",
-    "eventlimit",
-    "iopslimit",
-    "opslimit",
-    "bwlimit",
-    "finishoncount",
-    "finishonbytes",
-    "print",
-    "testrandvar",
-];
+use iolab_workload::model::FlowopKind;
 
 /// Flowops that pick an entry or directory of a fileset and cannot work without one.
-pub(crate) const NEED_FILESET: &[&str] = &[
-    "openfile",
-    "createfile",
-    "makedir",
-    "removedir",
-    "listdir",
-    "fsyncset",
-];
+pub(crate) fn needs_fileset(k: &FlowopKind) -> bool {
+    matches!(
+        k,
+        FlowopKind::OpenFile
+            | FlowopKind::CreateFile
+            | FlowopKind::MakeDir
+            | FlowopKind::RemoveDir
+            | FlowopKind::ListDir
+            | FlowopKind::FsyncSet
+    )
+}
 
 /// Flowops that act on another flowop and cannot work without `target=`.
-pub(crate) const NEED_TARGET: &[&str] = &["wakeup", "sempost"];
+pub(crate) fn needs_target(k: &FlowopKind) -> bool {
+    matches!(k, FlowopKind::Wakeup | FlowopKind::SemPost)
+}
 
 /// Flowops whose `value` is a threshold that defaults to 0 (= finish at once).
-pub(crate) const NEED_VALUE: &[&str] = &["finishoncount", "finishonbytes"];
+pub(crate) fn needs_value(k: &FlowopKind) -> bool {
+    matches!(k, FlowopKind::FinishOnCount | FlowopKind::FinishOnBytes)
+}
 
 /// The cvar types filebench ships (`cvars/cvar-*.c`) and their parameter names.
 pub const CVAR_TYPES: &[(&str, &[&str])] = &[
@@ -152,7 +125,7 @@ pub(crate) const FILESET_ATTRS: &[AttrSpec] = &[
     a("size", Ty::Int).nonneg().random(),
     a("entries", Ty::Int).nonneg(),
     a("leafdirs", Ty::Int).nonneg(),
-    a("dirwidth", Ty::Int).nonneg(),
+    a("dirwidth", Ty::Int).nonneg().random(),
     a("dirgamma", Ty::Int).nonneg(),
     a("dirdepthrv", Ty::Num).random(),
     a("prealloc", Ty::Percent),
@@ -225,11 +198,11 @@ const FLOWOP_ATTRS: &[AttrSpec] = &[
 ];
 
 /// Attributes of built-in flowop `op`: `print` logs a string, `testrandvar` samples anything.
-pub(crate) fn flowop_attrs(op: &str) -> Vec<AttrSpec> {
+pub(crate) fn flowop_attrs(op: &FlowopKind) -> Vec<AttrSpec> {
     FLOWOP_ATTRS
         .iter()
         .map(|s| match (s.name, op) {
-            ("value", "print" | "testrandvar") => a("value", Ty::Any),
+            ("value", FlowopKind::Print(_) | FlowopKind::TestRandVar) => a("value", Ty::Any),
             _ => *s,
         })
         .collect()
@@ -280,19 +253,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn thirty_two_distinct_flowops() {
-        let mut v = BUILTIN_FLOWOPS.to_vec();
-        v.sort_unstable();
-        v.dedup();
-        assert_eq!(v.len(), 32);
-    }
-
-    #[test]
     fn value_is_retyped_for_print() {
-        let print = flowop_attrs("print");
+        let print = flowop_attrs(&FlowopKind::parse("print").unwrap());
         let v = print.iter().find(|s| s.name == "value").unwrap();
         assert_eq!(v.ty, Ty::Any);
-        let hog = flowop_attrs("hog");
+        let hog = flowop_attrs(&FlowopKind::Hog);
         let v = hog.iter().find(|s| s.name == "value").unwrap();
         assert_eq!(v.ty, Ty::Int);
     }

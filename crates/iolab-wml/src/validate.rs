@@ -9,6 +9,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use iolab_workload::model::FlowopKind;
+
 use crate::ast::*;
 use crate::env::{Env, Locals, StaticValue};
 use crate::error::{ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
@@ -84,6 +86,8 @@ struct Scope<'s> {
     /// The composite being checked, to reject self-use.
     inside: Option<&'s str>,
     depth: usize,
+    /// In a process or thread with `instances=0`, which never starts.
+    dormant: bool,
 }
 
 impl<'a> Validator<'a> {
@@ -170,6 +174,7 @@ impl<'a> Validator<'a> {
                 locals: Locals::new(),
                 inside: None,
                 depth: 0,
+                dormant: false,
             };
             match &c.kind {
                 CommandKind::Set(s) => {
@@ -820,7 +825,7 @@ impl<'a> Validator<'a> {
             }
             (Some(a), Some(n)) => {
                 let span = a.value.as_ref().map_or(a.span, |v| v.span);
-                if schema::BUILTIN_FLOWOPS.contains(&n) {
+                if FlowopKind::parse(n).is_some() {
                     let msg = format!("`{n}` is a built-in flowop");
                     self.error(ErrorKind::Duplicate, span, n, msg).hint =
                         Some("give the composite flowop another name".into());
@@ -858,6 +863,7 @@ impl<'a> Validator<'a> {
             locals,
             inside: name,
             depth: 0,
+            dormant: false,
         };
         for f in &d.flowops {
             self.flowop(f, &scope);
@@ -878,7 +884,7 @@ impl<'a> Validator<'a> {
             "define",
             "`define process`",
         );
-        self.zero_instances(&proc_.attrs, "process");
+        let process_dormant = self.zero_instances(&proc_.attrs, "process");
         if proc_.threads.is_empty() {
             self.error(
                 ErrorKind::MissingAttribute,
@@ -891,7 +897,7 @@ impl<'a> Validator<'a> {
         for t in &proc_.threads {
             self.attrs(&t.attrs, schema::THREAD_ATTRS, "`thread`", None);
             self.required(&t.attrs, "name", t.span, "thread", "`thread`");
-            self.zero_instances(&t.attrs, "thread");
+            let dormant = self.zero_instances(&t.attrs, "thread") || process_dormant;
             if t.flowops.is_empty() {
                 self.error(
                     ErrorKind::MissingAttribute,
@@ -901,13 +907,18 @@ impl<'a> Validator<'a> {
                 )
                 .hint = Some("add `flowop …` lines inside the braces".into());
             }
+            let scope = Scope {
+                dormant,
+                ..scope.clone()
+            };
             for f in &t.flowops {
-                self.flowop(f, scope);
+                self.flowop(f, &scope);
             }
         }
     }
 
-    fn zero_instances(&mut self, attrs: &[Attr], what: &str) {
+    /// Warns about `instances=0`; returns whether that is the case.
+    fn zero_instances(&mut self, attrs: &[Attr], what: &str) -> bool {
         if let Some(v) = find_attr(attrs, "instances").and_then(|a| a.value.as_ref()) {
             if self.resolve(v, None) == StaticValue::Int(0) {
                 self.warn(
@@ -915,14 +926,16 @@ impl<'a> Validator<'a> {
                     v.span,
                     format!("`instances=0`: this {what} never runs"),
                 );
+                return true;
             }
         }
+        false
     }
 
     fn flowop(&mut self, f: &FlowopUse, scope: &Scope) {
         let op = f.op.as_str();
-        if schema::BUILTIN_FLOWOPS.contains(&op) {
-            self.builtin_flowop(f, scope);
+        if let Some(kind) = FlowopKind::parse(op) {
+            self.builtin_flowop(f, &kind, scope);
             return;
         }
         match self.composites.get(op).copied() {
@@ -944,7 +957,8 @@ impl<'a> Validator<'a> {
                             .iter()
                             .filter(|(_, (i, _))| *i < scope.limit)
                             .map(|(n, _)| *n);
-                        did_you_mean(op, schema::BUILTIN_FLOWOPS.iter().copied().chain(usable))
+                        let builtin = FlowopKind::names().map(|n| -> &str { n });
+                        did_you_mean(op, builtin.chain(usable))
                     }
                 };
                 let msg = format!("unknown flowop `{op}`");
@@ -954,7 +968,7 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn builtin_flowop(&mut self, f: &FlowopUse, scope: &Scope) {
+    fn builtin_flowop(&mut self, f: &FlowopUse, kind: &FlowopKind, scope: &Scope) {
         let op = f.op.as_str();
         let ctx = format!("flowop `{op}`");
         if let Some(l) = f.locals.first() {
@@ -962,15 +976,15 @@ impl<'a> Validator<'a> {
             self.error(ErrorKind::Syntax, l.span, &format!("${}", l.name), msg)
                 .hint = Some(format!("`{op}` is a built-in flowop"));
         }
-        self.attrs(&f.attrs, &schema::flowop_attrs(op), &ctx, Some(scope));
+        self.attrs(&f.attrs, &schema::flowop_attrs(kind), &ctx, Some(scope));
         self.required(&f.attrs, "name", f.op_span, op, &ctx);
-        if schema::NEED_FILESET.contains(&op) {
+        if schema::needs_fileset(kind) {
             self.required(&f.attrs, "filesetname", f.op_span, op, &ctx);
         }
-        if schema::NEED_TARGET.contains(&op) {
+        if schema::needs_target(kind) {
             self.required(&f.attrs, "target", f.op_span, op, &ctx);
         }
-        if schema::NEED_VALUE.contains(&op) && find_attr(&f.attrs, "value").is_none() {
+        if schema::needs_value(kind) && find_attr(&f.attrs, "value").is_none() {
             self.warn(
                 WarningKind::Suspicious,
                 f.op_span,
@@ -979,7 +993,17 @@ impl<'a> Validator<'a> {
         }
         if let Some(v) = find_attr(&f.attrs, "filesetname").and_then(|a| a.value.as_ref()) {
             if let StaticValue::Str(name) = self.resolve(v, Some(scope)) {
-                if self.filesets_complete && !self.filesets.contains_key(&name) {
+                if self.filesets_complete && !self.filesets.contains_key(&name) && scope.dormant {
+                    self.warn(
+                        WarningKind::Suspicious,
+                        v.span,
+                        format!(
+                            "unknown fileset `{name}`: no error because this thread never \
+                             starts (`instances=0`), and filebench looks filesets up when a \
+                             thread starts"
+                        ),
+                    );
+                } else if self.filesets_complete && !self.filesets.contains_key(&name) {
                     let hint = did_you_mean(&name, self.filesets.keys().map(String::as_str))
                         .or_else(|| {
                             Some(format!(
@@ -1069,11 +1093,13 @@ impl<'a> Validator<'a> {
             return;
         }
         let (limit, _) = self.composites[op];
+        // filebench resolves a composite's filesets where it is used, started or not.
         let inner = Scope {
             limit,
             locals: bound,
             inside: Some(op),
             depth: scope.depth + 1,
+            dormant: false,
         };
         let first_new = self.errors.len();
         for g in &d.flowops {
@@ -1315,6 +1341,22 @@ mod tests {
         warnings(&process("flowop print name=p,value=hello"));
         let e = errors(&process("flowop hog name=h,value=hello"));
         assert!(e[0].message.contains("expected a number for `value`"));
+    }
+
+    #[test]
+    fn every_builtin_flowop_is_known_by_its_one_name() {
+        for name in FlowopKind::names() {
+            let src = process(&format!(
+                "flowop {name} name=x,filesetname=f1,target=x,value=1"
+            ));
+            let e = check(&src).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(!e.contains("unknown flowop"), "{name}: {e}");
+            let def = format!("define flowop name={name} {{ flowop hog name=h,value=1 }}\n");
+            assert!(
+                errors(&def)[0].message.contains("is a built-in flowop"),
+                "{name}"
+            );
+        }
     }
 
     #[test]

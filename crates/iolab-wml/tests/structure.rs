@@ -213,8 +213,8 @@ fn networkfs_legacy_randvars_and_arithmetic() {
     let fs = p.filesets().next().unwrap();
     assert_eq!(int(&env, &fs.attrs, "entries"), 100_000);
     assert_eq!(p.composites().count(), 3);
-    assert!(p
-        .warnings
+    assert!(iolab_wml::validate(&p)
+        .unwrap()
         .iter()
         .any(|w| w.kind == WarningKind::Legacy && w.message.contains("arithmetic")));
 }
@@ -224,7 +224,8 @@ fn netsfs_master_dialect_randvars() {
     let Some((p, env)) = load("netsfs.f") else {
         return;
     };
-    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    let warnings = iolab_wml::validate(&p).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
     let CommandKind::Set(s) = &p.commands[8].kind else {
         panic!()
     };

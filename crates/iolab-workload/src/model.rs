@@ -25,6 +25,9 @@ pub struct Workload {
     /// What the master does before the run starts, in order (echo/system/sleep lines that
     /// precede `run`).
     pub prelude: Vec<MasterAction>,
+    /// filebench's `enable lathist`: its result lines end with each flowop's latency
+    /// histogram. iolab keeps full histograms anyway; this only shapes filebench's format.
+    pub lathist: bool,
 }
 
 /// When and how a run ends.
@@ -68,8 +71,9 @@ pub struct FilesetSpec {
     pub leafdirs: u64,
     /// Bytes per file, sampled once per file at population.
     pub size: Rv,
-    /// Mean entries per directory.
-    pub dirwidth: u64,
+    /// Entries per directory: a constant is the mean of a gamma-distributed width (see
+    /// `dirgamma`); a random variable is drawn once per directory instead, as filebench does.
+    pub dirwidth: Rv,
     /// Gamma shape ×1000 for the tree's width and depth (0 = fixed width).
     pub dirgamma: u32,
     /// Depth as a random variable, overriding dirwidth/dirgamma's depth.
@@ -190,6 +194,95 @@ pub enum FlowopKind {
 }
 
 impl FlowopKind {
+    /// Every built-in flowop, in the order of filebench's `flowop_library.c` followed by
+    /// `fb_localfs.c`'s asynchronous ones; `print` with an empty text. A composite flowop is
+    /// the workload's own, so it is not here. This is the one list of flowop names: the WML
+    /// front end, the engine's statistics and the reports all read it.
+    pub const ALL: [FlowopKind; 32] = [
+        FlowopKind::Read,
+        FlowopKind::Write,
+        FlowopKind::AppendFile,
+        FlowopKind::AppendFileRand,
+        FlowopKind::ReadWholeFile,
+        FlowopKind::WriteWholeFile,
+        FlowopKind::CreateFile,
+        FlowopKind::OpenFile,
+        FlowopKind::CloseFile,
+        FlowopKind::DeleteFile,
+        FlowopKind::StatFile,
+        FlowopKind::Fsync,
+        FlowopKind::FsyncSet,
+        FlowopKind::MakeDir,
+        FlowopKind::RemoveDir,
+        FlowopKind::ListDir,
+        FlowopKind::AioWrite,
+        FlowopKind::AioWait,
+        FlowopKind::Block,
+        FlowopKind::Wakeup,
+        FlowopKind::SemBlock,
+        FlowopKind::SemPost,
+        FlowopKind::Hog,
+        FlowopKind::Delay,
+        FlowopKind::EventLimit,
+        FlowopKind::IopsLimit,
+        FlowopKind::OpsLimit,
+        FlowopKind::BwLimit,
+        FlowopKind::FinishOnCount,
+        FlowopKind::FinishOnBytes,
+        FlowopKind::Print(String::new()),
+        FlowopKind::TestRandVar,
+    ];
+
+    /// The name a WML file writes the flowop with, which statistics report as its kind;
+    /// `composite` for a composite flowop.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FlowopKind::Read => "read",
+            FlowopKind::Write => "write",
+            FlowopKind::AppendFile => "appendfile",
+            FlowopKind::AppendFileRand => "appendfilerand",
+            FlowopKind::ReadWholeFile => "readwholefile",
+            FlowopKind::WriteWholeFile => "writewholefile",
+            FlowopKind::CreateFile => "createfile",
+            FlowopKind::OpenFile => "openfile",
+            FlowopKind::CloseFile => "closefile",
+            FlowopKind::DeleteFile => "deletefile",
+            FlowopKind::StatFile => "statfile",
+            FlowopKind::Fsync => "fsync",
+            FlowopKind::FsyncSet => "fsyncset",
+            FlowopKind::MakeDir => "makedir",
+            FlowopKind::RemoveDir => "removedir",
+            FlowopKind::ListDir => "listdir",
+            FlowopKind::AioWrite => "aiowrite",
+            FlowopKind::AioWait => "aiowait",
+            FlowopKind::Block => "block",
+            FlowopKind::Wakeup => "wakeup",
+            FlowopKind::SemBlock => "semblock",
+            FlowopKind::SemPost => "sempost",
+            FlowopKind::Hog => "hog",
+            FlowopKind::Delay => "delay",
+            FlowopKind::EventLimit => "eventlimit",
+            FlowopKind::IopsLimit => "iopslimit",
+            FlowopKind::OpsLimit => "opslimit",
+            FlowopKind::BwLimit => "bwlimit",
+            FlowopKind::FinishOnCount => "finishoncount",
+            FlowopKind::FinishOnBytes => "finishonbytes",
+            FlowopKind::Print(_) => "print",
+            FlowopKind::TestRandVar => "testrandvar",
+            FlowopKind::Composite(_) => "composite",
+        }
+    }
+
+    /// The built-in flowop called `name` (`print` with an empty text), or `None`.
+    pub fn parse(name: &str) -> Option<FlowopKind> {
+        FlowopKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The names of [`FlowopKind::ALL`], in that order.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        FlowopKind::ALL.into_iter().map(|k| k.name())
+    }
+
     /// Flowops that move file data (the denominators of filebench's summary and of
     /// finishoncount/finishonbytes without a target).
     pub fn is_io(&self) -> bool {
@@ -220,5 +313,23 @@ impl FlowopKind {
                 | FlowopKind::WriteWholeFile
                 | FlowopKind::AioWrite
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flowop_name_is_distinct_and_parses_back() {
+        let mut names: Vec<&str> = FlowopKind::names().collect();
+        for n in &names {
+            assert_eq!(FlowopKind::parse(n).map(|k| k.name()), Some(*n));
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), FlowopKind::ALL.len());
+        assert_eq!(FlowopKind::parse("composite").map(|k| k.name()), None);
+        assert_eq!(FlowopKind::Composite(Vec::new()).name(), "composite");
     }
 }

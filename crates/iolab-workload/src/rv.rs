@@ -243,8 +243,19 @@ impl Rv {
     /// meaningless values.
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> u64 {
-        let x = match self {
-            Rv::Const(v) => return *v,
+        match self {
+            Rv::Const(v) => *v,
+            // `as` truncates towards zero and saturates: negatives and NaN give 0, as documented.
+            other => other.sample_f64(rng) as u64,
+        }
+    }
+
+    /// Draws one value as [`Rv::sample`] does, but before truncation to an integer: what
+    /// filebench's `avd_get_dbl` gives, for a fileset's random `dirwidth`.
+    #[inline]
+    pub fn sample_f64(&self, rng: &mut Rng) -> f64 {
+        match self {
+            Rv::Const(v) => *v as f64,
             Rv::Scaled { inner, factor } => (inner.sample(rng) as f64 * factor).round(),
             Rv::Uniform { min, mean, round } => {
                 round_nearest(min + rng.next_f64() * 2.0 * (mean - min), *round)
@@ -280,9 +291,7 @@ impl Rv {
                 }
                 v
             }
-        };
-        // `as` truncates towards zero and saturates: negatives and NaN give 0, as documented.
-        x as u64
+        }
     }
 
     /// The expected value before rounding, clamping and truncation to an integer (for sizing

@@ -61,6 +61,9 @@ pub struct CheckArgs {
     /// The experiment file (.toml)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Watching the machine during the timed region.
@@ -198,6 +201,11 @@ pub struct RunArgs {
     /// How flowops pick files: round-robin (filebench's) or random
     #[arg(long, value_enum, default_value_t = PickArg::RoundRobin)]
     pub pick: PickArg,
+
+    /// Do not run the workload's `system` commands (for files you do not trust); each one
+    /// is reported instead
+    #[arg(long)]
+    pub no_system: bool,
 
     /// Output format
     #[arg(long, value_enum, default_value_t = crate::output::run::RunFormat::Human)]

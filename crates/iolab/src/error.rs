@@ -15,6 +15,8 @@ pub struct CliError {
     message: String,
     hint: Option<String>,
     code: u8,
+    /// The message is a located diagnostic that says "error:" itself.
+    located: bool,
 }
 
 impl CliError {
@@ -23,6 +25,17 @@ impl CliError {
             message: message.to_string(),
             hint: None,
             code: EXIT_USAGE,
+            located: false,
+        }
+    }
+
+    /// Bad input reported as located diagnostics, each already `FILE:LINE:COL: error: …`
+    /// (the shape compilers print, which editors jump to): printed as they are, without a
+    /// second "error:" in front.
+    pub fn located(diagnostics: impl Display) -> CliError {
+        CliError {
+            located: true,
+            ..CliError::usage(diagnostics)
         }
     }
 
@@ -31,6 +44,7 @@ impl CliError {
             message: message.to_string(),
             hint: None,
             code: EXIT_FAILED,
+            located: false,
         }
     }
 
@@ -39,6 +53,7 @@ impl CliError {
             message: message.to_string(),
             hint: None,
             code: EXIT_INTERRUPTED,
+            located: false,
         }
     }
 
@@ -52,7 +67,11 @@ impl CliError {
     }
 
     pub fn print(&self) {
-        say!("iolab: error: {}", self.message);
+        if self.located {
+            say!("{}", self.message);
+        } else {
+            say!("iolab: error: {}", self.message);
+        }
         if let Some(h) = &self.hint {
             say!("  hint: {h}");
         }

@@ -326,7 +326,18 @@ drop_caches = false
     // A bare label that names two configurations is refused.
     let o = s.iolab("a.db", &["compare", "1", "2", "--baseline", "bs=4k"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("ambiguous"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("error: --baseline: configuration label \"bs=4k\" is ambiguous"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = s.iolab("a.db", &["compare", "1", "--metric", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("error: --metric: no metric \"nope\""),
+        "{}",
+        text(&o.stderr)
+    );
     // One experiment alone keeps its plain labels.
     let c = s.compare_json("a.db", &["2"]);
     assert_eq!(c["baseline"], "bs=4k");

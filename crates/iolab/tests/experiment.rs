@@ -507,7 +507,7 @@ drop_caches = false
         );
         let o = s.run(&["list", "--json"]);
         let list: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-        if list[0]["runs"]["ok"].as_u64().unwrap_or(0) >= 1 {
+        if list["experiments"][0]["runs"]["ok"].as_u64().unwrap_or(0) >= 1 {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));

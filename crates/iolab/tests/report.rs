@@ -223,7 +223,7 @@ fn reports_in_every_format(dir: &Path, expect: &Expect) -> PathBuf {
         .unwrap());
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
-    assert_eq!(v["format"], "iolab.report/1");
+    assert_eq!(v["schema"], "iolab.report/1");
     assert_eq!(v["configs"].as_array().unwrap().len(), expect.labels.len());
 
     // An unknown extension without --format is a usage error (exit 2), and writes nothing.

@@ -346,6 +346,46 @@ fn system_output_goes_to_stderr_and_a_failure_is_reported() {
     assert!(!err.contains("exited with status 0"), "{err}");
 }
 
+/// `--no-system` (an untrusted file): its `system` commands do not run, each is reported.
+#[test]
+fn no_system_skips_and_reports_each_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("MARKER");
+    let f = workload(
+        dir.path(),
+        &format!(
+            "define file name=f,path=$dir,size=4k,prealloc\n\
+             define process name=p {{ thread name=t {{ flowop statfile name=s,filesetname=f }} }}\n\
+             system \"touch {m}\"\n\
+             system \"touch {m}.2\"\n\
+             run 1\n",
+            m = marker.display()
+        ),
+    );
+    let o = common::iolab()
+        .arg("run")
+        .arg(&f)
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--no-system", "--no-monitor", "--no-db"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!marker.exists(), "a skipped command ran");
+    for (line, m) in [
+        (3, marker.display().to_string()),
+        (4, format!("{}.2", marker.display())),
+    ] {
+        let w = format!(
+            "{}:{line}:1: warning: `system \"touch {m}\"` not run (--no-system)",
+            f.display()
+        );
+        assert!(err.contains(&w), "{err}");
+    }
+    assert!(!err.contains("running: touch"), "{err}");
+}
+
 /// A long `sleep` in the prelude does not hold up Ctrl-C.
 #[test]
 fn ctrl_c_interrupts_a_sleep() {
@@ -435,4 +475,58 @@ fn a_byte_order_mark_is_skipped() {
     );
     let v = run_json(&f, dir.path(), &[]);
     assert!(flowop(&v, "s")["ops"].as_u64().unwrap() > 0);
+}
+
+/// Issue 11: `enable lathist` was ignored by `--format filebench`; filebench ends each
+/// Per-Operation Breakdown line with the flowop's 64 power-of-two latency buckets.
+#[test]
+fn enable_lathist_adds_filebench_s_histogram_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "define file name=f,path=$dir,size=4k,prealloc\n\
+                define process name=p { thread name=t {\n\
+                  flowop statfile name=s,filesetname=f\n\
+                  flowop read name=r,filesetname=f,iosize=4k } }\n\
+                run 1\n";
+    let mut lines = Vec::new();
+    for enable in ["", "enable lathist\n"] {
+        let f = workload(dir.path(), &format!("{enable}{text}"));
+        let o = common::iolab()
+            .arg("run")
+            .arg(&f)
+            .arg("--dir")
+            .arg(dir.path())
+            .args(["--format", "filebench", "-q", "--no-monitor", "--no-db"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8(o.stdout).unwrap();
+        let flowops: Vec<String> = out
+            .lines()
+            .filter(|l| l.starts_with("s ") || l.starts_with("r "))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(flowops.len(), 2, "{out}");
+        lines.push(flowops);
+    }
+    for l in &lines[0] {
+        assert!(l.ends_with("ms]"), "without lathist: {l}");
+    }
+    for l in &lines[1] {
+        let (head, hist) = l.split_once("ms]\t[ ").unwrap_or_else(|| panic!("{l}"));
+        let ops: u64 = head
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .trim_end_matches("ops")
+            .parse()
+            .unwrap();
+        let counts: Vec<u64> = hist
+            .strip_suffix(" ]")
+            .unwrap_or_else(|| panic!("{l}"))
+            .split(' ')
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(counts.len(), 64, "{l}");
+        assert_eq!(counts.iter().sum::<u64>(), ops, "{l}");
+    }
 }

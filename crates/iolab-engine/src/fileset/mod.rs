@@ -33,7 +33,7 @@ use iolab_workload::rng::Rng;
 use iolab_workload::rv::Rv;
 
 pub use pick::{Cursor, Want};
-pub use populate::{PopulateOpts, PopulateOrder, PopulateReport};
+pub use populate::{check_space, PopulateOpts, PopulateOrder, PopulateReport, SpaceNeed, Undo};
 pub use tree::MAX_DEPTH;
 
 use pick::Pool;
@@ -73,14 +73,13 @@ pub enum FilesetError {
         path: PathBuf,
         source: io::Error,
     },
-    #[error(
-        "the fileset {path} needs {} but its filesystem has {} free",
-        crate::buffer::human(.need),
-        crate::buffer::human(.avail)
-    )]
+    /// The filesets to populate need more than their filesystem has free (checked for all of
+    /// a run's filesets together by [`check_space`], before anything is written).
+    #[error("{}", no_space_message(.filesets, *.avail))]
     NoSpace {
-        path: PathBuf,
-        need: u64,
+        /// The filesets on that filesystem that write something, in order.
+        filesets: Vec<SpaceNeed>,
+        /// Free bytes, counting the old trees population would remove first.
         avail: u64,
     },
     #[error("cannot start a population thread: {0}")]
@@ -88,6 +87,32 @@ pub enum FilesetError {
     /// The caller's cancel flag was set.
     #[error("interrupted while populating")]
     Interrupted,
+}
+
+/// "the fileset /d/a needs 2.0 GiB but its filesystem has 1.0 GiB free", or for several "the
+/// filesets /d/a (1.0 GiB) and /d/b (1.0 GiB) need 2.0 GiB together but their filesystem has …".
+fn no_space_message(filesets: &[SpaceNeed], avail: u64) -> String {
+    let human = crate::buffer::human;
+    let avail = human(&avail);
+    match filesets {
+        [one] => format!(
+            "the fileset {} needs {} but its filesystem has {avail} free",
+            one.root.display(),
+            human(&one.bytes)
+        ),
+        many => {
+            let each: Vec<String> = many
+                .iter()
+                .map(|n| format!("{} ({})", n.root.display(), human(&n.bytes)))
+                .collect();
+            let total = many.iter().fold(0u64, |t, n| t.saturating_add(n.bytes));
+            format!(
+                "the filesets {} need {} together but their filesystem has {avail} free",
+                each.join(", "),
+                human(&total)
+            )
+        }
+    }
 }
 
 impl FilesetError {
@@ -285,7 +310,7 @@ impl Fileset {
             tree::build(
                 entries,
                 leafdirs,
-                spec.dirwidth,
+                &spec.dirwidth,
                 spec.dirgamma,
                 spec.dirdepth.as_ref(),
                 &mut rng,
@@ -646,7 +671,7 @@ pub(crate) mod tests {
             entries,
             leafdirs: 0,
             size: Rv::Const(1024),
-            dirwidth,
+            dirwidth: Rv::Const(dirwidth),
             dirgamma: 1500,
             dirdepth: None,
             prealloc_pct: 100,
@@ -867,6 +892,46 @@ pub(crate) mod tests {
             sp.prealloc_pct = pct;
             assert_eq!(Fileset::layout(&sp, 11).unwrap().existing(), want);
         }
+    }
+
+    /// The most children (files and subdirectories) of any directory but the root.
+    fn widest_dir(fs: &Fileset) -> usize {
+        let mut children = vec![0usize; fs.dirs() as usize];
+        for d in 1..fs.dirs() as u32 {
+            children[fs.dir_parent(DirId(d)).unwrap().index()] += 1;
+        }
+        for i in 0..fs.entries() as u32 {
+            children[fs.dir_of(EntryId(i)).unwrap().index()] += 1;
+        }
+        children[1..].iter().copied().max().unwrap_or(0)
+    }
+
+    /// Issue 11: filebench takes a random variable for `dirwidth` and draws it per directory
+    /// (fileset.c, `fileset_populate_subdir`); iolab refused it.
+    #[test]
+    fn a_random_dirwidth_is_drawn_per_directory() {
+        let mut sp = spec(10_000, 3);
+        // A constant 3 is the mean of a gamma draw per directory: some have more.
+        assert!(widest_dir(&Fileset::layout(&sp, 2).unwrap()) > 3);
+        // A variable that always draws 3 gives at most 3, whatever `dirgamma` says.
+        sp.dirwidth = Rv::Tabular {
+            rows: vec![iolab_workload::rv::TableRow {
+                percent: 100.0,
+                low: 3.0,
+                high: 3.0,
+            }],
+            round: 0,
+        };
+        let fs = Fileset::layout(&sp, 2).unwrap();
+        assert_eq!(widest_dir(&fs), 3);
+        assert_eq!(fs.mean_width(), 3.0);
+        // A fractional draw allows ⌈w⌉ children (filebench loops while i < w + 1).
+        sp.dirwidth = Rv::Uniform {
+            min: 2.5,
+            mean: 2.5,
+            round: 0,
+        };
+        assert_eq!(widest_dir(&Fileset::layout(&sp, 2).unwrap()), 3);
     }
 
     #[test]

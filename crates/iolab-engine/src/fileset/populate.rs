@@ -136,9 +136,9 @@ impl Fileset {
     ///   extended with zeros from its end (filebench rewrites it from offset 0), one too long
     ///   is truncated; existing files and directories the layout does not preallocate are
     ///   left alone (and count as missing, as in filebench).
-    /// * Population that cannot fit is refused before anything is written
-    ///   ([`FilesetError::NoSpace`]: the preallocated bytes, or with reuse the bytes missing,
-    ///   against the filesystem's free space). A population that fails anyway (ENOSPC, EIO,
+    /// * Population that cannot fit is refused before anything is written or removed
+    ///   ([`check_space`]: the preallocated bytes, or with reuse the bytes missing, against
+    ///   the filesystem's free space). A population that fails anyway (ENOSPC, EIO,
     ///   cancelled) removes what it created: the whole `path/name` without reuse (an existing
     ///   root directory is kept, empty), exactly the files and directories it made with reuse
     ///   (files it extended keep what was written). filebench leaves a full filesystem.
@@ -149,8 +149,20 @@ impl Fileset {
     ///   state is the system-under-test layer's business (sync, drop caches), or set
     ///   [`PopulateOpts::sync`].
     pub fn populate(&self, opts: PopulateOpts<'_>) -> Result<PopulateReport, FilesetError> {
+        self.populate_undoable(opts).map(|(report, _)| report)
+    }
+
+    /// [`Fileset::populate`], and what undoes it: [`Fileset::undo`] removes what this
+    /// population created, for a caller whose next step fails (the next fileset of the run
+    /// not populating) and who must leave nothing behind.
+    pub fn populate_undoable(
+        &self,
+        opts: PopulateOpts<'_>,
+    ) -> Result<(PopulateReport, Undo), FilesetError> {
         let start = Instant::now();
-        let (_, prealloc) = self.reset();
+        self.reset();
+        // Before the old tree goes: a refusal touches nothing (the space it frees counts).
+        check_space(&[self])?;
         let threads = match opts.threads {
             0 | 1 if self.paralloc => std::thread::available_parallelism()
                 .map_or(1, |n| n.get())
@@ -203,9 +215,6 @@ impl Fileset {
             report.remove_elapsed = t.elapsed();
         }
 
-        if !self.trusttree {
-            self.check_space(prealloc, reusing)?;
-        }
         // With reuse, what population creates is recorded, to be removed again on failure;
         // otherwise everything under `path/name` is this population's.
         let made = (reusing && !self.trusttree).then(Made::default);
@@ -229,21 +238,26 @@ impl Fileset {
                 Ok(())
             }
         });
+        let undo = Undo {
+            made,
+            root_was_dir: existing.as_ref().is_some_and(|m| m.is_dir()),
+            threads,
+        };
         if let Err(e) = result {
             // A full filesystem (or a cancelled run) must not stay full of half a fileset.
-            if !self.trusttree {
-                let root_was_dir = existing.as_ref().is_some_and(|m| m.is_dir());
-                self.undo(made.as_ref(), root_was_dir, threads);
-            }
+            self.undo(undo);
             return Err(e);
         }
         if opts.sync {
             let path = if self.single_file { &self.parent } else { root };
-            syncfs(path)?;
+            if let Err(e) = syncfs(path) {
+                self.undo(undo);
+                return Err(e);
+            }
         }
         (opts.progress)(progress.total, progress.total);
         report.elapsed = start.elapsed();
-        Ok(report)
+        Ok((report, undo))
     }
 
     fn total_units(&self) -> u64 {
@@ -449,7 +463,7 @@ impl Fileset {
 }
 
 /// What a population with reuse created (ids), so that a failure can remove exactly that.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Made {
     files: Mutex<Vec<u32>>,
     leafdirs: Mutex<Vec<u32>>,
@@ -469,36 +483,123 @@ impl Made {
     }
 }
 
-impl Fileset {
-    /// Refuses a population that cannot fit: the bytes it is to write against the space
-    /// free for unprivileged users on `path`'s filesystem. The rounding of files up to whole
-    /// blocks is not counted (a filesystem may store small files inline), so this catches a
-    /// `size=100t` and not a fileset that misses by a few blocks; that one fails with ENOSPC
-    /// and is removed again.
-    fn check_space(&self, prealloc: u64, reusing: bool) -> Result<(), FilesetError> {
-        let Some(avail) = free_space(&self.parent) else {
-            return Ok(());
-        };
-        if prealloc <= avail {
-            return Ok(());
-        }
-        // Reusing: only what is missing will be written. Look only now, in the rare case
-        // that the whole would not fit.
-        let need = if reusing {
-            self.missing_bytes()
-        } else {
-            prealloc
-        };
-        if need <= avail {
-            return Ok(());
-        }
-        Err(FilesetError::NoSpace {
-            path: self.root.clone(),
-            need,
-            avail,
-        })
-    }
+/// What a successful [`Fileset::populate_undoable`] created, for [`Fileset::undo`].
+#[derive(Debug)]
+pub struct Undo {
+    /// With reuse, exactly what was created; `None`: everything under `path/name`.
+    made: Option<Made>,
+    root_was_dir: bool,
+    threads: usize,
+}
 
+/// What one fileset's population is to write, in a [`FilesetError::NoSpace`] refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpaceNeed {
+    /// The fileset's name (its `name=`).
+    pub name: String,
+    /// `path/name`.
+    pub root: PathBuf,
+    pub bytes: u64,
+}
+
+/// Refuses populations that cannot fit, before any of them writes or removes anything: the
+/// bytes all of `filesets` are to write, summed per filesystem, against the space free there
+/// for unprivileged users. A fileset that fits alone may not fit beside the others, and a run
+/// that finds that out only when populating the last one has filled the disk for nothing.
+///
+/// Only when the whole would not fit does it look closer (a walk of the trees): with reuse,
+/// only what the existing files lack is written; without, the old tree that population removes
+/// first frees its blocks. The rounding of files up to whole blocks is not counted (a
+/// filesystem may store small files inline), so this catches a `size=100t` and not a fileset
+/// that misses by a few blocks; that one fails with ENOSPC and is removed again. `trusttree`
+/// filesets write nothing; filesets whose `path` does not exist are left to population to
+/// report.
+pub fn check_space(filesets: &[&Fileset]) -> Result<(), FilesetError> {
+    // Per filesystem (device of `path`): a representative path and its filesets.
+    let mut groups: Vec<(u64, &Path, Vec<&Fileset>)> = Vec::new();
+    for f in filesets.iter().copied().filter(|f| !f.trusttree) {
+        let Ok(md) = fs::metadata(&f.parent) else {
+            continue;
+        };
+        match groups.iter_mut().find(|g| g.0 == md.dev()) {
+            Some(g) => g.2.push(f),
+            None => groups.push((md.dev(), &f.parent, vec![f])),
+        }
+    }
+    for (dev, path, members) in groups {
+        let Some(avail) = free_space(path) else {
+            continue;
+        };
+        let whole = members
+            .iter()
+            .fold(0u64, |sum, f| sum.saturating_add(f.prealloc_bytes()));
+        if whole <= avail {
+            continue;
+        }
+        let mut freed = 0u64;
+        let mut needs = Vec::with_capacity(members.len());
+        for f in members {
+            let existing = fs::symlink_metadata(&f.root)
+                .ok()
+                .filter(|md| !md.file_type().is_symlink() && md.dev() == dev);
+            let bytes = match &existing {
+                Some(_) if f.reuse => f.missing_bytes(),
+                Some(md) => {
+                    freed = freed.saturating_add(blocks_under(&f.root, md, dev));
+                    f.prealloc_bytes()
+                }
+                None => f.prealloc_bytes(),
+            };
+            needs.push(SpaceNeed {
+                name: f.name.clone(),
+                root: f.root.clone(),
+                bytes,
+            });
+        }
+        let avail = avail.saturating_add(freed);
+        let need = needs
+            .iter()
+            .fold(0u64, |sum, n| sum.saturating_add(n.bytes));
+        if need > avail {
+            needs.retain(|n| n.bytes > 0);
+            return Err(FilesetError::NoSpace {
+                filesets: needs,
+                avail,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Bytes allocated to `root` and everything under it on device `dev` (what removing it
+/// frees), not following links; unreadable parts count as nothing.
+fn blocks_under(root: &Path, md: &Metadata, dev: u64) -> u64 {
+    let mut total = md.blocks().saturating_mul(512);
+    if !md.is_dir() {
+        return total;
+    }
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(md) = fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            if md.dev() != dev {
+                continue;
+            }
+            total = total.saturating_add(md.blocks().saturating_mul(512));
+            if md.is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    total
+}
+
+impl Fileset {
     /// Bytes that reuse would write: what the preallocated files lack of their size.
     fn missing_bytes(&self) -> u64 {
         let mut buf = PathBuf::new();
@@ -524,11 +625,20 @@ impl Fileset {
         need
     }
 
-    /// Removes what a failed population created: with `made` (reuse), exactly the files,
-    /// leaf directories and directories recorded there; without, everything in `path/name`,
-    /// and `path/name` itself unless it was a directory before. Best effort: the population's
-    /// own error is the one reported.
-    fn undo(&self, made: Option<&Made>, root_was_dir: bool, threads: usize) {
+    /// Removes what a population created (`undo` from [`Fileset::populate_undoable`] of this
+    /// fileset): with reuse, exactly the files, leaf directories and directories it made;
+    /// without, everything in `path/name`, and `path/name` itself unless it was a directory
+    /// before. Nothing for `trusttree`. Best effort: the error that made the caller undo is
+    /// the one to report.
+    pub fn undo(&self, undo: Undo) {
+        if self.trusttree {
+            return;
+        }
+        let Undo {
+            made,
+            root_was_dir,
+            threads,
+        } = undo;
         let Some(made) = made else {
             if let Ok(md) = fs::symlink_metadata(&self.root) {
                 if !md.file_type().is_symlink() {
@@ -1203,10 +1313,12 @@ mod tests {
         let fs_ = Fileset::layout(&sp, 1).unwrap();
         let err = fs_.populate(PopulateOpts::default()).unwrap_err();
         match &err {
-            FilesetError::NoSpace { path, need, avail } => {
-                assert_eq!(path, fs_.root());
-                assert_eq!(*need, 100 << 40);
-                assert!(avail < need);
+            FilesetError::NoSpace { filesets, avail } => {
+                assert_eq!(filesets.len(), 1);
+                assert_eq!(filesets[0].root, fs_.root());
+                assert_eq!(filesets[0].name, "set");
+                assert_eq!(filesets[0].bytes, 100 << 40);
+                assert!(*avail < 100 << 40);
             }
             other => panic!("expected NoSpace, got {other}"),
         }
@@ -1220,6 +1332,60 @@ mod tests {
         fs::create_dir(fs_.root()).unwrap();
         let fs_ = Fileset::layout(&sp, 1).unwrap();
         fs_.populate(PopulateOpts::default()).unwrap();
+    }
+
+    /// Issue 11: filesets that each fit but not together were refused only at the last one,
+    /// after the others had filled the disk. All of a run's filesets are checked together.
+    #[test]
+    fn filesets_are_checked_for_space_together() {
+        let tmp = tempfile::tempdir().unwrap();
+        let avail = free_space(tmp.path()).unwrap();
+        // Each takes 60% of the free space: either fits alone, both do not.
+        let mut sp = in_dir(tmp.path(), 1, 1);
+        sp.size = Rv::Const(avail / 10 * 6);
+        let a = Fileset::layout(&sp, 1).unwrap();
+        sp.name = "other".into();
+        let b = Fileset::layout(&sp, 1).unwrap();
+        check_space(&[&a]).unwrap();
+        check_space(&[&b]).unwrap();
+        let err = check_space(&[&a, &b]).unwrap_err();
+        let FilesetError::NoSpace { filesets, .. } = &err else {
+            panic!("expected NoSpace, got {err}");
+        };
+        let names: Vec<&str> = filesets.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["set", "other"]);
+        let msg = err.to_string();
+        assert!(msg.starts_with("the filesets "), "{msg}");
+        assert!(msg.contains(" together but their filesystem has "), "{msg}");
+        // trusttree writes nothing.
+        sp.trusttree = true;
+        let c = Fileset::layout(&sp, 1).unwrap();
+        check_space(&[&a, &c]).unwrap();
+    }
+
+    /// The old tree a population removes first frees its space: a run that replaces its own
+    /// previous fileset is not refused for the space that fileset takes.
+    #[test]
+    #[ignore = "needs root: mounts a small tmpfs"]
+    fn the_old_tree_counts_as_free_space() {
+        let small = crate::testutil::Tmpfs::mount(8 << 20);
+        // Six 1 MiB files fill most of 8 MiB; the same fileset again fits only because its
+        // old tree goes first.
+        let mut sp = in_dir(small.path(), 6, 10);
+        sp.size = Rv::Const(1 << 20);
+        let fs_ = Fileset::layout(&sp, 1).unwrap();
+        fs_.populate(PopulateOpts::default()).unwrap();
+        assert!(free_space(small.path()).unwrap() < 6 << 20);
+        let again = Fileset::layout(&sp, 2).unwrap();
+        check_space(&[&again]).unwrap();
+        again.populate(PopulateOpts::default()).unwrap();
+        // Twelve do not fit even then; refused with the old tree still in place.
+        sp.entries = 12;
+        let more = Fileset::layout(&sp, 3).unwrap();
+        let before = tree_of(small.path());
+        let err = more.populate(PopulateOpts::default()).unwrap_err();
+        assert!(matches!(err, FilesetError::NoSpace { .. }), "{err}");
+        assert_eq!(tree_of(small.path()), before, "a refusal touches nothing");
     }
 
     /// Every path under `dir`, sorted.

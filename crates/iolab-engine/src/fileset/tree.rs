@@ -67,13 +67,23 @@ struct Frame {
 pub(super) fn build(
     entries: u32,
     leafdirs: u32,
-    dirwidth: u64,
+    dirwidth: &Rv,
     dirgamma: u32,
     dirdepth: Option<&Rv>,
     rng: &mut Rng,
 ) -> Result<Tree, FilesetError> {
+    // A random width (fileset.c: `AVD_IS_RANDOM`, i.e. a randvar) is drawn per directory and
+    // its mean, truncated, sets the mean depth. filebench reads any other value once, so a
+    // cvar gives one draw that then acts as a constant.
+    let (width_rv, dirwidth) = match dirwidth {
+        Rv::Const(w) => (None, *w),
+        rv @ (Rv::Uniform { .. } | Rv::Gamma { .. } | Rv::Tabular { .. }) => {
+            (Some(rv.clone()), rv.mean().max(0.0) as u64)
+        }
+        other => (None, other.sample(rng)),
+    };
     let total = f64::from(entries) + f64::from(leafdirs);
-    let (mean_width, mut mean_depth) = if dirwidth == 0 {
+    let (mean_width, mut mean_depth) = if dirwidth == 0 && width_rv.is_none() {
         (f64::INFINITY, 1.0)
     } else {
         let w = dirwidth as f64;
@@ -106,6 +116,7 @@ pub(super) fn build(
     let mut b = Builder {
         rng,
         shape,
+        width_rv,
         mean_width,
         mean_depth,
         depth_rv,
@@ -127,6 +138,8 @@ pub(super) fn build(
 struct Builder<'a> {
     rng: &'a mut Rng,
     shape: f64,
+    /// A random `dirwidth`, drawn per directory instead of the gamma around `mean_width`.
+    width_rv: Option<Rv>,
     mean_width: f64,
     mean_depth: f64,
     depth_rv: Option<Rv>,
@@ -230,10 +243,11 @@ impl Builder<'_> {
     /// The number of children a non-root directory may have: filebench loops
     /// `for (i = 1; i < ranwidth + 1; i++)`, i.e. ⌈ranwidth⌉ times.
     fn draw_width(&mut self) -> u64 {
-        if self.mean_width.is_infinite() {
+        let w = if let Some(rv) = &self.width_rv {
+            rv.sample_f64(self.rng)
+        } else if self.mean_width.is_infinite() {
             return u64::MAX;
-        }
-        let w = if self.shape > 0.0 {
+        } else if self.shape > 0.0 {
             gamma(self.rng, self.shape, self.mean_width / self.shape)
         } else {
             self.mean_width

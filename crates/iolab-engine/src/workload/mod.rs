@@ -17,7 +17,7 @@ use iolab_workload::model::{FlowopKind, MasterAction, QuitMode, Workload};
 use iolab_workload::rng::Rng;
 
 use crate::error::EngineError;
-use crate::fileset::{Fileset, PopulateOpts, PopulateReport};
+use crate::fileset::{Fileset, PopulateOpts, PopulateReport, Undo};
 use crate::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
 use crate::stats::{merge_intervals, Bucket, LatencyHistogram};
 use crate::usage::Usage;
@@ -42,6 +42,9 @@ pub struct RunOptions {
     /// Set from elsewhere (e.g. a signal handler) to end the run early; it then returns
     /// [`EngineError::Interrupted`] within about half a second.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Run the workload's `system` commands. `false` (for files one does not trust) skips
+    /// each one and reports it through [`WorkloadObserver::system_skipped`].
+    pub run_system: bool,
 }
 
 /// Hooks for the caller, called from the calling thread.
@@ -54,6 +57,8 @@ pub trait WorkloadObserver {
     fn system(&mut self, _command: &str) {}
     /// A `system` command exited unsuccessfully; the workload goes on (filebench's semantics).
     fn system_failed(&mut self, _command: &str, _status: std::process::ExitStatus) {}
+    /// A `system` command was not run ([`RunOptions::run_system`] is false).
+    fn system_skipped(&mut self, _command: &str) {}
     /// Every thread is created and waiting; the timed region starts when this returns (the
     /// place to drop caches after population).
     fn ready(&mut self) {}
@@ -150,44 +155,6 @@ fn needs_global(w: &Workload) -> bool {
         .any(|t| any(&t.flowops))
 }
 
-fn kind_name(k: &FlowopKind) -> &'static str {
-    match k {
-        FlowopKind::Read => "read",
-        FlowopKind::Write => "write",
-        FlowopKind::AppendFile => "appendfile",
-        FlowopKind::AppendFileRand => "appendfilerand",
-        FlowopKind::ReadWholeFile => "readwholefile",
-        FlowopKind::WriteWholeFile => "writewholefile",
-        FlowopKind::CreateFile => "createfile",
-        FlowopKind::OpenFile => "openfile",
-        FlowopKind::CloseFile => "closefile",
-        FlowopKind::DeleteFile => "deletefile",
-        FlowopKind::StatFile => "statfile",
-        FlowopKind::Fsync => "fsync",
-        FlowopKind::FsyncSet => "fsyncset",
-        FlowopKind::MakeDir => "makedir",
-        FlowopKind::RemoveDir => "removedir",
-        FlowopKind::ListDir => "listdir",
-        FlowopKind::AioWrite => "aiowrite",
-        FlowopKind::AioWait => "aiowait",
-        FlowopKind::Block => "block",
-        FlowopKind::Wakeup => "wakeup",
-        FlowopKind::SemBlock => "semblock",
-        FlowopKind::SemPost => "sempost",
-        FlowopKind::Hog => "hog",
-        FlowopKind::Delay => "delay",
-        FlowopKind::EventLimit => "eventlimit",
-        FlowopKind::IopsLimit => "iopslimit",
-        FlowopKind::OpsLimit => "opslimit",
-        FlowopKind::BwLimit => "bwlimit",
-        FlowopKind::FinishOnCount => "finishoncount",
-        FlowopKind::FinishOnBytes => "finishonbytes",
-        FlowopKind::Print(_) => "print",
-        FlowopKind::TestRandVar => "testrandvar",
-        FlowopKind::Composite(_) => "composite",
-    }
-}
-
 /// Runs `w`. Populated files are left in place (as filebench does), so a second run with
 /// `reuse` filesets can start without populating.
 pub fn run_workload(
@@ -221,6 +188,16 @@ pub fn run_workload(
     let mut populate_reports = Vec::new();
     let mut populate_all =
         |obs: &mut dyn WorkloadObserver, populated: &mut Vec<bool>| -> Result<(), EngineError> {
+            // All of them together, before any is written: one that does not fit must not be
+            // found out after the others have filled the filesystem.
+            let pending: Vec<&Fileset> = filesets
+                .iter()
+                .zip(populated.iter())
+                .filter(|(_, done)| !**done)
+                .map(|(fs, _)| fs)
+                .collect();
+            crate::fileset::check_space(&pending)?;
+            let mut made: Vec<(usize, Undo)> = Vec::new();
             for (i, fs) in filesets.iter().enumerate() {
                 if populated[i] {
                     continue;
@@ -229,13 +206,25 @@ pub fn run_workload(
                 obs.populating(name);
                 // The run must not start while population's dirty data is still being written
                 // back (filebench does not wait): sync the filesystem at the end.
-                let report = fs.populate(PopulateOpts {
+                let result = fs.populate_undoable(PopulateOpts {
                     threads: opts.populate_threads,
                     order: Default::default(),
                     progress: &|_, _| {},
                     sync: true,
                     cancel: opts.cancel.as_deref(),
-                })?;
+                });
+                let (report, undo) = match result {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // The failed fileset removed its own part; the ones before it go too,
+                        // so that a refused run leaves nothing behind.
+                        for (j, undo) in made.into_iter().rev() {
+                            filesets[j].undo(undo);
+                        }
+                        return Err(e.into());
+                    }
+                };
+                made.push((i, undo));
                 obs.populated(name, &report);
                 populate_reports.push((name.clone(), report));
                 populated[i] = true;
@@ -246,6 +235,7 @@ pub fn run_workload(
         match action {
             MasterAction::CreateFiles => populate_all(obs, &mut populated)?,
             MasterAction::Echo(t) => obs.echo(t),
+            MasterAction::System(cmd) if !opts.run_system => obs.system_skipped(cmd),
             MasterAction::System(cmd) => {
                 obs.system(cmd);
                 let mut child = Command::new("/bin/sh");
@@ -489,7 +479,7 @@ pub fn run_workload(
                 order.push(spec.name.clone());
                 FlowopResult {
                     name: spec.name.clone(),
-                    kind: kind_name(&spec.kind),
+                    kind: spec.kind.name(),
                     ops: 0,
                     bytes: 0,
                     latency: LatencyHistogram::coarse(),
@@ -562,6 +552,7 @@ fn flatten<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fileset::FilesetError;
     use crate::gate::FAIL_SPAWN_FROM;
     use iolab_workload::model::{FilesetSpec, FlowopSpec, ProcessSpec, RunSpec, ThreadSpec};
     use iolab_workload::rv::Rv;
@@ -601,7 +592,7 @@ mod tests {
                 entries: 4,
                 leafdirs: 0,
                 size: Rv::Const(8192),
-                dirwidth: 10,
+                dirwidth: Rv::Const(10),
                 dirgamma: 0,
                 dirdepth: None,
                 prealloc_pct: 100,
@@ -631,6 +622,7 @@ mod tests {
             },
             event_rate: None,
             prelude: Vec::new(),
+            lathist: false,
         }
     }
 
@@ -641,6 +633,7 @@ mod tests {
             pick_random: false,
             populate_threads: 1,
             cancel: None,
+            run_system: true,
         }
     }
 
@@ -705,5 +698,77 @@ mod tests {
         };
         let r = run_workload(&w, &o, &mut ()).unwrap();
         assert_eq!(r.finished_threads, 1);
+    }
+
+    /// `run_system: false` (an untrusted file): each `system` command is reported as skipped
+    /// and does not run; with `true` the same command runs.
+    #[test]
+    fn system_commands_can_be_skipped() {
+        let _hang = iolab_testkit::timeout(120);
+        #[derive(Default)]
+        struct Seen {
+            ran: Vec<String>,
+            skipped: Vec<String>,
+        }
+        impl WorkloadObserver for Seen {
+            fn system(&mut self, command: &str) {
+                self.ran.push(command.into());
+            }
+            fn system_skipped(&mut self, command: &str) {
+                self.skipped.push(command.into());
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("MARKER");
+        let cmd = format!("touch {}", marker.display());
+        let mut w = workload(dir.path(), 1, vec![flowop(FlowopKind::Read, "rd", 4096)]);
+        w.prelude = vec![MasterAction::System(cmd.clone())];
+        let mut seen = Seen::default();
+        let o = RunOptions {
+            run_system: false,
+            ..opts()
+        };
+        run_workload(&w, &o, &mut seen).unwrap();
+        assert!(!marker.exists(), "a skipped command ran");
+        assert_eq!((seen.ran.len(), &seen.skipped), (0, &vec![cmd.clone()]));
+        let mut seen = Seen::default();
+        run_workload(&w, &opts(), &mut seen).unwrap();
+        assert!(marker.exists());
+        assert_eq!((&seen.ran, seen.skipped.len()), (&vec![cmd], 0));
+    }
+
+    /// Issue 11: when a later fileset failed to populate, the earlier ones stayed on disk.
+    /// Both kinds of failure: refused up front (all filesets together do not fit, though each
+    /// would), and failing midway (ENOSPC from page rounding the byte check cannot see).
+    #[test]
+    #[ignore = "needs root: mounts a small tmpfs"]
+    fn a_failed_population_leaves_no_fileset_behind() {
+        let _hang = iolab_testkit::timeout(120);
+        let small = crate::testutil::Tmpfs::mount(1 << 20);
+        let mut w = workload(small.path(), 1, vec![flowop(FlowopKind::Read, "rd", 4096)]);
+        let mut second = w.filesets[0].clone();
+        second.name = "second".into();
+        // Refused: 600 KiB + 600 KiB on 1 MiB.
+        w.filesets[0].entries = 6;
+        w.filesets[0].size = Rv::Const(100 << 10);
+        second.entries = 6;
+        second.size = Rv::Const(100 << 10);
+        w.filesets.push(second.clone());
+        let err = run_workload(&w, &opts(), &mut ()).unwrap_err();
+        assert!(
+            matches!(&err, EngineError::Fileset(FilesetError::NoSpace { filesets, .. }) if filesets.len() == 2),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(small.path()).unwrap().count(), 0);
+        // Failing midway: 300 files of 100 bytes pass the byte check but take a page each.
+        w.filesets[0].size = Rv::Const(4096);
+        w.filesets[1].entries = 300;
+        w.filesets[1].size = Rv::Const(100);
+        w.filesets[1].dirwidth = Rv::Const(20);
+        let err = run_workload(&w, &opts(), &mut ()).unwrap_err();
+        assert_eq!(err.os_error(), Some(libc::ENOSPC), "{err}");
+        let left: Vec<_> = std::fs::read_dir(small.path()).unwrap().collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+        assert!(small.used() <= 4096, "{} bytes still used", small.used());
     }
 }

@@ -14,9 +14,8 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::store::Store;
-use crate::types::{ConfigId, ExperimentId};
+use super::ExportDocument;
+use crate::types::{Config, ConfigId, RunDetails};
 
 const FIXED: [&str; 12] = [
     "experiment_id",
@@ -33,30 +32,35 @@ const FIXED: [&str; 12] = [
     "error",
 ];
 
-pub(super) fn export(store: &Store, id: ExperimentId, out: &mut dyn Write) -> Result<()> {
-    let details = store.experiment_details(id)?;
+impl ExportDocument {
+    /// Writes one row per run, in the order they ran (see the module documentation).
+    pub fn write_csv(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        write_csv(self, out)
+    }
+}
 
+fn write_csv(doc: &ExportDocument, out: &mut dyn Write) -> std::io::Result<()> {
     // Factor names in first-seen order.
     let mut factor_names: Vec<&String> = Vec::new();
     let mut seen = BTreeSet::new();
-    for c in &details.configs {
-        for k in c.factors.keys() {
+    for c in &doc.configs {
+        for k in c.config.factors.keys() {
             if seen.insert(k) {
                 factor_names.push(k);
             }
         }
     }
 
-    let mut runs = Vec::with_capacity(details.runs.len());
+    // Run ids grow in the order runs start.
+    let mut runs: Vec<&RunDetails> = doc.configs.iter().flat_map(|c| &c.runs).collect();
+    runs.sort_by_key(|r| r.run.id);
     let mut metric_units: BTreeMap<String, String> = BTreeMap::new();
-    for r in &details.runs {
-        let full = store.run(r.id)?;
+    for full in &runs {
         for m in &full.metrics {
             metric_units
                 .entry(m.name.clone())
                 .or_insert_with(|| m.unit.clone());
         }
-        runs.push(full);
     }
 
     let mut header: Vec<String> = FIXED.iter().map(|s| s.to_string()).collect();
@@ -85,8 +89,12 @@ pub(super) fn export(store: &Store, id: ExperimentId, out: &mut dyn Write) -> Re
     }
     write_row(out, header.iter().map(String::as_str))?;
 
-    let configs: BTreeMap<ConfigId, _> = details.configs.iter().map(|c| (c.id, c)).collect();
-    let exp = &details.experiment;
+    let configs: BTreeMap<ConfigId, &Config> = doc
+        .configs
+        .iter()
+        .map(|c| (c.config.id, &c.config))
+        .collect();
+    let exp = &doc.experiment;
     for full in &runs {
         let r = &full.run;
         let config = configs[&r.config];

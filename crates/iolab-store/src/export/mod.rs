@@ -1,55 +1,74 @@
-//! Exporting an experiment: one file per format behind [`ExportFormat`].
+//! Exporting an experiment: [`Store::export`] reads it whole into an [`ExportDocument`],
+//! which serializes as the JSON export (the binary adds its `schema` stamp) and writes itself
+//! as CSV ([`ExportDocument::write_csv`]).
+//!
+//! ```text
+//! { "db_schema_version": 1,
+//!   "experiment": { id, uuid, name, source, status, seed, created_at, finished_at,
+//!                   iolab_version, host, spec },
+//!   "configs": [ { id, experiment, label, factors, outcome, findings: [...],
+//!                  runs: [ { id, config, repetition, seed, status, error, started_at,
+//!                            ended_at, elapsed_ns, environment, metrics: [{name, value, unit}],
+//!                            flowops: [{..., histogram: [[upper_ns, count], ...]}],
+//!                            series: [{name, width_ns, ops: [...], bytes: [...]}],
+//!                            monitor: [{metric, unit, points: [[t_ns, value], ...]}],
+//!                            findings: [{check, severity, evidence, explanation, fix}] } ] } ] }
+//! ```
+//!
+//! Times are RFC 3339 UTC strings with nanoseconds; NaN values are `null`.
 
 mod csv;
-mod json;
 
-use std::io::Write;
+use serde::Serialize;
 
 use crate::error::Result;
+use crate::schema::SCHEMA_VERSION;
 use crate::store::Store;
-use crate::types::ExperimentId;
+use crate::types::{Config, Experiment, ExperimentId, Finding, RunDetails};
 
-/// What `iolab export --format` offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ExportFormat {
-    /// Everything about the experiment, nested: see [`JSON_FORMAT_VERSION`].
-    Json,
-    /// One row per run with its factors and metrics as columns, for spreadsheets and R.
-    Csv,
+/// An experiment with everything measured in it, so that a report can be made from the
+/// export alone.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExportDocument {
+    /// The database schema the data was read from ([`SCHEMA_VERSION`]).
+    pub db_schema_version: u32,
+    pub experiment: Experiment,
+    pub configs: Vec<ExportConfig>,
 }
 
-/// Version of the JSON export's layout, stamped into every export as `format_version`.
-/// Bump it when a field changes meaning or disappears (adding one is compatible).
-pub const JSON_FORMAT_VERSION: u32 = 1;
-
-impl ExportFormat {
-    pub fn parse(s: &str) -> Option<ExportFormat> {
-        match s {
-            "json" => Some(ExportFormat::Json),
-            "csv" => Some(ExportFormat::Csv),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExportFormat::Json => "json",
-            ExportFormat::Csv => "csv",
-        }
-    }
+/// A configuration with its findings and its runs (in the order they ran).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExportConfig {
+    #[serde(flatten)]
+    pub config: Config,
+    /// Findings about the configuration as a whole; each run has its own.
+    pub findings: Vec<Finding>,
+    pub runs: Vec<RunDetails>,
 }
 
 impl Store {
-    /// Writes experiment `id` to `out` in `format`.
-    pub fn export(
-        &self,
-        id: ExperimentId,
-        format: ExportFormat,
-        out: &mut dyn Write,
-    ) -> Result<()> {
-        match format {
-            ExportFormat::Json => json::export(self, id, out),
-            ExportFormat::Csv => csv::export(self, id, out),
+    /// Reads experiment `id` with all its configurations and runs.
+    pub fn export(&self, id: ExperimentId) -> Result<ExportDocument> {
+        let details = self.experiment_details(id)?;
+        let mut configs = Vec::with_capacity(details.configs.len());
+        for config in details.configs {
+            let findings = self.config_findings(config.id)?;
+            let runs = details
+                .runs
+                .iter()
+                .filter(|r| r.config == config.id)
+                .map(|r| self.run(r.id))
+                .collect::<Result<Vec<_>>>()?;
+            configs.push(ExportConfig {
+                config,
+                findings,
+                runs,
+            });
         }
+        Ok(ExportDocument {
+            db_schema_version: SCHEMA_VERSION,
+            experiment: details.experiment,
+            configs,
+        })
     }
 }

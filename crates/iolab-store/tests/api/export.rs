@@ -5,9 +5,13 @@ use serde_json::{json, Value};
 
 use crate::common::{self, record, SMALL};
 
-fn export(store: &Store, id: ExperimentId, format: ExportFormat) -> String {
+fn json(store: &Store, id: ExperimentId) -> String {
+    serde_json::to_string(&store.export(id).unwrap()).unwrap()
+}
+
+fn csv(store: &Store, id: ExperimentId) -> String {
     let mut out = Vec::new();
-    store.export(id, format, &mut out).unwrap();
+    store.export(id).unwrap().write_csv(&mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -45,11 +49,9 @@ fn json_export_holds_everything() {
         )
         .unwrap();
 
-    let text = export(&store, exp, ExportFormat::Json);
+    let text = json(&store, exp);
     let doc: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(doc["format"], "iolab-results");
-    assert_eq!(doc["format_version"], JSON_FORMAT_VERSION);
-    assert_eq!(doc["schema_version"], SCHEMA_VERSION);
+    assert_eq!(doc["db_schema_version"], SCHEMA_VERSION);
 
     let e = &doc["experiment"];
     let stored = store.experiment(exp).unwrap();
@@ -132,9 +134,7 @@ fn json_export_holds_everything() {
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["error"], "write: No space left on device (rep 0)");
 
-    let err = store
-        .export(ExperimentId(42), ExportFormat::Json, &mut Vec::new())
-        .unwrap_err();
+    let err = store.export(ExperimentId(42)).unwrap_err();
     assert!(matches!(err, StoreError::NoSuchExperiment { .. }), "{err}");
 }
 
@@ -197,7 +197,7 @@ fn csv_export_has_one_row_per_run_with_factors_and_metrics() {
         ))
         .unwrap();
 
-    let text = export(&store, exp, ExportFormat::Csv);
+    let text = csv(&store, exp);
     let expected = format!(
         "experiment_id,experiment,config_id,config,repetition,run_id,status,seed,started_at,ended_at,elapsed_ns,error,fs,threads,opts,factor:status,metric:fs,ops_per_s (op/s),p99_ns (ns)\n\
          {e},\"csv, \"\"quoted\"\"\",{a},ext4,0,1,ok,11400714819323198485,2023-11-14T22:15:00.000000000Z,2023-11-14T22:15:00.500000000Z,500000000,,ext4,4,,,1,1500.25,\n\
@@ -216,10 +216,7 @@ fn csv_export_of_an_experiment_without_runs_is_a_header() {
     let exp = store.create_experiment(&common::experiment("e")).unwrap();
     common::config(&mut store, exp, "x");
     assert_eq!(
-        export(&store, exp, ExportFormat::Csv),
+        csv(&store, exp),
         "experiment_id,experiment,config_id,config,repetition,run_id,status,seed,started_at,ended_at,elapsed_ns,error,data,fs\n"
     );
-    assert_eq!(ExportFormat::parse("csv"), Some(ExportFormat::Csv));
-    assert_eq!(ExportFormat::parse("json"), Some(ExportFormat::Json));
-    assert_eq!(ExportFormat::parse("xml"), None);
 }

@@ -11,6 +11,8 @@ use iolab_sut::Target;
 
 use crate::cli::CheckArgs;
 use crate::error::CliError;
+use crate::output;
+use crate::output::check::{self, CheckReport, ConfigCheck};
 
 /// Stand-in run directory: workloads are lowered, not run.
 const NOWHERE: &str = "/nonexistent-iolab-check";
@@ -18,32 +20,22 @@ const NOWHERE: &str = "/nonexistent-iolab-check";
 pub fn run(args: CheckArgs) -> Result<(), CliError> {
     let plan = iolab_experiment::load(&args.file)
         .map_err(|errs| CliError::usage(errs.to_string().trim_end()))?;
-    let mut total = 0;
+    let mut configs = Vec::with_capacity(plan.configs.len());
     for c in &plan.configs {
         let facts = plan_facts(&plan, c)?;
-        let findings: Vec<_> = iolab_check::pre_run_checks(&facts)
-            .into_iter()
-            .map(iolab_experiment::monitor::to_store)
-            .collect();
-        total += findings.len();
-        if findings.is_empty() {
-            println!("{}: nothing to report before running", c.label);
-        } else {
-            println!("{}:", c.label);
-            for f in &findings {
-                println!("  {} [{}]: {}", f.severity.as_str(), f.check, f.explanation);
-                println!("    fix: {}", f.fix);
-            }
-        }
+        configs.push(ConfigCheck {
+            label: c.label.clone(),
+            findings: iolab_check::pre_run_checks(&facts)
+                .into_iter()
+                .map(iolab_experiment::monitor::to_store)
+                .collect(),
+        });
     }
-    println!(
-        "{} configuration{}, {total} finding{}; the other checks run after each run \
-         (docs/checks.md)",
-        plan.configs.len(),
-        if plan.configs.len() == 1 { "" } else { "s" },
-        if total == 1 { "" } else { "s" }
-    );
-    Ok(())
+    let report = CheckReport {
+        file: args.file.display().to_string(),
+        configs,
+    };
+    output::print_json_or(args.json, &check::Human, &report)
 }
 
 fn tunable(c: &ConfigPlan, name: &str) -> Option<u64> {

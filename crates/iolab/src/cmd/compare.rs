@@ -6,6 +6,8 @@ use iolab_store::StoreError;
 
 use crate::cli::DbArgs;
 use crate::error::CliError;
+use crate::output::compare::{CompareReport, ConfigContext};
+use crate::output::{self, context};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -45,14 +47,26 @@ pub fn direction(metric: &str) -> Option<bool> {
         .map(|(_, _, higher)| *higher)
 }
 
+/// A comparison error as the user gave the input: naming the flag at fault.
 fn compare_error(e: CompareError) -> CliError {
+    let flag = match &e {
+        CompareError::UnknownBaseline { .. } | CompareError::AmbiguousBaseline { .. } => {
+            "--baseline: "
+        }
+        CompareError::UnknownMetric { .. } => "--metric: ",
+        CompareError::UnknownDirection { .. } | CompareError::BadThreshold(_) => {
+            "--fail-if-slower: "
+        }
+        _ => "",
+    };
     match e {
         CompareError::Store(StoreError::Missing { .. }) => CliError::usage(e),
         CompareError::Store(e) => CliError::failed(e),
         CompareError::UnknownMetric { .. } | CompareError::NoMetrics => {
-            CliError::usage(e).with_hint("`iolab show ID --json` lists the recorded metrics")
+            CliError::usage(format!("{flag}{e}"))
+                .with_hint("`iolab show ID --json` lists the recorded metrics")
         }
-        other => CliError::usage(other),
+        other => CliError::usage(format!("{flag}{other}")),
     }
 }
 
@@ -100,19 +114,31 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         Some(pct) => Some((pct, comparison.slower_than(pct).map_err(compare_error)?)),
         None => None,
     };
-    crate::output::emit(|out| {
-        if args.json {
-            serde_json::to_writer_pretty(&mut *out, &comparison)?;
-            return writeln!(out);
-        }
-        let names: Vec<String> = loaded
-            .experiments
-            .iter()
-            .map(|e| format!("#{} {}", e.id, e.name))
-            .collect();
-        writeln!(out, "experiment: {}", names.join(", "))?;
-        iolab_compare::render_text(&comparison, out)
-    })?;
+    // Each experiment's findings, read once.
+    let mut findings = std::collections::BTreeMap::new();
+    for &id in &ids {
+        findings.insert(id, store.findings(id).map_err(super::db::store_error)?);
+    }
+    let configs = loaded
+        .configs
+        .iter()
+        .map(|c| ConfigContext {
+            label: c.label.clone(),
+            experiment: c.experiment,
+            system: context::system_means(&c.metrics),
+            findings: context::count_checks(
+                findings[&c.experiment]
+                    .iter()
+                    .filter(|f| f.config == c.config),
+            ),
+        })
+        .collect();
+    let report = CompareReport {
+        experiments: loaded.experiments,
+        comparison,
+        configs,
+    };
+    output::print_json_or(args.json, &output::compare::Human, &report)?;
     match regressions {
         Some((pct, r)) if !r.is_empty() => {
             let list: Vec<String> = r
@@ -130,7 +156,7 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
                 .collect();
             Err(CliError::failed(format!(
                 "slower than baseline {:?} by more than {pct}% on {}: {}",
-                comparison.baseline,
+                report.comparison.baseline,
                 r[0].metric,
                 list.join("; ")
             )))

@@ -5,13 +5,16 @@ use std::io::Write;
 use std::path::Path;
 
 use iolab_store::{
-    ExperimentId, ExperimentStatus, NewConfig, NewExperiment, NewRun, RunRecord, RunStatus, Store,
-    StoreError, Timestamp,
+    ExperimentId, ExperimentStatus, ExportDocument, NewConfig, NewExperiment, NewRun, RunRecord,
+    RunStatus, Store, StoreError, Timestamp,
 };
 use serde_json::{Map, Value};
 
 use crate::cli::{ExportArg, ExportArgs, ListArgs};
 use crate::error::CliError;
+use crate::output::json::Json;
+use crate::output::list::{self, ListReport};
+use crate::output::{self, export, Formatter};
 
 /// A database that cannot be used as given is bad input (exit 2), like any other bad
 /// argument; exit 1 stays for work that ran and failed.
@@ -98,54 +101,28 @@ pub fn resolve(store: &Store, id: Option<&str>) -> Result<ExperimentId, CliError
 
 pub fn list(args: ListArgs) -> Result<(), CliError> {
     let store = open_existing(&args.db.db)?;
-    let list = store.list_experiments().map_err(store_error)?;
-    crate::output::emit(|out| {
-        if args.json {
-            serde_json::to_writer_pretty(&mut *out, &list)?;
-            return writeln!(out);
-        }
-        if list.is_empty() {
-            return writeln!(out, "no experiments in {}", args.db.db.display());
-        }
-        writeln!(
-            out,
-            "{:>4}  {:<20}  {:<11}  {:>7}  {:>14}  name (source)",
-            "id", "started (UTC)", "status", "configs", "runs ok/fail/int"
-        )?;
-        for e in &list {
-            let started = e.created_at.to_rfc3339();
-            writeln!(
-                out,
-                "{:>4}  {:<20}  {:<11}  {:>7}  {:>14}  {} ({})",
-                e.id.0,
-                started.get(..19).unwrap_or(&started).replace('T', " "),
-                e.status.as_str(),
-                e.configs,
-                format!("{}/{}/{}", e.runs.ok, e.runs.failed, e.runs.interrupted),
-                e.name,
-                e.source
-            )?;
-        }
-        Ok(())
-    })
+    let report = ListReport {
+        database: args.db.db.clone(),
+        experiments: store.list_experiments().map_err(store_error)?,
+    };
+    output::print_json_or(args.json, &list::Human, &report)
 }
 
 pub fn export(args: ExportArgs) -> Result<(), CliError> {
     let store = open_existing(&args.db.db)?;
     let id = resolve(&store, args.id.as_deref())?;
-    let format = match args.format {
-        ExportArg::Json => iolab_store::ExportFormat::Json,
-        ExportArg::Csv => iolab_store::ExportFormat::Csv,
+    let doc = store.export(id).map_err(store_error)?;
+    let format: &dyn Formatter<ExportDocument> = match args.format {
+        ExportArg::Json => &Json,
+        ExportArg::Csv => &export::Csv,
     };
     match &args.output {
         Some(path) => write_output(path, &args.db.db, |w| {
-            store.export(id, format, w).map_err(store_error)
+            format
+                .write(&doc, w)
+                .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))
         }),
-        None => {
-            let mut buf = Vec::new();
-            store.export(id, format, &mut buf).map_err(store_error)?;
-            crate::output::emit(|out| out.write_all(&buf))
-        }
+        None => output::print(format, &doc),
     }
 }
 

@@ -135,6 +135,9 @@ fn reject_workload_options(args: &RunArgs) -> Result<(), CliError> {
     if args.no_db {
         given.push("--no-db (experiments are always stored)");
     }
+    if args.no_system {
+        given.push("--no-system (set workload.system = false)");
+    }
     if args.json || args.format != crate::output::run::RunFormat::Human {
         given.push("--format/--json (use `iolab export` afterwards)");
     }

@@ -2,18 +2,9 @@
 
 use std::path::PathBuf;
 
-use iolab_report::Format;
-
 use crate::cmd::db::{open_existing, resolve, write_output};
 use crate::error::CliError;
-
-/// Output formats of `iolab report`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReportFormat {
-    Html,
-    Md,
-    Json,
-}
+use crate::output::report::ReportFormat;
 
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
@@ -32,12 +23,10 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs) -> Result<(), CliError> {
     let format = match args.format {
-        Some(ReportFormat::Html) => Format::Html,
-        Some(ReportFormat::Md) => Format::Markdown,
-        Some(ReportFormat::Json) => Format::Json,
-        None => Format::from_extension(&args.output).ok_or_else(|| {
+        Some(f) => f,
+        None => ReportFormat::from_extension(&args.output).ok_or_else(|| {
             CliError::usage(format!(
-                "cannot tell the format of {} from its extension",
+                "cannot tell the format of -o {} from its extension",
                 args.output.display()
             ))
             .with_hint("name it .html, .md or .json, or pass --format html|md|json")
@@ -46,8 +35,10 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
     let store = open_existing(&args.db.db)?;
     let id = resolve(&store, args.id.as_deref())?;
     let data = iolab_report::load(&store, id).map_err(CliError::failed)?;
-
     write_output(&args.output, &args.db.db, |w| {
-        format.render(&data, w).map_err(CliError::failed)
+        format
+            .formatter()
+            .write(&data, w)
+            .map_err(|e| CliError::failed(format!("cannot write the report: {e}")))
     })
 }

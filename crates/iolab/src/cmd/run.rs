@@ -1,6 +1,6 @@
 //! `iolab run FILE.f`: parse → validate → lower → run → print.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::IsTerminal;
 use std::os::unix::process::ExitStatusExt;
 use std::sync::atomic::AtomicBool;
@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use iolab_store::{RunStatus, Timestamp};
 use serde_json::json;
 
-use iolab_engine::fileset::PopulateReport;
+use iolab_engine::fileset::{FilesetError, PopulateReport};
 use iolab_engine::workload::{run_workload, RunOptions, WorkloadObserver};
 use iolab_engine::EngineError;
 use iolab_monitor::procstat::{self, CpuTimes};
@@ -45,14 +45,12 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let vopts = ValidateOptions {
         predefined: overrides.iter().map(|(k, _)| k.clone()).collect(),
     };
-    let warnings = iolab_wml::validate_with(&parsed, &vopts).map_err(wml_errors)?;
-    let mut warnings: Vec<String> = parsed
-        .warnings
+    // The parser's warnings and validation's, each once.
+    let warnings: Vec<String> = iolab_wml::validate_with(&parsed, &vopts)
+        .map_err(wml_errors)?
         .iter()
-        .chain(&warnings)
         .map(|w| w.to_string())
         .collect();
-    warnings.dedup();
     let mut workload =
         iolab_wml::lower(&parsed, &LowerOptions { overrides }).map_err(wml_errors)?;
     if let Some(f) = args.size_scale {
@@ -98,6 +96,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         pick_random: args.pick == PickArg::Random,
         populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         cancel: Some(Arc::clone(&cancel)),
+        run_system: !args.no_system,
     };
     let run_dir = args.dir.clone().unwrap_or_else(|| ".".into());
     let mut obs = CliObserver {
@@ -134,12 +133,16 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         Ok(r) => r,
         Err(e) => {
             obs.status.clear();
+            if let Some(err) = no_space(&parsed, &workload, &e, args.size_scale) {
+                return Err(err);
+            }
             let hint = run_hint(&e);
-            let err = engine_failure(
-                (!args.no_db).then(single),
-                e,
-                "interrupted; the files created so far are left in place",
-            );
+            let interrupted = if matches!(e, EngineError::Fileset(FilesetError::Interrupted)) {
+                "interrupted while populating; the files it created were removed"
+            } else {
+                "interrupted; the files created so far are left in place"
+            };
+            let err = engine_failure((!args.no_db).then(single), e, interrupted);
             return Err(match hint {
                 Some(h) => err.with_hint(h),
                 None => err,
@@ -164,6 +167,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         host: Host::probe(),
         started_at,
         warnings,
+        lathist: workload.lathist,
     };
     crate::output::emit(|out| write_run(format, &report, out))?;
     if !args.quiet && format == RunFormat::Human {
@@ -179,11 +183,13 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
 fn load(name: &str) -> Result<Parsed, CliError> {
     let path = std::path::Path::new(name);
     if path.exists() {
-        return iolab_wml::parse_file(path).map_err(CliError::usage);
+        return iolab_wml::parse_file(path).map_err(CliError::located);
     }
     let key = name.trim_end_matches(".f");
     match iolab_wml::builtin::find(key) {
-        Some(w) => iolab_wml::parse_str(&format!("{}.f", w.name), w.text).map_err(CliError::usage),
+        Some(w) => {
+            iolab_wml::parse_str(&format!("{}.f", w.name), w.text).map_err(CliError::located)
+        }
         None => Err(
             CliError::usage(format!("{name}: no such file or built-in workload"))
                 .with_hint("`iolab workloads` lists the built-in ones"),
@@ -240,6 +246,88 @@ fn run_hint(e: &EngineError) -> Option<&'static str> {
     }
 }
 
+/// The refusal of filesets that do not fit, located at the (first) fileset's `define`, with
+/// what makes them fit: `--set` of the variables behind their entries, size and prealloc, or
+/// a `--size-scale` that would.
+fn no_space(
+    parsed: &Parsed,
+    w: &Workload,
+    e: &EngineError,
+    size_scale: Option<f64>,
+) -> Option<CliError> {
+    let EngineError::Fileset(FilesetError::NoSpace { filesets, avail }) = e else {
+        return None;
+    };
+    let defs: Vec<&iolab_wml::FilesetDef> = parsed.filesets().collect();
+    let mut at = None;
+    let (mut attrs, mut vars) = (BTreeSet::new(), BTreeSet::new());
+    let mut path_is_dir = true;
+    for need in filesets {
+        // Lowering keeps the definitions' order.
+        let Some(def) = w
+            .filesets
+            .iter()
+            .position(|f| f.name == need.name)
+            .and_then(|i| defs.get(i))
+        else {
+            continue;
+        };
+        at.get_or_insert(def.span);
+        for (attr, v) in def.size_variables() {
+            attrs.insert(attr);
+            vars.extend(v);
+        }
+        let mut path_vars = BTreeSet::new();
+        if let Some(v) = iolab_wml::find_attr(&def.attrs, "path").and_then(|a| a.value.as_ref()) {
+            v.variables(&mut path_vars);
+        }
+        path_is_dir &= path_vars.contains("dir");
+    }
+    let need = filesets.iter().fold(0u64, |t, n| t.saturating_add(n.bytes));
+    let them = if filesets.len() == 1 { "it" } else { "them" };
+    let mut ways = Vec::new();
+    if !vars.is_empty() {
+        let sets: Vec<String> = vars.iter().map(|v| format!("--set {v}=…")).collect();
+        let attrs: Vec<String> = attrs.iter().map(|a| format!("`{a}`")).collect();
+        ways.push(format!(
+            "{} (behind {})",
+            sets.join(" or "),
+            attrs.join(", ")
+        ));
+    }
+    // A margin for block rounding and metadata, which the byte count leaves out.
+    let scale = size_scale.unwrap_or(1.0) * *avail as f64 / need as f64 * 0.9;
+    if scale > 0.0 {
+        ways.push(format!(
+            "--size-scale {} (multiplies every file size)",
+            two_digits_down(scale)
+        ));
+    }
+    let elsewhere = if path_is_dir {
+        "a --dir on a larger filesystem"
+    } else {
+        "a `path` on a larger filesystem"
+    };
+    let hint = if ways.is_empty() {
+        format!("make {them} smaller, or use {elsewhere}")
+    } else {
+        format!(
+            "make {them} smaller with {}; or use {elsewhere}",
+            ways.join(", or ")
+        )
+    };
+    let at = at.map_or(String::new(), |span| format!(":{span}"));
+    Some(CliError::located(format!("{}{at}: error: {e}", parsed.file)).with_hint(hint))
+}
+
+/// `x` rounded down to two significant digits, written without noise (0.45, 0.012, 3.4).
+fn two_digits_down(x: f64) -> String {
+    let magnitude = x.log10().floor() as i32;
+    let step = 10f64.powi(magnitude - 1);
+    let decimals = (1 - magnitude).max(0) as usize;
+    format!("{:.decimals$}", (x / step).floor() * step)
+}
+
 /// Where each `system "cmd"` of the prelude is written (FILE:LINE:COL), for the warning when
 /// it fails.
 fn system_locations(parsed: &Parsed, w: &Workload) -> HashMap<String, String> {
@@ -259,12 +347,11 @@ fn system_locations(parsed: &Parsed, w: &Workload) -> HashMap<String, String> {
 
 fn wml_errors(errs: iolab_wml::WmlErrors) -> CliError {
     let n = errs.len();
-    let text: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-    let mut msg = text.join("\n");
+    let mut msg = errs.to_string();
     if n > 1 {
         msg.push_str(&format!("\n{n} errors"));
     }
-    CliError::usage(msg)
+    CliError::located(msg)
 }
 
 struct CliObserver {
@@ -298,6 +385,14 @@ impl WorkloadObserver for CliObserver {
         if !self.quiet {
             self.status.clear();
             say!("running: {command}");
+        }
+    }
+
+    fn system_skipped(&mut self, command: &str) {
+        if !self.quiet {
+            self.status.clear();
+            let at = self.systems.get(command).map_or("", String::as_str);
+            say!("{at}: warning: `system \"{command}\"` not run (--no-system)");
         }
     }
 

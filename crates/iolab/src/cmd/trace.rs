@@ -9,7 +9,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,18 +17,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
-use iolab_monitor::blocktrace::{
-    BlockTrace, BlockTracer, DirStats, LatencySummary, OpStats, TraceDevice, TraceError,
-    TraceOptions,
-};
-use iolab_workload::format_bytes;
-use serde_json::json;
+use iolab_monitor::blocktrace::{BlockTracer, TraceDevice, TraceError, TraceOptions};
 
 use crate::error::CliError;
-use crate::fmt::{ns, thousands};
-
-/// Schema of `--format json`.
-pub const SCHEMA: &str = "iolab.trace/1";
+use crate::fmt::thousands;
+use crate::output::json::Json;
+use crate::output::trace::{self as trace_output, describe_status, TraceReport};
+use crate::output::{self, Formatter};
 
 /// How long to poll the command / the cancel flag.
 const POLL: Duration = Duration::from_millis(20);
@@ -211,35 +206,34 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let status = match &outcome {
-        Outcome::Exited(s) | Outcome::Interrupted(Some(s), _) => Some(*s),
-        _ => None,
+    let (status, interrupted) = match &outcome {
+        Outcome::UntilInterrupt => (None, true),
+        Outcome::Exited(s) => (Some(*s), false),
+        Outcome::Interrupted(s, _) => (*s, true),
     };
-    crate::output::emit(|out| match args.format {
-        TraceFormat::Summary => write_summary(&trace, &command, status, out),
-        TraceFormat::Blkparse => trace.write_blkparse(out),
-        TraceFormat::Json => write_json(&trace, &command, &outcome, out),
-    })?;
-    if args.format != TraceFormat::Summary && trace.lost.total > 0 {
+    let lost = trace.lost.total;
+    let events = trace.events.queue
+        + trace.events.insert
+        + trace.events.issue
+        + trace.events.complete
+        + trace.events.requeue;
+    let report = TraceReport::new(trace, command.clone(), status, interrupted);
+    let format: &dyn Formatter<TraceReport> = match args.format {
+        TraceFormat::Summary => &trace_output::Summary,
+        TraceFormat::Blkparse => &trace_output::Blkparse,
+        TraceFormat::Json => &Json,
+    };
+    output::print(format, &report)?;
+    if args.format != TraceFormat::Summary && lost > 0 {
         say!(
             "iolab: warning: {} events lost; raise --buffer-kb (now {})",
-            thousands(trace.lost.total),
+            thousands(lost),
             args.buffer_kb
         );
     }
     if let Some(p) = &args.out {
         if args.format == TraceFormat::Summary {
-            say!(
-                "{} events written to {}",
-                thousands(
-                    trace.events.queue
-                        + trace.events.insert
-                        + trace.events.issue
-                        + trace.events.complete
-                        + trace.events.requeue
-                ),
-                p.display()
-            );
+            say!("{} events written to {}", thousands(events), p.display());
         }
     }
 
@@ -261,247 +255,6 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     }
 }
 
-fn describe_status(s: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
-        (Some(c), _) => format!("exited with status {c}"),
-        (None, Some(sig)) => format!("was killed by signal {sig}"),
-        _ => format!("ended: {s}"),
-    }
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / 1048576.0
-}
-
-fn pct(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".into(), |f| format!("{:.1}%", f * 100.0))
-}
-
-fn lat_cols(l: &Option<LatencySummary>) -> String {
-    match l {
-        Some(l) => format!(
-            "{:>10} {:>10} {:>10}",
-            ns(l.p50_ns as f64),
-            ns(l.p99_ns as f64),
-            ns(l.max_ns as f64)
-        ),
-        None => String::new(),
-    }
-}
-
-fn dir_row(out: &mut dyn Write, name: &str, d: &DirStats) -> io::Result<()> {
-    let avg = d
-        .bytes
-        .checked_div(d.requests)
-        .map_or_else(|| "-".into(), format_bytes);
-    let row = format!(
-        "  {name:<12} {:>10} {:>11.2} {:>10}  {}",
-        thousands(d.requests),
-        mib(d.bytes),
-        avg,
-        lat_cols(&d.latency)
-    );
-    writeln!(out, "{}", row.trim_end())
-}
-
-fn op_row(out: &mut dyn Write, name: &str, o: &OpStats, bytes: bool) -> io::Result<()> {
-    let b = if bytes {
-        format!("{:>11.2}", mib(o.bytes))
-    } else {
-        format!("{:>11}", "")
-    };
-    let row = format!(
-        "  {name:<12} {:>10} {b} {:>10}  {}",
-        thousands(o.requests),
-        "",
-        lat_cols(&o.latency)
-    );
-    writeln!(out, "{}", row.trim_end())
-}
-
-fn write_summary(
-    t: &BlockTrace,
-    command: &[String],
-    status: Option<ExitStatus>,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    let d = &t.device;
-    let what = match &d.partition {
-        Some(p) => format!(
-            "{} ({}, sectors {}..{} of {} {})",
-            d.name,
-            d.dev,
-            p.start,
-            p.start + p.sectors,
-            d.disk,
-            d.disk_dev
-        ),
-        None => format!("{} ({})", d.name, d.dev),
-    };
-    writeln!(
-        out,
-        "iolab trace: {what}, {:.3} s",
-        t.duration_ns as f64 / 1e9
-    )?;
-    if !command.is_empty() {
-        let s = status.map_or_else(|| "still running".to_owned(), describe_status);
-        writeln!(out, "  command      {} ({s})", command.join(" "))?;
-    }
-    writeln!(
-        out,
-        "  {:<12} {:>10} {:>11} {:>10}  {:>10} {:>10} {:>10}",
-        "requests", "count", "MiB", "avg size", "p50", "p99", "max"
-    )?;
-    dir_row(out, "reads", &t.reads)?;
-    dir_row(out, "writes", &t.writes)?;
-    op_row(out, "flushes", &t.flushes, false)?;
-    op_row(out, "FUA writes", &t.fua, true)?;
-    op_row(out, "discards", &t.discards, true)?;
-    if t.other.requests > 0 {
-        op_row(out, "other", &t.other, true)?;
-    }
-    writeln!(
-        out,
-        "  flags        sync {}, meta {}, read-ahead {}",
-        thousands(t.sync),
-        thousands(t.meta),
-        thousands(t.readahead)
-    )?;
-    if let Some(b) = &t.bios {
-        writeln!(
-            out,
-            "  bios         {} queued ({:.2} MiB read, {:.2} MiB written), {} with preflush, {} with FUA",
-            thousands(b.bios),
-            mib(b.read_bytes),
-            mib(b.write_bytes),
-            thousands(b.preflush),
-            thousands(b.fua)
-        )?;
-    }
-    writeln!(
-        out,
-        "  sequential   reads {}, writes {}",
-        pct(t.reads.sequential_fraction()),
-        pct(t.writes.sequential_fraction())
-    )?;
-    if let Some(l) = &t.latency {
-        writeln!(
-            out,
-            "  latency      issue→complete, reads+writes: mean {}  p50 {}  p90 {}  p99 {}  max {}",
-            ns(l.mean_ns),
-            ns(l.p50_ns as f64),
-            ns(l.p90_ns as f64),
-            ns(l.p99_ns as f64),
-            ns(l.max_ns as f64)
-        )?;
-    }
-    if let Some(q) = &t.queue_time {
-        writeln!(
-            out,
-            "  queue time   insert→issue, {} requests: p50 {}  p99 {}  max {}",
-            thousands(q.count),
-            ns(q.p50_ns as f64),
-            ns(q.p99_ns as f64),
-            ns(q.max_ns as f64)
-        )?;
-    }
-    let busiest = t
-        .intervals
-        .iter()
-        .map(|i| i.mean_inflight)
-        .fold(0.0, f64::max);
-    writeln!(
-        out,
-        "  in flight    max {}, busiest interval mean {busiest:.2}",
-        t.max_inflight
-    )?;
-    if t.sizes.total() > 0 {
-        writeln!(out, "  request sizes (reads + writes)")?;
-        let max = t.sizes.buckets.iter().map(|b| b.count).max().unwrap_or(1);
-        for b in &t.sizes.buckets {
-            let range = if b.low == 0 {
-                "0".to_owned()
-            } else {
-                format!("{} .. {}", format_bytes(b.low), format_bytes(b.low * 2))
-            };
-            let bar = "#".repeat(((b.count * 40).div_ceil(max)) as usize);
-            writeln!(out, "    {range:>20} {:>10}  {bar}", thousands(b.count))?;
-        }
-    }
-    if t.intervals.len() > 1 {
-        let secs = t.interval_ns as f64 / 1e9;
-        let peak = |f: fn(&iolab_monitor::blocktrace::IntervalStats) -> u64| {
-            t.intervals.iter().map(f).max().unwrap_or(0) as f64 / secs / 1048576.0
-        };
-        writeln!(
-            out,
-            "  throughput   peak {:.1} MiB/s read, {:.1} MiB/s write ({} intervals of {})",
-            peak(|i| i.read_bytes),
-            peak(|i| i.write_bytes),
-            t.intervals.len(),
-            ns(t.interval_ns as f64)
-        )?;
-    }
-    let lost = if t.lost.total > 0 {
-        " (raise --buffer-kb: the numbers above miss these)"
-    } else {
-        ""
-    };
-    writeln!(out, "  lost events  {}{lost}", thousands(t.lost.total))?;
-    let mut notes = Vec::new();
-    if t.unmatched_completions > 0 {
-        notes.push(format!(
-            "{} completions without their issue",
-            thousands(t.unmatched_completions)
-        ));
-    }
-    if t.in_flight_at_end > 0 {
-        notes.push(format!(
-            "{} requests still in flight at the end",
-            thousands(t.in_flight_at_end)
-        ));
-    }
-    if t.errors > 0 {
-        notes.push(format!("{} requests failed", thousands(t.errors)));
-    }
-    if t.events.unparsed > 0 {
-        notes.push(format!(
-            "{} trace lines not understood",
-            thousands(t.events.unparsed)
-        ));
-    }
-    if !notes.is_empty() {
-        writeln!(out, "  note         {}", notes.join("; "))?;
-    }
-    Ok(())
-}
-
-fn write_json(
-    t: &BlockTrace,
-    command: &[String],
-    outcome: &Outcome,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    let (status, signal, interrupted) = match outcome {
-        Outcome::UntilInterrupt => (None, None, true),
-        Outcome::Exited(s) => (s.code(), exit_signal(*s), false),
-        Outcome::Interrupted(Some(s), _) => (s.code(), exit_signal(*s), true),
-        Outcome::Interrupted(None, _) => (None, None, true),
-    };
-    let doc = json!({
-        "schema": SCHEMA,
-        "iolab_version": env!("CARGO_PKG_VERSION"),
-        "command": command,
-        "exit_status": status,
-        "exit_signal": signal,
-        "interrupted": interrupted,
-        "trace": t,
-    });
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
-    writeln!(out)
-}
-
 fn exit_signal(s: ExitStatus) -> Option<i32> {
     use std::os::unix::process::ExitStatusExt;
     s.signal()
@@ -511,8 +264,6 @@ fn exit_signal(s: ExitStatus) -> Option<i32> {
 mod tests {
     use super::*;
     use clap::Parser;
-    use iolab_monitor::blocktrace::Summarizer;
-    use iolab_monitor::diskstats::DevT;
 
     #[derive(Parser, Debug)]
     struct Wrapper {
@@ -543,61 +294,5 @@ mod tests {
         assert!(Wrapper::try_parse_from(["iolab", "--dev", "vda", "dd"]).is_err());
         assert!(Wrapper::try_parse_from(["iolab", "--", "dd"]).is_err());
         assert!(Wrapper::try_parse_from(["iolab", "--dev", "x", "--interval", "0s"]).is_err());
-    }
-
-    fn sample() -> BlockTrace {
-        let mut s = Summarizer::new(
-            TraceDevice::whole("loop1", DevT::new(7, 1)),
-            1_000_000_000,
-            1_000_000_000,
-            false,
-        );
-        for l in [
-            "dd-1 [000] ..... 1.000100: block_rq_issue: 7,1 WS 1048576 () 0 + 2048 be,0,4 [dd]",
-            "dd-1 [000] ..... 1.000600: block_rq_complete: 7,1 WS () 0 + 2048 be,0,4 [0]",
-            "dd-1 [000] ..... 1.000700: block_rq_issue: 7,1 FF 0 () 0 + 0 none,0,0 [kworker]",
-            "dd-1 [000] ..... 1.000900: block_rq_complete: 7,1 FF () 18446744073709551615 + 0 none,0,0 [0]",
-            "dd-1 [000] ..... 1.001000: block_rq_complete: 7,1 R () 8 + 8 be,0,4 [0]",
-        ] {
-            s.push_line(l);
-        }
-        s.finish(1_002_000_000, "mono", Vec::new(), Vec::new())
-    }
-
-    #[test]
-    fn summary_text() {
-        let mut out = Vec::new();
-        write_summary(&sample(), &["dd".into()], None, &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(
-            text.starts_with("iolab trace: loop1 (7:1), 0.002 s\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("  command      dd (still running)\n"),
-            "{text}"
-        );
-        let writes = text.lines().find(|l| l.starts_with("  writes")).unwrap();
-        assert!(
-            writes.contains(" 1.00 ") && writes.contains("1 MiB"),
-            "{writes}"
-        );
-        let flushes = text.lines().find(|l| l.starts_with("  flushes")).unwrap();
-        assert!(flushes.contains(" 1 "), "{flushes}");
-        assert!(text.contains("1 MiB .. 2 MiB"), "{text}");
-        assert!(text.contains("completions without their issue"), "{text}");
-        assert!(!text.lines().any(|l| l.ends_with(' ')), "{text}");
-    }
-
-    #[test]
-    fn json_document() {
-        let mut out = Vec::new();
-        write_json(&sample(), &[], &Outcome::UntilInterrupt, &mut out).unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(v["schema"], SCHEMA);
-        assert_eq!(v["interrupted"], true);
-        assert_eq!(v["trace"]["writes"]["bytes"], 1 << 20);
-        assert_eq!(v["trace"]["flushes"]["requests"], 1);
-        assert!(v["trace"].get("records").is_none());
     }
 }

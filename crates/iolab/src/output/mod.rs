@@ -1,8 +1,24 @@
-//! Result formats, one file each behind a small trait per kind of result (hyperfine's
-//! `export/`): micro tests in `micro/`, workload runs in `run/`.
+//! Every command's output: one module per kind of result, one file per format behind the
+//! one-method [`Formatter`] trait (hyperfine's `export/`), and the JSON stamp in [`json`].
+//! Results go to stdout through [`emit`] only (pipe-safe); messages go to stderr through
+//! `say!`.
+//!
+//! Adding a format: a file with a unit struct implementing `Formatter<TheResult>`, and a line
+//! where the command picks it. JSON needs no file: implement [`json::Document`] for the result
+//! (one line) and use [`json::Json`].
 
+pub mod check;
+pub mod compare;
+pub mod context;
+pub mod export;
+pub mod json;
+pub mod list;
 mod micro;
+pub mod report;
 pub mod run;
+pub mod show;
+pub mod trace;
+pub mod workloads;
 
 use std::io::{self, Write};
 use std::time::SystemTime;
@@ -70,6 +86,32 @@ impl Host {
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             mem_total_bytes: iolab_monitor::meminfo::read().ok().map(|m| m.mem_total),
         }
+    }
+}
+
+/// Writes one result of kind `R` in one format.
+pub trait Formatter<R: ?Sized> {
+    fn write(&self, result: &R, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// Writes `result` to stdout in `format` (see [`emit`]).
+pub fn print<R: ?Sized>(
+    format: &dyn Formatter<R>,
+    result: &R,
+) -> Result<(), crate::error::CliError> {
+    emit(|out| format.write(result, out))
+}
+
+/// Writes `result` to stdout as JSON when `json` (`--json`), else in `human`.
+pub fn print_json_or<R: json::Document>(
+    json: bool,
+    human: &dyn Formatter<R>,
+    result: &R,
+) -> Result<(), crate::error::CliError> {
+    if json {
+        print(&json::Json, result)
+    } else {
+        print(human, result)
     }
 }
 

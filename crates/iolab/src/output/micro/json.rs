@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::super::{MicroFormatter, MicroReport};
 
-pub const SCHEMA: &str = "iolab.micro/1";
+pub const SCHEMA: &str = crate::output::json::Kind::Micro.schema();
 
 pub struct Json;
 

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{secs, RunFormatter, RunReport};
 
-pub const SCHEMA: &str = "iolab.run/1";
+pub const SCHEMA: &str = crate::output::json::Kind::Run.schema();
 
 pub struct Json;
 

@@ -21,6 +21,8 @@ pub struct RunReport {
     pub host: Host,
     pub started_at: SystemTime,
     pub warnings: Vec<String>,
+    /// The workload said `enable lathist` (filebench's format then adds histograms).
+    pub lathist: bool,
 }
 
 /// Output format of `iolab run`.

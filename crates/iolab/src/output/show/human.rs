@@ -1,0 +1,242 @@
+//! The terminal table: per configuration n, mean ± 95% CI of the headline metrics and the
+//! outcome; then the system during the runs, the checks that fired, and the first failures.
+
+use std::io::{self, Write};
+
+use iolab_store::RunStatus;
+
+use super::{Cell, ShowReport};
+use crate::output::context::{CheckCount, SYSTEM};
+use crate::output::Formatter;
+
+/// Prints one value of a column.
+type Format = fn(f64) -> String;
+
+/// The columns, in order: metric, heading, how to print a value.
+const COLUMNS: &[(&str, &str, Format)] = &[
+    ("ops_per_s", "ops/s", |v| format!("{v:.1}")),
+    ("mib_per_s", "MiB/s", |v| format!("{v:.2}")),
+    ("lat_mean_ns", "mean latency", |v| crate::fmt::ns(v)),
+    ("lat_p50_ns", "p50 latency", |v| crate::fmt::ns(v)),
+    ("lat_p99_ns", "p99 latency", |v| crate::fmt::ns(v)),
+];
+
+/// Failed runs whose errors are printed.
+const FAILURES_SHOWN: usize = 5;
+
+pub struct Human;
+
+impl Formatter<ShowReport> for Human {
+    fn write(&self, r: &ShowReport, out: &mut dyn Write) -> io::Result<()> {
+        let e = &r.experiment;
+        writeln!(
+            out,
+            "experiment {} \"{}\" ({}), from {}",
+            e.id.0,
+            e.name,
+            e.status.as_str(),
+            e.source
+        )?;
+        let count = |s: RunStatus| r.runs.iter().filter(|x| x.run.status == s).count();
+        writeln!(
+            out,
+            "started {}; runs: {} ok, {} failed, {} interrupted",
+            e.created_at
+                .to_rfc3339()
+                .get(..19)
+                .unwrap_or_default()
+                .replace('T', " "),
+            count(RunStatus::Ok),
+            count(RunStatus::Failed),
+            count(RunStatus::Interrupted)
+        )?;
+        write_table(r, out)?;
+        if r.single_run {
+            writeln!(
+                out,
+                "\none run: the values as measured, without a confidence interval (repetitions \
+                 need an experiment file, docs/experiments.md)"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "\nmean ± half-width of the 95% confidence interval (Student t) over the ok runs; \
+                 stopping metric: {}",
+                r.metric
+            )?;
+        }
+        write_system(r, out)?;
+        write_findings(r, out)?;
+        for f in r
+            .runs
+            .iter()
+            .filter(|x| x.run.status == RunStatus::Failed)
+            .take(FAILURES_SHOWN)
+        {
+            let label = r
+                .configs
+                .iter()
+                .find(|c| c.id == f.run.config)
+                .map_or("?", |c| c.label.as_str());
+            writeln!(
+                out,
+                "failed: {label} run {}: {}",
+                f.run.repetition + 1,
+                f.run.error.as_deref().unwrap_or("unknown error")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A value, ± the interval's half-width when there is one (a single value has none: the n
+/// column says so).
+fn fmt_cell(c: &Cell, f: Format) -> String {
+    let Some(mean) = c.mean else {
+        return "–".into();
+    };
+    match c.ci95_half_width {
+        Some(h) if mean != 0.0 => {
+            format!("{} ± {} (±{:.1}%)", f(mean), f(h), h / mean.abs() * 100.0)
+        }
+        Some(h) => format!("{} ± {}", f(mean), f(h)),
+        None => f(mean),
+    }
+}
+
+fn pad(s: &str, w: usize) -> String {
+    format!("{s}{}", " ".repeat(w.saturating_sub(s.chars().count())))
+}
+
+fn rpad(s: &str, w: usize) -> String {
+    format!("{}{s}", " ".repeat(w.saturating_sub(s.chars().count())))
+}
+
+fn write_table(r: &ShowReport, out: &mut dyn Write) -> io::Result<()> {
+    let mut columns: Vec<(String, String, Format)> = COLUMNS
+        .iter()
+        .map(|(m, h, f)| ((*m).to_string(), (*h).to_string(), *f))
+        .collect();
+    if !columns.iter().any(|c| c.0 == r.metric) {
+        columns.insert(
+            0,
+            (r.metric.clone(), r.metric.clone(), |v| format!("{v:.4}")),
+        );
+    }
+    // Rows: label, n, one text per column, outcome.
+    let rows: Vec<(String, String, Vec<String>, String)> = r
+        .configs
+        .iter()
+        .map(|c| {
+            let cells = columns
+                .iter()
+                .map(|(name, _, f)| c.metrics.get(name).map_or("–".into(), |v| fmt_cell(v, *f)))
+                .collect();
+            (
+                c.label.clone(),
+                c.runs.ok.to_string(),
+                cells,
+                c.state.clone(),
+            )
+        })
+        .collect();
+    let mut widths = vec![
+        "configuration"
+            .len()
+            .max(rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0)),
+        1.max(rows.iter().map(|r| r.1.len()).max().unwrap_or(0)),
+    ];
+    for (i, c) in columns.iter().enumerate() {
+        widths.push(
+            c.1.chars().count().max(
+                rows.iter()
+                    .map(|r| r.2[i].chars().count())
+                    .max()
+                    .unwrap_or(0),
+            ),
+        );
+    }
+    writeln!(out)?;
+    let mut head = format!(
+        "{}  {}",
+        pad("configuration", widths[0]),
+        rpad("n", widths[1])
+    );
+    for (i, c) in columns.iter().enumerate() {
+        head.push_str(&format!("  {}", rpad(&c.1, widths[i + 2])));
+    }
+    writeln!(out, "{head}  outcome")?;
+    for row in &rows {
+        let mut line = format!("{}  {}", pad(&row.0, widths[0]), rpad(&row.1, widths[1]));
+        for (i, t) in row.2.iter().enumerate() {
+            line.push_str(&format!("  {}", rpad(t, widths[i + 2])));
+        }
+        writeln!(out, "{line}  {}", row.3)?;
+    }
+    Ok(())
+}
+
+fn write_system(r: &ShowReport, out: &mut dyn Write) -> io::Result<()> {
+    let rows: Vec<(&str, Vec<String>)> = r
+        .configs
+        .iter()
+        .filter(|c| !c.system.is_empty())
+        .map(|c| {
+            let cells = SYSTEM
+                .iter()
+                .map(|(name, _)| {
+                    c.system
+                        .get(*name)
+                        .map_or("–".into(), |v| format!("{v:.1}"))
+                })
+                .collect();
+            (c.label.as_str(), cells)
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let w0 = "configuration"
+        .len()
+        .max(rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0));
+    let widths: Vec<usize> = SYSTEM
+        .iter()
+        .enumerate()
+        .map(|(i, (_, h))| {
+            h.len()
+                .max(rows.iter().map(|r| r.1[i].len()).max().unwrap_or(0))
+        })
+        .collect();
+    let mean = if r.single_run {
+        "the run's whole-run values"
+    } else {
+        "means over the ok runs"
+    };
+    writeln!(out, "\nthe system during the runs ({mean}):")?;
+    let mut head = pad("configuration", w0);
+    for (i, (_, h)) in SYSTEM.iter().enumerate() {
+        head.push_str(&format!("  {}", rpad(h, widths[i])));
+    }
+    writeln!(out, "{head}")?;
+    for (label, cells) in &rows {
+        let mut line = pad(label, w0);
+        for (i, c) in cells.iter().enumerate() {
+            line.push_str(&format!("  {}", rpad(c, widths[i])));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// Findings per configuration: each check once, with the number of runs it fired on.
+fn write_findings(r: &ShowReport, out: &mut dyn Write) -> io::Result<()> {
+    if r.configs.iter().all(|c| c.checks.is_empty()) {
+        return Ok(());
+    }
+    writeln!(out, "\nfindings (details: iolab report; docs/checks.md):")?;
+    for c in r.configs.iter().filter(|c| !c.checks.is_empty()) {
+        let text: Vec<String> = c.checks.iter().map(CheckCount::text).collect();
+        writeln!(out, "  {}: {}", c.label, text.join(", "))?;
+    }
+    Ok(())
+}
