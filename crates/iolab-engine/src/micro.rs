@@ -4,7 +4,7 @@
 //! Outside the timed region: creating and pre-filling files (write modes overwrite a
 //! pre-filled, synced file; reads of a missing file fill it first), opening, mapping,
 //! allocating buffers and computing the visiting order. Inside: the records and, for write
-//! passes, the final fsync/msync (../shared/spec/micro.md).
+//! passes, the final fsync/msync (docs/micro.md).
 
 use std::fs::{self, File};
 use std::io;
@@ -919,6 +919,7 @@ mod tests {
 
     #[test]
     fn every_engine_and_access_visits_every_record() {
+        let _hang = iolab_testkit::timeout(120);
         let dir = tempfile::tempdir().unwrap();
         for engine in [EngineKind::Psync, EngineKind::Sync, EngineKind::IoUring] {
             for access in Access::ALL {
@@ -946,6 +947,7 @@ mod tests {
 
     #[test]
     fn random_writes_land_where_the_permutation_says() {
+        let _hang = iolab_testkit::timeout(120);
         // Writing each record's index into it, via the real engine, must leave every record
         // written exactly once: read the file back and check.
         let dir = tempfile::tempdir().unwrap();
@@ -968,6 +970,7 @@ mod tests {
 
     #[test]
     fn time_limit_stops_early() {
+        let _hang = iolab_testkit::timeout(120);
         let mut p = plan(
             Path::new("/"),
             Access::Randread,
@@ -978,15 +981,14 @@ mod tests {
         p.time_limit = Some(Duration::from_millis(200));
         let r = run_micro(&p, &mut ()).unwrap();
         assert!(r.time_limited);
-        assert!(
-            r.elapsed_ns >= 200_000_000 && r.elapsed_ns < 2_000_000_000,
-            "{}",
-            r.elapsed_ns
-        );
+        // The limit is a lower bound by construction; stopping early shows in the count.
+        assert!(r.elapsed_ns >= 200_000_000, "{}", r.elapsed_ns);
+        assert!(r.ops < p.records_per_thread * u64::from(p.threads) * u64::from(p.loops));
     }
 
     #[test]
     fn missing_dir_is_bad_input_and_leaves_nothing() {
+        let _hang = iolab_testkit::timeout(120);
         let p = plan(
             Path::new("/nonexistent/iolab"),
             Access::Write,
@@ -1131,13 +1133,10 @@ mod fault_tests {
     /// The reported case, for real: `ulimit -u` as a non-root user (root is exempt), in a
     /// child process. Without the fix the child panicked and then hung on the barriers.
     #[test]
+    #[ignore = "needs root: runs its child half as an unprivileged user"]
     fn a_thread_limit_gives_a_spawn_error() {
         use std::os::unix::process::CommandExt;
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: needs root to switch to an unprivileged user");
-            return;
-        }
+        iolab_testkit::require_root();
         // A user id of our own: no other process counts against its limit.
         let uid = 3_900_000_000 + std::process::id() % 1_000_000;
         let dir = tempfile::tempdir_in("/tmp").unwrap();
@@ -1169,13 +1168,9 @@ mod fault_tests {
                 Ok(())
             });
         }
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("skipped: cannot run the test binary as uid {uid}: {e}");
-                return;
-            }
-        };
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run the test binary as uid {uid}: {e}"));
         let t0 = Instant::now();
         let status = loop {
             if let Some(s) = child.try_wait().unwrap() {
@@ -1192,8 +1187,7 @@ mod fault_tests {
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
             + &String::from_utf8_lossy(&out.stderr);
         if let Some(why) = text.lines().find(|l| l.starts_with("IOLAB-CHILD-SKIPPED")) {
-            eprintln!("skipped: {why}");
-            return;
+            return iolab_testkit::not_run(why);
         }
         assert!(status.success(), "{text}");
         assert!(
@@ -1204,6 +1198,7 @@ mod fault_tests {
 
     #[test]
     fn a_symlink_in_the_dir_is_refused_not_followed() {
+        let _hang = iolab_testkit::timeout(120);
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         let victim = outside.path().join("precious");
@@ -1248,6 +1243,7 @@ mod fault_tests {
 
     #[test]
     fn a_sparse_file_of_the_right_size_is_filled_not_reused() {
+        let _hang = iolab_testkit::timeout(120);
         let dir = tempfile::tempdir().unwrap();
         let p = plan(dir.path(), Access::Read, SyncMode::Normal, 1 << 20, 1);
         let path = data_file(dir.path(), 0);
@@ -1263,10 +1259,10 @@ mod fault_tests {
     }
 
     #[test]
+    #[ignore = "needs root: mounts a small tmpfs"]
     fn mmap_on_a_full_filesystem_is_enospc_not_sigbus() {
-        let Some(fs_) = Tmpfs::mount(8 << 20) else {
-            return;
-        };
+        let _hang = iolab_testkit::timeout(120);
+        let fs_ = Tmpfs::mount(8 << 20);
         let dir = fs_.path();
         for (access, sync) in [
             (Access::Append, SyncMode::Mmap),
@@ -1289,6 +1285,7 @@ mod fault_tests {
 
     #[test]
     fn a_huge_time_limit_is_no_limit() {
+        let _hang = iolab_testkit::timeout(120);
         for limit in [Duration::from_secs(9_999_999_999), Duration::MAX] {
             let mut p = plan(Path::new("/"), Access::Randread, SyncMode::Normal, 8192, 2);
             p.engine = EngineKind::Null;

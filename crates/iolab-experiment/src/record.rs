@@ -211,6 +211,7 @@ mod tests {
 
     #[test]
     fn micro_metrics_are_the_engine_totals_over_elapsed() {
+        let _hang = iolab_testkit::timeout(120);
         let plan = MicroSpec {
             access: Access::Write,
             sync: SyncMode::Normal,

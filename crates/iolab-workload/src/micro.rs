@@ -1,5 +1,5 @@
 //! Micro tests: one access pattern under one sync mode, mobibench's semantics exactly
-//! (see ../shared/spec/micro.md): a file per thread, fixed record size, each record visited
+//! (docs/micro.md): a file per thread, fixed record size, each record visited
 //! once per pass (random = a seeded permutation of all records).
 
 use std::fmt;

@@ -19,6 +19,9 @@ const COLUMNS: &[(&str, &str, Format)] = &[
     ("lat_mean_ns", "mean latency", |v| {
         iolab_workload::format_ns(v)
     }),
+    ("lat_p50_ns", "p50 latency", |v| {
+        iolab_workload::format_ns(v)
+    }),
     ("lat_p99_ns", "p99 latency", |v| {
         iolab_workload::format_ns(v)
     }),
