@@ -21,7 +21,9 @@ REPO=$(cd "$BENCH_DIR/.." && pwd)
 PAIRS=3
 RUNTIME=20
 WORKLOADS="fileserver,varmail,webserver"
-CORPUS="$REPO/../shared/corpus/filebench"
+# filebench's own workload files (its workloads/ directory): --corpus, or the variable the
+# tests read too.
+CORPUS="${IOLAB_FILEBENCH_CORPUS:-}"
 IOLAB=""
 BUILD=1
 SAVE=""
@@ -39,7 +41,8 @@ Usage: bench/vs-filebench.sh [options]
   --time S           measured run time of each run in seconds (default 20)
   --workloads LIST   comma-separated names of .f files in the corpus
                      (default fileserver,varmail,webserver; varmail gets $nfiles=10000)
-  --corpus DIR       where the .f files are (default ../shared/corpus/filebench from the repo)
+  --corpus DIR       where filebench's .f files are (its workloads/ directory; default
+                     $IOLAB_FILEBENCH_CORPUS)
   --iolab PATH       use this iolab binary (default: build target/release/iolab with cargo)
   --no-build         do not run cargo build; use target/release/iolab as it is
   --save FILE        also write every run's parsed numbers to FILE (JSON lines)
@@ -97,7 +100,8 @@ need ipcrm util-linux
 [ -x /usr/bin/time ] && /usr/bin/time --version 2>&1 | grep -q GNU || apt_install time
 /usr/bin/time --version 2>&1 | grep -q GNU || die "/usr/bin/time is not GNU time"
 
-[ -d "$CORPUS" ] || die "no corpus directory at $CORPUS"
+[ -n "$CORPUS" ] || die "where are filebench's workload files? give --corpus DIR (the workloads/ directory of a filebench checkout) or set IOLAB_FILEBENCH_CORPUS=DIR"
+[ -d "$CORPUS" ] || die "no corpus directory at $CORPUS (--corpus or IOLAB_FILEBENCH_CORPUS)"
 CORPUS=$(cd "$CORPUS" && pwd)
 IFS=',' read -r -a WLS <<<"$WORKLOADS"
 for w in "${WLS[@]}"; do

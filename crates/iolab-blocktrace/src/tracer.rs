@@ -300,6 +300,7 @@ mod tests {
 
     #[test]
     fn options_are_checked() {
+        let _hang = iolab_testkit::timeout(120);
         assert!(TraceOptions::default().validate().is_ok());
         let o = TraceOptions {
             buffer_kb: 0,

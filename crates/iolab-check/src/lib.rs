@@ -1,7 +1,7 @@
 //! Checks ("findings") that say when a measurement is not what it seems: pure logic over
 //! facts the runner collected, no I/O, no printing.
 //!
-//! iolab practises active benchmarking (spec/measurement.md, after seed report 001): the
+//! iolab practises active benchmarking (docs/checks.md): the
 //! engine's byte and operation counts are set against what the kernel saw — diskstats, the
 //! block tracer, /proc — and every gap that changes what a number means becomes a
 //! [`Finding`]: an id, a [`Severity`], the evidence (numbers, as JSON), an explanation and a

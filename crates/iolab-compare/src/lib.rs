@@ -1,7 +1,7 @@
 //! Comparing configurations (`iolab compare`): for each metric, every configuration against a
 //! baseline — the ratio of means with Fieller's 95% interval, Welch's p-value Holm-adjusted over
 //! the family of comparisons of that metric, Mann–Whitney's p as a rank-based cross-check, and
-//! a verdict (docs: spec/measurement.md, "Comparing configurations").
+//! a verdict (docs/statistics.md, "Comparing configurations").
 //!
 //! The verdict is `iolab_stats::compare::verdict`: a difference is claimed only when the
 //! Holm-adjusted Welch p ≤ 0.05 **and** the ratio's interval excludes 1. A configuration (or

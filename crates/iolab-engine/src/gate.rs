@@ -140,6 +140,7 @@ mod tests {
 
     #[test]
     fn opens_when_all_arrive() {
+        let _hang = iolab_testkit::timeout(120);
         let g = Gate::new(3);
         thread::scope(|s| {
             let a = s.spawn(|| g.wait());
@@ -153,6 +154,7 @@ mod tests {
 
     #[test]
     fn abort_releases_waiters_and_later_arrivals() {
+        let _hang = iolab_testkit::timeout(120);
         let g = Gate::new(5);
         thread::scope(|s| {
             let a = s.spawn(|| g.wait());
@@ -165,6 +167,7 @@ mod tests {
 
     #[test]
     fn a_panicking_party_aborts_the_gates() {
+        let _hang = iolab_testkit::timeout(120);
         let (g1, g2) = (Gate::new(2), Gate::new(2));
         thread::scope(|s| {
             let h = s.spawn(|| {

@@ -12,14 +12,9 @@ pub(crate) struct Tmpfs {
 }
 
 impl Tmpfs {
-    /// Mounts a tmpfs of `size` bytes; `None` (and a note on stderr) where that is not
-    /// allowed: not root, or no CAP_SYS_ADMIN in a container.
-    pub fn mount(size: u64) -> Option<Tmpfs> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: mounting a tmpfs needs root");
-            return None;
-        }
+    /// Mounts a tmpfs of `size` bytes. For tests marked `#[ignore = "needs root: …"]`.
+    pub fn mount(size: u64) -> Tmpfs {
+        iolab_testkit::require_root();
         let dir = tempfile::tempdir().expect("temporary directory");
         let target = CString::new(dir.path().as_os_str().as_bytes()).expect("no NUL in path");
         let opts = CString::new(format!("size={size},mode=0755")).expect("no NUL");
@@ -33,14 +28,8 @@ impl Tmpfs {
                 opts.as_ptr().cast(),
             )
         };
-        if r != 0 {
-            eprintln!(
-                "skipped: cannot mount a tmpfs: {}",
-                io::Error::last_os_error()
-            );
-            return None;
-        }
-        Some(Tmpfs { dir })
+        assert_eq!(r, 0, "cannot mount a tmpfs: {}", io::Error::last_os_error());
+        Tmpfs { dir }
     }
 
     pub fn path(&self) -> &Path {

@@ -17,13 +17,39 @@ fn quickstart() {
         p.repetitions.rule.max <= 6,
         "the quickstart must stay short"
     );
+    // Long enough for the checks to judge steadiness: short-run asks for 5 full intervals
+    // of 1 s (the quickstart used to run ~0.5 s and fire it on every run).
+    let min = std::time::Duration::from_secs(iolab_check::checks::short_run::MIN_INTERVALS);
+    for c in &p.configs {
+        match c
+            .workload
+            .as_any()
+            .downcast_ref::<iolab_experiment::kind::micro::MicroWorkload>()
+        {
+            Some(w) => {
+                let m = &w.spec;
+                assert!(m.time_limit >= Some(min), "{}: {:?}", c.label, m.time_limit);
+                assert!(m.loops > 1, "{}: time-limited, not one pass", c.label);
+            }
+            None => panic!("{}: {:?}", c.label, c.workload),
+        }
+    }
 }
 
 #[test]
 fn ext4_journal_modes_is_seed_report_000() {
     let p = load("ext4-journal-modes.toml");
-    assert_eq!(p.configs.len(), 6);
+    assert_eq!(p.configs.len(), 12);
     for c in &p.configs {
+        // The seed's setup, and the corrected one: the page cache capped below a third of
+        // the data set.
+        let cap = c.sut.cache_limit;
+        if c.label.ends_with("setup=seed") {
+            assert_eq!(cap, None, "{}", c.label);
+        } else {
+            assert!(c.label.ends_with("setup=corrected"), "{}", c.label);
+            assert_eq!(cap, Some(1 << 30), "{}", c.label);
+        }
         let data = c.sut.fs.as_ref().unwrap().mount.get("data").unwrap();
         assert!(c.label.contains(&format!("journal={data}")), "{}", c.label);
         let t: Vec<(String, String)> = c

@@ -173,6 +173,23 @@ fn wml_file_by_relative_path_on_a_directory() {
 }
 
 #[test]
+fn wml_engine_depth_and_system_keys() {
+    let p = plan("wml_engines.toml");
+    assert_eq!(labels(&p), ["engine=psync", "engine=io_uring"]);
+    let engines: Vec<Option<EngineKind>> = (0..2).map(|i| wml(&p, i).settings.engine).collect();
+    assert_eq!(
+        engines,
+        [Some(EngineKind::Psync), Some(EngineKind::IoUring)]
+    );
+    assert_eq!(wml(&p, 1).settings.iodepth, Some(1));
+    assert!(!wml(&p, 0).settings.run_system);
+    assert_eq!(
+        p.resolved["configs"][1]["workload"]["engine"],
+        json!("io_uring")
+    );
+}
+
+#[test]
 fn whole_table_levels() {
     let p = plan("whole_table.toml");
     assert_eq!(labels(&p), ["target=small", "target=large"]);

@@ -548,7 +548,7 @@ pub fn deltas(earlier: &Diskstats, later: &Diskstats, dt: Duration) -> Vec<DiskD
 
 /// The columns of sysstat's `iostat -x` (kB = 1024 bytes, times in ms).
 ///
-/// Formulas (Δ = difference over the interval, Δt its length), as in spec/measurement.md and
+/// Formulas (Δ = difference over the interval, Δt its length), as in docs/metrics.md and
 /// sysstat's `write_ext_stat` / `compute_ext_disk_stats`:
 ///
 /// | column | formula |

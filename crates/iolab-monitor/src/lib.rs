@@ -5,7 +5,7 @@
 //! percentages, `iostat -x` columns) next to the parser whose counters they use. The files
 //! the system under test reads too (`/proc/meminfo`, mountinfo, `/sys/class/block`) are
 //! parsed in `iolab-sys`, and so are the error types. Definitions follow
-//! `spec/measurement.md`: disk metrics equal sysstat's `iostat -x`.
+//! docs/metrics.md: disk metrics equal sysstat's `iostat -x`.
 //!
 //! | module | source |
 //! |---|---|

@@ -441,6 +441,7 @@ mod tests {
     /// readable after it exited).
     #[test]
     fn counts_another_existing_thread() {
+        let _hang = iolab_testkit::timeout(120);
         let (tid_tx, tid_rx) = std::sync::mpsc::channel();
         let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
         let worker = std::thread::spawn(move || {
@@ -459,10 +460,9 @@ mod tests {
         let tid = tid_rx.recv().unwrap();
         let pc = PerfCounters::open_task(tid, &Counter::SOFTWARE);
         if let Some(u) = pc.unavailable(Counter::TaskClock) {
-            eprintln!("skipped: software perf counters unavailable here ({u})");
             go_tx.send(()).unwrap();
             worker.join().unwrap();
-            return;
+            return iolab_testkit::not_run(format!("software perf counters unavailable ({u})"));
         }
         pc.enable().unwrap();
         go_tx.send(()).unwrap();
@@ -481,16 +481,16 @@ mod tests {
     /// Needs perf_event_open for software events (root, or perf_event_paranoid ≤ 2).
     #[test]
     fn counts_threads_spawned_later() {
+        let _hang = iolab_testkit::timeout(120);
         let pc = PerfCounters::open_default();
         if Counter::SOFTWARE
             .iter()
             .all(|&c| pc.unavailable(c).is_some())
         {
-            eprintln!(
-                "skipped: software perf counters unavailable here ({})",
+            return iolab_testkit::not_run(format!(
+                "software perf counters unavailable ({})",
                 pc.unavailable(Counter::TaskClock).unwrap()
-            );
-            return;
+            ));
         }
         for c in Counter::SOFTWARE {
             assert_eq!(
@@ -547,10 +547,18 @@ mod tests {
             "page-faults {pf} < worker's minor faults {faults}"
         );
         let cs = r.get(Counter::ContextSwitches).unwrap();
-        assert!(
-            cs >= vcsw.min(5),
-            "context-switches {cs}, worker slept 5 times"
-        );
+        let user_only = r
+            .values
+            .iter()
+            .any(|(c, v)| *c == Counter::ContextSwitches && v.as_ref().is_ok_and(|v| v.user_only));
+        // A switch happens in the kernel: a user-mode-only counter (perf_event_paranoid ≥ 2
+        // without privileges) never sees one.
+        if !user_only {
+            assert!(
+                cs >= vcsw.min(5),
+                "context-switches {cs}, worker slept 5 times"
+            );
+        }
         assert!(r.get(Counter::CpuMigrations).is_some());
         // Hardware counters: a number, or absent — never a made-up 0 for "absent".
         for c in Counter::HARDWARE {

@@ -42,27 +42,6 @@ use iolab_monitor::diskstats::{self, DiskDelta, DiskStat, Iostat};
 use iolab_monitor::sampler::{devices_for, Sampler, SamplerConfig};
 use iolab_sys::{DevT, SysBlock};
 
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// False (after saying why) when the test cannot run here; under CI, a panic instead.
-fn can_run(test: &str) -> bool {
-    let why = if !is_root() {
-        "needs root (losetup, mount namespace)"
-    } else if Command::new("iostat").arg("-V").output().is_err() {
-        "needs iostat (apt-get install -y sysstat)"
-    } else {
-        return true;
-    };
-    if std::env::var_os("CI").is_some() {
-        panic!("{test}: {why}; CI must run it");
-    }
-    eprintln!("SKIP {test}: {why}");
-    false
-}
-
 /// A loop device attached by this test to its own image; detached and deleted on drop.
 struct LoopDev {
     dev: String,
@@ -204,10 +183,11 @@ fn same(printed: f64, exact: f64) -> bool {
 }
 
 #[test]
+#[ignore = "needs root: a loop device; iostat (scripts/test.sh installs sysstat as root)"]
 fn disk_columns_equal_iostat_x() {
-    if !can_run("disk_columns_equal_iostat_x") {
-        return;
-    }
+    let _hang = iolab_testkit::timeout(300);
+    iolab_testkit::require_root();
+    iolab_testkit::require_tool("iostat");
     let lo = LoopDev::attach("sampler-iostat", "256M");
     let name = lo.name().to_owned();
     let dev = lo.dev.clone();

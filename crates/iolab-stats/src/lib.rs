@@ -1,6 +1,6 @@
 //! Pure statistics for iolab: no I/O, no printing.
 //!
-//! What is computed, and why, follows `spec/measurement.md`:
+//! What is computed, and why, is described for users in docs/statistics.md:
 //!
 //! * [`Welford`] keeps running sums so the confidence interval can be updated after every run
 //!   (Welford 1962; merging per Chan, Golub & LeVeque 1979).

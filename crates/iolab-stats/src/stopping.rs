@@ -1,6 +1,6 @@
 //! When to stop repeating a configuration.
 //!
-//! The rule of `spec/measurement.md`, as practised by Traeger, Zadok, Joukov & Wright, "A nine
+//! The rule of docs/statistics.md, as practised by Traeger, Zadok, Joukov & Wright, "A nine
 //! year study of file system and storage benchmarking" (ACM TOS 4(2), 2008): repeat until the
 //! Student-t confidence interval of the mean is narrow relative to the mean, within a budget of
 //! runs and time, and say so plainly when the budget ran out first.

@@ -9,7 +9,7 @@
 //! [sut]
 //! target = { kind = "loop_image", size = "1G" }     # image_dir, direct_io = true, preallocate
 //! fs = { kind = "ext4", mkfs_options = "-E lazy_itable_init=0", mount_options = "data=journal" }
-//! cache_limit = "256M"                              # v1 memory cgroup for the engine
+//! cache_limit = "256M"                              # v1 memory cgroup for the engine ("none": no cap)
 //! [sut.tunables]
 //! "vm.dirty_expire_centisecs" = 500
 //! "queue/scheduler" = "none"
@@ -52,10 +52,14 @@ pub struct SutSpec {
     /// Kernel tunables for the run, by name (restored afterwards).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tunables: BTreeMap<String, TunableValue>,
-    /// Page-cache cap for the engine (a v1 memory cgroup limit), e.g. `"256M"`.
+    /// Page-cache cap for the engine (a v1 memory cgroup limit), e.g. `"256M"`; `"none"` is
+    /// no cap, as when the key is left out (so that a factor can switch the cap off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_limit: Option<String>,
 }
+
+/// The `cache_limit` that sets no cap.
+pub const NO_CACHE_LIMIT: &str = "none";
 
 /// A target as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -222,7 +226,8 @@ impl SutSpec {
                 tunables.push(t);
             }
         }
-        let cache_limit = self.cache_limit.as_ref().and_then(|s| {
+        let cache_limit = self.cache_limit.as_ref().filter(|s| *s != NO_CACHE_LIMIT);
+        let cache_limit = cache_limit.and_then(|s| {
             let checked = parse_size(s).and_then(|b| {
                 if b < MIN_CACHE_LIMIT {
                     Err(format!(
@@ -565,6 +570,18 @@ mod tests {
     }
 
     #[test]
+    fn cache_limit_none_is_no_cap() {
+        let p = spec(r#"{"target":{"kind":"tmpfs","size":"1G"},"cache_limit":"none"}"#)
+            .validate()
+            .unwrap();
+        assert_eq!(p.cache_limit, None);
+        assert!(
+            err(r#"{"target":{"kind":"tmpfs","size":"1G"},"cache_limit":"nope"}"#)
+                .contains("cache_limit")
+        );
+    }
+
+    #[test]
     fn inconsistent_specs_are_refused_with_advice() {
         assert!(err(r#"{"target":{"kind":"loop_image","size":"1G"}}"#).contains("fs = {"));
         assert!(
@@ -687,8 +704,7 @@ mod tests {
     #[test]
     fn validate_here_looks_up_the_tunables_on_this_machine() {
         if !Path::new("/proc/sys/vm/dirty_ratio").is_file() {
-            eprintln!("SKIP validate_here_looks_up_the_tunables_on_this_machine: no /proc/sys");
-            return;
+            return iolab_testkit::not_run("no /proc/sys here");
         }
         let json = r#"{"target":{"kind":"tmpfs","size":"1G"},
             "tunables":{"vm.nonexistent":3,"vm.dirty_ratio":"abc","vm.dirty_ratoi":5}}"#;
@@ -738,8 +754,7 @@ mod tests {
                 .find(|p| DevInfo::of_path(p).is_ok())
         });
         let Some(dev) = dev else {
-            eprintln!("SKIP validate_here_looks_up_device_tunables_of_a_named_block_device: none");
-            return;
+            return iolab_testkit::not_run("no block device in /sys/block here");
         };
         let json = |tunable: &str| {
             format!(
@@ -765,8 +780,7 @@ mod tests {
     fn validate_here_finds_a_directory_without_a_block_device() {
         // /dev is a devtmpfs: no block device under it.
         if DevInfo::of_file(Path::new("/dev")).is_some() {
-            eprintln!("SKIP validate_here_finds_a_directory_without_a_block_device: /dev has one");
-            return;
+            return iolab_testkit::not_run("/dev is on a block device here");
         }
         let e = spec(
             r#"{"target":{"kind":"directory","path":"/dev"},"tunables":{"queue/scheduler":"none"}}"#,

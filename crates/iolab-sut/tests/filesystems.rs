@@ -11,10 +11,9 @@ const DIRTY_EXPIRE: &str = "/proc/sys/vm/dirty_expire_centisecs";
 /// The ext4 journal-mode experiment: data=journal vs data=writeback, each on a fresh
 /// filesystem and a fresh mount, with vm.dirty_expire_centisecs set during the run only.
 #[test]
+#[ignore = "needs root: loop devices, mkfs and mount"]
 fn ext4_journal_modes_each_on_a_fresh_filesystem() {
-    if !need_root("ext4_journal_modes_each_on_a_fresh_filesystem") {
-        return;
-    }
+    require_root();
     let _g = global_lock();
     let s = Scratch::new("ext4modes");
     let sut = s.sut();
@@ -77,15 +76,12 @@ fn mount_and_check(kind: &str, size: &str, mount_options: &str, expect: &[&str])
 }
 
 #[test]
+#[ignore = "needs root: loop devices, mkfs.xfs and mount"]
 fn xfs_on_a_loop_image() {
-    if !need_root("xfs_on_a_loop_image") {
-        return;
-    }
-    if !availability(FsKind::Xfs).is_available() {
-        assert!(std::env::var_os("CI").is_none(), "CI must have xfsprogs");
-        eprintln!("SKIP xfs: {:?}", availability(FsKind::Xfs).problems);
-        return;
-    }
+    require_root();
+    // scripts/test.sh installs xfsprogs when it runs as root.
+    let a = availability(FsKind::Xfs);
+    assert!(a.is_available(), "xfs is not usable here: {:?}", a.problems);
     mount_and_check(
         "xfs",
         "320M",
@@ -95,15 +91,16 @@ fn xfs_on_a_loop_image() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices, mkfs.btrfs and mount"]
 fn btrfs_on_a_loop_image() {
-    if !need_root("btrfs_on_a_loop_image") {
-        return;
-    }
-    if !availability(FsKind::Btrfs).is_available() {
-        assert!(std::env::var_os("CI").is_none(), "CI must have btrfs-progs");
-        eprintln!("SKIP btrfs: {:?}", availability(FsKind::Btrfs).problems);
-        return;
-    }
+    require_root();
+    // scripts/test.sh installs btrfs-progs when it runs as root.
+    let a = availability(FsKind::Btrfs);
+    assert!(
+        a.is_available(),
+        "btrfs is not usable here: {:?}",
+        a.problems
+    );
     mount_and_check(
         "btrfs",
         "128M",
@@ -115,10 +112,9 @@ fn btrfs_on_a_loop_image() {
 /// f2fs works where the kernel has it; where it does not, prepare says so clearly and
 /// changes nothing.
 #[test]
+#[ignore = "needs root: loop devices, mkfs and mount"]
 fn f2fs_is_used_or_reported_unavailable() {
-    if !need_root("f2fs_is_used_or_reported_unavailable") {
-        return;
-    }
+    require_root();
     let a = availability(FsKind::F2fs);
     if a.is_available() {
         mount_and_check("f2fs", "128M", "noatime", &["noatime"]);
@@ -149,10 +145,9 @@ fn f2fs_is_used_or_reported_unavailable() {
 }
 
 #[test]
+#[ignore = "needs root: mounts a tmpfs"]
 fn tmpfs_target_and_remount() {
-    if !need_root("tmpfs_target_and_remount") {
-        return;
-    }
+    require_root();
     let s = Scratch::new("tmpfs");
     let sut = s.sut();
     let plan = spec(
@@ -176,10 +171,9 @@ fn tmpfs_target_and_remount() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices, mkfs and mount"]
 fn ext4_remount_keeps_data_and_options() {
-    if !need_root("ext4_remount_keeps_data_and_options") {
-        return;
-    }
+    require_root();
     let s = Scratch::new("remount");
     let sut = s.sut();
     let plan = spec(
@@ -200,10 +194,9 @@ fn ext4_remount_keeps_data_and_options() {
 /// A mount option the kernel rejects: the error carries the kernel's own message, and
 /// everything prepared so far is undone.
 #[test]
+#[ignore = "needs root: loop devices, mkfs and mount"]
 fn rejected_mount_option_is_explained_and_rolled_back() {
-    if !need_root("rejected_mount_option_is_explained_and_rolled_back") {
-        return;
-    }
+    require_root();
     let s = Scratch::new("badopt");
     let sut = s.sut();
     let plan = spec(
@@ -220,10 +213,9 @@ fn rejected_mount_option_is_explained_and_rolled_back() {
 
 /// mkfs failing: its own message in the error, and everything undone.
 #[test]
+#[ignore = "needs root: loop devices, mkfs and mount"]
 fn failing_mkfs_is_explained_and_rolled_back() {
-    if !need_root("failing_mkfs_is_explained_and_rolled_back") {
-        return;
-    }
+    require_root();
     let s = Scratch::new("badmkfs");
     let sut = s.sut();
     let plan = spec(

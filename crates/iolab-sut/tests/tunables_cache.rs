@@ -22,10 +22,9 @@ fn dir_plan(s: &Scratch, extra: &str) -> iolab_sut::SutPlan {
 }
 
 #[test]
+#[ignore = "needs root: sets kernel tunables"]
 fn sysctl_is_set_for_the_run_and_restored() {
-    if !need_root("sysctl_is_set_for_the_run_and_restored") {
-        return;
-    }
+    require_root();
     let _g = global_lock();
     let s = Scratch::new("sysctl");
     let original = read_sysctl(DIRTY_EXPIRE);
@@ -54,10 +53,9 @@ fn sysctl_is_set_for_the_run_and_restored() {
 
 /// Dropping the session (as on an early return or panic) restores too.
 #[test]
+#[ignore = "needs root: sets kernel tunables"]
 fn dropping_the_session_restores() {
-    if !need_root("dropping_the_session_restores") {
-        return;
-    }
+    require_root();
     let _g = global_lock();
     let s = Scratch::new("drop");
     let original = read_sysctl(DIRTY_EXPIRE);
@@ -77,10 +75,10 @@ fn dropping_the_session_restores() {
 
 /// teardown_all from another thread (a signal handler) restores and closes the session.
 #[test]
+#[ignore = "needs root: sets kernel tunables"]
 fn teardown_all_from_another_thread() {
-    if !need_root("teardown_all_from_another_thread") {
-        return;
-    }
+    let _hang = iolab_testkit::timeout(300);
+    require_root();
     let _g = global_lock();
     let s = Scratch::new("handle");
     let original = read_sysctl(DIRTY_EXPIRE);
@@ -106,10 +104,9 @@ fn teardown_all_from_another_thread() {
 /// The scheduler of the target's own device (a loop device here), read and written in the
 /// `none [mq-deadline]` format.
 #[test]
+#[ignore = "needs root: attaches a loop device and sets its scheduler"]
 fn queue_scheduler_of_the_target_device() {
-    if !need_root("queue_scheduler_of_the_target_device") {
-        return;
-    }
+    require_root();
     let s = Scratch::new("sched");
     let sut = s.sut();
     let plan = spec(
@@ -141,10 +138,9 @@ fn queue_scheduler_of_the_target_device() {
 /// vm.dirty_bytes and vm.dirty_ratio zero each other, and dirty_bytes cannot be written as
 /// 0: restoring must write back whichever one was in force.
 #[test]
+#[ignore = "needs root: sets kernel tunables"]
 fn coupled_dirty_limits_are_restored() {
-    if !need_root("coupled_dirty_limits_are_restored") {
-        return;
-    }
+    require_root();
     let _g = global_lock();
     let ratio0 = read_sysctl("/proc/sys/vm/dirty_ratio");
     let bytes0 = read_sysctl("/proc/sys/vm/dirty_bytes");
@@ -165,10 +161,9 @@ fn coupled_dirty_limits_are_restored() {
 }
 
 #[test]
+#[ignore = "needs root: sets kernel tunables"]
 fn bad_tunables_change_nothing() {
-    if !need_root("bad_tunables_change_nothing") {
-        return;
-    }
+    require_root();
     let _g = global_lock();
     let s = Scratch::new("badtun");
     let original = read_sysctl(DIRTY_EXPIRE);
@@ -194,10 +189,9 @@ fn bad_tunables_change_nothing() {
 }
 
 #[test]
+#[ignore = "needs root: drops the page cache"]
 fn drop_caches_evicts_the_run_files() {
-    if !need_root("drop_caches_evicts_the_run_files") {
-        return;
-    }
+    require_root();
     let s = Scratch::new("cache");
     let f = s.dir.join("warm");
     std::fs::write(&f, vec![7u8; 64 << 20]).unwrap();
@@ -216,10 +210,9 @@ fn drop_caches_evicts_the_run_files() {
 /// Pages someone keeps mapped cannot be dropped: the run would start warm, and the drop says
 /// so, naming how much of the run's files stayed.
 #[test]
+#[ignore = "needs root: drops the page cache"]
 fn drop_caches_fails_when_the_run_files_stay_cached() {
-    if !need_root("drop_caches_fails_when_the_run_files_stay_cached") {
-        return;
-    }
+    require_root();
     let s = Scratch::new("pinned");
     let f = s.dir.join("pinned");
     let len = 8usize << 20;
@@ -256,10 +249,10 @@ fn drop_caches_fails_when_the_run_files_stay_cached() {
 /// The cache cgroup exists with its limit during the run, holds the thread added to it, and
 /// is gone afterwards with the thread back in its original cgroup.
 #[test]
+#[ignore = "needs root: creates a memory cgroup"]
 fn cache_cgroup_created_and_removed() {
-    if !need_root("cache_cgroup_created_and_removed") {
-        return;
-    }
+    let _hang = iolab_testkit::timeout(300);
+    require_root();
     let s = Scratch::new("cgroup");
     let sut: Sut = s.sut();
     let run = sut
@@ -317,8 +310,7 @@ fn device_tunable_needs_a_block_device() {
     let s = Scratch::new("nodev");
     let shm = std::path::Path::new("/dev/shm");
     if iolab_sut::DevInfo::of_file(shm).is_some() {
-        eprintln!("SKIP: /dev/shm is on a block device here");
-        return;
+        return iolab_testkit::not_run("/dev/shm is on a block device here");
     }
     let sut = s.sut();
     let plan = spec(r#"{"target":{"kind":"directory","path":"/dev/shm"},"tunables":{"queue/scheduler":"none"}}"#)

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
-use iolab_workload::micro::{self, MicroOption, OptionValue};
+use iolab_workload::micro::{self, EngineKind, MicroOption, OptionValue};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -202,6 +202,14 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = PickArg::RoundRobin)]
     pub pick: PickArg,
 
+    /// I/O engine for the flowops: psync, sync, mmap, io_uring, null [default: psync]
+    #[arg(long, value_parser = parse_engine)]
+    pub engine: Option<EngineKind>,
+
+    /// Transfers in flight per thread, 1 to 4096 (io_uring only): whole-file chunks, aiowrites
+    #[arg(long, value_parser = parse_iodepth)]
+    pub iodepth: Option<u32>,
+
     /// Do not run the workload's `system` commands (for files you do not trust); each one
     /// is reported instead
     #[arg(long)]
@@ -317,6 +325,26 @@ pub enum Format {
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
     iolab_workload::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// `iolab run --engine`: the micro option table's names and aliases.
+fn parse_engine(s: &str) -> Result<EngineKind, String> {
+    match micro_option("engine")?.parse(s)? {
+        OptionValue::Name(n) => EngineKind::parse(n).ok_or_else(|| format!("no engine `{n}`")),
+        _ => Err(format!("`{s}` is not an engine")),
+    }
+}
+
+/// `iolab run --iodepth`: the micro option table's range.
+fn parse_iodepth(s: &str) -> Result<u32, String> {
+    match micro_option("iodepth")?.parse(s)? {
+        OptionValue::Count(n) => u32::try_from(n).map_err(|e| e.to_string()),
+        _ => Err(format!("`{s}` is not a depth")),
+    }
+}
+
+fn micro_option(name: &str) -> Result<&'static MicroOption, String> {
+    micro::option(name).ok_or_else(|| format!("no micro option `{name}`"))
 }
 
 /// A duration that is long enough to measure something (`--time`, `--monitor-interval`): at

@@ -6,8 +6,10 @@
 //! virtual token bucket, docs/wml.md), so ops/s is the rate, 1000 or 900, to within a few
 //! tenths of an op/s.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -63,7 +65,7 @@ impl Scratch {
 
     /// iolab with its state here and `--db`-less commands going to `db`.
     fn iolab(&self, db: &str, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_iolab"))
+        common::iolab()
             .env("IOLAB_DB", self.db(db))
             .env("IOLAB_STATE_DIR", self.path().join("state"))
             .args(args)

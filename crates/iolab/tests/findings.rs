@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use common::{need_root, stderr, LoopFs, Scratch, Tmpfs};
+use common::{require_root, stderr, LoopFs, Scratch, Tmpfs};
 use serde_json::Value;
 
 /// Every run's findings' check ids, and every run metric by name (first run).
@@ -75,10 +75,9 @@ fn experiment(db: &Scratch, text: &str) -> Value {
 }
 
 #[test]
+#[ignore = "needs root: loop devices, mounts and drop_caches"]
 fn findings_fire_exactly_where_the_measurement_lies() {
-    if !need_root("findings_fire_exactly_where_the_measurement_lies") {
-        return;
-    }
+    require_root();
     let db = Scratch::new();
     let data = tempfile::Builder::new()
         .prefix("iolab-findings-data")

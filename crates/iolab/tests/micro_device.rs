@@ -3,13 +3,12 @@
 
 mod common;
 
-use common::{drop_caches, need_root, run, stderr, LoopFs};
+use common::{drop_caches, require_root, run, stderr, LoopFs};
 
 #[test]
+#[ignore = "needs root: loop devices, mounts and drop_caches"]
 fn randwrite_fdatasync_reaches_the_device_record_by_record() {
-    if !need_root("randwrite_fdatasync_reaches_the_device_record_by_record") {
-        return;
-    }
+    require_root();
     let fs = LoopFs::ext4("512M");
     let dir = fs.path().to_str().unwrap();
     let before = fs.counters();
@@ -43,10 +42,9 @@ fn randwrite_fdatasync_reaches_the_device_record_by_record() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices, mounts and drop_caches"]
 fn cold_randread_reads_the_whole_file_from_the_device() {
-    if !need_root("cold_randread_reads_the_whole_file_from_the_device") {
-        return;
-    }
+    require_root();
     let fs = LoopFs::ext4("512M");
     let dir = fs.path().to_str().unwrap();
     let size: u64 = 64 << 20;
@@ -75,10 +73,9 @@ fn cold_randread_reads_the_whole_file_from_the_device() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices, mounts and drop_caches"]
 fn direct_io_with_unaligned_records_is_refused_before_running() {
-    if !need_root("direct_io_with_unaligned_records_is_refused_before_running") {
-        return;
-    }
+    require_root();
     let fs = LoopFs::ext4("64M");
     let dir = fs.path().to_str().unwrap();
     let o = run(&[

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{entries, need_root, run, stderr, Tmpfs};
+use common::{entries, require_root, run, stderr, Tmpfs};
 
 fn assert_clean_failure(o: &std::process::Output, code: i32, needle: &str) {
     let err = stderr(o);
@@ -100,10 +100,9 @@ fn a_file_instead_of_a_directory() {
 }
 
 #[test]
+#[ignore = "needs root: mounts a read-only tmpfs"]
 fn read_only_directory() {
-    if !need_root("read_only_directory") {
-        return;
-    }
+    require_root();
     let fs = Tmpfs::new("ro,size=16m");
     let o = run(&[
         "micro",
@@ -121,10 +120,9 @@ fn read_only_directory() {
 }
 
 #[test]
+#[ignore = "needs root: mounts a small tmpfs"]
 fn full_filesystem_fails_the_run_and_removes_its_files() {
-    if !need_root("full_filesystem_fails_the_run_and_removes_its_files") {
-        return;
-    }
+    require_root();
     let fs = Tmpfs::new("size=64m");
     let dir = fs.path().to_str().unwrap();
     for access in ["write", "append"] {

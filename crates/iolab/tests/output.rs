@@ -53,7 +53,19 @@ drop_caches = false
 fn micro(s: &Scratch) -> PathBuf {
     let dir = s.path().join("micro");
     std::fs::create_dir_all(&dir).unwrap();
-    let o = s.run(&["micro", "--dir", dir.to_str().unwrap(), "--size", "1m"]);
+    // 300 ms, not the few milliseconds 1 MiB takes: the system summary's CPU shares need
+    // /proc/stat's clock ticks (10 ms) to advance during the run, and short-run still fires.
+    let o = s.run(&[
+        "micro",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--size",
+        "1m",
+        "--loops",
+        "1000000",
+        "--time",
+        "300ms",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     dir
 }

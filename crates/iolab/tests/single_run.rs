@@ -283,6 +283,42 @@ fn run_of_a_wml_file_stores_what_its_one_run_experiment_stores() {
     assert_eq!(names, ["open", "rd", "close"]);
 }
 
+/// The engine of a WML run: `--engine null` and `workload.engine = "null"` store the same
+/// (iolab's own cost, no I/O, so no findings about any).
+#[test]
+fn run_on_an_engine_stores_what_its_experiment_stores() {
+    let s = Scratch::new();
+    let data = memory_dir();
+    let d = data.path().to_str().unwrap();
+    ok(&s.run(&[
+        "run",
+        "webserver",
+        "--dir",
+        d,
+        "--set",
+        "nfiles=20",
+        "--time",
+        "200ms",
+        "--engine",
+        "null",
+        "-q",
+    ]));
+    let single = s.latest();
+    let exp = one_run_experiment(
+        &s,
+        "null.toml",
+        d,
+        "builtin = \"webserver\"\nset = { nfiles = \"20\" }\ntime = \"200ms\"\nengine = \"null\"",
+    );
+    assert_same_rows(&single, &exp, false);
+    assert_eq!(
+        single["configs"][0]["runs"][0]["findings"],
+        json!([]),
+        "no I/O, nothing to judge"
+    );
+    assert!(common::entries(data.path()).is_empty(), "no files on null");
+}
+
 #[test]
 fn the_comparison_itself_notices_a_different_run() {
     // Guards against a comparison that accepts anything: another access pattern differs.

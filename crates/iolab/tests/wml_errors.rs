@@ -339,10 +339,9 @@ fn a_set_reads_only_variables_set_above_it() {
 }
 
 #[test]
+#[ignore = "needs root: mounts a small tmpfs"]
 fn a_full_filesystem_hint_names_run_options() {
-    if !common::need_root("a_full_filesystem_hint_names_run_options") {
-        return;
-    }
+    common::require_root();
     let fs = common::Tmpfs::new("size=8m");
     let tmp = tempfile::tempdir().unwrap();
     let f = write(
@@ -452,10 +451,9 @@ fn a_mistake_repeated_on_every_flowop_is_reported_once() {
 /// leaving the others on disk (600 MB on a 1 GiB tmpfs); the refusal had no location and its
 /// hint named neither `--set` nor `--size-scale`.
 #[test]
+#[ignore = "needs root: mounts a small tmpfs"]
 fn filesets_that_do_not_fit_together_are_refused_before_any_is_written() {
-    if !common::need_root("filesets_that_do_not_fit_together_are_refused_before_any_is_written") {
-        return;
-    }
+    common::require_root();
     let fs = common::Tmpfs::new("size=8m");
     let tmp = tempfile::tempdir().unwrap();
     let f = write(

@@ -5,25 +5,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::stderr;
-
-fn have_strace() -> bool {
-    Command::new("strace").arg("-V").output().is_ok()
-}
-
-fn skip_without_strace(test: &str) -> bool {
-    if have_strace() {
-        return false;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI must have strace (see scripts/test.sh)"
-    );
-    eprintln!("SKIP {test}: strace is not installed");
-    true
-}
 
 /// Writes a workload into `dir` and returns its path.
 fn workload(dir: &Path, text: &str) -> PathBuf {
@@ -60,7 +43,7 @@ fn flowop<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 /// Runs under `strace -f` and returns the traced calls of threads other than the main one.
 fn strace(f: &Path, data: &Path, calls: &str, extra: &[&str]) -> Vec<String> {
     let out = data.join("strace.out");
-    let o = Command::new("strace")
+    let o = iolab_testkit::bounded("strace", common::HUNG)
         // execve is traced so that the first line is always the main thread's.
         .args(["-f", "-qq", "-e", &format!("trace=execve,{calls}"), "-o"])
         .arg(&out)
@@ -101,10 +84,9 @@ fn arg_u64(call: &str, n: usize) -> u64 {
 }
 
 #[test]
+#[ignore = "needs strace (scripts/test.sh installs it as root)"]
 fn files_are_picked_round_robin() {
-    if skip_without_strace("files_are_picked_round_robin") {
-        return;
-    }
+    iolab_testkit::require_tool("strace");
     let dir = tempfile::tempdir().unwrap();
     let f = workload(
         dir.path(),
@@ -132,10 +114,9 @@ fn files_are_picked_round_robin() {
 }
 
 #[test]
+#[ignore = "needs strace (scripts/test.sh installs it as root)"]
 fn appendfilerand_writes_less_than_iosize() {
-    if skip_without_strace("appendfilerand_writes_less_than_iosize") {
-        return;
-    }
+    iolab_testkit::require_tool("strace");
     let dir = tempfile::tempdir().unwrap();
     let f = workload(
         dir.path(),
@@ -163,10 +144,9 @@ fn appendfilerand_writes_less_than_iosize() {
 }
 
 #[test]
+#[ignore = "needs strace (scripts/test.sh installs it as root)"]
 fn random_reads_are_aligned_and_inside_the_working_set() {
-    if skip_without_strace("random_reads_are_aligned_and_inside_the_working_set") {
-        return;
-    }
+    iolab_testkit::require_tool("strace");
     let dir = tempfile::tempdir().unwrap();
     let f = workload(
         dir.path(),
@@ -250,10 +230,9 @@ fn prealloc_percentage_and_gamma_mean_over_10000_files() {
 }
 
 #[test]
+#[ignore = "needs strace (scripts/test.sh installs it as root)"]
 fn same_seed_same_sizes_and_offsets() {
-    if skip_without_strace("same_seed_same_sizes_and_offsets") {
-        return;
-    }
+    iolab_testkit::require_tool("strace");
     let text = "set $sz = randvar(type=gamma, mean=65536, gamma=1500, min=4096)\n\
                 define fileset name=fs,path=$dir,size=$sz,entries=50,dirwidth=10,prealloc=100\n\
                 define process name=p { thread name=t { flowop read name=r,filesetname=fs,iosize=4k,random,fd=1\n\
@@ -295,8 +274,9 @@ fn finishoncount_counts_io_flowops_only() {
     assert_eq!(flowop(&v, "r")["ops"], 100);
     assert_eq!(flowop(&v, "s")["ops"], 100);
     assert_eq!(v["result"]["finished_threads"], 1);
+    // Not a timing threshold: without alldone the run lasts its 30 s.
     assert!(
-        v["result"]["elapsed_ns"].as_u64().unwrap() < 10_000_000_000,
+        v["result"]["elapsed_ns"].as_u64().unwrap() < 30_000_000_000,
         "alldone ended the run"
     );
 }
@@ -427,15 +407,16 @@ fn ctrl_c_interrupts_a_sleep() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
     let t0 = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    // Not a timing threshold: a sleep that held up Ctrl-C would end after its 100 s.
     assert!(
-        t0.elapsed() < std::time::Duration::from_secs(5),
-        "took {:?}",
+        t0.elapsed() < std::time::Duration::from_secs(100),
+        "took {:?}: the sleep ran to its end",
         t0.elapsed()
     );
 }

@@ -18,7 +18,7 @@ use serde_json::json;
 
 const ID: &str = "cache-fit";
 
-/// iozone's run rule (spec/measurement.md): test files of at least three times the memory
+/// iozone's run rule (docs/checks.md, `cache-fit`): test files of at least three times the memory
 /// that could cache them, so that the cache holds at most a third of the data — what it
 /// keeps of earlier passes then serves a minor share of the reads.
 pub const MIN_DATASET_TO_CACHE: u64 = 3;

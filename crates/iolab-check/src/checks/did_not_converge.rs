@@ -5,7 +5,7 @@
 //!
 //! Fires (warning) when `stopping.converged` is false: after `max` runs or the time budget,
 //! the 95% confidence interval's half-width is still above `target × |mean|`
-//! (spec/measurement.md, after Traeger et al., ACM TOS 2008). The mean is less precise than
+//! (docs/statistics.md, after Traeger et al., ACM TOS 2008). The mean is less precise than
 //! asked for, and comparisons with it may not resolve.
 
 use crate::format::pct_of_fraction;

@@ -394,6 +394,7 @@ mod tests {
 
     #[test]
     fn two_threads_never_hold_the_same_entry() {
+        let _hang = iolab_testkit::timeout(120);
         use std::sync::atomic::AtomicBool;
         let n = 64;
         let p = pool(&vec![true; n]);

@@ -191,9 +191,9 @@ mod tests {
             assert!(g.take(1, &stop));
         }
         let took = start.elapsed();
-        // 200 events at 1000/s take 0.2 s.
+        // 200 events at 1000/s take at least 0.2 s: a lower bound the pacing guarantees (a
+        // loaded machine can only make it longer, so there is no upper one).
         assert!(took >= Duration::from_millis(195), "{took:?}");
-        assert!(took < Duration::from_millis(600), "{took:?}");
     }
 
     #[test]
@@ -208,6 +208,7 @@ mod tests {
 
     #[test]
     fn blocking_posters_wait_for_room_that_semblock_gives_back() {
+        let _hang = iolab_testkit::timeout(120);
         // oltp's log writer: highwater 2, value 3. Posters get 2 posts of room; the blocked
         // side gives 3 more back before it waits, so it can collect its 3 posts.
         let stop = Stop::default();
@@ -224,6 +225,7 @@ mod tests {
 
     #[test]
     fn cond_wakes_a_waiter() {
+        let _hang = iolab_testkit::timeout(120);
         let c = Arc::new(Cond::default());
         let c2 = c.clone();
         let t = std::thread::spawn(move || c2.wait(&Stop::default()));

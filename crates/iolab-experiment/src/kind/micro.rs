@@ -13,8 +13,7 @@ use iolab_engine::{EngineError, MicroResult};
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::micro::{
-    EngineKind, MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionKind, OptionValue,
-    RecordSync, OPTIONS,
+    MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionKind, OptionValue, RecordSync, OPTIONS,
 };
 use serde_json::{json, Value};
 
@@ -65,10 +64,13 @@ impl Kind for MicroKind {
     }
 
     fn misplaced_hint(&self, key: &str) -> Option<&'static str> {
-        Some(if key == "time" {
-            "give a micro test's time limit inside it: micro = { …, time = \"30s\" }"
-        } else {
-            "remove it: micro tests have no WML variables, filesets or file picking"
+        Some(match key {
+            "time" => "give a micro test's time limit inside it: micro = { …, time = \"30s\" }",
+            "engine" | "iodepth" => {
+                "give a micro test's engine inside it: micro = { …, engine = \"io_uring\", \
+                 iodepth = 32 }"
+            }
+            _ => "remove it: micro tests have no WML variables, filesets or file picking",
         })
     }
 
@@ -367,7 +369,7 @@ pub fn intent(plan: &MicroPlan, base: Intent) -> Intent {
         writes_in_flight_per_file: Some(plan.iodepth),
         dataset_bytes: Some(plan.file_size * u64::from(plan.threads)),
         threads: Some(plan.threads),
-        no_io: plan.engine == EngineKind::Null,
+        no_io: plan.engine.caps().no_io,
         ..base
     }
 }
@@ -376,7 +378,7 @@ pub fn intent(plan: &MicroPlan, base: Intent) -> Intent {
 mod tests {
     use super::*;
     use iolab_store::{NewRun, RunStatus, Timestamp};
-    use iolab_workload::micro::{Access as A, DataPattern, SyncMode};
+    use iolab_workload::micro::{Access as A, DataPattern, EngineKind, SyncMode};
 
     fn spec(
         access: A,
@@ -434,6 +436,7 @@ mod tests {
 
     #[test]
     fn metrics_are_the_engine_totals_over_elapsed_with_declared_units() {
+        let _hang = iolab_testkit::timeout(120);
         let mut s = spec(A::Write, SyncMode::Normal, Some(EngineKind::Null), None);
         s.size = 4096 * 1000;
         s.dir = "/nonexistent".into();

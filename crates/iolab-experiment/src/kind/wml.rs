@@ -14,11 +14,14 @@ use std::time::Duration;
 
 use iolab_check::{Access, SyncScope, WorkloadKind};
 use iolab_engine::fileset::FilesetError;
-use iolab_engine::workload::{run_workload, RunOptions, WorkloadResult};
+use iolab_engine::workload::{
+    check_options, run_workload, OptionsError, RunOptions, WorkloadResult,
+};
 use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_wml::{LowerOptions, Parsed, ValidateOptions, WmlError, WmlErrors};
+use iolab_workload::micro::{EngineKind, MAX_IODEPTH};
 use iolab_workload::model::{FlowopKind, FlowopSpec, MasterAction, Workload as Lowered};
 use iolab_workload::suggest;
 use serde_json::{json, Map, Value};
@@ -42,7 +45,15 @@ pub(crate) static WML: WmlKind = WmlKind { builtin: false };
 pub(crate) static BUILTIN: WmlKind = WmlKind { builtin: true };
 
 /// The `[workload]` keys both read besides their own.
-const KEYS: &[&str] = &["set", "time", "size_scale", "pick", "system"];
+const KEYS: &[&str] = &[
+    "set",
+    "time",
+    "size_scale",
+    "pick",
+    "system",
+    "engine",
+    "iodepth",
+];
 const PICKS: &[&str] = &["round-robin", "random"];
 
 /// What WML runs record besides the common metrics.
@@ -87,6 +98,41 @@ pub struct Settings {
     /// Run the file's `system` commands (default); `false` (`--no-system`,
     /// `workload.system = false`) skips and reports each.
     pub run_system: bool,
+    /// The backend every flowop's I/O goes through (`--engine`, `workload.engine`); `None`:
+    /// psync.
+    pub engine: Option<EngineKind>,
+    /// Transfers in flight per thread on an engine that queues (`--iodepth`,
+    /// `workload.iodepth`).
+    pub iodepth: Option<u32>,
+}
+
+impl Settings {
+    /// The engine's options for a run with `seed` (and no cancel flag).
+    fn run_options(&self, seed: u64) -> RunOptions {
+        RunOptions {
+            duration: self.duration,
+            seed,
+            pick_random: self.pick_random,
+            populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cancel: None,
+            engine: self.engine,
+            iodepth: self.iodepth,
+            run_system: self.run_system,
+        }
+    }
+
+    /// The engine options against the workload (an iodepth the engine cannot queue, directio
+    /// on a mapping engine), before anything runs: the message and hint for the command
+    /// line, and which setting is at fault (`engine` or `iodepth`).
+    fn check_engine(&self, w: &Lowered) -> Result<(), (OptionsError, &'static str)> {
+        check_options(w, &self.run_options(0)).map_err(|e| {
+            let key = match e {
+                OptionsError::Depth(_) if self.iodepth.is_some() => "iodepth",
+                _ => "engine",
+            };
+            (e, key)
+        })
+    }
 }
 
 impl Default for Settings {
@@ -97,6 +143,8 @@ impl Default for Settings {
             size_scale: None,
             pick_random: false,
             run_system: true,
+            engine: None,
+            iodepth: None,
         }
     }
 }
@@ -358,7 +406,8 @@ impl Workload for WmlWorkload {
     }
 
     fn intent(&self, base: Intent) -> Intent {
-        intent(&self.checked.workload, base)
+        let no_io = self.settings.engine.unwrap_or_default().caps().no_io;
+        intent(&self.checked.workload, Intent { no_io, ..base })
     }
 
     fn planned_duration(&self) -> Option<Duration> {
@@ -381,12 +430,8 @@ impl Workload for WmlWorkload {
                 ..RunFailure::bad_input(errors_text(&errs))
             })?;
         let opts = RunOptions {
-            duration: self.settings.duration,
-            seed: run.seed,
-            pick_random: self.settings.pick_random,
-            populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             cancel: Some(Arc::clone(run.cancel)),
-            run_system: self.settings.run_system,
+            ..self.settings.run_options(run.seed)
         };
         run.obs.run_files(
             front
@@ -485,6 +530,14 @@ impl WmlKind {
             .get("system")
             .and_then(|e| cx.boolean(e, "workload.system"))
             .unwrap_or(true);
+        let engine = t
+            .get("engine")
+            .and_then(|e| cx.choice(e, "workload.engine", &EngineKind::NAMES))
+            .and_then(EngineKind::parse);
+        let iodepth = t
+            .get("iodepth")
+            .and_then(|e| cx.integer(e, "workload.iodepth", 1, i64::from(MAX_IODEPTH)))
+            .map(|d| d as u32);
         let name = name?;
         let (source, file, text) = if self.builtin {
             match iolab_wml::builtin::find(name) {
@@ -588,6 +641,8 @@ impl WmlKind {
             size_scale,
             pick_random,
             run_system,
+            engine,
+            iodepth,
         };
         let checked = match front_end(&parsed, &settings, Some(PLACEHOLDER_DIR)) {
             Ok(f) => f,
@@ -596,6 +651,18 @@ impl WmlKind {
                 return None;
             }
         };
+        if let Err((e, key)) = settings.check_engine(&checked.workload) {
+            let flags = ["engine", "iodepth"];
+            let at = t.get(key).map_or(&entry.key_span, |e| &e.node.span);
+            let message = Origin::File.rewrite(&e.to_string(), "", &flags);
+            let message = if message.contains("`workload.") {
+                message
+            } else {
+                format!("`workload.{key}`: {message}")
+            };
+            cx.error_hint(at, message, Origin::File.rewrite(e.hint(), "", &flags));
+            return None;
+        }
         if checked.workload.run.duration.is_none() && settings.duration.is_none() {
             cx.error_hint(
                 &entry.node.span,
@@ -701,6 +768,9 @@ pub fn from_command_line(c: CommandLine) -> Result<ExperimentPlan, UsageError> {
     let given_dir = c.dir.as_ref().map(|d| d.display().to_string());
     let checked = front_end(&parsed, &c.settings, given_dir.as_deref())
         .map_err(|errs| UsageError::located(errors_text(&errs)))?;
+    if let Err((e, _)) = c.settings.check_engine(&checked.workload) {
+        return Err(UsageError::new(e.to_string()).hint(e.hint()));
+    }
     if checked.workload.run.duration.is_none() && c.settings.duration.is_none() {
         return Err(UsageError::new(format!(
             "{} has no `run` command, so its run time is unknown",
@@ -762,6 +832,12 @@ fn command_line_json(c: &CommandLine, source: &str) -> Value {
     }
     if !c.settings.run_system {
         w.insert("system".into(), json!(false));
+    }
+    if let Some(e) = c.settings.engine {
+        w.insert("engine".into(), json!(e.name()));
+    }
+    if let Some(d) = c.settings.iodepth {
+        w.insert("iodepth".into(), json!(d));
     }
     Value::Object(w)
 }

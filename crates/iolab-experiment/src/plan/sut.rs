@@ -420,8 +420,7 @@ mod tests {
     #[test]
     fn tunables_this_machine_lacks_are_located_at_their_key_with_a_hint() {
         if !Path::new("/proc/sys/vm/dirty_ratio").is_file() {
-            eprintln!("SKIP tunables_this_machine_lacks_are_located_at_their_key: no /proc/sys");
-            return;
+            return iolab_testkit::not_run("no /proc/sys here");
         }
         let e = resolve_text(
             "[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n\

@@ -300,20 +300,14 @@ fn run(
     let _ = ready.send(());
     let mut k: u32 = 1;
     loop {
-        let wait = cfg
-            .interval
-            .checked_mul(k)
-            .and_then(|d| start.checked_add(d))
-            .map_or(Duration::MAX, |deadline| {
-                deadline.saturating_duration_since(Instant::now())
-            });
+        let wait = tick_deadline(start, cfg.interval, k).map_or(Duration::MAX, |deadline| {
+            deadline.saturating_duration_since(Instant::now())
+        });
         match stop.recv_timeout(wait) {
             Err(RecvTimeoutError::Timeout) => {
                 last = Instant::now();
                 col.push(reader.sample());
-                // The next deadline still ahead: late ticks are skipped, not bunched.
-                let n = start.elapsed().as_nanos() / cfg.interval.as_nanos().max(1);
-                k = u32::try_from(n.saturating_add(1)).unwrap_or(u32::MAX);
+                k = next_tick(start.elapsed(), cfg.interval);
             }
             Ok(()) | Err(RecvTimeoutError::Disconnected) => {
                 // The final sample is what makes the totals whole: everything done since
@@ -327,6 +321,19 @@ fn run(
         }
     }
     col.finish()
+}
+
+/// Tick `k` is due at `start + k·interval`: on a fixed grid, so the ticks do not drift by
+/// the time each sample takes. `None` beyond what an `Instant` can hold.
+fn tick_deadline(start: Instant, interval: Duration, k: u32) -> Option<Instant> {
+    interval.checked_mul(k).and_then(|d| start.checked_add(d))
+}
+
+/// The tick to wait for `elapsed` after the start: the first grid point still ahead, so late
+/// ticks are skipped, not taken in a burst.
+fn next_tick(elapsed: Duration, interval: Duration) -> u32 {
+    let n = elapsed.as_nanos() / interval.as_nanos().max(1);
+    u32::try_from(n.saturating_add(1)).unwrap_or(u32::MAX)
 }
 
 /// `name` and every device below it: slaves (dm, md), the whole disk of a partition, and

@@ -585,3 +585,23 @@ fn samples_lookup() {
     let json = serde_json::to_string(&s).unwrap();
     assert_eq!(serde_json::from_str::<Samples>(&json).unwrap(), s);
 }
+
+/// The schedule behind the live sampler: tick k at start + k·interval whatever sampling
+/// took, and late ticks skipped rather than bunched.
+#[test]
+fn ticks_stay_on_the_grid_and_late_ones_are_skipped() {
+    let i = Duration::from_millis(20);
+    let start = Instant::now();
+    assert_eq!(
+        tick_deadline(start, i, 50),
+        Some(start + Duration::from_secs(1))
+    );
+    // A sample that took 3 ms does not move the next deadline.
+    assert_eq!(next_tick(i + Duration::from_millis(3), i), 2);
+    // Exactly on a grid point: that tick is being taken, the next one is ahead.
+    assert_eq!(next_tick(2 * i, i), 3);
+    // 3.5 intervals late: the ticks due meanwhile are skipped, not taken in a burst.
+    assert_eq!(next_tick(i * 9 / 2, i), 5);
+    assert_eq!(tick_deadline(start, Duration::MAX, 2), None);
+    assert_eq!(next_tick(Duration::MAX, Duration::from_nanos(1)), u32::MAX);
+}

@@ -18,6 +18,7 @@ const SIZE: Size = Size {
 
 #[test]
 fn a_reader_sees_only_whole_runs_while_a_writer_writes() {
+    let _hang = iolab_testkit::timeout(300);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("iolab.db");
     let (tx, rx) = mpsc::channel();

@@ -1,7 +1,7 @@
-//! Shared helpers: root checks, a scratch directory per test (journal, mount points, images)
+//! Shared helpers: a scratch directory per test (journal, mount points, images)
 //! that is cleaned up on drop, and loop devices the tests create themselves (never
 //! registered with iolab), each undone on drop.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)] // each test binary uses some of these
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,22 +10,7 @@ use std::sync::{Mutex, MutexGuard};
 use iolab_sut::{Sut, SutOptions, SutSpec};
 use iolab_sys::mountinfo;
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no failure mode.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// False (after saying why) when the test cannot run here. Under CI every root test must run.
-pub fn need_root(test: &str) -> bool {
-    if is_root() {
-        return true;
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{test}: CI must run as root");
-    }
-    eprintln!("SKIP {test}: needs root (mount, losetup, /proc/sys); CI runs it as root");
-    false
-}
+pub use iolab_testkit::require_root;
 
 /// Tests in one binary run on threads; those touching global tunables take this lock.
 pub fn global_lock() -> MutexGuard<'static, ()> {

@@ -35,6 +35,8 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             size_scale: args.size_scale,
             pick_random: args.pick == PickArg::Random,
             run_system: !args.no_system,
+            engine: args.engine,
+            iodepth: args.iodepth,
         },
         dir: args.dir.clone(),
         seed,

@@ -36,10 +36,16 @@ pub fn load(store: &Store, id: ExperimentId) -> Result<ShowReport, StoreError> {
         .and_then(|m| m.as_str())
         .unwrap_or(iolab_metrics::DEFAULT_METRIC)
         .to_string();
-    // The headline metrics as the experiment's stored definitions declare them.
-    let headline = iolab_metrics::headline(&store.metric_defs(id)?)
-        .cloned()
-        .collect();
+    // The headline metrics as the experiment's stored definitions declare them, and the
+    // stopping rule's metric first when it is another (the quickstart stops on the median).
+    let defs = store.metric_defs(id)?;
+    let mut headline: Vec<iolab_store::MetricDef> =
+        iolab_metrics::headline(&defs).cloned().collect();
+    if !headline.iter().any(|d| d.name == metric) {
+        if let Some(d) = iolab_metrics::find(&defs, &metric) {
+            headline.insert(0, d.clone());
+        }
+    }
     let mut configs = Vec::with_capacity(d.configs.len());
     for c in d.configs {
         let ok = store.ok_metrics(c.id)?;

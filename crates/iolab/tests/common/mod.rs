@@ -1,18 +1,47 @@
 //! Shared helpers for the integration tests: run the built binary, and create (and always
 //! remove) the real filesystems the tests need — tmpfs mounts and ext4 on loop devices.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)] // each test binary uses some of these
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// The `iolab` binary built for these tests. Results go to a database in the temporary
-/// directory (not ./iolab.db in the source tree) unless a test passes its own `--db`.
+pub use iolab_testkit::{is_root, require_root};
+
+/// Seconds after which a command of a test counts as hung (it then ends with status 124).
+pub const HUNG: u64 = 900;
+
+/// The `iolab` binary built for these tests, failing with status 124 after [`HUNG`] seconds
+/// instead of hanging the suite. Results go to a database of this test process's own (not
+/// ./iolab.db in the source tree) unless a test passes its own `--db`.
 pub fn iolab() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-    c.env("IOLAB_DB", std::env::temp_dir().join("iolab-tests.db"));
+    let mut c = iolab_testkit::bounded(env!("CARGO_BIN_EXE_iolab"), HUNG);
+    c.env("IOLAB_DB", default_db());
     c
+}
+
+/// A database in a temporary directory of this process, removed when the process exits. Not
+/// one shared file in /tmp: test runs of other checkouts (another schema version, another
+/// user) must not meet in it.
+fn default_db() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove_dir() {
+        if let Some(dir) = DIR.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    DIR.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("iolab-tests-")
+            .tempdir()
+            .expect("a temporary directory")
+            .keep();
+        // SAFETY: registers a plain function with no arguments, called once at exit.
+        unsafe { libc::atexit(remove_dir) };
+        dir
+    })
+    .join("iolab.db")
 }
 
 pub fn run(args: &[&str]) -> Output {
@@ -25,24 +54,6 @@ pub fn stderr(o: &Output) -> String {
 
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no failure mode.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Returns false, after saying why, when the test cannot run here. CI runs as root, so there
-/// every root test runs; elsewhere they skip loudly instead of passing silently.
-pub fn need_root(test: &str) -> bool {
-    if is_root() {
-        return true;
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{test}: CI must run as root");
-    }
-    eprintln!("SKIP {test}: needs root (mount, losetup); CI runs it as root");
-    false
 }
 
 fn sh(cmd: &str, args: &[&str]) -> String {

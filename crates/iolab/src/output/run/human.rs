@@ -14,14 +14,19 @@ impl Formatter<RunReport> for Human {
     fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let t = secs(r);
+        let depth = r
+            .iodepth
+            .map(|d| format!(", iodepth {d}"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "iolab run {}: {} thread{}, {:.2} s, seed {}",
+            "iolab run {}: {} thread{}, {:.2} s, seed {}, {} engine{depth}",
             report.source,
             r.threads,
             if r.threads == 1 { "" } else { "s" },
             t,
-            report.seed
+            report.seed,
+            r.engine,
         )?;
         let width = r
             .flowops
@@ -80,6 +85,16 @@ impl Formatter<RunReport> for Human {
                 0.0
             }
         )?;
+        if let Some(c) = r.own_cost() {
+            writeln!(
+                out,
+                "  iolab cost  {:.0} flowops/s, {} of CPU per flowop (the {} engine does no I/O: \
+                 this is iolab's own cost)",
+                c.flowops_per_s,
+                format_ns(c.cpu_ns_per_flowop),
+                r.engine
+            )?;
+        }
         if let Some((a, b)) = report.system_cpu {
             let s = b.percent_since(&a);
             writeln!(
