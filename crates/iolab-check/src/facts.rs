@@ -2,7 +2,7 @@
 //!
 //! Every fact is an `Option`: `None` means *unknown*, and a check that needs an unknown fact
 //! stays silent rather than guess. The runner maps its own data (engine totals, monitor
-//! samples, SUT state) into these structs; this crate depends on no other iolab crate.
+//! samples, SUT state) into these plain structs; this crate knows none of their types.
 //!
 //! Byte counts are bytes (diskstats sectors × 512), times are nanoseconds on the monotonic
 //! clock, percentages are 0–100.
@@ -96,6 +96,50 @@ pub struct FlowopCount {
     pub count: u64,
 }
 
+/// The page cache around the drop before the timed region: /proc/meminfo before `sync` and
+/// after `drop_caches`, and the run's own files (`cachestat(2)` or `mincore(2)`; estimated
+/// from a sample when there are many).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CacheDropFacts {
+    /// `Cached` before (includes `Shmem`).
+    pub cached_before_bytes: u64,
+    /// `Cached` after.
+    pub cached_after_bytes: u64,
+    /// `Shmem` (tmpfs, shared memory) before; unknown on kernels without the field.
+    pub shmem_before_bytes: Option<u64>,
+    /// `Shmem` after.
+    pub shmem_after_bytes: Option<u64>,
+    /// Regular files of the run (micro: its data files; WML: its filesets).
+    pub run_files: u64,
+    /// Their size.
+    pub run_bytes: u64,
+    /// Bytes of them in the page cache before the drop.
+    pub run_resident_before_bytes: u64,
+    /// ... and after (the runner fails a run whose files stayed, unless they are on tmpfs).
+    pub run_resident_after_bytes: u64,
+}
+
+impl CacheDropFacts {
+    /// A lower bound of the page cache others added while iolab synced and dropped: the drop
+    /// freed at least the run's own pages, so anything `Cached` holds beyond
+    /// before − those came in meanwhile (others' frees only hide more of it).
+    pub fn refill_bytes(&self) -> u64 {
+        let run_freed = self
+            .run_resident_before_bytes
+            .saturating_sub(self.run_resident_after_bytes);
+        self.cached_after_bytes
+            .saturating_sub(self.cached_before_bytes.saturating_sub(run_freed))
+    }
+
+    /// How much `Shmem` grew during the drop (0 when it shrank or is unknown).
+    pub fn shmem_growth_bytes(&self) -> u64 {
+        self.shmem_after_bytes
+            .zip(self.shmem_before_bytes)
+            .map_or(0, |(a, b)| a.saturating_sub(b))
+    }
+}
+
 /// How a configuration's repetitions ended, per the stopping rule (config-level).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StoppingOutcome {
@@ -165,8 +209,11 @@ pub struct RunFacts {
     pub cgroup_cache_limit_bytes: Option<u64>,
     /// /proc/meminfo Cached at the start of the timed region.
     pub cached_at_start_bytes: Option<u64>,
-    /// Caches were dropped (and checked to have fallen) before the run.
+    /// Caches were dropped (and the run's files checked to have left the page cache)
+    /// before the run.
     pub caches_dropped: Option<bool>,
+    /// What that drop saw of the page cache. Unknown when caches were not dropped.
+    pub cache_drop: Option<CacheDropFacts>,
 
     // --- Storage -----------------------------------------------------------------------
     pub device: DeviceFacts,

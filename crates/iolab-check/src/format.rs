@@ -1,19 +1,6 @@
 //! Numbers as explanations show them. Evidence keeps the raw numbers; these are for prose.
-
-/// Binary units, one decimal: `512 B`, `4.0 KiB`, `1.5 GiB`.
-pub(crate) fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64 / 1024.0;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    format!("{v:.1} {}", UNITS[unit])
-}
+//! Bytes and durations use iolab-workload's `format_bytes` and `format_ns`, as everything
+//! iolab prints does.
 
 /// A size as experiment files accept it (`sut.cache_limit`, micro `size`): a whole number
 /// with a binary suffix (`682M`, `24G`, `8704K`), in the largest unit that stays within 1% of
@@ -46,11 +33,6 @@ pub(crate) fn pct(p: f64) -> String {
     }
 }
 
-/// Seconds with two decimals: `2500000000` → `2.50 s`.
-pub(crate) fn secs(ns: u64) -> String {
-    format!("{:.2} s", ns as f64 / 1e9)
-}
-
 /// `a / b` for counts, `None` when `b` is 0.
 pub(crate) fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
@@ -62,15 +44,10 @@ mod tests {
 
     #[test]
     fn formats() {
-        assert_eq!(bytes(0), "0 B");
-        assert_eq!(bytes(1023), "1023 B");
-        assert_eq!(bytes(4096), "4.0 KiB");
-        assert_eq!(bytes(3 << 29), "1.5 GiB");
         assert_eq!(pct_of_fraction(0.1234), "12.3%");
         assert_eq!(pct(99.96), "100.0%");
         assert_eq!(pct(0.0), "0.0%");
         assert_eq!(pct_of_fraction(0.00012), "0.012%");
-        assert_eq!(secs(2_500_000_000), "2.50 s");
         assert_eq!(ratio(1, 4), Some(0.25));
         assert_eq!(ratio(1, 0), None);
     }

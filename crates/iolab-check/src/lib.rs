@@ -43,8 +43,8 @@ mod format;
 mod testutil;
 
 pub use facts::{
-    full_intervals, Access, DeviceFacts, FlowopCount, PlanFacts, RunFacts, StoppingOutcome,
-    SyncScope, WorkloadKind, FULL_INTERVAL_SLACK_DIVISOR,
+    full_intervals, Access, CacheDropFacts, DeviceFacts, FlowopCount, PlanFacts, RunFacts,
+    StoppingOutcome, SyncScope, WorkloadKind, FULL_INTERVAL_SLACK_DIVISOR,
 };
 pub use finding::{Finding, Severity};
 

@@ -31,6 +31,7 @@ pub(crate) fn cold_read() -> RunFacts {
         cgroup_cache_limit_bytes: Some(256 * MIB),
         cached_at_start_bytes: Some(180 * MIB),
         caches_dropped: Some(true),
+        cache_drop: None,
         device: DeviceFacts {
             name: Some("loop0".into()),
             read_bytes: Some(1128 * MIB),
@@ -89,6 +90,7 @@ pub(crate) fn sync_write() -> RunFacts {
         cgroup_cache_limit_bytes: None,
         cached_at_start_bytes: Some(420 * MIB),
         caches_dropped: Some(true),
+        cache_drop: None,
         device: DeviceFacts {
             name: Some("vdb".into()),
             read_bytes: Some(MIB),

@@ -35,6 +35,9 @@ pub enum EngineError {
     Workload(String),
     #[error(transparent)]
     Fileset(#[from] crate::fileset::FilesetError),
+    /// The engine options do not go together, or not with the workload.
+    #[error(transparent)]
+    Options(#[from] crate::workload::OptionsError),
     #[error("a worker thread panicked: {0}")]
     WorkerPanicked(String),
     /// The OS refused a worker thread (`EAGAIN`: `ulimit -u`, `kernel.threads-max`, a
@@ -94,6 +97,7 @@ impl EngineError {
             self,
             EngineError::MissingDir(_)
                 | EngineError::Workload(_)
+                | EngineError::Options(_)
                 | EngineError::NotADirectory(_)
                 | EngineError::DirNotWritable { .. }
                 | EngineError::NoDirectIo { .. }
@@ -117,8 +121,10 @@ impl EngineError {
 
     /// What the user can do about it.
     pub fn hint(&self) -> Option<&'static str> {
-        if let EngineError::Fileset(f) = self {
-            return f.hint();
+        match self {
+            EngineError::Fileset(f) => return f.hint(),
+            EngineError::Options(o) => return Some(o.hint()),
+            _ => {}
         }
         Some(match self {
             EngineError::MissingDir(_) => "create it first, or pass an existing --dir",

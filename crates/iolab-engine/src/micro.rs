@@ -17,9 +17,9 @@ use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use iolab_workload::micro::{Access, DataPattern, EngineKind, MicroPlan, RecordSync};
+use iolab_workload::micro::{Access, DataPattern, MicroPlan, RecordSync};
 
-use crate::backend::{open_file, Dir, IoFile, MmapFile, NullFile, PsyncFile, SyncFile, UringFile};
+use crate::backend::{dispatch, open_file, Backend, Dir, Request, Visit};
 use crate::buffer::{AlignedBuf, AllocError};
 use crate::clock::Clock;
 use crate::error::EngineError;
@@ -211,7 +211,8 @@ fn prepare(
     out: &mut Vec<Prepared>,
     cancel: &AtomicBool,
 ) -> Result<(), EngineError> {
-    if plan.engine == EngineKind::Null {
+    let caps = plan.engine.caps();
+    if caps.no_io {
         return Ok(());
     }
     check_dir(&plan.dir)?;
@@ -272,7 +273,7 @@ fn prepare(
             !cancel.load(Ordering::Relaxed)
         })?;
     }
-    if plan.engine == EngineKind::Mmap && plan.writes() {
+    if caps.mapped && plan.writes() {
         // A store into a mapped page the filesystem cannot allocate is a SIGBUS, not an
         // error: allocate every block now, so that a full filesystem is an ENOSPC here.
         for p in out.iter() {
@@ -589,74 +590,96 @@ impl Ctx<'_> {
     }
 
     fn op_name(&self) -> &'static str {
-        match self.dir {
-            Dir::Read => "read",
-            Dir::Write => "write",
-        }
+        self.dir.name()
     }
 }
 
-enum Backend {
-    Psync(PsyncFile),
-    Sync(SyncFile),
-    Mmap(MmapFile),
-    Uring(Box<UringFile>),
-    Null(NullFile),
-}
-
-fn open_backend(plan: &MicroPlan, path: Option<&Path>) -> Result<Backend, EngineError> {
-    let Some(path) = path else {
-        return Ok(Backend::Null(NullFile::new(plan.iodepth as usize)));
-    };
+/// Opens the thread's file (none for engines that do no I/O) and attaches it to a fresh
+/// backend.
+fn open_backend<B: Backend>(
+    plan: &MicroPlan,
+    path: Option<&Path>,
+) -> Result<(B, B::File), EngineError> {
     let write = plan.writes();
+    let shown = path.unwrap_or(Path::new("null"));
     let io_err = |op, e| EngineError::Io {
         op,
-        path: path.to_path_buf(),
+        path: shown.to_path_buf(),
         source: e,
     };
-    let file = open_file(path, write, plan.sync.open_flags()).map_err(|e| {
-        if e.raw_os_error() == Some(libc::ELOOP) {
-            EngineError::NotOurFile {
-                path: path.to_path_buf(),
-                what: "a symbolic link",
-            }
-        } else {
-            io_err("open", e)
-        }
+    let mut backend = B::new(plan.iodepth as usize).map_err(|e| match AllocError::from_io(&e) {
+        Some(a) => EngineError::alloc("the io_uring queue", a),
+        None => io_err("io_uring_setup", e),
     })?;
-    Ok(match plan.engine {
-        EngineKind::Psync => Backend::Psync(PsyncFile::new(file)),
-        EngineKind::Sync => Backend::Sync(SyncFile::new(file)),
-        EngineKind::Mmap => Backend::Mmap(
-            MmapFile::new(file, plan.file_size, write, plan.access == Access::Append)
-                .map_err(|e| io_err("mmap", e))?,
-        ),
-        EngineKind::IoUring => Backend::Uring(Box::new(
-            UringFile::new(file, plan.iodepth as usize, plan.bs as usize).map_err(|e| {
-                match AllocError::from_io(&e) {
-                    Some(a) => EngineError::alloc("the io_uring queue's records", a),
-                    None => io_err("io_uring_setup", e),
+    let file = match path {
+        Some(path) => Some(open_file(path, write, plan.sync.open_flags()).map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                EngineError::NotOurFile {
+                    path: path.to_path_buf(),
+                    what: "a symbolic link",
                 }
-            })?,
-        )),
-        EngineKind::Null => Backend::Null(NullFile::new(plan.iodepth as usize)),
-    })
+            } else {
+                io_err("open", e)
+            }
+        })?),
+        None => None,
+    };
+    let f = backend.attach(file, plan.file_size, write).map_err(|e| {
+        io_err(
+            if B::KIND.caps().mapped {
+                "mmap"
+            } else {
+                "open"
+            },
+            e,
+        )
+    })?;
+    Ok((backend, f))
 }
 
 fn worker(t: u32, path: Option<&Path>, shared: &Shared<'_>) -> Result<ThreadStats, EngineError> {
+    struct Thread<'a, 's> {
+        t: u32,
+        path: Option<&'a Path>,
+        shared: &'a Shared<'s>,
+    }
+    impl Visit for Thread<'_, '_> {
+        type Output = Result<ThreadStats, EngineError>;
+        fn visit<B: Backend>(self) -> Self::Output {
+            thread_main::<B>(self.t, self.path, self.shared)
+        }
+    }
+    dispatch(shared.plan.engine, Thread { t, path, shared })
+}
+
+fn thread_main<B: Backend>(
+    t: u32,
+    path: Option<&Path>,
+    shared: &Shared<'_>,
+) -> Result<ThreadStats, EngineError> {
     let plan = shared.plan;
     let _guard = AbortOnPanic([&shared.ready, &shared.go]);
     crate::fdtable::make_private();
+    let queued = plan.iodepth > 1;
     // Set-up errors still pass both gates so that no thread waits forever.
-    let setup = open_backend(plan, path).and_then(|b| {
+    let setup = open_backend::<B>(plan, path).and_then(|b| {
         let mut rng = Rng::stream(plan.seed, u64::from(t));
         let order = if plan.access.is_random() {
             Order::random(plan.records_per_thread, &mut rng)
         } else {
             Order::sequential(plan.records_per_thread)
         };
-        let data = matches!(plan.data, DataPattern::Random).then_some(&mut rng);
-        let buf = AlignedBuf::with_data(plan.bs, data)
+        // A queued loop has one record buffer per slot, filled from a stream of its own.
+        let (len, mut data_rng) = if queued {
+            (
+                plan.bs * u64::from(plan.iodepth),
+                Rng::stream(plan.seed, 2_000_000),
+            )
+        } else {
+            (plan.bs, rng)
+        };
+        let data = matches!(plan.data, DataPattern::Random).then_some(&mut data_rng);
+        let buf = AlignedBuf::with_data(len, data)
             .map_err(|e| EngineError::alloc(format!("thread {t}'s records"), e))?;
         Ok((b, order, buf))
     });
@@ -665,7 +688,7 @@ fn worker(t: u32, path: Option<&Path>, shared: &Shared<'_>) -> Result<ThreadStat
         // Another thread could not be started (or panicked): that is the error reported.
         return Ok(ThreadStats::default());
     }
-    let (backend, order, buf) = setup?;
+    let ((mut backend, mut file), order, buf) = setup?;
     if shared.abort.load(Ordering::Relaxed) {
         return Ok(ThreadStats::default());
     }
@@ -687,21 +710,19 @@ fn worker(t: u32, path: Option<&Path>, shared: &Shared<'_>) -> Result<ThreadStat
         progress: &shared.progress[t as usize].0,
     };
     let before = Usage::thread();
-    let mut stats = match backend {
-        Backend::Psync(f) => run_sync(f, buf, &ctx),
-        Backend::Sync(f) => run_sync(f, buf, &ctx),
-        Backend::Mmap(f) => run_sync(f, buf, &ctx),
-        Backend::Uring(f) => run_queued(*f, &ctx),
-        Backend::Null(f) if plan.iodepth > 1 => run_queued(f, &ctx),
-        Backend::Null(f) => run_sync(f, buf, &ctx),
+    let mut stats = if queued {
+        run_queued(&mut backend, &mut file, buf, &ctx)
+    } else {
+        run_sync(&mut backend, &mut file, buf, &ctx)
     }?;
     stats.usage = Usage::thread() - before;
     Ok(stats)
 }
 
-/// The loop for synchronous backends: one record at a time, each timed around its syscalls.
-fn run_sync<F: IoFile>(
-    mut f: F,
+/// The loop at depth 1: one record at a time, each timed around its syscalls.
+fn run_sync<B: Backend>(
+    b: &mut B,
+    f: &mut B::File,
     mut buf: AlignedBuf,
     ctx: &Ctx<'_>,
 ) -> Result<ThreadStats, EngineError> {
@@ -717,11 +738,11 @@ fn run_sync<F: IoFile>(
         for i in 0..n {
             let offset = ctx.order.get(i) * plan.bs;
             let t0 = ctx.clock.ticks();
-            f.io(ctx.dir, buf, offset)
+            b.io(f, ctx.dir, buf, offset)
                 .map_err(|e| ctx.err(ctx.op_name(), offset, e))?;
             let mut t1 = ctx.clock.ticks();
             if let Some(how) = ctx.record_sync {
-                f.record_sync(how, offset, bs)
+                b.record_sync(f, how, offset, bs)
                     .map_err(|e| ctx.err(how.name(), offset, e))?;
                 let t2 = ctx.clock.ticks();
                 stats.sync_latency.record(ctx.clock.ns(t2 - t1));
@@ -737,29 +758,29 @@ fn run_sync<F: IoFile>(
             }
         }
     }
-    finish(&mut f, ctx, stats, intervals, last)
+    finish(b, f, ctx, stats, intervals, last)
 }
 
-/// The loop for queued backends: keep up to `depth` records in flight; a record's latency runs
-/// from just before the submitting syscall to just after the reaping one.
-fn run_queued<F: IoFile>(mut f: F, ctx: &Ctx<'_>) -> Result<ThreadStats, EngineError> {
+/// The loop for queued backends: keep up to `iodepth` records in flight, one buffer slot each;
+/// a record's latency runs from just before the submitting syscall to just after the reaping
+/// one.
+fn run_queued<B: Backend>(
+    b: &mut B,
+    f: &mut B::File,
+    mut bufs: AlignedBuf,
+    ctx: &Ctx<'_>,
+) -> Result<ThreadStats, EngineError> {
     let plan = ctx.plan;
-    let depth = f.depth();
-    if ctx.dir == Dir::Write && plan.data == DataPattern::Random {
-        let mut rng = Rng::stream(plan.seed, 2_000_000);
-        for slot in 0..depth {
-            if let Some(b) = f.slot_buffer(slot) {
-                rng.fill(b);
-            }
-        }
-    }
+    let depth = plan.iodepth as usize;
+    let bs = plan.bs as usize;
+    let base = bufs.as_mut_ptr();
     let n = ctx.order.len();
     let total = n * u64::from(plan.loops);
     let mut stats = ThreadStats::default();
     let mut intervals = IntervalCounter::new(ctx.start, ctx.interval, expected_intervals(plan));
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let mut fresh: Vec<usize> = Vec::with_capacity(depth);
-    let mut done: Vec<(usize, io::Result<()>)> = Vec::with_capacity(depth);
+    let mut done: Vec<(usize, io::Result<usize>)> = Vec::with_capacity(depth);
     let mut submitted_at = vec![ctx.start; depth];
     let mut offsets = vec![0u64; depth];
     let mut next = 0u64;
@@ -771,7 +792,17 @@ fn run_queued<F: IoFile>(mut f: F, ctx: &Ctx<'_>) -> Result<ThreadStats, EngineE
         while !stopping && next < total {
             let Some(slot) = free.pop() else { break };
             let offset = ctx.order.get(next % n) * plan.bs;
-            if let Err(e) = f.submit(ctx.dir, slot, offset, ctx.record_sync) {
+            let req = Request {
+                dir: ctx.dir,
+                buf: base.wrapping_add(slot * bs),
+                len: bs,
+                offset,
+                sync: ctx.record_sync,
+            };
+            // SAFETY: every slot's buffer lives in `bufs`, which outlives the loop; the loop
+            // reaps every submitted slot before it ends (or fails with the ring unusable, and
+            // then returns without touching the buffers again — they are leaked below).
+            if let Err(e) = unsafe { b.submit(f, slot, req) } {
                 free.push(slot);
                 first_error.get_or_insert_with(|| ctx.err("submit", offset, e));
                 stopping = true;
@@ -788,15 +819,22 @@ fn run_queued<F: IoFile>(mut f: F, ctx: &Ctx<'_>) -> Result<ThreadStats, EngineE
         for slot in fresh.drain(..) {
             submitted_at[slot] = t_submit;
         }
-        if let Err(e) = f.reap(1, &mut |slot, r| done.push((slot, r))) {
-            // The ring itself failed; in-flight buffers cannot be trusted to be idle, so leak
-            // nothing further and report.
+        if let Err(e) = b.reap(1, &mut |slot, r| done.push((slot, r))) {
+            // The ring itself failed: in-flight buffers cannot be trusted to be idle, so they
+            // are leaked rather than freed under the kernel's feet.
+            std::mem::forget(bufs);
             return Err(first_error.unwrap_or_else(|| ctx.err("io_uring_enter", 0, e)));
         }
         let t_done = ctx.clock.ticks();
         for (slot, r) in done.drain(..) {
             free.push(slot);
-            match r {
+            match r.and_then(|n| {
+                if n == bs {
+                    Ok(())
+                } else {
+                    Err(crate::backend::short_transfer(ctx.dir, n, bs))
+                }
+            }) {
                 Ok(()) => {
                     stats
                         .latency
@@ -820,12 +858,13 @@ fn run_queued<F: IoFile>(mut f: F, ctx: &Ctx<'_>) -> Result<ThreadStats, EngineE
     if let Some(e) = first_error {
         return Err(e);
     }
-    finish(&mut f, ctx, stats, intervals, last)
+    finish(b, f, ctx, stats, intervals, last)
 }
 
 /// Ends a pass: the final sync for writes (timed, and part of the elapsed time), then totals.
-fn finish<F: IoFile>(
-    f: &mut F,
+fn finish<B: Backend>(
+    b: &mut B,
+    f: &mut B::File,
     ctx: &Ctx<'_>,
     mut stats: ThreadStats,
     intervals: IntervalCounter,
@@ -833,7 +872,7 @@ fn finish<F: IoFile>(
 ) -> Result<ThreadStats, EngineError> {
     if let Some(how) = ctx.plan.final_sync() {
         let t0 = ctx.clock.ticks();
-        f.final_sync(how).map_err(|e| ctx.err("final sync", 0, e))?;
+        b.sync(f, how).map_err(|e| ctx.err("final sync", 0, e))?;
         last = ctx.clock.ticks();
         stats.final_sync_ns = ctx.clock.ns(last - t0);
     }
@@ -857,7 +896,7 @@ fn expected_intervals(plan: &MicroPlan) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_workload::micro::{MicroSpec, SyncMode};
+    use iolab_workload::micro::{EngineKind, MicroSpec, SyncMode};
 
     fn plan(dir: &Path, access: Access, sync: SyncMode, engine: Option<EngineKind>) -> MicroPlan {
         MicroSpec {
@@ -868,7 +907,7 @@ mod tests {
             threads: 2,
             dir: dir.to_path_buf(),
             engine,
-            iodepth: engine.filter(|e| *e == EngineKind::IoUring).map(|_| 8),
+            iodepth: engine.filter(|e| e.caps().queued).map(|_| 8),
             time_limit: None,
             loops: 1,
             seed: 42,
@@ -967,7 +1006,7 @@ mod fault_tests {
     use super::*;
     use crate::gate::FAIL_SPAWN_FROM;
     use crate::testutil::Tmpfs;
-    use iolab_workload::micro::{MicroSpec, SyncMode};
+    use iolab_workload::micro::{EngineKind, MicroSpec, SyncMode};
     use std::os::unix::fs::{symlink, MetadataExt};
     use std::sync::mpsc;
 

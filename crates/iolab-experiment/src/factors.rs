@@ -3,8 +3,8 @@
 use serde_json::{Map, Value as Json};
 
 use crate::read::{join, Ctx};
-use crate::suggest;
 use crate::tree::{Entry, Node, Span, Value};
+use iolab_workload::suggest;
 
 /// More configurations than this is almost certainly a mistake (and would take months).
 pub(crate) const MAX_CONFIGS: usize = 10_000;
@@ -221,7 +221,7 @@ pub(crate) fn read_exclude(cx: &mut Ctx, entry: &Entry, factors: &[Factor]) -> O
                 let hint = if factors.is_empty() {
                     "declare factors in [factors] first".to_string()
                 } else {
-                    suggest::hint(&e.key, names.iter().copied())
+                    suggest::did_you_mean_or_list(&e.key, names.iter().copied())
                 };
                 cx.error_hint(
                     &e.key_span,
@@ -247,7 +247,7 @@ pub(crate) fn read_exclude(cx: &mut Ctx, entry: &Entry, factors: &[Factor]) -> O
                 None => cx.error_hint(
                     &e.node.span,
                     format!("factor `{}` has no level `{text}`", f.name),
-                    suggest::hint(&text, f.levels.iter().map(|l| l.name.as_str())),
+                    suggest::did_you_mean_or_list(&text, f.levels.iter().map(|l| l.name.as_str())),
                 ),
             }
         }

@@ -16,7 +16,6 @@ mod read;
 pub mod record;
 pub mod runner;
 mod subst;
-mod suggest;
 mod sut;
 mod tree;
 mod workload;

@@ -5,8 +5,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use iolab_check::{Access, DeviceFacts, FlowopCount, RunFacts, SyncScope, WorkloadKind};
-use iolab_monitor::blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceOptions};
+use iolab_blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceOptions};
+use iolab_check::{
+    Access, CacheDropFacts, DeviceFacts, FlowopCount, RunFacts, SyncScope, WorkloadKind,
+};
 use iolab_monitor::sampler::{devices_for, devices_for_path, Sampler, SamplerConfig, Samples};
 use iolab_store::{Metric, MonitorSeries, RunRecord};
 
@@ -140,6 +142,7 @@ pub struct Watch {
     devices: Vec<String>,
     running: Option<RunMonitor>,
     observed: Option<Observed>,
+    cache_drop: Option<CacheDropFacts>,
 }
 
 impl Watch {
@@ -150,7 +153,22 @@ impl Watch {
             devices,
             running: None,
             observed: None,
+            cache_drop: None,
         }
+    }
+
+    /// Caches were dropped before the timed region: what the drop saw, for the checks.
+    pub fn caches_dropped(&mut self, r: &iolab_sut::DropReport) {
+        self.cache_drop = Some(CacheDropFacts {
+            cached_before_bytes: r.before.cached,
+            cached_after_bytes: r.after.cached,
+            shmem_before_bytes: r.before.shmem,
+            shmem_after_bytes: r.after.shmem,
+            run_files: r.run_after.files,
+            run_bytes: r.run_after.bytes,
+            run_resident_before_bytes: r.run_before.resident_bytes(),
+            run_resident_after_bytes: r.run_after.resident_bytes(),
+        });
     }
 
     /// The timed region starts now (the samplers' origin).
@@ -183,7 +201,10 @@ impl Watch {
         if let Some(t) = &observed.trace {
             add_trace(rec, t);
         }
-        let facts = run_facts(rec, intent, device, &observed);
+        let facts = RunFacts {
+            cache_drop: self.cache_drop.take(),
+            ..run_facts(rec, intent, device, &observed)
+        };
         rec.findings = findings(intent, &facts);
     }
 }
@@ -247,9 +268,7 @@ pub fn add_trace(record: &mut RunRecord, t: &BlockTrace) {
     if secs > 0.0 {
         let at = |i: usize| (i as i64 + 1) * t.interval_ns as i64;
         let series =
-            |metric: &str,
-             unit: &str,
-             f: &dyn Fn(&iolab_monitor::blocktrace::IntervalStats) -> f64| {
+            |metric: &str, unit: &str, f: &dyn Fn(&iolab_blocktrace::IntervalStats) -> f64| {
                 MonitorSeries {
                     metric: metric.into(),
                     unit: unit.into(),
@@ -369,7 +388,7 @@ pub fn micro_intent(plan: &iolab_workload::micro::MicroPlan, base: Intent) -> In
         writes_in_flight_per_file: Some(plan.iodepth),
         dataset_bytes: Some(plan.file_size * u64::from(plan.threads)),
         threads: Some(plan.threads),
-        no_io: plan.engine == iolab_workload::micro::EngineKind::Null,
+        no_io: plan.engine.caps().no_io,
         ..base
     }
 }
@@ -559,10 +578,11 @@ pub fn run_facts(
             .zip(metric("cpu_sys_s"))
             .map(|(u, s)| ((u + s) * 1e9) as u64),
         dataset_bytes: intent.dataset_bytes,
-        mem_total_bytes: iolab_monitor::meminfo::read().ok().map(|m| m.mem_total),
+        mem_total_bytes: iolab_sys::meminfo::read().ok().map(|m| m.mem_total),
         cgroup_cache_limit_bytes: intent.cache_limit,
         cached_at_start_bytes: None,
         caches_dropped: Some(intent.caches_dropped),
+        cache_drop: None,
         device: DeviceFacts {
             name: dev_name.clone(),
             read_bytes: dev("read_bytes").map(|v| v as u64),

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::error::{Diag, ExperimentError, Source};
-use crate::suggest;
 use crate::tree::{Entry, Span, Table, Value};
+use iolab_workload::suggest;
 
 /// The file being read and the errors found so far.
 pub(crate) struct Ctx<'s> {
@@ -53,7 +53,7 @@ impl<'s> Ctx<'s> {
             } else {
                 format!("unknown key `{}` in `{path}`", e.key)
             };
-            let hint = suggest::hint(&e.key, known.iter().copied());
+            let hint = suggest::did_you_mean_or_list(&e.key, known.iter().copied());
             self.error_hint(&e.key_span, message, hint);
         }
     }
@@ -188,7 +188,7 @@ impl<'s> Ctx<'s> {
                 self.error_hint(
                     &e.node.span,
                     format!("`{path}`: unknown value {s:?}"),
-                    suggest::hint(s, names.iter().copied()),
+                    suggest::did_you_mean_or_list(s, names.iter().copied()),
                 );
                 None
             }

@@ -789,6 +789,7 @@ impl Session<'_> {
             drop_caches: self.plan.procedure.drop_caches,
             drop_error: None,
             drop_freed_kib: None,
+            run_files: Vec::new(),
             planned: None,
             watch: Watch::new(
                 self.opts.monitor.clone(),
@@ -820,6 +821,9 @@ impl Session<'_> {
                 spec.seed = seed;
                 let plan = spec.validate().map_err(|e| e.to_string())?;
                 intent = monitor::micro_intent(&plan, intent);
+                obs.run_files = (0..plan.threads)
+                    .map(|t| iolab_engine::micro::data_file(&plan.dir, t))
+                    .collect();
                 iolab_engine::micro::run_micro_cancellable(&plan, &mut obs, cancel).map(|r| {
                     rec.run.elapsed_ns = r.elapsed_ns;
                     record::add_micro(&mut rec, &r);
@@ -828,12 +832,19 @@ impl Session<'_> {
             WorkloadPlan::Wml(w) => {
                 let workload = w.lower(&p.mountpoint)?;
                 intent = monitor::wml_intent(&workload, intent);
+                obs.run_files = workload
+                    .filesets
+                    .iter()
+                    .map(|f| f.path.join(&f.name))
+                    .collect();
                 let opts = RunOptions {
                     duration: w.duration,
                     seed,
                     pick_random: w.pick_random,
                     populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
                     cancel: Some(Arc::clone(cancel)),
+                    engine: None,
+                    iodepth: None,
                     run_system: true,
                 };
                 obs.planned = w.duration.or(workload.run.duration);
@@ -1004,6 +1015,8 @@ struct EngineObs<'a> {
     drop_caches: bool,
     drop_error: Option<String>,
     drop_freed_kib: Option<u64>,
+    /// The run's files, whose leaving the page cache the drop checks.
+    run_files: Vec<std::path::PathBuf>,
     planned: Option<Duration>,
     watch: Watch,
 }
@@ -1012,8 +1025,11 @@ impl EngineObs<'_> {
     fn before_timed_region(&mut self) {
         if self.drop_caches {
             self.outer.phase(Phase::DroppingCaches);
-            match iolab_sut::drop_caches() {
-                Ok(r) => self.drop_freed_kib = Some(r.freed_kib()),
+            match iolab_sut::drop_caches(&self.run_files) {
+                Ok(r) => {
+                    self.drop_freed_kib = Some(r.freed_kib());
+                    self.watch.caches_dropped(&r);
+                }
                 Err(e) => self.drop_error = Some(format!("dropping caches: {e}")),
             }
         }

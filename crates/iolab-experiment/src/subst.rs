@@ -7,8 +7,8 @@
 
 use crate::factors::Factor;
 use crate::read::Ctx;
-use crate::suggest;
 use crate::tree::{Entry, Node, Span, Table, Value};
+use iolab_workload::suggest;
 
 /// One `${…}` in a string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,7 +137,7 @@ fn check_string(cx: &mut Ctx, node: &Node, s: &str, factors: &[Factor], used: &m
             let hint = if factors.is_empty() {
                 "declare the factor in [factors]".to_string()
             } else {
-                suggest::hint(&p.factor, factors.iter().map(|f| f.name.as_str()))
+                suggest::did_you_mean_or_list(&p.factor, factors.iter().map(|f| f.name.as_str()))
             };
             cx.error_hint(
                 &at,

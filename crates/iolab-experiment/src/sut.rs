@@ -11,8 +11,8 @@ use iolab_sut::spec::TargetSpec;
 use iolab_sut::{At, SpecError, SutPlan, SutSpec};
 
 use crate::read::Ctx;
-use crate::suggest;
 use crate::tree::{find, Node, Seg, Value};
+use iolab_workload::suggest;
 
 /// Deserializes and validates a substituted `[sut]` table. Relative directory paths
 /// (`target.path`, `target.image_dir`) are resolved against `base`, the experiment file's
@@ -164,10 +164,8 @@ fn serde_error(cx: &mut Ctx, sut: &Node, e: &serde_path_to_error::Error<serde_js
             where_ = crate::read::join(&where_, name);
         }
         // serde's message lists the expected fields; a close one is worth a hint line.
-        hint = expected(&inner).and_then(|list| {
-            suggest::closest(name, list.iter().map(String::as_str))
-                .map(|c| format!("did you mean `{c}`?"))
-        });
+        hint = expected(&inner)
+            .and_then(|list| suggest::did_you_mean(name, list.iter().map(String::as_str)));
     } else if let (Some(name), Some(t)) = (
         quoted(&inner, "unknown variant `"),
         found.node.value.as_table(),
@@ -273,7 +271,7 @@ fn field_path(field: &str) -> Vec<Seg> {
     segs
 }
 
-/// iolab-sut writes advice into the message ("…; did you mean \"ext4\"?"); it reads better
+/// iolab-sut writes advice into the message ("…; did you mean `ext4`?"); it reads better
 /// as a hint line.
 fn split_hint(message: &str) -> (String, Option<String>) {
     match message.split_once("; did you mean") {
@@ -363,7 +361,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e,
-            ["t.toml:3:15: `sut.fs.kind`: unknown filesystem \"ext5\"\n  hint: did you mean \"ext4\"?"]
+            ["t.toml:3:15: `sut.fs.kind`: unknown filesystem \"ext5\"\n  hint: did you mean `ext4`?"]
         );
         let e = resolve_text(
             "[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n[sut.tunables]\n\"queue/scheduler\" = \"none\"\n",
@@ -434,7 +432,7 @@ mod tests {
         assert_eq!(
             e[1],
             "t.toml:3:14: `sut.tunables.\"vm.dirty_ratoi\"`: no such tunable on this kernel \
-             (/proc/sys/vm/dirty_ratoi)\n  hint: did you mean \"vm.dirty_ratio\"?"
+             (/proc/sys/vm/dirty_ratoi)\n  hint: did you mean `vm.dirty_ratio`?"
         );
         assert!(
             e[0].starts_with(

@@ -11,8 +11,8 @@ use iolab_workload::micro::{Access, DataPattern, EngineKind, MicroSpec, MicroSpe
 use crate::error::ExperimentError;
 use crate::plan::{WmlPlan, WorkloadPlan};
 use crate::read::{join, Ctx};
-use crate::suggest;
 use crate::tree::{Entry, Node, Span, Table, Value};
+use iolab_workload::suggest;
 
 /// Stands in for the run directory, which the runner knows only when it prepares the SUT.
 pub(crate) const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
@@ -203,7 +203,7 @@ fn wml(cx: &mut Ctx, t: &Table, entry: &Entry, kind: Kind, base: &Path) -> Optio
                 cx.error_hint(
                     &entry.node.span,
                     format!("`{path}`: no built-in workload is called {name:?}"),
-                    suggest::hint(name, names),
+                    suggest::did_you_mean_or_list(name, names),
                 );
                 return None;
             }
@@ -274,7 +274,7 @@ fn wml(cx: &mut Ctx, t: &Table, entry: &Entry, kind: Kind, base: &Path) -> Optio
                         "`{}`: {source} has no variable ${var}",
                         join("workload.set", &s.key)
                     ),
-                    suggest::hint(var, known.iter().map(String::as_str)),
+                    suggest::did_you_mean_or_list(var, known.iter().map(String::as_str)),
                 );
             }
         }

@@ -23,61 +23,16 @@
 //! - Since 5.0, f11 is the sum of f4, f8, f15 and f17 (per-request times), no longer a
 //!   queue-time integral; `aqu-sz` is computed from it all the same, as sysstat does.
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
-use crate::error::{parse_u64, read_to_string, Error, ParseError, ParseErrorKind};
+use iolab_sys::error::{parse_u64, read_to_string, Error, ParseError, ParseErrorKind};
+use iolab_sys::DevT;
 
 /// The file this module parses.
 pub const PATH: &str = "/proc/diskstats";
 
 /// Bytes per diskstats sector (fixed by the kernel, independent of the device).
 pub const SECTOR_BYTES: u64 = 512;
-
-/// A block device number (`dev_t`) split into major and minor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DevT {
-    /// Major number (driver).
-    pub major: u32,
-    /// Minor number (device of that driver).
-    pub minor: u32,
-}
-
-impl DevT {
-    /// From major and minor.
-    pub fn new(major: u32, minor: u32) -> Self {
-        DevT { major, minor }
-    }
-
-    /// From a raw `dev_t` as in `stat.st_dev` / `st_rdev` (glibc encoding).
-    pub fn from_raw(dev: u64) -> Self {
-        DevT {
-            major: libc::major(dev as libc::dev_t),
-            minor: libc::minor(dev as libc::dev_t),
-        }
-    }
-}
-
-impl fmt::Display for DevT {
-    /// `major:minor`, as in `/sys/class/block/*/dev` and `/sys/dev/block/`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.major, self.minor)
-    }
-}
-
-impl FromStr for DevT {
-    type Err = ();
-
-    /// Parse `major:minor` (surrounding whitespace allowed).
-    fn from_str(s: &str) -> Result<Self, ()> {
-        let (ma, mi) = s.trim().split_once(':').ok_or(())?;
-        Ok(DevT {
-            major: ma.parse().map_err(|_| ())?,
-            minor: mi.parse().map_err(|_| ())?,
-        })
-    }
-}
 
 /// Discard counters (f12–f15), kernel 4.18+.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -1048,17 +1003,28 @@ mod tests {
     }
 
     #[test]
-    fn dev_t() {
-        assert_eq!("254:0\n".parse::<DevT>(), Ok(DevT::new(254, 0)));
-        assert!("254".parse::<DevT>().is_err());
-        assert_eq!(DevT::new(7, 3).to_string(), "7:3");
-        let raw = libc::makedev(259, 70000);
-        assert_eq!(DevT::from_raw(raw), DevT::new(259, 70000));
-    }
-
-    #[test]
     fn reads_this_machine() {
         let s = read().unwrap();
         assert!(!s.disks.is_empty());
+        assert_eq!(
+            DevT::from_raw(libc::makedev(259, 70000)),
+            DevT::new(259, 70000)
+        );
+    }
+
+    /// Names and numbers in diskstats are the ones sysfs gives.
+    #[test]
+    fn real_sysfs_agrees_with_diskstats() {
+        let sys = iolab_sys::SysBlock::system();
+        let ds = read().unwrap();
+        for d in ds.disks.iter().take(20) {
+            if sys.exists(&d.name) {
+                assert_eq!(sys.dev(&d.name).unwrap(), d.dev, "{}", d.name);
+                assert_eq!(
+                    sys.name_of(d.dev).unwrap().as_deref(),
+                    Some(d.name.as_str())
+                );
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@
 use std::io;
 use std::path::Path;
 
-use crate::error::{parse_u64, Error, ParseError, ParseErrorKind};
+use iolab_sys::error::{parse_u64, Error, ParseError, ParseErrorKind};
 
 /// The resources PSI reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::error::{parse_u64, read_to_string, Error, ParseError, ParseErrorKind};
+use iolab_sys::error::{parse_u64, read_to_string, Error, ParseError, ParseErrorKind};
 
 /// Default file name for [`parse_status`] errors.
 pub const STATUS_PATH: &str = "/proc/self/status";

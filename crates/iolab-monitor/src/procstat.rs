@@ -4,7 +4,7 @@
 //! 100 on every mainstream architecture); only their differences mean anything.
 //! [`CpuTimes::percent_since`] turns two samples into the percentages `iostat` prints.
 
-use crate::error::{parse_u64, read_to_string, Error, ParseError, ParseErrorKind};
+use iolab_sys::error::{parse_u64, read_to_string, Error, ParseError, ParseErrorKind};
 
 /// The file this module parses.
 pub const PATH: &str = "/proc/stat";

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{parse_u64, read_to_string, Error, ParseError, ParseErrorKind};
+use iolab_sys::error::{parse_u64, read_to_string, Error, ParseError, ParseErrorKind};
 
 /// The file this module parses.
 pub const PATH: &str = "/proc/vmstat";

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use iolab_monitor::diskstats::{self, DiskDelta, DiskStat, Iostat};
 use iolab_monitor::sampler::{devices_for, Sampler, SamplerConfig};
-use iolab_monitor::sysfs::{dev_of_path, SysBlock};
+use iolab_sys::{DevT, SysBlock};
 
 /// A loop device attached by this test to its own image; detached and deleted on drop.
 struct LoopDev {
@@ -195,7 +195,7 @@ fn disk_columns_equal_iostat_x() {
     // The sampler follows the loop device and the disk under its image.
     let devices = devices_for(&name);
     let backing = SysBlock::system()
-        .name_of(dev_of_path(&lo.img).unwrap())
+        .name_of(DevT::of_file(&lo.img).unwrap())
         .unwrap();
     if let Some(b) = &backing {
         assert!(devices.contains(b), "{devices:?} lacks {b}");

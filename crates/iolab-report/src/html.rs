@@ -10,6 +10,7 @@ use crate::model::{
 use crate::num;
 use crate::svg::{self, BarInput, Line, LineOpts};
 use crate::Result;
+use iolab_workload::{format_bytes, format_ns};
 
 const CSS: &str = r#"
 :root{--fg:#1d1d1f;--muted:#5f6368;--line:#d0d4da;--bg:#fff;--card:#f6f8fa;--err:#b3261e;--warn:#8a5a00;--info:#0b57d0}
@@ -96,9 +97,7 @@ fn experiment(h: &mut String, data: &ReportData) {
     kv(
         h,
         "Memory",
-        &host
-            .memory_bytes
-            .map_or("unknown".into(), |b| num::fmt_bytes(b as f64)),
+        &host.memory_bytes.map_or("unknown".into(), format_bytes),
     );
     kv(h, "Virtualization", &or(&host.virtualization));
     let runs: u64 = data.configs.iter().map(|c| c.runs.total()).sum();
@@ -519,11 +518,11 @@ fn flowops(h: &mut String, data: &ReportData) {
                 esc(&f.kind),
                 f.runs,
                 num::fmt_count(f.ops),
-                num::fmt_bytes(f.bytes as f64),
+                format_bytes(f.bytes),
                 f.errors,
-                num::fmt_ns(f.lat_mean_ns),
-                num::fmt_ns(f.lat_p99_ns),
-                num::fmt_ns(f.lat_max_ns as f64)
+                format_ns(f.lat_mean_ns),
+                format_ns(f.lat_p99_ns),
+                format_ns(f.lat_max_ns as f64)
             );
         }
         h.push_str("</tbody></table></div>");
@@ -549,7 +548,7 @@ fn blocktrace(h: &mut String, data: &ReportData) {
             .size_histogram
             .iter()
             .map(|&(size, count)| BarInput {
-                label: format!("≤{}", num::fmt_bytes(size as f64)),
+                label: format!("≤{}", format_bytes(size)),
                 mean: count as f64,
                 ci: None,
                 points: Vec::new(),

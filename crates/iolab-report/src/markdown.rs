@@ -8,6 +8,7 @@ use crate::model::{
 };
 use crate::num;
 use crate::Result;
+use iolab_workload::{format_bytes, format_ns};
 
 /// Renders the experiment, findings, summary and flowop tables.
 pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()> {
@@ -29,9 +30,7 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
     row("CPU", &or(&host.cpu));
     row(
         "memory",
-        &host
-            .memory_bytes
-            .map_or("unknown".into(), |b| num::fmt_bytes(b as f64)),
+        &host.memory_bytes.map_or("unknown".into(), format_bytes),
     );
     row("virtualization", &or(&host.virtualization));
 
@@ -126,11 +125,11 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
                     md(&f.kind),
                     f.runs,
                     num::fmt_count(f.ops),
-                    num::fmt_bytes(f.bytes as f64),
+                    format_bytes(f.bytes),
                     f.errors,
-                    num::fmt_ns(f.lat_mean_ns),
-                    num::fmt_ns(f.lat_p99_ns),
-                    num::fmt_ns(f.lat_max_ns as f64)
+                    format_ns(f.lat_mean_ns),
+                    format_ns(f.lat_p99_ns),
+                    format_ns(f.lat_max_ns as f64)
                 );
             }
         }

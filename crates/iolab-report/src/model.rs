@@ -666,9 +666,9 @@ pub(crate) fn check_scope(g: &CheckFindings, configs: usize) -> String {
 pub(crate) fn evidence_value(key: &str, e: &Evidence) -> String {
     let num = |x: f64| {
         if key.ends_with("_bytes") || key == "bytes" {
-            crate::num::fmt_bytes(x)
+            iolab_workload::format_bytes(x.max(0.0).round() as u64)
         } else if key.ends_with("_ns") {
-            crate::num::fmt_ns(x)
+            iolab_workload::format_ns(x)
         } else if x.fract() == 0.0 && x.abs() < 1e15 {
             let n = crate::num::fmt_count(x.abs() as u64);
             if x < 0.0 {
@@ -828,8 +828,8 @@ mod tests {
     #[test]
     fn evidence_reads_as_numbers_with_units() {
         let v = |k: &str, j: Value| evidence_value(k, &Evidence::Value(j));
-        assert_eq!(v("dataset_bytes", serde_json::json!(1u64 << 30)), "1.0 GiB");
-        assert_eq!(v("elapsed_ns", serde_json::json!(2_500_000)), "2.500 ms");
+        assert_eq!(v("dataset_bytes", serde_json::json!(1u64 << 30)), "1 GiB");
+        assert_eq!(v("elapsed_ns", serde_json::json!(2_500_000)), "2.50 ms");
         assert_eq!(v("runs", serde_json::json!(12345)), "12,345");
         assert_eq!(v("delta", serde_json::json!(-3)), "-3");
         assert_eq!(v("ratio", serde_json::json!(0.25)), "0.2500");
@@ -838,7 +838,7 @@ mod tests {
         assert_eq!(v("pct", serde_json::json!([6.39919, 0.0])), "[6.399, 0]");
         assert_eq!(
             evidence_value("x_ns", &Evidence::Range { min: 1e9, max: 2e9 }),
-            "1.000 s–2.000 s"
+            "1.00 s–2.00 s"
         );
         let mut merged = Vec::new();
         for x in [3.0, 1.0, 2.0] {

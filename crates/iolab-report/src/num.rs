@@ -1,4 +1,5 @@
-//! Number formatting shared by the renderers.
+//! Number formatting shared by the renderers (bytes and durations: iolab-workload's
+//! `format_bytes` and `format_ns`, as everywhere in iolab).
 
 /// A value with about four significant digits, thousands grouped; `–` when not finite.
 pub fn fmt(v: f64) -> String {
@@ -44,42 +45,6 @@ fn group(s: &str) -> String {
     }
 }
 
-/// A duration in nanoseconds with a readable unit.
-pub fn fmt_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "–".to_string();
-    }
-    let a = ns.abs();
-    if a >= 1e9 {
-        format!("{:.3} s", ns / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.3} ms", ns / 1e6)
-    } else if a >= 1e3 {
-        format!("{:.2} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
-
-/// A byte count with a binary unit.
-pub fn fmt_bytes(b: f64) -> String {
-    if !b.is_finite() {
-        return "–".to_string();
-    }
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b;
-    let mut i = 0;
-    while v.abs() >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{v:.0} B")
-    } else {
-        format!("{v:.1} {}", UNITS[i])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,9 +54,6 @@ mod tests {
         assert_eq!(fmt(1234567.8), "1,234,568");
         assert_eq!(fmt(-12.3456), "-12.35");
         assert_eq!(fmt(f64::NAN), "–");
-        assert_eq!(fmt_ns(1500.0), "1.50 µs");
-        assert_eq!(fmt_bytes(4096.0), "4.0 KiB");
-        assert_eq!(fmt_bytes(f64::INFINITY), "–");
         assert_eq!(fmt_count(192), "192");
         assert_eq!(fmt_count(1_234_567), "1,234,567");
     }

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use crate::escape::escape_html as esc;
 use crate::num;
+use iolab_workload::format_ns;
 
 /// Okabe & Ito's colour-blind-safe palette (2008), without its black and yellow.
 pub const PALETTE: [&str; 6] = [
@@ -353,7 +354,7 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
                     r#"<text class="tick" x="{p:.1}" y="{y:.1}" text-anchor="middle">{l}</text>"#,
                     y = plot.y0() + 14.0,
                     l = esc(&if opts.x_fmt_ns {
-                        num::fmt_ns(x)
+                        format_ns(x)
                     } else {
                         num::fmt(x)
                     })

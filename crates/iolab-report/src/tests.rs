@@ -332,7 +332,7 @@ fn findings_are_grouped_by_check_and_explained_once_after_the_summary() {
     assert_eq!(html.matches("<td class=\"evidence\">").count(), 26);
     // Numbers that differ between runs are shown as a range; bytes with units; nulls not.
     assert!(html.contains(
-        "<td class=\"evidence\">config 3 · dataset_bytes 1.0 GiB · ratio 0.5000–0.6000</td>"
+        "<td class=\"evidence\">config 3 · dataset_bytes 1 GiB · ratio 0.5000–0.6000</td>"
     ));
     assert!(!html.contains("suggested"));
     // The summary comes before the first explanation, and right after the compact list.

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::procfs::{mountinfo, self_cgroup};
 use crate::util;
+use iolab_sys::{mountinfo, self_cgroup};
 
 /// A memory cgroup created by iolab for a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +83,7 @@ fn memory_mounts() -> Vec<(PathBuf, PathBuf)> {
     mountinfo::read()
         .unwrap_or_default()
         .into_iter()
-        .filter(|m| m.fstype == "cgroup" && m.super_options.split(',').any(|o| o == "memory"))
+        .filter(|m| m.fs_type == "cgroup" && m.super_options.split(',').any(|o| o == "memory"))
         .map(|m| (m.mount_point, m.root))
         .collect()
 }
@@ -99,7 +99,10 @@ pub fn parent_dir() -> Result<PathBuf> {
              /proc/mounts); iolab's page-cache cap needs the v1 memory controller",
         )
     })?;
-    let own = self_cgroup::read_memory_path().unwrap_or_else(|| "/".into());
+    let own = self_cgroup::read()
+        .ok()
+        .and_then(|t| self_cgroup::memory_path(&t))
+        .unwrap_or_else(|| "/".into());
     let rel = Path::new(&own)
         .strip_prefix(&root)
         .map(Path::to_path_buf)

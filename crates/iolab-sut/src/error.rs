@@ -78,19 +78,26 @@ pub enum Error {
         problem: String,
     },
 
-    /// Dropping the page cache did not shrink it although there was cache to drop.
+    /// The run's files were still in the page cache after `sync` and drop_caches: the run
+    /// would not start cold.
     #[error(
-        "drop_caches did not free the page cache: Cached was {before_kib} kB before and \
-         {after_kib} kB after (of which {shmem_kib} kB shmem/tmpfs, which cannot be dropped); \
-         another process may be refilling it, or pages are pinned"
+        "drop_caches did not evict the run's files: {} of the run's {} ({files} files{}) still \
+         in the page cache after sync and drop; another process may hold them mapped or be \
+         reading them",
+        iolab_workload::format_bytes(*resident_bytes),
+        iolab_workload::format_bytes(*bytes),
+        sampled_note(*files, *sampled_files)
     )]
     CachesNotDropped {
-        /// `Cached` before, kB.
-        before_kib: u64,
-        /// `Cached` after, kB.
-        after_kib: u64,
-        /// `Shmem` after, kB.
-        shmem_kib: u64,
+        /// Resident bytes of the run's files after the drop (estimated from a sample when
+        /// there are many files).
+        resident_bytes: u64,
+        /// Their total size.
+        bytes: u64,
+        /// Regular files of the run.
+        files: u64,
+        /// Files measured.
+        sampled_files: u64,
     },
 
     /// The v1 memory cgroup controller is not usable.
@@ -158,9 +165,21 @@ pub enum Error {
         problem: String,
     },
 
+    /// A /proc or /sys file could not be read or parsed.
+    #[error(transparent)]
+    Sys(#[from] iolab_sys::Error),
+
     /// The session was already torn down (e.g. by a signal handler).
     #[error("the SUT session was torn down (interrupted); start a new one")]
     TornDown,
+}
+
+fn sampled_note(files: u64, sampled: u64) -> String {
+    if sampled < files {
+        format!(", {sampled} of them measured")
+    } else {
+        String::new()
+    }
 }
 
 impl Error {

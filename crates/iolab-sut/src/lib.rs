@@ -11,12 +11,11 @@
 //! | [`target`] | directory, tmpfs, loop image, block device (one file each) |
 //! | [`fs`] | ext4, xfs, btrfs, f2fs, tmpfs (one file each): mkfs, mount options, availability |
 //! | [`tunable`] | kernel tunables by name (`vm.dirty_ratio`, `queue/scheduler`, paths) |
-//! | [`cache`] | drop caches and check that `Cached` fell |
+//! | [`cache`], [`residency`] | drop caches and check that the run's own files left the page cache (`cachestat(2)`, `mincore(2)`) |
 //! | [`cgroup`] | a v1 memory cgroup capping the engine's page cache |
 //! | [`safety`] | refusing mounted, root, busy, foreign or signed devices |
 //! | [`journal`], [`recover()`] | every change written down before it is made; undoing them |
 //! | [`session`] | [`Sut`]: prepare/teardown, teardown on drop and from a signal thread |
-//! | [`procfs`] | pure parsers for the /proc files used |
 //!
 //! Safety rules: iolab formats only loop images it created, or a device the experiment
 //! names with `allow_destroy = true`; it refuses a device that is mounted, holds `/`, is in
@@ -37,8 +36,8 @@ pub mod journal;
 mod loopdev;
 pub mod mount;
 pub mod plan;
-pub mod procfs;
 mod recover;
+pub mod residency;
 pub mod safety;
 pub mod session;
 pub mod size;
@@ -48,14 +47,16 @@ pub mod tunable;
 mod undo;
 mod util;
 
-pub use blockdev::{DevInfo, DevT};
+pub use blockdev::DevInfo;
 pub use cache::{drop_caches, DropReport};
 pub use cgroup::CacheCgroup;
 pub use error::{At, Error, MountFailure, Refusal, Result, SpecError};
 pub use fs::{availability, Availability, FsKind};
+pub use iolab_sys::DevT;
 pub use journal::{Entry, Journal, Record, DEFAULT_JOURNAL};
 pub use plan::{FsPlan, SutPlan, TunableSetting};
 pub use recover::{recover, recover_path, RecoverReport, UndoAction, UndoReport};
+pub use residency::Residency;
 pub use session::{Prepared, Sut, SutHandle, SutOptions};
 pub use spec::{FsSpec, SutSpec, TargetSpec};
 pub use target::Target;

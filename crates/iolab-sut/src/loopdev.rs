@@ -17,7 +17,9 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::blockdev::{self, DevInfo};
+use iolab_sys::SysBlock;
+
+use crate::blockdev::DevInfo;
 use crate::error::{Error, Result};
 
 const LOOP_SET_FD: libc::c_ulong = 0x4C00;
@@ -163,9 +165,11 @@ impl LoopDevice {
                 }
                 Err(e) => return Err(err("attach", e, None)),
             }
-            let info = DevInfo::of_path(&path).map_err(|e| err("attach", e, None))?;
-            let dio = std::fs::read_to_string(format!("/sys/block/{}/loop/dio", info.name))
-                .map(|s| s.trim() == "1")
+            let info =
+                DevInfo::of_path(&path).map_err(|e| err("attach", io::Error::other(e), None))?;
+            let dio = SysBlock::system()
+                .loop_attrs(&info.name)
+                .and_then(|a| a.dio)
                 .unwrap_or(false);
             let loopdev = LoopDevice {
                 info,
@@ -266,7 +270,9 @@ fn backing_ids(path: &Path) -> Option<(u64, u64)> {
 /// and, while the image exists, by device and inode too).
 pub fn devices_backed_by(image: &Path) -> Vec<PathBuf> {
     let ids = std::fs::metadata(image).ok().map(|m| (m.dev(), m.ino()));
-    blockdev::attached_loops()
+    SysBlock::system()
+        .attached_loops()
+        .unwrap_or_default()
         .into_iter()
         .filter(|(_, backing, _)| backing == image)
         .map(|(name, _, _)| PathBuf::from("/dev").join(name))
@@ -312,7 +318,7 @@ pub fn detach_image(image: &Path) -> io::Result<Vec<PathBuf>> {
 fn still_backed_by(dev: &Path, image: &Path) -> bool {
     dev.file_name()
         .and_then(|n| n.to_str())
-        .and_then(blockdev::loop_backing_file)
+        .and_then(|n| SysBlock::system().loop_backing_file(n).ok().flatten())
         .is_some_and(|(p, _)| p == image)
 }
 

@@ -22,9 +22,10 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::blockdev::{self, DevInfo, DevT};
+use iolab_sys::{mountinfo, swaps, DevT, SysBlock};
+
+use crate::blockdev::DevInfo;
 use crate::error::{Error, Refusal, Result};
-use crate::procfs::{mountinfo, swaps};
 
 /// What the checks found about a device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,24 +45,27 @@ pub struct DeviceReport {
 /// Inspect a block device (read-only).
 pub fn inspect(path: &Path) -> Result<DeviceReport, Refusal> {
     let device = DevInfo::of_path(path).map_err(|_| Refusal::NotBlockDevice)?;
-    let family = blockdev::descendants(&device.name);
+    let sys = SysBlock::system();
+    // The device itself, its partitions and what is built on them.
+    let family: Vec<String> = std::iter::once(device.name.clone())
+        .chain(sys.descendants(&device.name).unwrap_or_default())
+        .collect();
     let family_devs: Vec<DevT> = family
         .iter()
-        .filter_map(|n| blockdev::dev_of_name(n))
+        .filter_map(|n| sys.dev(n).ok())
         .chain([device.dev])
         .collect();
     let mounts = mountinfo::read().unwrap_or_default();
-    let source_dev = |m: &mountinfo::MountEntry| {
+    let source_dev = |m: &mountinfo::Mount| {
         m.source
             .starts_with("/dev/")
-            .then(|| blockdev::rdev_of(Path::new(&m.source)).ok())
+            .then(|| DevT::of_block_device(Path::new(&m.source)).ok())
             .flatten()
     };
     let mut mounted_at: Vec<PathBuf> = mounts
         .iter()
         .filter(|m| {
-            family_devs.contains(&m.dev.into())
-                || source_dev(m).is_some_and(|d| family_devs.contains(&d))
+            family_devs.contains(&m.dev) || source_dev(m).is_some_and(|d| family_devs.contains(&d))
         })
         .map(|m| m.mount_point.clone())
         .collect();
@@ -69,22 +73,25 @@ pub fn inspect(path: &Path) -> Result<DeviceReport, Refusal> {
 
     let backs_root = mountinfo::top_mount_at(&mounts, Path::new("/"))
         .map(|root| {
-            [Some(DevT::from(root.dev)), source_dev(root)]
+            [Some(root.dev), source_dev(root)]
                 .into_iter()
                 .flatten()
-                .filter_map(blockdev::name_of)
-                .any(|n| blockdev::ancestors(&n).contains(&device.name))
+                .filter_map(|d| sys.name_of(d).ok().flatten())
+                .any(|n| {
+                    n == device.name || sys.ancestors(&n).unwrap_or_default().contains(&device.name)
+                })
         })
         .unwrap_or(false);
 
     let mut in_use_by: Vec<String> = family
         .iter()
-        .flat_map(|n| blockdev::holders(n))
+        .flat_map(|n| sys.holders(n).unwrap_or_default())
         .map(|h| format!("{h} (a device built on it)"))
         .collect();
     in_use_by.dedup();
-    for s in swaps::read() {
-        if blockdev::rdev_of(&s).is_ok_and(|d| family_devs.contains(&d)) {
+    // Unreadable /proc/swaps: the O_EXCL open below still catches an active swap device.
+    for s in swaps::read().unwrap_or_default() {
+        if DevT::of_block_device(&s).is_ok_and(|d| family_devs.contains(&d)) {
             in_use_by.push(format!("swap ({})", s.display()));
         }
     }

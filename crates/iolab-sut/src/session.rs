@@ -34,11 +34,11 @@ use crate::journal::{Entry, Journal, DEFAULT_JOURNAL};
 use crate::loopdev::LoopDevice;
 use crate::mount::{self, MountOptions};
 use crate::plan::{SutPlan, TunableSetting};
-use crate::procfs::mountinfo::{self, MountEntry};
 use crate::recover::{self, RecoverReport, UndoReport};
 use crate::target::Acquired;
 use crate::tunable::{self, AppliedTunable};
 use crate::util;
+use iolab_sys::mountinfo::{self, Mount};
 
 /// Where a session keeps its journal, mount points and images.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,7 +232,7 @@ pub struct Prepared {
     /// The filesystem iolab made, if it made one (tmpfs for a tmpfs target).
     pub fs: Option<FsKind>,
     /// The mount as the kernel shows it, read back after mounting (effective options).
-    pub mount: Option<MountEntry>,
+    pub mount: Option<Mount>,
     /// For loop images: whether direct I/O is on.
     pub direct_io: Option<bool>,
     /// Tunables set for this run, with their original values.
@@ -356,7 +356,7 @@ impl Tx<'_> {
     }
 }
 
-fn read_mount(point: &Path) -> Option<MountEntry> {
+fn read_mount(point: &Path) -> Option<Mount> {
     let mounts = mountinfo::read().ok()?;
     mountinfo::top_mount_at(&mounts, point).cloned()
 }

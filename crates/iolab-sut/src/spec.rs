@@ -362,7 +362,8 @@ enum KnownDevice {
 fn known_device(target: &TargetSpec) -> KnownDevice {
     match target {
         TargetSpec::BlockDevice { path, .. } => std::fs::canonicalize(path)
-            .and_then(|p| DevInfo::of_path(&p))
+            .ok()
+            .and_then(|p| DevInfo::of_path(&p).ok())
             .map_or(KnownDevice::Unknown, KnownDevice::Known),
         TargetSpec::Directory { path } if path.is_dir() => match DevInfo::of_file(path) {
             Some(d) => KnownDevice::Known(d),
@@ -614,7 +615,7 @@ mod tests {
         );
         assert!(
             err(r#"{"target":{"kind":"loop_image","size":"1G"},"fs":{"kind":"ext5"}}"#)
-                .contains("did you mean \"ext4\"")
+                .contains("did you mean `ext4`")
         );
     }
 
@@ -720,10 +721,7 @@ mod tests {
             e[1].message.starts_with("no such tunable on this kernel"),
             "{e:?}"
         );
-        assert_eq!(
-            e[1].hint.as_deref(),
-            Some("did you mean \"vm.dirty_ratio\"?")
-        );
+        assert_eq!(e[1].hint.as_deref(), Some("did you mean `vm.dirty_ratio`?"));
         assert_eq!(e[2].field, "tunables.\"vm.nonexistent\"");
         assert!(
             e[2].message
@@ -774,7 +772,7 @@ mod tests {
         assert!(e[0].message.starts_with("no such tunable"), "{e:?}");
         assert_eq!(
             e[0].hint.as_deref(),
-            Some("did you mean \"queue/read_ahead_kb\"?")
+            Some("did you mean `queue/read_ahead_kb`?")
         );
     }
 

@@ -20,6 +20,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::blockdev::DevInfo;
 use crate::error::{Error, Result};
 use crate::util;
+use iolab_workload::suggest;
 
 /// A tunable's name, parsed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -246,7 +247,7 @@ pub fn look_up(name: &TunableName, path: &Path) -> Result<Found, Unusable> {
             Err(Unusable {
                 message: "no such tunable on this kernel".into(),
                 hint: Some(match closest_name(name, path) {
-                    Some(c) => format!("did you mean {c:?}?"),
+                    Some(c) => suggest::suggestion(&c),
                     None => match name {
                         TunableName::Sysctl(_) => {
                             "`sysctl -a` lists the tunables this kernel has".into()
@@ -396,7 +397,7 @@ fn closest_name(name: &TunableName, path: &Path) -> Option<String> {
             part
         } else {
             let names = entries(name, &cur);
-            util::closest(&part, names.iter().map(String::as_str))?.to_owned()
+            suggest::closest(&part, names.iter().map(String::as_str))?.to_owned()
         };
         cur.push(&next);
         fixed.push(next);
@@ -566,11 +567,11 @@ mod tests {
             let p = t.resolve(None).unwrap();
             look_up(&t, &p).unwrap_err().hint.unwrap()
         };
-        assert_eq!(hint("vm.dirty_ratoi"), "did you mean \"vm.dirty_ratio\"?");
-        assert_eq!(hint("vmm.dirty_ratio"), "did you mean \"vm.dirty_ratio\"?");
+        assert_eq!(hint("vm.dirty_ratoi"), "did you mean `vm.dirty_ratio`?");
+        assert_eq!(hint("vmm.dirty_ratio"), "did you mean `vm.dirty_ratio`?");
         assert_eq!(
             hint("/proc/sys/vm/dirty_ratoi"),
-            "did you mean \"/proc/sys/vm/dirty_ratio\"?"
+            "did you mean `/proc/sys/vm/dirty_ratio`?"
         );
         assert_eq!(
             hint("vm.zzzzzzzzzzzzzzzzzzzz"),
@@ -612,7 +613,7 @@ mod tests {
         assert_eq!(
             e,
             "tunable vm.dirty_ratoi (/proc/sys/vm/dirty_ratoi): no such tunable on this kernel; \
-             did you mean \"vm.dirty_ratio\"?"
+             did you mean `vm.dirty_ratio`?"
         );
     }
 

@@ -15,9 +15,9 @@ use crate::error::{Error, Result};
 use crate::journal::Entry;
 use crate::loopdev;
 use crate::mount::{self, Unmounted};
-use crate::procfs::mountinfo;
 use crate::tunable;
 use crate::util::{self, has_our_prefix};
+use iolab_sys::mountinfo;
 
 /// What undoing one change did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,7 +156,7 @@ pub(crate) fn undo(seq: u64, entry: &Entry) -> Result<Outcome> {
 }
 
 fn undo_mount(source: &str, target: &Path) -> Result<Outcome> {
-    let mounts = mountinfo::read().map_err(|e| Error::io("read", "/proc/self/mountinfo", e))?;
+    let mounts = mountinfo::read()?;
     let Some(top) = mountinfo::top_mount_at(&mounts, target) else {
         return Ok(Outcome::AlreadyGone(format!(
             "nothing is mounted on {}",
@@ -168,7 +168,7 @@ fn undo_mount(source: &str, target: &Path) -> Result<Outcome> {
             path: target.to_owned(),
             problem: format!(
                 "the mount on top is {} ({}), not iolab's {source}; not touching it",
-                top.source, top.fstype
+                top.source, top.fs_type
             ),
         });
     }

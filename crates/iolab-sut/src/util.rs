@@ -150,34 +150,6 @@ pub(crate) fn os(s: impl AsRef<OsStr>) -> OsString {
     s.as_ref().to_owned()
 }
 
-/// Levenshtein distance, for "did you mean" suggestions.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// The closest of `candidates` to `word`, if close enough to be a plausible typo.
-pub(crate) fn closest<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(word, c), c))
-        .filter(|(d, c)| *d <= 3.max(c.len() / 4))
-        .min()
-        .map(|(_, c)| c)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,16 +162,6 @@ mod tests {
         assert!(a.starts_with(NAME_PREFIX));
         assert!(has_our_prefix(Path::new(&format!("/x/{a}.img"))));
         assert!(!has_our_prefix(Path::new("/etc/passwd")));
-    }
-
-    #[test]
-    fn closest_suggests_typos_only() {
-        let c = ["dirty_expire_centisecs", "dirty_ratio", "swappiness"];
-        assert_eq!(
-            closest("dirty_expire_centisec", c),
-            Some("dirty_expire_centisecs")
-        );
-        assert_eq!(closest("zzzzzzzzzzzzzzzzzzzzzzzzzzzz", c), None);
     }
 
     #[test]

@@ -45,7 +45,7 @@ fn ext4_journal_modes_each_on_a_fresh_filesystem() {
         assert!(!devices_seen.contains(dev.backing.as_ref().unwrap()));
         devices_seen.push(dev.backing.clone().unwrap());
         std::fs::write(run.mountpoint.join("marker"), mode).unwrap();
-        assert_eq!(run.mount.as_ref().unwrap().fstype, "ext4");
+        assert_eq!(run.mount.as_ref().unwrap().fs_type, "ext4");
 
         let report = sut.teardown(run).into_result().unwrap();
         assert!(report.actions.len() >= 5, "{report:?}");

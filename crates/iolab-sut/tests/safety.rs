@@ -6,8 +6,8 @@ mod common;
 use std::path::PathBuf;
 
 use common::*;
-use iolab_sut::procfs::mountinfo;
 use iolab_sut::{recover_path, Error, Refusal};
+use iolab_sys::mountinfo;
 
 fn block_device_plan(path: &str, allow_destroy: bool, force: bool) -> iolab_sut::SutPlan {
     spec(&format!(
@@ -103,7 +103,9 @@ fn refuses_a_foreign_loop_device_with_a_signature() {
     // Still attached: iolab only undoes what it did.
     assert_eq!(
         std::fs::canonicalize(&lo.image).unwrap(),
-        iolab_sut::blockdev::loop_backing_file(lo.device.trim_start_matches("/dev/"))
+        iolab_sys::SysBlock::system()
+            .loop_backing_file(lo.device.trim_start_matches("/dev/"))
+            .unwrap()
             .unwrap()
             .0
     );

@@ -36,7 +36,6 @@ mod lexer;
 pub mod lower;
 mod parser;
 mod schema;
-pub mod suggest;
 mod validate;
 
 use std::io::Read;

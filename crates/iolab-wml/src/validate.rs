@@ -15,7 +15,7 @@ use crate::ast::*;
 use crate::env::{Env, Locals, StaticValue};
 use crate::error::{ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
 use crate::schema::{self, AttrSpec, Ty};
-use crate::suggest::{closest, did_you_mean};
+use iolab_workload::suggest::{closest, did_you_mean, suggestion};
 
 /// Knobs for [`validate_with`].
 #[derive(Debug, Clone, Default)]
@@ -408,7 +408,7 @@ impl<'a> Validator<'a> {
                 cands.extend(s.locals.keys().map(String::as_str));
             }
             closest(name, cands)
-                .map(|c| format!("did you mean `${c}`?"))
+                .map(|c| suggestion(&format!("${c}")))
                 .or_else(|| Some(format!("set it first: `set ${name} = …`")))
         };
         let msg = format!("unknown variable `${name}`");
@@ -1047,7 +1047,7 @@ impl<'a> Validator<'a> {
                 let declared: Vec<String> =
                     d.locals.iter().map(|l| format!("${}", l.name)).collect();
                 let hint = closest(&arg.name, d.locals.iter().map(|l| l.name.as_str()))
-                    .map(|c| format!("did you mean `${c}`?"))
+                    .map(|c| suggestion(&format!("${c}")))
                     .unwrap_or_else(|| {
                         if declared.is_empty() {
                             format!("`{op}` declares no local variables")

@@ -8,7 +8,8 @@ pub mod micro;
 pub mod model;
 pub mod rng;
 pub mod rv;
+pub mod suggest;
 pub mod units;
 
 pub use micro::{Access, DataPattern, EngineKind, MicroPlan, MicroSpec, MicroSpecError, SyncMode};
-pub use units::{format_bytes, parse_duration, parse_size, UnitError};
+pub use units::{format_bytes, format_ns, parse_duration, parse_size, UnitError};

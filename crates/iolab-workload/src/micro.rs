@@ -214,10 +214,11 @@ impl fmt::Display for SyncMode {
 }
 
 /// The I/O backend that issues the records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
-    /// pread/pwrite.
+    /// pread/pwrite: the default.
+    #[default]
     Psync,
     /// read/write after lseek.
     Sync,
@@ -254,6 +255,53 @@ impl EngineKind {
             _ => EngineKind::ALL.into_iter().find(|e| e.name() == text),
         }
     }
+
+    /// What each backend can do, declared once here (next to its name, where validation can
+    /// see it) and implemented in its own file under iolab-engine's `backend/`. Everything
+    /// else asks these flags, never an engine's name.
+    pub fn caps(self) -> EngineCaps {
+        let none = EngineCaps::default();
+        match self {
+            EngineKind::Psync | EngineKind::Sync => none,
+            EngineKind::Mmap => EngineCaps {
+                mapped: true,
+                ..none
+            },
+            EngineKind::IoUring => EngineCaps {
+                queued: true,
+                ..none
+            },
+            EngineKind::Null => EngineCaps {
+                no_io: true,
+                queued: true,
+                ..none
+            },
+        }
+    }
+
+    /// The engine a micro test's sync mode runs on when none is given: the mapping one for the
+    /// `mmap*` modes, the default otherwise.
+    pub fn default_for(sync: SyncMode) -> EngineKind {
+        if sync.is_mmap() {
+            EngineKind::Mmap
+        } else {
+            EngineKind::default()
+        }
+    }
+}
+
+/// A backend's capability flags (fio's `FIO_NOIO`, `FIO_SYNCIO`, … of `struct ioengine_ops`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct EngineCaps {
+    /// Does no I/O at all: opens, reads, writes and syncs nothing, so a run measures iolab
+    /// itself (fio's `FIO_NOIO`/`FIO_DISKLESSIO`).
+    pub no_io: bool,
+    /// Can keep several requests in flight (an iodepth above 1). Without it every request
+    /// returns when it is done (fio's `FIO_SYNCIO`).
+    pub queued: bool,
+    /// Moves data by copying to and from a shared mapping of the file: its syncs are
+    /// `msync`, and it cannot bypass the page cache (no O_DIRECT).
+    pub mapped: bool,
 }
 
 /// What written records contain.
@@ -373,28 +421,23 @@ impl MicroSpec {
                 suggest: nearest_multiple(self.size, unit),
             });
         }
-        let engine = match (self.engine, self.sync.is_mmap()) {
-            (None, true) | (Some(EngineKind::Mmap), true) => EngineKind::Mmap,
-            (Some(EngineKind::Null), _) => EngineKind::Null,
-            (Some(engine), true) => {
-                return Err(MicroSpecError::MmapNeedsMmapEngine {
+        let engine = self
+            .engine
+            .unwrap_or_else(|| EngineKind::default_for(self.sync));
+        let caps = engine.caps();
+        // An engine that does no I/O goes with any mode.
+        if !caps.no_io && self.sync.is_mmap() != caps.mapped {
+            return Err(if caps.mapped {
+                MicroSpecError::MmapEngineNeedsMmapSync { sync: self.sync }
+            } else {
+                MicroSpecError::MmapNeedsMmapEngine {
                     sync: self.sync,
                     engine,
-                })
-            }
-            (Some(EngineKind::Mmap), false) => {
-                return Err(MicroSpecError::MmapEngineNeedsMmapSync { sync: self.sync })
-            }
-            (Some(engine), false) => engine,
-            (None, false) => EngineKind::Psync,
-        };
+                }
+            });
+        }
         let iodepth = self.iodepth.unwrap_or(1);
-        if !(1..=4096).contains(&iodepth) {
-            return Err(MicroSpecError::BadDepth(iodepth));
-        }
-        if iodepth > 1 && !matches!(engine, EngineKind::IoUring | EngineKind::Null) {
-            return Err(MicroSpecError::DepthNeedsUring { iodepth, engine });
-        }
+        check_iodepth(iodepth, engine)?;
         if self.loops == 0 {
             return Err(MicroSpecError::ZeroLoops);
         }
@@ -419,6 +462,20 @@ impl MicroSpec {
         })
     }
 }
+
+/// An iodepth must be in 1..=4096, and above 1 only on an engine that can queue.
+pub fn check_iodepth(iodepth: u32, engine: EngineKind) -> Result<(), MicroSpecError> {
+    if !(1..=MAX_IODEPTH).contains(&iodepth) {
+        return Err(MicroSpecError::BadDepth(iodepth));
+    }
+    if iodepth > 1 && !engine.caps().queued {
+        return Err(MicroSpecError::DepthNeedsUring { iodepth, engine });
+    }
+    Ok(())
+}
+
+/// The deepest queue an engine keeps per thread.
+pub const MAX_IODEPTH: u32 = 4096;
 
 /// The multiple of `unit` to suggest for `size`: the next one up, or the one below when the
 /// next one up does not fit in 64 bits; never 0 (one `unit`, when `size` is below it).
@@ -573,6 +630,35 @@ mod tests {
         ));
         s.engine = Some(EngineKind::IoUring);
         assert_eq!(s.validate().unwrap().iodepth, 8);
+    }
+
+    #[test]
+    fn capabilities_decide_what_goes_with_an_engine() {
+        for engine in EngineKind::ALL {
+            let caps = engine.caps();
+            let mut s = spec();
+            s.engine = Some(engine);
+            s.sync = SyncMode::MmapSync;
+            assert_eq!(s.validate().is_ok(), caps.mapped || caps.no_io, "{engine}");
+            s.sync = SyncMode::Fdatasync;
+            assert_eq!(s.validate().is_ok(), !caps.mapped || caps.no_io, "{engine}");
+            s.iodepth = Some(2);
+            assert_eq!(
+                s.validate().is_ok(),
+                caps.queued && (!caps.mapped || caps.no_io),
+                "{engine}"
+            );
+            assert_eq!(check_iodepth(2, engine).is_ok(), caps.queued, "{engine}");
+            assert!(check_iodepth(1, engine).is_ok(), "{engine}");
+            assert_eq!(
+                check_iodepth(MAX_IODEPTH + 1, engine),
+                Err(MicroSpecError::BadDepth(MAX_IODEPTH + 1))
+            );
+        }
+        // A mapping moves one record at a time; nothing does I/O and maps at once.
+        assert!(EngineKind::ALL
+            .iter()
+            .all(|e| !(e.caps().mapped && (e.caps().queued || e.caps().no_io))));
     }
 
     #[test]

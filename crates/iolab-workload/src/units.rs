@@ -1,4 +1,5 @@
-//! Sizes and durations as users write them (`4k`, `64m`, `1.5g`, `30s`, `500ms`).
+//! Sizes and durations as users write them (`4k`, `64m`, `1.5g`, `30s`, `500ms`), and as
+//! iolab prints them ([`format_bytes`], [`format_ns`]).
 //!
 //! Suffixes are binary (k = 1024), as in fio and filebench; `KiB`, `KB` and `K` all mean 1024
 //! because storage tools have always used them that way and a silent ×1000 would be worse.
@@ -76,12 +77,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     Duration::try_from_secs_f64(secs).map_err(|_| UnitError::BadDuration(text.to_string()))
 }
 
-/// Formats a byte count with the largest binary unit that keeps it ≥ 1 (`4 KiB`, `1.5 GiB`).
+/// A byte count in the largest binary unit that keeps it at least 1, one decimal unless whole:
+/// `512 B`, `4 KiB`, `1.5 GiB`. The one byte formatter for everything iolab prints.
 pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut value = bytes as f64;
     let mut unit = 0;
     while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    // 1023.96 KiB would print as "1024.0 KiB".
+    if unit > 0 && unit < UNITS.len() - 1 && (value * 10.0).round() >= 10240.0 {
         value /= 1024.0;
         unit += 1;
     }
@@ -89,6 +96,25 @@ pub fn format_bytes(bytes: u64) -> String {
         format!("{value} {}", UNITS[unit])
     } else {
         format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// A duration in nanoseconds in the largest unit that keeps it at least 1, two decimals
+/// (whole nanoseconds): `812 ns`, `3.45 µs`, `1.23 ms`, `2.50 s`; `–` when not finite. The
+/// one duration formatter for latencies and times iolab prints.
+pub fn format_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "–".to_string();
+    }
+    let a = ns.abs();
+    if a < 1e3 {
+        format!("{ns:.0} ns")
+    } else if a < 1e6 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if a < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
     }
 }
 
@@ -131,8 +157,19 @@ mod tests {
 
     #[test]
     fn formatting() {
+        assert_eq!(format_bytes(0), "0 B");
         assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(1023), "1023 B");
         assert_eq!(format_bytes(4096), "4 KiB");
         assert_eq!(format_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(format_bytes((1 << 20) - 20), "1.0 MiB", "not 1024.0 KiB");
+        assert_eq!(format_bytes(5 << 50), "5 PiB");
+        assert_eq!(format_bytes(u64::MAX), "16 EiB");
+        assert_eq!(format_ns(812.0), "812 ns");
+        assert_eq!(format_ns(3450.0), "3.45 µs");
+        assert_eq!(format_ns(1_230_000.0), "1.23 ms");
+        assert_eq!(format_ns(2.5e9), "2.50 s");
+        assert_eq!(format_ns(-1500.0), "-1.50 µs");
+        assert_eq!(format_ns(f64::NAN), "–");
     }
 }

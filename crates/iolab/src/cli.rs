@@ -202,6 +202,14 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = PickArg::RoundRobin)]
     pub pick: PickArg,
 
+    /// I/O engine for the flowops: psync, sync, mmap, io_uring, null [default: psync]
+    #[arg(long, value_parser = parse_engine)]
+    pub engine: Option<EngineKind>,
+
+    /// Transfers in flight per thread, 1 to 4096 (io_uring only): whole-file chunks, aiowrites
+    #[arg(long, value_parser = parse_iodepth)]
+    pub iodepth: Option<u32>,
+
     /// Do not run the workload's `system` commands (for files you do not trust); each one
     /// is reported instead
     #[arg(long)]

@@ -308,12 +308,11 @@ max = 3
 }
 
 fn root_device() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    text.lines().find_map(|l| {
-        let f: Vec<&str> = l.split(' ').collect();
-        let sep = f.iter().position(|x| *x == "-")?;
-        (f[4] == "/" && f[sep + 2].starts_with("/dev/")).then(|| f[sep + 2].to_string())
-    })
+    let mounts = iolab_sys::mountinfo::read().ok()?;
+    let root = iolab_sys::mountinfo::top_mount_at(&mounts, Path::new("/"))?;
+    root.source
+        .starts_with("/dev/")
+        .then(|| root.source.clone())
 }
 
 fn block_device_experiment(s: &Scratch, dev: &str, allow: bool, force: bool) -> PathBuf {

@@ -11,8 +11,9 @@
 //! each block cold: a dataset the cache can hold is served from memory from then on (re-reads,
 //! `loops`, random reads over a timed run), and the number measures the page cache.
 
-use crate::format::{bytes, ratio, size_value};
+use crate::format::{ratio, size_value};
 use crate::{Check, Finding, RunFacts, Severity, WorkloadKind};
+use iolab_workload::units::format_bytes;
 use serde_json::json;
 
 const ID: &str = "cache-fit";
@@ -64,15 +65,15 @@ impl Check for CacheFit {
         let grow = match f.workload {
             Some(WorkloadKind::Micro) => format!(
                 "raise `size` above {} (`size = \"{}\"`)",
-                bytes(needed),
+                format_bytes(needed),
                 size_value(needed.saturating_add(1), true)
             ),
             Some(WorkloadKind::Wml) => format!(
                 "grow the filesets beyond {} (`size_scale`, or the filesets' `entries` and \
                  `filesize`)",
-                bytes(needed)
+                format_bytes(needed)
             ),
-            None => format!("make the dataset larger than {}", bytes(needed)),
+            None => format!("make the dataset larger than {}", format_bytes(needed)),
         };
         // The largest cap under which the dataset is more than 3× the cache, rounded down.
         let cap = dataset.saturating_sub(1) / MIN_DATASET_TO_CACHE;
@@ -99,8 +100,8 @@ impl Check for CacheFit {
                  iozone's rule asks for at least {MIN_DATASET_TO_CACHE}×. Dropping caches makes \
                  only the first read of each block cold: after that the page cache can serve \
                  the reads, so the number may measure memory rather than the device.",
-                bytes(dataset),
-                bytes(cache),
+                format_bytes(dataset),
+                format_bytes(cache),
             ),
             fix: format!("{grow}{cap_hint}; or read with O_DIRECT (micro `sync = \"direct\"`)."),
         })
@@ -125,10 +126,9 @@ mod tests {
         assert_eq!(ev(&x, "cache_bytes"), 8 * GIB);
         assert_eq!(ev(&x, "min_dataset_bytes"), 24 * GIB);
         close(ev_f64(&x, "dataset_to_cache"), 0.25);
-        assert!(x.explanation.contains("2.0 GiB") && x.explanation.contains("MemTotal"));
+        assert!(x.explanation.contains("2 GiB") && x.explanation.contains("MemTotal"));
         assert!(
-            x.fix
-                .contains("`size` above 24.0 GiB (`size = \"24577M\"`)"),
+            x.fix.contains("`size` above 24 GiB (`size = \"24577M\"`)"),
             "{}",
             x.fix
         );
@@ -252,7 +252,7 @@ mod tests {
             ..RunFacts::default()
         };
         let x = CacheFit.check(&f).expect("fires");
-        assert!(x.fix.contains("grow the filesets beyond 192.0 MiB"));
+        assert!(x.fix.contains("grow the filesets beyond 192 MiB"));
         assert!(!x.fix.contains("cache_limit"), "4 MiB / 3 is below 8 MiB");
         assert!(x.evidence["suggested_cache_limit"].is_null());
         assert!(x.evidence["mem_total_bytes"].is_null());

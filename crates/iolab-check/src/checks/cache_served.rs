@@ -10,8 +10,9 @@
 //!   not the device it claims to;
 //! * reads not meant to be cold (caches kept, buffered) → info: served from memory by design.
 
-use crate::format::{bytes, pct_of_fraction, ratio};
+use crate::format::{pct_of_fraction, ratio};
 use crate::{Check, Finding, RunFacts, Severity};
+use iolab_workload::units::format_bytes;
 use serde_json::json;
 
 const ID: &str = "cache-served";
@@ -58,9 +59,9 @@ impl Check for CacheServed {
                 .as_deref()
                 .map(|n| format!(" ({n})"))
                 .unwrap_or_default(),
-            bytes(dev),
+            format_bytes(dev),
             pct_of_fraction(frac),
-            bytes(app),
+            format_bytes(app),
         );
         if !cold {
             return Some(Finding {
@@ -79,15 +80,15 @@ impl Check for CacheServed {
         }
         let mut why = String::new();
         if let Some(c) = f.cached_at_start_bytes {
-            why += &format!(" Cached was {} at the start.", bytes(c));
+            why += &format!(" Cached was {} at the start.", format_bytes(c));
         }
         if let (Some(d), Some(c)) = (f.dataset_bytes, f.cache_capacity_bytes()) {
             if d <= c {
                 why += &format!(
                     " The dataset ({}) fits in the memory that could cache it ({}), so \
                      re-reads hit the cache.",
-                    bytes(d),
-                    bytes(c)
+                    format_bytes(d),
+                    format_bytes(c)
                 );
             }
         }
@@ -128,7 +129,7 @@ mod tests {
         assert_eq!(ev(&x, "cached_at_start_bytes"), 180 * MIB);
         close(ev_f64(&x, "device_fraction"), 96.0 / 1024.0);
         assert!(
-            x.explanation.contains("9.4% of the 1.0 GiB"),
+            x.explanation.contains("9.4% of the 1 GiB"),
             "{}",
             x.explanation
         );

@@ -9,8 +9,9 @@
 //!
 //! The first that applies is reported.
 
-use crate::format::{bytes, pct_of_fraction, ratio};
+use crate::format::{pct_of_fraction, ratio};
 use crate::{Check, Finding, RunFacts, Severity};
+use iolab_workload::units::format_bytes;
 use serde_json::json;
 
 const ID: &str = "direct-not-direct";
@@ -94,9 +95,9 @@ impl Check for DirectNotDirect {
                  application read and wrote: the I/O went through the page cache. Some \
                  filesystems fall back to buffered I/O without an error (ext4 with \
                  data=journal does).",
-                bytes(dev),
+                format_bytes(dev),
                 pct_of_fraction(frac),
-                bytes(app),
+                format_bytes(app),
             ),
             fix: "Use a filesystem and mount options that honour O_DIRECT (not ext4 \
                   data=journal), and compare the device's bytes again."
@@ -128,7 +129,7 @@ mod tests {
         assert_eq!(ev(&x, "device_read_bytes"), 40 * MIB);
         assert_eq!(ev(&x, "device_write_bytes"), MIB);
         close(ev_f64(&x, "device_fraction"), 41.0 / 1024.0);
-        assert!(x.explanation.contains("41.0 MiB"), "{}", x.explanation);
+        assert!(x.explanation.contains("41 MiB"), "{}", x.explanation);
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! so a thread that is almost never off it was not waiting for storage — the number measures
 //! how fast the CPU can issue (or copy) the I/O.
 
-use crate::format::{pct_of_fraction, ratio, secs};
+use crate::format::{pct_of_fraction, ratio};
 use crate::{Check, Finding, RunFacts, Severity};
+use iolab_workload::units::format_ns;
 use serde_json::json;
 
 const ID: &str = "engine-cpu-bound";
@@ -56,8 +57,8 @@ impl Check for EngineCpuBound {
                  the device, so the number measures how fast the CPU issues and copies the \
                  I/O (system calls, page cache, memcpy) more than the storage.",
                 pct_of_fraction(per_thread),
-                secs(cpu),
-                secs(elapsed),
+                format_ns(cpu as f64),
+                format_ns(elapsed as f64),
                 pct_of_fraction(CPU_BOUND_CORE_FRACTION),
             ),
             fix: "Add threads (or iodepth with io_uring) and see whether throughput still \

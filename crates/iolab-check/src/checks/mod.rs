@@ -5,6 +5,7 @@
 //! The structs are also re-exported here, e.g. [`CacheFit`].
 
 pub mod cache_fit;
+pub mod cache_refilled;
 pub mod cache_served;
 pub mod device_idle;
 pub mod did_not_converge;
@@ -19,6 +20,7 @@ pub mod sync_not_durable;
 pub mod write_amplification;
 
 pub use cache_fit::CacheFit;
+pub use cache_refilled::CacheRefilled;
 pub use cache_served::CacheServed;
 pub use device_idle::DeviceIdle;
 pub use did_not_converge::DidNotConverge;
@@ -45,6 +47,7 @@ pub(crate) fn all() -> Vec<Box<dyn Check>> {
         Box::new(SyncNotDurable),
         Box::new(EngineCpuBound),
         Box::new(NoisyNeighbour),
+        Box::new(CacheRefilled),
         Box::new(ShortRun),
         Box::new(NotSteady),
         Box::new(RanDry),

@@ -8,8 +8,9 @@
 //! Fires (warning) when others used ≥ 10% of the machine's CPU on average, or moved ≥ 1% of
 //! the bytes the device moved during the run.
 
-use crate::format::{bytes, pct, pct_of_fraction};
+use crate::format::{pct, pct_of_fraction};
 use crate::{Check, Finding, RunFacts, Severity};
+use iolab_workload::units::format_bytes;
 use serde_json::json;
 
 const ID: &str = "noisy-neighbour";
@@ -74,10 +75,10 @@ impl Check for NoisyNeighbour {
         if let (true, Some((other, dev)), Some(x)) = (io_fires, other_io, io_fraction) {
             what.push(format!(
                 "other processes moved {} on {} — {} of the {} it moved during the run",
-                bytes(other),
+                format_bytes(other),
                 f.device.name.as_deref().unwrap_or("the device"),
                 pct_of_fraction(x),
-                bytes(dev),
+                format_bytes(dev),
             ));
         }
         let mut text = what.join(", and ");
@@ -133,7 +134,7 @@ mod tests {
         assert_eq!(ev(&x, "other_io_bytes"), 200 * MIB);
         assert_eq!(ev(&x, "device_bytes"), 1128 * MIB);
         close(ev_f64(&x, "other_io_fraction"), 200.0 / 1128.0);
-        assert!(x.explanation.contains("moved 200.0 MiB on loop0"));
+        assert!(x.explanation.contains("moved 200 MiB on loop0"));
         assert!(!x.explanation.contains("CPU"));
     }
 

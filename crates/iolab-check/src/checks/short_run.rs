@@ -14,8 +14,8 @@
 //! Judged before running when the workload has a duration (`PlanFacts::duration_ns`).
 
 use crate::facts::full_intervals;
-use crate::format::secs;
 use crate::{Check, Finding, RunFacts, Severity};
+use iolab_workload::units::format_ns;
 use serde_json::json;
 
 const ID: &str = "short-run";
@@ -72,15 +72,15 @@ impl Check for ShortRun {
         let mut at_least = 0u64;
         if let Some((e, x)) = writeback_short {
             let wake = writeback_ns
-                .map(|w| format!(", and the flusher looks every {}", secs(w)))
+                .map(|w| format!(", and the flusher looks every {}", format_ns(w as f64)))
                 .unwrap_or_default();
             sentences.push(format!(
                 "The timed region lasts {}, less than vm.dirty_expire_centisecs ({}): \
                  buffered writes are written back by age once they are that old{wake}, so \
                  the writes may not have reached the device and the number may measure \
                  copying into memory.",
-                secs(e),
-                secs(x)
+                format_ns(e as f64),
+                format_ns(x as f64)
             ));
             at_least = at_least.max(x.saturating_add(writeback_ns.unwrap_or(0)));
         }
@@ -88,7 +88,7 @@ impl Check for ShortRun {
             let n = intervals.unwrap_or(0);
             let width = f
                 .interval_ns
-                .map(|w| format!(" of {}", secs(w)))
+                .map(|w| format!(" of {}", format_ns(w as f64)))
                 .unwrap_or_default();
             // The time after the last full interval, when it shows as more than 0.00 s.
             let tail = f
@@ -96,7 +96,12 @@ impl Check for ShortRun {
                 .zip(f.interval_ns)
                 .map(|(e, w)| e.saturating_sub(n.saturating_mul(w)))
                 .filter(|&t| t >= 5_000_000)
-                .map(|t| format!(" (and a partial one of {}, not counted)", secs(t)))
+                .map(|t| {
+                    format!(
+                        " (and a partial one of {}, not counted)",
+                        format_ns(t as f64)
+                    )
+                })
                 .unwrap_or_default();
             sentences.push(format!(
                 "The run has {n} full interval(s){width}{tail}, fewer than {MIN_INTERVALS}: \
@@ -124,7 +129,7 @@ impl Check for ShortRun {
             fix: if at_least > 0 {
                 format!(
                     "Run for at least {} (the workload's `time`).",
-                    secs(at_least)
+                    format_ns(at_least as f64)
                 )
             } else {
                 "Run longer (the workload's `time`).".into()
@@ -191,7 +196,7 @@ mod tests {
         assert_eq!(ev(&x, "recorded_intervals"), 5);
         assert!(
             x.explanation.contains(
-                "4 full interval(s) of 1.00 s (and a partial one of 0.26 s, not counted), \
+                "4 full interval(s) of 1.00 s (and a partial one of 256.02 ms, not counted), \
                  fewer than 5"
             ),
             "{}",

@@ -23,8 +23,9 @@
 //! block once however often it was overwritten (an 8 MiB file rewritten for 5 GiB is 8 MiB of
 //! device writes), and on tmpfs it is the buffered run the user asked for.
 
-use crate::format::{bytes, pct_of_fraction, ratio};
+use crate::format::{pct_of_fraction, ratio};
 use crate::{Check, Finding, RunFacts, Severity, SyncScope};
+use iolab_workload::units::format_bytes;
 use serde_json::json;
 
 const ID: &str = "sync-not-durable";
@@ -57,7 +58,7 @@ impl Check for SyncNotDurable {
         }
         let app = f.app_write_bytes;
         let of_writes = app
-            .map(|b| format!(" ({} of writes)", bytes(b)))
+            .map(|b| format!(" ({} of writes)", format_bytes(b)))
             .unwrap_or_default();
         if f.on_memory_fs() == Some(true) {
             let fs = f.fs_type.as_deref().unwrap_or("tmpfs");
@@ -91,14 +92,14 @@ impl Check for SyncNotDurable {
                         "{} it must write at least (the {} the application wrote, each write \
                          synced, ÷ {d} writes in flight per file, which one device write of a \
                          block may make durable together)",
-                        bytes(least),
-                        bytes(app)
+                        format_bytes(least),
+                        format_bytes(app)
                     )
                 } else {
                     format!(
                         "{} the application wrote, each write synced and so each written to \
                          the device",
-                        bytes(app)
+                        format_bytes(app)
                     )
                 };
                 return Some(Finding {
@@ -121,7 +122,7 @@ impl Check for SyncNotDurable {
                          during the run (a sync that does nothing, e.g. under libeatmydata; \
                          the writes went to another device; or the filesystem compressed the \
                          data, e.g. btrfs `compress` with zero-filled records).",
-                        bytes(written),
+                        format_bytes(written),
                         pct_of_fraction(frac),
                     ),
                     fix: "Check that the run directory is on the device being measured, that \
@@ -179,7 +180,7 @@ impl Check for SyncNotDurable {
                  flush{}: the data may sit in the device's volatile write cache, so the number \
                  does not include the cost of durability (mount options such as barrier=0 or \
                  nobarrier have this effect).{caveats}",
-                bytes(app),
+                format_bytes(app),
                 if fua.is_some() {
                     " and no FUA write"
                 } else {
@@ -212,7 +213,7 @@ mod tests {
         close(ev_f64(&x, "device_fraction"), 12.0 / 256.0);
         assert!(
             x.explanation.contains(
-                "vdb wrote only 12.0 MiB — 4.7% of the 256.0 MiB the application wrote, each \
+                "vdb wrote only 12 MiB — 4.7% of the 256 MiB the application wrote, each \
                  write synced and so each written to the device"
             ),
             "{}",
@@ -248,7 +249,7 @@ mod tests {
         assert_eq!(ev(&x, "fs_type"), "tmpfs");
         assert!(x
             .explanation
-            .contains("requested for each write (256.0 MiB of writes)"));
+            .contains("requested for each write (256 MiB of writes)"));
     }
 
     /// The review's run: `sync = "normal"` (only the final fsync), randwrite loops over an
@@ -298,7 +299,7 @@ mod tests {
         assert_eq!(ev(&x, "writes_in_flight_per_file"), 32);
         assert!(
             x.explanation.contains(
-                "of the 8.0 MiB it must write at least (the 256.0 MiB the application wrote, \
+                "of the 8 MiB it must write at least (the 256 MiB the application wrote, \
                  each write synced, ÷ 32 writes in flight per file"
             ),
             "{}",

@@ -11,8 +11,9 @@
 //!   overwrites reaching the device once; for an O_DIRECT run it is `direct-not-direct`'s. So
 //!   this check stays silent there.
 
-use crate::format::{bytes, pct_of_fraction, ratio, secs};
+use crate::format::{pct_of_fraction, ratio};
 use crate::{Check, Finding, RunFacts, Severity};
+use iolab_workload::units::{format_bytes, format_ns};
 use serde_json::json;
 
 const ID: &str = "write-amplification";
@@ -60,8 +61,8 @@ impl Check for WriteAmplification {
                      {HIGH_RATIO}×): the journal, metadata and block rounding (a write smaller \
                      than a block costs a whole block{}) were written too. The number includes \
                      the filesystem's cost of each write.",
-                    bytes(dev),
-                    bytes(app),
+                    format_bytes(dev),
+                    format_bytes(app),
                     if f.sync_requested == Some(true) {
                         "; each sync also commits the journal"
                     } else {
@@ -80,7 +81,12 @@ impl Check for WriteAmplification {
         }
         let expire = f
             .dirty_expire_centisecs
-            .map(|cs| format!(" (vm.dirty_expire_centisecs: {})", secs(cs * 10_000_000)))
+            .map(|cs| {
+                format!(
+                    " (vm.dirty_expire_centisecs: {})",
+                    format_ns((cs * 10_000_000) as f64)
+                )
+            })
             .unwrap_or_default();
         Some(Finding {
             id: ID,
@@ -92,9 +98,9 @@ impl Check for WriteAmplification {
                  back once they are old enough{expire} or dirty memory passes \
                  vm.dirty_background_ratio, so the number measures copying into memory more \
                  than writing to the device.",
-                bytes(dev),
+                format_bytes(dev),
                 pct_of_fraction(r),
-                bytes(app),
+                format_bytes(app),
             ),
             fix: "If the device is the question: end the timed region with fsync (micro \
                   `sync = \"fsync\"`), run longer than the writeback delay, or lower \
@@ -140,7 +146,7 @@ mod tests {
         close(ev_f64(&x, "ratio"), 40.0 / 256.0);
         assert_eq!(ev(&x, "dirty_expire_centisecs"), 3000);
         assert!(x.explanation.contains("still dirty"));
-        assert!(x.explanation.contains("15.6% of the 256.0 MiB"));
+        assert!(x.explanation.contains("15.6% of the 256 MiB"));
         assert!(x.explanation.contains("30.00 s"));
     }
 

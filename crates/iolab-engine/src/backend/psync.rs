@@ -1,57 +1,76 @@
-//! `psync`: pread(2)/pwrite(2), one record per call (fio's psync engine).
+//! `psync`: pread(2)/pwrite(2), one call per request (fio's psync engine); appends are
+//! lseek(2) to the end and write(2), as filebench does them.
 
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
-use super::{fd_record_sync, fd_sync, short_transfer, Dir, FinalSync, IoFile, RecordSync};
+use super::{
+    fd_record_sync, fd_sync, need_file, retry, seek_end, Backend, Dir, EngineKind, FinalSync,
+    RecordSync,
+};
+
+pub struct PsyncBackend;
 
 pub struct PsyncFile {
     file: File,
 }
 
-impl PsyncFile {
-    pub fn new(file: File) -> PsyncFile {
-        PsyncFile { file }
-    }
-}
+impl Backend for PsyncBackend {
+    const KIND: EngineKind = EngineKind::Psync;
+    type File = PsyncFile;
 
-impl IoFile for PsyncFile {
+    fn new(_depth: usize) -> io::Result<PsyncBackend> {
+        Ok(PsyncBackend)
+    }
+
+    fn attach(&mut self, file: Option<File>, _len: u64, _writable: bool) -> io::Result<PsyncFile> {
+        Ok(PsyncFile {
+            file: need_file(file)?,
+        })
+    }
+
+    fn file(f: &PsyncFile) -> Option<&File> {
+        Some(&f.file)
+    }
+
     #[inline]
-    fn io(&mut self, dir: Dir, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let fd = self.file.as_raw_fd();
-        let mut done = 0usize;
-        // Loop on short transfers: a partial pwrite just before ENOSPC must surface as ENOSPC.
-        while done < buf.len() {
-            let rest = &mut buf[done..];
-            let off = (offset + done as u64) as libc::off_t;
-            // SAFETY: rest is a valid buffer of rest.len() bytes for the duration of the call.
-            let n = unsafe {
-                match dir {
-                    Dir::Read => libc::pread(fd, rest.as_mut_ptr().cast(), rest.len(), off),
-                    Dir::Write => libc::pwrite(fd, rest.as_ptr().cast(), rest.len(), off),
-                }
-            };
-            if n < 0 {
-                let err = io::Error::last_os_error();
-                if err.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(err);
+    fn transfer(
+        &mut self,
+        f: &mut PsyncFile,
+        dir: Dir,
+        buf: &mut [u8],
+        offset: u64,
+    ) -> io::Result<usize> {
+        let fd = f.file.as_raw_fd();
+        let off = offset as libc::off_t;
+        // SAFETY: buf is valid for buf.len() bytes for the duration of each call.
+        retry(|| unsafe {
+            match dir {
+                Dir::Read => libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off),
+                Dir::Write => libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), off),
             }
-            if n == 0 {
-                return Err(short_transfer(dir, done, buf.len()));
-            }
-            done += n as usize;
-        }
-        Ok(())
+        })
     }
 
-    fn record_sync(&mut self, how: RecordSync, _offset: u64, _len: usize) -> io::Result<()> {
-        fd_record_sync(self.file.as_raw_fd(), how)
+    fn append(&mut self, f: &mut PsyncFile, buf: &[u8]) -> io::Result<usize> {
+        let fd = f.file.as_raw_fd();
+        seek_end(fd)?;
+        // SAFETY: buf is valid for buf.len() bytes during the call.
+        retry(|| unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })
     }
 
-    fn final_sync(&mut self, _how: FinalSync) -> io::Result<()> {
-        fd_sync(self.file.as_raw_fd(), false)
+    fn record_sync(
+        &mut self,
+        f: &mut PsyncFile,
+        how: RecordSync,
+        _offset: u64,
+        _len: usize,
+    ) -> io::Result<()> {
+        fd_record_sync(f.file.as_raw_fd(), how)
+    }
+
+    fn sync(&mut self, f: &mut PsyncFile, _how: FinalSync) -> io::Result<()> {
+        fd_sync(f.file.as_raw_fd(), false)
     }
 }

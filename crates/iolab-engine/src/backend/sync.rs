@@ -1,4 +1,4 @@
-//! `sync`: read(2)/write(2) at the file position, with lseek(2) only when the next record is
+//! `sync`: read(2)/write(2) at the file position, with lseek(2) only when the next request is
 //! not where the last one ended — the syscall pattern of mobibench (lseek + write for random
 //! records, bare writes for sequential ones).
 
@@ -6,60 +6,86 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
-use super::{check, fd_record_sync, fd_sync, short_transfer, Dir, FinalSync, IoFile, RecordSync};
+use super::{
+    fd_record_sync, fd_sync, need_file, retry, seek_end, Backend, Dir, EngineKind, FinalSync,
+    RecordSync,
+};
+
+pub struct SyncBackend;
 
 pub struct SyncFile {
     file: File,
+    /// The descriptor's file position, as far as this handle moved it.
     pos: u64,
 }
 
-impl SyncFile {
-    pub fn new(file: File) -> SyncFile {
-        SyncFile { file, pos: 0 }
-    }
-}
+impl Backend for SyncBackend {
+    const KIND: EngineKind = EngineKind::Sync;
+    type File = SyncFile;
 
-impl IoFile for SyncFile {
+    fn new(_depth: usize) -> io::Result<SyncBackend> {
+        Ok(SyncBackend)
+    }
+
+    fn attach(&mut self, file: Option<File>, _len: u64, _writable: bool) -> io::Result<SyncFile> {
+        Ok(SyncFile {
+            file: need_file(file)?,
+            pos: 0,
+        })
+    }
+
+    fn file(f: &SyncFile) -> Option<&File> {
+        Some(&f.file)
+    }
+
     #[inline]
-    fn io(&mut self, dir: Dir, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let fd = self.file.as_raw_fd();
-        if offset != self.pos {
+    fn transfer(
+        &mut self,
+        f: &mut SyncFile,
+        dir: Dir,
+        buf: &mut [u8],
+        offset: u64,
+    ) -> io::Result<usize> {
+        let fd = f.file.as_raw_fd();
+        if offset != f.pos {
             // SAFETY: lseek on a descriptor we own.
             let r = unsafe { libc::lseek(fd, offset as libc::off_t, libc::SEEK_SET) };
-            check(if r < 0 { -1 } else { 0 })?;
-            self.pos = offset;
-        }
-        let mut done = 0usize;
-        while done < buf.len() {
-            let rest = &mut buf[done..];
-            // SAFETY: rest is valid for rest.len() bytes during the call.
-            let n = unsafe {
-                match dir {
-                    Dir::Read => libc::read(fd, rest.as_mut_ptr().cast(), rest.len()),
-                    Dir::Write => libc::write(fd, rest.as_ptr().cast(), rest.len()),
-                }
-            };
-            if n < 0 {
-                let err = io::Error::last_os_error();
-                if err.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(err);
+            if r < 0 {
+                return Err(io::Error::last_os_error());
             }
-            if n == 0 {
-                return Err(short_transfer(dir, done, buf.len()));
-            }
-            done += n as usize;
-            self.pos += n as u64;
+            f.pos = offset;
         }
-        Ok(())
+        // SAFETY: buf is valid for buf.len() bytes during each call.
+        let n = retry(|| unsafe {
+            match dir {
+                Dir::Read => libc::read(fd, buf.as_mut_ptr().cast(), buf.len()),
+                Dir::Write => libc::write(fd, buf.as_ptr().cast(), buf.len()),
+            }
+        })?;
+        f.pos += n as u64;
+        Ok(n)
     }
 
-    fn record_sync(&mut self, how: RecordSync, _offset: u64, _len: usize) -> io::Result<()> {
-        fd_record_sync(self.file.as_raw_fd(), how)
+    fn append(&mut self, f: &mut SyncFile, buf: &[u8]) -> io::Result<usize> {
+        let fd = f.file.as_raw_fd();
+        f.pos = seek_end(fd)?;
+        // SAFETY: buf is valid for buf.len() bytes during the call.
+        let n = retry(|| unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })?;
+        f.pos += n as u64;
+        Ok(n)
     }
 
-    fn final_sync(&mut self, _how: FinalSync) -> io::Result<()> {
-        fd_sync(self.file.as_raw_fd(), false)
+    fn record_sync(
+        &mut self,
+        f: &mut SyncFile,
+        how: RecordSync,
+        _offset: u64,
+        _len: usize,
+    ) -> io::Result<()> {
+        fd_record_sync(f.file.as_raw_fd(), how)
+    }
+
+    fn sync(&mut self, f: &mut SyncFile, _how: FinalSync) -> io::Result<()> {
+        fd_sync(f.file.as_raw_fd(), false)
     }
 }

@@ -13,6 +13,7 @@ use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use iolab_workload::micro::{check_iodepth, EngineKind, MicroSpecError};
 use iolab_workload::model::{FlowopKind, MasterAction, QuitMode, Workload};
 use iolab_workload::rng::Rng;
 
@@ -22,7 +23,9 @@ use crate::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
 use crate::stats::{merge_intervals, Bucket, LatencyHistogram};
 use crate::usage::Usage;
 use shared::{EventGen, GlobalCounts, Stop, SyncObjects};
-use worker::{InstanceObjects, ThreadPlan, Worker};
+use worker::{InstanceObjects, ThreadPlan};
+
+pub use worker::AIO_DEPTH;
 
 /// fd slots per thread (filebench's THREADFLOW_MAXFD).
 pub const MAX_FD: usize = 128;
@@ -42,9 +45,68 @@ pub struct RunOptions {
     /// Set from elsewhere (e.g. a signal handler) to end the run early; it then returns
     /// [`EngineError::Interrupted`] within about half a second.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// The backend every flowop's I/O goes through; `None` = psync.
+    pub engine: Option<EngineKind>,
+    /// Transfers in flight per thread on an engine that queues: the chunks of a whole-file
+    /// flowop (otherwise one at a time) and the aiowrites before an aiowait (otherwise
+    /// [`AIO_DEPTH`]). `None` = those defaults.
+    pub iodepth: Option<u32>,
     /// Run the workload's `system` commands. `false` (for files one does not trust) skips
     /// each one and reports it through [`WorkloadObserver::system_skipped`].
     pub run_system: bool,
+}
+
+/// An engine and options that do not go together; found before anything is created.
+#[derive(Debug, thiserror::Error)]
+pub enum OptionsError {
+    /// An iodepth out of range, or above 1 on an engine that cannot queue.
+    #[error(transparent)]
+    Depth(#[from] MicroSpecError),
+    #[error(
+        "flowop `{flowop}` asks for directio, which the {engine} engine cannot do: it copies \
+         through the page cache"
+    )]
+    DirectThroughMapping { flowop: String, engine: EngineKind },
+}
+
+impl OptionsError {
+    pub fn hint(&self) -> &'static str {
+        match self {
+            OptionsError::Depth(MicroSpecError::BadDepth(_)) => "give an iodepth from 1 to 4096",
+            OptionsError::Depth(_) => {
+                "add --engine io_uring (the engine that queues), or drop --iodepth"
+            }
+            OptionsError::DirectThroughMapping { .. } => {
+                "use an engine that issues requests (psync, sync, io_uring), or set directio off"
+            }
+        }
+    }
+}
+
+/// Checks the engine options against the workload: the iodepth against the engine's
+/// capabilities, and that no flowop asks for what the engine cannot do. [`run_workload`]
+/// checks them first; callers may check earlier.
+pub fn check_options(w: &Workload, opts: &RunOptions) -> Result<(), OptionsError> {
+    let engine = opts.engine.unwrap_or_default();
+    if let Some(d) = opts.iodepth {
+        check_iodepth(d, engine)?;
+    }
+    fn direct(ops: &[iolab_workload::model::FlowopSpec]) -> Option<&str> {
+        ops.iter().find_map(|f| match &f.kind {
+            FlowopKind::Composite(c) => direct(c),
+            _ => f.directio.then_some(f.name.as_str()),
+        })
+    }
+    if engine.caps().mapped {
+        let threads = w.processes.iter().flat_map(|p| &p.threads);
+        if let Some(flowop) = threads.filter_map(|t| direct(&t.flowops)).next() {
+            return Err(OptionsError::DirectThroughMapping {
+                flowop: flowop.to_string(),
+                engine,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Hooks for the caller, called from the calling thread.
@@ -84,6 +146,8 @@ pub struct FlowopResult {
     pub ran_dry: u64,
     /// Counted in the IO summary (filebench's IO and AIO flowops).
     pub is_io: bool,
+    /// A composite flowop: its ops are counted again in its steps'.
+    pub is_composite: bool,
     pub is_read: bool,
     pub is_write: bool,
     /// testrandvar: samples, mean, standard deviation.
@@ -103,9 +167,46 @@ pub struct WorkloadResult {
     pub populate: Vec<(String, PopulateReport)>,
     /// Threads that ended through finishoncount/finishonbytes.
     pub finished_threads: usize,
+    /// The backend the flowops ran on, and the iodepth it was given.
+    pub engine: EngineKind,
+    pub iodepth: Option<u32>,
+}
+
+/// What iolab itself costs per flowop: measured on an engine that does no I/O, where all the
+/// time goes to picking files, drawing random numbers, timing and counting.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OwnCost {
+    /// Flowops executed (composites count through their steps).
+    pub flowops: u64,
+    pub flowops_per_s: f64,
+    /// Worker CPU time per flowop.
+    pub cpu_ns_per_flowop: f64,
 }
 
 impl WorkloadResult {
+    /// iolab's own cost per flowop, when the engine did no I/O (so that is all it measured).
+    pub fn own_cost(&self) -> Option<OwnCost> {
+        if !self.engine.caps().no_io {
+            return None;
+        }
+        let flowops: u64 = self
+            .flowops
+            .iter()
+            .filter(|f| !f.is_composite)
+            .map(|f| f.ops)
+            .sum();
+        let secs = (self.elapsed_ns as f64 / 1e9).max(f64::MIN_POSITIVE);
+        Some(OwnCost {
+            flowops,
+            flowops_per_s: flowops as f64 / secs,
+            cpu_ns_per_flowop: if flowops > 0 {
+                self.usage.cpu_ns() as f64 / flowops as f64
+            } else {
+                0.0
+            },
+        })
+    }
+
     /// filebench's IO Summary figures: (ops, read ops, write ops, bytes, total latency ns).
     pub fn io_summary(&self) -> (u64, u64, u64, u64, f64) {
         let mut s = (0, 0, 0, 0, 0.0);
@@ -134,6 +235,8 @@ pub(crate) struct Run<'a> {
     pub sync: SyncObjects,
     pub pick_random: bool,
     pub workload: &'a Workload,
+    pub engine: EngineKind,
+    pub iodepth: Option<u32>,
 }
 
 /// Whether some flowop needs run-wide op/byte totals (a limit or finishon* without target).
@@ -177,6 +280,9 @@ pub fn run_workload(
             w.source
         )));
     }
+    check_options(w, opts)?;
+    // An engine without I/O needs no files: the filesets exist only as laid out in memory.
+    let no_io = opts.engine.unwrap_or_default().caps().no_io;
 
     let filesets = w
         .filesets
@@ -188,6 +294,9 @@ pub fn run_workload(
     let mut populate_reports = Vec::new();
     let mut populate_all =
         |obs: &mut dyn WorkloadObserver, populated: &mut Vec<bool>| -> Result<(), EngineError> {
+            if no_io {
+                return Ok(());
+            }
             // All of them together, before any is written: one that does not fit must not be
             // found out after the others have filled the filesystem.
             let pending: Vec<&Fileset> = filesets
@@ -291,6 +400,8 @@ pub fn run_workload(
         sync,
         pick_random: opts.pick_random,
         workload: w,
+        engine: opts.engine.unwrap_or_default(),
+        iodepth: opts.iodepth,
     };
     let start_cell: OnceLock<Instant> = OnceLock::new();
     // Abortable, so that a thread the OS refuses to start cannot leave the others waiting.
@@ -351,36 +462,36 @@ pub fn run_workload(
                         });
                     }
                     let start = *start_cell.get().expect("set before release");
-                    let mut worker =
-                        match Worker::new(run, spec, stats, is_io, seed, start, progress) {
-                            Ok(w) => w,
-                            Err(e) => {
-                                run.stop.set();
-                                main_thread.unpark();
-                                return Err(e);
-                            }
-                        };
-                    let before = Usage::thread();
-                    let r = worker.run_loop(&mut nodes, nice);
-                    let usage = Usage::thread() - before;
-                    let end = Instant::now();
-                    let done_early = r.is_ok() && !run.stop.is_set();
+                    let st = worker::Start {
+                        run,
+                        spec,
+                        stats,
+                        is_io,
+                        seed,
+                        start,
+                        progress,
+                    };
+                    let ran = match worker::run_thread(st, &mut nodes, nice) {
+                        Ok(ran) => ran,
+                        Err(e) => {
+                            run.stop.set();
+                            main_thread.unpark();
+                            return Err(e);
+                        }
+                    };
+                    let done_early = ran.result.is_ok() && !run.stop.is_set();
                     if done_early {
                         finished.fetch_add(1, Ordering::Relaxed);
                     }
-                    if r.is_err() {
+                    if ran.result.is_err() {
                         run.stop.set();
                     }
                     main_thread.unpark();
-                    r.map(|()| Out {
-                        intervals: std::mem::replace(
-                            &mut worker.intervals,
-                            crate::stats::IntervalRecorder::new(start, INTERVAL, 0),
-                        )
-                        .finish(end),
-                        stats: std::mem::take(&mut worker.stats),
-                        usage,
-                        end,
+                    ran.result.map(|()| Out {
+                        intervals: ran.intervals,
+                        stats: ran.stats,
+                        usage: ran.usage,
+                        end: ran.end,
                         finished: done_early,
                     })
                 });
@@ -485,6 +596,7 @@ pub fn run_workload(
                     latency: LatencyHistogram::coarse(),
                     ran_dry: 0,
                     is_io: worker::counts_as_io(&spec.kind),
+                    is_composite: matches!(spec.kind, FlowopKind::Composite(_)),
                     is_read: spec.kind.is_read(),
                     is_write: spec.kind.is_write(),
                     samples: None,
@@ -523,6 +635,8 @@ pub fn run_workload(
         usage,
         populate: populate_reports,
         finished_threads: outs.iter().filter(|o| o.finished).count(),
+        engine: run.engine,
+        iodepth: run.iodepth,
     })
 }
 
@@ -633,6 +747,8 @@ mod tests {
             pick_random: false,
             populate_threads: 1,
             cancel: None,
+            engine: None,
+            iodepth: None,
             run_system: true,
         }
     }
@@ -673,7 +789,7 @@ mod tests {
             );
             assert_eq!(
                 e.to_string(),
-                "cannot allocate a 4194304 TiB buffer for flowop `big`: out of memory"
+                "cannot allocate a 4 EiB buffer for flowop `big`: out of memory"
             );
             assert!(e.is_bad_input());
             assert!(e.hint().unwrap().contains("iosize"));

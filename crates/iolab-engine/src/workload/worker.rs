@@ -1,30 +1,44 @@
-//! One worker thread of a workload: its fd slots, buffers and statistics, and the flowops.
+//! One worker thread of a workload: its backend, fd slots, buffers and statistics, and the
+//! flowops.
 //!
-//! Semantics follow filebench's flowop library (docs/wml.md, "Flowops"): flowops that need
-//! a file use their fd slot, opening a picked existing file on first use; `read`/`write` are
-//! random (iosize-aligned, inside the working set) or sequential at the slot's position;
-//! whole-file flowops count as one op with all their bytes. Differences are deliberate and
-//! documented in docs/wml.md.
+//! Semantics follow filebench's flowop library (docs/wml.md): flowops that need a file use
+//! their fd slot, opening a picked existing file on first use; `read`/`write` are random
+//! (iosize-aligned, inside the working set) or sequential at the slot's position; whole-file
+//! flowops count as one op with all their bytes. Differences are deliberate and documented in
+//! docs/wml.md.
+//!
+//! Every data transfer, append and fsync goes through the thread's [`Backend`]; the worker is
+//! generic over it, so each engine gets its own compiled copy. Metadata flowops (create,
+//! delete, stat, directories) are plain syscalls, skipped altogether on an engine that does no
+//! I/O. aio flowops queue on the backend when it can queue, and otherwise on a per-thread
+//! io_uring of their own (filebench runs POSIX AIO beside its synchronous flowops).
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use iolab_workload::micro::FinalSync;
 use iolab_workload::model::{FlowopKind, FlowopSpec, QuitMode, ThreadSpec};
 use iolab_workload::rng::Rng;
 
 use super::shared::{Cond, Semaphore};
 use super::{Run, MAX_FD};
+use crate::backend::{dispatch, Backend, Dir, Request, UringBackend, Visit};
 use crate::buffer::{AlignedBuf, AllocError};
 use crate::error::EngineError;
 use crate::fileset::{Cursor, EntryId, Want};
 use crate::stats::{IntervalRecorder, LatencyHistogram};
+use crate::usage::Usage;
+
+/// aiowrites in flight per thread before an aiowrite waits for one to finish, unless an
+/// iodepth is given.
+pub const AIO_DEPTH: usize = 64;
 
 /// Statistics of one flowop in one thread.
 #[derive(Debug, Clone, Default)]
@@ -62,9 +76,9 @@ pub(crate) enum Flow {
     Stopped,
 }
 
-/// An open file in an fd slot.
-struct Slot {
-    file: File,
+/// An open file in an fd slot, as the backend holds it.
+struct Slot<F> {
+    io: F,
     fileset: usize,
     entry: EntryId,
     /// Position of sequential reads and writes.
@@ -77,12 +91,21 @@ enum Done {
     RanDry,
 }
 
-pub(crate) struct Worker<'r> {
+pub(crate) struct Worker<'r, B: Backend> {
     run: &'r Run<'r>,
     pub spec: &'r ThreadSpec,
     rng: Rng,
-    slots: Vec<Option<Slot>>,
+    backend: B,
+    /// The engine does no I/O: no file is opened, read, written or synced.
+    no_io: bool,
+    /// Chunks of a whole-file flowop in flight at once (1: one after the other).
+    depth: usize,
+    slots: Vec<Option<Slot<B::File>>>,
+    /// The buffer of synchronous transfers, and of whole-file chunks (`depth` of them).
     buf: AlignedBuf,
+    /// Per chunk slot of a queued whole-file flowop: the bytes it asked for.
+    chunk_len: Vec<usize>,
+    chunk_free: Vec<usize>,
     mem: Vec<u8>,
     path: PathBuf,
     /// Own rotors per fileset, for `opennext`.
@@ -93,7 +116,7 @@ pub(crate) struct Worker<'r> {
     /// Data ops and bytes of this thread, for progress.
     pub data_ops: u64,
     pub data_bytes: u64,
-    aio: Option<Aio>,
+    aio: Aio,
     progress: &'r std::sync::atomic::AtomicU64,
 }
 
@@ -173,40 +196,104 @@ impl<'w> ThreadPlan<'w> {
     }
 }
 
-impl<'r> Worker<'r> {
-    pub fn new(
-        run: &'r Run<'r>,
-        spec: &'r ThreadSpec,
-        stats: Vec<OpStats>,
-        is_io: Vec<bool>,
-        seed: u64,
-        start: Instant,
-        progress: &'r std::sync::atomic::AtomicU64,
-    ) -> Result<Worker<'r>, EngineError> {
+/// What one thread produced.
+pub(crate) struct Ran {
+    pub stats: Vec<OpStats>,
+    pub intervals: Vec<crate::stats::Bucket>,
+    pub usage: Usage,
+    pub end: Instant,
+    /// How the loop ended: Ok when the run stopped or the thread finished (finishon*, or
+    /// running dry in firstdone/alldone mode).
+    pub result: Result<(), EngineError>,
+}
+
+/// Everything a thread starts from.
+pub(crate) struct Start<'r> {
+    pub run: &'r Run<'r>,
+    pub spec: &'r ThreadSpec,
+    pub stats: Vec<OpStats>,
+    pub is_io: Vec<bool>,
+    pub seed: u64,
+    pub start: Instant,
+    pub progress: &'r std::sync::atomic::AtomicU64,
+}
+
+/// Runs one thread's loop on the run's engine. An error is one of setting it up (its buffer or
+/// backend); the loop's own outcome is in [`Ran::result`].
+pub(crate) fn run_thread<'r>(
+    st: Start<'r>,
+    nodes: &mut [Node<'r>],
+    nice: i32,
+) -> Result<Ran, EngineError> {
+    struct Go<'a, 'r> {
+        st: Start<'r>,
+        nodes: &'a mut [Node<'r>],
+        nice: i32,
+    }
+    impl<'r> Visit for Go<'_, 'r> {
+        type Output = Result<Ran, EngineError>;
+        fn visit<B: Backend>(self) -> Self::Output {
+            let start = self.st.start;
+            let mut worker = Worker::<B>::new(self.st)?;
+            let before = Usage::thread();
+            let result = worker.run_loop(self.nodes, self.nice);
+            let usage = Usage::thread() - before;
+            let end = Instant::now();
+            Ok(Ran {
+                intervals: std::mem::replace(
+                    &mut worker.intervals,
+                    IntervalRecorder::new(start, super::INTERVAL, 0),
+                )
+                .finish(end),
+                stats: std::mem::take(&mut worker.stats),
+                usage,
+                end,
+                result,
+            })
+        }
+    }
+    let engine = st.run.engine;
+    dispatch(engine, Go { st, nodes, nice })
+}
+
+impl<'r, B: Backend> Worker<'r, B> {
+    fn new(st: Start<'r>) -> Result<Worker<'r, B>, EngineError> {
+        let (run, spec) = (st.run, st.spec);
         let buf = AlignedBuf::zeroed(1 << 16)
             .map_err(|e| EngineError::alloc(format!("thread `{}`", spec.name), e))?;
+        let caps = B::KIND.caps();
+        let depth = run.iodepth.map_or(1, |d| d as usize);
+        let aio_depth = run.iodepth.map_or(AIO_DEPTH, |d| d as usize);
+        // A queued engine takes the aio slots first, then one per whole-file chunk.
+        let backend = B::new(if caps.queued { aio_depth + depth } else { 1 })
+            .map_err(|e| setup_err(&spec.name, e))?;
         Ok(Worker {
             run,
             spec,
-            rng: Rng::new(seed),
+            rng: Rng::new(st.seed),
+            backend,
+            no_io: caps.no_io,
+            depth,
             slots: (0..MAX_FD).map(|_| None).collect(),
             buf,
+            chunk_len: vec![0; depth],
+            chunk_free: Vec::with_capacity(depth),
             mem: Vec::new(),
             path: PathBuf::new(),
             rotors: vec![0; run.filesets.len()],
-            stats,
-            is_io,
-            intervals: IntervalRecorder::new(start, super::INTERVAL, 64),
+            stats: st.stats,
+            is_io: st.is_io,
+            intervals: IntervalRecorder::new(st.start, super::INTERVAL, 64),
             data_ops: 0,
             data_bytes: 0,
-            aio: None,
-            progress,
+            aio: Aio::new(aio_depth),
+            progress: st.progress,
         })
     }
 
     /// The thread's loop: every flowop in order, again and again, until the run stops or a
     /// finishon* flowop says this thread is done.
-    pub fn run_loop(&mut self, nodes: &mut [Node<'r>], nice: i32) -> Result<(), EngineError> {
+    fn run_loop(&mut self, nodes: &mut [Node<'r>], nice: i32) -> Result<(), EngineError> {
         self.apply_priorities(nice);
         let result = self.loop_inner(nodes);
         self.close_all();
@@ -534,7 +621,8 @@ impl<'r> Worker<'r> {
         let (r, w) = if fspec.readonly {
             (true, false)
         } else if fspec.writeonly {
-            (false, true)
+            // A mapping needs a descriptor open for reading, even to store into it.
+            (B::KIND.caps().mapped, true)
         } else {
             (true, true)
         };
@@ -558,6 +646,37 @@ impl<'r> Worker<'r> {
         }
     }
 
+    /// Attaches an open file (none on an engine without I/O) to the backend in `slot`.
+    fn attach(
+        &mut self,
+        spec: &FlowopSpec,
+        slot: usize,
+        file: Option<File>,
+        fileset: usize,
+        entry: EntryId,
+        len: u64,
+    ) -> Result<(), EngineError> {
+        let writable = !self.run.workload.filesets[fileset].readonly;
+        let io = self.backend.attach(file, len, writable).map_err(|e| {
+            let op = if B::KIND.caps().mapped {
+                "mmap"
+            } else {
+                "open"
+            };
+            match AllocError::from_io(&e) {
+                Some(a) => buf_err(spec, a),
+                None => self.io_err(op, e),
+            }
+        })?;
+        self.slots[slot] = Some(Slot {
+            io,
+            fileset,
+            entry,
+            pos: 0,
+        });
+        Ok(())
+    }
+
     /// Opens a picked existing entry into `slot`; None when the fileset ran dry.
     fn open_into(&mut self, spec: &FlowopSpec, slot: usize) -> Result<Option<()>, EngineError> {
         let fs_idx = self.fileset(spec)?;
@@ -570,26 +689,30 @@ impl<'r> Worker<'r> {
             return Ok(None);
         };
         fs.path_of(entry, &mut self.path);
-        let opened = self.open_options(spec, fs_idx, false).open(&self.path);
-        match opened {
-            Ok(file) => {
-                if spec.noreadahead {
-                    // SAFETY: advisory call on a descriptor we own.
-                    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+        let file = if self.no_io {
+            None
+        } else {
+            match self.open_options(spec, fs_idx, false).open(&self.path) {
+                Ok(file) => {
+                    if spec.noreadahead {
+                        // SAFETY: advisory call on a descriptor we own.
+                        unsafe {
+                            libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM)
+                        };
+                    }
+                    Some(file)
                 }
-                self.slots[slot] = Some(Slot {
-                    file,
-                    fileset: fs_idx,
-                    entry,
-                    pos: 0,
-                });
-                Ok(Some(()))
+                Err(e) => {
+                    fs.closed(entry);
+                    return Err(self.io_err("open", e));
+                }
             }
-            Err(e) => {
-                fs.closed(entry);
-                Err(self.io_err("open", e))
-            }
+        };
+        if let Err(e) = self.attach(spec, slot, file, fs_idx, entry, fs.size(entry)) {
+            fs.closed(entry);
+            return Err(e);
         }
+        Ok(Some(()))
     }
 
     fn slot_index(spec: &FlowopSpec) -> usize {
@@ -633,6 +756,22 @@ impl<'r> Worker<'r> {
         self.run.filesets[s.fileset].size(s.entry)
     }
 
+    /// An iosize-aligned offset in `[0, wss − iosize]` for a random flowop.
+    fn random_offset(
+        &mut self,
+        spec: &FlowopSpec,
+        iosize: u64,
+        wss: u64,
+    ) -> Result<u64, EngineError> {
+        if iosize > wss || iosize == 0 {
+            return Err(EngineError::Workload(format!(
+                "flowop `{}`: iosize {iosize} does not fit the working set of {wss} bytes",
+                spec.name
+            )));
+        }
+        Ok(self.rng.below((wss - iosize) / iosize + 1) * iosize)
+    }
+
     fn read(&mut self, spec: &FlowopSpec) -> Result<Done, EngineError> {
         let iosize = spec.iosize.sample(&mut self.rng);
         let Some(slot) = self.ensure_slot(spec)? else {
@@ -640,32 +779,23 @@ impl<'r> Worker<'r> {
         };
         self.ensure_buf(spec, iosize)?;
         let wss = self.wss(spec, slot);
+        let random = spec.random;
+        let off = if random {
+            self.random_offset(spec, iosize, wss)?
+        } else {
+            self.slots[slot].as_ref().expect("open slot").pos
+        };
         let s = self.slots[slot].as_mut().expect("open slot");
         let buf = &mut self.buf.as_mut_slice()[..iosize as usize];
-        if spec.random {
-            if iosize > wss || iosize == 0 {
-                return Err(EngineError::Workload(format!(
-                    "flowop `{}`: iosize {iosize} does not fit the working set of {wss} bytes",
-                    spec.name
-                )));
-            }
-            let off = self.rng.below((wss - iosize) / iosize + 1) * iosize;
-            let n = s.file.read_at(buf, off).map_err(|e| EngineError::Io {
-                op: "read",
-                path: PathBuf::from(format!("fd {slot}")),
-                source: e,
-            })?;
-            Ok(Done::Bytes(n as u64))
-        } else {
-            let n = s.file.read_at(buf, s.pos).map_err(|e| EngineError::Io {
-                op: "read",
-                path: PathBuf::from(format!("fd {slot}")),
-                source: e,
-            })?;
+        let n = self
+            .backend
+            .transfer(&mut s.io, Dir::Read, buf, off)
+            .map_err(|e| fd_err("read", slot, e))?;
+        if !random {
             // At end of file, start over (filebench seeks back to 0).
             s.pos = if n == 0 { 0 } else { s.pos + n as u64 };
-            Ok(Done::Bytes(n as u64))
         }
+        Ok(Done::Bytes(n as u64))
     }
 
     fn write(&mut self, spec: &FlowopSpec) -> Result<Done, EngineError> {
@@ -675,24 +805,16 @@ impl<'r> Worker<'r> {
         };
         self.ensure_buf(spec, iosize)?;
         let wss = self.wss(spec, slot);
-        let s = self.slots[slot].as_mut().expect("open slot");
-        let buf = &self.buf.as_slice()[..iosize as usize];
         let off = if spec.random {
-            if iosize > wss || iosize == 0 {
-                return Err(EngineError::Workload(format!(
-                    "flowop `{}`: iosize {iosize} does not fit the working set of {wss} bytes",
-                    spec.name
-                )));
-            }
-            self.rng.below((wss - iosize) / iosize + 1) * iosize
+            self.random_offset(spec, iosize, wss)?
         } else {
-            s.pos
+            self.slots[slot].as_ref().expect("open slot").pos
         };
-        s.file.write_all_at(buf, off).map_err(|e| EngineError::Io {
-            op: "write",
-            path: PathBuf::from(format!("fd {slot}")),
-            source: e,
-        })?;
+        let s = self.slots[slot].as_mut().expect("open slot");
+        let buf = &mut self.buf.as_mut_slice()[..iosize as usize];
+        self.backend
+            .io(&mut s.io, Dir::Write, buf, off)
+            .map_err(|e| fd_err("write", slot, e))?;
         if !spec.random {
             s.pos += iosize;
         }
@@ -705,28 +827,17 @@ impl<'r> Worker<'r> {
         };
         self.ensure_buf(spec, size)?;
         let s = self.slots[slot].as_mut().expect("open slot");
-        let fd = s.file.as_raw_fd();
-        // lseek(SEEK_END) + write, as filebench: appends land at the real end even when other
-        // threads have the same file open.
-        // SAFETY: plain syscalls on our descriptor and buffer.
-        let at = unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
-        let r = if at < 0 {
-            -1
-        } else {
-            // SAFETY: the buffer holds at least `size` bytes (ensure_buf).
-            unsafe { libc::write(fd, self.buf.as_slice().as_ptr().cast(), size as usize) }
-        };
-        if r < 0 || r as u64 != size {
-            let e = if r < 0 {
-                io::Error::last_os_error()
-            } else {
-                io::Error::from_raw_os_error(libc::ENOSPC)
-            };
-            return Err(EngineError::Io {
-                op: "append",
-                path: PathBuf::from(format!("fd {slot}")),
-                source: e,
-            });
+        // At the real end, found anew each time: other threads may have the file open too.
+        let n = self
+            .backend
+            .append(&mut s.io, &self.buf.as_slice()[..size as usize])
+            .map_err(|e| fd_err("append", slot, e))?;
+        if n as u64 != size {
+            return Err(fd_err(
+                "append",
+                slot,
+                io::Error::from_raw_os_error(libc::ENOSPC),
+            ));
         }
         // The entry keeps its layout size, as in filebench (fse_size is set once, at
         // layout): a file deleted and created again is written whole at that size, not at
@@ -743,23 +854,28 @@ impl<'r> Worker<'r> {
         if iosize == 0 {
             iosize = wss.max(1);
         }
-        self.ensure_buf(spec, iosize)?;
-        let s = self.slots[slot].as_mut().expect("open slot");
-        let buf = &mut self.buf.as_mut_slice()[..iosize as usize];
-        let mut off = 0u64;
-        loop {
-            let n = s.file.read_at(buf, off).map_err(|e| EngineError::Io {
-                op: "read",
-                path: PathBuf::from(format!("fd {slot}")),
-                source: e,
-            })?;
-            if n == 0 {
-                break;
+        let total = if self.depth > 1 {
+            self.whole_queued(spec, slot, Dir::Read, iosize, 0, None)?
+        } else {
+            self.ensure_buf(spec, iosize)?;
+            let s = self.slots[slot].as_mut().expect("open slot");
+            let buf = &mut self.buf.as_mut_slice()[..iosize as usize];
+            // Up to the real end of the file: a read that returns nothing.
+            let mut off = 0u64;
+            loop {
+                let n = self
+                    .backend
+                    .transfer(&mut s.io, Dir::Read, buf, off)
+                    .map_err(|e| fd_err("read", slot, e))?;
+                if n == 0 {
+                    break;
+                }
+                off += n as u64;
             }
-            off += n as u64;
-        }
-        s.pos = off;
-        Ok(Done::Bytes(off))
+            off
+        };
+        self.slots[slot].as_mut().expect("open slot").pos = total;
+        Ok(Done::Bytes(total))
     }
 
     fn write_whole(&mut self, spec: &FlowopSpec) -> Result<Done, EngineError> {
@@ -782,22 +898,143 @@ impl<'r> Worker<'r> {
         if iosize == 0 {
             iosize = wss.max(1);
         }
-        self.ensure_buf(spec, iosize.min(wss.max(1)))?;
-        let s = self.slots[slot].as_mut().expect("open slot");
-        let mut done = 0u64;
-        while done < wss {
-            let n = iosize.min(wss - done) as usize;
-            s.file
-                .write_all_at(&self.buf.as_slice()[..n], s.pos)
-                .map_err(|e| EngineError::Io {
-                    op: "write",
-                    path: PathBuf::from(format!("fd {slot}")),
-                    source: e,
-                })?;
-            s.pos += n as u64;
-            done += n as u64;
-        }
+        let start = self.slots[slot].as_ref().expect("open slot").pos;
+        let done = if self.depth > 1 {
+            self.whole_queued(
+                spec,
+                slot,
+                Dir::Write,
+                iosize.min(wss.max(1)),
+                start,
+                Some(wss),
+            )?
+        } else {
+            self.ensure_buf(spec, iosize.min(wss.max(1)))?;
+            let s = self.slots[slot].as_mut().expect("open slot");
+            let mut done = 0u64;
+            while done < wss {
+                let n = iosize.min(wss - done) as usize;
+                self.backend
+                    .io(
+                        &mut s.io,
+                        Dir::Write,
+                        &mut self.buf.as_mut_slice()[..n],
+                        start + done,
+                    )
+                    .map_err(|e| fd_err("write", slot, e))?;
+                done += n as u64;
+            }
+            done
+        };
+        self.slots[slot].as_mut().expect("open slot").pos = start + done;
         Ok(Done::Bytes(done))
+    }
+
+    /// A whole-file flowop with up to `depth` chunks of `iosize` in flight: reads from offset
+    /// 0 until a chunk comes back short (the end of the file), or writes `limit` bytes from
+    /// `start`. Returns the bytes moved.
+    fn whole_queued(
+        &mut self,
+        spec: &FlowopSpec,
+        slot: usize,
+        dir: Dir,
+        iosize: u64,
+        start: u64,
+        limit: Option<u64>,
+    ) -> Result<u64, EngineError> {
+        let depth = self.depth;
+        self.ensure_buf(spec, iosize.saturating_mul(depth as u64))?;
+        let iosize = iosize as usize;
+        let base = self.buf.as_mut_ptr();
+        let aio_slots = self.aio.depth;
+        let Worker {
+            backend,
+            slots,
+            chunk_len,
+            chunk_free,
+            aio,
+            ..
+        } = self;
+        let s = slots[slot].as_mut().expect("open slot");
+        chunk_free.clear();
+        chunk_free.extend((0..depth).rev());
+        let (mut next, mut total, mut in_flight) = (0u64, 0u64, 0usize);
+        let mut end = false;
+        let mut failed: Option<io::Error> = None;
+        loop {
+            while !end && failed.is_none() {
+                let len = match limit {
+                    Some(l) if next >= l => break,
+                    Some(l) => (l - next).min(iosize as u64) as usize,
+                    None => iosize,
+                };
+                let Some(k) = chunk_free.pop() else { break };
+                let req = Request {
+                    dir,
+                    buf: base.wrapping_add(k * iosize),
+                    len,
+                    offset: start + next,
+                    sync: None,
+                };
+                // SAFETY: chunk k's part of `buf` is not touched until it is reaped below,
+                // before this function returns.
+                match unsafe { backend.submit(&mut s.io, aio_slots + k, req) } {
+                    Ok(()) => {
+                        chunk_len[k] = len;
+                        next += len as u64;
+                        in_flight += 1;
+                    }
+                    Err(e) => {
+                        chunk_free.push(k);
+                        failed = Some(e);
+                    }
+                }
+            }
+            if in_flight == 0 {
+                break;
+            }
+            let reaped = backend.reap(1, &mut |done, r| {
+                let Some(k) = done.checked_sub(aio_slots) else {
+                    aio.completed(done, r);
+                    return;
+                };
+                chunk_free.push(k);
+                in_flight -= 1;
+                match r {
+                    Ok(n) if n == chunk_len[k] => total += n as u64,
+                    Ok(n) => {
+                        total += n as u64;
+                        // A short read is the end of the file; a short write is an error.
+                        match dir {
+                            Dir::Read => end = true,
+                            Dir::Write => {
+                                failed.get_or_insert(crate::backend::short_transfer(
+                                    dir,
+                                    n,
+                                    chunk_len[k],
+                                ));
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                    }
+                }
+            });
+            if let Err(e) = reaped {
+                // The queue itself failed: chunks may still be in flight into the buffer, so
+                // it is left to them rather than freed.
+                std::mem::forget(std::mem::replace(
+                    &mut self.buf,
+                    AlignedBuf::zeroed(0).map_err(|a| buf_err(spec, a))?,
+                ));
+                return Err(fd_err(dir.name(), slot, e));
+            }
+        }
+        match failed {
+            Some(e) => Err(fd_err(dir.name(), slot, e)),
+            None => Ok(total),
+        }
     }
 
     fn create(&mut self, spec: &FlowopSpec) -> Result<Done, EngineError> {
@@ -816,32 +1053,33 @@ impl<'r> Worker<'r> {
             return Ok(Done::RanDry);
         };
         fs.path_of(entry, &mut self.path);
-        let mut opened = self.open_options(spec, fs_idx, true).open(&self.path);
-        if matches!(&opened, Err(e) if e.kind() == io::ErrorKind::NotFound) {
-            // A removed parent directory (by removedir, or by the user): recreate it.
-            if let Some(parent) = self.path.parent() {
-                let _ = std::fs::create_dir_all(parent);
+        let file = if self.no_io {
+            None
+        } else {
+            let mut opened = self.open_options(spec, fs_idx, true).open(&self.path);
+            if matches!(&opened, Err(e) if e.kind() == io::ErrorKind::NotFound) {
+                // A removed parent directory (by removedir, or by the user): recreate it.
+                if let Some(parent) = self.path.parent() {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                opened = self.open_options(spec, fs_idx, true).open(&self.path);
             }
-            opened = self.open_options(spec, fs_idx, true).open(&self.path);
+            match opened {
+                Ok(file) => Some(file),
+                Err(e) => {
+                    fs.release(entry, false);
+                    return Err(self.io_err("create", e));
+                }
+            }
+        };
+        // The entry keeps its layout size: writewholefile after createfile writes that many
+        // bytes, as in filebench. The new file itself is empty.
+        fs.release_opened(entry);
+        if let Err(e) = self.attach(spec, slot, file, fs_idx, entry, 0) {
+            fs.closed(entry);
+            return Err(e);
         }
-        match opened {
-            Ok(file) => {
-                // The entry keeps its layout size: writewholefile after createfile writes
-                // that many bytes, as in filebench.
-                fs.release_opened(entry);
-                self.slots[slot] = Some(Slot {
-                    file,
-                    fileset: fs_idx,
-                    entry,
-                    pos: 0,
-                });
-                Ok(Done::Bytes(0))
-            }
-            Err(e) => {
-                fs.release(entry, false);
-                Err(self.io_err("create", e))
-            }
-        }
+        Ok(Done::Bytes(0))
     }
 
     fn open(&mut self, spec: &FlowopSpec) -> Result<Done, EngineError> {
@@ -863,7 +1101,7 @@ impl<'r> Worker<'r> {
         match self.slots[slot].take() {
             Some(s) => {
                 self.run.filesets[s.fileset].closed(s.entry);
-                drop(s.file);
+                drop(s.io);
                 Ok(Done::Bytes(0))
             }
             // The flowop that should have opened it ran dry.
@@ -879,6 +1117,15 @@ impl<'r> Worker<'r> {
         }
     }
 
+    /// Runs a metadata syscall, or nothing on an engine without I/O.
+    fn meta<T: Default>(&self, call: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+        if self.no_io {
+            Ok(T::default())
+        } else {
+            call()
+        }
+    }
+
     fn delete(&mut self, spec: &FlowopSpec) -> Result<Done, EngineError> {
         let slot = Self::slot_index(spec);
         let run = self.run;
@@ -887,10 +1134,10 @@ impl<'r> Worker<'r> {
             if let Some(s) = self.slots[slot].take() {
                 let fs = &run.filesets[s.fileset];
                 fs.path_of(s.entry, &mut self.path);
-                drop(s.file);
+                drop(s.io);
                 fs.closed(s.entry);
                 if fs.try_claim(s.entry, Want::ExistsNotOpen) {
-                    let r = std::fs::remove_file(&self.path);
+                    let r = self.meta(|| std::fs::remove_file(&self.path));
                     fs.release(s.entry, r.is_err());
                     r.map_err(|e| self.io_err("unlink", e))?;
                 }
@@ -909,7 +1156,7 @@ impl<'r> Worker<'r> {
             return Ok(Done::RanDry);
         };
         fs.path_of(entry, &mut self.path);
-        match std::fs::remove_file(&self.path) {
+        match self.meta(|| std::fs::remove_file(&self.path)) {
             Ok(()) => {
                 fs.release(entry, false);
                 Ok(Done::Bytes(0))
@@ -925,11 +1172,9 @@ impl<'r> Worker<'r> {
         let slot = Self::slot_index(spec);
         if spec.fd.is_some_and(|f| f > 0) {
             if let Some(s) = &self.slots[slot] {
-                s.file.metadata().map_err(|e| EngineError::Io {
-                    op: "fstat",
-                    path: PathBuf::from(format!("fd {slot}")),
-                    source: e,
-                })?;
+                if let Some(file) = B::file(&s.io) {
+                    file.metadata().map_err(|e| fd_err("fstat", slot, e))?;
+                }
                 return Ok(Done::Bytes(0));
             }
         }
@@ -943,7 +1188,7 @@ impl<'r> Worker<'r> {
             return Ok(Done::RanDry);
         };
         fs.path_of(entry, &mut self.path);
-        let r = std::fs::metadata(&self.path);
+        let r = self.meta(|| std::fs::metadata(&self.path).map(|_| ()));
         fs.release(entry, true);
         r.map_err(|e| self.io_err("stat", e))?;
         Ok(Done::Bytes(0))
@@ -951,13 +1196,11 @@ impl<'r> Worker<'r> {
 
     fn fsync(&mut self, spec: &FlowopSpec) -> Result<Done, EngineError> {
         let slot = Self::slot_index(spec);
-        match &self.slots[slot] {
+        match self.slots[slot].as_mut() {
             Some(s) => {
-                s.file.sync_all().map_err(|e| EngineError::Io {
-                    op: "fsync",
-                    path: PathBuf::from(format!("fd {slot}")),
-                    source: e,
-                })?;
+                self.backend
+                    .sync(&mut s.io, FinalSync::Fsync)
+                    .map_err(|e| fd_err("fsync", slot, e))?;
                 Ok(Done::Bytes(0))
             }
             None => Ok(Done::RanDry),
@@ -966,13 +1209,15 @@ impl<'r> Worker<'r> {
 
     fn fsyncset(&mut self, spec: &FlowopSpec) -> Result<Done, EngineError> {
         let fs = self.fileset(spec)?;
-        for s in self.slots.iter().flatten() {
+        for s in self.slots.iter_mut().flatten() {
             if s.fileset == fs {
-                s.file.sync_all().map_err(|e| EngineError::Io {
-                    op: "fsync",
-                    path: PathBuf::from("fsyncset"),
-                    source: e,
-                })?;
+                self.backend
+                    .sync(&mut s.io, FinalSync::Fsync)
+                    .map_err(|e| EngineError::Io {
+                        op: "fsync",
+                        path: PathBuf::from("fsyncset"),
+                        source: e,
+                    })?;
             }
         }
         Ok(Done::Bytes(0))
@@ -991,11 +1236,13 @@ impl<'r> Worker<'r> {
             return Ok(Done::RanDry);
         };
         fs.leafdir_path(dir, &mut self.path);
-        let r = if make {
-            std::fs::create_dir(&self.path)
-        } else {
-            std::fs::remove_dir(&self.path)
-        };
+        let r = self.meta(|| {
+            if make {
+                std::fs::create_dir(&self.path)
+            } else {
+                std::fs::remove_dir(&self.path)
+            }
+        });
         match r {
             Ok(()) => {
                 fs.release_leafdir(dir, make);
@@ -1016,7 +1263,7 @@ impl<'r> Worker<'r> {
             return Ok(Done::RanDry);
         };
         fs.dir_path(dir, &mut self.path);
-        let listed = list_dir(&self.path);
+        let listed = self.meta(|| list_dir(&self.path));
         fs.release_dir(dir);
         Ok(Done::Bytes(listed.map_err(|e| self.io_err("readdir", e))?))
     }
@@ -1029,55 +1276,101 @@ impl<'r> Worker<'r> {
             return Ok(Done::RanDry);
         };
         let wss = self.wss(spec, slot);
-        if iosize == 0 || iosize > wss {
-            return Err(EngineError::Workload(format!(
-                "flowop `{}`: iosize {iosize} does not fit the working set of {wss} bytes",
-                spec.name
-            )));
+        let off = self.random_offset(spec, iosize, wss)?;
+        let len = usize::try_from(iosize).map_err(|_| buf_err(spec, AllocError { len: iosize }))?;
+        let aio_err = |e: io::Error| match AllocError::from_io(&e) {
+            Some(a) => buf_err(spec, a),
+            None => fd_err("aiowrite", slot, e),
+        };
+        if !B::KIND.caps().queued {
+            self.aio.ensure_ring().map_err(aio_err)?;
         }
-        let off = self.rng.below((wss - iosize) / iosize + 1) * iosize;
-        let fd = self.slots[slot]
-            .as_ref()
-            .expect("open slot")
-            .file
-            .as_raw_fd();
-        if self.aio.is_none() {
-            let aio = Aio::new().map_err(|e| match AllocError::from_io(&e) {
-                Some(a) => buf_err(spec, a),
-                None => self.io_err("io_uring_setup", e),
-            })?;
-            self.aio = Some(aio);
+        if self.aio.buf.as_ref().is_none_or(|b| b.len() < len) {
+            // Writes in flight read from the buffer: it is replaced only once they are done.
+            self.aio_wait().map_err(aio_err)?;
+            self.aio.buf = None;
+            self.aio.buf =
+                Some(AlignedBuf::zeroed(iosize.max(1 << 20)).map_err(|a| buf_err(spec, a))?);
         }
-        let aio = self.aio.as_mut().expect("just set");
-        aio.submit(fd, iosize, off)
-            .map_err(|e| match AllocError::from_io(&e) {
-                Some(a) => buf_err(spec, a),
-                None => EngineError::Io {
-                    op: "aiowrite",
-                    path: PathBuf::from(format!("fd {slot}")),
-                    source: e,
-                },
-            })?;
+        if self.aio.free.is_empty() {
+            self.aio_reap(1).map_err(aio_err)?;
+        }
+        if let Some(e) = self.aio.failed.take() {
+            return Err(aio_err(e));
+        }
+        let a = self.aio.free.pop().expect("a slot was reaped");
+        let req = Request {
+            dir: Dir::Write,
+            buf: self.aio.buf.as_mut().expect("allocated above").as_mut_ptr(),
+            len,
+            offset: off,
+            sync: None,
+        };
+        let s = self.slots[slot].as_mut().expect("open slot");
+        // SAFETY: the aio buffer is only replaced or dropped after every write in flight has
+        // been reaped (aio_wait, and Drop); writes only read from it, so they may share it.
+        let submitted = if B::KIND.caps().queued {
+            unsafe { self.backend.submit(&mut s.io, a, req) }
+        } else {
+            let fd = B::file(&s.io).map(|f| f.as_raw_fd());
+            match (self.aio.ring.as_mut(), fd) {
+                (Some(ring), Some(fd)) => unsafe { ring.submit_fd(fd, a, req) },
+                _ => Err(io::Error::from(io::ErrorKind::Unsupported)),
+            }
+        };
+        if let Err(e) = submitted {
+            self.aio.free.push(a);
+            return Err(aio_err(e));
+        }
+        self.aio.in_flight += 1;
+        // Started now, not at the next wait: the write runs while the thread goes on.
+        let started = match self.aio.ring.as_mut() {
+            Some(ring) => ring.start(),
+            None => self.backend.start(),
+        };
+        started.map_err(aio_err)?;
         Ok(Done::Bytes(iosize))
     }
 
     fn aiowait(&mut self, _spec: &FlowopSpec) -> Result<Done, EngineError> {
-        if let Some(aio) = self.aio.as_mut() {
-            aio.wait_all().map_err(|e| EngineError::Io {
-                op: "aiowait",
-                path: PathBuf::from("aio"),
-                source: e,
-            })?;
-        }
+        self.aio_wait().map_err(|e| EngineError::Io {
+            op: "aiowait",
+            path: PathBuf::from("aio"),
+            source: e,
+        })?;
         Ok(Done::Bytes(0))
+    }
+
+    /// Collects at least `min` finished aiowrites from whichever queue they went to.
+    fn aio_reap(&mut self, min: usize) -> io::Result<()> {
+        let Worker { backend, aio, .. } = self;
+        if B::KIND.caps().queued {
+            backend.reap(min, &mut |slot, r| aio.completed(slot, r))
+        } else {
+            let Some(mut ring) = aio.ring.take() else {
+                return Ok(());
+            };
+            let r = ring.reap(min, &mut |slot, r| aio.completed(slot, r));
+            aio.ring = Some(ring);
+            r
+        }
+    }
+
+    /// Waits for every aiowrite in flight; the first failure among them is the error.
+    fn aio_wait(&mut self) -> io::Result<()> {
+        while self.aio.in_flight > 0 {
+            self.aio_reap(self.aio.in_flight)?;
+        }
+        self.aio.failed.take().map_or(Ok(()), Err)
     }
 }
 
-impl Drop for Worker<'_> {
+impl<B: Backend> Drop for Worker<'_, B> {
     fn drop(&mut self) {
-        // In-flight asynchronous writes reference our buffers: drain them first.
-        if let Some(aio) = self.aio.as_mut() {
-            let _ = aio.wait_all();
+        // In-flight asynchronous writes read from our buffer: drain them first.
+        if self.aio_wait().is_err() && self.aio.in_flight > 0 {
+            // The queue failed with writes still in flight: leave them the buffer.
+            std::mem::forget(self.aio.buf.take());
         }
     }
 }
@@ -1125,68 +1418,68 @@ pub(crate) struct InstanceObjects {
     pub sems: Vec<(String, Arc<Semaphore>)>,
 }
 
-/// aiowrite/aiowait through a small io_uring: writes are queued and submitted at once, and
-/// aiowait reaps everything outstanding (filebench uses POSIX AIO for the same).
+/// aiowrite/aiowait bookkeeping: slots `0..depth` of the queue the writes go to (the
+/// backend's when it queues, else a per-thread io_uring made on first use), and one buffer all
+/// writes read from.
 struct Aio {
-    ring: io_uring::IoUring,
-    buf: AlignedBuf,
-    inflight: usize,
+    depth: usize,
+    ring: Option<UringBackend>,
+    buf: Option<AlignedBuf>,
+    free: Vec<usize>,
+    in_flight: usize,
+    /// The first failure of a write, reported by the next aiowrite or aiowait.
+    failed: Option<io::Error>,
 }
 
 impl Aio {
-    const DEPTH: u32 = 64;
-
-    fn new() -> io::Result<Aio> {
-        Ok(Aio {
-            ring: io_uring::IoUring::new(Self::DEPTH)?,
-            buf: AlignedBuf::zeroed(1 << 20)?,
-            inflight: 0,
-        })
+    fn new(depth: usize) -> Aio {
+        Aio {
+            depth,
+            ring: None,
+            buf: None,
+            free: (0..depth).rev().collect(),
+            in_flight: 0,
+            failed: None,
+        }
     }
 
-    fn submit(&mut self, fd: i32, len: u64, off: u64) -> io::Result<()> {
-        // One io_uring write moves at most u32::MAX bytes.
-        let len32 = u32::try_from(len).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{len} bytes is more than one asynchronous write can move (4 GiB)"),
-            )
-        })?;
-        if (self.buf.len() as u64) < len {
-            self.wait_all()?;
-            self.buf = AlignedBuf::zeroed(0)?;
-            self.buf = AlignedBuf::zeroed(len)?;
+    /// Makes the io_uring of an engine that cannot queue, on first use; its writes are never
+    /// linked to a sync, so it needs one entry per write.
+    fn ensure_ring(&mut self) -> io::Result<()> {
+        if self.ring.is_none() {
+            let entries = self.depth.next_power_of_two() as u32;
+            self.ring = Some(UringBackend::with_entries(self.depth, entries)?);
         }
-        if self.inflight >= Self::DEPTH as usize {
-            self.reap(1)?;
-        }
-        let e = io_uring::opcode::Write::new(io_uring::types::Fd(fd), self.buf.as_mut_ptr(), len32)
-            .offset(off)
-            .build();
-        // SAFETY: the buffer lives in self and is only replaced after wait_all().
-        unsafe { self.ring.submission().push(&e) }
-            .map_err(|_| io::Error::other("aio queue full"))?;
-        self.ring.submit()?;
-        self.inflight += 1;
         Ok(())
     }
 
-    fn reap(&mut self, min: usize) -> io::Result<()> {
-        self.ring.submit_and_wait(min)?;
-        let mut first_err = None;
-        for cqe in self.ring.completion() {
-            self.inflight -= 1;
-            if cqe.result() < 0 && first_err.is_none() {
-                first_err = Some(io::Error::from_raw_os_error(-cqe.result()));
-            }
+    /// Books a finished write.
+    fn completed(&mut self, slot: usize, r: io::Result<usize>) {
+        self.free.push(slot);
+        self.in_flight -= 1;
+        if let Err(e) = r {
+            self.failed.get_or_insert(e);
         }
-        first_err.map_or(Ok(()), Err)
     }
+}
 
-    fn wait_all(&mut self) -> io::Result<()> {
-        while self.inflight > 0 {
-            self.reap(self.inflight)?;
-        }
-        Ok(())
+/// An error of the file in fd slot `slot`.
+fn fd_err(op: &'static str, slot: usize, e: io::Error) -> EngineError {
+    EngineError::Io {
+        op,
+        path: PathBuf::from(format!("fd {slot}")),
+        source: e,
+    }
+}
+
+/// A backend that could not be set up for a thread.
+fn setup_err(thread: &str, e: io::Error) -> EngineError {
+    match AllocError::from_io(&e) {
+        Some(a) => EngineError::alloc(format!("thread `{thread}`'s I/O queue"), a),
+        None => EngineError::Io {
+            op: "io_uring_setup",
+            path: PathBuf::from(format!("thread `{thread}`")),
+            source: e,
+        },
     }
 }

@@ -5,8 +5,7 @@
 //! - `dev`, `size` (512-byte sectors), `ro`, `partition` (only for partitions), `slaves/`;
 //! - of the whole disk (the partition's parent, or NAME itself): `device/model`,
 //!   `device/vendor`, `queue/*` and `queue/iosched/*` (the active scheduler's tunables);
-//! - `loop/{backing_file,dio,offset,sizelimit,autoclear,partscan}` while a loop device is
-//!   attached;
+//! - `loop/` while a loop device is attached (read by [`iolab_sys::block::LoopAttrs`]);
 //! - `dm/{name,uuid}` for device-mapper devices.
 
 use std::collections::BTreeMap;
@@ -15,9 +14,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{nonempty, path_string, read_bool, read_u64, read_value};
-use crate::diskstats::DevT;
-use crate::sysfs::{parse_backing_file, SysBlock};
+use iolab_sys::block::LoopAttrs;
+use iolab_sys::{DevT, SysBlock};
+
+use super::{read_bool, read_u64, read_value};
 
 /// A block device, as sysfs describes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,7 +47,7 @@ pub struct BlockEnv {
     pub ancestors: Vec<String>,
     /// Loop device details, while attached.
     #[serde(rename = "loop")]
-    pub loop_device: Option<LoopEnv>,
+    pub loop_device: Option<LoopAttrs>,
     /// Device-mapper details.
     pub dm: Option<DmEnv>,
 }
@@ -76,25 +76,6 @@ pub struct QueueEnv {
     /// Every readable one-line file of `queue/`, and of `queue/iosched/` prefixed `iosched/`
     /// (e.g. `iosched/fifo_batch`), as written.
     pub attributes: BTreeMap<String, String>,
-}
-
-/// `loop/` of an attached loop device.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoopEnv {
-    /// The backing file as the kernel reports it (without the ` (deleted)` mark).
-    pub backing_file: Option<String>,
-    /// The kernel marked the backing file `(deleted)`.
-    pub backing_file_deleted: Option<bool>,
-    /// `dio`: direct I/O to the backing file (`losetup --direct-io=on`).
-    pub dio: Option<bool>,
-    /// `offset` into the backing file, bytes.
-    pub offset: Option<u64>,
-    /// `sizelimit`, bytes (0: up to the end of the file).
-    pub sizelimit: Option<u64>,
-    /// `autoclear`: detach on last close.
-    pub autoclear: Option<bool>,
-    /// `partscan`: partitions of the loop device are scanned.
-    pub partscan: Option<bool>,
 }
 
 /// `dm/` of a device-mapper device.
@@ -174,27 +155,6 @@ impl QueueEnv {
     }
 }
 
-impl LoopEnv {
-    /// Read a `loop/` directory; `None` if it does not exist (not a loop device, or detached).
-    pub fn read(dir: &Path) -> Option<Self> {
-        if !dir.is_dir() {
-            return None;
-        }
-        let backing = super::read_text(dir.join("backing_file"))
-            .and_then(|t| nonempty(t.trim_end_matches('\n')))
-            .map(|t| parse_backing_file(&t));
-        Some(LoopEnv {
-            backing_file: backing.as_ref().map(|(p, _)| path_string(p)),
-            backing_file_deleted: backing.as_ref().map(|(_, d)| *d),
-            dio: read_bool(dir.join("dio")),
-            offset: read_u64(dir.join("offset")),
-            sizelimit: read_u64(dir.join("sizelimit")),
-            autoclear: read_bool(dir.join("autoclear")),
-            partscan: read_bool(dir.join("partscan")),
-        })
-    }
-}
-
 impl BlockEnv {
     /// The device behind a device node or a symlink to one (`/dev/vda`, `/dev/mapper/x`,
     /// `/dev/loop3`); `None` if `dev_path` is not a block device or sysfs does not know it.
@@ -234,9 +194,9 @@ impl BlockEnv {
         }
         let disk = sb.whole_disk(name).ok().flatten();
         let disk_dir = class(disk.as_deref().unwrap_or(name));
-        let loop_device = LoopEnv::read(&dir.join("loop")).or_else(|| {
+        let loop_device = LoopAttrs::read_dir(&dir.join("loop")).or_else(|| {
             disk.as_ref()
-                .and_then(|_| LoopEnv::read(&disk_dir.join("loop")))
+                .and_then(|_| LoopAttrs::read_dir(&disk_dir.join("loop")))
         });
         let dm = dir.join("dm").is_dir().then(|| DmEnv {
             name: read_value(dir.join("dm/name")),
@@ -264,7 +224,6 @@ impl BlockEnv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
 
     #[test]
     fn scheduler_choice() {
@@ -285,24 +244,16 @@ mod tests {
         assert_eq!(a.as_deref(), Some("madvise"));
     }
 
-    use crate::testutil::{write, TempDir};
+    use iolab_sys::testutil::{write, FakeSys, TempDir};
 
     /// Fake sysfs: disk sda (with model, queue, iosched), partition sda2, dm-0 on sda2,
     /// an attached loop0 and a detached loop1.
     fn fake_sys(t: &TempDir) -> PathBuf {
-        let root = t.0.join("sys");
-        let devices = root.join("devices");
-        let class = root.join("class/block");
-        let devblock = root.join("dev/block");
-        std::fs::create_dir_all(&class).unwrap();
-        std::fs::create_dir_all(&devblock).unwrap();
+        let fake = FakeSys::new(t.0.join("sys"));
         let add = |rel: &str, name: &str, dev: &str, size: &str| {
-            let dir = devices.join(rel);
-            write(&dir.join("dev"), &format!("{dev}\n"));
+            let dir = fake.add(rel, name, dev);
             write(&dir.join("size"), &format!("{size}\n"));
             write(&dir.join("ro"), "0\n");
-            symlink(&dir, class.join(name)).unwrap();
-            symlink(&dir, devblock.join(dev)).unwrap();
             dir
         };
         let sda = add("sda", "sda", "8:0", "2048");
@@ -326,8 +277,7 @@ mod tests {
         write(&dm.join("dm/name"), "vg-lv\n");
         write(&dm.join("dm/uuid"), "LVM-abc\n");
         write(&dm.join("queue/scheduler"), "none\n");
-        std::fs::create_dir_all(dm.join("slaves")).unwrap();
-        symlink(&sda2, dm.join("slaves/sda2")).unwrap();
+        fake.stack(&dm, &sda2);
         let l0 = add("loop0", "loop0", "7:0", "131072");
         write(&l0.join("queue/scheduler"), "[none] mq-deadline\n");
         write(
@@ -338,7 +288,7 @@ mod tests {
         write(&l0.join("loop/offset"), "4096\n");
         write(&l0.join("loop/autoclear"), "garbage\n");
         add("loop1", "loop1", "7:1", "0");
-        root
+        fake.root
     }
 
     #[test]
@@ -390,7 +340,10 @@ mod tests {
         let sys = fake_sys(&t);
         let l = BlockEnv::probe_name_in(&sys, "loop0").unwrap();
         let info = l.loop_device.unwrap();
-        assert_eq!(info.backing_file.as_deref(), Some("/var/tmp/a b.img"));
+        assert_eq!(
+            info.backing_file.as_deref(),
+            Some(Path::new("/var/tmp/a b.img"))
+        );
         assert_eq!(info.backing_file_deleted, Some(true));
         assert_eq!(info.dio, Some(true));
         assert_eq!(info.offset, Some(4096));

@@ -7,9 +7,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::block::parse_choice;
-use super::mountinfo::{self, Mount};
 use super::read_value;
 use super::virt::Virtualization;
+use iolab_sys::meminfo;
+use iolab_sys::mountinfo::{self, Mount};
 
 /// The machine a run ran on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -210,28 +211,13 @@ pub fn parse_btime(text: &str) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// One value of `/proc/meminfo` in bytes (`kB` values × 1024), e.g. `MemTotal`.
-pub fn parse_meminfo_bytes(text: &str, key: &str) -> Option<u64> {
-    let line = text.lines().find(|l| {
-        l.strip_prefix(key)
-            .is_some_and(|rest| rest.starts_with(':'))
-    })?;
-    let mut it = line[key.len() + 1..].split_ascii_whitespace();
-    let n: u64 = it.next()?.parse().ok()?;
-    match it.next() {
-        None => Some(n),
-        Some("kB") => n.checked_mul(1024),
-        Some(_) => None,
-    }
-}
-
 /// The cgroup hierarchy in use, from the mount table: v2 if `/sys/fs/cgroup` itself is
 /// cgroup2; otherwise by which types are mounted anywhere.
 pub fn cgroup_version(mounts: &[Mount]) -> Option<CgroupVersion> {
     let top = mounts
         .iter()
         .rev()
-        .find(|m| m.mount_point == "/sys/fs/cgroup");
+        .find(|m| m.mount_point == Path::new("/sys/fs/cgroup"));
     if top.is_some_and(|m| m.fs_type == "cgroup2") {
         return Some(CgroupVersion::V2);
     }
@@ -314,7 +300,7 @@ impl HostEnv {
         let cpu = super::read_text("/proc/cpuinfo")
             .map(|t| parse_cpuinfo(&t))
             .unwrap_or_default();
-        let meminfo = super::read_text("/proc/meminfo").unwrap_or_default();
+        let mem = meminfo::read().ok();
         let online = |p: &str| {
             read_value(p)
                 .and_then(|t| parse_cpu_list(&t))
@@ -347,12 +333,12 @@ impl HostEnv {
             clocksource: read_value(
                 "/sys/devices/system/clocksource/clocksource0/current_clocksource",
             ),
-            mem_total_bytes: parse_meminfo_bytes(&meminfo, "MemTotal"),
-            swap_total_bytes: parse_meminfo_bytes(&meminfo, "SwapTotal"),
+            mem_total_bytes: mem.as_ref().map(|m| m.mem_total),
+            swap_total_bytes: mem.as_ref().map(|m| m.swap_total),
             transparent_hugepage: read_value("/sys/kernel/mm/transparent_hugepage/enabled")
                 .and_then(|t| parse_choice(&t).0),
             virtualization: Virtualization::probe(cpu.hypervisor_flag, kernel_release.as_deref()),
-            cgroup: cgroup_version(&mountinfo::read()),
+            cgroup: cgroup_version(&mountinfo::read().unwrap_or_default()),
             boot_time_unix: super::read_text("/proc/stat").and_then(|t| parse_btime(&t)),
             uptime_secs: super::read_text("/proc/uptime").and_then(|t| parse_uptime(&t)),
             sysctls: read_sysctls(Path::new("/proc/sys")),
@@ -364,7 +350,7 @@ impl HostEnv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environment::parse_mountinfo;
+    use iolab_sys::mountinfo::parse as parse_mountinfo;
 
     const CPUINFO: &str = include_str!("../../tests/fixtures/proc_cpuinfo.txt");
 
@@ -443,13 +429,6 @@ mod tests {
             Some(1_700_000_000)
         );
         assert_eq!(parse_btime("cpu 1\n"), None);
-        let mem = "MemTotal:       24684096 kB\nMemFree: 1 kB\nSwapTotal:             0 kB\n\
-                   HugePages_Total:       7\n";
-        assert_eq!(parse_meminfo_bytes(mem, "MemTotal"), Some(24684096 * 1024));
-        assert_eq!(parse_meminfo_bytes(mem, "SwapTotal"), Some(0));
-        assert_eq!(parse_meminfo_bytes(mem, "HugePages_Total"), Some(7));
-        assert_eq!(parse_meminfo_bytes(mem, "Mem"), None);
-        assert_eq!(parse_meminfo_bytes("MemTotal: x kB", "MemTotal"), None);
     }
 
     #[test]
@@ -458,19 +437,19 @@ mod tests {
             |id: u32, point: &str, ty: &str| format!("{id} 1 0:{id} / {point} rw - {ty} {ty} rw\n");
         let v2 = line(30, "/sys/fs/cgroup", "cgroup2");
         assert_eq!(
-            cgroup_version(&parse_mountinfo(&v2)),
+            cgroup_version(&parse_mountinfo(&v2).unwrap()),
             Some(CgroupVersion::V2)
         );
         let hybrid = line(31, "/sys/fs/cgroup", "tmpfs")
             + &line(32, "/sys/fs/cgroup/cpu", "cgroup")
             + &line(41, "/sys/fs/cgroup/unified", "cgroup2");
         assert_eq!(
-            cgroup_version(&parse_mountinfo(&hybrid)),
+            cgroup_version(&parse_mountinfo(&hybrid).unwrap()),
             Some(CgroupVersion::Hybrid)
         );
         let v1 = line(31, "/sys/fs/cgroup", "tmpfs") + &line(32, "/sys/fs/cgroup/cpu", "cgroup");
         assert_eq!(
-            cgroup_version(&parse_mountinfo(&v1)),
+            cgroup_version(&parse_mountinfo(&v1).unwrap()),
             Some(CgroupVersion::V1)
         );
         assert_eq!(cgroup_version(&[]), None);

@@ -16,7 +16,6 @@
 
 mod block;
 mod host;
-mod mountinfo;
 mod storage;
 mod virt;
 
@@ -25,12 +24,12 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use block::{parse_choice, BlockEnv, DmEnv, LoopEnv, QueueEnv};
+pub use block::{parse_choice, BlockEnv, DmEnv, QueueEnv};
 pub use host::{
-    cgroup_version, parse_btime, parse_cpu_list, parse_cpuinfo, parse_meminfo_bytes,
-    parse_os_release, parse_uptime, read_sysctls, CgroupVersion, CpuInfo, HostEnv, EXTRA_SYSCTLS,
+    cgroup_version, parse_btime, parse_cpu_list, parse_cpuinfo, parse_os_release, parse_uptime,
+    read_sysctls, CgroupVersion, CpuInfo, HostEnv, EXTRA_SYSCTLS,
 };
-pub use mountinfo::{find_mount, parse_mountinfo, parse_mountinfo_line, unescape, Mount};
+pub use iolab_sys::block::LoopAttrs;
 pub use storage::{FsStats, MountEnv, StorageEnv};
 pub use virt::{
     container_from_hints, cpuid_hypervisor_vendor, hypervisor_from_cpuid, hypervisor_from_dmi,
@@ -99,13 +98,9 @@ pub(crate) fn read_u64(path: impl AsRef<Path>) -> Option<u64> {
     read_value(path)?.parse().ok()
 }
 
-/// A file holding `0` or `1`.
+/// A file holding `0` or `1` (or `N`/`Y`).
 pub(crate) fn read_bool(path: impl AsRef<Path>) -> Option<bool> {
-    match read_value(path)?.as_str() {
-        "0" | "N" | "n" => Some(false),
-        "1" | "Y" | "y" => Some(true),
-        _ => None,
-    }
+    iolab_sys::block::parse_bool(&read_value(path)?)
 }
 
 /// `Some(s)` unless `s` is empty.

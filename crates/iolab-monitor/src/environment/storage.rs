@@ -9,9 +9,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::block::BlockEnv;
-use super::mountinfo::{self, find_mount, Mount};
+use iolab_sys::mountinfo::{self, find_mount, Mount};
+use iolab_sys::DevT;
+
 use super::path_string;
-use crate::diskstats::DevT;
 
 /// The filesystem and device holding a path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,8 +58,8 @@ impl From<&Mount> for MountEnv {
     fn from(m: &Mount) -> Self {
         MountEnv {
             mount_id: m.id,
-            mount_point: m.mount_point.clone(),
-            root: m.root.clone(),
+            mount_point: path_string(&m.mount_point),
+            root: path_string(&m.root),
             fs_type: m.fs_type.clone(),
             source: m.source.clone(),
             mount_options: m.mount_options.clone(),
@@ -116,7 +117,7 @@ impl StorageEnv {
     /// Probe the filesystem holding `path` (which should exist; a path that does not is
     /// looked up as written, and its mount found lexically).
     pub fn probe(path: &Path) -> Self {
-        Self::probe_with_mounts(path, &mountinfo::read())
+        Self::probe_with_mounts(path, &mountinfo::read().unwrap_or_default())
     }
 
     /// [`StorageEnv::probe`] with an already-read mount table.
@@ -284,7 +285,7 @@ mod tests {
         assert_eq!(b.size_bytes, Some(64 << 20));
         assert_eq!(b.disk, None);
         let l = b.loop_device.as_ref().expect("loop details");
-        assert_eq!(l.backing_file.as_deref(), Some(g.img.to_str().unwrap()));
+        assert_eq!(l.backing_file.as_deref(), Some(g.img.as_path()));
         assert_eq!(l.backing_file_deleted, Some(false));
         assert_eq!(l.offset, Some(0));
         assert_eq!(l.dio, Some(true), "{b:?}");

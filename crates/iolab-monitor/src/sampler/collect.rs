@@ -592,7 +592,7 @@ impl Collector {
                     dev: track
                         .last
                         .as_ref()
-                        .map_or(crate::diskstats::DevT::new(0, 0), |l| l.1.dev),
+                        .map_or(iolab_sys::DevT::new(0, 0), |l| l.1.dev),
                     name: track.name.clone(),
                     dt: window,
                     baseline: crate::diskstats::Baseline::Previous,

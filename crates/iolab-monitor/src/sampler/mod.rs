@@ -119,8 +119,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::diskstats::DevT;
-use crate::sysfs::{dev_of_path, SysBlock};
+use iolab_sys::DevT;
+use iolab_sys::SysBlock;
 
 use collect::Collector;
 use perfset::ProcessPerf;
@@ -348,7 +348,7 @@ pub fn devices_for(name: &str) -> Vec<String> {
 /// filesystem has no block device of its own: tmpfs, overlayfs, btrfs).
 pub fn devices_for_path(path: impl AsRef<Path>) -> Vec<String> {
     let sys = SysBlock::system();
-    match dev_of_path(path)
+    match DevT::of_file(path.as_ref())
         .ok()
         .and_then(|d| sys.name_of(d).ok().flatten())
     {

@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::diskstats::{self, DiskStat};
-use crate::meminfo;
 use crate::pressure::{self, Pressure, Resource};
 use crate::process;
 use crate::procstat::{self, CpuTimes};
 use crate::vmstat;
+use iolab_sys::meminfo;
 
 use super::perfset::{PerfValues, ProcessPerf};
 

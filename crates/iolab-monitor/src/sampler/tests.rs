@@ -7,7 +7,8 @@ use super::collect::{offset_ns, Collector};
 use super::source::{Snapshot, Texts};
 use super::*;
 use crate::diskstats::{self, DiskDelta};
-use crate::{meminfo, pressure, process, procstat, vmstat};
+use crate::{pressure, process, procstat, vmstat};
+use iolab_sys::meminfo;
 
 macro_rules! fx {
     ($i:literal, $f:literal) => {
@@ -554,25 +555,9 @@ fn offsets_are_signed() {
 
 #[test]
 fn devices_for_follows_the_stack() {
-    use crate::testutil::{write, TempDir};
-    use std::os::unix::fs::symlink;
+    use iolab_sys::testutil::{FakeSys, TempDir};
     let t = TempDir::new("sampler-devs");
-    let root = t.0.join("sys");
-    let devices = root.join("devices/virtual/block");
-    std::fs::create_dir_all(root.join("class/block")).unwrap();
-    std::fs::create_dir_all(root.join("dev/block")).unwrap();
-    let add = |rel: &str, name: &str, dev: &str| {
-        let dir = devices.join(rel);
-        write(&dir.join("dev"), &format!("{dev}\n"));
-        symlink(&dir, root.join("class/block").join(name)).unwrap();
-        symlink(&dir, root.join("dev/block").join(dev)).unwrap();
-    };
-    add("sda", "sda", "8:0");
-    add("sda/sda2", "sda2", "8:2");
-    write(&devices.join("sda/sda2/partition"), "2\n");
-    add("dm-0", "dm-0", "253:0");
-    std::fs::create_dir_all(devices.join("dm-0/slaves")).unwrap();
-    symlink(devices.join("sda/sda2"), devices.join("dm-0/slaves/sda2")).unwrap();
+    let root = FakeSys::disk_partition_dm(t.0.join("sys")).root;
     let sys = SysBlock::new(&root);
     assert_eq!(devices_for_in(&sys, "dm-0"), ["dm-0", "sda2", "sda"]);
     assert_eq!(devices_for_in(&sys, "sda"), ["sda"]);

@@ -18,6 +18,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use iolab_workload::suggest;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -82,8 +83,8 @@ impl FromStr for FsKind {
             .find(|k| k.name() == s)
             .ok_or_else(|| {
                 let names: Vec<&str> = FsKind::ALL.iter().map(|k| k.name()).collect();
-                match util::closest(s, names.iter().copied()) {
-                    Some(c) => format!("unknown filesystem {s:?}; did you mean {c:?}?"),
+                match suggest::did_you_mean(s, names.iter().copied()) {
+                    Some(hint) => format!("unknown filesystem {s:?}; {hint}"),
                     None => format!("unknown filesystem {s:?}; known: {}", names.join(", ")),
                 }
             })
@@ -248,7 +249,7 @@ mod tests {
             assert_eq!(k.name().parse::<FsKind>(), Ok(k));
         }
         let e = "ext5".parse::<FsKind>().unwrap_err();
-        assert!(e.contains("did you mean \"ext4\""), "{e}");
+        assert!(e.contains("did you mean `ext4`"), "{e}");
         let e = "zfs-on-something".parse::<FsKind>().unwrap_err();
         assert!(e.contains("known: ext4, xfs, btrfs, f2fs, tmpfs"), "{e}");
     }

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
-use iolab_sut::procfs::mountinfo;
 use iolab_sut::{Sut, SutOptions, SutSpec};
+use iolab_sys::mountinfo;
+
 pub use iolab_testkit::require_root;
 
 /// Tests in one binary run on threads; those touching global tunables take this lock.
@@ -54,7 +55,7 @@ impl Scratch {
     }
 
     /// Mounts below the scratch directory.
-    pub fn mounts(&self) -> Vec<mountinfo::MountEntry> {
+    pub fn mounts(&self) -> Vec<mountinfo::Mount> {
         mountinfo::read()
             .unwrap()
             .into_iter()
@@ -64,7 +65,9 @@ impl Scratch {
 
     /// Loop devices whose backing file is below the scratch directory.
     pub fn loops(&self) -> Vec<(String, PathBuf)> {
-        iolab_sut::blockdev::attached_loops()
+        iolab_sys::SysBlock::system()
+            .attached_loops()
+            .unwrap()
             .into_iter()
             .filter(|(_, p, _)| p.starts_with(&self.dir))
             .map(|(n, p, _)| (n, p))

@@ -86,7 +86,7 @@ fn plan_facts(plan: &ExperimentPlan, c: &ConfigPlan) -> Result<PlanFacts, CliErr
         sync_requested: Some(intent.sync_requested),
         sync_scope: intent.sync_scope,
         dataset_bytes: intent.dataset_bytes,
-        mem_total_bytes: iolab_monitor::meminfo::read().ok().map(|m| m.mem_total),
+        mem_total_bytes: iolab_sys::meminfo::read().ok().map(|m| m.mem_total),
         cgroup_cache_limit_bytes: intent.cache_limit,
         duration_ns: duration.map(|d| d.as_nanos() as u64),
         interval_ns: Some(1_000_000_000),

@@ -132,6 +132,9 @@ fn reject_workload_options(args: &RunArgs) -> Result<(), CliError> {
     if args.size_scale.is_some() {
         given.push("--size-scale (set workload.size_scale)");
     }
+    if args.engine.is_some() || args.iodepth.is_some() {
+        given.push("--engine/--iodepth (set workload.engine, workload.iodepth)");
+    }
     if args.no_db {
         given.push("--no-db (experiments are always stored)");
     }

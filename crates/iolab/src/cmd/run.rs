@@ -96,6 +96,8 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         pick_random: args.pick == PickArg::Random,
         populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         cancel: Some(Arc::clone(&cancel)),
+        engine: args.engine,
+        iodepth: args.iodepth,
         run_system: !args.no_system,
     };
     let run_dir = args.dir.clone().unwrap_or_else(|| ".".into());
@@ -121,6 +123,8 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
                 "size_scale": args.size_scale,
                 "pick": format!("{:?}", args.pick).to_lowercase(),
                 "dir": args.dir,
+                "engine": args.engine,
+                "iodepth": args.iodepth,
             },
             "repetitions": { "min": 1, "max": 1, "metric": "ops_per_s" },
         }),
@@ -152,7 +156,14 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let mut rec = new_record();
     rec.run.elapsed_ns = result.elapsed_ns;
     iolab_experiment::record::add_workload(&mut rec, &result);
-    let intent = iolab_experiment::monitor::wml_intent(&workload, Intent::default());
+    let no_io = args.engine.unwrap_or_default().caps().no_io;
+    let intent = iolab_experiment::monitor::wml_intent(
+        &workload,
+        Intent {
+            no_io,
+            ..Intent::default()
+        },
+    );
     let findings = watch::finish(&mut obs.watch, &mut rec, &intent, &run_dir);
     let stored = if args.no_db {
         None
@@ -205,8 +216,8 @@ fn check_sets(parsed: &Parsed, sets: &[(String, String)]) -> Result<(), CliError
         if known.contains(name) {
             continue;
         }
-        let hint = match iolab_wml::suggest::closest(name, known.iter().map(String::as_str)) {
-            Some(c) => format!("did you mean `--set {c}={value}`?"),
+        let hint = match iolab_workload::suggest::closest(name, known.iter().map(String::as_str)) {
+            Some(c) => iolab_workload::suggest::suggestion(&format!("--set {c}={value}")),
             None if known.is_empty() => format!("{} has no variables", parsed.file),
             None => {
                 let all: Vec<String> = known.iter().map(|k| format!("${k}")).collect();

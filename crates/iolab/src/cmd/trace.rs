@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
-use iolab_monitor::blocktrace::{BlockTracer, TraceDevice, TraceError, TraceOptions};
+use iolab_blocktrace::{BlockTracer, TraceDevice, TraceError, TraceOptions};
 
 use crate::error::CliError;
 use crate::fmt::thousands;

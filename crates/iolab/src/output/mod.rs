@@ -84,7 +84,7 @@ impl Host {
             hostname: read("/proc/sys/kernel/hostname"),
             kernel: read("/proc/sys/kernel/osrelease"),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            mem_total_bytes: iolab_monitor::meminfo::read().ok().map(|m| m.mem_total),
+            mem_total_bytes: iolab_sys::meminfo::read().ok().map(|m| m.mem_total),
         }
     }
 }

@@ -251,25 +251,13 @@ impl Scratch {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct Mount {
-    pub source: String,
-    pub super_options: String,
-}
+pub use iolab_sys::mountinfo::Mount;
 
 /// Mounts whose mount point is under `root`, from /proc/self/mountinfo.
 pub fn mounts_under(root: &Path) -> Vec<Mount> {
-    let root = root.to_str().unwrap();
-    std::fs::read_to_string("/proc/self/mountinfo")
+    iolab_sys::mountinfo::read()
         .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            let sep = f.iter().position(|x| *x == "-")?;
-            f[4].replace("\\040", " ").starts_with(root).then(|| Mount {
-                source: f[sep + 2].to_string(),
-                super_options: f[sep + 3].to_string(),
-            })
-        })
+        .into_iter()
+        .filter(|m| m.mount_point.starts_with(root))
         .collect()
 }

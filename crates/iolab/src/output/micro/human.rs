@@ -5,7 +5,8 @@ use std::io::{self, Write};
 use iolab_workload::format_bytes;
 
 use super::super::{MicroFormatter, MicroReport};
-use crate::fmt::{ns, thousands};
+use crate::fmt::thousands;
+use iolab_workload::format_ns;
 
 pub struct Human;
 
@@ -62,12 +63,12 @@ impl MicroFormatter for Human {
         writeln!(
             out,
             "  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-            ns(l.mean_ns),
-            ns(l.p50_ns as f64),
-            ns(l.p90_ns as f64),
-            ns(l.p99_ns as f64),
-            ns(l.p999_ns as f64),
-            ns(l.max_ns as f64)
+            format_ns(l.mean_ns),
+            format_ns(l.p50_ns as f64),
+            format_ns(l.p90_ns as f64),
+            format_ns(l.p99_ns as f64),
+            format_ns(l.p999_ns as f64),
+            format_ns(l.max_ns as f64)
         )?;
         if let Some(how) = p.record_sync() {
             let s = r.sync_latency.summary();
@@ -76,10 +77,10 @@ impl MicroFormatter for Human {
                     out,
                     "  {:<11} mean {}  p50 {}  p99 {}  max {} (included above)",
                     how.name(),
-                    ns(s.mean_ns),
-                    ns(s.p50_ns as f64),
-                    ns(s.p99_ns as f64),
-                    ns(s.max_ns as f64)
+                    format_ns(s.mean_ns),
+                    format_ns(s.p50_ns as f64),
+                    format_ns(s.p99_ns as f64),
+                    format_ns(s.max_ns as f64)
                 )?;
             }
         }
@@ -88,7 +89,7 @@ impl MicroFormatter for Human {
                 iolab_workload::micro::FinalSync::Fsync => "final fsync",
                 iolab_workload::micro::FinalSync::MsyncSync => "final msync",
             };
-            writeln!(out, "  {name:<11} {}", ns(r.final_sync_ns as f64))?;
+            writeln!(out, "  {name:<11} {}", format_ns(r.final_sync_ns as f64))?;
         }
         writeln!(
             out,

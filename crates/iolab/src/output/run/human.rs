@@ -4,7 +4,8 @@
 use std::io::{self, Write};
 
 use super::{secs, RunFormatter, RunReport};
-use crate::fmt::{ns, thousands};
+use crate::fmt::thousands;
+use iolab_workload::format_ns;
 
 pub struct Human;
 
@@ -12,14 +13,19 @@ impl RunFormatter for Human {
     fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let t = secs(r);
+        let depth = r
+            .iodepth
+            .map(|d| format!(", iodepth {d}"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "iolab run {}: {} thread{}, {:.2} s, seed {}",
+            "iolab run {}: {} thread{}, {:.2} s, seed {}, {} engine{depth}",
             report.source,
             r.threads,
             if r.threads == 1 { "" } else { "s" },
             t,
-            report.seed
+            report.seed,
+            r.engine,
         )?;
         let width = r
             .flowops
@@ -35,7 +41,13 @@ impl RunFormatter for Human {
         )?;
         for f in &r.flowops {
             let l = f.latency.summary();
-            let cell = |v: f64| if f.ops > 0 { ns(v) } else { "-".to_string() };
+            let cell = |v: f64| {
+                if f.ops > 0 {
+                    format_ns(v)
+                } else {
+                    "-".to_string()
+                }
+            };
             writeln!(
                 out,
                 "  {:<width$} {:>10} {:>10.1} {:>8.1} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -59,7 +71,7 @@ impl RunFormatter for Human {
             rd as f64 / t,
             wr as f64 / t,
             bytes as f64 / 1048576.0 / t,
-            ns(if ops > 0 { lat / ops as f64 } else { 0.0 })
+            format_ns(if ops > 0 { lat / ops as f64 } else { 0.0 })
         )?;
         writeln!(
             out,
@@ -72,6 +84,16 @@ impl RunFormatter for Human {
                 0.0
             }
         )?;
+        if let Some(c) = r.own_cost() {
+            writeln!(
+                out,
+                "  iolab cost  {:.0} flowops/s, {} of CPU per flowop (the {} engine does no I/O: \
+                 this is iolab's own cost)",
+                c.flowops_per_s,
+                format_ns(c.cpu_ns_per_flowop),
+                r.engine
+            )?;
+        }
         if let Some((a, b)) = report.system_cpu {
             let s = b.percent_since(&a);
             writeln!(

@@ -46,6 +46,13 @@ impl RunFormatter for Json {
             "result": {
                 "elapsed_ns": r.elapsed_ns,
                 "threads": r.threads,
+                "engine": { "name": r.engine, "iodepth": r.iodepth, "caps": r.engine.caps() },
+                // Only for an engine without I/O: then the run measured iolab itself.
+                "iolab_cost": r.own_cost().map(|c| json!({
+                    "flowops": c.flowops,
+                    "flowops_per_s": c.flowops_per_s,
+                    "cpu_ns_per_flowop": c.cpu_ns_per_flowop,
+                })),
                 "finished_threads": r.finished_threads,
                 "io_summary": {
                     "ops": ops,

@@ -16,9 +16,15 @@ type Format = fn(f64) -> String;
 const COLUMNS: &[(&str, &str, Format)] = &[
     ("ops_per_s", "ops/s", |v| format!("{v:.1}")),
     ("mib_per_s", "MiB/s", |v| format!("{v:.2}")),
-    ("lat_mean_ns", "mean latency", |v| crate::fmt::ns(v)),
-    ("lat_p50_ns", "p50 latency", |v| crate::fmt::ns(v)),
-    ("lat_p99_ns", "p99 latency", |v| crate::fmt::ns(v)),
+    ("lat_mean_ns", "mean latency", |v| {
+        iolab_workload::format_ns(v)
+    }),
+    ("lat_p50_ns", "p50 latency", |v| {
+        iolab_workload::format_ns(v)
+    }),
+    ("lat_p99_ns", "p99 latency", |v| {
+        iolab_workload::format_ns(v)
+    }),
 ];
 
 /// Failed runs whose errors are printed.

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
-use iolab_monitor::blocktrace::BlockTrace;
+use iolab_blocktrace::BlockTrace;
 use serde::Serialize;
 
 use super::json::{Document, Kind};

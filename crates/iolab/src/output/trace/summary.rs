@@ -4,12 +4,13 @@
 use std::io::{self, Write};
 use std::process::ExitStatus;
 
-use iolab_monitor::blocktrace::{BlockTrace, DirStats, LatencySummary, OpStats};
+use iolab_blocktrace::{BlockTrace, DirStats, LatencySummary, OpStats};
 use iolab_workload::format_bytes;
 
 use super::{describe_status, TraceReport};
-use crate::fmt::{ns, thousands};
+use crate::fmt::thousands;
 use crate::output::Formatter;
+use iolab_workload::format_ns;
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / 1048576.0
@@ -23,9 +24,9 @@ fn lat_cols(l: &Option<LatencySummary>) -> String {
     match l {
         Some(l) => format!(
             "{:>10} {:>10} {:>10}",
-            ns(l.p50_ns as f64),
-            ns(l.p99_ns as f64),
-            ns(l.max_ns as f64)
+            format_ns(l.p50_ns as f64),
+            format_ns(l.p99_ns as f64),
+            format_ns(l.max_ns as f64)
         ),
         None => String::new(),
     }
@@ -139,11 +140,11 @@ fn write_summary(
         writeln!(
             out,
             "  latency      issue→complete, reads+writes: mean {}  p50 {}  p90 {}  p99 {}  max {}",
-            ns(l.mean_ns),
-            ns(l.p50_ns as f64),
-            ns(l.p90_ns as f64),
-            ns(l.p99_ns as f64),
-            ns(l.max_ns as f64)
+            format_ns(l.mean_ns),
+            format_ns(l.p50_ns as f64),
+            format_ns(l.p90_ns as f64),
+            format_ns(l.p99_ns as f64),
+            format_ns(l.max_ns as f64)
         )?;
     }
     if let Some(q) = &t.queue_time {
@@ -151,9 +152,9 @@ fn write_summary(
             out,
             "  queue time   insert→issue, {} requests: p50 {}  p99 {}  max {}",
             thousands(q.count),
-            ns(q.p50_ns as f64),
-            ns(q.p99_ns as f64),
-            ns(q.max_ns as f64)
+            format_ns(q.p50_ns as f64),
+            format_ns(q.p99_ns as f64),
+            format_ns(q.max_ns as f64)
         )?;
     }
     let busiest = t
@@ -181,7 +182,7 @@ fn write_summary(
     }
     if t.intervals.len() > 1 {
         let secs = t.interval_ns as f64 / 1e9;
-        let peak = |f: fn(&iolab_monitor::blocktrace::IntervalStats) -> u64| {
+        let peak = |f: fn(&iolab_blocktrace::IntervalStats) -> u64| {
             t.intervals.iter().map(f).max().unwrap_or(0) as f64 / secs / 1048576.0
         };
         writeln!(
@@ -190,7 +191,7 @@ fn write_summary(
             peak(|i| i.read_bytes),
             peak(|i| i.write_bytes),
             t.intervals.len(),
-            ns(t.interval_ns as f64)
+            format_ns(t.interval_ns as f64)
         )?;
     }
     let lost = if t.lost.total > 0 {
@@ -230,8 +231,8 @@ fn write_summary(
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use iolab_monitor::blocktrace::{Summarizer, TraceDevice};
-    use iolab_monitor::diskstats::DevT;
+    use iolab_blocktrace::{Summarizer, TraceDevice};
+    use iolab_sys::DevT;
 
     pub fn sample() -> BlockTrace {
         let mut s = Summarizer::new(

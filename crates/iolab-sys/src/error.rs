@@ -48,12 +48,8 @@ pub enum ParseErrorKind {
 }
 
 impl ParseError {
-    pub(crate) fn new(
-        file: &'static str,
-        line: Option<usize>,
-        kind: ParseErrorKind,
-        text: &str,
-    ) -> Self {
+    /// An error in `file` (at 1-based `line`, or about the whole file), quoting `text`.
+    pub fn new(file: &'static str, line: Option<usize>, kind: ParseErrorKind, text: &str) -> Self {
         let text: String = if text.chars().count() > 120 {
             text.chars().take(117).chain("...".chars()).collect()
         } else {
@@ -68,12 +64,12 @@ impl ParseError {
     }
 
     /// Error for line `idx` (0-based index as from `lines().enumerate()`).
-    pub(crate) fn at(file: &'static str, idx: usize, kind: ParseErrorKind, text: &str) -> Self {
+    pub fn at(file: &'static str, idx: usize, kind: ParseErrorKind, text: &str) -> Self {
         Self::new(file, Some(idx + 1), kind, text)
     }
 
     /// Error about the file as a whole.
-    pub(crate) fn whole(file: &'static str, kind: ParseErrorKind) -> Self {
+    pub fn whole(file: &'static str, kind: ParseErrorKind) -> Self {
         Self::new(file, None, kind, "")
     }
 
@@ -103,7 +99,8 @@ impl std::error::Error for ParseError {
     }
 }
 
-/// Error of a `read()` convenience function: the file could not be read, or not parsed.
+/// Error of a `read()` convenience function or a sysfs lookup: the file could not be read
+/// (or stat'ed), or not parsed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Opening or reading the file failed.
@@ -115,19 +112,54 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// `stat(2)` of a path failed.
+    #[error("cannot stat {}: {source}", path.display())]
+    Stat {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// A device number was asked of a path that is not a block device node.
+    #[error("{} is not a block device", path.display())]
+    NotBlockDevice {
+        /// The path.
+        path: PathBuf,
+    },
     /// The text did not parse.
     #[error(transparent)]
     Parse(#[from] ParseError),
 }
 
+impl Error {
+    /// The OS error behind a failed read or stat, if that is what this is.
+    pub fn io_error(&self) -> Option<&io::Error> {
+        match self {
+            Error::Read { source, .. } | Error::Stat { source, .. } => Some(source),
+            Error::NotBlockDevice { .. } | Error::Parse(_) => None,
+        }
+    }
+
+    /// The file or path the error is about.
+    pub fn path(&self) -> std::path::PathBuf {
+        match self {
+            Error::Read { path, .. }
+            | Error::Stat { path, .. }
+            | Error::NotBlockDevice { path } => path.clone(),
+            Error::Parse(e) => PathBuf::from(e.file.as_ref()),
+        }
+    }
+}
+
 /// Read a whole (small) /proc or /sys file as text.
-pub(crate) fn read_to_string(path: impl Into<PathBuf>) -> Result<String, Error> {
+pub fn read_to_string(path: impl Into<PathBuf>) -> Result<String, Error> {
     let path = path.into();
     std::fs::read_to_string(&path).map_err(|source| Error::Read { path, source })
 }
 
 /// Parse one decimal unsigned field, naming it in the error.
-pub(crate) fn parse_u64(
+pub fn parse_u64(
     file: &'static str,
     idx: usize,
     line: &str,

@@ -23,8 +23,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::rwbs::{Op, Rwbs};
-use crate::diskstats::DevT;
+use crate::rwbs::{Op, Rwbs};
+use iolab_sys::DevT;
 
 /// The block-layer action an event records, with blkparse's letter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -96,7 +96,6 @@ pub struct Event {
     /// What happened.
     pub action: Action,
     /// Device (for request events the whole disk; sectors are then absolute on the disk).
-    #[serde(with = "super::devt_text")]
     pub dev: DevT,
     /// The `rwbs` text as the kernel wrote it.
     pub rwbs: String,
@@ -336,7 +335,7 @@ fn parse_payload(action: Action, s: &str) -> Option<Payload<'_>> {
 ///
 /// (`MAJ,MIN CPU SEQ SECONDS.NANOS PID ACTION RWBS SECTOR + NR [COMM]`; completions end in
 /// `[ERROR]`, requeues in `[0]`). The time is relative to `base_ns` (e.g.
-/// [`BlockTrace::start_ns`](super::BlockTrace::start_ns)). Flush requests, which have no
+/// [`BlockTrace::start_ns`](crate::BlockTrace::start_ns)). Flush requests, which have no
 /// sectors, print no `SECTOR + NR`.
 pub fn format_blkparse(ev: &Event, base_ns: u64) -> String {
     let rel = ev.time_ns.saturating_sub(base_ns);

@@ -1,4 +1,6 @@
-//! Block-layer tracing through tracefs events — blktrace without debugfs.
+//! iolab-blocktrace: block-layer tracing through tracefs events — blktrace without debugfs.
+//! Runs use it (`--trace-blocks`) and so does `iolab trace`, which needs none of the
+//! samplers.
 //!
 //! blktrace needs debugfs, which kernel lockdown closes; the block layer's trace events
 //! (`events/block/block_rq_issue`, `block_rq_complete`, ...) in tracefs record the same
@@ -28,7 +30,7 @@
 //!   `u64::MAX` (`(sector_t)-1`), so they are matched in order rather than by sector.
 //! - The text format prints microseconds, whatever the clock.
 //!
-//! Like the rest of the crate, nothing here prints.
+//! This crate never prints.
 
 pub mod device;
 pub mod error;
@@ -48,20 +50,3 @@ pub use summary::{
 };
 pub use tracefs::{tracefs_root, INSTANCE_PREFIX, TRACEFS_PATHS};
 pub use tracer::{monotonic_ns, BlockTracer, TraceOptions, TRACE_CLOCK};
-
-/// `DevT` as `"major:minor"` in JSON.
-pub(crate) mod devt_text {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::diskstats::DevT;
-
-    pub fn serialize<S: Serializer>(d: &DevT, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(d)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DevT, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse()
-            .map_err(|()| serde::de::Error::custom(format!("{s:?} is not major:minor")))
-    }
-}

@@ -5,13 +5,15 @@
 //! (1)(2)(3)   (4)   (5)      (6)      (7)   (8) (9)   (10)         (11)
 //! ```
 //! (7) is zero or more optional fields ended by the `-` separator (8). Paths escape space,
-//! tab, newline and backslash as `\040`, `\011`, `\012`, `\134`. The list is in mount order:
-//! of several mounts on the same point, the last one is on top.
+//! tab, newline and backslash as `\040`, `\011`, `\012`, `\134`. `major:minor` (3) is the
+//! superblock's device; btrfs reports an anonymous `0:N` there, so the source (10) is the
+//! only link to its block device. The list is in mount order: of several mounts on the same
+//! point, the last one is on top.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::diskstats::DevT;
-use crate::error::{ParseError, ParseErrorKind};
+use crate::dev::DevT;
+use crate::error::{read_to_string, Error, ParseError, ParseErrorKind};
 
 /// The file parsed here.
 pub const PATH: &str = "/proc/self/mountinfo";
@@ -26,22 +28,41 @@ pub struct Mount {
     /// `st_dev` of files on this mount (3).
     pub dev: DevT,
     /// Root of the mount within its filesystem (4).
-    pub root: String,
+    pub root: PathBuf,
     /// Mount point (5).
-    pub mount_point: String,
+    pub mount_point: PathBuf,
     /// Per-mount options (6), e.g. `rw,relatime`.
     pub mount_options: String,
     /// Optional fields (7), e.g. `shared:1`.
     pub optional: Vec<String>,
     /// Filesystem type (9), e.g. `ext4`.
     pub fs_type: String,
-    /// Source (10), e.g. `/dev/vda`, `tmpfs`.
+    /// Source (10), e.g. `/dev/vda`, `tmpfs`, `iolab-…`.
     pub source: String,
-    /// Per-superblock options (11), e.g. `rw,discard`.
+    /// Per-superblock options (11), e.g. `rw,discard`; empty if the kernel wrote none.
     pub super_options: String,
 }
 
+impl Mount {
+    /// All options, per-mount first then per-superblock, without duplicates (what
+    /// /proc/mounts shows as one field).
+    pub fn options(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        for o in self
+            .mount_options
+            .split(',')
+            .chain(self.super_options.split(','))
+        {
+            if !o.is_empty() && !v.contains(&o) {
+                v.push(o);
+            }
+        }
+        v
+    }
+}
+
 /// Undo mountinfo's octal escapes (`\040` → space). Other backslashes stay as they are.
+/// /proc/swaps escapes its names the same way.
 pub fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
@@ -67,7 +88,7 @@ fn malformed(idx: usize, what: &'static str, line: &str) -> ParseError {
 }
 
 /// Parse one mountinfo line; `idx` is its 0-based index (for the error).
-pub fn parse_mountinfo_line(idx: usize, line: &str) -> Result<Mount, ParseError> {
+pub fn parse_line(idx: usize, line: &str) -> Result<Mount, ParseError> {
     let fields: Vec<&str> = line.split_ascii_whitespace().collect();
     // The separator comes after the six fixed fields (which, escaped, never are `-`).
     let sep = fields
@@ -102,13 +123,13 @@ pub fn parse_mountinfo_line(idx: usize, line: &str) -> Result<Mount, ParseError>
     };
     let dev = fields[2]
         .parse::<DevT>()
-        .map_err(|()| malformed(idx, "expected major:minor", line))?;
+        .map_err(|_| malformed(idx, "expected major:minor", line))?;
     Ok(Mount {
         id: num("mount id", fields[0])?,
         parent: num("parent id", fields[1])?,
         dev,
-        root: unescape(fields[3]),
-        mount_point: unescape(fields[4]),
+        root: unescape(fields[3]).into(),
+        mount_point: unescape(fields[4]).into(),
         mount_options: fields[5].to_owned(),
         optional: fields[6..sep].iter().map(|s| (*s).to_owned()).collect(),
         fs_type: unescape(fields[sep + 1]),
@@ -117,13 +138,18 @@ pub fn parse_mountinfo_line(idx: usize, line: &str) -> Result<Mount, ParseError>
     })
 }
 
-/// Parse the whole file, leaving out lines that do not parse (a probe takes what it can).
-pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
+/// Parse the whole file (blank lines are skipped).
+pub fn parse(text: &str) -> Result<Vec<Mount>, ParseError> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .filter_map(|(i, l)| parse_mountinfo_line(i, l).ok())
+        .map(|(i, l)| parse_line(i, l))
         .collect()
+}
+
+/// Read and parse `/proc/self/mountinfo`.
+pub fn read() -> Result<Vec<Mount>, Error> {
+    Ok(parse(&read_to_string(PATH)?)?)
 }
 
 /// The mount that holds `path` (absolute, canonical): the one with the longest mount point
@@ -136,8 +162,7 @@ pub fn find_mount<'a>(mounts: &'a [Mount], path: &Path) -> Option<&'a Mount> {
             continue;
         }
         let longer = best.is_none_or(|b| {
-            Path::new(&m.mount_point).components().count()
-                >= Path::new(&b.mount_point).components().count()
+            m.mount_point.components().count() >= b.mount_point.components().count()
         });
         if longer {
             best = Some(m);
@@ -146,11 +171,9 @@ pub fn find_mount<'a>(mounts: &'a [Mount], path: &Path) -> Option<&'a Mount> {
     best
 }
 
-/// Read and parse `/proc/self/mountinfo`; empty if unreadable.
-pub(crate) fn read() -> Vec<Mount> {
-    super::read_text(PATH)
-        .map(|t| parse_mountinfo(&t))
-        .unwrap_or_default()
+/// The topmost mount on exactly `point`, if any.
+pub fn top_mount_at<'a>(mounts: &'a [Mount], point: &Path) -> Option<&'a Mount> {
+    mounts.iter().rev().find(|m| m.mount_point == point)
 }
 
 #[cfg(test)]
@@ -158,7 +181,8 @@ mod tests {
     use super::*;
 
     /// Captured on the development VM (`/dev/shm` is mounted twice; cgroups are hybrid),
-    /// plus hand-made lines: an escaped mount point, optional fields, a stacked mount.
+    /// plus hand-made lines: an escaped mount point, optional fields, a stacked mount, an
+    /// iolab loop mount with a tmpfs over it.
     const SAMPLE: &str = "\
 22 27 0:21 / /proc rw,relatime - proc proc rw
 23 27 0:22 / /sys rw,relatime - sysfs sysfs rw
@@ -171,15 +195,17 @@ mod tests {
 41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
 50 27 7:3 /sub /mnt/with\\040space rw,noatime shared:5 master:1 - ext4 /dev/loop3 rw,data=journal
 51 27 0:55 / /mnt/with rw - xfs /dev/mapper/vg-lv\\040x rw,attr2
+60 27 7:4 / /var/lib/iolab/mnt/iolab-1-0-abc rw,relatime - ext4 /dev/loop4 rw,data=journal
+61 60 0:56 / /var/lib/iolab/mnt/iolab-1-0-abc rw,relatime - tmpfs other rw
 ";
 
     #[test]
     fn parses_fields() {
-        let m = parse_mountinfo(SAMPLE);
-        assert_eq!(m.len(), 11);
+        let m = parse(SAMPLE).unwrap();
+        assert_eq!(m.len(), 13);
         let root = &m[4];
         assert_eq!(root.dev, DevT::new(254, 0));
-        assert_eq!(root.mount_point, "/");
+        assert_eq!(root.mount_point, Path::new("/"));
         assert_eq!(root.fs_type, "ext4");
         assert_eq!(root.source, "/dev/vda");
         assert_eq!(root.mount_options, "rw,relatime");
@@ -189,16 +215,17 @@ mod tests {
         );
         assert!(root.optional.is_empty());
         let esc = &m[9];
-        assert_eq!(esc.mount_point, "/mnt/with space");
-        assert_eq!(esc.root, "/sub");
+        assert_eq!(esc.mount_point, Path::new("/mnt/with space"));
+        assert_eq!(esc.root, Path::new("/sub"));
         assert_eq!(esc.optional, vec!["shared:5", "master:1"]);
         assert_eq!(esc.super_options, "rw,data=journal");
+        assert_eq!(esc.options(), vec!["rw", "noatime", "data=journal"]);
         assert_eq!(m[10].source, "/dev/mapper/vg-lv x");
     }
 
     #[test]
     fn finds_longest_prefix_by_component() {
-        let m = parse_mountinfo(SAMPLE);
+        let m = parse(SAMPLE).unwrap();
         let at = |p: &str| find_mount(&m, Path::new(p)).map(|m| m.id);
         assert_eq!(at("/"), Some(27));
         assert_eq!(at("/home/user/x"), Some(27));
@@ -215,6 +242,19 @@ mod tests {
     }
 
     #[test]
+    fn topmost_mount_on_a_point_is_the_last_listed() {
+        let m = parse(SAMPLE).unwrap();
+        let top = top_mount_at(&m, Path::new("/var/lib/iolab/mnt/iolab-1-0-abc"));
+        assert_eq!(top.unwrap().source, "other");
+        assert_eq!(top_mount_at(&m, Path::new("/dev/shm")).unwrap().id, 30);
+        assert!(top_mount_at(&m, Path::new("/nowhere")).is_none());
+        assert!(
+            top_mount_at(&m, Path::new("/dev/shm/a")).is_none(),
+            "exact point only"
+        );
+    }
+
+    #[test]
     fn unescapes_octal() {
         assert_eq!(unescape("a\\040b\\134c\\011\\012"), "a b\\c\t\n");
         assert_eq!(unescape("trailing\\04"), "trailing\\04");
@@ -224,20 +264,29 @@ mod tests {
     }
 
     #[test]
-    fn skips_malformed_lines() {
-        let text = "1 2 3\n1 2 x:y / / rw - ext4 /dev/a rw\n\n1 1 8:1 / / rw - ext4 /dev/sda1\n";
-        let m = parse_mountinfo(text);
-        assert_eq!(m.len(), 1);
-        assert_eq!(m[0].super_options, "");
-        let e = parse_mountinfo_line(0, "1 2 x:y / / rw - ext4 /dev/a rw").unwrap_err();
+    fn malformed_lines_are_located_errors() {
+        let e = parse("22 27 0:21 / /proc rw - proc proc rw\n1 2 3\n").unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(matches!(e.kind, ParseErrorKind::Malformed(_)), "{e}");
+        let e = parse_line(0, "1 2 x:y / / rw - ext4 /dev/a rw").unwrap_err();
         assert_eq!(e.line, Some(1));
-        assert!(parse_mountinfo_line(0, "1 2 8:1 / / rw - ext4").is_err());
-        assert!(parse_mountinfo_line(0, "a 2 8:1 / / rw - ext4 s o").is_err());
+        assert!(e.to_string().contains("expected major:minor"), "{e}");
+        assert!(matches!(
+            parse_line(0, "1 2 8:1 / / rw - ext4").unwrap_err().kind,
+            ParseErrorKind::FieldCount { .. }
+        ));
+        assert!(matches!(
+            parse_line(0, "a 2 8:1 / / rw - ext4 s o").unwrap_err().kind,
+            ParseErrorKind::BadNumber { .. }
+        ));
+        // No super options: allowed, empty.
+        let m = parse("\n1 1 8:1 / / rw - ext4 /dev/sda1\n").unwrap();
+        assert_eq!(m[0].super_options, "");
     }
 
     #[test]
     fn reads_this_machine() {
-        let m = read();
+        let m = read().unwrap();
         assert!(find_mount(&m, Path::new("/")).is_some());
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use iolab_monitor::blocktrace::{
+use iolab_blocktrace::{
     tracefs_root, BlockTracer, Pow2Histogram, TraceDevice, TraceError, TraceOptions,
     INSTANCE_PREFIX,
 };

@@ -1,7 +1,9 @@
-//! "Did you mean …?" hints by edit distance.
+//! "Did you mean …?" hints: the one edit distance, the one threshold and the one wording for
+//! every name a user can mistype (WML commands and flowops, experiment keys and levels, `--set`
+//! variables, filesystems, kernel tunables).
 
 /// Optimal-string-alignment distance: Levenshtein plus adjacent transpositions, so that
-/// `opnefile` is one edit from `openfile`.
+/// `opnefile` is one edit from `openfile` and `dirty_ratoi` one from `dirty_ratio`.
 pub fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
@@ -28,7 +30,8 @@ pub fn distance(a: &str, b: &str) -> usize {
 }
 
 /// The closest candidate, if it is close enough to be a plausible typo: at most one edit
-/// for short words, a third of the length for long ones.
+/// for short words, a third of the length for long ones (three at most). The first of
+/// equally close candidates wins; `word` itself is never suggested.
 pub fn closest<'a, I>(word: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
@@ -43,12 +46,35 @@ where
         .map(|(_, c)| c)
 }
 
+/// The wording of a suggestion: "did you mean `x`?" (`x` as the user would write it).
+pub fn suggestion(written: &str) -> String {
+    format!("did you mean `{written}`?")
+}
+
 /// `Some("did you mean `x`?")` when a candidate is close enough.
 pub fn did_you_mean<'a, I>(word: &str, candidates: I) -> Option<String>
 where
     I: IntoIterator<Item = &'a str>,
 {
-    closest(word, candidates).map(|c| format!("did you mean `{c}`?"))
+    closest(word, candidates).map(suggestion)
+}
+
+/// "did you mean `x`?" when a candidate is close, else "expected one of `a`, `b`".
+pub fn did_you_mean_or_list<'a, I>(word: &str, candidates: I) -> String
+where
+    I: IntoIterator<Item = &'a str> + Clone,
+{
+    did_you_mean(word, candidates.clone())
+        .unwrap_or_else(|| format!("expected one of {}", list(candidates)))
+}
+
+/// `` `a`, `b`, `c` ``.
+pub fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    items
+        .into_iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -60,6 +86,7 @@ mod tests {
         assert_eq!(distance("read", "read"), 0);
         assert_eq!(distance("readwholfile", "readwholefile"), 1);
         assert_eq!(distance("opnefile", "openfile"), 1);
+        assert_eq!(distance("dirty_ratoi", "dirty_ratio"), 1);
         assert_eq!(distance("", "abc"), 3);
         assert_eq!(distance("kitten", "sitting"), 3);
     }
@@ -70,9 +97,30 @@ mod tests {
         assert_eq!(closest("readwholfile", c), Some("readwholefile"));
         assert_eq!(closest("raed", c), Some("read"));
         assert_eq!(closest("zzzz", c), None);
+        assert_eq!(closest("read", c), None, "the word itself is no suggestion");
         assert_eq!(
             did_you_mean("wrte", c).as_deref(),
             Some("did you mean `write`?")
         );
+        let t = ["dirty_expire_centisecs", "dirty_ratio", "swappiness"];
+        assert_eq!(
+            closest("dirty_expire_centisec", t),
+            Some("dirty_expire_centisecs")
+        );
+        assert_eq!(closest("zzzzzzzzzzzzzzzzzzzzzzzzzzzz", t), None);
+    }
+
+    #[test]
+    fn hints_or_lists() {
+        let c = ["repetitions", "procedure", "workload"];
+        assert_eq!(
+            did_you_mean_or_list("repetition", c),
+            "did you mean `repetitions`?"
+        );
+        assert_eq!(
+            did_you_mean_or_list("zzz", c),
+            "expected one of `repetitions`, `procedure`, `workload`"
+        );
+        assert_eq!(suggestion("--set n=1"), "did you mean `--set n=1`?");
     }
 }

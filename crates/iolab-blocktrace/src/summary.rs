@@ -33,10 +33,10 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
-use super::device::TraceDevice;
-use super::event::{format_blkparse, parse_line, parse_lost_line, Action, Event};
-use super::rwbs::Op;
-use crate::diskstats::DevT;
+use crate::device::TraceDevice;
+use crate::event::{format_blkparse, parse_line, parse_lost_line, Action, Event};
+use crate::rwbs::Op;
+use iolab_sys::DevT;
 
 /// A power-of-two histogram: bucket `low` counts values in `[low, 2·low)`, bucket 0 counts 0.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

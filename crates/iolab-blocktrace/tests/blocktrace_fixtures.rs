@@ -1,17 +1,17 @@
 //! The block trace parser and summarizer on `trace_pipe` text captured on Linux 6.18 (see
 //! tests/fixtures/README.md).
 
-use iolab_monitor::blocktrace::{
+use iolab_blocktrace::{
     format_blkparse, parse_line, parse_lost_line, Action, Bucket, Op, Summarizer, TraceDevice,
 };
-use iolab_monitor::diskstats::DevT;
+use iolab_sys::DevT;
 
 const DD: &str = include_str!("fixtures/tracefs_block_dd_direct.txt");
 const EXT4: &str = include_str!("fixtures/tracefs_block_ext4_fdatasync.txt");
 const MKFS: &str = include_str!("fixtures/tracefs_block_mkfs.txt");
 const LOST: &str = include_str!("fixtures/tracefs_block_lost.txt");
 
-fn summarize(text: &str) -> iolab_monitor::BlockTrace {
+fn summarize(text: &str) -> iolab_blocktrace::BlockTrace {
     let times: Vec<u64> = text
         .lines()
         .filter_map(parse_line)
@@ -162,7 +162,7 @@ fn close(a: &serde_json::Value, b: &serde_json::Value) -> bool {
 fn json_round_trip() {
     let t = summarize(EXT4);
     let json = serde_json::to_string(&t).unwrap();
-    let back: iolab_monitor::BlockTrace = serde_json::from_str(&json).unwrap();
+    let back: iolab_blocktrace::BlockTrace = serde_json::from_str(&json).unwrap();
     // Floats may differ in the last bit (serde_json parses approximately).
     let a: serde_json::Value = serde_json::from_str(&json).unwrap();
     let b = serde_json::to_value(&back).unwrap();

@@ -3,6 +3,9 @@
 //! The kernel writes most values as `Key:   12345 kB`, where "kB" means KiB (×1024); those
 //! become bytes here. A few values are plain counts without a unit (`HugePages_Total`,
 //! `HugePages_Free`, …) and are kept as they are.
+//!
+//! `Cached` includes `Shmem` (tmpfs, shared anonymous memory, SysV shm), which drop_caches
+//! cannot free (Documentation/filesystems/proc.rst); [`Meminfo::droppable`] is the rest.
 
 use std::collections::BTreeMap;
 
@@ -66,6 +69,12 @@ impl Meminfo {
         self.mem_total
             .checked_sub(self.available())
             .unwrap_or_else(|| self.mem_total.saturating_sub(self.mem_free))
+    }
+
+    /// The part of `Cached` that is not shmem: file pages that drop_caches can free once they
+    /// are clean and unmapped. Where the kernel lacks `Shmem` (before 2.6.32), all of `Cached`.
+    pub fn droppable(&self) -> u64 {
+        self.cached.saturating_sub(self.shmem.unwrap_or(0))
     }
 
     /// `free`'s "buff/cache": `Buffers + Cached + SReclaimable`.
@@ -172,6 +181,7 @@ mod tests {
         // free(1): used = total − available; buff/cache = buffers + cached + SReclaimable.
         assert_eq!(m.used(), (24684096 - 24359028) * KIB);
         assert_eq!(m.buff_cache(), (7776 + 616864 + 69736) * KIB);
+        assert_eq!(m.droppable(), (616864 - 8788) * KIB);
     }
 
     const OLD: &str = "MemTotal: 1000 kB\nMemFree: 300 kB\nBuffers: 10 kB\nCached: 200 kB\n\
@@ -186,6 +196,7 @@ mod tests {
         assert_eq!(m.available(), 300 * KIB);
         assert_eq!(m.used(), 700 * KIB);
         assert_eq!(m.buff_cache(), 210 * KIB);
+        assert_eq!(m.droppable(), 200 * KIB, "no Shmem line: all of Cached");
     }
 
     #[test]

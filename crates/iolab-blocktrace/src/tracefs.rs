@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::error::TraceError;
-use super::summary::{parse_cpu_stats, CpuBufferStats};
+use crate::error::TraceError;
+use crate::summary::{parse_cpu_stats, CpuBufferStats};
 
 /// Where tracefs is usually mounted.
 pub const TRACEFS_PATHS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::error::TraceError;
-use crate::diskstats::DevT;
-use crate::sysfs::SysBlock;
+use crate::error::TraceError;
+use iolab_sys::DevT;
+use iolab_sys::SysBlock;
 
 /// A range of 512-byte sectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,12 +36,10 @@ pub struct TraceDevice {
     /// Kernel name of the device asked for (`loop1`, `vda2`).
     pub name: String,
     /// Its number.
-    #[serde(with = "super::devt_text")]
     pub dev: DevT,
     /// The whole disk whose requests are traced (= `name` unless it is a partition).
     pub disk: String,
     /// Its number: the `dev` of request events.
-    #[serde(with = "super::devt_text")]
     pub disk_dev: DevT,
     /// For a partition, its sectors on the disk.
     pub partition: Option<SectorRange>,
@@ -111,7 +109,7 @@ impl TraceDevice {
             Ok(Some(name)) => Self::from_name_in(sys, &name),
             Ok(None) if is_node => Err(TraceError::NoSuchDevice(spec.to_owned())),
             Ok(None) => Err(TraceError::NoBlockDevice { path, dev }),
-            Err(e) => Err(TraceError::io("look up", sys.join("dev/block"), e)),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -124,7 +122,7 @@ impl TraceDevice {
         match SysBlock::new(sys).name_of(dev) {
             Ok(Some(name)) => Self::from_name_in(sys, &name),
             Ok(None) => Err(TraceError::NoSuchDevice(dev.to_string())),
-            Err(e) => Err(TraceError::io("look up", sys.join("dev/block"), e)),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -135,13 +133,8 @@ impl TraceDevice {
         if name.is_empty() || name.contains('/') || !class.exists() {
             return Err(TraceError::NoSuchDevice(name.to_owned()));
         }
-        let dev = sb
-            .dev(name)
-            .map_err(|e| TraceError::io("read", class.join("dev"), e))?;
-        let (disk, partition) = match sb
-            .whole_disk(name)
-            .map_err(|e| TraceError::io("read", &class, e))?
-        {
+        let dev = sb.dev(name)?;
+        let (disk, partition) = match sb.whole_disk(name)? {
             Some(disk) => {
                 let range = SectorRange {
                     start: read_u64(&class.join("start"))?,
@@ -159,8 +152,7 @@ impl TraceDevice {
             });
         }
         let disk_dev = if partition.is_some() {
-            sb.dev(&disk)
-                .map_err(|e| TraceError::io("read", disk_class.join("dev"), e))?
+            sb.dev(&disk)?
         } else {
             dev
         };
@@ -201,39 +193,22 @@ impl TraceDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
-
-    use crate::testutil::{write, TempDir};
+    use iolab_sys::testutil::{write, FakeSys, TempDir};
 
     /// vda (blk-mq) with partition vda2, dm-0 (bio-based) on vda2, loop3 (blk-mq).
     fn fake_sys(t: &TempDir) -> PathBuf {
-        let sys = t.0.join("sys");
-        let dev = sys.join("devices/virtual/block");
-        let vda = dev.join("vda");
-        write(&vda.join("dev"), "254:0\n");
+        let fake = FakeSys::new(t.0.join("sys"));
+        let vda = fake.add("vda", "vda", "254:0");
         std::fs::create_dir_all(vda.join("mq/0")).unwrap();
-        write(&vda.join("vda2/dev"), "254:2\n");
-        write(&vda.join("vda2/partition"), "2\n");
-        write(&vda.join("vda2/start"), "2048\n");
-        write(&vda.join("vda2/size"), "40960\n");
-        write(&dev.join("dm-0/dev"), "252:0\n");
-        std::fs::create_dir_all(dev.join("dm-0/slaves/vda2")).unwrap();
-        write(&dev.join("loop3/dev"), "7:3\n");
-        std::fs::create_dir_all(dev.join("loop3/mq")).unwrap();
-        let class = sys.join("class/block");
-        let devblock = sys.join("dev/block");
-        std::fs::create_dir_all(&class).unwrap();
-        std::fs::create_dir_all(&devblock).unwrap();
-        for (name, target, num) in [
-            ("vda", vda.clone(), "254:0"),
-            ("vda2", vda.join("vda2"), "254:2"),
-            ("dm-0", dev.join("dm-0"), "252:0"),
-            ("loop3", dev.join("loop3"), "7:3"),
-        ] {
-            symlink(&target, class.join(name)).unwrap();
-            symlink(&target, devblock.join(num)).unwrap();
-        }
-        sys
+        let vda2 = fake.add("vda/vda2", "vda2", "254:2");
+        write(&vda2.join("partition"), "2\n");
+        write(&vda2.join("start"), "2048\n");
+        write(&vda2.join("size"), "40960\n");
+        let dm = fake.add("dm-0", "dm-0", "252:0");
+        fake.stack(&dm, &vda2);
+        let loop3 = fake.add("loop3", "loop3", "7:3");
+        std::fs::create_dir_all(loop3.join("mq")).unwrap();
+        fake.root
     }
 
     #[test]

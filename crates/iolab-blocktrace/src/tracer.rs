@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::device::TraceDevice;
-use super::error::TraceError;
-use super::event::Action;
-use super::summary::{BlockTrace, Summarizer};
-use super::tracefs::{tracefs_root, Instance};
-use crate::diskstats::DevT;
+use crate::device::TraceDevice;
+use crate::error::TraceError;
+use crate::event::Action;
+use crate::summary::{BlockTrace, Summarizer};
+use crate::tracefs::{tracefs_root, Instance};
+use iolab_sys::DevT;
 
 /// The trace clock the tracer sets: `CLOCK_MONOTONIC`, the clock of `std::time::Instant`.
 pub const TRACE_CLOCK: &str = "mono";

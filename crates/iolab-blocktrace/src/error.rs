@@ -3,7 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::diskstats::DevT;
+use iolab_sys::DevT;
 
 /// What went wrong while resolving a device or tracing it.
 #[derive(Debug, thiserror::Error)]
@@ -50,9 +50,12 @@ pub enum TraceError {
         /// The devices it is built on (`slaves/`), which can be traced instead.
         below: Vec<String>,
     },
-    /// An option of [`TraceOptions`](super::TraceOptions) is out of range.
+    /// An option of [`TraceOptions`](crate::TraceOptions) is out of range.
     #[error("invalid trace option: {0}")]
     BadOption(&'static str),
+    /// A sysfs file did not have the expected shape.
+    #[error(transparent)]
+    Sys(iolab_sys::Error),
     /// The thread reading `trace_pipe` panicked (a bug).
     #[error("the trace reader thread panicked")]
     ReaderPanicked,
@@ -115,6 +118,19 @@ impl TraceError {
             action,
             path,
             source,
+        }
+    }
+}
+
+impl From<iolab_sys::Error> for TraceError {
+    /// A failed read or stat keeps its path and OS error (and permission denied still says
+    /// "needs root"); a parse error stays as it is.
+    fn from(e: iolab_sys::Error) -> Self {
+        match e {
+            iolab_sys::Error::Read { path, source } => TraceError::io("read", path, source),
+            iolab_sys::Error::Stat { path, source } => TraceError::io("stat", path, source),
+            iolab_sys::Error::NotBlockDevice { path } => TraceError::NotBlockDevice(path),
+            e @ iolab_sys::Error::Parse(_) => TraceError::Sys(e),
         }
     }
 }

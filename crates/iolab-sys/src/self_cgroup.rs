@@ -1,7 +1,12 @@
-//! `/proc/self/cgroup`: which v1 memory cgroup this process is in.
+//! `/proc/self/cgroup`: the cgroups this process is in.
 //!
 //! Lines are `ID:CONTROLLERS:PATH`; v1 controllers are comma-separated (`4:memory:/a/b`),
 //! the v2 line is `0::/path`.
+
+use crate::error::{read_to_string, Error};
+
+/// The file parsed here.
+pub const PATH: &str = "/proc/self/cgroup";
 
 /// The cgroup path of the v1 `memory` controller, if it is mounted.
 pub fn memory_path(text: &str) -> Option<String> {
@@ -18,8 +23,8 @@ pub fn memory_path(text: &str) -> Option<String> {
 }
 
 /// Read /proc/self/cgroup.
-pub fn read_memory_path() -> Option<String> {
-    memory_path(&std::fs::read_to_string("/proc/self/cgroup").ok()?)
+pub fn read() -> Result<String, Error> {
+    read_to_string(PATH)
 }
 
 #[cfg(test)]
