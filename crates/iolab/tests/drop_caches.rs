@@ -36,17 +36,24 @@ struct Neighbour {
     mapped: PathBuf,
 }
 
-/// Whether a thread of process `pid` is in `sync(2)` now (/proc/PID/task/TID/syscall starts
-/// with the number of the syscall a blocked thread is in).
+/// Whether a thread of process `pid`, or of one of its descendants (the test's commands run
+/// iolab under `timeout`), is in `sync(2)` now (/proc/PID/task/TID/syscall starts with the
+/// number of the syscall a blocked thread is in; .../children lists the thread's children).
 fn in_sync(pid: u32) -> bool {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return false;
     };
     tasks.flatten().any(|t| {
-        std::fs::read_to_string(t.path().join("syscall"))
+        let syncing = std::fs::read_to_string(t.path().join("syscall"))
             .ok()
             .and_then(|s| s.split_whitespace().next()?.parse::<libc::c_long>().ok())
-            == Some(libc::SYS_sync)
+            == Some(libc::SYS_sync);
+        syncing
+            || std::fs::read_to_string(t.path().join("children")).is_ok_and(|c| {
+                c.split_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .any(in_sync)
+            })
     })
 }
 
@@ -189,6 +196,7 @@ fn run_experiment(s: &Scratch, file: &Path, neighbour: &mut Neighbour) -> std::p
 #[test]
 #[ignore = "needs root: mounts a tmpfs and drops the page cache"]
 fn a_neighbour_refilling_the_cache_is_a_finding_not_a_failed_run() {
+    common::require_root();
     let s = Scratch::new();
     let data = s.path().join("data");
     std::fs::create_dir(&data).unwrap();
