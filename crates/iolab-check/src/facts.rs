@@ -249,6 +249,9 @@ pub struct RunFacts {
     /// how a workload says it is done (createfiles: every file exists), as in filebench.
     /// `false` for the default timeout mode, where iolab counts the miss and goes on.
     pub ran_dry_ends_thread: Option<bool>,
+    /// WML `system` commands that were not run (`--no-system`); `Some(empty)` when none was
+    /// skipped.
+    pub skipped_system: Option<Vec<String>>,
 
     // --- The configuration ----------------------------------------------------------------
     /// The stopping rule's outcome; see the type's note.

@@ -62,6 +62,7 @@ pub(crate) fn cold_read() -> RunFacts {
         interval_ns: Some(SEC),
         ran_dry: None,
         ran_dry_ends_thread: None,
+        skipped_system: None,
         stopping: None,
     }
 }
@@ -115,6 +116,7 @@ pub(crate) fn sync_write() -> RunFacts {
         interval_ns: Some(SEC),
         ran_dry: None,
         ran_dry_ends_thread: None,
+        skipped_system: None,
         stopping: None,
     }
 }

@@ -40,13 +40,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
+use iolab_metrics::MetricDef;
 use iolab_stats::compare::{self as stats_compare, holm_adjust, CompareOptions, Verdict};
 use iolab_stats::{Level, Sample, Summary};
 use iolab_store::{ConfigId, ExperimentId, MetricValues, Store, StoreError};
 use serde::Serialize;
-
-/// The metrics compared when none are named, in this order, those present.
-pub const DEFAULT_METRICS: &[&str] = &["ops_per_s", "mib_per_s", "lat_mean_ns", "lat_p99_ns"];
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]
@@ -61,7 +59,7 @@ pub enum CompareError {
     AmbiguousBaseline { label: String, candidates: String },
     #[error("no metric {metric:?} in any configuration; there are: {available}")]
     UnknownMetric { metric: String, available: String },
-    #[error("none of the default metrics ({}) was recorded; name one with --metric", DEFAULT_METRICS.join(", "))]
+    #[error("none of the headline metrics was recorded; name one with --metric")]
     NoMetrics,
     #[error("the direction of {metric:?} is unknown, so \"slower\" means nothing for it")]
     UnknownDirection { metric: String },
@@ -100,6 +98,9 @@ pub struct Loaded {
     pub experiments: Vec<ExperimentRef>,
     /// In the experiments' order, then the stored configurations' order.
     pub configs: Vec<ConfigData>,
+    /// The experiments' metric definitions (units, directions, headline ones), each name
+    /// once (the first experiment's wins).
+    pub metrics: Vec<MetricDef>,
 }
 
 /// Reads the configurations of `experiments` (pooled, in the order given; an id given twice
@@ -108,11 +109,17 @@ pub fn load(store: &Store, experiments: &[ExperimentId]) -> Result<Loaded, Compa
     let mut seen = BTreeSet::new();
     let mut refs = Vec::new();
     let mut configs = Vec::new();
+    let mut metrics: Vec<MetricDef> = Vec::new();
     for &id in experiments {
         if !seen.insert(id) {
             continue;
         }
         let e = store.experiment(id)?;
+        for d in store.metric_defs(id)? {
+            if iolab_metrics::find(&metrics, &d.name).is_none() {
+                metrics.push(d);
+            }
+        }
         refs.push(ExperimentRef {
             id,
             uuid: e.uuid,
@@ -132,6 +139,7 @@ pub fn load(store: &Store, experiments: &[ExperimentId]) -> Result<Loaded, Compa
     Ok(Loaded {
         experiments: refs,
         configs,
+        metrics,
     })
 }
 
@@ -156,13 +164,25 @@ pub fn disambiguate(configs: &mut [ConfigData]) {
     }
 }
 
-/// The metrics of [`DEFAULT_METRICS`] that at least one configuration recorded.
-pub fn default_metrics(configs: &[ConfigData]) -> Vec<String> {
-    DEFAULT_METRICS
-        .iter()
-        .filter(|m| configs.iter().any(|c| c.metrics.contains_key(**m)))
-        .map(|m| m.to_string())
+/// The metrics compared when none are named: the headline ones of `defs` that at least one
+/// configuration recorded, in declaration order.
+pub fn default_metrics(configs: &[ConfigData], defs: &[MetricDef]) -> Vec<String> {
+    iolab_metrics::headline(defs)
+        .filter(|d| {
+            configs
+                .iter()
+                .any(|c| c.metrics.contains_key(d.name.as_ref()))
+        })
+        .map(|d| d.name.to_string())
         .collect()
+}
+
+/// `metric` with its direction from `defs` (unknown for monitor metrics and the like).
+pub fn metric_spec(metric: &str, defs: &[MetricDef]) -> MetricSpec {
+    MetricSpec::new(
+        metric,
+        iolab_metrics::find(defs, metric).and_then(MetricDef::higher_is_better),
+    )
 }
 
 /// Every metric some configuration recorded.

@@ -266,7 +266,19 @@ fn load_from_store() {
         labels,
         [format!("#{}:same", exps[0]), format!("#{}:same", exps[1])]
     );
-    assert_eq!(default_metrics(&loaded.configs), ["ops_per_s"]);
+    assert_eq!(
+        default_metrics(&loaded.configs, &loaded.metrics),
+        ["ops_per_s"]
+    );
+    // Stored without definitions (as before schema 2): the common table's direction.
+    assert_eq!(
+        metric_spec("lat_p99_ns", &loaded.metrics).higher_is_better,
+        Some(false)
+    );
+    assert_eq!(
+        metric_spec("cpu.usr_pct", &loaded.metrics).higher_is_better,
+        None
+    );
     let c = compare(&loaded.configs, &opts("ops_per_s", Some(true))).unwrap();
     assert_eq!(
         c.metrics[0].rows[1].verdict,

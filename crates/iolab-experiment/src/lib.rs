@@ -1,29 +1,31 @@
-//! iolab-experiment: experiment files and their execution.
+//! iolab-experiment: experiments — reading them into plans, the workload kinds, and the
+//! runner every run goes through.
 //!
-//! parse → validate → run: an experiment file (TOML) is read and checked completely by
-//! [`load`] into an [`ExperimentPlan`] — every configuration of the matrix resolved, every
-//! error located at file:line:column — before anything on the machine is touched; the
-//! [`runner`] then executes the plan against the system under test and stores every run.
+//! The folders are the stages:
+//!
+//! - [`plan`]: an experiment file (TOML) is read and checked completely by [`load`] into an
+//!   [`ExperimentPlan`] — every configuration of the matrix resolved, every error located at
+//!   file:line:column — before anything on the machine is touched; [`plan::single`] makes the
+//!   one-run plan of `iolab micro` and `iolab run FILE.f`. Pure: files are read, nothing is
+//!   changed.
+//! - [`kind`]: the workload kinds (micro tests, filebench WML), one module each behind one
+//!   trait: their `[workload]` keys, their command-line mapping, their validated plan, how
+//!   they run on the engine, the metrics they record.
+//! - [`run`]: the runner executes any plan against the system under test — prepare, drop
+//!   caches, monitor, run the kind, check, store every run, decide with the stopping rule.
+//!
+//! One crate, not three: a kind reads its keys with the plan's located reader and runs with
+//! the runner's seam, so plan, kind and run would depend on each other in a cycle if split.
 //!
 //! This crate never prints; the binary decides what the user sees.
 
-mod error;
-mod factors;
-mod load;
-pub mod monitor;
+pub mod kind;
 pub mod plan;
-mod read;
-pub mod record;
-pub mod runner;
-mod subst;
-mod sut;
-mod tree;
-mod workload;
+pub mod run;
 
-pub use error::{ExperimentError, ExperimentErrors};
-pub use load::{load, load_str};
-
+pub use plan::error::{ExperimentError, ExperimentErrors};
+pub use plan::load::{load, load_str};
 pub use plan::{
-    ConfigPlan, ExperimentPlan, Order, Procedure, Repetitions, WmlPlan, WorkloadPlan,
-    DEFAULT_METRIC, METRICS,
+    ConfigPlan, ExperimentPlan, Order, Origin, Procedure, Repetitions, UsageError, DEFAULT_METRIC,
+    DEFAULT_SEED,
 };

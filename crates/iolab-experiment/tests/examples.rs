@@ -21,12 +21,17 @@ fn quickstart() {
     // of 1 s (the quickstart used to run ~0.5 s and fire it on every run).
     let min = std::time::Duration::from_secs(iolab_check::checks::short_run::MIN_INTERVALS);
     for c in &p.configs {
-        match &c.workload {
-            iolab_experiment::WorkloadPlan::Micro(m) => {
+        match c
+            .workload
+            .as_any()
+            .downcast_ref::<iolab_experiment::kind::micro::MicroWorkload>()
+        {
+            Some(w) => {
+                let m = &w.spec;
                 assert!(m.time_limit >= Some(min), "{}: {:?}", c.label, m.time_limit);
                 assert!(m.loops > 1, "{}: time-limited, not one pass", c.label);
             }
-            other => panic!("{}: {other:?}", c.label),
+            None => panic!("{}: {:?}", c.label, c.workload),
         }
     }
 }

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use iolab_experiment::{load, ExperimentPlan, Order, WmlPlan, WorkloadPlan};
+use iolab_experiment::kind::micro::MicroWorkload;
+use iolab_experiment::kind::wml::WmlWorkload;
+use iolab_experiment::{load, ExperimentPlan, Order};
 use iolab_sut::target::{Target, TmpfsSize};
 use iolab_workload::micro::{Access, EngineKind, MicroSpec, SyncMode};
 use serde_json::json;
@@ -22,18 +24,19 @@ fn labels(p: &ExperimentPlan) -> Vec<&str> {
     p.configs.iter().map(|c| c.label.as_str()).collect()
 }
 
-fn wml(p: &ExperimentPlan, i: usize) -> &WmlPlan {
-    match &p.configs[i].workload {
-        WorkloadPlan::Wml(w) => w,
-        other => panic!("{other:?}"),
-    }
+fn wml(p: &ExperimentPlan, i: usize) -> &WmlWorkload {
+    let w = &p.configs[i].workload;
+    w.as_any()
+        .downcast_ref()
+        .unwrap_or_else(|| panic!("not WML: {w:?}"))
 }
 
 fn micro(p: &ExperimentPlan, i: usize) -> &MicroSpec {
-    match &p.configs[i].workload {
-        WorkloadPlan::Micro(m) => m,
-        other => panic!("{other:?}"),
-    }
+    let w = &p.configs[i].workload;
+    &w.as_any()
+        .downcast_ref::<MicroWorkload>()
+        .unwrap_or_else(|| panic!("not a micro test: {w:?}"))
+        .spec
 }
 
 #[test]
@@ -74,18 +77,18 @@ fn ext4_journal_modes() {
 
     let w = wml(&p, 2);
     assert_eq!(w.source, "builtin:webserver");
-    assert!(w.text.contains("define fileset"));
+    assert!(w.parsed.filesets().next().is_some());
     assert_eq!(
-        w.sets,
+        w.settings.sets,
         [
             ("nthreads".to_string(), "100".to_string()),
             ("nfiles".to_string(), "100".to_string())
         ]
     );
-    assert_eq!(wml(&p, 0).sets[0].1, "1");
-    assert_eq!(w.duration, Some(Duration::from_secs(30)));
-    assert_eq!(w.size_scale, Some(0.01));
-    assert!(!w.pick_random);
+    assert_eq!(wml(&p, 0).settings.sets[0].1, "1");
+    assert_eq!(w.settings.duration, Some(Duration::from_secs(30)));
+    assert_eq!(w.settings.size_scale, Some(0.01));
+    assert!(!w.settings.pick_random);
 
     let r = &p.repetitions;
     assert_eq!((r.rule.min, r.rule.max, r.rule.target), (3, 10, 0.1));
@@ -151,9 +154,14 @@ fn wml_file_by_relative_path_on_a_directory() {
     let w = wml(&p, 0);
     let want = std::fs::canonicalize(file("../../../../workloads/varmail.f")).unwrap();
     assert_eq!(Path::new(&w.source), want);
-    assert_eq!(w.text, std::fs::read_to_string(&want).unwrap());
-    assert!(w.pick_random);
-    assert_eq!(w.duration, None, "the file's own `run` applies");
+    let text = std::fs::read_to_string(&want).unwrap();
+    assert_eq!(
+        *w.parsed,
+        iolab_wml::parse_str(&want.display().to_string(), &text).unwrap(),
+        "parsed once, from the file"
+    );
+    assert!(w.settings.pick_random);
+    assert_eq!(w.settings.duration, None, "the file's own `run` applies");
     match &p.configs[0].sut.target {
         Target::Directory(d) => assert!(d.path.is_dir(), "{}", d.path.display()),
         other => panic!("{other:?}"),
@@ -161,6 +169,23 @@ fn wml_file_by_relative_path_on_a_directory() {
     assert_eq!(
         p.resolved["configs"][0]["workload"]["source"],
         json!(w.source)
+    );
+}
+
+#[test]
+fn wml_engine_depth_and_system_keys() {
+    let p = plan("wml_engines.toml");
+    assert_eq!(labels(&p), ["engine=psync", "engine=io_uring"]);
+    let engines: Vec<Option<EngineKind>> = (0..2).map(|i| wml(&p, i).settings.engine).collect();
+    assert_eq!(
+        engines,
+        [Some(EngineKind::Psync), Some(EngineKind::IoUring)]
+    );
+    assert_eq!(wml(&p, 1).settings.iodepth, Some(1));
+    assert!(!wml(&p, 0).settings.run_system);
+    assert_eq!(
+        p.resolved["configs"][1]["workload"]["engine"],
+        json!("io_uring")
     );
 }
 

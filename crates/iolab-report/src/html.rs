@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 use crate::escape::escape_html as esc;
 use crate::model::{
     check_scope, evidence_line, hit_scope, outcome_text, ConfigReport, ReportData, RunTimeline,
-    HEADLINE_METRICS,
 };
 use crate::num;
 use crate::svg::{self, BarInput, Line, LineOpts};
@@ -195,8 +194,8 @@ fn summary(h: &mut String, data: &ReportData) {
         return;
     }
     h.push_str("<div class=\"scroll\"><table><thead><tr><th>configuration</th><th>runs (ok/failed/interrupted)</th><th>n</th>");
-    for (_, title) in HEADLINE_METRICS {
-        let _ = write!(h, "<th>{}</th>", esc(title));
+    for d in &data.headline {
+        let _ = write!(h, "<th>{}</th>", esc(&d.title_with_unit()));
     }
     h.push_str("<th>converged</th><th>note</th></tr></thead><tbody>");
     for c in &data.configs {
@@ -229,7 +228,13 @@ fn summary(h: &mut String, data: &ReportData) {
 
 fn charts(h: &mut String, data: &ReportData) {
     h.push_str("<section id=\"charts\"><h2>Headline metrics</h2><p class=\"muted\">Bars: means; whiskers: 95% confidence intervals; dots: runs; red rings: outliers (Tukey's fences or 3 scaled MADs — flagged, not dropped).</p><div class=\"charts\">");
-    for (k, (_, title)) in HEADLINE_METRICS.iter().enumerate() {
+    for (k, title) in data
+        .headline
+        .iter()
+        .map(|d| d.title_with_unit())
+        .enumerate()
+    {
+        let title = title.as_str();
         let bars: Vec<BarInput> = data
             .configs
             .iter()
@@ -263,7 +268,9 @@ fn charts(h: &mut String, data: &ReportData) {
     h.push_str("</div><h3 id=\"outliers\">Outliers</h3>");
     let mut any = false;
     for c in &data.configs {
-        for (m, (_, title)) in c.metrics.iter().zip(HEADLINE_METRICS) {
+        for (m, d) in c.metrics.iter().zip(&data.headline) {
+            let title = d.title_with_unit();
+            let title = title.as_str();
             for o in &m.outliers {
                 if !any {
                     h.push_str("<div class=\"scroll\"><table><thead><tr><th>configuration</th><th>metric</th><th>run</th><th>value</th><th>rule</th></tr></thead><tbody>");

@@ -29,8 +29,7 @@ pub use html::render_html;
 pub use markdown::render_markdown;
 pub use model::{
     interval_rates, load, CheckFindings, CheckHit, ConfigReport, Evidence, FlowopRow, HostSummary,
-    MetricSummary, Outlier, ReportData, RunTimeline, HEADLINE_METRICS, MAX_TIMELINE_RUNS,
-    MIN_PARTIAL_INTERVAL,
+    MetricSummary, Outlier, ReportData, RunTimeline, MAX_TIMELINE_RUNS, MIN_PARTIAL_INTERVAL,
 };
 
 #[cfg(test)]

@@ -3,9 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::escape::escape_md as md;
-use crate::model::{
-    check_scope, evidence_line, hit_scope, outcome_text, ReportData, HEADLINE_METRICS,
-};
+use crate::model::{check_scope, evidence_line, hit_scope, outcome_text, ReportData};
 use crate::num;
 use crate::Result;
 use iolab_workload::{format_bytes, format_ns};
@@ -52,10 +50,12 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
     }
 
     s.push_str("\n## Summary\n\nMean ± half-width of the 95% Student-t confidence interval over the ok runs.\n\n| configuration | ok/failed/interrupted | n |");
-    for (_, t) in HEADLINE_METRICS {
-        let _ = write!(s, " {t} |");
+    for d in &data.headline {
+        let _ = write!(s, " {} |", d.title_with_unit());
     }
-    s.push_str(" converged | note |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+    s.push_str(" converged | note |\n|---|---:|---:|");
+    s.push_str(&"---:|".repeat(data.headline.len()));
+    s.push_str("---|---|\n");
     for c in &data.configs {
         let _ = write!(
             s,

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use iolab_metrics::MetricDef;
 use iolab_stats::{detect_outliers, Level, Sample, Summary};
 use iolab_store::{
     Config, ConfigId, ConfigOutcome, Experiment, ExperimentId, FlowopStats, RunCounts, RunDetails,
@@ -12,14 +13,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::Result;
-
-/// The metrics summarised and charted for every configuration: (name, title).
-pub const HEADLINE_METRICS: [(&str, &str); 4] = [
-    ("ops_per_s", "Throughput (op/s)"),
-    ("mib_per_s", "Bandwidth (MiB/s)"),
-    ("lat_mean_ns", "Mean latency (ns)"),
-    ("lat_p99_ns", "p99 latency (ns)"),
-];
 
 /// Runs per configuration drawn in the time series (the first ones); the rest are counted.
 /// Keeps a report of thousands of runs small and quick to open.
@@ -56,6 +49,9 @@ fn moves_data(kind: &str) -> bool {
 pub struct ReportData {
     pub experiment: Experiment,
     pub host: HostSummary,
+    /// The experiment's headline metrics (from the definitions stored with it), summarised
+    /// and charted for every configuration in this order.
+    pub headline: Vec<MetricDef>,
     /// What the checks found, one entry per check (most severe first, then the most
     /// widespread): a check that fired on every configuration is explained once.
     pub findings: Vec<CheckFindings>,
@@ -116,7 +112,7 @@ impl HostSummary {
 pub struct ConfigReport {
     pub config: Config,
     pub runs: RunCounts,
-    /// The [`HEADLINE_METRICS`], in that order, over the ok runs.
+    /// The [`ReportData::headline`] metrics, in that order, over the ok runs.
     pub metrics: Vec<MetricSummary>,
     /// Per flowop name over the ok runs, in first-seen order (block trace rows included).
     pub flowops: Vec<FlowopRow>,
@@ -484,6 +480,9 @@ pub fn interval_rates(width_ns: u64, values: &[u64], elapsed_ns: u64) -> Vec<(f6
 /// the details of at most [`MAX_TIMELINE_RUNS`] runs per configuration.
 pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
     let details = store.experiment_details(experiment)?;
+    let headline: Vec<MetricDef> = iolab_metrics::headline(&store.metric_defs(experiment)?)
+        .cloned()
+        .collect();
     let findings = store.findings(experiment)?;
     let flowops = store.experiment_flowops(experiment)?;
     let mut configs = Vec::with_capacity(details.configs.len());
@@ -502,11 +501,11 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
             }
         }
         let ok = store.ok_metrics(config.id)?;
-        let metrics = HEADLINE_METRICS
+        let metrics = headline
             .iter()
-            .map(|(name, _)| match ok.get(*name) {
-                Some(v) => MetricSummary::new(name, &v.unit, &v.values, &v.runs),
-                None => MetricSummary::new(name, "", &[], &[]),
+            .map(|d| match ok.get(d.name.as_ref()) {
+                Some(v) => MetricSummary::new(&d.name, &v.unit, &v.values, &v.runs),
+                None => MetricSummary::new(&d.name, "", &[], &[]),
             })
             .collect();
 
@@ -540,6 +539,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
         findings: group_findings(&findings, &totals),
         host: HostSummary::from_host(&details.experiment.host),
         experiment: details.experiment,
+        headline,
         configs,
     })
 }

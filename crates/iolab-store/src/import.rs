@@ -60,6 +60,7 @@ impl Store {
                 e.status,
                 e.finished_at,
             )?;
+            store::insert_metric_defs(&tx, &path, new_exp, &src.stored_metric_defs(summary.id)?)?;
             let runs = src.runs(summary.id)?;
             for config in src.configs(summary.id)? {
                 let new_config = store::insert_config(

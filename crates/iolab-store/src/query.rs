@@ -6,6 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use rusqlite::{params, OptionalExtension, Row};
 use serde_json::Value;
 
+use std::borrow::Cow;
+
+use iolab_metrics::{Better, MetricDef};
+
 use crate::codec;
 use crate::error::{Result, StoreError};
 use crate::store::{db_err, to_u64, Store};
@@ -232,6 +236,53 @@ impl Store {
             host: self.json(|| format!("the host of experiment {id}"), &host)?,
             spec: self.json(|| format!("the spec of experiment {id}"), &spec)?,
         })
+    }
+
+    /// The definitions of the metrics experiment `id`'s runs record, in declaration order;
+    /// for an experiment stored before they were (schema 1), iolab-metrics' common table.
+    pub fn metric_defs(&self, id: ExperimentId) -> Result<Vec<MetricDef>> {
+        let defs = self.stored_metric_defs(id)?;
+        if defs.is_empty() {
+            return Ok(iolab_metrics::COMMON.to_vec());
+        }
+        Ok(defs)
+    }
+
+    /// Only the stored definitions (none for an experiment from schema 1).
+    pub fn stored_metric_defs(&self, id: ExperimentId) -> Result<Vec<MetricDef>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT name, unit, better, title, description, headline FROM metric_defs
+                 WHERE experiment_id = ?1 ORDER BY ordinal",
+            )
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([id.0], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, bool>(5)?,
+                ))
+            })
+            .map_err(self.sql())?;
+        let mut defs = Vec::new();
+        for row in rows {
+            let (name, unit, better, title, description, headline) = row.map_err(self.sql())?;
+            defs.push(MetricDef {
+                name: Cow::Owned(name),
+                unit: Cow::Owned(unit),
+                // The column's CHECK admits only these two.
+                better: better.as_deref().and_then(Better::parse),
+                title: Cow::Owned(title),
+                description: Cow::Owned(description),
+                headline,
+            });
+        }
+        Ok(defs)
     }
 
     /// An experiment's configurations, in the order they were added.

@@ -14,7 +14,8 @@ use rusqlite::{Connection, TransactionBehavior};
 use crate::error::{Result, StoreError};
 
 /// Ordered migration steps; never edit a released one.
-pub(crate) const MIGRATIONS: &[&str] = &[include_str!("schema/v1.sql")];
+pub(crate) const MIGRATIONS: &[&str] =
+    &[include_str!("schema/v1.sql"), include_str!("schema/v2.sql")];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -92,12 +93,14 @@ mod tests {
     use super::*;
 
     const FROZEN_V1: &str = include_str!("../tests/data/schema_v1.sql");
+    const FROZEN_V2: &str = include_str!("../tests/data/schema_v2.sql");
 
     #[test]
     fn released_migrations_are_frozen() {
         // Migrations are append-only: a released step must never change, or databases made
         // by earlier builds would differ from new ones at the same version.
         assert_eq!(MIGRATIONS[0], FROZEN_V1);
+        assert_eq!(MIGRATIONS[1], FROZEN_V2);
     }
 
     #[test]
@@ -119,6 +122,7 @@ mod tests {
         // The shape of the next real migration: v1 plus one more step.
         let v2 = "ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT '';";
         let steps = [MIGRATIONS[0], v2];
+        // (A made-up second step, not the released v2.)
         let mut conn = Connection::open_in_memory().unwrap();
         migrate(&mut conn, Path::new(":memory:"), &steps[..1]).unwrap();
         assert_eq!(user_version(&conn).unwrap(), 1);

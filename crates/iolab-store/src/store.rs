@@ -14,6 +14,7 @@ use crate::types::{
     ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Finding, NewConfig, NewExperiment,
     RunId, RunRecord, RunStatus, Timestamp,
 };
+use iolab_metrics::MetricDef;
 
 /// How long a statement waits for another process's write lock before giving up. Runs last
 /// seconds to hours and a write takes milliseconds, so a long wait means something is stuck.
@@ -300,6 +301,31 @@ impl Store {
         Ok(())
     }
 
+    /// Stores the definitions of the metrics experiment `id`'s runs record, replacing any
+    /// stored before (a resumed experiment stores them again).
+    pub fn set_metric_defs(&mut self, id: ExperimentId, defs: &[MetricDef]) -> Result<()> {
+        let path = self.path.clone();
+        let sql = |e| db_err(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let exists: Option<i64> = tx
+            .query_row("SELECT id FROM experiments WHERE id = ?1", [id.0], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql)?;
+        if exists.is_none() {
+            return Err(StoreError::NoSuchExperiment { path, id });
+        }
+        tx.execute("DELETE FROM metric_defs WHERE experiment_id = ?1", [id.0])
+            .map_err(sql)?;
+        insert_metric_defs(&tx, &path, id, defs)?;
+        tx.commit().map_err(sql)?;
+        Ok(())
+    }
+
     /// Marks an experiment finished (`at` becomes its end), or `running` again when it is
     /// resumed. One left `running` is one that crashed: `--resume` picks it up.
     pub fn set_experiment_status(
@@ -414,6 +440,35 @@ pub(crate) fn insert_experiment(
     )
     .map_err(|e| db_err(path, e))?;
     Ok(ExperimentId(conn.last_insert_rowid()))
+}
+
+pub(crate) fn insert_metric_defs(
+    conn: &Connection,
+    path: &Path,
+    id: ExperimentId,
+    defs: &[MetricDef],
+) -> Result<()> {
+    let mut stmt = conn
+        .prepare_cached(
+            "INSERT INTO metric_defs (experiment_id, ordinal, name, unit, better, title,
+                                      description, headline)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .map_err(|e| db_err(path, e))?;
+    for (i, d) in defs.iter().enumerate() {
+        stmt.execute(params![
+            id.0,
+            i as i64,
+            d.name.as_ref(),
+            d.unit.as_ref(),
+            d.better.map(|b| b.as_str()),
+            d.title.as_ref(),
+            d.description.as_ref(),
+            d.headline
+        ])
+        .map_err(|e| db_err(path, e))?;
+    }
+    Ok(())
 }
 
 pub(crate) fn insert_config(

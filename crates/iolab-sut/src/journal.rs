@@ -160,7 +160,8 @@ pub struct Record {
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
-    file: File,
+    /// `None` for [`Journal::detached`]: nothing may be recorded.
+    file: Option<File>,
     outstanding: BTreeMap<u64, Record>,
     next_seq: u64,
 }
@@ -239,10 +240,27 @@ impl Journal {
         }
         Ok(Journal {
             path: path.to_owned(),
-            file,
+            file: Some(file),
             outstanding,
             next_seq,
         })
+    }
+
+    /// A journal without a file, for a session that changes nothing on the machine (an
+    /// existing directory as it is): no lock, so such sessions run side by side; recording a
+    /// change in it is an error.
+    pub fn detached() -> Journal {
+        Journal {
+            path: PathBuf::new(),
+            file: None,
+            outstanding: BTreeMap::new(),
+            next_seq: 1,
+        }
+    }
+
+    /// Whether it is [`Journal::detached`].
+    pub fn is_detached(&self) -> bool {
+        self.file.is_none()
     }
 
     /// Where it is.
@@ -277,10 +295,19 @@ impl Journal {
         line.push('\n');
         // One write(2) per record: O_APPEND semantics by seeking to the end first (the file
         // is ours alone while locked).
-        self.file
-            .seek(SeekFrom::End(0))
-            .and_then(|_| self.file.write_all(line.as_bytes()))
-            .and_then(|_| self.file.sync_data())
+        let Some(file) = self.file.as_mut() else {
+            return Err(Error::Conflict {
+                path: self.path.clone(),
+                problem: format!(
+                    "this session keeps no journal, so it may not change the machine \
+                     ({} was asked)",
+                    rec.entry.describe()
+                ),
+            });
+        };
+        file.seek(SeekFrom::End(0))
+            .and_then(|_| file.write_all(line.as_bytes()))
+            .and_then(|_| file.sync_data())
             .map_err(|e| Error::io("write", &self.path, e))?;
         self.next_seq += 1;
         if !matches!(rec.entry, Entry::Undone { .. }) {
@@ -302,9 +329,11 @@ impl Journal {
         if !self.outstanding.is_empty() {
             return Ok(());
         }
-        self.file
-            .set_len(0)
-            .and_then(|_| self.file.sync_all())
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        file.set_len(0)
+            .and_then(|_| file.sync_all())
             .map_err(|e| Error::io("truncate", &self.path, e))?;
         self.next_seq = 1;
         Ok(())

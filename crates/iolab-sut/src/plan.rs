@@ -19,6 +19,18 @@ pub struct SutPlan {
     pub cache_limit: Option<u64>,
 }
 
+impl SutPlan {
+    /// Whether preparing it changes anything on the machine (mounts, loop devices, images,
+    /// tunables, cgroups): everything but an existing directory used as it is. Plans that
+    /// change nothing run in a [`crate::Sut::in_place`] session.
+    pub fn changes_machine(&self) -> bool {
+        !matches!(self.target, Target::Directory(_))
+            || self.fs.is_some()
+            || !self.tunables.is_empty()
+            || self.cache_limit.is_some()
+    }
+}
+
 /// A filesystem to make and mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FsPlan {

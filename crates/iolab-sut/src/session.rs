@@ -142,6 +142,22 @@ impl Sut {
         })
     }
 
+    /// A session that may only use what is there (an existing directory as a target): no
+    /// journal, so no lock and no recovery, and any change a `prepare` would make is refused.
+    /// For plans of which [`SutPlan::changes_machine`] is false, which then run side by side
+    /// with other iolab sessions.
+    pub fn in_place(opts: SutOptions) -> Sut {
+        Sut {
+            shared: Arc::new(Mutex::new(Inner {
+                journal: Journal::detached(),
+                opts,
+                loops: BTreeMap::new(),
+                closed: false,
+            })),
+            startup: None,
+        }
+    }
+
     /// What opening the session recovered from a crashed one (`None`: nothing was left).
     pub fn startup_recovery(&self) -> Option<&RecoverReport> {
         self.startup.as_ref()
@@ -160,6 +176,12 @@ impl Sut {
         let mut inner = lock(&self.shared);
         if inner.closed {
             return Err(Error::TornDown);
+        }
+        if inner.journal.is_detached() && plan.changes_machine() {
+            return Err(Error::Conflict {
+                path: inner.opts.journal.clone(),
+                problem: "this session keeps no journal, so it may not change the machine".into(),
+            });
         }
         let mut tx = Tx {
             inner: &mut inner,
@@ -459,6 +481,39 @@ mod tests {
         send_sync::<SutHandle>();
         send_sync::<Prepared>();
         send_sync::<UndoReport>();
+    }
+
+    fn plan(json: &str) -> SutPlan {
+        serde_json::from_str::<crate::SutSpec>(json)
+            .unwrap()
+            .validate()
+            .unwrap()
+    }
+
+    #[test]
+    fn an_in_place_session_uses_a_directory_and_refuses_changes() {
+        let dir = std::env::temp_dir();
+        let d = plan(&format!(
+            r#"{{"target":{{"kind":"directory","path":{:?}}}}}"#,
+            dir.display().to_string()
+        ));
+        assert!(!d.changes_machine());
+        let state = dir.join(format!("iolab-in-place-{}", std::process::id()));
+        let sut = Sut::in_place(SutOptions::under(&state));
+        let p = sut.prepare(&d).unwrap();
+        assert_eq!(p.mountpoint, dir.canonicalize().unwrap());
+        assert!(sut.teardown(p).failures().next().is_none());
+        // Two at once: no lock is taken.
+        let _other = Sut::in_place(SutOptions::under(&state));
+
+        let t = plan(r#"{"target":{"kind":"tmpfs","size":"16M"}}"#);
+        assert!(t.changes_machine());
+        let err = sut.prepare(&t).unwrap_err();
+        assert!(err.to_string().contains("keeps no journal"), "{err}");
+        assert!(
+            !state.exists(),
+            "nothing is written for an in-place session"
+        );
     }
 
     #[test]

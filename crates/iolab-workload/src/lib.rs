@@ -11,5 +11,7 @@ pub mod rv;
 pub mod suggest;
 pub mod units;
 
-pub use micro::{Access, DataPattern, EngineKind, MicroPlan, MicroSpec, MicroSpecError, SyncMode};
+pub use micro::{
+    Access, DataPattern, EngineKind, MicroOption, MicroPlan, MicroSpec, MicroSpecError, SyncMode,
+};
 pub use units::{format_bytes, format_ns, parse_duration, parse_size, UnitError};

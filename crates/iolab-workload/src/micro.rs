@@ -33,14 +33,11 @@ impl Access {
         Access::Append,
     ];
 
+    /// The names of [`Access::ALL`], in its order.
+    pub const NAMES: [&'static str; 5] = ["write", "randwrite", "read", "randread", "append"];
+
     pub fn name(self) -> &'static str {
-        match self {
-            Access::Write => "write",
-            Access::Randwrite => "randwrite",
-            Access::Read => "read",
-            Access::Randread => "randread",
-            Access::Append => "append",
-        }
+        Self::NAMES[self as usize]
     }
 
     pub fn parse(text: &str) -> Option<Access> {
@@ -132,19 +129,22 @@ impl SyncMode {
         SyncMode::Dsync,
     ];
 
+    /// The names of [`SyncMode::ALL`], in its order.
+    pub const NAMES: [&'static str; 10] = [
+        "normal",
+        "osync",
+        "fsync",
+        "direct",
+        "osync+direct",
+        "mmap",
+        "mmap-async",
+        "mmap-sync",
+        "fdatasync",
+        "dsync",
+    ];
+
     pub fn name(self) -> &'static str {
-        match self {
-            SyncMode::Normal => "normal",
-            SyncMode::Osync => "osync",
-            SyncMode::Fsync => "fsync",
-            SyncMode::Direct => "direct",
-            SyncMode::OsyncDirect => "osync+direct",
-            SyncMode::Mmap => "mmap",
-            SyncMode::MmapAsync => "mmap-async",
-            SyncMode::MmapSync => "mmap-sync",
-            SyncMode::Fdatasync => "fdatasync",
-            SyncMode::Dsync => "dsync",
-        }
+        Self::NAMES[self as usize]
     }
 
     pub fn parse(text: &str) -> Option<SyncMode> {
@@ -239,21 +239,23 @@ impl EngineKind {
         EngineKind::Null,
     ];
 
+    /// The names of [`EngineKind::ALL`], in its order.
+    pub const NAMES: [&'static str; 5] = ["psync", "sync", "mmap", "io_uring", "null"];
+
     pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Psync => "psync",
-            EngineKind::Sync => "sync",
-            EngineKind::Mmap => "mmap",
-            EngineKind::IoUring => "io_uring",
-            EngineKind::Null => "null",
-        }
+        Self::NAMES[self as usize]
     }
 
+    /// Other spellings accepted for an engine's name: (alias, name).
+    pub const ALIASES: &'static [(&'static str, &'static str)] =
+        &[("uring", "io_uring"), ("io-uring", "io_uring")];
+
     pub fn parse(text: &str) -> Option<EngineKind> {
-        match text {
-            "uring" | "io-uring" => Some(EngineKind::IoUring),
-            _ => EngineKind::ALL.into_iter().find(|e| e.name() == text),
-        }
+        let text = Self::ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == text)
+            .map_or(text, |(_, name)| name);
+        EngineKind::ALL.into_iter().find(|e| e.name() == text)
     }
 
     /// What each backend can do, declared once here (next to its name, where validation can
@@ -313,6 +315,260 @@ pub enum DataPattern {
     Zeros,
     /// Seeded pseudo-random bytes (incompressible).
     Random,
+}
+
+impl DataPattern {
+    pub const ALL: [DataPattern; 2] = [DataPattern::Zeros, DataPattern::Random];
+    /// The names of [`DataPattern::ALL`], in its order.
+    pub const NAMES: [&'static str; 2] = ["zeros", "random"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn parse(text: &str) -> Option<DataPattern> {
+        DataPattern::ALL.into_iter().find(|d| d.name() == text)
+    }
+}
+
+/// How an option's value is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// One of these names.
+    Choice(&'static [&'static str]),
+    /// A size: `4k`, `64m`, or a number of bytes.
+    Size,
+    /// A whole number in `min..=max`.
+    Count { min: u64, max: u64 },
+    /// A duration of at least [`MIN_DURATION`]: `500ms`, `30s`, `2m`.
+    Duration,
+}
+
+/// A parsed option value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionValue {
+    Name(&'static str),
+    Bytes(u64),
+    Count(u64),
+    Duration(Duration),
+}
+
+/// One option of a micro test, declared once: `--NAME VALUE` for `iolab micro`,
+/// `NAME = VALUE` in an experiment's `[workload] micro = { … }`, and a row of the option
+/// tables in docs/micro.md and docs/experiments.md (a test keeps those in step).
+#[derive(Debug)]
+pub struct MicroOption {
+    pub name: &'static str,
+    /// Shown in usage lines: `--bs <BS>`.
+    pub value_name: &'static str,
+    pub kind: OptionKind,
+    /// As it would be written; `None`: unset unless given.
+    pub default: Option<&'static str>,
+    /// Other spellings of a choice: (alias, name).
+    pub aliases: &'static [(&'static str, &'static str)],
+    pub help: &'static str,
+    /// Puts a value of this option's kind into a spec.
+    apply: fn(&mut MicroSpec, OptionValue),
+}
+
+/// The shortest `time` (and any duration the command line measures over): below a
+/// millisecond a run is all thread start-up.
+pub const MIN_DURATION: Duration = Duration::from_millis(1);
+
+impl MicroOption {
+    /// Parses the option's value as written on a command line (or the default).
+    pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
+        let text = text.trim();
+        match self.kind {
+            OptionKind::Choice(names) => {
+                let text = self
+                    .aliases
+                    .iter()
+                    .find(|(alias, _)| *alias == text)
+                    .map_or(text, |(_, name)| name);
+                names
+                    .iter()
+                    .find(|n| **n == text)
+                    .copied()
+                    .map(OptionValue::Name)
+                    .ok_or_else(|| format!("expected one of {}", names.join(", ")))
+            }
+            OptionKind::Size => crate::parse_size(text)
+                .map(OptionValue::Bytes)
+                .map_err(|e| e.to_string()),
+            OptionKind::Count { min, max } => match text.parse::<u64>() {
+                Ok(n) if (min..=max).contains(&n) => Ok(OptionValue::Count(n)),
+                // A maximum that is only the type's limit is not worth saying.
+                Ok(n) if n < min && max == u64::from(u32::MAX) => {
+                    Err(format!("must be at least {min}"))
+                }
+                Ok(_) => Err(format!("must be between {min} and {max}")),
+                Err(_) => Err(format!("`{text}` is not a whole number (e.g. 4)")),
+            },
+            OptionKind::Duration => {
+                let d = crate::parse_duration(text).map_err(|e| e.to_string())?;
+                check_duration(d, text).map(OptionValue::Duration)
+            }
+        }
+    }
+
+    /// Sets this option in `spec` (`value` must be of the option's kind).
+    pub fn apply(&self, spec: &mut MicroSpec, value: OptionValue) {
+        (self.apply)(spec, value)
+    }
+
+    /// The help text with its choices.
+    pub fn help_text(&self) -> String {
+        match self.kind {
+            OptionKind::Choice(names) => format!("{}: {}", self.help, names.join(", ")),
+            _ => self.help.to_string(),
+        }
+    }
+}
+
+/// A duration that is long enough to measure something.
+pub fn check_duration(d: Duration, text: &str) -> Result<Duration, String> {
+    if d.is_zero() {
+        return Err("must be longer than zero".into());
+    }
+    if d < MIN_DURATION {
+        return Err(format!("`{text}` is too short: give at least 1ms"));
+    }
+    Ok(d)
+}
+
+fn name_of(v: OptionValue) -> &'static str {
+    match v {
+        OptionValue::Name(n) => n,
+        _ => "",
+    }
+}
+
+fn count_of(v: OptionValue) -> u32 {
+    match v {
+        OptionValue::Count(n) => u32::try_from(n).unwrap_or(u32::MAX),
+        _ => 0,
+    }
+}
+
+fn bytes_of(v: OptionValue) -> u64 {
+    match v {
+        OptionValue::Bytes(n) => n,
+        _ => 0,
+    }
+}
+
+/// Every micro option, in the order help and docs list them. `dir` and `seed` are not here:
+/// the runner sets them (from `--dir`/`--seed`, or the experiment's target and seed).
+pub const OPTIONS: &[MicroOption] = &[
+    MicroOption {
+        name: "access",
+        value_name: "ACCESS",
+        kind: OptionKind::Choice(&Access::NAMES),
+        default: Some("write"),
+        aliases: &[],
+        help: "Access pattern",
+        apply: |s, v| s.access = Access::parse(name_of(v)).unwrap_or(s.access),
+    },
+    MicroOption {
+        name: "sync",
+        value_name: "SYNC",
+        kind: OptionKind::Choice(&SyncMode::NAMES),
+        default: Some("normal"),
+        aliases: &[],
+        help: "Sync mode",
+        apply: |s, v| s.sync = SyncMode::parse(name_of(v)).unwrap_or(s.sync),
+    },
+    MicroOption {
+        name: "bs",
+        value_name: "BS",
+        kind: OptionKind::Size,
+        default: Some("4k"),
+        aliases: &[],
+        help: "Record size (e.g. 4k, 1m)",
+        apply: |s, v| s.bs = bytes_of(v),
+    },
+    MicroOption {
+        name: "size",
+        value_name: "SIZE",
+        kind: OptionKind::Size,
+        default: Some("64m"),
+        aliases: &[],
+        help: "Total data size, split evenly over the threads (e.g. 64m, 1g)",
+        apply: |s, v| s.size = bytes_of(v),
+    },
+    MicroOption {
+        name: "threads",
+        value_name: "THREADS",
+        kind: OptionKind::Count {
+            min: 1,
+            max: u32::MAX as u64,
+        },
+        default: Some("1"),
+        aliases: &[],
+        help: "Worker threads, each with its own file",
+        apply: |s, v| s.threads = count_of(v),
+    },
+    MicroOption {
+        name: "engine",
+        value_name: "ENGINE",
+        kind: OptionKind::Choice(&EngineKind::NAMES),
+        default: None,
+        aliases: EngineKind::ALIASES,
+        help: "I/O engine [default: psync; mmap for mmap modes]",
+        apply: |s, v| s.engine = EngineKind::parse(name_of(v)),
+    },
+    MicroOption {
+        name: "iodepth",
+        value_name: "IODEPTH",
+        kind: OptionKind::Count {
+            min: 1,
+            max: MAX_IODEPTH as u64,
+        },
+        default: None,
+        aliases: &[],
+        help: "Records in flight per thread, 1 to 4096 (io_uring only)",
+        apply: |s, v| s.iodepth = Some(count_of(v)),
+    },
+    MicroOption {
+        name: "time",
+        value_name: "DURATION",
+        kind: OptionKind::Duration,
+        default: None,
+        aliases: &[],
+        help: "Stop after this long even if records remain (e.g. 30s, 2m; at least 1ms)",
+        apply: |s, v| {
+            if let OptionValue::Duration(d) = v {
+                s.time_limit = Some(d);
+            }
+        },
+    },
+    MicroOption {
+        name: "loops",
+        value_name: "LOOPS",
+        kind: OptionKind::Count {
+            min: 1,
+            max: u32::MAX as u64,
+        },
+        default: Some("1"),
+        aliases: &[],
+        help: "Visit every record this many times",
+        apply: |s, v| s.loops = count_of(v),
+    },
+    MicroOption {
+        name: "data",
+        value_name: "DATA",
+        kind: OptionKind::Choice(&DataPattern::NAMES),
+        default: Some("zeros"),
+        aliases: &[],
+        help: "Contents of written records",
+        apply: |s, v| s.data = DataPattern::parse(name_of(v)).unwrap_or(s.data),
+    },
+];
+
+/// The option called `name`.
+pub fn option(name: &str) -> Option<&'static MicroOption> {
+    OPTIONS.iter().find(|o| o.name == name)
 }
 
 /// A micro test as the user asked for it, before validation.
@@ -387,6 +643,33 @@ pub struct MicroPlan {
 }
 
 impl MicroSpec {
+    /// The defaults of [`OPTIONS`], in `dir` with `seed`.
+    pub fn with_defaults(dir: PathBuf, seed: u64) -> MicroSpec {
+        let mut spec = MicroSpec {
+            access: Access::Write,
+            sync: SyncMode::Normal,
+            bs: 0,
+            size: 0,
+            threads: 0,
+            dir,
+            engine: None,
+            iodepth: None,
+            time_limit: None,
+            loops: 0,
+            seed,
+            data: DataPattern::Zeros,
+        };
+        for o in OPTIONS {
+            if let Some(d) = o.default {
+                // The defaults are tested to parse.
+                if let Ok(v) = o.parse(d) {
+                    o.apply(&mut spec, v);
+                }
+            }
+        }
+        spec
+    }
+
     /// Checks everything that can be checked without touching the filesystem.
     pub fn validate(&self) -> Result<MicroPlan, MicroSpecError> {
         if self.bs == 0 {
@@ -681,6 +964,58 @@ mod tests {
         }
         assert_eq!(nearest_multiple(10, 4096), 4096);
         assert_eq!(nearest_multiple(4097, 4096), 8192);
+    }
+
+    #[test]
+    fn option_table_defaults_parse_and_match_the_spec_defaults() {
+        for o in OPTIONS {
+            if let Some(d) = o.default {
+                assert!(o.parse(d).is_ok(), "{}: default {d:?}", o.name);
+            }
+        }
+        let s = MicroSpec::with_defaults(PathBuf::from("/d"), 7);
+        assert_eq!(
+            (s.access, s.sync, s.data),
+            (Access::Write, SyncMode::Normal, DataPattern::Zeros)
+        );
+        assert_eq!((s.bs, s.size, s.threads, s.loops), (4096, 64 << 20, 1, 1));
+        assert_eq!(
+            (s.engine, s.iodepth, s.time_limit, s.seed),
+            (None, None, None, 7)
+        );
+        assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn option_values_are_parsed_and_applied() {
+        let mut s = MicroSpec::with_defaults(PathBuf::from("/d"), 1);
+        for (name, text) in [
+            ("access", "randread"),
+            ("engine", "uring"),
+            ("iodepth", "32"),
+            ("time", "2s"),
+            ("bs", "8k"),
+        ] {
+            let o = option(name).unwrap();
+            o.apply(&mut s, o.parse(text).unwrap());
+        }
+        assert_eq!(s.access, Access::Randread);
+        assert_eq!(s.engine, Some(EngineKind::IoUring));
+        assert_eq!(s.iodepth, Some(32));
+        assert_eq!(s.time_limit, Some(Duration::from_secs(2)));
+        assert_eq!(s.bs, 8192);
+        let err = |n: &str, t: &str| option(n).unwrap().parse(t).unwrap_err();
+        assert_eq!(err("threads", "0"), "must be at least 1");
+        assert_eq!(
+            err("threads", "5000000000"),
+            "must be between 1 and 4294967295"
+        );
+        assert_eq!(err("iodepth", "0"), "must be between 1 and 4096");
+        assert_eq!(err("loops", "-1"), "`-1` is not a whole number (e.g. 4)");
+        assert!(err("access", "sideways").starts_with("expected one of write, randwrite"));
+        assert_eq!(err("time", "0s"), "must be longer than zero");
+        assert_eq!(err("time", "1us"), "`1us` is too short: give at least 1ms");
+        assert!(err("bs", "4q").contains("is not a size"));
     }
 
     #[test]

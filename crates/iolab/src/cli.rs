@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use iolab_workload::micro::{Access, DataPattern, EngineKind, SyncMode};
+use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use iolab_workload::micro::{self, EngineKind, MicroOption, OptionValue};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -83,8 +83,8 @@ pub struct MonitorArgs {
 }
 
 impl MonitorArgs {
-    pub fn options(&self) -> iolab_experiment::monitor::MonitorOptions {
-        iolab_experiment::monitor::MonitorOptions {
+    pub fn options(&self) -> iolab_experiment::run::monitor::MonitorOptions {
+        iolab_experiment::run::monitor::MonitorOptions {
             enabled: !self.no_monitor,
             interval: self.monitor_interval,
             trace_blocks: self.trace_blocks,
@@ -240,50 +240,13 @@ pub struct MicroArgs {
     #[arg(long, value_name = "DIR")]
     pub dir: PathBuf,
 
-    /// Access pattern
-    #[arg(long, default_value = "write", value_parser = parse_access)]
-    pub access: Access,
-
-    /// Sync mode: normal, osync, fsync, direct, osync+direct, mmap, mmap-async, mmap-sync,
-    /// fdatasync, dsync
-    #[arg(long, default_value = "normal", value_parser = parse_sync)]
-    pub sync: SyncMode,
-
-    /// Record size (e.g. 4k, 1m)
-    #[arg(long, default_value = "4k", value_parser = parse_size)]
-    pub bs: u64,
-
-    /// Total data size, split evenly over the threads (e.g. 64m, 1g)
-    #[arg(long, default_value = "64m", value_parser = parse_size)]
-    pub size: u64,
-
-    /// Worker threads, each with its own file
-    #[arg(long, default_value_t = 1, value_parser = parse_count)]
-    pub threads: u32,
-
-    /// I/O engine: psync, sync, mmap, io_uring, null [default: psync; mmap for mmap modes]
-    #[arg(long, value_parser = parse_engine)]
-    pub engine: Option<EngineKind>,
-
-    /// Records in flight per thread, 1 to 4096 (io_uring only)
-    #[arg(long, value_parser = parse_iodepth)]
-    pub iodepth: Option<u32>,
-
-    /// Stop after this long even if records remain (e.g. 30s, 2m; at least 1ms)
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
-    pub time: Option<Duration>,
-
-    /// Visit every record this many times
-    #[arg(long, default_value_t = 1, value_parser = parse_count)]
-    pub loops: u32,
+    /// The micro test's own options, from iolab-workload's table (`micro::OPTIONS`).
+    #[command(flatten)]
+    pub options: MicroOptions,
 
     /// Seed for the random order and random data
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,
-
-    /// Contents of written records
-    #[arg(long, value_enum, default_value_t = DataArg::Zeros)]
-    pub data: DataArg,
 
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -308,6 +271,48 @@ pub struct MicroArgs {
     pub no_db: bool,
 }
 
+/// The values of the micro test's options, defaults included: one flag per entry of
+/// `iolab_workload::micro::OPTIONS`, with its help, value name, default and parser, so the
+/// table is the one declaration (experiment files read the same table).
+#[derive(Debug, Clone, Default)]
+pub struct MicroOptions(pub Vec<(&'static MicroOption, OptionValue)>);
+
+impl FromArgMatches for MicroOptions {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(MicroOptions(
+            micro::OPTIONS
+                .iter()
+                .filter_map(|o| m.get_one::<OptionValue>(o.name).map(|v| (o, *v)))
+                .collect(),
+        ))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for MicroOptions {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        micro::OPTIONS.iter().fold(cmd, |cmd, o| {
+            let mut arg = Arg::new(o.name)
+                .long(o.name)
+                .value_name(o.value_name)
+                .help(o.help_text())
+                .value_parser(move |s: &str| o.parse(s));
+            if let Some(d) = o.default {
+                arg = arg.default_value(d);
+            }
+            cmd.arg(arg)
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// A readable summary
@@ -318,60 +323,35 @@ pub enum Format {
     Mobibench,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DataArg {
-    Zeros,
-    Random,
-}
-
-impl From<DataArg> for DataPattern {
-    fn from(d: DataArg) -> DataPattern {
-        match d {
-            DataArg::Zeros => DataPattern::Zeros,
-            DataArg::Random => DataPattern::Random,
-        }
-    }
-}
-
-fn parse_size(s: &str) -> Result<u64, String> {
-    iolab_workload::parse_size(s).map_err(|e| e.to_string())
-}
-
 fn parse_duration(s: &str) -> Result<Duration, String> {
     iolab_workload::parse_duration(s).map_err(|e| e.to_string())
 }
 
-/// The shortest run time and sampling interval: below a millisecond a run is all thread
-/// start-up, and a sampler would do nothing but read /proc.
-const MIN_DURATION: Duration = Duration::from_millis(1);
-
-/// A duration that is long enough to measure something (`--time`, `--monitor-interval`).
-fn parse_positive_duration(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
-    if d.is_zero() {
-        return Err("must be longer than zero".into());
-    }
-    if d < MIN_DURATION {
-        return Err(format!("`{s}` is too short: give at least 1ms"));
-    }
-    Ok(d)
-}
-
-/// A count of at least 1 (`--threads`, `--loops`).
-fn parse_count(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u64>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => u32::try_from(n).map_err(|_| format!("must be between 1 and {}", u32::MAX)),
-        Err(_) => Err(format!("`{s}` is not a whole number (e.g. 4)")),
+/// `iolab run --engine`: the micro option table's names and aliases.
+fn parse_engine(s: &str) -> Result<EngineKind, String> {
+    match micro_option("engine")?.parse(s)? {
+        OptionValue::Name(n) => EngineKind::parse(n).ok_or_else(|| format!("no engine `{n}`")),
+        _ => Err(format!("`{s}` is not an engine")),
     }
 }
 
+/// `iolab run --iodepth`: the micro option table's range.
 fn parse_iodepth(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u64>() {
-        Ok(n @ 1..=4096) => Ok(n as u32),
-        Ok(_) => Err("must be between 1 and 4096".into()),
-        Err(_) => Err(format!("`{s}` is not a whole number (e.g. 32)")),
+    match micro_option("iodepth")?.parse(s)? {
+        OptionValue::Count(n) => u32::try_from(n).map_err(|e| e.to_string()),
+        _ => Err(format!("`{s}` is not a depth")),
     }
+}
+
+fn micro_option(name: &str) -> Result<&'static MicroOption, String> {
+    micro::option(name).ok_or_else(|| format!("no micro option `{name}`"))
+}
+
+/// A duration that is long enough to measure something (`--time`, `--monitor-interval`): at
+/// least a millisecond, as a micro test's `time` (below it a run is all thread start-up, and
+/// a sampler would do nothing but read /proc).
+fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    micro::check_duration(parse_duration(s)?, s)
 }
 
 fn parse_scale(s: &str) -> Result<f64, String> {
@@ -390,27 +370,6 @@ fn parse_assignment(s: &str) -> Result<(String, String), String> {
         return Err(format!("`{s}` has no variable name"));
     }
     Ok((k.to_string(), v.trim().to_string()))
-}
-
-fn parse_access(s: &str) -> Result<Access, String> {
-    Access::parse(s).ok_or_else(|| {
-        let names: Vec<_> = Access::ALL.iter().map(|a| a.name()).collect();
-        format!("expected one of {}", names.join(", "))
-    })
-}
-
-fn parse_sync(s: &str) -> Result<SyncMode, String> {
-    SyncMode::parse(s).ok_or_else(|| {
-        let names: Vec<_> = SyncMode::ALL.iter().map(|m| m.name()).collect();
-        format!("expected one of {}", names.join(", "))
-    })
-}
-
-fn parse_engine(s: &str) -> Result<EngineKind, String> {
-    EngineKind::parse(s).ok_or_else(|| {
-        let names: Vec<_> = EngineKind::ALL.iter().map(|e| e.name()).collect();
-        format!("expected one of {}", names.join(", "))
-    })
 }
 
 #[cfg(test)]
@@ -443,21 +402,58 @@ mod tests {
     }
 
     #[test]
-    fn counts_start_at_one() {
-        assert_eq!(parse_count("0").unwrap_err(), "must be at least 1");
-        assert_eq!(
-            parse_count("5000000000").unwrap_err(),
-            "must be between 1 and 4294967295"
+    fn micro_flags_come_from_the_option_table() {
+        let cli = Cli::try_parse_from([
+            "iolab",
+            "micro",
+            "--dir",
+            "/d",
+            "--threads",
+            "4",
+            "--engine",
+            "uring",
+        ])
+        .unwrap();
+        let Command::Micro(m) = cli.command else {
+            panic!("not micro")
+        };
+        let get = |n: &str| {
+            m.options
+                .0
+                .iter()
+                .find(|(o, _)| o.name == n)
+                .map(|(_, v)| *v)
+        };
+        assert_eq!(get("threads"), Some(OptionValue::Count(4)));
+        assert_eq!(get("engine"), Some(OptionValue::Name("io_uring")));
+        // Defaults are the table's, as parsed values.
+        assert_eq!(get("bs"), Some(OptionValue::Bytes(4096)));
+        assert_eq!(get("iodepth"), None);
+        let help = Cli::command()
+            .find_subcommand_mut("micro")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for o in micro::OPTIONS {
+            assert!(
+                help.contains(&format!("--{} <{}>", o.name, o.value_name)),
+                "{}",
+                o.name
+            );
+            if let Some(d) = o.default {
+                assert!(
+                    help.contains(&format!("[default: {d}]")),
+                    "{}: {help}",
+                    o.name
+                );
+            }
+        }
+        let e = Cli::try_parse_from(["iolab", "micro", "--dir", "/d", "--threads", "0"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'--threads <THREADS>': must be at least 1"),
+            "{e}"
         );
-        assert_eq!(
-            parse_count("-1").unwrap_err(),
-            "`-1` is not a whole number (e.g. 4)"
-        );
-        assert_eq!(parse_count("4").unwrap(), 4);
-        assert_eq!(
-            parse_iodepth("0").unwrap_err(),
-            "must be between 1 and 4096"
-        );
-        assert_eq!(parse_iodepth("4096").unwrap(), 4096);
     }
 }

@@ -245,11 +245,12 @@ fn io_uring_engine_moves_records_through_the_ring() {
 
 #[test]
 fn null_engine_issues_no_io() {
+    let dir = tempfile::tempdir().unwrap();
     let o = iolab()
         .args([
             "micro",
             "--dir",
-            "/nonexistent",
+            dir.path().to_str().unwrap(),
             "--engine",
             "null",
             "--size",
@@ -262,4 +263,5 @@ fn null_engine_issues_no_io() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["result"]["ops"], 256);
     assert_eq!(v["result"]["files"].as_array().unwrap().len(), 0);
+    assert!(common::entries(dir.path()).is_empty(), "no file was made");
 }

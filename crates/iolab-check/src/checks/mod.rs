@@ -17,6 +17,7 @@ pub mod not_steady;
 pub mod ran_dry;
 pub mod short_run;
 pub mod sync_not_durable;
+pub mod system_skipped;
 pub mod write_amplification;
 
 pub use cache_fit::CacheFit;
@@ -32,6 +33,7 @@ pub use not_steady::NotSteady;
 pub use ran_dry::RanDry;
 pub use short_run::ShortRun;
 pub use sync_not_durable::SyncNotDurable;
+pub use system_skipped::SystemSkipped;
 pub use write_amplification::WriteAmplification;
 
 use crate::Check;
@@ -53,5 +55,6 @@ pub(crate) fn all() -> Vec<Box<dyn Check>> {
         Box::new(RanDry),
         Box::new(DidNotConverge),
         Box::new(LoopCached),
+        Box::new(SystemSkipped),
     ]
 }

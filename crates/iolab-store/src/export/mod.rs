@@ -6,6 +6,8 @@
 //! { "db_schema_version": 1,
 //!   "experiment": { id, uuid, name, source, status, seed, created_at, finished_at,
 //!                   iolab_version, host, spec },
+//!   "metrics": [ { name, unit, better ("higher", "lower" or null), title, description,
+//!                  headline } ],
 //!   "configs": [ { id, experiment, label, factors, outcome, findings: [...],
 //!                  runs: [ { id, config, repetition, seed, status, error, started_at,
 //!                            ended_at, elapsed_ns, environment, metrics: [{name, value, unit}],
@@ -25,6 +27,7 @@ use crate::error::Result;
 use crate::schema::SCHEMA_VERSION;
 use crate::store::Store;
 use crate::types::{Config, Experiment, ExperimentId, Finding, RunDetails};
+use iolab_metrics::MetricDef;
 
 /// An experiment with everything measured in it, so that a report can be made from the
 /// export alone.
@@ -33,6 +36,9 @@ pub struct ExportDocument {
     /// The database schema the data was read from ([`SCHEMA_VERSION`]).
     pub db_schema_version: u32,
     pub experiment: Experiment,
+    /// What each metric is (unit, direction, meaning): the definitions stored with the
+    /// experiment, or the common ones for an experiment stored without them.
+    pub metrics: Vec<MetricDef>,
     pub configs: Vec<ExportConfig>,
 }
 
@@ -67,6 +73,7 @@ impl Store {
         }
         Ok(ExportDocument {
             db_schema_version: SCHEMA_VERSION,
+            metrics: self.metric_defs(id)?,
             experiment: details.experiment,
             configs,
         })

@@ -2,11 +2,9 @@
 //! judged before running (the dataset against the page cache, a loop device without direct
 //! I/O, runs shorter than the writeback interval). Nothing is run or changed.
 
-use std::path::Path;
-
 use iolab_check::PlanFacts;
-use iolab_experiment::monitor::{micro_intent, wml_intent, Intent};
-use iolab_experiment::{ConfigPlan, ExperimentPlan, WorkloadPlan};
+use iolab_experiment::run::monitor::Intent;
+use iolab_experiment::{ConfigPlan, ExperimentPlan};
 use iolab_sut::Target;
 
 use crate::cli::CheckArgs;
@@ -14,20 +12,17 @@ use crate::error::CliError;
 use crate::output;
 use crate::output::check::{self, CheckReport, ConfigCheck};
 
-/// Stand-in run directory: workloads are lowered, not run.
-const NOWHERE: &str = "/nonexistent-iolab-check";
-
 pub fn run(args: CheckArgs) -> Result<(), CliError> {
     let plan = iolab_experiment::load(&args.file)
         .map_err(|errs| CliError::usage(errs.to_string().trim_end()))?;
     let mut configs = Vec::with_capacity(plan.configs.len());
     for c in &plan.configs {
-        let facts = plan_facts(&plan, c)?;
+        let facts = plan_facts(&plan, c);
         configs.push(ConfigCheck {
             label: c.label.clone(),
             findings: iolab_check::pre_run_checks(&facts)
                 .into_iter()
-                .map(iolab_experiment::monitor::to_store)
+                .map(iolab_experiment::run::monitor::to_store)
                 .collect(),
         });
     }
@@ -53,32 +48,20 @@ fn tunable(c: &ConfigPlan, name: &str) -> Option<u64> {
         })
 }
 
-fn plan_facts(plan: &ExperimentPlan, c: &ConfigPlan) -> Result<PlanFacts, CliError> {
-    let base = Intent {
+fn plan_facts(plan: &ExperimentPlan, c: &ConfigPlan) -> PlanFacts {
+    let intent = c.workload.intent(Intent {
         caches_dropped: plan.procedure.drop_caches,
         cache_limit: c.sut.cache_limit,
         ..Intent::default()
-    };
-    let (intent, duration) = match &c.workload {
-        WorkloadPlan::Micro(spec) => {
-            let mut spec = spec.clone();
-            spec.dir = NOWHERE.into();
-            let p = spec.validate().map_err(CliError::usage)?;
-            (micro_intent(&p, base), p.time_limit)
-        }
-        WorkloadPlan::Wml(w) => {
-            let workload = w.lower(Path::new(NOWHERE)).map_err(CliError::usage)?;
-            let d = w.duration.or(workload.run.duration);
-            (wml_intent(&workload, base), d)
-        }
-    };
+    });
+    let duration = c.workload.planned_duration();
     let (is_loop, loop_direct_io, fs_type) = match &c.sut.target {
         Target::LoopImage(l) => (Some(true), Some(l.direct_io), None),
         Target::Tmpfs(_) => (Some(false), None, Some("tmpfs".to_string())),
         Target::BlockDevice(_) => (Some(false), None, None),
         Target::Directory(_) => (None, None, None),
     };
-    Ok(PlanFacts {
+    PlanFacts {
         workload: intent.workload,
         access: intent.access,
         reads_cold: Some(intent.caches_dropped || intent.o_direct),
@@ -96,5 +79,5 @@ fn plan_facts(plan: &ExperimentPlan, c: &ConfigPlan) -> Result<PlanFacts, CliErr
         device_name: None,
         is_loop,
         loop_direct_io,
-    })
+    }
 }

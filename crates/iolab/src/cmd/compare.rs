@@ -1,7 +1,7 @@
 //! `iolab compare [ID]...`: every configuration against a baseline, per metric (the model and
 //! its table are iolab-compare's; this is the edge: arguments, database, exit code).
 
-use iolab_compare::{CompareError, MetricSpec, Options};
+use iolab_compare::{CompareError, Options};
 use iolab_store::StoreError;
 
 use crate::cli::DbArgs;
@@ -21,8 +21,8 @@ pub struct CompareArgs {
     /// The configuration the others are compared with (its label); default: the first
     #[arg(long, value_name = "LABEL")]
     pub baseline: Option<String>,
-    /// A metric to compare (repeatable; the first is the headline); default: ops_per_s,
-    /// mib_per_s, lat_mean_ns, lat_p99_ns, those recorded
+    /// A metric to compare (repeatable; the first is the headline); default: the headline
+    /// metrics recorded (ops_per_s, mib_per_s, lat_mean_ns, lat_p99_ns)
     #[arg(long = "metric", value_name = "M")]
     pub metrics: Vec<String>,
     #[command(flatten)]
@@ -36,15 +36,6 @@ pub struct CompareArgs {
     /// 1 + PCT/100 (lower-is-better metrics)
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
-}
-
-/// Whether higher is better for a metric: iolab's run metrics know; others (monitor metrics,
-/// `cpu.busy` and the like) do not.
-pub fn direction(metric: &str) -> Option<bool> {
-    iolab_experiment::METRICS
-        .iter()
-        .find(|(name, _, _)| *name == metric)
-        .map(|(_, _, higher)| *higher)
 }
 
 /// A comparison error as the user gave the input: naming the flag at fault.
@@ -98,14 +89,15 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         );
     }
     let names = if args.metrics.is_empty() {
-        iolab_compare::default_metrics(&loaded.configs)
+        iolab_compare::default_metrics(&loaded.configs, &loaded.metrics)
     } else {
         args.metrics.clone()
     };
+    // Directions from the metrics' stored definitions (unknown for monitor metrics).
     let mut options = Options::new(
         names
             .iter()
-            .map(|m| MetricSpec::new(m.as_str(), direction(m)))
+            .map(|m| iolab_compare::metric_spec(m, &loaded.metrics))
             .collect(),
     );
     options.baseline = args.baseline.clone();
@@ -180,7 +172,7 @@ pub fn write_summary(
     if loaded.configs.len() < 2 {
         return Ok(());
     }
-    let options = Options::new(vec![MetricSpec::new(metric, direction(metric))]);
+    let options = Options::new(vec![iolab_compare::metric_spec(metric, &loaded.metrics)]);
     match iolab_compare::compare(&loaded.configs, &options) {
         Ok(c) => {
             writeln!(out)?;

@@ -1,14 +1,10 @@
-//! The results database at the edge: opening it, `iolab list`, `iolab export`, and storing a
-//! single run of `iolab micro` / `iolab run FILE.f` as a one-configuration experiment.
+//! The results database at the edge: opening it, `iolab list`, `iolab export`. (Runs are
+//! stored by the experiment runner, single runs included.)
 
 use std::io::Write;
 use std::path::Path;
 
-use iolab_store::{
-    ExperimentId, ExperimentStatus, ExportDocument, NewConfig, NewExperiment, NewRun, RunRecord,
-    RunStatus, Store, StoreError, Timestamp,
-};
-use serde_json::{Map, Value};
+use iolab_store::{ExperimentId, ExportDocument, Store, StoreError};
 
 use crate::cli::{ExportArg, ExportArgs, ListArgs};
 use crate::error::CliError;
@@ -186,108 +182,4 @@ pub fn write_output(
         let _ = std::fs::remove_file(&tmp);
     }
     result
-}
-
-/// What a single command run stores: one experiment, one configuration, one run.
-pub struct Single<'a> {
-    pub db: &'a Path,
-    pub name: String,
-    pub source: String,
-    pub spec: Value,
-    pub factors: Map<String, Value>,
-    pub seed: u64,
-    pub started_at: Timestamp,
-    /// The run's directory: its storage goes into the run's environment.
-    pub dir: &'a Path,
-}
-
-/// A failed engine run: stored as failed or interrupted (unless storing is off or the input
-/// was at fault: nothing ran), then turned into the command's error.
-pub fn engine_failure(
-    single: Option<Single<'_>>,
-    e: iolab_engine::EngineError,
-    interrupted: &str,
-) -> CliError {
-    if let (Some(single), false) = (single, e.is_bad_input()) {
-        let status = if e.is_interrupted() {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Failed
-        };
-        // The run's own error matters more than a failure to record it.
-        let _ = store_single(single, status, Some(e.to_string()), new_record());
-    }
-    if e.is_interrupted() {
-        return CliError::interrupted(interrupted);
-    }
-    e.into()
-}
-
-/// An empty record to fill before [`store_single`] (which sets its run fields).
-pub fn new_record() -> RunRecord {
-    RunRecord::new(NewRun {
-        config: iolab_store::ConfigId(0),
-        repetition: 0,
-        seed: 0,
-        status: RunStatus::Ok,
-        error: None,
-        started_at: Timestamp(0),
-        ended_at: Timestamp(0),
-        elapsed_ns: 0,
-        environment: Value::Null,
-    })
-}
-
-/// Stores `rec` (its measurements; keeps its `elapsed_ns`) as a finished one-run experiment;
-/// returns the experiment's id.
-pub fn store_single(
-    s: Single<'_>,
-    status: RunStatus,
-    error: Option<String>,
-    mut rec: RunRecord,
-) -> Result<ExperimentId, CliError> {
-    let mut store = open(s.db)?;
-    let exp = store
-        .create_experiment(&NewExperiment {
-            name: s.name,
-            source: s.source,
-            spec: s.spec,
-            seed: s.seed,
-            created_at: s.started_at,
-            iolab_version: env!("CARGO_PKG_VERSION").into(),
-            host: serde_json::to_value(iolab_monitor::environment::HostEnv::probe())
-                .unwrap_or(Value::Null),
-        })
-        .map_err(CliError::failed)?;
-    let config = store
-        .add_config(&NewConfig {
-            experiment: exp,
-            label: "default".into(),
-            factors: s.factors,
-        })
-        .map_err(CliError::failed)?;
-    rec.run = NewRun {
-        config,
-        repetition: 0,
-        seed: s.seed,
-        status,
-        error,
-        started_at: s.started_at,
-        ended_at: Timestamp::now(),
-        elapsed_ns: rec.run.elapsed_ns,
-        environment: serde_json::to_value(iolab_monitor::environment::Environment::probe(Some(
-            s.dir,
-        )))
-        .unwrap_or_default(),
-    };
-    store.record_run(&rec).map_err(CliError::failed)?;
-    let exp_status = match status {
-        RunStatus::Ok => ExperimentStatus::Done,
-        RunStatus::Failed => ExperimentStatus::Failed,
-        RunStatus::Interrupted => ExperimentStatus::Interrupted,
-    };
-    store
-        .set_experiment_status(exp, exp_status, Timestamp::now())
-        .map_err(CliError::failed)?;
-    Ok(exp)
 }

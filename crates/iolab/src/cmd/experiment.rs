@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use iolab_experiment::runner::{
-    run_experiment, Phase, RunEnd, RunInfo, RunnerObserver, RunnerOptions,
+use iolab_experiment::run::{
+    run_experiment, EngineEvent, Phase, RunEnd, RunInfo, RunnerError, RunnerObserver, RunnerOptions,
 };
 use iolab_store::{ConfigOutcome, ExperimentId, ExperimentStatus, RunStatus};
 
@@ -65,18 +65,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     };
     let outcome = run_experiment(&plan, &mut store, &opts, &mut obs);
     obs.status.clear();
-    let outcome = outcome.map_err(|e| {
-        let hint = e.hint();
-        let mut err = if e.is_bad_input() {
-            CliError::usage(&e)
-        } else {
-            CliError::failed(&e)
-        };
-        if let Some(h) = hint {
-            err = err.with_hint(h);
-        }
-        err
-    })?;
+    let outcome = outcome.map_err(runner_error)?;
     let metric = plan.repetitions.metric.clone();
     crate::output::emit(|out| {
         show::write_experiment(&store, outcome.id, out)?;
@@ -104,6 +93,20 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             Ok(())
         }
     }
+}
+
+/// Why the runner could not run a plan at all, as the command's error.
+pub fn runner_error(e: RunnerError) -> CliError {
+    let hint = e.hint();
+    let mut err = if e.is_bad_input() {
+        CliError::usage(&e)
+    } else {
+        CliError::failed(&e)
+    };
+    if let Some(h) = hint {
+        err = err.with_hint(h);
+    }
+    err
 }
 
 fn db_flag(db: &Path) -> String {
@@ -295,6 +298,22 @@ impl RunnerObserver for Progress {
     fn config_finished(&mut self, label: &str, outcome: &ConfigOutcome) {
         self.status.clear();
         say!("  {label}: {}", outcome.note);
+    }
+
+    fn engine(&mut self, event: &EngineEvent<'_>) {
+        // Told once per configuration; the `system-skipped` finding is stored with each run.
+        if let (EngineEvent::SystemSkipped(command), Some(run)) = (event, &self.current) {
+            if self
+                .told
+                .insert((run.config.clone(), format!("system {command}")))
+            {
+                self.status.clear();
+                say!(
+                    "iolab: warning: [{}] `system \"{command}\"` not run (workload.system = false)",
+                    run.config
+                );
+            }
+        }
     }
 
     fn warn(&mut self, message: &str) {

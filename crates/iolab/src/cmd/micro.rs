@@ -1,105 +1,59 @@
-//! `iolab micro`: validate, run, print.
+//! `iolab micro`: the micro kind's one-run plan, run by the experiment runner, printed in
+//! the chosen format.
 
 use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use iolab_engine::micro::run_micro_cancellable;
-use iolab_engine::Observer;
-use iolab_monitor::procstat::{self, CpuTimes};
-use iolab_store::{RunStatus, Timestamp};
-use iolab_workload::micro::MicroSpec;
-use serde_json::json;
+use iolab_engine::MicroResult;
+use iolab_experiment::run::{EngineEvent, RunnerObserver};
 
 use crate::cli::{Format, MicroArgs};
-use crate::cmd::db::{engine_failure, new_record, store_single, Single};
-use crate::cmd::watch;
+use crate::cmd::single::{self, Storage};
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::{self, Host, MicroReport};
 use crate::term::StatusLine;
-use iolab_experiment::monitor::Intent;
-use iolab_experiment::monitor::Watch;
 
 pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
-    let spec = MicroSpec {
-        access: args.access,
-        sync: args.sync,
-        bs: args.bs,
-        size: args.size,
-        threads: args.threads,
-        dir: args.dir.clone(),
-        engine: args.engine,
-        iodepth: args.iodepth,
-        time_limit: args.time,
-        loops: args.loops,
-        seed: args.seed,
-        data: args.data.into(),
-    };
-    let plan = spec.validate().map_err(CliError::usage)?;
+    let plan =
+        iolab_experiment::kind::micro::from_command_line(&args.options.0, &args.dir, args.seed)
+            .map_err(crate::cmd::usage)?;
     let format = if args.json { Format::Json } else { args.format };
     // A database that cannot take the result is refused before anything runs (exit 2), not
     // after the run when its result would be lost.
-    if !args.no_db {
-        crate::cmd::db::open(&args.db.db)?;
-    }
-
-    let mut obs = CliObserver {
+    let storage = if args.no_db {
+        Storage::Nowhere
+    } else {
+        Storage::Db(crate::cmd::db::open(&args.db.db)?)
+    };
+    let mut display = Display {
         status: StatusLine::new(std::io::stderr().is_terminal()),
-        cpu_start: None,
-        cpu_end: None,
-        watch: watch::watch(args.monitor.options(), &args.dir),
     };
     let started_at = SystemTime::now();
-    let single = || Single {
-        db: &args.db.db,
-        name: format!(
-            "micro {} {} bs={} size={} threads={}",
-            spec.access.name(),
-            spec.sync.name(),
-            args.bs,
-            args.size,
-            args.threads
-        ),
-        source: "iolab micro".into(),
-        spec: json!({ "workload": { "micro": &spec }, "repetitions": { "min": 1, "max": 1, "metric": "ops_per_s" } }),
-        factors: Default::default(),
-        seed: args.seed,
-        started_at: Timestamp::from_system_time(started_at),
-        dir: &args.dir,
-    };
-    let result = match run_micro_cancellable(&plan, &mut obs, &cancel) {
-        Ok(r) => r,
-        Err(e) => {
-            obs.status.clear();
-            return Err(engine_failure(
-                (!args.no_db).then(single),
-                e,
-                "interrupted; files created for this run were removed",
-            ));
-        }
-    };
-    let mut rec = new_record();
-    rec.run.elapsed_ns = result.elapsed_ns;
-    iolab_experiment::record::add_micro(&mut rec, &result);
-    let intent = iolab_experiment::monitor::micro_intent(&plan, Intent::default());
-    let findings = watch::finish(&mut obs.watch, &mut rec, &intent, &args.dir);
-    let stored = if args.no_db {
-        None
-    } else {
-        Some(store_single(single(), RunStatus::Ok, None, rec)?)
-    };
+    let run = single::run::<MicroResult>(
+        &plan,
+        storage,
+        args.monitor.options(),
+        &cancel,
+        &mut display,
+        "interrupted; files created for this run were removed",
+    );
+    display.status.clear();
+    let run = run?;
     let report = MicroReport {
-        result,
-        system_cpu: obs.cpu_start.zip(obs.cpu_end),
+        result: run.output,
+        system_cpu: run.system_cpu,
         host: Host::probe(),
         started_at,
+        findings: run.end.findings.clone(),
+        system: single::system_summary(&run.end.metrics),
     };
     output::emit(|out| output::write_micro(format, &report, out))?;
     if format == Format::Human {
-        crate::cmd::watch::print_findings(&findings, "");
-        if let Some(id) = stored {
+        crate::cmd::watch::print_findings(&report.findings, "");
+        if let Some(id) = run.stored {
             say!("stored as experiment {} in {}", id.0, args.db.db.display());
         }
     }
@@ -112,63 +66,66 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Shows fill progress on a terminal and samples system CPU at the edges of the timed region.
-struct CliObserver {
+/// Fill progress and the records' progress on a terminal; monitoring notes.
+struct Display {
     status: StatusLine,
-    cpu_start: Option<CpuTimes>,
-    cpu_end: Option<CpuTimes>,
-    watch: Watch,
 }
 
-impl Observer for CliObserver {
-    fn preparing(&mut self, done: u64, total: u64) {
-        if !self.status.enabled() || total < 64 << 20 {
-            return;
-        }
-        // One update per 64 MiB keeps the terminal quiet and the cost invisible.
-        if done.is_multiple_of(64 << 20) || done == total {
-            self.status.show(format_args!(
-                "preparing files: {} of {} MiB ({}%)",
-                done >> 20,
-                total >> 20,
-                done * 100 / total
-            ));
+impl RunnerObserver for Display {
+    fn engine(&mut self, event: &EngineEvent<'_>) {
+        match *event {
+            EngineEvent::Filling { done, total } => {
+                if !self.status.enabled() || total < 64 << 20 {
+                    return;
+                }
+                // One update per 64 MiB keeps the terminal quiet and the cost invisible.
+                if done.is_multiple_of(64 << 20) || done == total {
+                    self.status.show(format_args!(
+                        "preparing files: {} of {} MiB ({}%)",
+                        done >> 20,
+                        total >> 20,
+                        done * 100 / total
+                    ));
+                }
+            }
+            EngineEvent::TimedStart => self.status.keep(),
+            EngineEvent::Records {
+                done,
+                planned,
+                elapsed,
+            } => {
+                // Short runs finish before anyone could read a progress line.
+                if !self.status.enabled() || elapsed < Duration::from_secs(1) || planned == 0 {
+                    return;
+                }
+                let rate = done as f64 / elapsed.as_secs_f64();
+                let left = if rate > 0.0 {
+                    format!(
+                        ", ~{:.0} s left",
+                        (planned - done.min(planned)) as f64 / rate
+                    )
+                } else {
+                    String::new()
+                };
+                self.status.show(format_args!(
+                    "running: {}% ({} of {} record{}), {} records/s{left}",
+                    done * 100 / planned,
+                    thousands(done),
+                    thousands(planned),
+                    if planned == 1 { "" } else { "s" },
+                    thousands(rate as u64)
+                ));
+            }
+            EngineEvent::TimedEnd => self.status.clear(),
+            _ => {}
         }
     }
 
-    fn progress(&mut self, done: u64, planned: u64, elapsed: Duration) {
-        // Short runs finish before anyone could read a progress line.
-        if !self.status.enabled() || elapsed < Duration::from_secs(1) || planned == 0 {
-            return;
-        }
-        let rate = done as f64 / elapsed.as_secs_f64();
-        let left = if rate > 0.0 {
-            format!(
-                ", ~{:.0} s left",
-                (planned - done.min(planned)) as f64 / rate
-            )
-        } else {
-            String::new()
-        };
-        self.status.show(format_args!(
-            "running: {}% ({} of {} record{}), {} records/s{left}",
-            done * 100 / planned,
-            thousands(done),
-            thousands(planned),
-            if planned == 1 { "" } else { "s" },
-            thousands(rate as u64)
-        ));
+    fn warn(&mut self, message: &str) {
+        single::tell(&mut self.status, "warning", message);
     }
 
-    fn started(&mut self) {
-        self.status.keep();
-        self.cpu_start = procstat::read().ok().map(|s| s.total);
-        self.watch.start();
-    }
-
-    fn finished(&mut self) {
-        self.watch.stop();
-        self.status.clear();
-        self.cpu_end = procstat::read().ok().map(|s| s.total);
+    fn note(&mut self, message: &str) {
+        single::tell(&mut self.status, "note", message);
     }
 }

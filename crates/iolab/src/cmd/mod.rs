@@ -3,13 +3,14 @@
 mod check;
 pub mod compare;
 mod db;
-mod experiment;
+pub mod experiment;
 pub mod import;
 mod micro;
 mod recover;
 pub mod report;
 mod run;
 mod show;
+mod single;
 pub mod trace;
 mod watch;
 mod workloads;
@@ -35,5 +36,18 @@ pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Import(args) => import::run(args),
+    }
+}
+
+/// Bad input found while building a plan: exit 2, with its hint.
+pub fn usage(e: iolab_experiment::UsageError) -> CliError {
+    let err = if e.located {
+        CliError::located(&e.message)
+    } else {
+        CliError::usage(&e.message)
+    };
+    match e.hint {
+        Some(h) => err.with_hint(h),
+        None => err,
     }
 }

@@ -34,8 +34,18 @@ pub fn load(store: &Store, id: ExperimentId) -> Result<ShowReport, StoreError> {
         .spec
         .pointer("/repetitions/metric")
         .and_then(|m| m.as_str())
-        .unwrap_or("ops_per_s")
+        .unwrap_or(iolab_metrics::DEFAULT_METRIC)
         .to_string();
+    // The headline metrics as the experiment's stored definitions declare them, and the
+    // stopping rule's metric first when it is another (the quickstart stops on the median).
+    let defs = store.metric_defs(id)?;
+    let mut headline: Vec<iolab_store::MetricDef> =
+        iolab_metrics::headline(&defs).cloned().collect();
+    if !headline.iter().any(|d| d.name == metric) {
+        if let Some(d) = iolab_metrics::find(&defs, &metric) {
+            headline.insert(0, d.clone());
+        }
+    }
     let mut configs = Vec::with_capacity(d.configs.len());
     for c in d.configs {
         let ok = store.ok_metrics(c.id)?;
@@ -83,6 +93,7 @@ pub fn load(store: &Store, id: ExperimentId) -> Result<ShowReport, StoreError> {
     Ok(ShowReport {
         experiment: d.experiment,
         metric,
+        headline,
         single_run,
         configs,
         runs,

@@ -1,29 +1,6 @@
-//! What `iolab micro` and `iolab run FILE.f` print about monitoring and findings (the
-//! monitoring itself is iolab-experiment's `monitor::Watch`, as in experiments).
+//! Findings on stderr, as single runs and experiments print them.
 
-use std::path::Path;
-
-use iolab_experiment::monitor::{self, DeviceInfo, MonitorOptions, Watch};
 use iolab_store::{Finding, Severity};
-
-/// A watch over the device holding `dir`.
-pub fn watch(opts: MonitorOptions, dir: &Path) -> Watch {
-    Watch::new(opts, monitor::run_devices(None, dir))
-}
-
-/// Folds the observations and findings into `rec`; monitoring notes go to stderr.
-pub fn finish(
-    w: &mut Watch,
-    rec: &mut iolab_store::RunRecord,
-    intent: &monitor::Intent,
-    dir: &Path,
-) -> Vec<Finding> {
-    for n in w.notes() {
-        say!("iolab: note: {n}");
-    }
-    w.finish(rec, intent, &DeviceInfo::probe(dir));
-    rec.findings.clone()
-}
 
 /// Findings on stderr, most severe first: `warning [cache-served] …` and the fix.
 pub fn print_findings(findings: &[Finding], indent: &str) {

@@ -9,17 +9,7 @@ use serde::Serialize;
 
 /// The machine during the runs (means over the ok runs of each run's whole-run value), with
 /// the headings of the human table: what seed report 000 read from sar and perf by hand.
-pub const SYSTEM: &[(&str, &str)] = &[
-    ("cpu.usr_pct", "cpu usr%"),
-    ("cpu.sys_pct", "sys%"),
-    ("cpu.iowait_pct", "iowait%"),
-    ("dev.util_pct", "dev util%"),
-    ("dev.rkB_per_s", "dev rkB/s"),
-    ("dev.wkB_per_s", "dev wkB/s"),
-    ("dev.f_per_s", "flush/s"),
-    ("perf.context_switches_per_s", "cs/s"),
-    ("vm.pgfault_per_s", "faults/s"),
-];
+pub const SYSTEM: &[(&str, &str)] = iolab_metrics::SYSTEM_SUMMARY;
 
 /// The [`SYSTEM`] quantities a configuration recorded, each the mean of its finite values.
 pub fn system_means(metrics: &BTreeMap<String, MetricValues>) -> BTreeMap<String, f64> {

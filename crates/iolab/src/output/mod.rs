@@ -35,6 +35,10 @@ pub struct MicroReport {
     pub system_cpu: Option<(CpuTimes, CpuTimes)>,
     pub host: Host,
     pub started_at: SystemTime,
+    /// What the checks found about the run.
+    pub findings: Vec<iolab_store::Finding>,
+    /// The machine during the run (whole-run values of the monitors' summary metrics).
+    pub system: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Numbers every format derives the same way.
@@ -115,11 +119,6 @@ pub fn print_json_or<R: json::Document>(
     }
 }
 
-/// Writes one run in one format.
-pub trait MicroFormatter {
-    fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()>;
-}
-
 /// Writes results to stdout through a buffer. A closed pipe (`| head`) means the reader has
 /// what it wanted: not an error.
 pub fn emit(
@@ -135,7 +134,7 @@ pub fn emit(
 }
 
 pub fn write_micro(format: Format, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
-    let f: &dyn MicroFormatter = match format {
+    let f: &dyn Formatter<MicroReport> = match format {
         Format::Human => &micro::human::Human,
         Format::Json => &micro::json::Json,
         Format::Mobibench => &micro::mobibench::Mobibench,

@@ -4,13 +4,13 @@ use std::io::{self, Write};
 
 use iolab_workload::format_bytes;
 
-use super::super::{MicroFormatter, MicroReport};
+use super::super::{Formatter, MicroReport};
 use crate::fmt::thousands;
 use iolab_workload::format_ns;
 
 pub struct Human;
 
-impl MicroFormatter for Human {
+impl Formatter<MicroReport> for Human {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let p = &r.plan;

@@ -1,18 +1,17 @@
 //! Machine-readable output. `schema` is bumped whenever a field changes meaning or goes away;
-//! new fields may appear within a version.
+//! new fields may appear within a version (`findings`, the checks' verdicts, and `system`,
+//! the monitors' whole-run summary, came that way).
 
 use std::io::{self, Write};
 use std::time::UNIX_EPOCH;
 
 use serde_json::json;
 
-use super::super::{MicroFormatter, MicroReport};
-
-pub const SCHEMA: &str = crate::output::json::Kind::Micro.schema();
+use super::super::{Formatter, MicroReport};
 
 pub struct Json;
 
-impl MicroFormatter for Json {
+impl Formatter<MicroReport> for Json {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let d = report.derived();
@@ -29,11 +28,11 @@ impl MicroFormatter for Json {
             })
         });
         let doc = json!({
-            "schema": SCHEMA,
-            "iolab_version": env!("CARGO_PKG_VERSION"),
             "started_unix_s": started,
             "host": report.host,
             "plan": p,
+            "findings": report.findings,
+            "system": report.system,
             "open_flags": p.sync.open_flags(),
             "record_sync": p.record_sync(),
             "final_sync": p.final_sync(),
@@ -74,7 +73,6 @@ impl MicroFormatter for Json {
                 "reused_files": r.reused_files,
             }
         });
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)
+        crate::output::json::write(crate::output::json::Kind::Micro, &doc, out)
     }
 }

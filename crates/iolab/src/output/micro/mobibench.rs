@@ -8,11 +8,11 @@
 
 use std::io::{self, Write};
 
-use super::super::{MicroFormatter, MicroReport};
+use super::super::{Formatter, MicroReport};
 
 pub struct Mobibench;
 
-impl MicroFormatter for Mobibench {
+impl Formatter<MicroReport> for Mobibench {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let (active, idle, wait) = match report.system_cpu {

@@ -17,14 +17,15 @@ use std::io::{self, Write};
 
 use iolab_engine::stats::LatencyHistogram;
 
-use super::{secs, RunFormatter, RunReport};
+use super::{secs, RunReport};
+use crate::output::Formatter;
 
 /// filebench's `OSPROF_BUCKET_NUMBER`.
 const LATHIST_BUCKETS: usize = 64;
 
 pub struct Filebench;
 
-impl RunFormatter for Filebench {
+impl Formatter<RunReport> for Filebench {
     fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let t = secs(r);

@@ -3,13 +3,14 @@
 
 use std::io::{self, Write};
 
-use super::{secs, RunFormatter, RunReport};
+use super::{secs, RunReport};
 use crate::fmt::thousands;
+use crate::output::Formatter;
 use iolab_workload::format_ns;
 
 pub struct Human;
 
-impl RunFormatter for Human {
+impl Formatter<RunReport> for Human {
     fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let t = secs(r);

@@ -5,13 +5,12 @@ use std::time::UNIX_EPOCH;
 
 use serde_json::json;
 
-use super::{secs, RunFormatter, RunReport};
-
-pub const SCHEMA: &str = crate::output::json::Kind::Run.schema();
+use super::{secs, RunReport};
+use crate::output::Formatter;
 
 pub struct Json;
 
-impl RunFormatter for Json {
+impl Formatter<RunReport> for Json {
     fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let t = secs(r);
@@ -36,13 +35,13 @@ impl RunFormatter for Json {
             })
             .collect();
         let doc = json!({
-            "schema": SCHEMA,
-            "iolab_version": env!("CARGO_PKG_VERSION"),
             "source": report.source,
             "seed": report.seed,
             "started_unix_s": report.started_at.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0),
             "host": report.host,
             "warnings": report.warnings,
+            "findings": report.findings,
+            "system": report.system,
             "result": {
                 "elapsed_ns": r.elapsed_ns,
                 "threads": r.threads,
@@ -97,7 +96,6 @@ impl RunFormatter for Json {
                 })).collect::<Vec<_>>(),
             }
         });
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)
+        crate::output::json::write(crate::output::json::Kind::Run, &doc, out)
     }
 }

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use iolab_engine::workload::WorkloadResult;
 use iolab_monitor::procstat::CpuTimes;
 
-use super::Host;
+use super::{Formatter, Host};
 
 /// A workload run plus what was observed around it.
 pub struct RunReport {
@@ -23,6 +23,10 @@ pub struct RunReport {
     pub warnings: Vec<String>,
     /// The workload said `enable lathist` (filebench's format then adds histograms).
     pub lathist: bool,
+    /// What the checks found about the run.
+    pub findings: Vec<iolab_store::Finding>,
+    /// The machine during the run (whole-run values of the monitors' summary metrics).
+    pub system: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Output format of `iolab run`.
@@ -36,12 +40,8 @@ pub enum RunFormat {
     Filebench,
 }
 
-pub trait RunFormatter {
-    fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()>;
-}
-
 pub fn write_run(format: RunFormat, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
-    let f: &dyn RunFormatter = match format {
+    let f: &dyn Formatter<RunReport> = match format {
         RunFormat::Human => &human::Human,
         RunFormat::Json => &json::Json,
         RunFormat::Filebench => &filebench::Filebench,

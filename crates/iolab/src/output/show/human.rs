@@ -12,20 +12,29 @@ use crate::output::Formatter;
 /// Prints one value of a column.
 type Format = fn(f64) -> String;
 
-/// The columns, in order: metric, heading, how to print a value.
-const COLUMNS: &[(&str, &str, Format)] = &[
-    ("ops_per_s", "ops/s", |v| format!("{v:.1}")),
-    ("mib_per_s", "MiB/s", |v| format!("{v:.2}")),
-    ("lat_mean_ns", "mean latency", |v| {
-        iolab_workload::format_ns(v)
-    }),
-    ("lat_p50_ns", "p50 latency", |v| {
-        iolab_workload::format_ns(v)
-    }),
-    ("lat_p99_ns", "p99 latency", |v| {
-        iolab_workload::format_ns(v)
-    }),
-];
+/// How to print a value of a metric in `unit`: nanoseconds in the unit that reads best, rates
+/// to a sensible precision.
+fn format_for(unit: &str) -> Format {
+    match unit {
+        "ns" => |v| iolab_workload::format_ns(v),
+        "op/s" => |v| format!("{v:.1}"),
+        "MiB/s" => |v| format!("{v:.2}"),
+        _ => |v| format!("{v:.4}"),
+    }
+}
+
+/// A column heading: the metric's title, with its unit unless the values carry their own.
+fn heading(d: &iolab_store::MetricDef) -> String {
+    let mut title = d.title.to_string();
+    if let Some(first) = title.get(..1) {
+        title = first.to_lowercase() + &title[1..];
+    }
+    if d.unit.is_empty() || d.unit == "ns" {
+        title
+    } else {
+        format!("{title} ({})", d.unit)
+    }
+}
 
 /// Failed runs whose errors are printed.
 const FAILURES_SHOWN: usize = 5;
@@ -119,9 +128,10 @@ fn rpad(s: &str, w: usize) -> String {
 }
 
 fn write_table(r: &ShowReport, out: &mut dyn Write) -> io::Result<()> {
-    let mut columns: Vec<(String, String, Format)> = COLUMNS
+    let mut columns: Vec<(String, String, Format)> = r
+        .headline
         .iter()
-        .map(|(m, h, f)| ((*m).to_string(), (*h).to_string(), *f))
+        .map(|d| (d.name.to_string(), heading(d), format_for(&d.unit)))
         .collect();
     if !columns.iter().any(|c| c.0 == r.metric) {
         columns.insert(

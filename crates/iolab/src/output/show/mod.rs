@@ -21,6 +21,8 @@ pub struct ShowReport {
     pub experiment: Experiment,
     /// The stopping rule's metric.
     pub metric: String,
+    /// The headline metrics (their stored definitions): the table's columns.
+    pub headline: Vec<iolab_store::MetricDef>,
     /// One run per configuration was planned (`iolab micro`, `iolab run FILE.f`): the values
     /// are single measurements, without an interval, and "converged" means nothing.
     pub single_run: bool,

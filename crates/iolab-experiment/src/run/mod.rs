@@ -12,26 +12,31 @@
 //! crash loses at most the run in flight; `resume` continues an unfinished experiment from
 //! the database, never repeating a repetition that has an ok run.
 
+pub mod engine;
+pub mod monitor;
+pub mod record;
+
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use iolab_engine::workload::{run_workload, RunOptions, WorkloadObserver};
-use iolab_engine::EngineError;
 use iolab_stats::{Decision, StopReason, Welford};
 use iolab_store::{
-    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, NewConfig, NewExperiment, NewRun,
-    RunRecord, RunStatus, Store, StoreError, Timestamp,
+    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Metric, NewConfig, NewExperiment,
+    NewRun, RunRecord, RunStatus, Store, StoreError, Timestamp,
 };
 use iolab_sut::{Prepared, Sut, SutOptions};
 use iolab_workload::rng::{mix64, Rng};
 use serde_json::{json, Value};
 
-use crate::monitor::{self, DeviceInfo, Intent, MonitorOptions, Watch};
-use crate::plan::{ConfigPlan, ExperimentPlan, Order, WorkloadPlan};
-use crate::record;
+use engine::EngineObs;
+pub use engine::{EngineEvent, EngineObserver, KindRun, Ran, RunFailure};
+use monitor::{DeviceInfo, Intent, MonitorOptions, Watch};
+
+use crate::plan::{ConfigPlan, ExperimentPlan, Order};
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -137,13 +142,20 @@ pub struct RunInfo {
 #[derive(Debug, Clone)]
 pub struct RunEnd {
     pub status: RunStatus,
+    /// Why it failed (with the hint, as stored).
     pub error: Option<String>,
+    /// For a failed run: what failed, what to do, and whose fault it was.
+    pub failure: Option<RunFailure>,
     /// The stopping rule's metric, for an ok run.
     pub metric: Option<f64>,
     /// The configuration's decision after this run (ok runs only).
     pub decision: Option<Decision>,
     /// What the checks found.
     pub findings: Vec<iolab_store::Finding>,
+    /// Every metric the run recorded (the engine's and the monitors' whole-run values).
+    pub metrics: Vec<Metric>,
+    /// The engine's own result, for the kind's command to print in its formats.
+    pub output: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 /// Callbacks for progress display, called from the runner's thread.
@@ -156,9 +168,16 @@ pub trait RunnerObserver {
     fn progress(&mut self, _fraction: f64, _elapsed: Duration) {}
     fn run_ended(&mut self, _run: &RunInfo, _end: &RunEnd) {}
     fn config_finished(&mut self, _label: &str, _outcome: &ConfigOutcome) {}
+    /// What the engine reports during a run: files being made, a workload's `echo` and
+    /// `system` lines, progress in its own units, the timed region's edges.
+    fn engine(&mut self, _event: &EngineEvent<'_>) {}
     /// Something worth telling that is not an error (e.g. a teardown step that failed
     /// and stays in the journal).
     fn warn(&mut self, _message: &str) {}
+    /// About monitoring itself (a source missing, tracing off); by default a warning.
+    fn note(&mut self, message: &str) {
+        self.warn(message)
+    }
 }
 
 impl RunnerObserver for () {}
@@ -205,8 +224,13 @@ fn is_root() -> bool {
 }
 
 /// The seed of one run: a function of the experiment seed, the configuration and the
-/// repetition only, so a resumed or repeated experiment gives each run the same seed.
+/// repetition only, so a resumed or repeated experiment gives each run the same seed. The
+/// first measured run of the first configuration uses the experiment seed itself, so a
+/// one-run experiment and `iolab micro --seed N` run with the same seed.
 pub fn run_seed(experiment_seed: u64, config_index: usize, repetition: u32, warmup: bool) -> u64 {
+    if (config_index, repetition, warmup) == (0, 0, false) {
+        return experiment_seed;
+    }
     mix64(
         experiment_seed
             ^ mix64(((config_index as u64) << 32) | u64::from(repetition))
@@ -265,8 +289,13 @@ pub fn run_experiment(
     let max = u32::try_from(rule.max).unwrap_or(u32::MAX);
 
     // The journal lock first: while another iolab holds it, nothing is stored (a new
-    // experiment would stay "running" for ever).
-    let sut = Sut::open(opts.sut.clone())?;
+    // experiment would stay "running" for ever). A plan that changes nothing on the machine
+    // (existing directories as they are) needs no journal, and so runs beside other iolabs.
+    let sut = if plan.configs.iter().any(|c| c.sut.changes_machine()) {
+        Sut::open(opts.sut.clone())?
+    } else {
+        Sut::in_place(opts.sut.clone())
+    };
     if let Some(r) = sut.startup_recovery() {
         for a in &r.actions {
             obs.warn(&format!(
@@ -283,6 +312,7 @@ pub fn run_experiment(
     // The experiment and its configurations, new or from the database.
     let (exp, mut states) = if opts.resume {
         let (exp, states) = resume(plan, store, &source)?;
+        store.set_metric_defs(exp, &plan.metrics())?;
         let done = states.iter().map(|s| s.ok.len() as u64).sum();
         obs.experiment(exp, Some(done));
         (exp, states)
@@ -296,6 +326,7 @@ pub fn run_experiment(
             iolab_version: opts.iolab_version.clone(),
             host: host_environment(),
         })?;
+        store.set_metric_defs(exp, &plan.metrics())?;
         let ids = store.add_configs(
             &plan
                 .configs
@@ -561,9 +592,19 @@ impl Session<'_> {
                 end.decision = Some(d);
                 self.obs.run_ended(&info, &end);
                 if d.is_stop() {
-                    let outcome = outcome_of(&d, &self.plan.repetitions.metric, &s.acc);
+                    let single = self.plan.repetitions.is_single();
+                    let outcome = if single {
+                        single_outcome()
+                    } else {
+                        outcome_of(&d, &self.plan.repetitions.metric, &s.acc)
+                    };
                     self.store.set_config_outcome(s.id, &outcome)?;
-                    let verdict = config_findings(&d, &self.plan.repetitions);
+                    // One run asked for is not a run that failed to converge.
+                    let verdict = if single {
+                        Vec::new()
+                    } else {
+                        config_findings(&d, &self.plan.repetitions)
+                    };
                     if !verdict.is_empty() {
                         self.store.add_config_findings(s.id, &verdict)?;
                     }
@@ -697,7 +738,10 @@ impl Session<'_> {
         };
         let (outcome, environment) = match prepared {
             Err(e) => (
-                Err(format!("preparing the system under test: {e}")),
+                Err(RunFailure {
+                    bad_input: e.is_bad_input(),
+                    ..RunFailure::failed(format!("preparing the system under test: {e}"))
+                }),
                 Value::Null,
             ),
             Ok(p) => {
@@ -714,15 +758,16 @@ impl Session<'_> {
         };
         let ended_at = Timestamp::now();
         let interrupted = self.cancelled();
-        let (status, error, mut record) = match outcome {
-            Ok(rec) => (RunStatus::Ok, None, Some(rec)),
-            Err(_) if interrupted => (
-                RunStatus::Interrupted,
-                Some("interrupted (SIGINT/SIGTERM)".to_string()),
-                None,
-            ),
-            Err(e) => (RunStatus::Failed, Some(e), None),
+        let (status, failure, mut record, output) = match outcome {
+            Ok((rec, ran)) => (RunStatus::Ok, None, Some(rec), Some(ran.output)),
+            Err(mut f) if interrupted || f.interrupted => {
+                f.interrupted = true;
+                f.message = "interrupted (SIGINT/SIGTERM)".into();
+                (RunStatus::Interrupted, Some(f), None, None)
+            }
+            Err(f) => (RunStatus::Failed, Some(f), None, None),
         };
+        let error = failure.as_ref().map(RunFailure::text);
         let elapsed_ns = record.as_ref().map_or(0, |r| r.run.elapsed_ns);
         let metric = record.as_ref().and_then(|r| {
             r.metrics
@@ -759,38 +804,47 @@ impl Session<'_> {
             RunEnd {
                 status,
                 error,
+                failure,
                 metric,
                 decision: None,
                 findings: record
                     .as_ref()
                     .map(|r| r.findings.clone())
                     .unwrap_or_default(),
+                metrics: record
+                    .as_ref()
+                    .map(|r| r.metrics.clone())
+                    .unwrap_or_default(),
+                output,
             },
             record,
         ))
     }
 
-    /// The engine part of a run, in the prepared directory. Err: why the run failed.
+    /// The workload part of a run, in the prepared directory: its kind runs it on the engine;
+    /// the runner drops caches and watches the timed region, then runs the checks.
     fn execute(
         &mut self,
         config: &ConfigPlan,
         p: &Prepared,
         seed: u64,
-    ) -> Result<RunRecord, String> {
+    ) -> Result<(RunRecord, Ran), RunFailure> {
         if let Some(cg) = &p.cgroup {
             // Threads inherit the cgroup of the thread that creates them: the engine's
             // workers are charged to it; teardown moves this thread back out.
             cg.add_current_thread()
-                .map_err(|e| format!("joining the cache cgroup: {e}"))?;
+                .map_err(|e| RunFailure::failed(format!("joining the cache cgroup: {e}")))?;
         }
         let device_name = p.device.as_ref().map(|d| d.name.clone());
+        let workload = &config.workload;
         let mut obs = EngineObs {
             outer: &mut *self.obs,
             drop_caches: self.plan.procedure.drop_caches,
             drop_error: None,
             drop_freed_kib: None,
+            planned: workload.planned_duration(),
+            skipped_system: Vec::new(),
             run_files: Vec::new(),
-            planned: None,
             watch: Watch::new(
                 self.opts.monitor.clone(),
                 monitor::run_devices(device_name.as_deref(), &p.mountpoint),
@@ -808,84 +862,46 @@ impl Session<'_> {
             environment: Value::Null,
         });
         obs.outer.phase(Phase::Populating);
-        let cancel = &self.opts.cancel;
-        let mut intent = Intent {
+        let result = workload.run(&mut KindRun {
+            dir: &p.mountpoint,
+            seed,
+            cancel: &self.opts.cancel,
+            obs: &mut obs,
+            record: &mut rec,
+        });
+        obs.watch.stop();
+        if let Some(e) = obs.drop_error.take() {
+            return Err(RunFailure::failed(e));
+        }
+        let drop_freed_kib = obs.drop_freed_kib;
+        let skipped_system = std::mem::take(&mut obs.skipped_system);
+        let mut watch = obs.watch;
+        for n in watch.notes() {
+            self.obs.note(n);
+        }
+        if let Some(kib) = drop_freed_kib {
+            rec.metrics
+                .push(Metric::new("cache_dropped_kib", kib as f64, "KiB"));
+        }
+        let ran = result?;
+        let mut device = DeviceInfo::probe(&p.mountpoint);
+        if let Some(d) = &p.device {
+            device.name = Some(d.name.clone());
+            device.is_loop = Some(d.name.starts_with("loop"));
+        }
+        if p.direct_io.is_some() {
+            device.loop_direct_io = p.direct_io;
+        }
+        let mut intent = workload.intent(Intent {
             caches_dropped: self.plan.procedure.drop_caches,
             cache_limit: config.sut.cache_limit,
             ..Intent::default()
-        };
-        let result = match &config.workload {
-            WorkloadPlan::Micro(spec) => {
-                let mut spec = spec.clone();
-                spec.dir = p.mountpoint.clone();
-                spec.seed = seed;
-                let plan = spec.validate().map_err(|e| e.to_string())?;
-                intent = monitor::micro_intent(&plan, intent);
-                obs.run_files = (0..plan.threads)
-                    .map(|t| iolab_engine::micro::data_file(&plan.dir, t))
-                    .collect();
-                iolab_engine::micro::run_micro_cancellable(&plan, &mut obs, cancel).map(|r| {
-                    rec.run.elapsed_ns = r.elapsed_ns;
-                    record::add_micro(&mut rec, &r);
-                })
-            }
-            WorkloadPlan::Wml(w) => {
-                let workload = w.lower(&p.mountpoint)?;
-                intent = monitor::wml_intent(&workload, intent);
-                obs.run_files = workload
-                    .filesets
-                    .iter()
-                    .map(|f| f.path.join(&f.name))
-                    .collect();
-                let opts = RunOptions {
-                    duration: w.duration,
-                    seed,
-                    pick_random: w.pick_random,
-                    populate_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-                    cancel: Some(Arc::clone(cancel)),
-                    engine: None,
-                    iodepth: None,
-                    run_system: true,
-                };
-                obs.planned = w.duration.or(workload.run.duration);
-                run_workload(&workload, &opts, &mut obs).map(|r| {
-                    rec.run.elapsed_ns = r.elapsed_ns;
-                    record::add_workload(&mut rec, &r);
-                })
-            }
-        };
-        obs.watch.stop();
-        if let Some(e) = obs.drop_error.take() {
-            return Err(e);
+        });
+        if !skipped_system.is_empty() {
+            intent.skipped_system = Some(skipped_system);
         }
-        let drop_freed_kib = obs.drop_freed_kib;
-        let mut watch = obs.watch;
-        for n in watch.notes() {
-            self.obs.warn(n);
-        }
-        if let Some(kib) = drop_freed_kib {
-            rec.metrics.push(iolab_store::Metric::new(
-                "cache_dropped_kib",
-                kib as f64,
-                "KiB",
-            ));
-        }
-        match result {
-            Ok(()) => {
-                let mut device = DeviceInfo::probe(&p.mountpoint);
-                if let Some(d) = &p.device {
-                    device.name = Some(d.name.clone());
-                    device.is_loop = Some(d.name.starts_with("loop"));
-                }
-                if p.direct_io.is_some() {
-                    device.loop_direct_io = p.direct_io;
-                }
-                watch.finish(&mut rec, &intent, &device);
-                Ok(rec)
-            }
-            Err(e) if e.is_interrupted() => Err("interrupted".into()),
-            Err(e) => Err(engine_error_text(&e)),
-        }
+        watch.finish(&mut rec, &intent, &device);
+        Ok((rec, ran))
     }
 }
 
@@ -919,10 +935,14 @@ fn config_findings(d: &Decision, reps: &crate::plan::Repetitions) -> Vec<iolab_s
         .collect()
 }
 
-fn engine_error_text(e: &EngineError) -> String {
-    match e.hint() {
-        Some(h) => format!("{e} ({h})"),
-        None => e.to_string(),
+/// The outcome of a configuration run once on purpose (`repetitions.max = 1`, `iolab
+/// micro`, `iolab run FILE.f`).
+pub const SINGLE_RUN_NOTE: &str = "single run: no repetitions, so no confidence interval";
+
+fn single_outcome() -> ConfigOutcome {
+    ConfigOutcome {
+        converged: false,
+        note: SINGLE_RUN_NOTE.into(),
     }
 }
 
@@ -987,8 +1007,9 @@ fn run_environment(config: &ConfigPlan, p: &Prepared) -> Value {
             "fs": p.fs.map(|f| f.to_string()),
             "mount_options": p.mount.as_ref().map(|m| format!("{},{}", m.mount_options, m.super_options)),
             "device": p.device.as_ref().map(|d| d.name.clone()),
-            // Which filesystem instance: a fresh mkfs gives a new UUID.
-            "fs_uuid": p.device.as_ref().and_then(|d| fs_uuid(&d.path)),
+            // Which filesystem instance: a fresh mkfs gives a new UUID. Only for a
+            // filesystem iolab made; a directory's device is not iolab's to probe.
+            "fs_uuid": p.device.as_ref().filter(|_| p.fs.is_some()).and_then(|d| fs_uuid(&d.path)),
             "direct_io": p.direct_io,
             "tunables": tunables,
             "cache_limit_bytes": p.cgroup.as_ref().map(|c| c.limit_bytes),
@@ -1006,89 +1027,6 @@ fn fs_uuid(dev: &Path) -> Option<String> {
         .ok()?;
     let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
     (out.status.success() && !s.is_empty()).then_some(s)
-}
-
-/// Adapts the engine's observers to the runner's, and drops caches where the timed region
-/// is about to start (after population, so the run starts cold).
-struct EngineObs<'a> {
-    outer: &'a mut dyn RunnerObserver,
-    drop_caches: bool,
-    drop_error: Option<String>,
-    drop_freed_kib: Option<u64>,
-    /// The run's files, whose leaving the page cache the drop checks.
-    run_files: Vec<std::path::PathBuf>,
-    planned: Option<Duration>,
-    watch: Watch,
-}
-
-impl EngineObs<'_> {
-    fn before_timed_region(&mut self) {
-        if self.drop_caches {
-            self.outer.phase(Phase::DroppingCaches);
-            match iolab_sut::drop_caches(&self.run_files) {
-                Ok(r) => {
-                    self.drop_freed_kib = Some(r.freed_kib());
-                    self.watch.caches_dropped(&r);
-                }
-                Err(e) => self.drop_error = Some(format!("dropping caches: {e}")),
-            }
-        }
-        // The samplers' origin is the timed region's start, to within the barrier release.
-        self.watch.start();
-        self.outer.phase(Phase::Running);
-    }
-}
-
-impl iolab_engine::Observer for EngineObs<'_> {
-    fn started(&mut self) {
-        self.before_timed_region();
-    }
-
-    fn finished(&mut self) {
-        self.watch.stop();
-    }
-
-    fn progress(&mut self, done: u64, planned: u64, elapsed: Duration) {
-        if planned > 0 {
-            self.outer.progress(done as f64 / planned as f64, elapsed);
-        }
-    }
-}
-
-impl WorkloadObserver for EngineObs<'_> {
-    fn ready(&mut self) {
-        self.before_timed_region();
-    }
-
-    fn finished(&mut self) {
-        self.watch.stop();
-    }
-
-    fn progress(&mut self, _ops: u64, elapsed: Duration, planned: Duration) {
-        let planned = self.planned.unwrap_or(planned);
-        if !planned.is_zero() {
-            self.outer
-                .progress(elapsed.as_secs_f64() / planned.as_secs_f64(), elapsed);
-        }
-    }
-}
-
-impl crate::plan::WmlPlan {
-    /// Parses and lowers the workload with `$dir` set to `dir`.
-    pub fn lower(&self, dir: &Path) -> Result<iolab_workload::model::Workload, String> {
-        let parsed = iolab_wml::parse_str(&self.source, &self.text).map_err(|e| e.to_string())?;
-        let mut overrides = self.sets.clone();
-        overrides.push(("dir".into(), dir.display().to_string()));
-        let mut w = iolab_wml::lower(&parsed, &iolab_wml::LowerOptions { overrides })
-            .map_err(|e| e.to_string())?;
-        if let Some(f) = self.size_scale {
-            for fs in &mut w.filesets {
-                fs.size =
-                    std::mem::replace(&mut fs.size, iolab_workload::rv::Rv::Const(0)).scaled(f);
-            }
-        }
-        Ok(w)
-    }
 }
 
 #[cfg(test)]

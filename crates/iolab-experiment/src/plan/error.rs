@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tree::Span;
+use crate::plan::tree::Span;
 
 /// One mistake in an experiment, with where it is and what to do about it.
 ///

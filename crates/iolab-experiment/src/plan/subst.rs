@@ -5,9 +5,9 @@
 //! placeholder inside other text is replaced by the value's text. There is no escape: `${`
 //! always starts a placeholder, since nothing in a SUT or workload section needs it literally.
 
-use crate::factors::Factor;
-use crate::read::Ctx;
-use crate::tree::{Entry, Node, Span, Table, Value};
+use crate::plan::factors::Factor;
+use crate::plan::read::Ctx;
+use crate::plan::tree::{Entry, Node, Span, Table, Value};
 use iolab_workload::suggest;
 
 /// One `${…}` in a string.
@@ -255,9 +255,9 @@ fn substitute_string(node: &Node, s: &str, factors: &[Factor], combo: &[usize]) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Source;
-    use crate::factors::read_factors;
-    use crate::tree;
+    use crate::plan::error::Source;
+    use crate::plan::factors::read_factors;
+    use crate::plan::tree;
     use std::path::Path;
 
     const FACTORS: &str = "[factors]\nj = [\"ordered\", \"writeback\"]\nt = [1, 4]\n\

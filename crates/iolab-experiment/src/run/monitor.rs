@@ -1,6 +1,6 @@
 //! Watching a run: the samplers (CPU, memory, vmstat, the target's disks, pressure, the
 //! engine's own counters) on their own thread over the timed region, and what the checks
-//! need from them. Shared by experiments, `iolab micro` and `iolab run FILE.f`.
+//! need from them. Every run goes through it: experiments, `iolab micro` and `iolab run`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -351,127 +351,9 @@ pub struct Intent {
     pub cache_limit: Option<u64>,
     /// No I/O happens (the null engine): nothing to check.
     pub no_io: bool,
-}
-
-/// What a micro test means to do.
-pub fn micro_intent(plan: &iolab_workload::micro::MicroPlan, base: Intent) -> Intent {
-    use iolab_workload::micro::RecordSync;
-    let flags = plan.sync.open_flags();
-    // msync(MS_ASYNC) after a record makes nothing durable.
-    let each_write = plan.writes()
-        && (flags.o_sync
-            || flags.o_dsync
-            || matches!(
-                plan.record_sync(),
-                Some(RecordSync::Fsync | RecordSync::Fdatasync | RecordSync::MsyncSync)
-            ));
-    Intent {
-        workload: Some(WorkloadKind::Micro),
-        access: Some(if plan.writes() {
-            Access::Write
-        } else {
-            Access::Read
-        }),
-        o_direct: flags.o_direct,
-        sync_requested: plan.record_sync().is_some()
-            || plan.final_sync().is_some()
-            || flags.o_sync
-            || flags.o_dsync,
-        sync_scope: Some(if each_write {
-            SyncScope::EachWrite
-        } else if plan.final_sync().is_some() {
-            SyncScope::EndOfPass
-        } else {
-            SyncScope::Never
-        }),
-        // Each thread writes its own file; only io_uring keeps more than one record in flight.
-        writes_in_flight_per_file: Some(plan.iodepth),
-        dataset_bytes: Some(plan.file_size * u64::from(plan.threads)),
-        threads: Some(plan.threads),
-        no_io: plan.engine.caps().no_io,
-        ..base
-    }
-}
-
-/// What a WML workload means to do: its flowops' directions and flags, and the bytes its
-/// filesets preallocate.
-pub fn wml_intent(w: &iolab_workload::model::Workload, base: Intent) -> Intent {
-    use iolab_workload::model::FlowopKind;
-    #[derive(Default)]
-    struct Seen {
-        reads: bool,
-        writes: bool,
-        direct: bool,
-        sync: bool,
-        /// A flowop opens files without O_SYNC (`dsync`): some writes may be unsynced.
-        opens_unsynced: bool,
-        aio_writes: bool,
-    }
-    fn walk(flowops: &[iolab_workload::model::FlowopSpec], s: &mut Seen) {
-        for f in flowops {
-            match &f.kind {
-                FlowopKind::Read | FlowopKind::ReadWholeFile => s.reads = true,
-                FlowopKind::Write
-                | FlowopKind::WriteWholeFile
-                | FlowopKind::AppendFile
-                | FlowopKind::AppendFileRand => s.writes = true,
-                FlowopKind::AioWrite => {
-                    s.writes = true;
-                    s.aio_writes = true;
-                }
-                FlowopKind::Fsync | FlowopKind::FsyncSet => s.sync = true,
-                FlowopKind::Composite(steps) => walk(steps, s),
-                _ => {}
-            }
-            s.direct |= f.directio;
-            s.sync |= f.dsync;
-            // Files are opened by the flowops that name a fileset, with their `dsync`.
-            s.opens_unsynced |= f.fileset.is_some() && !f.dsync;
-        }
-    }
-    let mut seen = Seen::default();
-    let mut threads = 0u32;
-    for p in &w.processes {
-        for t in &p.threads {
-            threads += p.instances * t.instances;
-            walk(&t.flowops, &mut seen);
-        }
-    }
-    let Seen {
-        reads,
-        writes,
-        direct,
-        sync,
-        opens_unsynced,
-        aio_writes,
-    } = seen;
-    let dataset: f64 = w
-        .filesets
-        .iter()
-        .map(|f| f.entries as f64 * f.prealloc_pct as f64 / 100.0 * f.size.mean())
-        .sum();
-    Intent {
-        workload: Some(WorkloadKind::Wml),
-        access: Some(match (reads, writes) {
-            (true, true) => Access::Mixed,
-            (false, true) => Access::Write,
-            _ => Access::Read,
-        }),
-        o_direct: direct,
-        sync_requested: sync,
-        sync_scope: Some(if writes && !opens_unsynced {
-            SyncScope::EachWrite
-        } else if sync {
-            SyncScope::SomeWrites
-        } else {
-            SyncScope::Never
-        }),
-        // Filesets are shared by all threads; aiowrite keeps any number in flight.
-        writes_in_flight_per_file: (!aio_writes).then_some(threads),
-        dataset_bytes: Some(dataset as u64),
-        threads: Some(threads),
-        ..base
-    }
+    /// The WML `system` commands the run skipped (`--no-system`); `None` for kinds without
+    /// them.
+    pub skipped_system: Option<Vec<String>>,
 }
 
 /// The device the run's files are on, for the checks.
@@ -611,6 +493,7 @@ pub fn run_facts(
         interval_ns: io.map(|s| s.width_ns),
         ran_dry: Some(ran_dry),
         ran_dry_ends_thread: None,
+        skipped_system: intent.skipped_system.clone(),
         stopping: None,
     }
 }
@@ -638,92 +521,5 @@ pub fn to_store(f: iolab_check::Finding) -> iolab_store::Finding {
         evidence: f.evidence,
         explanation: f.explanation,
         fix: f.fix,
-    }
-}
-
-#[cfg(test)]
-mod intent_tests {
-    use super::*;
-    use iolab_workload::micro::{Access as A, DataPattern, EngineKind, MicroSpec, SyncMode};
-
-    fn plan(access: A, sync: SyncMode, engine: Option<EngineKind>, depth: Option<u32>) -> Intent {
-        let spec = MicroSpec {
-            access,
-            sync,
-            bs: 4096,
-            size: 1 << 20,
-            threads: 2,
-            dir: "/tmp".into(),
-            engine,
-            iodepth: depth,
-            time_limit: None,
-            loops: 1,
-            seed: 1,
-            data: DataPattern::Zeros,
-        };
-        micro_intent(&spec.validate().unwrap(), Intent::default())
-    }
-
-    #[test]
-    fn micro_scopes() {
-        use SyncMode::*;
-        for (m, want) in [
-            (Normal, SyncScope::EndOfPass),
-            (Direct, SyncScope::EndOfPass),
-            (Mmap, SyncScope::EndOfPass),
-            (MmapAsync, SyncScope::EndOfPass),
-            (MmapSync, SyncScope::EachWrite),
-            (Fsync, SyncScope::EachWrite),
-            (Fdatasync, SyncScope::EachWrite),
-            (Osync, SyncScope::EachWrite),
-            (OsyncDirect, SyncScope::EachWrite),
-            (Dsync, SyncScope::EachWrite),
-        ] {
-            let i = plan(A::Randwrite, m, None, None);
-            assert_eq!(i.sync_scope, Some(want), "{m:?}");
-            assert_eq!(i.writes_in_flight_per_file, Some(1));
-            let r = plan(A::Randread, m, None, None);
-            assert_eq!(r.sync_scope, Some(SyncScope::Never), "{m:?} read");
-        }
-        let u = plan(
-            A::Randwrite,
-            SyncMode::Fsync,
-            Some(EngineKind::IoUring),
-            Some(32),
-        );
-        assert_eq!(u.writes_in_flight_per_file, Some(32));
-    }
-
-    #[test]
-    fn wml_scopes() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads/");
-        for (f, want, inflight) in [
-            ("varmail.f", SyncScope::SomeWrites, true),
-            ("oltp.f", SyncScope::SomeWrites, false),
-            ("fileserver.f", SyncScope::Never, true),
-            ("webserver.f", SyncScope::Never, true),
-        ] {
-            let text = std::fs::read_to_string(format!("{root}{f}")).unwrap();
-            let parsed = iolab_wml::parse_str(f, &text).unwrap();
-            let w = iolab_wml::lower(
-                &parsed,
-                &iolab_wml::LowerOptions {
-                    overrides: vec![("dir".into(), "/tmp/x".into())],
-                },
-            )
-            .unwrap();
-            let i = wml_intent(&w, Intent::default());
-            assert_eq!(i.sync_scope, Some(want), "{f}");
-            assert_eq!(i.writes_in_flight_per_file.is_some(), inflight, "{f}");
-        }
-        let text = "define fileset name=f,path=/tmp/x,entries=10,size=1m,prealloc\n\
-            define process name=p { thread name=t,instances=3 {\n\
-            flowop write name=w,filesetname=f,iosize=4k,random,dsync\n\
-            } }\nrun 10\n";
-        let parsed = iolab_wml::parse_str("t.f", text).unwrap();
-        let w = iolab_wml::lower(&parsed, &iolab_wml::LowerOptions { overrides: vec![] }).unwrap();
-        let i = wml_intent(&w, Intent::default());
-        assert_eq!(i.sync_scope, Some(SyncScope::EachWrite));
-        assert_eq!(i.writes_in_flight_per_file, Some(3));
     }
 }

@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::read::{join, Ctx};
-use crate::tree::{Entry, Node, Span, Value};
+use crate::plan::read::{join, Ctx};
+use crate::plan::tree::{Entry, Node, Span, Value};
 use iolab_workload::suggest;
 
 /// More configurations than this is almost certainly a mistake (and would take months).
@@ -312,8 +312,8 @@ pub(crate) fn values(factors: &[Factor], combo: &[usize]) -> Map<String, Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Source;
-    use crate::tree;
+    use crate::plan::error::Source;
+    use crate::plan::tree;
     use std::path::Path;
 
     /// Factors and rules of `text`, or the error messages.

@@ -11,16 +11,15 @@ use iolab_stats::{Level, StatsError, StoppingRule};
 use iolab_sut::target::{Target, TmpfsSize};
 use serde_json::{json, Value as Json};
 
-use crate::error::{one, ExperimentError, ExperimentErrors, Source};
-use crate::factors::{self, Factor, Rule, MAX_CONFIGS};
+use crate::kind::{self, Kind, LoadContext};
+use crate::plan::error::{one, ExperimentError, ExperimentErrors, Source};
+use crate::plan::factors::{self, Factor, Rule, MAX_CONFIGS};
+use crate::plan::read::Ctx;
+use crate::plan::tree::{self, Entry, Node, Table};
+use crate::plan::{subst, sut};
 use crate::plan::{
-    ConfigPlan, ExperimentPlan, Order, Procedure, Repetitions, WorkloadPlan, DEFAULT_METRIC,
-    METRICS,
+    ConfigPlan, ExperimentPlan, Order, Procedure, Repetitions, DEFAULT_METRIC, DEFAULT_SEED,
 };
-use crate::read::Ctx;
-use crate::tree::{self, Entry, Node, Table};
-use crate::workload::{self, Kind};
-use crate::{subst, sut};
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -114,7 +113,9 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
         .map(str::to_string);
     let seed = t
         .get("seed")
-        .map_or(Some(1), |e| cx.integer(e, "seed", 0, i64::MAX))
+        .map_or(Some(DEFAULT_SEED as i64), |e| {
+            cx.integer(e, "seed", 0, i64::MAX)
+        })
         .map(|s| s as u64);
 
     let matrix_errors = cx.errors();
@@ -128,7 +129,7 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
         (Some(_), None) => None,
     };
     let sut = sut_section(cx, t.get("sut"));
-    let kind = workload::check_shape(cx, t.get("workload"));
+    let kind = kind::select(cx, t.get("workload"));
     let workload_node = t.get("workload").map(|e| &e.node);
     if let Some(f) = &factors {
         check_placeholders(cx, f, [sut.map(|e| &e.node), workload_node]);
@@ -139,7 +140,7 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
     };
     let matrix_ok = cx.errors() == matrix_errors;
 
-    let repetitions = repetitions(cx, t.get("repetitions"));
+    let repetitions = repetitions(cx, t.get("repetitions"), kind);
     let procedure = procedure(cx, t.get("procedure"));
 
     let (configs, config_json) = match (matrix_ok, &factors, combos, sut, kind, workload_node) {
@@ -163,20 +164,8 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
             "levels": f.levels.iter().map(|l| l.node.to_json()).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "exclude": t.get("exclude").map_or(json!([]), |e| e.node.to_json()),
-        "repetitions": {
-            "min": repetitions.rule.min,
-            "max": repetitions.rule.max,
-            "target": repetitions.rule.target,
-            "level": repetitions.rule.level.get(),
-            "metric": repetitions.metric,
-            "time_budget_s": repetitions.time_budget.map(|d| d.as_secs_f64()),
-        },
-        "procedure": {
-            "order": match procedure.order { Order::Random => "random", Order::Sequential => "sequential" },
-            "fresh_fs": procedure.fresh_fs,
-            "warmup": procedure.warmup,
-            "drop_caches": procedure.drop_caches,
-        },
+        "repetitions": repetitions.to_json(),
+        "procedure": procedure.to_json(),
         "sut": sut.map(|e| e.node.to_json()),
         "workload": workload_node.map(Node::to_json),
         "configs": config_json,
@@ -272,7 +261,7 @@ fn resolve_configs(
     combos: &[Vec<usize>],
     sut_node: &Node,
     workload_node: &Node,
-    kind: Kind,
+    kind: &dyn Kind,
     base: &Path,
 ) -> Option<(Vec<ConfigPlan>, Vec<Json>)> {
     let mut configs = Vec::new();
@@ -292,7 +281,8 @@ fn resolve_configs(
             _ => None,
         });
         let w_sub = subst::substitute(workload_node, factors, combo);
-        let workload = workload::resolve(&mut ccx, &w_sub, kind, base, target_bytes);
+        let at = LoadContext { base, target_bytes };
+        let workload = kind::resolve(&mut ccx, &w_sub, kind, &at);
         for e in ccx.diag.errors {
             match errors.iter_mut().find(|(g, _)| *g == e) {
                 Some((_, cfgs)) => cfgs.push(i),
@@ -301,8 +291,8 @@ fn resolve_configs(
         }
         if let (Some((sut_spec, sut)), Some(workload)) = (sut, workload) {
             let mut w_json = w_sub.to_json();
-            if let (WorkloadPlan::Wml(p), Json::Object(o)) = (&workload, &mut w_json) {
-                o.insert("source".into(), Json::from(p.source.clone()));
+            if let Json::Object(o) = &mut w_json {
+                o.extend(workload.describe());
             }
             json.push(json!({
                 "label": labels[i],
@@ -345,7 +335,11 @@ fn which_configs(cfgs: &[usize], labels: &[String]) -> String {
     }
 }
 
-fn repetitions(cx: &mut Ctx, entry: Option<&Entry>) -> Option<Repetitions> {
+fn repetitions(
+    cx: &mut Ctx,
+    entry: Option<&Entry>,
+    kind: Option<&dyn Kind>,
+) -> Option<Repetitions> {
     let defaults = StoppingRule::default();
     let Some(entry) = entry else {
         return Some(Repetitions {
@@ -358,10 +352,10 @@ fn repetitions(cx: &mut Ctx, entry: Option<&Entry>) -> Option<Repetitions> {
     let t = cx.table(entry, "repetitions")?;
     cx.unknown_keys(t, REPETITION_KEYS, "repetitions");
     let min = t.get("min").map_or(Some(defaults.min as i64), |e| {
-        cx.integer(e, "repetitions.min", 2, i64::MAX)
+        cx.integer(e, "repetitions.min", 1, i64::MAX)
     });
     let max = t.get("max").map_or(Some(defaults.max as i64), |e| {
-        cx.integer(e, "repetitions.max", 2, i64::MAX)
+        cx.integer(e, "repetitions.max", 1, i64::MAX)
     });
     let target = t.get("target").map_or(Some(defaults.target), |e| {
         let v = cx.number(e, "repetitions.target")?;
@@ -377,7 +371,7 @@ fn repetitions(cx: &mut Ctx, entry: Option<&Entry>) -> Option<Repetitions> {
             None
         }
     });
-    let names: Vec<&str> = METRICS.iter().map(|m| m.0).collect();
+    let names = kind::stopping_metrics(kind);
     let metric = t.get("metric").map_or(Some(DEFAULT_METRIC), |e| {
         cx.choice(e, "repetitions.metric", &names)
     });
@@ -385,11 +379,28 @@ fn repetitions(cx: &mut Ctx, entry: Option<&Entry>) -> Option<Repetitions> {
         .get("time_budget")
         .map(|e| cx.duration(e, "repetitions.time_budget"));
     let (min, max, target, metric) = (min?, max?, target?, metric?);
+    // `max = 1`: one run per configuration, on purpose; no interval, no stopping rule.
+    if max == 1 && (min == 1 || t.get("min").is_none()) {
+        if cx.errors() > before {
+            return None;
+        }
+        return Some(Repetitions {
+            metric: metric.to_string(),
+            ..Repetitions::once()
+        });
+    }
     let rule = match StoppingRule::new(min as u64, max as u64, target, Level::P95) {
         Ok(r) => r,
         Err(StatsError::InvalidParameter { name, reason }) => {
             // A default max below a given min: point at min, which is what was written.
             let (at, hint) = match (t.get(name), t.get("min")) {
+                (Some(e), _) if name == "min" => (
+                    e.node.span.clone(),
+                    Some(
+                        "or min = max = 1: one run per configuration, without a stopping rule"
+                            .into(),
+                    ),
+                ),
                 (Some(e), _) => (e.node.span.clone(), None),
                 (None, Some(m)) => (
                     m.node.span.clone(),
@@ -420,12 +431,7 @@ fn repetitions(cx: &mut Ctx, entry: Option<&Entry>) -> Option<Repetitions> {
 }
 
 fn procedure(cx: &mut Ctx, entry: Option<&Entry>) -> Option<Procedure> {
-    let mut p = Procedure {
-        order: Order::Random,
-        fresh_fs: true,
-        warmup: 0,
-        drop_caches: true,
-    };
+    let mut p = Procedure::default();
     let Some(entry) = entry else {
         return Some(p);
     };
@@ -503,13 +509,13 @@ mod tests {
                 drop_caches: true
             }
         );
-        match &p.configs[0].workload {
-            WorkloadPlan::Micro(m) => {
-                assert_eq!((m.bs, m.size, m.threads, m.loops), (4096, 1 << 20, 1, 1));
-                assert_eq!(m.dir, Path::new(workload::PLACEHOLDER_DIR));
-            }
-            other => panic!("{other:?}"),
-        }
+        let m = &p.configs[0]
+            .workload
+            .as_any()
+            .downcast_ref::<crate::kind::micro::MicroWorkload>()
+            .unwrap()
+            .spec;
+        assert_eq!((m.bs, m.size, m.threads, m.loops), (4096, 1 << 20, 1, 1));
         assert_eq!(p.resolved["repetitions"]["level"], json!(0.95));
         assert_eq!(p.resolved["configs"][0]["label"], json!("default"));
     }
@@ -568,6 +574,18 @@ mod tests {
             which_configs(&[0, 1, 3], &l),
             " (configurations `a`, `b` and 1 more)"
         );
+    }
+
+    #[test]
+    fn one_run_per_configuration() {
+        for reps in ["min = 1\nmax = 1\n", "max = 1\n"] {
+            let p = plan(&format!("{SUT}{MICRO}[repetitions]\n{reps}"));
+            assert!(p.repetitions.is_single(), "{reps}");
+        }
+        let e = errors(&format!("{SUT}{MICRO}[repetitions]\nmin = 1\nmax = 5\n"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("`repetitions.min` a confidence interval needs at least 2 runs"));
+        assert!(e[0].contains("min = max = 1"), "{e:?}");
     }
 
     #[test]

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::error::{Diag, ExperimentError, Source};
-use crate::tree::{Entry, Span, Table, Value};
+use crate::plan::error::{Diag, ExperimentError, Source};
+use crate::plan::tree::{Entry, Span, Table, Value};
 use iolab_workload::suggest;
 
 /// The file being read and the errors found so far.
@@ -217,7 +217,7 @@ pub(crate) fn join(parent: &str, key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree;
+    use crate::plan::tree;
     use std::path::Path;
 
     fn with<T>(text: &str, f: impl FnOnce(&mut Ctx, &Table) -> T) -> (T, Vec<String>) {

@@ -10,8 +10,8 @@ use iolab_sut::size::parse_size;
 use iolab_sut::spec::TargetSpec;
 use iolab_sut::{At, SpecError, SutPlan, SutSpec};
 
-use crate::read::Ctx;
-use crate::tree::{find, Node, Seg, Value};
+use crate::plan::read::Ctx;
+use crate::plan::tree::{find, Node, Seg, Value};
 use iolab_workload::suggest;
 
 /// Deserializes and validates a substituted `[sut]` table. Relative directory paths
@@ -161,7 +161,7 @@ fn serde_error(cx: &mut Ctx, sut: &Node, e: &serde_path_to_error::Error<serde_js
     ) {
         if let Some(entry) = t.get(name) {
             at = entry.key_span.clone();
-            where_ = crate::read::join(&where_, name);
+            where_ = crate::plan::read::join(&where_, name);
         }
         // serde's message lists the expected fields; a close one is worth a hint line.
         hint = expected(&inner)
@@ -176,7 +176,7 @@ fn serde_error(cx: &mut Ctx, sut: &Node, e: &serde_path_to_error::Error<serde_js
             .find(|e| matches!(&e.node.value, Value::String(s) if s == name))
         {
             at = entry.node.span.clone();
-            where_ = crate::read::join(&where_, &entry.key);
+            where_ = crate::plan::read::join(&where_, &entry.key);
         }
     } else if let (Some(desc), Some(t)) = (
         inner
@@ -188,7 +188,7 @@ fn serde_error(cx: &mut Ctx, sut: &Node, e: &serde_path_to_error::Error<serde_js
         // describes tells which key it was.
         if let Some(entry) = t.entries.iter().find(|e| unexpected(&e.node.value) == desc) {
             at = entry.node.span.clone();
-            where_ = crate::read::join(&where_, &entry.key);
+            where_ = crate::plan::read::join(&where_, &entry.key);
         }
     }
     let message = inner
@@ -220,7 +220,7 @@ fn dotted(path: &[Seg]) -> String {
     let mut s = String::from("sut");
     for seg in path {
         match seg {
-            Seg::Key(k) => s = crate::read::join(&s, k),
+            Seg::Key(k) => s = crate::plan::read::join(&s, k),
             Seg::Index(i) => s.push_str(&format!("[{i}]")),
         }
     }
@@ -283,8 +283,8 @@ fn split_hint(message: &str) -> (String, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Source;
-    use crate::tree;
+    use crate::plan::error::Source;
+    use crate::plan::tree;
 
     fn resolve_text(text: &str) -> Result<(SutSpec, SutPlan), Vec<String>> {
         let src = Source::new(Path::new("t.toml"), text);

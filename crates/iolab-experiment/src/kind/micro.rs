@@ -1,0 +1,542 @@
+//! Micro tests: one access pattern under one sync mode (docs/micro.md). `[workload] micro =
+//! { … }` in an experiment, `iolab micro` on the command line; both read the options of
+//! iolab-workload's one table, [`iolab_workload::micro::OPTIONS`].
+
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use iolab_check::{Access as CheckAccess, SyncScope, WorkloadKind};
+use iolab_engine::micro::run_micro_cancellable;
+use iolab_engine::{EngineError, MicroResult};
+use iolab_metrics::{Better, MetricDef};
+use iolab_store::{FlowopStats, RunRecord};
+use iolab_workload::micro::{
+    MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionKind, OptionValue, RecordSync, OPTIONS,
+};
+use serde_json::{json, Value};
+
+use super::{Kind, LoadContext, Workload};
+use crate::plan::read::Ctx;
+use crate::plan::single::{single, SingleRun};
+use crate::plan::tree::{Entry, Span, Table};
+use crate::plan::{ExperimentPlan, Origin, UsageError};
+use crate::run::monitor::Intent;
+use crate::run::record::{headline, latency_stats, metric, series};
+use crate::run::{KindRun, Ran, RunFailure};
+
+/// The `[workload]` key.
+pub const KEY: &str = "micro";
+
+/// The micro test kind.
+pub(crate) struct MicroKind;
+
+pub(crate) static MICRO: MicroKind = MicroKind;
+
+/// What micro tests record besides the common metrics.
+pub const METRICS: &[MetricDef] = &[MetricDef::new(
+    "final_sync_ns",
+    "ns",
+    Some(Better::Lower),
+    "Final sync",
+    "the longest final fsync/msync of a write pass (inside the timed region)",
+)];
+
+/// Stand-in for the run directory until the runner knows it.
+const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
+
+impl Kind for MicroKind {
+    fn key(&self) -> &'static str {
+        KEY
+    }
+
+    fn noun(&self) -> &'static str {
+        "micro tests"
+    }
+
+    fn example(&self) -> &'static str {
+        "micro = { … }"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn misplaced_hint(&self, key: &str) -> Option<&'static str> {
+        Some(match key {
+            "time" => "give a micro test's time limit inside it: micro = { …, time = \"30s\" }",
+            "engine" | "iodepth" => {
+                "give a micro test's engine inside it: micro = { …, engine = \"io_uring\", \
+                 iodepth = 32 }"
+            }
+            _ => "remove it: micro tests have no WML variables, filesets or file picking",
+        })
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+
+    fn resolve(
+        &self,
+        cx: &mut Ctx,
+        _section: &Table,
+        entry: &Entry,
+        at: &LoadContext,
+    ) -> Option<Arc<dyn Workload>> {
+        read(cx, entry, at.target_bytes).map(|spec| {
+            Arc::new(MicroWorkload {
+                spec,
+                origin: Origin::File,
+            }) as Arc<dyn Workload>
+        })
+    }
+}
+
+/// A validated micro test; the runner gives each run its directory and seed.
+#[derive(Debug, Clone)]
+pub struct MicroWorkload {
+    pub spec: MicroSpec,
+    origin: Origin,
+}
+
+impl MicroWorkload {
+    /// An error's hint in the user's words (the engine writes its hints for `iolab micro`).
+    fn failure(&self, e: &EngineError) -> RunFailure {
+        let flags: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
+        let mut f = RunFailure::engine(e, e.hint().map(str::to_string));
+        f.message = self.origin.rewrite(&f.message, KEY, &flags);
+        f.hint = f.hint.map(|h| self.origin.rewrite(&h, KEY, &flags));
+        f
+    }
+}
+
+impl Workload for MicroWorkload {
+    fn kind(&self) -> &'static str {
+        KEY
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+
+    fn intent(&self, base: Intent) -> Intent {
+        match self.spec.validate() {
+            Ok(plan) => intent(&plan, base),
+            Err(_) => base,
+        }
+    }
+
+    fn planned_duration(&self) -> Option<Duration> {
+        self.spec.time_limit
+    }
+
+    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+        let mut spec = self.spec.clone();
+        spec.dir = run.dir.to_path_buf();
+        spec.seed = run.seed;
+        // Validated when the plan was made; the directory and seed do not change that.
+        let plan = spec
+            .validate()
+            .map_err(|e| RunFailure::bad_input(e.to_string()))?;
+        run.obs.run_files(
+            (0..plan.threads)
+                .map(|t| iolab_engine::micro::data_file(&plan.dir, t))
+                .collect(),
+        );
+        let r = run_micro_cancellable(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
+        add_record(run.record, &r);
+        Ok(Ran::new(r))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Reads `micro = { … }`: every key of [`OPTIONS`], typed as the table says; then validated
+/// as `iolab micro` would, and its size against the target's.
+fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroSpec> {
+    let before = cx.errors();
+    let t = cx.table(entry, "workload.micro")?;
+    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
+    cx.unknown_keys(t, &names, "workload.micro");
+    let key = |k: &str| format!("workload.micro.{k}");
+    // The runner gives every run its own directory and seed.
+    let mut spec = MicroSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
+    for o in OPTIONS {
+        let Some(e) = t.get(o.name) else { continue };
+        if let Some(v) = value(cx, e, o, &key(o.name)) {
+            o.apply(&mut spec, v);
+        }
+    }
+    if cx.errors() > before {
+        return None;
+    }
+    let at = |k: &str| -> Span {
+        t.get(k)
+            .map_or(entry.key_span.clone(), |e| e.node.span.clone())
+    };
+    if let Err(e) = spec.validate() {
+        let k = match e {
+            MicroSpecError::ZeroBlockSize | MicroSpecError::HugeBlockSize { .. } => "bs",
+            MicroSpecError::ZeroSize { .. }
+            | MicroSpecError::SizeNotMultiple { .. }
+            | MicroSpecError::PerThreadNotMultiple { .. } => "size",
+            MicroSpecError::ZeroThreads => "threads",
+            MicroSpecError::MmapNeedsMmapEngine { .. } => "engine",
+            MicroSpecError::MmapEngineNeedsMmapSync { .. } => {
+                if t.get("sync").is_some() {
+                    "sync"
+                } else {
+                    "engine"
+                }
+            }
+            MicroSpecError::DepthNeedsUring { .. } | MicroSpecError::BadDepth(_) => "iodepth",
+            MicroSpecError::ZeroLoops => "loops",
+            MicroSpecError::ZeroTime => "time",
+        };
+        // The messages are written for the command line (`--size`); the keys here are
+        // spelled the same without the dashes.
+        let message = e.to_string().replace("--", "");
+        cx.error(&at(k), format!("`{}`: {message}", key(k)));
+        return None;
+    }
+    if let Some(cap) = target_bytes.filter(|&cap| spec.size > cap) {
+        cx.error_hint(
+            &at("size"),
+            format!(
+                "`{}`: {} of data do not fit on the {} target",
+                key("size"),
+                iolab_workload::format_bytes(spec.size),
+                iolab_workload::format_bytes(cap)
+            ),
+            "make the target larger or the micro test smaller",
+        );
+        return None;
+    }
+    Some(spec)
+}
+
+/// One option's value in an experiment file, with the type its kind asks for.
+fn value(cx: &mut Ctx, e: &Entry, o: &MicroOption, key: &str) -> Option<OptionValue> {
+    match o.kind {
+        OptionKind::Choice(names) => cx.choice(e, key, names).map(OptionValue::Name),
+        OptionKind::Size => cx.size(e, key).map(OptionValue::Bytes),
+        OptionKind::Count { min, max } => {
+            let max = i64::try_from(max).unwrap_or(i64::MAX);
+            cx.integer(e, key, min as i64, max)
+                .map(|n| OptionValue::Count(n as u64))
+        }
+        OptionKind::Duration => cx.duration(e, key).map(OptionValue::Duration),
+    }
+}
+
+/// `iolab micro`: the given option values over the table's defaults, validated (the
+/// messages name the flags), as the one-run plan for `dir` with `seed`.
+pub fn from_command_line(
+    values: &[(&'static MicroOption, OptionValue)],
+    dir: &Path,
+    seed: u64,
+) -> Result<ExperimentPlan, UsageError> {
+    let mut spec = MicroSpec::with_defaults(PathBuf::from(dir), seed);
+    for (o, v) in values {
+        o.apply(&mut spec, *v);
+    }
+    spec.validate()
+        .map_err(|e| UsageError::new(e.to_string()))?;
+    let name = format!(
+        "micro {} {} bs={} size={} threads={}",
+        spec.access.name(),
+        spec.sync.name(),
+        spec.bs,
+        spec.size,
+        spec.threads
+    );
+    let workload_json = json!({ KEY: options_json(&spec) });
+    single(SingleRun {
+        name,
+        source: "iolab micro".into(),
+        dir: dir.to_path_buf(),
+        seed,
+        workload: Arc::new(MicroWorkload {
+            spec,
+            origin: Origin::CommandLine,
+        }),
+        workload_json,
+    })
+}
+
+/// A spec as `micro = { … }` would write it (set options only).
+fn options_json(spec: &MicroSpec) -> Value {
+    let mut o = serde_json::Map::new();
+    o.insert("access".into(), json!(spec.access.name()));
+    o.insert("sync".into(), json!(spec.sync.name()));
+    o.insert("bs".into(), json!(spec.bs));
+    o.insert("size".into(), json!(spec.size));
+    o.insert("threads".into(), json!(spec.threads));
+    if let Some(e) = spec.engine {
+        o.insert("engine".into(), json!(e.name()));
+    }
+    if let Some(d) = spec.iodepth {
+        o.insert("iodepth".into(), json!(d));
+    }
+    if let Some(t) = spec.time_limit {
+        o.insert("time".into(), json!(format!("{}ms", t.as_millis())));
+    }
+    o.insert("loops".into(), json!(spec.loops));
+    o.insert("data".into(), json!(spec.data.name()));
+    Value::Object(o)
+}
+
+/// Adds a micro test's measurements to `record`: the common metrics, `final_sync_ns`, one
+/// flowop row for the records (and one for their per-record syncs), the `io` series.
+fn add_record(record: &mut RunRecord, r: &MicroResult) {
+    record.run.elapsed_ns = r.elapsed_ns;
+    let lat = r.latency.summary();
+    headline(record, r.ops, r.bytes, r.elapsed_ns, &lat, &r.usage);
+    record
+        .metrics
+        .push(metric(METRICS, "final_sync_ns", r.final_sync_ns as f64));
+    let p = &r.plan;
+    record.flowops.push(FlowopStats {
+        name: p.access.name().into(),
+        kind: if p.writes() { "write" } else { "read" }.into(),
+        ops: r.ops,
+        bytes: r.bytes,
+        errors: 0,
+        latency: latency_stats(&lat),
+        histogram: r.latency.buckets(),
+        extra: json!({
+            "sync": p.sync.name(),
+            "engine": p.engine.name(),
+            "bs": p.bs,
+            "threads": p.threads,
+            "time_limited": r.time_limited,
+            "reused_files": r.reused_files,
+        }),
+    });
+    if r.sync_latency.count() > 0 {
+        let s = r.sync_latency.summary();
+        record.flowops.push(FlowopStats {
+            name: "record sync".into(),
+            kind: "sync".into(),
+            ops: s.count,
+            bytes: 0,
+            errors: 0,
+            latency: latency_stats(&s),
+            histogram: r.sync_latency.buckets(),
+            extra: json!({ "sync": p.sync.name() }),
+        });
+    }
+    record
+        .series
+        .push(series("io", r.interval_ns, &r.intervals));
+}
+
+/// What a micro test means to do, for the checks.
+pub fn intent(plan: &MicroPlan, base: Intent) -> Intent {
+    let flags = plan.sync.open_flags();
+    // msync(MS_ASYNC) after a record makes nothing durable.
+    let each_write = plan.writes()
+        && (flags.o_sync
+            || flags.o_dsync
+            || matches!(
+                plan.record_sync(),
+                Some(RecordSync::Fsync | RecordSync::Fdatasync | RecordSync::MsyncSync)
+            ));
+    Intent {
+        workload: Some(WorkloadKind::Micro),
+        access: Some(if plan.writes() {
+            CheckAccess::Write
+        } else {
+            CheckAccess::Read
+        }),
+        o_direct: flags.o_direct,
+        sync_requested: plan.record_sync().is_some()
+            || plan.final_sync().is_some()
+            || flags.o_sync
+            || flags.o_dsync,
+        sync_scope: Some(if each_write {
+            SyncScope::EachWrite
+        } else if plan.final_sync().is_some() {
+            SyncScope::EndOfPass
+        } else {
+            SyncScope::Never
+        }),
+        // Each thread writes its own file; only io_uring keeps more than one record in flight.
+        writes_in_flight_per_file: Some(plan.iodepth),
+        dataset_bytes: Some(plan.file_size * u64::from(plan.threads)),
+        threads: Some(plan.threads),
+        no_io: plan.engine.caps().no_io,
+        ..base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_store::{NewRun, RunStatus, Timestamp};
+    use iolab_workload::micro::{Access as A, DataPattern, EngineKind, SyncMode};
+
+    fn spec(
+        access: A,
+        sync: SyncMode,
+        engine: Option<EngineKind>,
+        depth: Option<u32>,
+    ) -> MicroSpec {
+        MicroSpec {
+            access,
+            sync,
+            bs: 4096,
+            size: 1 << 20,
+            threads: 2,
+            dir: "/tmp".into(),
+            engine,
+            iodepth: depth,
+            time_limit: None,
+            loops: 1,
+            seed: 1,
+            data: DataPattern::Zeros,
+        }
+    }
+
+    fn plan(access: A, sync: SyncMode, engine: Option<EngineKind>, depth: Option<u32>) -> Intent {
+        intent(
+            &spec(access, sync, engine, depth).validate().unwrap(),
+            Intent::default(),
+        )
+    }
+
+    #[test]
+    fn sync_scopes() {
+        use SyncMode::*;
+        for (m, want) in [
+            (Normal, SyncScope::EndOfPass),
+            (Direct, SyncScope::EndOfPass),
+            (Mmap, SyncScope::EndOfPass),
+            (MmapAsync, SyncScope::EndOfPass),
+            (MmapSync, SyncScope::EachWrite),
+            (Fsync, SyncScope::EachWrite),
+            (Fdatasync, SyncScope::EachWrite),
+            (Osync, SyncScope::EachWrite),
+            (OsyncDirect, SyncScope::EachWrite),
+            (Dsync, SyncScope::EachWrite),
+        ] {
+            let i = plan(A::Randwrite, m, None, None);
+            assert_eq!(i.sync_scope, Some(want), "{m:?}");
+            assert_eq!(i.writes_in_flight_per_file, Some(1));
+            let r = plan(A::Randread, m, None, None);
+            assert_eq!(r.sync_scope, Some(SyncScope::Never), "{m:?} read");
+        }
+        let u = plan(A::Randwrite, Fsync, Some(EngineKind::IoUring), Some(32));
+        assert_eq!(u.writes_in_flight_per_file, Some(32));
+    }
+
+    #[test]
+    fn metrics_are_the_engine_totals_over_elapsed_with_declared_units() {
+        let _hang = iolab_testkit::timeout(120);
+        let mut s = spec(A::Write, SyncMode::Normal, Some(EngineKind::Null), None);
+        s.size = 4096 * 1000;
+        s.dir = "/nonexistent".into();
+        let r = iolab_engine::run_micro(&s.validate().unwrap(), &mut ()).unwrap();
+        let mut rec = RunRecord::new(NewRun {
+            config: iolab_store::ConfigId(1),
+            repetition: 0,
+            seed: 1,
+            status: RunStatus::Ok,
+            error: None,
+            started_at: Timestamp(0),
+            ended_at: Timestamp(0),
+            elapsed_ns: 0,
+            environment: json!({}),
+        });
+        add_record(&mut rec, &r);
+        let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
+        assert_eq!(get("ops"), 1000.0);
+        assert_eq!(get("bytes"), 4096.0 * 1000.0);
+        let expect = 1000.0 / (r.elapsed_ns as f64 / 1e9);
+        assert!((get("ops_per_s") - expect).abs() < 1e-6 * expect);
+        // Every metric recorded is declared, with the declared unit; every declared one
+        // that a run records itself is there.
+        let defs = iolab_metrics::with_common(METRICS);
+        for m in &rec.metrics {
+            let d = iolab_metrics::find(&defs, &m.name)
+                .unwrap_or_else(|| panic!("{} is not declared", m.name));
+            assert_eq!(m.unit, d.unit, "{}", m.name);
+        }
+        for d in &defs {
+            if d.name != "cache_dropped_kib" {
+                assert!(rec.metrics.iter().any(|m| m.name == d.name), "{}", d.name);
+            }
+        }
+        assert_eq!(rec.flowops[0].ops, 1000);
+        assert_eq!(rec.series[0].ops.iter().sum::<u64>(), 1000);
+    }
+
+    #[test]
+    fn engine_hints_name_the_setting_as_the_user_wrote_it() {
+        let full = EngineError::Io {
+            op: "write",
+            path: "/x/iolab-micro.0".into(),
+            source: std::io::Error::from_raw_os_error(libc::ENOSPC),
+        };
+        let w = |origin| MicroWorkload {
+            spec: spec(A::Write, SyncMode::Normal, None, None),
+            origin,
+        };
+        let cli = w(Origin::CommandLine).failure(&full);
+        assert_eq!(
+            cli.hint.as_deref(),
+            Some("the filesystem is full: use a smaller --size or another --dir")
+        );
+        let file = w(Origin::File).failure(&full);
+        assert_eq!(
+            file.hint.as_deref(),
+            Some(
+                "the filesystem is full: use a smaller `workload.micro.size` or another \
+                 `sut.target`"
+            )
+        );
+        assert!(!file.bad_input);
+        let unaligned = EngineError::DirectIoUnaligned {
+            bs: 1000,
+            align: 512,
+            path: "/x".into(),
+        };
+        let f = w(Origin::File).failure(&unaligned);
+        assert!(
+            f.message
+                .starts_with("`workload.micro.bs` 1000 is not a multiple"),
+            "{}",
+            f.message
+        );
+        assert!(f.bad_input);
+    }
+
+    #[test]
+    fn the_command_line_plan_is_one_run_on_the_directory() {
+        let dir = std::env::temp_dir();
+        let threads = iolab_workload::micro::option("threads").unwrap();
+        let p = from_command_line(&[(threads, OptionValue::Count(2))], &dir, 9).unwrap();
+        assert_eq!(p.configs.len(), 1);
+        assert!(p.repetitions.is_single());
+        assert!(!p.procedure.drop_caches && !p.procedure.fresh_fs);
+        assert_eq!(p.seed, 9);
+        assert_eq!(p.name, "micro write normal bs=4096 size=67108864 threads=2");
+        assert!(!p.configs[0].sut.changes_machine());
+        let w = p.configs[0]
+            .workload
+            .as_any()
+            .downcast_ref::<MicroWorkload>()
+            .unwrap();
+        assert_eq!(w.spec.threads, 2);
+        assert_eq!(p.resolved["workload"]["micro"]["threads"], json!(2));
+        let bs = iolab_workload::micro::option("bs").unwrap();
+        let e = from_command_line(&[(bs, OptionValue::Bytes(3000))], &dir, 1).unwrap_err();
+        assert!(e.message.contains("--bs 3000"), "{e}");
+        let e = from_command_line(&[], Path::new("/nonexistent/iolab"), 1).unwrap_err();
+        assert_eq!(e.message, "directory /nonexistent/iolab does not exist");
+    }
+}

@@ -1,0 +1,307 @@
+//! Reading an experiment into an [`ExperimentPlan`]: what the runner executes. Pure: nothing on
+//! the machine is created or changed (files are read, directories looked at).
+//!
+//! [`load`] builds a plan from an experiment file; [`single`] builds the one-configuration,
+//! one-run plan of `iolab micro` and `iolab run FILE.f`. Every field of a plan is already
+//! checked, so running it can only fail on the machine (mkfs, mount, I/O), never on the input.
+
+pub(crate) mod error;
+pub(crate) mod factors;
+pub(crate) mod load;
+pub(crate) mod read;
+pub mod single;
+pub(crate) mod subst;
+pub(crate) mod sut;
+pub(crate) mod tree;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use iolab_metrics::MetricDef;
+use iolab_stats::{Level, StoppingRule};
+use iolab_sut::{SutPlan, SutSpec};
+use serde_json::{Map, Value};
+
+use crate::kind::Workload;
+
+pub use iolab_metrics::DEFAULT_METRIC;
+
+/// The seed of an experiment that names none, and of `iolab micro` / `iolab run` without
+/// `--seed`.
+pub const DEFAULT_SEED: u64 = 1;
+
+/// A whole experiment, ready to run.
+#[derive(Debug, Clone)]
+pub struct ExperimentPlan {
+    /// `name = …`, or the file stem; for a single run, a description of the command.
+    pub name: String,
+    /// The experiment file; for a single run, the workload file or the command.
+    pub source: PathBuf,
+    /// Seeds the run order and every run's seed (`seed = …`, default [`DEFAULT_SEED`]).
+    pub seed: u64,
+    /// The points of the matrix that are not excluded, in declaration order (the first
+    /// factor varies slowest).
+    pub configs: Vec<ConfigPlan>,
+    pub repetitions: Repetitions,
+    pub procedure: Procedure,
+    /// The whole experiment after defaults and substitution, for the results database
+    /// (`experiments.spec_json`): enough to understand and redo it.
+    pub resolved: Value,
+}
+
+impl ExperimentPlan {
+    /// The definitions of every metric its runs record: the common ones, then its workload
+    /// kind's own (every configuration has the same kind).
+    pub fn metrics(&self) -> Vec<MetricDef> {
+        let own = self
+            .configs
+            .first()
+            .map_or(&[][..], |c| c.workload.metrics());
+        iolab_metrics::with_common(own)
+    }
+}
+
+/// When to stop repeating a configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repetitions {
+    /// min (default 3), max (default 20), target (default 0.05), level 95%. `min = max = 1`
+    /// is a single run: no interval, no stopping rule ([`Repetitions::once`]).
+    pub rule: StoppingRule,
+    /// A metric of the plan ([`ExperimentPlan::metrics`]) with a direction; default
+    /// [`DEFAULT_METRIC`].
+    pub metric: String,
+    /// Time spent on one configuration's runs after which it stops unconverged.
+    pub time_budget: Option<Duration>,
+}
+
+impl Repetitions {
+    /// One run per configuration.
+    pub fn once() -> Repetitions {
+        Repetitions {
+            // Built directly: StoppingRule::new refuses min < 2, which an interval needs;
+            // a single run has no interval.
+            rule: StoppingRule {
+                min: 1,
+                max: 1,
+                target: StoppingRule::default().target,
+                level: Level::P95,
+            },
+            metric: DEFAULT_METRIC.into(),
+            time_budget: None,
+        }
+    }
+
+    /// A single run: nothing to converge.
+    pub fn is_single(&self) -> bool {
+        self.rule.max == 1
+    }
+
+    /// As stored in the resolved experiment.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "min": self.rule.min,
+            "max": self.rule.max,
+            "target": self.rule.target,
+            "level": self.rule.level.get(),
+            "metric": self.metric,
+            "time_budget_s": self.time_budget.map(|d| d.as_secs_f64()),
+        })
+    }
+}
+
+/// How runs are scheduled and prepared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Procedure {
+    pub order: Order,
+    /// A fresh filesystem (mkfs + mount) for every run (default), or one per configuration
+    /// reused by its runs.
+    pub fresh_fs: bool,
+    /// Unrecorded runs of each configuration before its first measured one (default 0).
+    pub warmup: u32,
+    /// Drop the page cache (and check that it fell) before every run (default true).
+    pub drop_caches: bool,
+}
+
+impl Default for Procedure {
+    fn default() -> Self {
+        Procedure {
+            order: Order::Random,
+            fresh_fs: true,
+            warmup: 0,
+            drop_caches: true,
+        }
+    }
+}
+
+impl Procedure {
+    /// As stored in the resolved experiment.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "order": match self.order {
+                Order::Random => "random",
+                Order::Sequential => "sequential",
+            },
+            "fresh_fs": self.fresh_fs,
+            "warmup": self.warmup,
+            "drop_caches": self.drop_caches,
+        })
+    }
+}
+
+/// The order of runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Round by round, configurations in a seeded random order within each round
+    /// (default): drift spreads over all configurations.
+    Random,
+    /// Round by round, configurations in declaration order.
+    Sequential,
+}
+
+/// One point of the matrix.
+#[derive(Debug, Clone)]
+pub struct ConfigPlan {
+    /// Unique within the experiment, e.g. `journal=ordered readers=100`.
+    pub label: String,
+    /// Factor name → the level's value (for a table level, the whole table).
+    pub factors: Map<String, Value>,
+    /// The SUT section after substitution, as written (stored with the run).
+    pub sut_spec: SutSpec,
+    /// The validated SUT.
+    pub sut: SutPlan,
+    /// The validated workload, of one of the kinds in [`crate::kind`].
+    pub workload: Arc<dyn Workload>,
+}
+
+/// Where a plan came from: errors and hints name settings the way the user wrote them (a
+/// flag on the command line, a key in an experiment file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    CommandLine,
+    File,
+}
+
+impl Origin {
+    /// How the user writes the setting `key` of workload kind `kind`: `--size` or
+    /// `workload.micro.size`.
+    pub fn setting(self, kind: &str, key: &str) -> String {
+        match self {
+            Origin::CommandLine => format!("--{}", key.replace('_', "-")),
+            Origin::File if kind.is_empty() => format!("workload.{key}"),
+            Origin::File => format!("workload.{kind}.{key}"),
+        }
+    }
+
+    /// How the user names the run directory: `--dir`, or the experiment's target.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Origin::CommandLine => "--dir",
+            Origin::File => "sut.target",
+        }
+    }
+}
+
+/// Bad input found while building a plan from the command line: exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct UsageError {
+    pub message: String,
+    /// What to do about it.
+    pub hint: Option<String>,
+    /// The message is a located diagnostic (`FILE:LINE:COL: error: …`) that says "error:"
+    /// itself.
+    pub located: bool,
+}
+
+impl UsageError {
+    pub fn new(message: impl Into<String>) -> UsageError {
+        UsageError {
+            message: message.into(),
+            hint: None,
+            located: false,
+        }
+    }
+
+    /// Diagnostics already located in a file (`FILE:LINE:COL: error: …`).
+    pub fn located(diagnostics: impl Into<String>) -> UsageError {
+        UsageError {
+            located: true,
+            ..UsageError::new(diagnostics)
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> UsageError {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl Origin {
+    /// `text` (written for the command line) in this origin's words: each `--flag` of
+    /// `flags` (a setting's command-line name) becomes its key in an experiment file,
+    /// `` `workload.KIND.flag` ``, and `--dir` becomes `` `sut.target` ``. The command line's
+    /// text is returned as it is.
+    pub fn rewrite(self, text: &str, kind: &str, flags: &[&str]) -> String {
+        if self == Origin::CommandLine {
+            return text.to_string();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(i) = rest.find("--") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                .unwrap_or(after.len());
+            let flag = &after[..end];
+            if flag == "dir" {
+                out.push_str("`sut.target`");
+            } else if flags.contains(&flag) {
+                out.push_str(&format!(
+                    "`{}`",
+                    self.setting(kind, &flag.replace('-', "_"))
+                ));
+            } else {
+                out.push_str(&rest[i..i + 2 + end]);
+            }
+            rest = &after[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_in_each_vocabulary() {
+        assert_eq!(Origin::CommandLine.setting("micro", "size"), "--size");
+        assert_eq!(Origin::File.setting("micro", "size"), "workload.micro.size");
+        assert_eq!(
+            Origin::CommandLine.setting("", "size_scale"),
+            "--size-scale"
+        );
+        assert_eq!(
+            Origin::File.setting("", "size_scale"),
+            "workload.size_scale"
+        );
+        let t = "the filesystem is full: use a smaller --size or another --dir (--sizes, --bs 4k)";
+        assert_eq!(Origin::CommandLine.rewrite(t, "micro", &["size", "bs"]), t);
+        assert_eq!(
+            Origin::File.rewrite(t, "micro", &["size", "bs"]),
+            "the filesystem is full: use a smaller `workload.micro.size` or another \
+             `sut.target` (--sizes, `workload.micro.bs` 4k)"
+        );
+    }
+
+    #[test]
+    fn a_single_run_has_no_stopping_rule() {
+        let r = Repetitions::once();
+        assert!(r.is_single());
+        assert_eq!((r.rule.min, r.rule.max), (1, 1));
+        assert_eq!(r.metric, DEFAULT_METRIC);
+    }
+}

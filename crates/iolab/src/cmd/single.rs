@@ -1,0 +1,180 @@
+//! A single run from the command line (`iolab micro`, `iolab run FILE.f`): its one-run plan
+//! goes through the experiment runner like any experiment — environment probe, monitors,
+//! checks, storage. `--no-db` stores into a database in memory that is dropped afterwards,
+//! so there is no second path. What the command prints comes from its own display (a
+//! [`RunnerObserver`]) and from the run's end ([`RunEnd`]: the kind's engine result, the
+//! findings, the metrics).
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use iolab_experiment::run::monitor::MonitorOptions;
+use iolab_experiment::run::{
+    run_experiment, EngineEvent, Phase, RunEnd, RunInfo, RunnerObserver, RunnerOptions,
+};
+use iolab_experiment::ExperimentPlan;
+use iolab_monitor::procstat::{self, CpuTimes};
+use iolab_store::{ConfigOutcome, ExperimentId, Metric, RunStatus, Store};
+use serde_json::{Map, Value};
+
+use crate::error::CliError;
+
+/// Where a single run is stored.
+pub enum Storage {
+    /// The results database (already opened, so a bad one is refused before anything runs).
+    Db(Store),
+    /// Nowhere (`--no-db`).
+    Nowhere,
+}
+
+/// How a single run ended, when it ran.
+pub struct Single<T> {
+    /// The kind's own engine result, for the command's formats.
+    pub output: T,
+    pub end: RunEnd,
+    /// The experiment it is stored as (`None` with `--no-db`).
+    pub stored: Option<ExperimentId>,
+    /// System-wide CPU times at the start and end of the timed region.
+    pub system_cpu: Option<(CpuTimes, CpuTimes)>,
+}
+
+/// Runs `plan` (one configuration, one run) through the runner, showing progress through
+/// `display`, and gives back the kind's engine result `T`. A run that failed is an error:
+/// exit 2 when the input was at fault, 1 when the run failed, 130 with `interrupted` when
+/// Ctrl-C ended it.
+pub fn run<T: Clone + 'static>(
+    plan: &ExperimentPlan,
+    storage: Storage,
+    monitor: MonitorOptions,
+    cancel: &Arc<AtomicBool>,
+    display: &mut dyn RunnerObserver,
+    interrupted: &str,
+) -> Result<Single<T>, CliError> {
+    let (mut store, stored) = match storage {
+        Storage::Db(store) => (store, true),
+        Storage::Nowhere => (Store::open_in_memory().map_err(CliError::failed)?, false),
+    };
+    let opts = RunnerOptions {
+        sut: crate::state::sut_options(),
+        cancel: Arc::clone(cancel),
+        resume: false,
+        iolab_version: env!("CARGO_PKG_VERSION").into(),
+        monitor,
+    };
+    let mut obs = Capture {
+        display,
+        end: None,
+        cpu_start: None,
+        cpu_end: None,
+    };
+    let outcome = run_experiment(plan, &mut store, &opts, &mut obs)
+        .map_err(crate::cmd::experiment::runner_error)?;
+    let system_cpu = obs.cpu_start.zip(obs.cpu_end);
+    let Some(end) = obs.end else {
+        // Ctrl-C before the run started.
+        return Err(CliError::interrupted(interrupted));
+    };
+    match end.status {
+        RunStatus::Ok => Ok(Single {
+            output: end
+                .output
+                .as_ref()
+                .and_then(|o| o.downcast_ref::<T>())
+                .cloned()
+                .ok_or_else(|| CliError::failed("internal error: the run gave no result"))?,
+            end,
+            stored: stored.then_some(outcome.id),
+            system_cpu,
+        }),
+        RunStatus::Interrupted => Err(CliError::interrupted(interrupted)),
+        RunStatus::Failed => {
+            let f = end.failure.unwrap_or_else(|| {
+                iolab_experiment::run::RunFailure::failed(
+                    end.error.unwrap_or_else(|| "unknown error".into()),
+                )
+            });
+            let err = if f.located {
+                CliError::located(&f.message)
+            } else if f.bad_input {
+                CliError::usage(&f.message)
+            } else {
+                CliError::failed(format!("run failed: {}", f.message))
+            };
+            Err(match f.hint {
+                Some(h) => err.with_hint(h),
+                None => err,
+            })
+        }
+    }
+}
+
+/// `iolab: KIND: message` on stderr, below the progress line.
+pub fn tell(status: &mut crate::term::StatusLine, kind: &str, message: &str) {
+    status.clear();
+    say!("iolab: {kind}: {message}");
+}
+
+/// The run's system summary: the whole-run values of the monitor metrics that describe the
+/// machine ([`iolab_metrics::SYSTEM_SUMMARY`]), those that were measured.
+pub fn system_summary(metrics: &[Metric]) -> Map<String, Value> {
+    iolab_metrics::SYSTEM_SUMMARY
+        .iter()
+        .filter_map(|(name, _)| {
+            let m = metrics.iter().find(|m| m.name == *name)?;
+            let n = serde_json::Number::from_f64(m.value)?;
+            Some((name.to_string(), Value::Number(n)))
+        })
+        .collect()
+}
+
+/// Keeps the run's end and the CPU times around the timed region; passes everything on.
+struct Capture<'a> {
+    display: &'a mut dyn RunnerObserver,
+    end: Option<RunEnd>,
+    cpu_start: Option<CpuTimes>,
+    cpu_end: Option<CpuTimes>,
+}
+
+impl RunnerObserver for Capture<'_> {
+    fn experiment(&mut self, id: ExperimentId, resumed: Option<u64>) {
+        self.display.experiment(id, resumed);
+    }
+
+    fn run_started(&mut self, run: &RunInfo) {
+        self.display.run_started(run);
+    }
+
+    fn phase(&mut self, phase: Phase) {
+        self.display.phase(phase);
+    }
+
+    fn progress(&mut self, fraction: f64, elapsed: std::time::Duration) {
+        self.display.progress(fraction, elapsed);
+    }
+
+    fn run_ended(&mut self, run: &RunInfo, end: &RunEnd) {
+        self.display.run_ended(run, end);
+        self.end = Some(end.clone());
+    }
+
+    fn config_finished(&mut self, label: &str, outcome: &ConfigOutcome) {
+        self.display.config_finished(label, outcome);
+    }
+
+    fn engine(&mut self, event: &EngineEvent<'_>) {
+        match event {
+            EngineEvent::TimedStart => self.cpu_start = procstat::read().ok().map(|s| s.total),
+            EngineEvent::TimedEnd => self.cpu_end = procstat::read().ok().map(|s| s.total),
+            _ => {}
+        }
+        self.display.engine(event);
+    }
+
+    fn warn(&mut self, message: &str) {
+        self.display.warn(message);
+    }
+
+    fn note(&mut self, message: &str) {
+        self.display.note(message);
+    }
+}
