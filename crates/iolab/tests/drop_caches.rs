@@ -164,6 +164,7 @@ fn run_experiment(s: &Scratch, file: &Path, neighbour: &mut Neighbour) -> std::p
 #[test]
 #[ignore = "needs root: mounts a tmpfs and drops the page cache"]
 fn a_neighbour_refilling_the_cache_is_a_finding_not_a_failed_run() {
+    common::require_root();
     let s = Scratch::new();
     let data = s.path().join("data");
     std::fs::create_dir(&data).unwrap();

@@ -66,6 +66,28 @@ impl Drop for Hogs {
     }
 }
 
+/// How busy the whole machine is (all CPUs, % of their time not idle or in iowait), over one
+/// second of /proc/stat.
+fn machine_busy_pct() -> f64 {
+    fn sample() -> (u64, u64) {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap();
+        let v: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let total: u64 = v.iter().take(8).sum();
+        (total - v[3] - v[4], total)
+    }
+    let (b0, t0) = sample();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let (b1, t1) = sample();
+    (b1 - b0) as f64 * 100.0 / (t1 - t0).max(1) as f64
+}
+
 fn experiment(db: &Scratch, text: &str) -> Value {
     let f = db.path().join("exp.toml");
     std::fs::write(&f, text).unwrap();
@@ -171,8 +193,18 @@ max = 2
         "200ms",
     ];
     let _ = micro(&db, data.path(), &["--access", "write", "--size", "256m"]);
+    let busy_before = machine_busy_pct();
     let alone = checks(&micro(&db, data.path(), &args));
-    assert!(!alone.contains(&"noisy-neighbour".to_string()), "{alone:?}");
+    if alone.contains(&"noisy-neighbour".to_string()) {
+        // Right, unless the machine was not quiet: only a run alone on it can show that iolab's
+        // own work is not counted as a neighbour's.
+        let busy = busy_before.max(machine_busy_pct());
+        let limit = iolab_check::checks::noisy_neighbour::OTHERS_CPU_PCT;
+        assert!(busy >= limit, "{alone:?} on a machine {busy:.0}% busy");
+        iolab_testkit::not_run(format!(
+            "its \"alone\" half: the machine was {busy:.0}% busy without the run (≥ {limit}%)"
+        ));
+    }
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let hogs = Hogs::start(cpus);
     let crowded = checks(&micro(&db, data.path(), &args));

@@ -6,7 +6,6 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::stderr;
 
@@ -127,18 +126,6 @@ fn every_engine_counts_the_ops_and_bytes_psync_counts() {
     }
 }
 
-fn have_strace() -> bool {
-    if Command::new("strace").arg("-V").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI must have strace (see scripts/test.sh)"
-    );
-    eprintln!("SKIP: strace is not installed");
-    false
-}
-
 /// Calls of the workload's worker threads (those that take a private fd table), by name, and
 /// every thread's calls as text.
 struct Traced {
@@ -155,7 +142,7 @@ impl Traced {
 
 fn strace(args: &[String], calls: &str) -> Traced {
     let out = tempfile::NamedTempFile::new().unwrap();
-    let o = Command::new("strace")
+    let o = iolab_testkit::bounded("strace", common::HUNG)
         .args(["-f", "-qq", "-e", &format!("trace=unshare,{calls}"), "-o"])
         .arg(out.path())
         .arg(env!("CARGO_BIN_EXE_iolab"))
@@ -205,10 +192,9 @@ fn webserver(data: &Path, extra: &[&str]) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs strace (scripts/test.sh installs it as root)"]
 fn io_uring_moves_the_file_data_through_the_ring() {
-    if !have_strace() {
-        return;
-    }
+    iolab_testkit::require_tool("strace");
     let dir = tempfile::tempdir().unwrap();
     let t = strace(
         &webserver(dir.path(), &["--engine", "io_uring"]),
@@ -225,10 +211,9 @@ fn io_uring_moves_the_file_data_through_the_ring() {
 }
 
 #[test]
+#[ignore = "needs strace (scripts/test.sh installs it as root)"]
 fn null_does_no_io_and_reports_iolabs_own_cost() {
-    if !have_strace() {
-        return;
-    }
+    iolab_testkit::require_tool("strace");
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
@@ -279,10 +264,9 @@ fn null_does_no_io_and_reports_iolabs_own_cost() {
 }
 
 #[test]
+#[ignore = "needs strace (scripts/test.sh installs it as root)"]
 fn psync_issues_the_syscalls_it_always_did() {
-    if !have_strace() {
-        return;
-    }
+    iolab_testkit::require_tool("strace");
     let dir = tempfile::tempdir().unwrap();
     let f = workload(dir.path(), DETERMINISTIC);
     let args = run_args(f.to_str().unwrap(), dir.path(), &["--time", "60s"]);
@@ -383,6 +367,7 @@ fn engine_options_that_do_not_go_together_are_refused_before_anything_runs() {
 #[test]
 #[ignore = "needs root: mounts a tmpfs"]
 fn webserver_runs_on_io_uring_and_null_on_tmpfs() {
+    common::require_root();
     let fs = common::Tmpfs::new("size=64m");
     for engine in ["io_uring", "null"] {
         let v = run_json(
