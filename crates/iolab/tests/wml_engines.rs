@@ -361,6 +361,19 @@ fn engine_options_that_do_not_go_together_are_refused_before_anything_runs() {
     );
     assert_eq!(v["result"]["engine"]["iodepth"], 8);
     assert!(counts(&v)[0].1 > 0);
+    // aiowrite's directio holds on mmap: its writes go to the thread's io_uring.
+    let aio = workload(
+        dir.path(),
+        &reader
+            .replace("read name=r", "aiowrite name=r")
+            .replace(",directio", ",random,directio"),
+    );
+    let v = run_json(
+        aio.to_str().unwrap(),
+        &data,
+        &["--time", "200ms", "--engine", "mmap"],
+    );
+    assert!(counts(&v)[0].1 > 0);
 }
 
 /// The issue's acceptance on a real tmpfs: webserver on io_uring and on null.
