@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use rusqlite::backup::{Backup, StepResult};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::error::{Result, StoreError};
 use crate::schema::{self, MIGRATIONS, SCHEMA_VERSION};
@@ -21,90 +21,86 @@ impl Store {
     /// transaction: after an error or a crash, nothing of the import is here.
     pub fn import(&mut self, other: impl AsRef<Path>) -> Result<ImportReport> {
         let src = open_source(other.as_ref())?;
-        let path = self.path.clone();
-        let sql = |e| db_err(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let mut report = ImportReport::default();
-        for summary in src.list_experiments()? {
-            let here: Option<i64> = tx
-                .query_row(
-                    "SELECT id FROM experiments WHERE uuid = ?1",
-                    [&summary.uuid],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(sql)?;
-            if let Some(here) = here {
-                report
-                    .skipped
-                    .push((summary.uuid, summary.id, ExperimentId(here)));
-                continue;
-            }
-            let e = src.experiment(summary.id)?;
-            let new_exp = store::insert_experiment(
-                &tx,
-                &path,
-                &e.uuid,
-                &NewExperiment {
-                    name: e.name,
-                    source: e.source,
-                    spec: e.spec,
-                    seed: e.seed,
-                    created_at: e.created_at,
-                    iolab_version: e.iolab_version,
-                    host: e.host,
-                },
-                e.status,
-                e.finished_at,
-            )?;
-            store::insert_metric_defs(&tx, &path, new_exp, &src.stored_metric_defs(summary.id)?)?;
-            let runs = src.runs(summary.id)?;
-            for config in src.configs(summary.id)? {
-                let new_config = store::insert_config(
-                    &tx,
-                    &path,
-                    &NewConfig {
-                        experiment: new_exp,
-                        label: config.label,
-                        factors: config.factors,
+        self.write(|tx, path| {
+            let sql = |e| db_err(path, e);
+            let mut report = ImportReport::default();
+            for summary in src.list_experiments()? {
+                let here: Option<i64> = tx
+                    .query_row(
+                        "SELECT id FROM experiments WHERE uuid = ?1",
+                        [&summary.uuid],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(sql)?;
+                if let Some(here) = here {
+                    report
+                        .skipped
+                        .push((summary.uuid, summary.id, ExperimentId(here)));
+                    continue;
+                }
+                let e = src.experiment(summary.id)?;
+                let new_exp = store::insert_experiment(
+                    tx,
+                    path,
+                    &e.uuid,
+                    &NewExperiment {
+                        name: e.name,
+                        source: e.source,
+                        spec: e.spec,
+                        seed: e.seed,
+                        created_at: e.created_at,
+                        iolab_version: e.iolab_version,
+                        host: e.host,
                     },
-                    config.outcome.as_ref(),
+                    e.status,
+                    e.finished_at,
                 )?;
-                for f in src.config_findings(config.id)? {
-                    store::insert_finding(&tx, &path, new_config, None, &f)?;
-                }
-                for run in runs.iter().filter(|r| r.config == config.id) {
-                    let d = src.run(run.id)?;
-                    let r = d.run;
-                    let record = RunRecord {
-                        run: NewRun {
-                            config: new_config,
-                            repetition: r.repetition,
-                            seed: r.seed,
-                            status: r.status,
-                            error: r.error,
-                            started_at: r.started_at,
-                            ended_at: r.ended_at,
-                            elapsed_ns: r.elapsed_ns,
-                            environment: r.environment,
+                store::insert_metric_defs(tx, path, new_exp, &src.stored_metric_defs(summary.id)?)?;
+                let runs = src.runs(summary.id)?;
+                for config in src.configs(summary.id)? {
+                    let new_config = store::insert_config(
+                        tx,
+                        path,
+                        &NewConfig {
+                            experiment: new_exp,
+                            label: config.label,
+                            factors: config.factors,
                         },
-                        metrics: d.metrics,
-                        flowops: d.flowops,
-                        series: d.series,
-                        monitor: d.monitor,
-                        findings: d.findings,
-                    };
-                    store::insert_run(&tx, &path, &record)?;
-                    report.runs += 1;
+                        config.outcome.as_ref(),
+                    )?;
+                    for f in src.config_findings(config.id)? {
+                        store::insert_finding(tx, path, new_config, None, &f)?;
+                    }
+                    for run in runs.iter().filter(|r| r.config == config.id) {
+                        let d = src.run(run.id)?;
+                        let r = d.run;
+                        let record = RunRecord {
+                            run: NewRun {
+                                config: new_config,
+                                repetition: r.repetition,
+                                seed: r.seed,
+                                status: r.status,
+                                error: r.error,
+                                started_at: r.started_at,
+                                ended_at: r.ended_at,
+                                elapsed_ns: r.elapsed_ns,
+                                environment: r.environment,
+                            },
+                            metrics: d.metrics,
+                            flowops: d.flowops,
+                            series: d.series,
+                            monitor: d.monitor,
+                            findings: d.findings,
+                        };
+                        store::insert_run(tx, path, &record)?;
+                        report.runs += 1;
+                    }
                 }
+                report.imported.push((e.uuid, summary.id, new_exp));
             }
-            report.imported.push((e.uuid, summary.id, new_exp));
-        }
-        tx.commit().map_err(sql)?;
-        Ok(report)
+            Ok(report)
+        })
     }
 }
 

@@ -4,7 +4,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{
+    params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
+};
 use serde_json::Value;
 
 use crate::codec;
@@ -208,63 +210,52 @@ impl Store {
         }
     }
 
-    /// Starts an experiment (status `running`, a fresh uuid).
-    pub fn create_experiment(&mut self, exp: &NewExperiment) -> Result<ExperimentId> {
-        let path = self.path.clone();
-        let sql = |e| db_err(&path, e);
+    /// Runs `f` in one immediate (write-locked) transaction and commits: all or nothing.
+    pub(crate) fn write<T>(
+        &mut self,
+        f: impl FnOnce(&Transaction<'_>, &Path) -> Result<T>,
+    ) -> Result<T> {
+        let path = self.path.as_path();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let uuid = new_uuid(&tx).map_err(sql)?;
-        let id = insert_experiment(&tx, &path, &uuid, exp, ExperimentStatus::Running, None)?;
-        tx.commit().map_err(sql)?;
-        Ok(id)
+            .map_err(|e| db_err(path, e))?;
+        let value = f(&tx, path)?;
+        tx.commit().map_err(|e| db_err(path, e))?;
+        Ok(value)
+    }
+
+    /// Starts an experiment (status `running`, a fresh uuid).
+    pub fn create_experiment(&mut self, exp: &NewExperiment) -> Result<ExperimentId> {
+        self.write(|tx, path| {
+            let sql = |e| db_err(path, e);
+            let uuid = new_uuid(tx).map_err(sql)?;
+            let id = insert_experiment(tx, path, &uuid, exp, ExperimentStatus::Running, None)?;
+            Ok(id)
+        })
     }
 
     /// Adds a configuration to an experiment.
     pub fn add_config(&mut self, config: &NewConfig) -> Result<ConfigId> {
-        let path = self.path.clone();
-        let sql = |e| db_err(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let id = insert_config(&tx, &path, config, None)?;
-        tx.commit().map_err(sql)?;
-        Ok(id)
+        self.write(|tx, path| insert_config(tx, path, config, None))
     }
 
     /// Adds several configurations in one transaction (one fsync for a whole matrix), all or
     /// none.
     pub fn add_configs(&mut self, configs: &[NewConfig]) -> Result<Vec<ConfigId>> {
-        let path = self.path.clone();
-        let sql = |e| db_err(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let ids = configs
-            .iter()
-            .map(|c| insert_config(&tx, &path, c, None))
-            .collect::<Result<Vec<_>>>()?;
-        tx.commit().map_err(sql)?;
-        Ok(ids)
+        self.write(|tx, path| {
+            configs
+                .iter()
+                .map(|c| insert_config(tx, path, c, None))
+                .collect::<Result<Vec<_>>>()
+        })
     }
 
     /// Writes a finished run — its metrics, flowops, series, monitor samples and findings —
     /// in one transaction: after a crash the run is either all there or absent.
     pub fn record_run(&mut self, record: &RunRecord) -> Result<RunId> {
         validate(record)?;
-        let path = self.path.clone();
-        let sql = |e| db_err(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let id = insert_run(&tx, &path, record)?;
-        tx.commit().map_err(sql)?;
-        Ok(id)
+        self.write(|tx, path| insert_run(tx, path, record))
     }
 
     /// Records how a configuration's repetitions ended (the stopping rule's verdict).
@@ -287,43 +278,37 @@ impl Store {
 
     /// Adds findings about a whole configuration (e.g. `did-not-converge`).
     pub fn add_config_findings(&mut self, config: ConfigId, findings: &[Finding]) -> Result<()> {
-        let path = self.path.clone();
-        let sql = |e| db_err(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        require_config(&tx, &path, config)?;
-        for f in findings {
-            insert_finding(&tx, &path, config, None, f)?;
-        }
-        tx.commit().map_err(sql)?;
-        Ok(())
+        self.write(|tx, path| {
+            require_config(tx, path, config)?;
+            for f in findings {
+                insert_finding(tx, path, config, None, f)?;
+            }
+            Ok(())
+        })
     }
 
     /// Stores the definitions of the metrics experiment `id`'s runs record, replacing any
     /// stored before (a resumed experiment stores them again).
     pub fn set_metric_defs(&mut self, id: ExperimentId, defs: &[MetricDef]) -> Result<()> {
-        let path = self.path.clone();
-        let sql = |e| db_err(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let exists: Option<i64> = tx
-            .query_row("SELECT id FROM experiments WHERE id = ?1", [id.0], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(sql)?;
-        if exists.is_none() {
-            return Err(StoreError::NoSuchExperiment { path, id });
-        }
-        tx.execute("DELETE FROM metric_defs WHERE experiment_id = ?1", [id.0])
-            .map_err(sql)?;
-        insert_metric_defs(&tx, &path, id, defs)?;
-        tx.commit().map_err(sql)?;
-        Ok(())
+        self.write(|tx, path| {
+            let sql = |e| db_err(path, e);
+            let exists: Option<i64> = tx
+                .query_row("SELECT id FROM experiments WHERE id = ?1", [id.0], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(sql)?;
+            if exists.is_none() {
+                return Err(StoreError::NoSuchExperiment {
+                    path: path.to_path_buf(),
+                    id,
+                });
+            }
+            tx.execute("DELETE FROM metric_defs WHERE experiment_id = ?1", [id.0])
+                .map_err(sql)?;
+            insert_metric_defs(tx, path, id, defs)?;
+            Ok(())
+        })
     }
 
     /// Marks an experiment finished (`at` becomes its end), or `running` again when it is

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use iolab_engine::MicroResult;
-use iolab_experiment::run::{EngineEvent, RunnerObserver};
+use iolab_experiment::run::EngineEvent;
 
 use crate::cli::{Format, MicroArgs};
 use crate::cmd::single::{self, Storage};
@@ -28,8 +28,9 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     } else {
         Storage::Db(crate::cmd::db::open(&args.db.db)?)
     };
-    let mut display = Display {
+    let mut display = single::Shown {
         status: StatusLine::new(std::io::stderr().is_terminal()),
+        view: Display,
     };
     let started_at = SystemTime::now();
     let run = single::run::<MicroResult>(
@@ -67,20 +68,18 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
 }
 
 /// Fill progress and the records' progress on a terminal; monitoring notes.
-struct Display {
-    status: StatusLine,
-}
+struct Display;
 
-impl RunnerObserver for Display {
-    fn engine(&mut self, event: &EngineEvent<'_>) {
+impl single::EngineView for Display {
+    fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
         match *event {
             EngineEvent::Filling { done, total } => {
-                if !self.status.enabled() || total < 64 << 20 {
+                if !line.enabled() || total < 64 << 20 {
                     return;
                 }
                 // One update per 64 MiB keeps the terminal quiet and the cost invisible.
                 if done.is_multiple_of(64 << 20) || done == total {
-                    self.status.show(format_args!(
+                    line.show(format_args!(
                         "preparing files: {} of {} MiB ({}%)",
                         done >> 20,
                         total >> 20,
@@ -88,14 +87,14 @@ impl RunnerObserver for Display {
                     ));
                 }
             }
-            EngineEvent::TimedStart => self.status.keep(),
+            EngineEvent::TimedStart => line.keep(),
             EngineEvent::Records {
                 done,
                 planned,
                 elapsed,
             } => {
                 // Short runs finish before anyone could read a progress line.
-                if !self.status.enabled() || elapsed < Duration::from_secs(1) || planned == 0 {
+                if !line.enabled() || elapsed < Duration::from_secs(1) || planned == 0 {
                     return;
                 }
                 let rate = done as f64 / elapsed.as_secs_f64();
@@ -107,7 +106,7 @@ impl RunnerObserver for Display {
                 } else {
                     String::new()
                 };
-                self.status.show(format_args!(
+                line.show(format_args!(
                     "running: {}% ({} of {} record{}), {} records/s{left}",
                     done * 100 / planned,
                     thousands(done),
@@ -116,16 +115,8 @@ impl RunnerObserver for Display {
                     thousands(rate as u64)
                 ));
             }
-            EngineEvent::TimedEnd => self.status.clear(),
+            EngineEvent::TimedEnd => line.clear(),
             _ => {}
         }
-    }
-
-    fn warn(&mut self, message: &str) {
-        single::tell(&mut self.status, "warning", message);
-    }
-
-    fn note(&mut self, message: &str) {
-        single::tell(&mut self.status, "note", message);
     }
 }

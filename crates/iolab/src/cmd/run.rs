@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use iolab_engine::workload::WorkloadResult;
 use iolab_experiment::kind::wml::{self, WmlWorkload};
-use iolab_experiment::run::{EngineEvent, RunnerObserver};
+use iolab_experiment::run::EngineEvent;
 
 use crate::cli::{PickArg, RunArgs};
 use crate::cmd::single::{self, Storage};
@@ -65,11 +65,13 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     } else {
         args.format
     };
-    let mut display = Display {
+    let mut display = single::Shown {
         status: StatusLine::new(std::io::stderr().is_terminal() && !args.quiet),
-        quiet: args.quiet,
-        workload,
-        timed: false,
+        view: Display {
+            quiet: args.quiet,
+            workload,
+            timed: false,
+        },
     };
     let started_at = SystemTime::now();
     let run = single::run::<WorkloadResult>(
@@ -82,7 +84,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     );
     display.status.clear();
     let run = run.map_err(|e| {
-        if e.exit_code() == crate::error::EXIT_INTERRUPTED && !display.timed {
+        if e.exit_code() == crate::error::EXIT_INTERRUPTED && !display.view.timed {
             // Population removes what it created when it is interrupted.
             CliError::interrupted("interrupted while populating; the files it created were removed")
         } else {
@@ -113,35 +115,34 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
 
 /// Population, `echo` and `system` lines, the progress line and `psrun` reports.
 struct Display<'a> {
-    status: StatusLine,
     quiet: bool,
     workload: &'a WmlWorkload,
     /// The timed region has started (population is over).
     timed: bool,
 }
 
-impl RunnerObserver for Display<'_> {
-    fn engine(&mut self, event: &EngineEvent<'_>) {
+impl single::EngineView for Display<'_> {
+    fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
         match *event {
-            EngineEvent::Populating { fileset } => self
-                .status
-                .show(format_args!("populating fileset {fileset}…")),
-            EngineEvent::Populated { .. } => self.status.clear(),
+            EngineEvent::Populating { fileset } => {
+                line.show(format_args!("populating fileset {fileset}…"))
+            }
+            EngineEvent::Populated { .. } => line.clear(),
             EngineEvent::Echo(text) if !self.quiet => {
-                self.status.clear();
+                line.clear();
                 say!("{text}");
             }
             EngineEvent::System(command) if !self.quiet => {
-                self.status.clear();
+                line.clear();
                 say!("running: {command}");
             }
             EngineEvent::SystemSkipped(command) if !self.quiet => {
-                self.status.clear();
+                line.clear();
                 let at = self.workload.system_location(command).unwrap_or_default();
                 say!("{at}: warning: `system \"{command}\"` not run (--no-system)");
             }
             EngineEvent::SystemFailed { command, status } => {
-                self.status.clear();
+                line.clear();
                 let at = self.workload.system_location(command).unwrap_or_default();
                 let how = match (status.code(), status.signal()) {
                     (Some(code), _) => format!("exited with status {code}"),
@@ -158,7 +159,7 @@ impl RunnerObserver for Display<'_> {
                 if elapsed < Duration::from_secs(1) {
                     return;
                 }
-                self.status.show(format_args!(
+                line.show(format_args!(
                     "running: {:.0} of {:.0} s, {} data ops ({} /s)",
                     elapsed.as_secs_f64(),
                     planned.as_secs_f64(),
@@ -167,7 +168,7 @@ impl RunnerObserver for Display<'_> {
                 ));
             }
             EngineEvent::Report { ops, elapsed, .. } if !self.quiet => {
-                self.status.clear();
+                line.clear();
                 say!(
                     "{:.3}: {} data ops, {:.1} ops/s",
                     elapsed.as_secs_f64(),
@@ -176,16 +177,8 @@ impl RunnerObserver for Display<'_> {
                 );
             }
             EngineEvent::TimedStart => self.timed = true,
-            EngineEvent::TimedEnd => self.status.clear(),
+            EngineEvent::TimedEnd => line.clear(),
             _ => {}
         }
-    }
-
-    fn warn(&mut self, message: &str) {
-        single::tell(&mut self.status, "warning", message);
-    }
-
-    fn note(&mut self, message: &str) {
-        single::tell(&mut self.status, "note", message);
     }
 }

@@ -18,6 +18,7 @@ use iolab_store::{ConfigOutcome, ExperimentId, Metric, RunStatus, Store};
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
+use crate::term::StatusLine;
 
 /// Where a single run is stored.
 pub enum Storage {
@@ -108,10 +109,32 @@ pub fn run<T: Clone + 'static>(
     }
 }
 
-/// `iolab: KIND: message` on stderr, below the progress line.
-pub fn tell(status: &mut crate::term::StatusLine, kind: &str, message: &str) {
-    status.clear();
-    say!("iolab: {kind}: {message}");
+/// What a command shows of the engine's events, on the progress line it is given.
+pub trait EngineView {
+    fn engine(&mut self, status: &mut StatusLine, event: &EngineEvent<'_>);
+}
+
+/// A command's display: its [`EngineView`] plus the runner's warnings and notes, each as
+/// `iolab: KIND: message` on stderr below the progress line.
+pub struct Shown<V> {
+    pub status: StatusLine,
+    pub view: V,
+}
+
+impl<V: EngineView> RunnerObserver for Shown<V> {
+    fn engine(&mut self, event: &EngineEvent<'_>) {
+        self.view.engine(&mut self.status, event);
+    }
+
+    fn warn(&mut self, message: &str) {
+        self.status.clear();
+        say!("iolab: warning: {message}");
+    }
+
+    fn note(&mut self, message: &str) {
+        self.status.clear();
+        say!("iolab: note: {message}");
+    }
 }
 
 /// The run's system summary: the whole-run values of the monitor metrics that describe the

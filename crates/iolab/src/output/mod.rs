@@ -99,6 +99,15 @@ pub trait Formatter<R: ?Sized> {
 }
 
 /// Writes `result` to stdout in `format` (see [`emit`]).
+/// Named durations in nanoseconds as one line: `mean 1.2 µs  p50 1.1 µs  …`.
+pub fn durations(named: &[(&str, f64)]) -> String {
+    named
+        .iter()
+        .map(|(name, ns)| format!("{name} {}", iolab_workload::units::format_ns(*ns)))
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
 pub fn print<R: ?Sized>(
     format: &dyn Formatter<R>,
     result: &R,

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use iolab_workload::format_bytes;
 
-use super::super::{Formatter, MicroReport};
+use super::super::{durations, Formatter, MicroReport};
 use crate::fmt::thousands;
 use iolab_workload::format_ns;
 
@@ -62,25 +62,29 @@ impl Formatter<MicroReport> for Human {
         let l = r.latency.summary();
         writeln!(
             out,
-            "  latency     mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-            format_ns(l.mean_ns),
-            format_ns(l.p50_ns as f64),
-            format_ns(l.p90_ns as f64),
-            format_ns(l.p99_ns as f64),
-            format_ns(l.p999_ns as f64),
-            format_ns(l.max_ns as f64)
+            "  latency     {}",
+            durations(&[
+                ("mean", l.mean_ns),
+                ("p50", l.p50_ns as f64),
+                ("p90", l.p90_ns as f64),
+                ("p99", l.p99_ns as f64),
+                ("p99.9", l.p999_ns as f64),
+                ("max", l.max_ns as f64),
+            ])
         )?;
         if let Some(how) = p.record_sync() {
             let s = r.sync_latency.summary();
             if s.count > 0 {
                 writeln!(
                     out,
-                    "  {:<11} mean {}  p50 {}  p99 {}  max {} (included above)",
+                    "  {:<11} {} (included above)",
                     how.name(),
-                    format_ns(s.mean_ns),
-                    format_ns(s.p50_ns as f64),
-                    format_ns(s.p99_ns as f64),
-                    format_ns(s.max_ns as f64)
+                    durations(&[
+                        ("mean", s.mean_ns),
+                        ("p50", s.p50_ns as f64),
+                        ("p99", s.p99_ns as f64),
+                        ("max", s.max_ns as f64),
+                    ])
                 )?;
             }
         }

@@ -9,7 +9,7 @@ use iolab_workload::format_bytes;
 
 use super::{describe_status, TraceReport};
 use crate::fmt::thousands;
-use crate::output::Formatter;
+use crate::output::{durations, Formatter};
 use iolab_workload::format_ns;
 
 fn mib(bytes: u64) -> f64 {
@@ -139,22 +139,26 @@ fn write_summary(
     if let Some(l) = &t.latency {
         writeln!(
             out,
-            "  latency      issue→complete, reads+writes: mean {}  p50 {}  p90 {}  p99 {}  max {}",
-            format_ns(l.mean_ns),
-            format_ns(l.p50_ns as f64),
-            format_ns(l.p90_ns as f64),
-            format_ns(l.p99_ns as f64),
-            format_ns(l.max_ns as f64)
+            "  latency      issue→complete, reads+writes: {}",
+            durations(&[
+                ("mean", l.mean_ns),
+                ("p50", l.p50_ns as f64),
+                ("p90", l.p90_ns as f64),
+                ("p99", l.p99_ns as f64),
+                ("max", l.max_ns as f64),
+            ])
         )?;
     }
     if let Some(q) = &t.queue_time {
         writeln!(
             out,
-            "  queue time   insert→issue, {} requests: p50 {}  p99 {}  max {}",
+            "  queue time   insert→issue, {} requests: {}",
             thousands(q.count),
-            format_ns(q.p50_ns as f64),
-            format_ns(q.p99_ns as f64),
-            format_ns(q.max_ns as f64)
+            durations(&[
+                ("p50", q.p50_ns as f64),
+                ("p99", q.p99_ns as f64),
+                ("max", q.max_ns as f64),
+            ])
         )?;
     }
     let busiest = t
