@@ -75,3 +75,20 @@ fn fs_sync_modes_is_seed_report_002() {
     let p = load("fs-sync-modes.toml");
     assert_eq!(p.configs.len(), 9);
 }
+
+#[test]
+fn bonnie_keeps_bonnies_rule_under_the_cache_cap() {
+    let p = load("bonnie.toml");
+    assert_eq!(p.configs.len(), 2);
+    assert!(p.repetitions.rule.max <= 3, "the example must stay short");
+    for c in &p.configs {
+        let w = c
+            .workload
+            .as_any()
+            .downcast_ref::<iolab_experiment::kind::bonnie::BonnieWorkload>()
+            .unwrap_or_else(|| panic!("{}: {:?}", c.label, c.workload));
+        let plan = w.spec.validate().unwrap();
+        let cap = c.sut.cache_limit.expect("a page-cache cap");
+        assert!(plan.size >= 2 * cap, "{}: bonnie++'s rule", c.label);
+    }
+}

@@ -50,6 +50,7 @@ pub fn render_html(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()
     experiment(&mut h, data);
     findings(&mut h, data);
     summary(&mut h, data);
+    crate::bonnie::render(&mut h, data);
     check_details(&mut h, data);
     charts(&mut h, data);
     timeseries(&mut h, data);

@@ -15,6 +15,7 @@
 //! One file per format behind one function each (STYLE 2: hyperfine's `export/`); the
 //! binary puts them behind its `Formatter` trait.
 
+mod bonnie;
 mod error;
 mod escape;
 mod html;
@@ -23,6 +24,7 @@ mod model;
 mod num;
 mod svg;
 
+pub use bonnie::BonniePhase;
 pub use error::{ReportError, Result};
 pub use escape::escape_html;
 pub use html::render_html;

@@ -124,6 +124,8 @@ pub struct ConfigReport {
     pub timeline: Vec<RunTimeline>,
     /// Runs left out of [`Self::timeline`].
     pub timeline_omitted: usize,
+    /// bonnie++'s phases, when the configuration ran them (`iolab bonnie`).
+    pub bonnie: Vec<crate::bonnie::BonniePhase>,
 }
 
 /// A headline metric over a configuration's ok runs.
@@ -521,6 +523,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
             timeline.push(RunTimeline::from_details(&store.run(r.id)?));
         }
         configs.push(ConfigReport {
+            bonnie: crate::bonnie::phases(&ok),
             timeline_omitted: runs.len() - timeline.len(),
             config,
             runs: counts,

@@ -12,6 +12,7 @@ pub mod suggest;
 pub mod units;
 
 pub use micro::{
-    Access, DataPattern, EngineKind, MicroOption, MicroPlan, MicroSpec, MicroSpecError, SyncMode,
+    Access, DataPattern, EngineKind, KindOption, MicroOption, MicroPlan, MicroSpec, MicroSpecError,
+    OptionTable, SyncMode,
 };
 pub use units::{format_bytes, format_ns, parse_duration, parse_size, UnitError};

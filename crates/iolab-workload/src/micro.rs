@@ -353,11 +353,12 @@ pub enum OptionValue {
     Duration(Duration),
 }
 
-/// One option of a micro test, declared once: `--NAME VALUE` for `iolab micro`,
-/// `NAME = VALUE` in an experiment's `[workload] micro = { … }`, and a row of the option
-/// tables in docs/micro.md and docs/experiments.md (a test keeps those in step).
+/// One option of a workload kind, declared once in the kind's table: `--NAME VALUE` on its
+/// command line (`_` written `-`), `NAME = VALUE` in an experiment's `[workload] KIND = { … }`,
+/// and a row of the option tables in the docs (a test keeps those in step). `S` is the spec
+/// the option's value goes into.
 #[derive(Debug)]
-pub struct MicroOption {
+pub struct KindOption<S: 'static> {
     pub name: &'static str,
     /// Shown in usage lines: `--bs <BS>`.
     pub value_name: &'static str,
@@ -368,14 +369,32 @@ pub struct MicroOption {
     pub aliases: &'static [(&'static str, &'static str)],
     pub help: &'static str,
     /// Puts a value of this option's kind into a spec.
-    apply: fn(&mut MicroSpec, OptionValue),
+    pub apply: fn(&mut S, OptionValue),
+}
+
+/// One option of a micro test (`iolab micro`, `micro = { … }`).
+pub type MicroOption = KindOption<MicroSpec>;
+
+/// A spec with an option table: the command line and experiment files read its options.
+pub trait OptionTable: Sized + 'static {
+    /// Every option, in the order help and docs list them.
+    const OPTIONS: &'static [KindOption<Self>];
+}
+
+impl OptionTable for MicroSpec {
+    const OPTIONS: &'static [MicroOption] = OPTIONS;
 }
 
 /// The shortest `time` (and any duration the command line measures over): below a
 /// millisecond a run is all thread start-up.
 pub const MIN_DURATION: Duration = Duration::from_millis(1);
 
-impl MicroOption {
+impl<S: 'static> KindOption<S> {
+    /// The option's command-line flag, without the dashes: the name with `_` written `-`.
+    pub fn flag(&self) -> String {
+        self.name.replace('_', "-")
+    }
+
     /// Parses the option's value as written on a command line (or the default).
     pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
         let text = text.trim();
@@ -413,7 +432,7 @@ impl MicroOption {
     }
 
     /// Sets this option in `spec` (`value` must be of the option's kind).
-    pub fn apply(&self, spec: &mut MicroSpec, value: OptionValue) {
+    pub fn apply(&self, spec: &mut S, value: OptionValue) {
         (self.apply)(spec, value)
     }
 
@@ -437,21 +456,24 @@ pub fn check_duration(d: Duration, text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-fn name_of(v: OptionValue) -> &'static str {
+/// The name in a [`OptionValue::Name`] (empty for another kind of value).
+pub fn name_of(v: OptionValue) -> &'static str {
     match v {
         OptionValue::Name(n) => n,
         _ => "",
     }
 }
 
-fn count_of(v: OptionValue) -> u32 {
+/// The number in a [`OptionValue::Count`], saturated to `u32` (0 for another kind of value).
+pub fn count_of(v: OptionValue) -> u32 {
     match v {
         OptionValue::Count(n) => u32::try_from(n).unwrap_or(u32::MAX),
         _ => 0,
     }
 }
 
-fn bytes_of(v: OptionValue) -> u64 {
+/// The bytes in a [`OptionValue::Bytes`] (0 for another kind of value).
+pub fn bytes_of(v: OptionValue) -> u64 {
     match v {
         OptionValue::Bytes(n) => n,
         _ => 0,

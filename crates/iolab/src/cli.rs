@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
-use iolab_workload::micro::{self, EngineKind, MicroOption, OptionValue};
+use iolab_workload::micro::{self, EngineKind, KindOption, MicroOption, OptionTable, OptionValue};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,6 +26,11 @@ pub enum Command {
         after_help = "Examples:\n  iolab micro --dir /mnt/test --access randwrite --sync fdatasync --bs 4k --size 64m\n  iolab micro --dir /mnt/test --access randread --engine io_uring --iodepth 32 --size 1g --json\n\nFiles are named iolab-micro.N (one per thread) and kept for later read runs unless\n--remove-files is given; a file of the right size is reused."
     )]
     Micro(MicroArgs),
+    /// Run bonnie++'s phases: per-char and block I/O, rewrite, random seeks, create/stat/delete
+    #[command(
+        after_help = "Examples:\n  iolab bonnie --dir /mnt/test --size 2g\n  iolab bonnie --dir /mnt/test --size 1g --char-size 0 --phases io --format bonnie\n  iolab bonnie --dir /mnt/test --phases files --files 64 --max-file-size 4k --min-file-size 1k\n\nThe test file is iolab-bonnie and the file phases' directory iolab-bonnie.d, both removed\nwhen the run ends. bonnie++'s rule is a test file of at least twice the memory (the default\n--size); under an experiment's sut.cache_limit, twice that limit is enough."
+    )]
+    Bonnie(BonnieArgs),
     /// Run an experiment (.toml), or a filebench workload (.f file or built-in name)
     #[command(
         after_help = "Examples:\n  iolab run examples/quickstart.toml\n  iolab run examples/ext4-journal-modes.toml --db results.db\n  iolab run examples/ext4-journal-modes.toml --resume     # after a crash or Ctrl-C\n  iolab run fileserver --dir /mnt/test --time 30s\n  iolab run my.f --set nfiles=10000 --set iosize=1m --format filebench\n\nEvery run is stored in the results database (--db, default ./iolab.db; $IOLAB_DB).\nExperiment files are described in docs/experiments.md; the built-in workloads are\nlisted by `iolab workloads`."
@@ -271,16 +276,76 @@ pub struct MicroArgs {
     pub no_db: bool,
 }
 
-/// The values of the micro test's options, defaults included: one flag per entry of
-/// `iolab_workload::micro::OPTIONS`, with its help, value name, default and parser, so the
-/// table is the one declaration (experiment files read the same table).
-#[derive(Debug, Clone, Default)]
-pub struct MicroOptions(pub Vec<(&'static MicroOption, OptionValue)>);
+#[derive(Debug, Args)]
+pub struct BonnieArgs {
+    /// Directory for the test file and the file phases (must exist)
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
 
-impl FromArgMatches for MicroOptions {
+    /// bonnie's own options, from iolab-bonnie's table (`iolab_bonnie::OPTIONS`).
+    #[command(flatten)]
+    pub options: KindOptions<iolab_bonnie::BonnieSpec>,
+
+    /// Seed for the seeks, the file names, sizes and orders
+    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
+    pub seed: u64,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = BonnieFormat::Human)]
+    pub format: BonnieFormat,
+
+    /// Shorthand for --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    #[command(flatten)]
+    pub monitor: MonitorArgs,
+
+    /// Do not store the result in the database
+    #[arg(long)]
+    pub no_db: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BonnieFormat {
+    /// bonnie++'s tables (with the file phases' rates) and iolab's figures per phase
+    Human,
+    /// Everything, machine-readable and versioned
+    Json,
+    /// bonnie++'s CSV line (format 1.98, 50 fields)
+    Bonnie,
+}
+
+/// The values of a workload kind's options, defaults included: one flag per entry of its
+/// option table (`iolab_workload::micro::OPTIONS`, `iolab_bonnie::OPTIONS`), with its help,
+/// value name, default and parser, so the table is the one declaration (experiment files
+/// read the same table).
+pub struct KindOptions<S: 'static>(pub Vec<(&'static KindOption<S>, OptionValue)>);
+
+/// `iolab micro`'s options.
+pub type MicroOptions = KindOptions<iolab_workload::MicroSpec>;
+
+impl<S: 'static> std::fmt::Debug for KindOptions<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(o, v)| (o.name, v)))
+            .finish()
+    }
+}
+
+impl<S: 'static> Clone for KindOptions<S> {
+    fn clone(&self) -> Self {
+        KindOptions(self.0.clone())
+    }
+}
+
+impl<S: OptionTable> FromArgMatches for KindOptions<S> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        Ok(MicroOptions(
-            micro::OPTIONS
+        Ok(KindOptions(
+            S::OPTIONS
                 .iter()
                 .filter_map(|o| m.get_one::<OptionValue>(o.name).map(|v| (o, *v)))
                 .collect(),
@@ -293,11 +358,11 @@ impl FromArgMatches for MicroOptions {
     }
 }
 
-impl Args for MicroOptions {
+impl<S: OptionTable> Args for KindOptions<S> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        micro::OPTIONS.iter().fold(cmd, |cmd, o| {
+        S::OPTIONS.iter().fold(cmd, |cmd, o| {
             let mut arg = Arg::new(o.name)
-                .long(o.name)
+                .long(o.flag())
                 .value_name(o.value_name)
                 .help(o.help_text())
                 .value_parser(move |s: &str| o.parse(s));

@@ -470,3 +470,34 @@ fn skipped_system_commands_are_warned_about_and_stored() {
     assert_eq!(skipped(&e), want);
     assert!(!marker.exists(), "a skipped command ran");
 }
+
+#[test]
+fn bonnie_stores_what_its_one_run_experiment_stores() {
+    let s = Scratch::new();
+    let data = memory_dir();
+    let d = data.path().to_str().unwrap();
+    ok(&s.run(&[
+        "bonnie",
+        "--dir",
+        d,
+        "--size",
+        "1m",
+        "--char-size",
+        "64k",
+        "--files",
+        "1",
+        "--seeks",
+        "100",
+    ]));
+    let single = s.latest();
+    let exp = one_run_experiment(
+        &s,
+        "bonnie.toml",
+        d,
+        r#"bonnie = { size = "1m", char_size = "64k", files = 1, seeks = 100 }"#,
+    );
+    assert_same_rows(&single, &exp, false);
+    let flowops = single["configs"][0]["runs"][0]["flowops"].as_array().unwrap();
+    assert_eq!(flowops.len(), 12, "a row per phase");
+    assert_eq!(single["experiment"]["status"], "done");
+}

@@ -13,7 +13,8 @@ use iolab_engine::{EngineError, MicroResult};
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::micro::{
-    MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionKind, OptionValue, RecordSync, OPTIONS,
+    KindOption, MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionKind, OptionValue,
+    RecordSync, OPTIONS,
 };
 use serde_json::{json, Value};
 
@@ -219,8 +220,9 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroS
     Some(spec)
 }
 
-/// One option's value in an experiment file, with the type its kind asks for.
-fn value(cx: &mut Ctx, e: &Entry, o: &MicroOption, key: &str) -> Option<OptionValue> {
+/// One option's value in an experiment file, with the type its kind asks for (any kind's
+/// option table).
+pub(super) fn value<S>(cx: &mut Ctx, e: &Entry, o: &KindOption<S>, key: &str) -> Option<OptionValue> {
     match o.kind {
         OptionKind::Choice(names) => cx.choice(e, key, names).map(OptionValue::Name),
         OptionKind::Size => cx.size(e, key).map(OptionValue::Bytes),

@@ -7,6 +7,7 @@
 //! also maps that subcommand's values to its plan, in its module. The loader and the runner
 //! never name a kind: adding one is a module and a line in [`KINDS`] (docs/architecture.md).
 
+pub mod bonnie;
 pub mod micro;
 pub mod wml;
 
@@ -25,7 +26,12 @@ use crate::run::monitor::Intent;
 use crate::run::{KindRun, Ran, RunFailure};
 
 /// Every kind, in the order messages list them. A new kind is one line here.
-pub(crate) static KINDS: &[&dyn Kind] = &[&wml::WML, &wml::BUILTIN, &micro::MICRO];
+pub(crate) static KINDS: &[&dyn Kind] = &[
+    &wml::WML,
+    &wml::BUILTIN,
+    &micro::MICRO,
+    &bonnie::BONNIE,
+];
 
 /// A kind of workload, as experiment files name it.
 pub(crate) trait Kind: Sync {
@@ -237,6 +243,29 @@ mod tests {
                 let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
                 assert_eq!(last, format!("`{d}`"), "default of `{}`", o.name);
             }
+        }
+    }
+
+    #[test]
+    fn the_docs_list_the_bonnie_options_of_the_one_table() {
+        let all = doc("experiments.md");
+        let text = &all[all.find("`bonnie` (see").expect("the bonnie table")..];
+        for o in iolab_bonnie::OPTIONS {
+            let r = row(text, o.name)
+                .unwrap_or_else(|| panic!("docs/experiments.md has no row for `{}`", o.name));
+            let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+            match o.default {
+                Some(d) => assert_eq!(last, format!("`{d}`"), "default of `{}`", o.name),
+                None => assert_eq!(last, "twice the memory", "default of `{}`", o.name),
+            }
+        }
+        let bonnie = doc("bonnie.md");
+        for o in iolab_bonnie::OPTIONS {
+            assert!(
+                row(&bonnie, o.name).is_some(),
+                "docs/bonnie.md has no row for `{}`",
+                o.name
+            );
         }
     }
 

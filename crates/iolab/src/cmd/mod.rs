@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+mod bonnie;
 mod check;
 pub mod compare;
 mod db;
@@ -24,6 +25,7 @@ use crate::error::CliError;
 pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     match cli.command {
         Command::Micro(args) => micro::run(args, cancel),
+        Command::Bonnie(args) => bonnie::run(args, cancel),
         Command::Run(args) if args.file.ends_with(".toml") => experiment::run(args, cancel),
         Command::Run(args) => run::run(args, cancel),
         Command::Workloads => workloads::list(),

@@ -7,6 +7,7 @@
 //! where the command picks it. JSON needs no file: implement [`json::Document`] for the result
 //! (one line) and use [`json::Json`].
 
+pub mod bonnie;
 pub mod check;
 pub mod compare;
 pub mod context;

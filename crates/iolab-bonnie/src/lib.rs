@@ -1,0 +1,29 @@
+//! bonnie++'s phases with iolab's engine: per-char and block sequential output, rewrite,
+//! per-char and block sequential input, random seeks by concurrent seekers, and sequential
+//! and random file creation, stat and deletion — the same system calls in the same order as
+//! bonnie++ 2.00 (docs/bonnie.md has the phase → syscalls table).
+//!
+//! The one option table ([`OPTIONS`]) gives `iolab bonnie`'s flags and the keys of
+//! `[workload] bonnie = { … }`; [`BonnieSpec::validate`] turns a spec into the
+//! [`BonniePlan`] that [`run_bonnie_cancellable`] runs. Unlike bonnie++, a phase too short
+//! to time with a 1 µs clock is not hidden behind `+++++`: every phase is timed on iolab's
+//! clock and says how precise its figure is ([`PhaseResult::rel_error`]). Libraries never
+//! print: progress goes through the engine's [`iolab_engine::Observer`].
+
+mod error;
+mod files;
+mod io;
+mod options;
+mod phase;
+mod run;
+
+pub use error::BonnieError;
+pub use options::{
+    option, BonniePlan, BonnieSpec, BonnieSpecError, Phases, DEFAULT_CHUNK, DEFAULT_SEEKERS,
+    DEFAULT_SEEKS, MAX_FILES_K, OPTIONS,
+};
+pub use phase::{Phase, RateUnit};
+pub use run::{
+    data_file, file_dir, run_bonnie, run_bonnie_cancellable, BonnieResult, PhaseFigures, PhaseResult,
+    MIN_TIME,
+};

@@ -1,0 +1,572 @@
+//! The one option table of the bonnie kind, the spec it fills, and validation into a plan.
+
+use std::path::PathBuf;
+
+use iolab_workload::micro::{
+    bytes_of, count_of, name_of, KindOption, OptionKind, OptionTable,
+};
+use serde::Serialize;
+
+use crate::phase::Phase;
+
+/// bonnie++'s chunk size (`-s SIZE:CHUNK`, `-n …:CHUNK`): 8 KiB.
+pub const DEFAULT_CHUNK: u64 = 8 << 10;
+/// bonnie++'s seekers (`-s SIZE:CHUNK:SEEKS:PROCS`).
+pub const DEFAULT_SEEKERS: u32 = 5;
+/// bonnie++'s seeks.
+pub const DEFAULT_SEEKS: u32 = 8192;
+/// The most files (in units of 1024) bonnie++ takes: their names must fit in 1 GiB of memory
+/// at 37 bytes a name (`-n` above this is refused by bonnie++ too).
+pub const MAX_FILES_K: u32 = (1 << 20) / 37;
+/// The most subdirectories for the file phases (bonnie++: 99,999; names are `%05d`).
+pub const MAX_DIRS: u32 = 99_999;
+
+/// Which groups of phases run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phases {
+    /// Everything (bonnie++'s default).
+    All,
+    /// The file I/O phases only (bonnie++ `-n 0`).
+    Io,
+    /// The create/stat/delete phases only (bonnie++ `-s 0`).
+    Files,
+}
+
+impl Phases {
+    pub const NAMES: [&'static str; 3] = ["all", "io", "files"];
+    const ALL: [Phases; 3] = [Phases::All, Phases::Io, Phases::Files];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn parse(text: &str) -> Option<Phases> {
+        Self::ALL.into_iter().find(|p| p.name() == text)
+    }
+
+    pub fn io(self) -> bool {
+        self != Phases::Files
+    }
+
+    pub fn files(self) -> bool {
+        self != Phases::Io
+    }
+}
+
+/// A bonnie run as the user asked for it, before validation.
+#[derive(Debug, Clone, Serialize)]
+pub struct BonnieSpec {
+    pub dir: PathBuf,
+    pub seed: u64,
+    /// The test file; `None`: twice the machine's memory, bonnie++'s rule.
+    pub size: Option<u64>,
+    pub chunk_size: u64,
+    /// Bytes moved one at a time by the per-char phases; 0 skips them.
+    pub char_size: u64,
+    /// Files of the create/stat/delete phases, in units of 1024; 0 skips them.
+    pub files: u32,
+    pub max_file_size: u64,
+    pub min_file_size: u64,
+    pub dirs: u32,
+    pub file_chunk_size: u64,
+    pub seekers: u32,
+    pub seeks: u32,
+    pub phases: Phases,
+}
+
+/// Every option, in the order help and docs list them. `dir` and `seed` are not here: the
+/// runner sets them (`--dir`/`--seed`, or the experiment's target and seed).
+pub const OPTIONS: &[KindOption<BonnieSpec>] = &[
+    KindOption {
+        name: "size",
+        value_name: "SIZE",
+        kind: OptionKind::Size,
+        default: None,
+        aliases: &[],
+        help: "Size of the test file (bonnie++ -s) [default: twice the memory, bonnie++'s rule]",
+        apply: |s, v| s.size = Some(bytes_of(v)),
+    },
+    KindOption {
+        name: "chunk_size",
+        value_name: "SIZE",
+        kind: OptionKind::Size,
+        default: Some("8k"),
+        aliases: &[],
+        help: "Bytes per block read or write, and per timed chunk of the per-char phases",
+        apply: |s, v| s.chunk_size = bytes_of(v),
+    },
+    KindOption {
+        name: "char_size",
+        value_name: "SIZE",
+        kind: OptionKind::Size,
+        default: Some("3m"),
+        aliases: &[],
+        help: "Bytes the per-char phases write and read one at a time (bonnie++ -f); 0 skips them",
+        apply: |s, v| s.char_size = bytes_of(v),
+    },
+    KindOption {
+        name: "seekers",
+        value_name: "N",
+        kind: OptionKind::Count { min: 1, max: 1024 },
+        default: Some("5"),
+        aliases: &[],
+        help: "Concurrent seekers sharing the seeks, each with its own descriptor",
+        apply: |s, v| s.seekers = count_of(v),
+    },
+    KindOption {
+        name: "seeks",
+        value_name: "N",
+        kind: OptionKind::Count {
+            min: 1,
+            max: u32::MAX as u64,
+        },
+        default: Some("8192"),
+        aliases: &[],
+        help: "Random seeks in all (an lseek and a chunk read each; one in ten also rewrites it)",
+        apply: |s, v| s.seeks = count_of(v),
+    },
+    KindOption {
+        name: "files",
+        value_name: "N",
+        kind: OptionKind::Count {
+            min: 0,
+            max: MAX_FILES_K as u64,
+        },
+        default: Some("16"),
+        aliases: &[],
+        help: "Files of the create/stat/delete phases, in units of 1024 (bonnie++ -n); 0 skips them",
+        apply: |s, v| s.files = count_of(v),
+    },
+    KindOption {
+        name: "max_file_size",
+        value_name: "SIZE",
+        kind: OptionKind::Size,
+        default: Some("0"),
+        aliases: &[],
+        help: "Largest size of those files (0: empty files)",
+        apply: |s, v| s.max_file_size = bytes_of(v),
+    },
+    KindOption {
+        name: "min_file_size",
+        value_name: "SIZE",
+        kind: OptionKind::Size,
+        default: Some("0"),
+        aliases: &[],
+        help: "Smallest size of those files (sizes are drawn uniformly between the two)",
+        apply: |s, v| s.min_file_size = bytes_of(v),
+    },
+    KindOption {
+        name: "dirs",
+        value_name: "N",
+        kind: OptionKind::Count {
+            min: 1,
+            max: MAX_DIRS as u64,
+        },
+        default: Some("1"),
+        aliases: &[],
+        help: "Directories the files are spread over",
+        apply: |s, v| s.dirs = count_of(v),
+    },
+    KindOption {
+        name: "file_chunk_size",
+        value_name: "SIZE",
+        kind: OptionKind::Size,
+        default: Some("8k"),
+        aliases: &[],
+        help: "Bytes per write and read of those files' data",
+        apply: |s, v| s.file_chunk_size = bytes_of(v),
+    },
+    KindOption {
+        name: "phases",
+        value_name: "PHASES",
+        kind: OptionKind::Choice(&Phases::NAMES),
+        default: Some("all"),
+        aliases: &[],
+        help: "Which phases run: all, io (file I/O only, bonnie++ -n 0) or files (create/stat/delete only, -s 0)",
+        apply: |s, v| s.phases = Phases::parse(name_of(v)).unwrap_or(s.phases),
+    },
+];
+
+impl OptionTable for BonnieSpec {
+    const OPTIONS: &'static [KindOption<BonnieSpec>] = OPTIONS;
+}
+
+/// The option called `name`.
+pub fn option(name: &str) -> Option<&'static KindOption<BonnieSpec>> {
+    OPTIONS.iter().find(|o| o.name == name)
+}
+
+/// Why a spec cannot run. Each message names the flag and says what to change (experiment
+/// files get it with their keys instead).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BonnieSpecError {
+    #[error("--chunk-size must be at least 1 byte")]
+    ZeroChunk,
+    #[error("--chunk-size {0} is larger than 1 GiB: chunks are held in memory, use a smaller one")]
+    HugeChunk(u64),
+    #[error("--file-chunk-size must be at least 1 byte")]
+    ZeroFileChunk,
+    #[error("--file-chunk-size {0} is larger than 1 GiB: use a smaller one")]
+    HugeFileChunk(u64),
+    #[error("--size must be at least one chunk (--chunk-size {chunk})")]
+    ZeroSize { chunk: u64 },
+    #[error("--size {size} is not a multiple of --chunk-size {chunk}: the phases move whole chunks (try --size {suggest})")]
+    SizeNotMultiple { size: u64, chunk: u64, suggest: u64 },
+    #[error("--char-size {char_size} is not a multiple of --chunk-size {chunk}: the per-char phases are timed a chunk at a time (try --char-size {suggest})")]
+    CharSizeNotMultiple {
+        char_size: u64,
+        chunk: u64,
+        suggest: u64,
+    },
+    #[error("--char-size {char_size} is larger than --size {size}: the per-char phases write and read the test file")]
+    CharSizeAboveSize { char_size: u64, size: u64 },
+    #[error("--min-file-size {min} is larger than --max-file-size {max}")]
+    MinAboveMax { min: u64, max: u64 },
+    #[error("--max-file-size {0} is larger than 1 GiB: use smaller files or fewer of them")]
+    HugeFiles(u64),
+    #[error("--files 0 with --phases files runs nothing: give --files, or --phases all")]
+    NoFiles,
+    #[error("--dirs {dirs} is more than the {files} files: every directory needs a file")]
+    DirsAboveFiles { dirs: u32, files: u64 },
+    #[error("cannot tell the machine's memory for the default --size (twice the memory): give --size")]
+    UnknownMemory,
+}
+
+/// A validated bonnie run: everything the engine needs.
+#[derive(Debug, Clone, Serialize)]
+pub struct BonniePlan {
+    pub dir: PathBuf,
+    pub seed: u64,
+    /// The test file's size (0 when the I/O phases do not run).
+    pub size: u64,
+    /// Whether `size` came from bonnie++'s rule (twice the memory) rather than the user.
+    pub size_from_memory: bool,
+    pub chunk_size: u64,
+    /// 0 when the per-char phases do not run.
+    pub char_size: u64,
+    /// Files of the file phases (units × 1024; 0 when they do not run).
+    pub files: u64,
+    /// The same in bonnie++'s units of 1024.
+    pub files_k: u32,
+    pub max_file_size: u64,
+    pub min_file_size: u64,
+    pub dirs: u32,
+    pub file_chunk_size: u64,
+    pub seekers: u32,
+    pub seeks: u32,
+    pub phases: Phases,
+}
+
+/// The multiple of `unit` to suggest for `size`: the next one up, never 0.
+fn next_multiple(size: u64, unit: u64) -> u64 {
+    size.div_ceil(unit)
+        .checked_mul(unit)
+        .unwrap_or(size / unit * unit)
+        .max(unit)
+}
+
+/// The machine's memory (bonnie++ asks sysconf the same way).
+fn memory_bytes() -> Option<u64> {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    (pages > 0 && page > 0).then(|| pages as u64 * page as u64)
+}
+
+impl BonnieSpec {
+    /// The defaults of [`OPTIONS`], in `dir` with `seed`.
+    pub fn with_defaults(dir: PathBuf, seed: u64) -> BonnieSpec {
+        let mut spec = BonnieSpec {
+            dir,
+            seed,
+            size: None,
+            chunk_size: 0,
+            char_size: 0,
+            files: 0,
+            max_file_size: 0,
+            min_file_size: 0,
+            dirs: 0,
+            file_chunk_size: 0,
+            seekers: 0,
+            seeks: 0,
+            phases: Phases::All,
+        };
+        for o in OPTIONS {
+            if let Some(v) = o.default.and_then(|d| o.parse(d).ok()) {
+                o.apply(&mut spec, v);
+            }
+        }
+        spec
+    }
+
+    /// The test file's size: the one given, or twice the memory.
+    fn resolved_size(&self) -> Result<(u64, bool), BonnieSpecError> {
+        match self.size {
+            Some(s) => Ok((s, false)),
+            None => {
+                let mem = memory_bytes().ok_or(BonnieSpecError::UnknownMemory)?;
+                // Whole chunks, rounded up.
+                Ok((next_multiple(mem.saturating_mul(2), self.chunk_size), true))
+            }
+        }
+    }
+
+    /// Checks everything that can be checked without touching the filesystem.
+    pub fn validate(&self) -> Result<BonniePlan, BonnieSpecError> {
+        const GIB: u64 = 1 << 30;
+        use BonnieSpecError as E;
+        if self.chunk_size == 0 {
+            return Err(E::ZeroChunk);
+        }
+        if self.chunk_size > GIB {
+            return Err(E::HugeChunk(self.chunk_size));
+        }
+        let (mut size, size_from_memory) = (0, self.size.is_none());
+        let mut char_size = 0;
+        if self.phases.io() {
+            size = self.resolved_size()?.0;
+            if size == 0 {
+                return Err(E::ZeroSize {
+                    chunk: self.chunk_size,
+                });
+            }
+            if !size.is_multiple_of(self.chunk_size) {
+                return Err(E::SizeNotMultiple {
+                    size,
+                    chunk: self.chunk_size,
+                    suggest: next_multiple(size, self.chunk_size),
+                });
+            }
+            char_size = self.char_size;
+            if !char_size.is_multiple_of(self.chunk_size) {
+                return Err(E::CharSizeNotMultiple {
+                    char_size,
+                    chunk: self.chunk_size,
+                    suggest: next_multiple(char_size, self.chunk_size),
+                });
+            }
+            if char_size > size {
+                return Err(E::CharSizeAboveSize { char_size, size });
+            }
+        }
+        let mut files = 0;
+        if self.phases.files() {
+            if self.files == 0 && self.phases == Phases::Files {
+                return Err(E::NoFiles);
+            }
+            files = u64::from(self.files) * 1024;
+            if self.file_chunk_size == 0 {
+                return Err(E::ZeroFileChunk);
+            }
+            if self.file_chunk_size > GIB {
+                return Err(E::HugeFileChunk(self.file_chunk_size));
+            }
+            if self.min_file_size > self.max_file_size {
+                return Err(E::MinAboveMax {
+                    min: self.min_file_size,
+                    max: self.max_file_size,
+                });
+            }
+            if self.max_file_size > GIB {
+                return Err(E::HugeFiles(self.max_file_size));
+            }
+            if files > 0 && u64::from(self.dirs) > files {
+                return Err(E::DirsAboveFiles {
+                    dirs: self.dirs,
+                    files,
+                });
+            }
+        }
+        Ok(BonniePlan {
+            dir: self.dir.clone(),
+            seed: self.seed,
+            size,
+            size_from_memory: size_from_memory && size > 0,
+            chunk_size: self.chunk_size,
+            char_size,
+            files,
+            files_k: if files > 0 { self.files } else { 0 },
+            max_file_size: self.max_file_size,
+            min_file_size: self.min_file_size,
+            dirs: self.dirs,
+            file_chunk_size: self.file_chunk_size,
+            seekers: self.seekers,
+            seeks: self.seeks,
+            phases: self.phases,
+        })
+    }
+}
+
+impl BonniePlan {
+    /// Whether `phase` runs.
+    pub fn runs(&self, phase: Phase) -> bool {
+        match phase {
+            Phase::Putc | Phase::Getc => self.char_size > 0,
+            Phase::PutBlock | Phase::Rewrite | Phase::GetBlock | Phase::Seeks => self.size > 0,
+            _ => self.files > 0,
+        }
+    }
+
+    /// The phases that run, in order.
+    pub fn phases(&self) -> impl Iterator<Item = Phase> + '_ {
+        Phase::ALL.into_iter().filter(|&p| self.runs(p))
+    }
+
+    /// Chunks of the test file.
+    pub fn chunks(&self) -> u64 {
+        self.size / self.chunk_size
+    }
+
+    /// Chunks the per-char phases move.
+    pub fn char_chunks(&self) -> u64 {
+        self.char_size / self.chunk_size
+    }
+
+    /// Timed operations of `phase` (chunks, seeks or files).
+    pub fn ops(&self, phase: Phase) -> u64 {
+        if !self.runs(phase) {
+            return 0;
+        }
+        match phase {
+            Phase::Putc | Phase::Getc => self.char_chunks(),
+            Phase::PutBlock | Phase::Rewrite | Phase::GetBlock => self.chunks(),
+            Phase::Seeks => u64::from(self.seeks),
+            _ => self.files,
+        }
+    }
+
+    /// Timed operations of the whole run.
+    pub fn planned_ops(&self) -> u64 {
+        Phase::ALL.iter().map(|&p| self.ops(p)).sum()
+    }
+
+    /// The most bytes the run keeps on the filesystem at once: the test file, or the files
+    /// of the file phases at their largest (the test file is removed before they start).
+    pub fn dataset_bytes(&self) -> u64 {
+        self.size.max(self.files.saturating_mul(self.max_file_size))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> BonnieSpec {
+        let mut s = BonnieSpec::with_defaults(PathBuf::from("/tmp"), 1);
+        s.size = Some(64 << 20);
+        s
+    }
+
+    #[test]
+    fn defaults_are_bonnies() {
+        let s = BonnieSpec::with_defaults(PathBuf::from("/d"), 3);
+        assert_eq!(s.size, None);
+        assert_eq!((s.chunk_size, s.char_size), (8192, 3 << 20));
+        assert_eq!((s.files, s.max_file_size, s.min_file_size, s.dirs), (16, 0, 0, 1));
+        assert_eq!((s.seekers, s.seeks), (5, 8192));
+        assert_eq!(s.phases, Phases::All);
+        for o in OPTIONS {
+            if let Some(d) = o.default {
+                assert!(o.parse(d).is_ok(), "{}: {d}", o.name);
+            }
+        }
+        let p = spec().validate().unwrap();
+        assert_eq!(p.files, 16 * 1024);
+        assert_eq!(p.chunks(), 8192);
+        assert_eq!(p.char_chunks(), 384);
+        assert_eq!(p.phases().count(), 12);
+        assert_eq!(
+            p.planned_ops(),
+            2 * 384 + 3 * 8192 + 8192 + 6 * 16 * 1024
+        );
+    }
+
+    #[test]
+    fn the_default_size_is_twice_the_memory() {
+        let mut s = spec();
+        s.size = None;
+        let p = s.validate().unwrap();
+        assert!(p.size_from_memory);
+        assert!(p.size >= 2 * memory_bytes().unwrap());
+        assert!(p.size.is_multiple_of(8192));
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_a_suggestion() {
+        use BonnieSpecError as E;
+        let mut s = spec();
+        s.size = Some(10_000);
+        assert_eq!(
+            s.validate().unwrap_err(),
+            E::SizeNotMultiple {
+                size: 10_000,
+                chunk: 8192,
+                suggest: 16384
+            }
+        );
+        let mut s = spec();
+        s.char_size = 5000;
+        assert!(matches!(
+            s.validate(),
+            Err(E::CharSizeNotMultiple { suggest: 8192, .. })
+        ));
+        let mut s = spec();
+        s.char_size = 128 << 20;
+        assert!(matches!(s.validate(), Err(E::CharSizeAboveSize { .. })));
+        let mut s = spec();
+        s.min_file_size = 10;
+        assert!(matches!(s.validate(), Err(E::MinAboveMax { .. })));
+        let mut s = spec();
+        s.chunk_size = 0;
+        assert_eq!(s.validate().unwrap_err(), E::ZeroChunk);
+        let mut s = spec();
+        s.size = Some(0);
+        assert!(matches!(s.validate(), Err(E::ZeroSize { .. })));
+        let mut s = spec();
+        s.files = 0;
+        s.phases = Phases::Files;
+        assert_eq!(s.validate().unwrap_err(), E::NoFiles);
+        let mut s = spec();
+        s.files = 1;
+        s.dirs = 2000;
+        assert!(matches!(s.validate(), Err(E::DirsAboveFiles { .. })));
+        // The file phases' settings do not matter when they do not run, nor the I/O
+        // phases' when those do not.
+        let mut s = spec();
+        s.phases = Phases::Io;
+        s.min_file_size = 10;
+        let p = s.validate().unwrap();
+        assert_eq!(p.files, 0);
+        assert!(!p.runs(Phase::SeqCreate) && p.runs(Phase::Seeks));
+        let mut s = spec();
+        s.phases = Phases::Files;
+        s.size = Some(10_000);
+        let p = s.validate().unwrap();
+        assert_eq!((p.size, p.char_size), (0, 0));
+        assert_eq!(p.phases().next(), Some(Phase::SeqCreate));
+        // Per-char phases skipped with a char_size of 0.
+        let mut s = spec();
+        s.char_size = 0;
+        let p = s.validate().unwrap();
+        assert!(!p.runs(Phase::Putc) && !p.runs(Phase::Getc) && p.runs(Phase::PutBlock));
+    }
+
+    #[test]
+    fn values_parse_from_the_table() {
+        let mut s = spec();
+        for (name, text) in [("chunk_size", "4k"), ("seekers", "3"), ("phases", "io")] {
+            let o = option(name).unwrap();
+            o.apply(&mut s, o.parse(text).unwrap());
+        }
+        assert_eq!((s.chunk_size, s.seekers, s.phases), (4096, 3, Phases::Io));
+        let err = |n: &str, t: &str| option(n).unwrap().parse(t).unwrap_err();
+        assert_eq!(err("seekers", "0"), "must be between 1 and 1024");
+        assert!(err("phases", "some").starts_with("expected one of all, io, files"));
+        assert_eq!(option("char_size").unwrap().flag(), "char-size");
+    }
+}

@@ -1,0 +1,473 @@
+//! bonnie++'s phases (docs/bonnie.md): `[workload] bonnie = { … }` in an experiment, `iolab
+//! bonnie` on the command line; both read the options of iolab-bonnie's one table,
+//! [`iolab_bonnie::OPTIONS`].
+
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use iolab_bonnie::{
+    run_bonnie_cancellable, BonnieError, BonniePlan, BonnieResult, BonnieSpec, BonnieSpecError,
+    Phase, OPTIONS,
+};
+use iolab_check::{Access, SyncScope};
+use iolab_engine::stats::LatencyHistogram;
+use iolab_metrics::{Better, MetricDef};
+use iolab_store::{FlowopStats, RunRecord};
+use iolab_workload::micro::{KindOption, OptionValue};
+use serde_json::{json, Value};
+
+use super::{Kind, LoadContext, Workload};
+use crate::plan::read::Ctx;
+use crate::plan::single::{single, SingleRun};
+use crate::plan::tree::{Entry, Span, Table};
+use crate::plan::{ExperimentPlan, Origin, UsageError};
+use crate::run::monitor::Intent;
+use crate::run::record::{headline, latency_stats, metric};
+use crate::run::{KindRun, Ran, RunFailure};
+
+/// The `[workload]` key.
+pub const KEY: &str = "bonnie";
+
+/// Three metrics per phase: its rate, its CPU use and its slowest operation, named after
+/// bonnie++'s CSV labels (`iolab_bonnie::Phase`'s names; a test keeps them in step).
+macro_rules! phase_metrics {
+    ($(($label:literal, $rate:literal, $unit:literal, $title:literal, $what:literal $(, $headline:ident)?)),* $(,)?) => {
+        &[$(
+            MetricDef::new(
+                concat!($label, $rate),
+                $unit,
+                Some(Better::Higher),
+                $title,
+                concat!($what, " over the phase's elapsed time (bonnie++'s `", $label, "`)"),
+            )$(.$headline())?,
+            MetricDef::new(
+                concat!($label, "_cpu_pct"),
+                "%",
+                Some(Better::Lower),
+                concat!($title, ": CPU"),
+                concat!("CPU time of the threads doing the `", $label, "` phase over its elapsed time (bonnie++'s %CP)"),
+            ),
+            MetricDef::new(
+                concat!($label, "_lat_max_ns"),
+                "ns",
+                Some(Better::Lower),
+                concat!($title, ": max latency"),
+                concat!("the slowest operation of the `", $label, "` phase (bonnie++'s latency line)"),
+            ),
+        )*]
+    };
+}
+
+/// What bonnie runs record besides the common metrics.
+pub const METRICS: &[MetricDef] = phase_metrics![
+    ("putc", "_mib_per_s", "MiB/s", "Per-char output", "bytes written one `write` each, in MiB,"),
+    ("put_block", "_mib_per_s", "MiB/s", "Block output", "bytes written a chunk per `write`, in MiB,", headline),
+    ("rewrite", "_mib_per_s", "MiB/s", "Rewrite", "bytes read and rewritten in place, in MiB (each chunk counted once),"),
+    ("getc", "_mib_per_s", "MiB/s", "Per-char input", "bytes read one `read` each, in MiB,"),
+    ("get_block", "_mib_per_s", "MiB/s", "Block input", "bytes read a chunk per `read`, in MiB,", headline),
+    ("seeks", "_per_s", "op/s", "Random seeks", "seeks (lseek + chunk read, one in ten rewritten) of all seekers"),
+    ("seq_create", "_per_s", "op/s", "Sequential create", "files created in creation order, with the final sync(),"),
+    ("seq_stat", "_per_s", "op/s", "Sequential stat", "files stat()ed (and read) in readdir order"),
+    ("seq_del", "_per_s", "op/s", "Sequential delete", "files deleted in readdir order, with the final sync(),"),
+    ("ran_create", "_per_s", "op/s", "Random create", "files with random-prefixed names created, with the final sync(),"),
+    ("ran_stat", "_per_s", "op/s", "Random stat", "files stat()ed (and read) in a shuffled order"),
+    ("ran_del", "_per_s", "op/s", "Random delete", "files deleted in a shuffled order, with the final sync(),"),
+];
+
+/// The bonnie kind.
+pub(crate) struct BonnieKind;
+
+pub(crate) static BONNIE: BonnieKind = BonnieKind;
+
+/// Stand-in for the run directory until the runner knows it.
+const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
+
+impl Kind for BonnieKind {
+    fn key(&self) -> &'static str {
+        KEY
+    }
+
+    fn noun(&self) -> &'static str {
+        "bonnie runs"
+    }
+
+    fn example(&self) -> &'static str {
+        "bonnie = { … }"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn misplaced_hint(&self, key: &str) -> Option<&'static str> {
+        Some(match key {
+            "time" => "bonnie runs its phases to the end: remove it (size the run with `size`, `files`, `seeks`)",
+            _ => "remove it: give bonnie's options inside bonnie = { … }",
+        })
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+
+    fn resolve(
+        &self,
+        cx: &mut Ctx,
+        _section: &Table,
+        entry: &Entry,
+        at: &LoadContext,
+    ) -> Option<Arc<dyn Workload>> {
+        read(cx, entry, at.target_bytes).map(|spec| {
+            Arc::new(BonnieWorkload {
+                spec,
+                origin: Origin::File,
+            }) as Arc<dyn Workload>
+        })
+    }
+}
+
+/// A validated bonnie run; the runner gives each run its directory and seed.
+#[derive(Debug, Clone)]
+pub struct BonnieWorkload {
+    pub spec: BonnieSpec,
+    origin: Origin,
+}
+
+fn flags() -> Vec<String> {
+    OPTIONS.iter().map(|o| o.flag()).collect()
+}
+
+impl BonnieWorkload {
+    /// An error in the user's words: flags on the command line, keys in a file.
+    fn failure(&self, e: &BonnieError) -> RunFailure {
+        let flags = flags();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let rewrite = |t: &str| self.origin.rewrite(t, KEY, &flags);
+        RunFailure {
+            message: rewrite(&e.to_string()),
+            hint: e.hint().map(rewrite),
+            bad_input: e.is_bad_input(),
+            interrupted: e.is_interrupted(),
+            located: false,
+        }
+    }
+}
+
+impl Workload for BonnieWorkload {
+    fn kind(&self) -> &'static str {
+        KEY
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+
+    fn intent(&self, base: Intent) -> Intent {
+        match self.spec.validate() {
+            Ok(plan) => intent(&plan, base),
+            Err(_) => base,
+        }
+    }
+
+    fn planned_duration(&self) -> Option<Duration> {
+        None
+    }
+
+    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+        let mut spec = self.spec.clone();
+        spec.dir = run.dir.to_path_buf();
+        spec.seed = run.seed;
+        let plan = spec
+            .validate()
+            .map_err(|e| RunFailure::bad_input(self.origin.rewrite(&e.to_string(), KEY, &[])))?;
+        run.obs.run_files(vec![iolab_bonnie::data_file(&plan.dir)]);
+        let r = run_bonnie_cancellable(&plan, run.obs, run.cancel)
+            .map_err(|e| self.failure(&e))?;
+        add_record(run.record, &r);
+        Ok(Ran::new(r))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Reads `bonnie = { … }`: every key of [`OPTIONS`], typed as the table says; then validated
+/// as `iolab bonnie` would, and its data against the target's size.
+fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<BonnieSpec> {
+    let before = cx.errors();
+    let t = cx.table(entry, "workload.bonnie")?;
+    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
+    cx.unknown_keys(t, &names, "workload.bonnie");
+    let key = |k: &str| format!("workload.bonnie.{k}");
+    let mut spec = BonnieSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
+    for o in OPTIONS {
+        let Some(e) = t.get(o.name) else { continue };
+        if let Some(v) = super::micro::value(cx, e, o, &key(o.name)) {
+            o.apply(&mut spec, v);
+        }
+    }
+    if cx.errors() > before {
+        return None;
+    }
+    let at = |k: &str| -> Span {
+        t.get(k)
+            .map_or(entry.key_span.clone(), |e| e.node.span.clone())
+    };
+    let plan = match spec.validate() {
+        Ok(p) => p,
+        Err(e) => {
+            let k = match e {
+                BonnieSpecError::ZeroChunk | BonnieSpecError::HugeChunk(_) => "chunk_size",
+                BonnieSpecError::ZeroFileChunk | BonnieSpecError::HugeFileChunk(_) => {
+                    "file_chunk_size"
+                }
+                BonnieSpecError::ZeroSize { .. }
+                | BonnieSpecError::SizeNotMultiple { .. }
+                | BonnieSpecError::UnknownMemory => "size",
+                BonnieSpecError::CharSizeNotMultiple { .. }
+                | BonnieSpecError::CharSizeAboveSize { .. } => "char_size",
+                BonnieSpecError::MinAboveMax { .. } => "min_file_size",
+                BonnieSpecError::HugeFiles(_) => "max_file_size",
+                BonnieSpecError::NoFiles => "files",
+                BonnieSpecError::DirsAboveFiles { .. } => "dirs",
+            };
+            let flags = flags();
+            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+            let message = Origin::File.rewrite(&e.to_string(), KEY, &flags);
+            cx.error(&at(k), message);
+            return None;
+        }
+    };
+    if let Some(cap) = target_bytes.filter(|&cap| plan.dataset_bytes() > cap) {
+        let k = if plan.size >= plan.dataset_bytes() {
+            "size"
+        } else {
+            "files"
+        };
+        cx.error_hint(
+            &at(k),
+            format!(
+                "`{}`: {} of data do not fit on the {} target",
+                key(k),
+                iolab_workload::format_bytes(plan.dataset_bytes()),
+                iolab_workload::format_bytes(cap)
+            ),
+            "make the target larger or the bonnie run smaller",
+        );
+        return None;
+    }
+    Some(spec)
+}
+
+/// `iolab bonnie`: the given option values over the table's defaults, validated (the
+/// messages name the flags), as the one-run plan for `dir` with `seed`.
+pub fn from_command_line(
+    values: &[(&'static KindOption<BonnieSpec>, OptionValue)],
+    dir: &Path,
+    seed: u64,
+) -> Result<ExperimentPlan, UsageError> {
+    let mut spec = BonnieSpec::with_defaults(PathBuf::from(dir), seed);
+    for (o, v) in values {
+        o.apply(&mut spec, *v);
+    }
+    let plan = spec.validate().map_err(|e| UsageError::new(e.to_string()))?;
+    let name = format!(
+        "bonnie size={} chunk={} files={}k",
+        plan.size, plan.chunk_size, plan.files_k
+    );
+    let workload_json = json!({ KEY: options_json(&spec) });
+    single(SingleRun {
+        name,
+        source: "iolab bonnie".into(),
+        dir: dir.to_path_buf(),
+        seed,
+        workload: Arc::new(BonnieWorkload {
+            spec,
+            origin: Origin::CommandLine,
+        }),
+        workload_json,
+    })
+}
+
+/// A spec as `bonnie = { … }` would write it.
+fn options_json(spec: &BonnieSpec) -> Value {
+    let mut o = serde_json::Map::new();
+    if let Some(s) = spec.size {
+        o.insert("size".into(), json!(s));
+    }
+    o.insert("chunk_size".into(), json!(spec.chunk_size));
+    o.insert("char_size".into(), json!(spec.char_size));
+    o.insert("seekers".into(), json!(spec.seekers));
+    o.insert("seeks".into(), json!(spec.seeks));
+    o.insert("files".into(), json!(spec.files));
+    o.insert("max_file_size".into(), json!(spec.max_file_size));
+    o.insert("min_file_size".into(), json!(spec.min_file_size));
+    o.insert("dirs".into(), json!(spec.dirs));
+    o.insert("file_chunk_size".into(), json!(spec.file_chunk_size));
+    o.insert("phases".into(), json!(spec.phases.name()));
+    Value::Object(o)
+}
+
+/// Adds a bonnie run's measurements to `record`: the common metrics over all phases, each
+/// phase's rate, CPU and slowest operation, and one flowop row per phase.
+fn add_record(record: &mut RunRecord, r: &BonnieResult) {
+    record.run.elapsed_ns = r.elapsed_ns;
+    let mut all = LatencyHistogram::default();
+    let (mut ops, mut bytes) = (0u64, 0u64);
+    for p in &r.phases {
+        all.merge(&p.latency);
+        ops += p.ops;
+        bytes += p.bytes;
+    }
+    headline(record, ops, bytes, r.elapsed_ns, &all.summary(), &r.usage());
+    for p in &r.phases {
+        let f = p.figures();
+        let ph = p.phase;
+        record.metrics.push(metric(METRICS, ph.rate_metric(), f.rate));
+        record.metrics.push(metric(METRICS, ph.cpu_metric(), f.cpu_pct));
+        record
+            .metrics
+            .push(metric(METRICS, ph.latency_metric(), f.max_latency_ns as f64));
+        let lat = p.latency.summary();
+        record.flowops.push(FlowopStats {
+            name: ph.label().into(),
+            kind: flowop_kind(ph).into(),
+            ops: p.ops,
+            bytes: p.bytes,
+            errors: 0,
+            latency: latency_stats(&lat),
+            histogram: p.latency.buckets(),
+            extra: json!({
+                "read": ph.reads(),
+                "write": ph.writes(),
+                "elapsed_ns": p.elapsed_ns,
+                "rate": f.rate,
+                "cpu_pct": f.cpu_pct,
+                "short": f.short,
+                "timing_error_ns": p.timing_error_ns,
+                "rel_error": f.rel_error,
+                "threads": p.threads,
+                "operation": ph.operation(),
+            }),
+        });
+    }
+}
+
+/// The flowop kind a phase is stored under (filebench's names, so reports treat the I/O
+/// phases as data-moving).
+fn flowop_kind(p: Phase) -> &'static str {
+    match p {
+        Phase::Putc | Phase::PutBlock | Phase::Rewrite => "write",
+        Phase::Getc | Phase::GetBlock | Phase::Seeks => "read",
+        Phase::SeqCreate | Phase::RanCreate => "createfile",
+        Phase::SeqStat | Phase::RanStat => "statfile",
+        Phase::SeqDel | Phase::RanDel => "deletefile",
+    }
+}
+
+/// What a bonnie run means to do, for the checks: it reads and writes its test file, and
+/// each I/O phase ends with an fsync.
+pub fn intent(plan: &BonniePlan, base: Intent) -> Intent {
+    Intent {
+        access: Some(Access::Mixed),
+        o_direct: false,
+        sync_requested: true,
+        sync_scope: Some(SyncScope::EndOfPass),
+        // The seekers share one file.
+        writes_in_flight_per_file: Some(if plan.size > 0 { plan.seekers } else { 1 }),
+        dataset_bytes: Some(plan.dataset_bytes()),
+        threads: Some(plan.seekers.max(1)),
+        ..base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_are_the_phases_names() {
+        for p in Phase::ALL {
+            for name in [p.rate_metric(), p.cpu_metric(), p.latency_metric()] {
+                assert!(
+                    iolab_metrics::find(METRICS, name).is_some(),
+                    "{name} is not declared"
+                );
+            }
+        }
+        assert_eq!(METRICS.len(), 3 * Phase::ALL.len());
+    }
+
+    #[test]
+    fn a_run_records_every_phase_with_declared_units() {
+        let _hang = iolab_testkit::timeout(300);
+        let dir = tempfile_dir();
+        let mut spec = BonnieSpec::with_defaults(dir.clone(), 1);
+        spec.size = Some(256 << 10);
+        spec.char_size = 16 << 10;
+        spec.files = 1;
+        spec.seeks = 100;
+        let r = iolab_bonnie::run_bonnie(&spec.validate().unwrap(), &mut ()).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        let mut rec = RunRecord::new(iolab_store::NewRun {
+            config: iolab_store::ConfigId(1),
+            repetition: 0,
+            seed: 1,
+            status: iolab_store::RunStatus::Ok,
+            error: None,
+            started_at: iolab_store::Timestamp(0),
+            ended_at: iolab_store::Timestamp(0),
+            elapsed_ns: 0,
+            environment: json!({}),
+        });
+        add_record(&mut rec, &r);
+        let defs = iolab_metrics::with_common(METRICS);
+        for m in &rec.metrics {
+            let d = iolab_metrics::find(&defs, &m.name)
+                .unwrap_or_else(|| panic!("{} is not declared", m.name));
+            assert_eq!(m.unit, d.unit, "{}", m.name);
+        }
+        for d in METRICS {
+            assert!(rec.metrics.iter().any(|m| m.name == d.name), "{}", d.name);
+        }
+        assert_eq!(rec.flowops.len(), 12);
+        let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
+        assert_eq!(
+            get("ops"),
+            r.phases.iter().map(|p| p.ops).sum::<u64>() as f64
+        );
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("iolab-bonnie-kind-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn the_command_line_plan_is_one_run_and_errors_name_the_flags() {
+        let dir = std::env::temp_dir();
+        let size = iolab_bonnie::option("size").unwrap();
+        let p = from_command_line(&[(size, OptionValue::Bytes(64 << 20))], &dir, 3).unwrap();
+        assert_eq!(p.configs.len(), 1);
+        assert!(p.repetitions.is_single());
+        assert_eq!(p.resolved["workload"]["bonnie"]["size"], json!(64 << 20));
+        let e = from_command_line(&[(size, OptionValue::Bytes(10_000))], &dir, 1).unwrap_err();
+        assert!(e.message.contains("--size 10000"), "{e}");
+        assert!(e.message.contains("--chunk-size 8192"), "{e}");
+        let w = BonnieWorkload {
+            spec: BonnieSpec::with_defaults(dir.clone(), 1),
+            origin: Origin::File,
+        };
+        let f = w.failure(&BonnieError::TooManyFiles {
+            dir: dir.clone(),
+            files: 10,
+            free: 2,
+        });
+        assert!(f.message.contains("`workload.bonnie.files`"), "{}", f.message);
+        assert!(f.bad_input);
+    }
+}

@@ -1,0 +1,178 @@
+//! bonnie runs drawn as bonnie++ draws them (its `bon_csv2html` tables): one row per
+//! configuration, the I/O phases grouped as Sequential Output (per char, block, rewrite),
+//! Sequential Input (per char, block) and Random (seeks), the file phases as Sequential and
+//! Random Create (create, read, delete), each with its rate and `%CP`, and a latency row.
+//! Unlike bonnie++ every cell has a number (no `+++++`); rates are iolab's units (MiB/s,
+//! seeks/s, files/s), means over the configuration's ok runs with their 95% interval.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use iolab_bonnie::{Phase, RateUnit};
+use iolab_store::MetricValues;
+use serde::Serialize;
+
+use crate::escape::escape_html as esc;
+use crate::model::{MetricSummary, ReportData};
+use crate::num;
+
+/// One phase of one configuration, over its ok runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BonniePhase {
+    /// bonnie++'s label: `putc`, `put_block`, … `ran_del`.
+    pub phase: String,
+    pub rate: MetricSummary,
+    pub cpu_pct: MetricSummary,
+    /// The slowest operation of any run.
+    pub lat_max_ns: f64,
+}
+
+/// The bonnie phases a configuration's runs recorded (none for other kinds).
+pub(crate) fn phases(ok: &BTreeMap<String, MetricValues>) -> Vec<BonniePhase> {
+    let summary = |name: &str| {
+        ok.get(name)
+            .map(|v| MetricSummary::new(name, &v.unit, &v.values, &v.runs))
+    };
+    Phase::ALL
+        .iter()
+        .filter_map(|p| {
+            Some(BonniePhase {
+                phase: p.label().to_string(),
+                rate: summary(p.rate_metric())?,
+                cpu_pct: summary(p.cpu_metric())?,
+                lat_max_ns: ok
+                    .get(p.latency_metric())
+                    .map_or(f64::NAN, |v| v.values.iter().copied().fold(f64::NAN, f64::max)),
+            })
+        })
+        .collect()
+}
+
+/// The column groups of bonnie++'s two tables: (group title, [(column title, phase)]).
+type Group = (&'static str, &'static [(&'static str, Phase)]);
+
+const IO: &[Group] = &[
+    (
+        "Sequential Output",
+        &[
+            ("Per Chr", Phase::Putc),
+            ("Block", Phase::PutBlock),
+            ("Rewrite", Phase::Rewrite),
+        ],
+    ),
+    (
+        "Sequential Input",
+        &[("Per Chr", Phase::Getc), ("Block", Phase::GetBlock)],
+    ),
+    ("Random", &[("Seeks", Phase::Seeks)]),
+];
+
+const FILES: &[Group] = &[
+    (
+        "Sequential Create",
+        &[
+            ("Create", Phase::SeqCreate),
+            ("Read", Phase::SeqStat),
+            ("Delete", Phase::SeqDel),
+        ],
+    ),
+    (
+        "Random Create",
+        &[
+            ("Create", Phase::RanCreate),
+            ("Read", Phase::RanStat),
+            ("Delete", Phase::RanDel),
+        ],
+    ),
+];
+
+fn unit(p: Phase) -> &'static str {
+    match p.unit() {
+        RateUnit::Bytes => "MiB/s",
+        RateUnit::Seeks => "/s",
+        RateUnit::Files => "/s",
+    }
+}
+
+fn cell(m: &MetricSummary) -> String {
+    let text = match m.ci {
+        Some((lo, hi)) => format!("{} ± {}", num::fmt(m.mean), num::fmt((hi - lo) / 2.0)),
+        None => num::fmt(m.mean),
+    };
+    esc(&text).into_owned()
+}
+
+/// A configuration's figures for `p`, when it ran it.
+fn has(c: &crate::ConfigReport, p: Phase) -> Option<&BonniePhase> {
+    c.bonnie.iter().find(|b| b.phase == p.label())
+}
+
+/// One of bonnie++'s two tables, or nothing when no configuration ran its phases.
+fn table(h: &mut String, data: &ReportData, groups: &[Group]) {
+    let configs: Vec<&crate::ConfigReport> = data
+        .configs
+        .iter()
+        .filter(|c| groups.iter().any(|g| g.1.iter().any(|(_, p)| has(c, *p).is_some())))
+        .collect();
+    if configs.is_empty() {
+        return;
+    }
+    h.push_str("<div class=\"scroll\"><table class=\"bonnie\"><thead><tr><th rowspan=\"3\">configuration</th>");
+    for (title, cols) in groups {
+        let _ = write!(h, "<th colspan=\"{}\">{}</th>", 2 * cols.len(), esc(title));
+    }
+    h.push_str("</tr><tr>");
+    for (_, cols) in groups {
+        for (title, _) in *cols {
+            let _ = write!(h, "<th colspan=\"2\">{}</th>", esc(title));
+        }
+    }
+    h.push_str("</tr><tr>");
+    for (_, cols) in groups {
+        for (_, p) in *cols {
+            let _ = write!(h, "<th>{}</th><th>%CP</th>", unit(*p));
+        }
+    }
+    h.push_str("</tr></thead><tbody>");
+    for c in &configs {
+        let _ = write!(h, "<tr><td>{}</td>", esc(&c.config.label));
+        for (_, cols) in groups {
+            for (_, p) in *cols {
+                match has(c, *p) {
+                    Some(b) => {
+                        let _ = write!(
+                            h,
+                            "<td class=\"n\">{}</td><td class=\"n\">{}</td>",
+                            cell(&b.rate),
+                            num::fmt(b.cpu_pct.mean.round())
+                        );
+                    }
+                    None => h.push_str("<td></td><td></td>"),
+                }
+            }
+        }
+        h.push_str("</tr>");
+        let _ = write!(h, "<tr class=\"muted\"><td>latency (max)</td>");
+        for (_, cols) in groups {
+            for (_, p) in *cols {
+                let lat = has(c, *p).map_or(String::new(), |b| {
+                    iolab_workload::format_ns(b.lat_max_ns)
+                });
+                let _ = write!(h, "<td class=\"n\" colspan=\"2\">{}</td>", esc(&lat));
+            }
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</tbody></table></div>");
+}
+
+/// The `bonnie` section: bonnie++'s tables for the configurations that ran bonnie phases.
+pub(crate) fn render(h: &mut String, data: &ReportData) {
+    if data.configs.iter().all(|c| c.bonnie.is_empty()) {
+        return;
+    }
+    h.push_str("<section id=\"bonnie\"><h2>bonnie++ phases</h2><p class=\"muted\">bonnie++'s tables: rates (MiB/s for the I/O phases, seeks and files per second) and %CP, mean ± half-width of the 95% interval over the ok runs; the slowest operation of any run below. Every phase has a number: where bonnie++ prints +++++ (a phase under 0.5 s), iolab's clock measured it (docs/bonnie.md).</p>");
+    table(h, data, IO);
+    table(h, data, FILES);
+    h.push_str("</section>");
+}

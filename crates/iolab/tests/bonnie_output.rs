@@ -1,0 +1,203 @@
+//! `iolab bonnie --format bonnie` prints bonnie++ 2.00's CSV line: the same 50 fields at the
+//! same positions as real bonnie++ output captured in tests/data/bonnie++-2.00a.csv (each case
+//! there with the bonnie++ command that printed it), empty where bonnie++ leaves a field
+//! empty, a number where it prints a number — or `+++++`, which iolab replaces with the
+//! number it measured. The human and JSON formats are checked for what they promise too.
+
+mod common;
+
+use common::{run, stderr, stdout};
+
+const REAL: &str = include_str!("data/bonnie++-2.00a.csv");
+
+/// A captured case: the bonnie++ arguments (from its `# bonnie++ …` comment) and its line.
+struct Case {
+    command: String,
+    line: String,
+}
+
+fn cases() -> (Vec<String>, Vec<Case>) {
+    let mut header = Vec::new();
+    let mut cases = Vec::new();
+    let mut command = None;
+    for l in REAL.lines() {
+        if let Some(c) = l.strip_prefix("# bonnie++ ") {
+            command = Some(c.to_string());
+        } else if l.starts_with("format_version,") {
+            header = l.split(',').map(str::to_string).collect();
+        } else if l.starts_with("1.98,") {
+            cases.push(Case {
+                command: command.take().expect("a command before each line"),
+                line: l.to_string(),
+            });
+        }
+    }
+    (header, cases)
+}
+
+/// iolab's flags for a bonnie++ command line of the captured cases.
+fn flags(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut words = command.split_whitespace().peekable();
+    let mut per_char = true;
+    while let Some(w) = words.next() {
+        match w {
+            "-s" => {
+                let v = words.next().unwrap();
+                let mut parts = v.split(':');
+                let size = parts.next().unwrap();
+                if size == "0" {
+                    out.extend(["--phases".into(), "files".into()]);
+                } else {
+                    out.extend(["--size".into(), format!("{size}m")]);
+                }
+                if let Some(c) = parts.next() {
+                    out.extend(["--chunk-size".into(), c.to_string()]);
+                }
+                if let Some(s) = parts.next() {
+                    out.extend(["--seeks".into(), s.to_string()]);
+                }
+                if let Some(p) = parts.next() {
+                    out.extend(["--seekers".into(), p.to_string()]);
+                }
+            }
+            "-n" => {
+                let v = words.next().unwrap();
+                let mut parts = v.split(':');
+                let n = parts.next().unwrap();
+                if n == "0" {
+                    out.extend(["--phases".into(), "io".into()]);
+                } else {
+                    out.extend(["--files".into(), n.to_string()]);
+                }
+                for flag in ["--max-file-size", "--min-file-size", "--dirs"] {
+                    if let Some(x) = parts.next() {
+                        out.extend([flag.into(), x.to_string()]);
+                    }
+                }
+            }
+            "-f" => per_char = false,
+            "-z" => out.extend(["--seed".into(), words.next().unwrap().to_string()]),
+            "-d" | "-r" | "-u" | "-m" | "-x" => {
+                words.next();
+            }
+            _ => {}
+        }
+    }
+    if !per_char {
+        out.extend(["--char-size".into(), "0".into()]);
+    }
+    out
+}
+
+fn is_number(f: &str) -> bool {
+    !f.is_empty() && f.parse::<f64>().is_ok()
+}
+
+fn is_latency(f: &str) -> bool {
+    let digits = f.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &f[digits.len()..];
+    !digits.is_empty() && digits.parse::<u64>().is_ok() && ["us", "ms", "s"].contains(&unit)
+}
+
+#[test]
+fn the_csv_line_has_bonnies_fields_at_bonnies_positions() {
+    let (header, cases) = cases();
+    assert_eq!(header.len(), 50, "bonnie++'s header: {header:?}");
+    assert!(cases.len() >= 4, "captured cases");
+    for case in cases {
+        let real: Vec<&str> = case.line.split(',').collect();
+        assert_eq!(real.len(), 50, "bonnie++ {}: {}", case.command, case.line);
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "bonnie".to_string(),
+            "--dir".into(),
+            dir.path().to_str().unwrap().into(),
+            "--format".into(),
+            "bonnie".into(),
+            "--no-db".into(),
+            "--no-monitor".into(),
+        ];
+        args.extend(flags(&case.command));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert_eq!(text.lines().count(), 1, "one line: {text}");
+        let ours: Vec<&str> = text.trim_end().split(',').collect();
+        assert_eq!(ours.len(), 50, "{args:?}: {text}");
+        for (i, label) in header.iter().enumerate() {
+            let (r, o) = (real[i], ours[i]);
+            let ctx = format!(
+                "field {} `{label}` for bonnie++ {}: bonnie++ `{r}`, iolab `{o}`\n{}\n{}",
+                i + 1,
+                case.command,
+                case.line,
+                text.trim_end()
+            );
+            match label.as_str() {
+                "format_version" | "bonnie_version" | "file_size" | "seeks" | "seek_procs"
+                | "num_files" | "max_size" | "min_size" | "num_dirs" | "file_chunk_size"
+                | "io_chunk_size" | "concurrency" => assert_eq!(o, r, "{ctx}"),
+                "name" => assert!(!o.is_empty(), "{ctx}"),
+                "seed" => assert!(is_number(o), "{ctx}"),
+                l if l.ends_with("_latency") => {
+                    assert_eq!(r.is_empty(), o.is_empty(), "{ctx}");
+                    if !r.is_empty() {
+                        assert!(is_latency(r) && is_latency(o), "{ctx}");
+                    }
+                }
+                _ => {
+                    // A rate or a %CPU: empty where bonnie++'s is, else a number (bonnie++'s
+                    // +++++ and +++ included: iolab measures those phases).
+                    assert_eq!(r.is_empty(), o.is_empty(), "{ctx}");
+                    if !r.is_empty() {
+                        assert!(is_number(r) || r.starts_with("+++"), "{ctx}");
+                        assert!(is_number(o), "{ctx}");
+                    }
+                }
+            }
+        }
+        assert!(common::entries(dir.path()).is_empty());
+    }
+}
+
+#[test]
+fn the_human_table_shows_file_rates_and_the_json_every_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let base = [
+        "bonnie", "--dir", d, "--size", "1m", "--char-size", "64k", "--files", "1", "--seeks",
+        "100", "--no-db", "--no-monitor",
+    ];
+    let o = run(&base);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(!text.contains("+++"), "no +++++: {text}");
+    // The file table's result row: six rates (and CPUs), not the file count six times.
+    let row = text
+        .lines()
+        .skip_while(|l| !l.contains("-Create-- --Read---"))
+        .nth(2)
+        .expect("the file table's row");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells.len(), 13, "files + 6 × (rate, %CP): {row}");
+    assert_eq!(cells[0], "1");
+    assert!(cells[1..].iter().step_by(2).all(|c| c.parse::<u64>().is_ok_and(|n| n > 1)), "{row}");
+    assert!(text.contains("shorter than 0.5 s, where bonnie++ prints +++++"), "{text}");
+
+    let mut json = base.to_vec();
+    json.push("--json");
+    let o = run(&json);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["schema"], "iolab.bonnie/1");
+    let phases = v["result"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 12);
+    for p in phases {
+        assert!(p["rate"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["short"].is_boolean(), "{p}");
+        assert!(p["rel_error"].as_f64().unwrap() < 0.01, "{p}");
+    }
+    assert!(common::entries(dir.path()).is_empty());
+}
