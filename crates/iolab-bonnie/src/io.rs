@@ -27,7 +27,7 @@ use iolab_workload::rng::{mix64, Rng};
 
 use crate::error::BonnieError;
 use crate::phase::Phase;
-use crate::run::{io_err, PhaseResult, Worker};
+use crate::run::{io_err, thread_cpu_ns, PhaseResult, Worker};
 
 /// An open descriptor, closed when dropped (after a failure); a phase ends with
 /// [`Fd::sync_close`] inside its timing.
@@ -300,6 +300,7 @@ struct Seeker {
     ops: u64,
     bytes: u64,
     latency: LatencyHistogram,
+    cpu_ns: u64,
     usage: Usage,
     /// Clock ticks when its `close` returned.
     end: u64,
@@ -339,6 +340,7 @@ fn seeks(w: &mut Worker<'_, '_>) -> Result<PhaseResult, BonnieError> {
         };
         let mut me = Seeker::default();
         let before = Usage::thread();
+        let cpu_before = thread_cpu_ns();
         loop {
             let k = shared.seeks_claimed.fetch_add(1, Ordering::Relaxed);
             if k >= u64::from(plan.seeks)
@@ -366,6 +368,7 @@ fn seeks(w: &mut Worker<'_, '_>) -> Result<PhaseResult, BonnieError> {
         }
         fd.sync_close().map_err(|e| fail("fsync", e))?;
         me.end = clock.ticks();
+        me.cpu_ns = thread_cpu_ns() - cpu_before;
         me.usage = Usage::thread() - before;
         Ok(me)
     };
@@ -404,6 +407,7 @@ fn seeks(w: &mut Worker<'_, '_>) -> Result<PhaseResult, BonnieError> {
         elapsed_ns: 0,
         ops: 0,
         bytes: 0,
+        cpu_ns: 0,
         usage: Usage::default(),
         latency: LatencyHistogram::default(),
         timing_error_ns: w.timing_error_ns,
@@ -414,6 +418,7 @@ fn seeks(w: &mut Worker<'_, '_>) -> Result<PhaseResult, BonnieError> {
         let s = o?;
         r.ops += s.ops;
         r.bytes += s.bytes;
+        r.cpu_ns += s.cpu_ns;
         r.usage = r.usage + s.usage;
         r.latency.merge(&s.latency);
         end = end.max(s.end);

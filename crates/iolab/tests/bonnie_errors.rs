@@ -31,7 +31,7 @@ fn bad_values_name_the_flag() {
         "--char-size 2097152 is larger than --size 1048576",
     );
     assert_clean_failure(
-        &bonnie(&["--size", "1m", "--min-file-size", "2k", "--max-file-size", "1k"]),
+        &bonnie(&["--size", "4m", "--min-file-size", "2k", "--max-file-size", "1k"]),
         2,
         "--min-file-size 2048 is larger than --max-file-size 1024",
     );
@@ -52,7 +52,7 @@ fn bad_values_name_the_flag() {
         "expected one of all, io, files",
     );
     // More than the filesystem holds: refused before anything is written.
-    assert_clean_failure(&bonnie(&["--size", "1p"]), 2, "the test file (--size");
+    assert_clean_failure(&bonnie(&["--size", "1000t"]), 2, "the test file (--size");
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
     assert_clean_failure(
         &run(&["bonnie", "--dir", "/nonexistent/iolab-test"]),

@@ -21,6 +21,8 @@ struct Call {
 impl Call {
     fn parse(line: &str) -> Option<Call> {
         let (call, ret) = line.rsplit_once(" = ")?;
+        // strace pads short calls with spaces before the `=`.
+        let call = call.trim_end();
         let open = call.find('(')?;
         Some(Call {
             name: call[..open].to_string(),

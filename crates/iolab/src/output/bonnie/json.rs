@@ -30,6 +30,7 @@ impl Formatter<BonnieReport> for Json {
                     "ops_per_s": p.ops_per_s(),
                     "kib_per_s": p.kib_per_s(),
                     "cpu_pct": f.cpu_pct,
+                    "cpu_ns": p.cpu_ns,
                     "usage": p.usage,
                     "threads": p.threads,
                     "latency": p.latency.summary(),
@@ -48,7 +49,7 @@ impl Formatter<BonnieReport> for Json {
             "result": {
                 "elapsed_ns": r.elapsed_ns,
                 "clock": { "tsc": r.clock_tsc, "read_ns": r.clock_read_ns },
-                "cpu": { "user_ns": usage.user_ns, "sys_ns": usage.sys_ns },
+                "cpu": { "ns": r.cpu_ns(), "user_ns": usage.user_ns, "sys_ns": usage.sys_ns },
                 "phases": phases,
                 "file": r.file,
                 "file_dir": r.file_dir,
