@@ -34,7 +34,12 @@ use crate::run::{io_err, thread_cpu_ns, PhaseResult, Worker};
 pub(crate) struct Fd(pub RawFd);
 
 impl Fd {
-    pub fn openat(dir: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<Fd> {
+    pub fn openat(
+        dir: RawFd,
+        name: &CStr,
+        flags: libc::c_int,
+        mode: libc::mode_t,
+    ) -> io::Result<Fd> {
         loop {
             // SAFETY: a NUL-terminated name; the descriptor is owned by the returned Fd.
             let fd = unsafe { libc::openat(dir, name.as_ptr(), flags, libc::c_uint::from(mode)) };
@@ -350,7 +355,7 @@ fn seeks(w: &mut Worker<'_, '_>) -> Result<PhaseResult, BonnieError> {
                 break;
             }
             let x = mix64(base ^ k);
-            let rewrite = x % 10 == 0;
+            let rewrite = x.is_multiple_of(10);
             let at = (x / 10 % chunks * plan.chunk_size) as i64;
             let t0 = clock.ticks();
             lseek(fd.0, at, libc::SEEK_SET).map_err(|e| fail("lseek", e))?;
@@ -376,12 +381,16 @@ fn seeks(w: &mut Worker<'_, '_>) -> Result<PhaseResult, BonnieError> {
         let mut handles = Vec::with_capacity(n);
         for i in 0..n {
             let seeker = &seeker;
-            match worker_builder(format!("iolab-seek{i}"), i, None).spawn_scoped(s, move || seeker(i))
+            match worker_builder(format!("iolab-seek{i}"), i, None)
+                .spawn_scoped(s, move || seeker(i))
             {
                 Ok(h) => handles.push(h),
                 Err(e) => {
                     abort.store(true, Ordering::Relaxed);
-                    return (0, vec![Err(spawn_failed([&ready, &go], handles, n, e).into())]);
+                    return (
+                        0,
+                        vec![Err(spawn_failed([&ready, &go], handles, n, e).into())],
+                    );
                 }
             }
         }

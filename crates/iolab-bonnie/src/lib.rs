@@ -24,6 +24,6 @@ pub use options::{
 };
 pub use phase::{Phase, RateUnit};
 pub use run::{
-    data_file, file_dir, run_bonnie, run_bonnie_cancellable, BonnieResult, PhaseFigures, PhaseResult,
-    MIN_TIME,
+    data_file, file_dir, run_bonnie, run_bonnie_cancellable, BonnieResult, PhaseFigures,
+    PhaseResult, MIN_TIME,
 };

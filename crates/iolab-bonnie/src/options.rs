@@ -2,9 +2,7 @@
 
 use std::path::PathBuf;
 
-use iolab_workload::micro::{
-    bytes_of, count_of, name_of, KindOption, OptionKind, OptionTable,
-};
+use iolab_workload::micro::{bytes_of, count_of, name_of, KindOption, OptionKind, OptionTable};
 use serde::Serialize;
 
 use crate::phase::Phase;
@@ -229,7 +227,9 @@ pub enum BonnieSpecError {
     NoFiles,
     #[error("--dirs {dirs} is more than the {files} files: every directory needs a file")]
     DirsAboveFiles { dirs: u32, files: u64 },
-    #[error("cannot tell the machine's memory for the default --size (twice the memory): give --size")]
+    #[error(
+        "cannot tell the machine's memory for the default --size (twice the memory): give --size"
+    )]
     UnknownMemory,
 }
 
@@ -467,7 +467,10 @@ mod tests {
         let s = BonnieSpec::with_defaults(PathBuf::from("/d"), 3);
         assert_eq!(s.size, None);
         assert_eq!((s.chunk_size, s.char_size), (8192, 3 << 20));
-        assert_eq!((s.files, s.max_file_size, s.min_file_size, s.dirs), (16, 0, 0, 1));
+        assert_eq!(
+            (s.files, s.max_file_size, s.min_file_size, s.dirs),
+            (16, 0, 0, 1)
+        );
         assert_eq!((s.seekers, s.seeks), (5, 8192));
         assert_eq!(s.phases, Phases::All);
         for o in OPTIONS {
@@ -480,10 +483,7 @@ mod tests {
         assert_eq!(p.chunks(), 8192);
         assert_eq!(p.char_chunks(), 384);
         assert_eq!(p.phases().count(), 12);
-        assert_eq!(
-            p.planned_ops(),
-            2 * 384 + 3 * 8192 + 8192 + 6 * 16 * 1024
-        );
+        assert_eq!(p.planned_ops(), 2 * 384 + 3 * 8192 + 8192 + 6 * 16 * 1024);
     }
 
     #[test]

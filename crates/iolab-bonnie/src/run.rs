@@ -541,13 +541,16 @@ mod tests {
             assert!(p.elapsed_ns > 0 && p.rate() > 0.0, "{:?}", p.phase);
             assert!(p.rel_error() < 0.01, "{:?}: {}", p.phase, p.rel_error());
         }
-        assert!(r.phase(Phase::Putc).unwrap().short(), "64 KiB a byte at a time");
+        assert!(
+            r.phase(Phase::Putc).unwrap().short(),
+            "64 KiB a byte at a time"
+        );
         assert_eq!(r.phase(Phase::Putc).unwrap().bytes, 64 << 10);
         assert_eq!(r.phase(Phase::PutBlock).unwrap().bytes, 1 << 20);
         assert_eq!(r.phase(Phase::Rewrite).unwrap().bytes, 1 << 20);
         assert_eq!(r.phase(Phase::Seeks).unwrap().threads, 3);
         let created = r.phase(Phase::SeqCreate).unwrap().bytes;
-        assert!(created >= 1024 * 100 && created <= 1024 * 2000, "{created}");
+        assert!((1024 * 100..=1024 * 2000).contains(&created), "{created}");
         assert_eq!(r.phase(Phase::SeqStat).unwrap().bytes, created);
         // Nothing is left behind.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);

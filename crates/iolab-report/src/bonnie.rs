@@ -40,9 +40,9 @@ pub(crate) fn phases(ok: &BTreeMap<String, MetricValues>) -> Vec<BonniePhase> {
                 phase: p.label().to_string(),
                 rate: summary(p.rate_metric())?,
                 cpu_pct: summary(p.cpu_metric())?,
-                lat_max_ns: ok
-                    .get(p.latency_metric())
-                    .map_or(f64::NAN, |v| v.values.iter().copied().fold(f64::NAN, f64::max)),
+                lat_max_ns: ok.get(p.latency_metric()).map_or(f64::NAN, |v| {
+                    v.values.iter().copied().fold(f64::NAN, f64::max)
+                }),
             })
         })
         .collect()
@@ -112,7 +112,11 @@ fn table(h: &mut String, data: &ReportData, groups: &[Group]) {
     let configs: Vec<&crate::ConfigReport> = data
         .configs
         .iter()
-        .filter(|c| groups.iter().any(|g| g.1.iter().any(|(_, p)| has(c, *p).is_some())))
+        .filter(|c| {
+            groups
+                .iter()
+                .any(|g| g.1.iter().any(|(_, p)| has(c, *p).is_some()))
+        })
         .collect();
     if configs.is_empty() {
         return;
@@ -155,9 +159,8 @@ fn table(h: &mut String, data: &ReportData, groups: &[Group]) {
         let _ = write!(h, "<tr class=\"muted\"><td>latency (max)</td>");
         for (_, cols) in groups {
             for (_, p) in *cols {
-                let lat = has(c, *p).map_or(String::new(), |b| {
-                    iolab_workload::format_ns(b.lat_max_ns)
-                });
+                let lat =
+                    has(c, *p).map_or(String::new(), |b| iolab_workload::format_ns(b.lat_max_ns));
                 let _ = write!(h, "<td class=\"n\" colspan=\"2\">{}</td>", esc(&lat));
             }
         }

@@ -31,7 +31,14 @@ fn bad_values_name_the_flag() {
         "--char-size 2097152 is larger than --size 1048576",
     );
     assert_clean_failure(
-        &bonnie(&["--size", "4m", "--min-file-size", "2k", "--max-file-size", "1k"]),
+        &bonnie(&[
+            "--size",
+            "4m",
+            "--min-file-size",
+            "2k",
+            "--max-file-size",
+            "1k",
+        ]),
         2,
         "--min-file-size 2048 is larger than --max-file-size 1024",
     );
@@ -96,7 +103,10 @@ fn experiment_files_get_located_errors() {
             r#"bonnie = { size = "1m", seekers = 0 }"#,
             "workload.bonnie.seekers",
         ),
-        (r#"bonnie = { size = "1m", phases = "most" }"#, "workload.bonnie.phases"),
+        (
+            r#"bonnie = { size = "1m", phases = "most" }"#,
+            "workload.bonnie.phases",
+        ),
         (r#"bonnie = { size = "1m", colour = "red" }"#, "colour"),
     ] {
         let file = s.write(
@@ -122,9 +132,13 @@ fn too_many_files_or_too_big_a_file_for_the_disk() {
     require_root();
     let fs = Tmpfs::new("size=8m,nr_inodes=500");
     let d = fs.path().to_str().unwrap();
-    let o = run(&["bonnie", "--dir", d, "--phases", "files", "--files", "1", "--no-db"]);
+    let o = run(&[
+        "bonnie", "--dir", d, "--phases", "files", "--files", "1", "--no-db",
+    ]);
     assert_clean_failure(&o, 2, "free inodes");
-    let o = run(&["bonnie", "--dir", d, "--size", "16m", "--phases", "io", "--no-db"]);
+    let o = run(&[
+        "bonnie", "--dir", d, "--size", "16m", "--phases", "io", "--no-db",
+    ]);
     assert_clean_failure(&o, 2, "the test file (--size 16777216) need");
     assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
 }

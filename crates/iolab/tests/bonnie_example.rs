@@ -28,7 +28,12 @@ fn the_bonnie_example_runs_and_its_report_draws_bonnies_table() {
                 .iter()
                 .filter_map(|m| m["name"].as_str())
                 .collect();
-            for m in ["putc_mib_per_s", "seeks_per_s", "ran_del_per_s", "rewrite_cpu_pct"] {
+            for m in [
+                "putc_mib_per_s",
+                "seeks_per_s",
+                "ran_del_per_s",
+                "rewrite_cpu_pct",
+            ] {
                 assert!(names.contains(&m), "{m} in {names:?}");
             }
             let findings = r["findings"].as_array().unwrap();
@@ -43,7 +48,12 @@ fn the_bonnie_example_runs_and_its_report_draws_bonnies_table() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.contains("id=\"bonnie\""), "a bonnie section");
-    for h in ["Sequential Output", "Sequential Input", "Random Create", "%CP"] {
+    for h in [
+        "Sequential Output",
+        "Sequential Input",
+        "Random Create",
+        "%CP",
+    ] {
         assert!(text.contains(h), "{h}");
     }
     for l in ["journal=ordered", "journal=journal"] {
@@ -51,5 +61,8 @@ fn the_bonnie_example_runs_and_its_report_draws_bonnies_table() {
     }
     assert!(!text.contains(">+++++<"), "no +++++ in a cell");
     let dom = common::chromium_dom(s.path(), &html);
-    assert!(dom.contains("id=\"bonnie\""), "the browser drew the bonnie section");
+    assert!(
+        dom.contains("id=\"bonnie\""),
+        "the browser drew the bonnie section"
+    );
 }

@@ -172,8 +172,19 @@ fn the_human_table_shows_file_rates_and_the_json_every_phase() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let base = [
-        "bonnie", "--dir", d, "--size", "1m", "--char-size", "64k", "--files", "1", "--seeks",
-        "100", "--no-db", "--no-monitor",
+        "bonnie",
+        "--dir",
+        d,
+        "--size",
+        "1m",
+        "--char-size",
+        "64k",
+        "--files",
+        "1",
+        "--seeks",
+        "100",
+        "--no-db",
+        "--no-monitor",
     ];
     let o = run(&base);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -192,8 +203,17 @@ fn the_human_table_shows_file_rates_and_the_json_every_phase() {
     let cells: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(cells.len(), 13, "files + 6 × (rate, %CP): {row}");
     assert_eq!(cells[0], "1");
-    assert!(cells[1..].iter().step_by(2).all(|c| c.parse::<u64>().is_ok_and(|n| n > 1)), "{row}");
-    assert!(text.contains("shorter than 0.5 s, where bonnie++ prints +++++"), "{text}");
+    assert!(
+        cells[1..]
+            .iter()
+            .step_by(2)
+            .all(|c| c.parse::<u64>().is_ok_and(|n| n > 1)),
+        "{row}"
+    );
+    assert!(
+        text.contains("shorter than 0.5 s, where bonnie++ prints +++++"),
+        "{text}"
+    );
 
     let mut json = base.to_vec();
     json.push("--json");

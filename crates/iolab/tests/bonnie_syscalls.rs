@@ -176,7 +176,10 @@ fn every_phase_issues_bonnies_calls_in_bonnies_order() {
     let unlinked = worker[..opens[1]]
         .iter()
         .rposition(|c| c.name.starts_with("unlink") && is_test_file(c));
-    assert!(unlinked.is_some_and(|u| u > opens[0]), "unlink before put_block");
+    assert!(
+        unlinked.is_some_and(|u| u > opens[0]),
+        "unlink before put_block"
+    );
     assert!(worker[opens[1]].args.contains("O_RDWR|O_CREAT|O_EXCL"));
     let mut want = repeat(&[&format!("write({chunk})")], CHUNKS);
     want.extend(["fsync".into(), "close".into()]);
@@ -233,8 +236,13 @@ fn every_phase_issues_bonnies_calls_in_bonnies_order() {
             assert_eq!(shape[i + 1], format!("read({chunk})"), "{shape:?}");
             reads += 1;
             i += 2;
-            if shape[i] == "lseek(SEEK_SET)" && shape.get(i + 1) == Some(&format!("write({chunk})")) {
-                assert_eq!(calls[i].args, calls[i - 2].args, "rewrites the chunk it read");
+            if shape[i] == "lseek(SEEK_SET)" && shape.get(i + 1) == Some(&format!("write({chunk})"))
+            {
+                assert_eq!(
+                    calls[i].args,
+                    calls[i - 2].args,
+                    "rewrites the chunk it read"
+                );
                 rewrites += 1;
                 i += 2;
             }
@@ -242,7 +250,10 @@ fn every_phase_issues_bonnies_calls_in_bonnies_order() {
         assert_eq!(&shape[shape.len() - 2..], ["fsync", "close"]);
     }
     assert_eq!(reads, SEEKS, "the seekers share the seeks");
-    assert!(rewrites > 0 && rewrites < SEEKS / 2, "about one in ten: {rewrites}");
+    assert!(
+        rewrites > 0 && rewrites < SEEKS / 2,
+        "about one in ten: {rewrites}"
+    );
 
     // The file phases.
     let creates: Vec<&Call> = worker
@@ -251,7 +262,10 @@ fn every_phase_issues_bonnies_calls_in_bonnies_order() {
         .collect();
     assert_eq!(creates.len(), 2 * FILES, "sequential and random creates");
     let names = |calls: &[&Call]| -> Vec<String> {
-        calls.iter().map(|c| c.path().unwrap().to_string()).collect()
+        calls
+            .iter()
+            .map(|c| c.path().unwrap().to_string())
+            .collect()
     };
     let index = |n: &str, random: bool| -> usize {
         let hex = if random { &n[n.len() - 10..] } else { &n[..10] };
@@ -260,10 +274,18 @@ fn every_phase_issues_bonnies_calls_in_bonnies_order() {
     let seq_created = names(&creates[..FILES]);
     let ran_created = names(&creates[FILES..]);
     for (i, n) in seq_created.iter().enumerate() {
-        assert_eq!(index(n, false), i, "sequential names start with the creation index");
+        assert_eq!(
+            index(n, false),
+            i,
+            "sequential names start with the creation index"
+        );
     }
     for (i, n) in ran_created.iter().enumerate() {
-        assert_eq!(index(n, true), i, "random names end with the creation index");
+        assert_eq!(
+            index(n, true),
+            i,
+            "random names end with the creation index"
+        );
     }
     let stats: Vec<&Call> = worker.iter().filter(|c| c.name == "newfstatat").collect();
     let dels: Vec<&Call> = worker
@@ -295,12 +317,19 @@ fn every_phase_issues_bonnies_calls_in_bonnies_order() {
     }
     // The sequential phases read the directory: both see its one order.
     assert_eq!(seq_stat, seq_del, "stat and delete in readdir order");
-    assert!(worker.iter().filter(|c| c.name == "sync").count() == 4, "a sync() ends each create and delete");
+    assert!(
+        worker.iter().filter(|c| c.name == "sync").count() == 4,
+        "a sync() ends each create and delete"
+    );
     // The random ones shuffle: neither creation order nor the directory's, nor each other's.
     assert_ne!(ran_stat, ran_created, "random stat is shuffled");
     assert_ne!(ran_del, ran_created, "random delete is shuffled");
     assert_ne!(ran_stat, ran_del, "a new shuffle for the deletes");
-    let pos: HashMap<&String, usize> = ran_created.iter().enumerate().map(|(i, n)| (n, i)).collect();
+    let pos: HashMap<&String, usize> = ran_created
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n, i))
+        .collect();
     let ascending = ran_stat
         .windows(2)
         .filter(|w| pos[&w[0]] < pos[&w[1]])

@@ -497,7 +497,9 @@ fn bonnie_stores_what_its_one_run_experiment_stores() {
         r#"bonnie = { size = "1m", char_size = "64k", files = 1, seeks = 100 }"#,
     );
     assert_same_rows(&single, &exp, false);
-    let flowops = single["configs"][0]["runs"][0]["flowops"].as_array().unwrap();
+    let flowops = single["configs"][0]["runs"][0]["flowops"]
+        .as_array()
+        .unwrap();
     assert_eq!(flowops.len(), 12, "a row per phase");
     assert_eq!(single["experiment"]["status"], "done");
 }

@@ -62,18 +62,92 @@ macro_rules! phase_metrics {
 
 /// What bonnie runs record besides the common metrics.
 pub const METRICS: &[MetricDef] = phase_metrics![
-    ("putc", "_mib_per_s", "MiB/s", "Per-char output", "bytes written one `write` each, in MiB,"),
-    ("put_block", "_mib_per_s", "MiB/s", "Block output", "bytes written a chunk per `write`, in MiB,", headline),
-    ("rewrite", "_mib_per_s", "MiB/s", "Rewrite", "bytes read and rewritten in place, in MiB (each chunk counted once),"),
-    ("getc", "_mib_per_s", "MiB/s", "Per-char input", "bytes read one `read` each, in MiB,"),
-    ("get_block", "_mib_per_s", "MiB/s", "Block input", "bytes read a chunk per `read`, in MiB,", headline),
-    ("seeks", "_per_s", "op/s", "Random seeks", "seeks (lseek + chunk read, one in ten rewritten) of all seekers"),
-    ("seq_create", "_per_s", "op/s", "Sequential create", "files created in creation order, with the final sync(),"),
-    ("seq_stat", "_per_s", "op/s", "Sequential stat", "files stat()ed (and read) in readdir order"),
-    ("seq_del", "_per_s", "op/s", "Sequential delete", "files deleted in readdir order, with the final sync(),"),
-    ("ran_create", "_per_s", "op/s", "Random create", "files with random-prefixed names created, with the final sync(),"),
-    ("ran_stat", "_per_s", "op/s", "Random stat", "files stat()ed (and read) in a shuffled order"),
-    ("ran_del", "_per_s", "op/s", "Random delete", "files deleted in a shuffled order, with the final sync(),"),
+    (
+        "putc",
+        "_mib_per_s",
+        "MiB/s",
+        "Per-char output",
+        "bytes written one `write` each, in MiB,"
+    ),
+    (
+        "put_block",
+        "_mib_per_s",
+        "MiB/s",
+        "Block output",
+        "bytes written a chunk per `write`, in MiB,",
+        headline
+    ),
+    (
+        "rewrite",
+        "_mib_per_s",
+        "MiB/s",
+        "Rewrite",
+        "bytes read and rewritten in place, in MiB (each chunk counted once),"
+    ),
+    (
+        "getc",
+        "_mib_per_s",
+        "MiB/s",
+        "Per-char input",
+        "bytes read one `read` each, in MiB,"
+    ),
+    (
+        "get_block",
+        "_mib_per_s",
+        "MiB/s",
+        "Block input",
+        "bytes read a chunk per `read`, in MiB,",
+        headline
+    ),
+    (
+        "seeks",
+        "_per_s",
+        "op/s",
+        "Random seeks",
+        "seeks (lseek + chunk read, one in ten rewritten) of all seekers"
+    ),
+    (
+        "seq_create",
+        "_per_s",
+        "op/s",
+        "Sequential create",
+        "files created in creation order, with the final sync(),"
+    ),
+    (
+        "seq_stat",
+        "_per_s",
+        "op/s",
+        "Sequential stat",
+        "files stat()ed (and read) in readdir order"
+    ),
+    (
+        "seq_del",
+        "_per_s",
+        "op/s",
+        "Sequential delete",
+        "files deleted in readdir order, with the final sync(),"
+    ),
+    (
+        "ran_create",
+        "_per_s",
+        "op/s",
+        "Random create",
+        "files with random-prefixed names created, with the final sync(),"
+    ),
+    (
+        "ran_stat",
+        "_per_s",
+        "op/s",
+        "Random stat",
+        "files stat()ed (and read) in a shuffled order"
+    ),
+    (
+        "ran_del",
+        "_per_s",
+        "op/s",
+        "Random delete",
+        "files deleted in a shuffled order, with the final sync(),"
+    ),
 ];
 
 /// The bonnie kind.
@@ -183,8 +257,7 @@ impl Workload for BonnieWorkload {
             .validate()
             .map_err(|e| RunFailure::bad_input(self.origin.rewrite(&e.to_string(), KEY, &[])))?;
         run.obs.run_files(vec![iolab_bonnie::data_file(&plan.dir)]);
-        let r = run_bonnie_cancellable(&plan, run.obs, run.cancel)
-            .map_err(|e| self.failure(&e))?;
+        let r = run_bonnie_cancellable(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
         add_record(run.record, &r);
         Ok(Ran::new(r))
     }
@@ -273,7 +346,9 @@ pub fn from_command_line(
     for (o, v) in values {
         o.apply(&mut spec, *v);
     }
-    let plan = spec.validate().map_err(|e| UsageError::new(e.to_string()))?;
+    let plan = spec
+        .validate()
+        .map_err(|e| UsageError::new(e.to_string()))?;
     let name = format!(
         "bonnie size={} chunk={} files={}k",
         plan.size, plan.chunk_size, plan.files_k
@@ -326,11 +401,17 @@ fn add_record(record: &mut RunRecord, r: &BonnieResult) {
     for p in &r.phases {
         let f = p.figures();
         let ph = p.phase;
-        record.metrics.push(metric(METRICS, ph.rate_metric(), f.rate));
-        record.metrics.push(metric(METRICS, ph.cpu_metric(), f.cpu_pct));
         record
             .metrics
-            .push(metric(METRICS, ph.latency_metric(), f.max_latency_ns as f64));
+            .push(metric(METRICS, ph.rate_metric(), f.rate));
+        record
+            .metrics
+            .push(metric(METRICS, ph.cpu_metric(), f.cpu_pct));
+        record.metrics.push(metric(
+            METRICS,
+            ph.latency_metric(),
+            f.max_latency_ns as f64,
+        ));
         let lat = p.latency.summary();
         record.flowops.push(FlowopStats {
             name: ph.label().into(),
@@ -467,7 +548,11 @@ mod tests {
             files: 10,
             free: 2,
         });
-        assert!(f.message.contains("`workload.bonnie.files`"), "{}", f.message);
+        assert!(
+            f.message.contains("`workload.bonnie.files`"),
+            "{}",
+            f.message
+        );
         assert!(f.bad_input);
     }
 }

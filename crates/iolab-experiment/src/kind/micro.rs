@@ -222,7 +222,12 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroS
 
 /// One option's value in an experiment file, with the type its kind asks for (any kind's
 /// option table).
-pub(super) fn value<S>(cx: &mut Ctx, e: &Entry, o: &KindOption<S>, key: &str) -> Option<OptionValue> {
+pub(super) fn value<S>(
+    cx: &mut Ctx,
+    e: &Entry,
+    o: &KindOption<S>,
+    key: &str,
+) -> Option<OptionValue> {
     match o.kind {
         OptionKind::Choice(names) => cx.choice(e, key, names).map(OptionValue::Name),
         OptionKind::Size => cx.size(e, key).map(OptionValue::Bytes),

@@ -26,12 +26,7 @@ use crate::run::monitor::Intent;
 use crate::run::{KindRun, Ran, RunFailure};
 
 /// Every kind, in the order messages list them. A new kind is one line here.
-pub(crate) static KINDS: &[&dyn Kind] = &[
-    &wml::WML,
-    &wml::BUILTIN,
-    &micro::MICRO,
-    &bonnie::BONNIE,
-];
+pub(crate) static KINDS: &[&dyn Kind] = &[&wml::WML, &wml::BUILTIN, &micro::MICRO, &bonnie::BONNIE];
 
 /// A kind of workload, as experiment files name it.
 pub(crate) trait Kind: Sync {

@@ -94,7 +94,10 @@ pub fn line(report: &BonnieReport) -> String {
             Phase::GetBlock,
         ] {
             stat(&mut out, get(phase), |p| {
-                format!("{}", (plan_bytes(plan, phase) as f64 / 1024.0 / secs(p)) as i64)
+                format!(
+                    "{}",
+                    (plan_bytes(plan, phase) as f64 / 1024.0 / secs(p)) as i64
+                )
             });
         }
         stat(&mut out, get(Phase::Seeks), |p| {
