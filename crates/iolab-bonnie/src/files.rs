@@ -276,6 +276,25 @@ fn stat_file(dir: RawFd, name: &CStr, buf: &mut [u8]) -> Result<u64, (&'static s
     Ok(size)
 }
 
+/// What the stat and delete phases do to one file: `unlinkat`, or [`stat_file`]. Returns the
+/// bytes read.
+#[inline]
+fn visit(
+    delete: bool,
+    dir: RawFd,
+    name: &CStr,
+    buf: &mut [u8],
+) -> Result<u64, (&'static str, io::Error)> {
+    if !delete {
+        return stat_file(dir, name, buf);
+    }
+    // SAFETY: a NUL-terminated name relative to the open directory.
+    if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
+        return Err(("unlink", io::Error::last_os_error()));
+    }
+    Ok(0)
+}
+
 /// The sequential stat and delete phases: each directory in turn, its entries in `readdir`
 /// order; a timed operation runs from the `readdir` that finds a file to the end of what is
 /// done to it.
@@ -311,16 +330,8 @@ fn by_readdir(
                 if name.to_bytes().first() == Some(&b'.') {
                     continue;
                 }
-                if delete {
-                    // SAFETY: a NUL-terminated name relative to the open directory.
-                    if unsafe { libc::unlinkat(dfd, name.as_ptr(), 0) } != 0 {
-                        let e = io::Error::last_os_error();
-                        return Err(io_err("unlink", &dirs_path(dirs, d, name), e));
-                    }
-                } else {
-                    bytes += stat_file(dfd, name, buf)
-                        .map_err(|(op, e)| io_err(op, &dirs_path(dirs, d, name), e))?;
-                }
+                bytes += visit(delete, dfd, name, buf)
+                    .map_err(|(op, e)| io_err(op, &dirs_path(dirs, d, name), e))?;
                 lat.record(clock.ns(clock.ticks() - t0));
                 count += 1;
                 w.tick()?;
@@ -359,16 +370,8 @@ fn by_name(
         let (d, name) = (names.dir(i), names.name(i));
         let dfd = dirs.fds[d].0;
         let t0 = clock.ticks();
-        if delete {
-            // SAFETY: a NUL-terminated name relative to the open directory.
-            if unsafe { libc::unlinkat(dfd, name.as_ptr(), 0) } != 0 {
-                let e = io::Error::last_os_error();
-                return Err(io_err("unlink", &dirs_path(dirs, d, name), e));
-            }
-        } else {
-            bytes += stat_file(dfd, name, buf)
-                .map_err(|(op, e)| io_err(op, &dirs_path(dirs, d, name), e))?;
-        }
+        bytes += visit(delete, dfd, name, buf)
+            .map_err(|(op, e)| io_err(op, &dirs_path(dirs, d, name), e))?;
         lat.record(clock.ns(clock.ticks() - t0));
         w.tick()?;
     }

@@ -91,13 +91,17 @@ impl Drop for Fd {
     }
 }
 
-/// Writes all of `buf` at the file position (one `write` unless the kernel takes less).
+/// Runs `call(done)` until `len` bytes are done, retrying after EINTR; `call` moves bytes
+/// from offset `done` and returns what the system call returned.
 #[inline]
-pub(crate) fn write_full(fd: RawFd, buf: &[u8]) -> io::Result<()> {
+fn all(
+    len: usize,
+    mut call: impl FnMut(usize) -> isize,
+    short: fn() -> io::Error,
+) -> io::Result<()> {
     let mut done = 0;
-    while done < buf.len() {
-        // SAFETY: the pointer and length stay inside `buf`.
-        let n = unsafe { libc::write(fd, buf[done..].as_ptr().cast(), buf.len() - done) };
+    while done < len {
+        let n = call(done);
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
@@ -106,37 +110,41 @@ pub(crate) fn write_full(fd: RawFd, buf: &[u8]) -> io::Result<()> {
             return Err(e);
         }
         if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
+            return Err(short());
         }
         done += n as usize;
     }
     Ok(())
 }
 
+/// Writes all of `buf` at the file position (one `write` unless the kernel takes less).
+#[inline]
+pub(crate) fn write_full(fd: RawFd, buf: &[u8]) -> io::Result<()> {
+    all(
+        buf.len(),
+        // SAFETY: the pointer and length stay inside `buf`.
+        |done| unsafe { libc::write(fd, buf[done..].as_ptr().cast(), buf.len() - done) },
+        || io::ErrorKind::WriteZero.into(),
+    )
+}
+
 /// Fills all of `buf` from the file position (one `read` unless the kernel gives less); the
 /// end of the file before that is an error.
 #[inline]
 pub(crate) fn read_full(fd: RawFd, buf: &mut [u8]) -> io::Result<()> {
-    let mut done = 0;
-    while done < buf.len() {
-        // SAFETY: the pointer and length stay inside `buf`.
-        let n = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(io::Error::new(
+    let len = buf.len();
+    let ptr = buf.as_mut_ptr();
+    all(
+        len,
+        // SAFETY: the pointer and length stay inside `buf`, borrowed for the whole call.
+        |done| unsafe { libc::read(fd, ptr.add(done).cast(), len - done) },
+        || {
+            io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the file ended early: something else truncated it",
-            ));
-        }
-        done += n as usize;
-    }
-    Ok(())
+            )
+        },
+    )
 }
 
 #[inline]

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use super::{Kind, LoadContext, Workload};
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Span, Table};
+use crate::plan::tree::{Entry, Table};
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, latency_stats, metric};
@@ -155,9 +155,6 @@ pub(crate) struct BonnieKind;
 
 pub(crate) static BONNIE: BonnieKind = BonnieKind;
 
-/// Stand-in for the run directory until the runner knows it.
-const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
-
 impl Kind for BonnieKind {
     fn key(&self) -> &'static str {
         KEY
@@ -270,25 +267,9 @@ impl Workload for BonnieWorkload {
 /// Reads `bonnie = { … }`: every key of [`OPTIONS`], typed as the table says; then validated
 /// as `iolab bonnie` would, and its data against the target's size.
 fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<BonnieSpec> {
-    let before = cx.errors();
-    let t = cx.table(entry, "workload.bonnie")?;
-    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
-    cx.unknown_keys(t, &names, "workload.bonnie");
-    let key = |k: &str| format!("workload.bonnie.{k}");
-    let mut spec = BonnieSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
-    for o in OPTIONS {
-        let Some(e) = t.get(o.name) else { continue };
-        if let Some(v) = super::micro::value(cx, e, o, &key(o.name)) {
-            o.apply(&mut spec, v);
-        }
-    }
-    if cx.errors() > before {
-        return None;
-    }
-    let at = |k: &str| -> Span {
-        t.get(k)
-            .map_or(entry.key_span.clone(), |e| e.node.span.clone())
-    };
+    // The runner gives every run its own directory and seed.
+    let mut spec = BonnieSpec::with_defaults(super::options::PLACEHOLDER_DIR.into(), 0);
+    let t = super::options::read(cx, entry, KEY, &mut spec)?;
     let plan = match spec.validate() {
         Ok(p) => p,
         Err(e) => {
@@ -309,8 +290,7 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<Bonnie
             };
             let flags = flags();
             let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-            let message = Origin::File.rewrite(&e.to_string(), KEY, &flags);
-            cx.error(&at(k), message);
+            cx.error(&t.at(k), Origin::File.rewrite(&e.to_string(), KEY, &flags));
             return None;
         }
     };
@@ -320,16 +300,7 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<Bonnie
         } else {
             "files"
         };
-        cx.error_hint(
-            &at(k),
-            format!(
-                "`{}`: {} of data do not fit on the {} target",
-                key(k),
-                iolab_workload::format_bytes(plan.dataset_bytes()),
-                iolab_workload::format_bytes(cap)
-            ),
-            "make the target larger or the bonnie run smaller",
-        );
+        t.too_big(cx, k, plan.dataset_bytes(), cap);
         return None;
     }
     Some(spec)

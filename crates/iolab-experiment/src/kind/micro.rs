@@ -13,15 +13,14 @@ use iolab_engine::{EngineError, MicroResult};
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::micro::{
-    KindOption, MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionKind, OptionValue,
-    RecordSync, OPTIONS,
+    MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionValue, RecordSync, OPTIONS,
 };
 use serde_json::{json, Value};
 
 use super::{Kind, LoadContext, Workload};
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Span, Table};
+use crate::plan::tree::{Entry, Table};
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, latency_stats, metric, series};
@@ -43,9 +42,6 @@ pub const METRICS: &[MetricDef] = &[MetricDef::new(
     "Final sync",
     "the longest final fsync/msync of a write pass (inside the timed region)",
 )];
-
-/// Stand-in for the run directory until the runner knows it.
-const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
 
 impl Kind for MicroKind {
     fn key(&self) -> &'static str {
@@ -159,26 +155,9 @@ impl Workload for MicroWorkload {
 /// Reads `micro = { … }`: every key of [`OPTIONS`], typed as the table says; then validated
 /// as `iolab micro` would, and its size against the target's.
 fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroSpec> {
-    let before = cx.errors();
-    let t = cx.table(entry, "workload.micro")?;
-    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
-    cx.unknown_keys(t, &names, "workload.micro");
-    let key = |k: &str| format!("workload.micro.{k}");
     // The runner gives every run its own directory and seed.
-    let mut spec = MicroSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
-    for o in OPTIONS {
-        let Some(e) = t.get(o.name) else { continue };
-        if let Some(v) = value(cx, e, o, &key(o.name)) {
-            o.apply(&mut spec, v);
-        }
-    }
-    if cx.errors() > before {
-        return None;
-    }
-    let at = |k: &str| -> Span {
-        t.get(k)
-            .map_or(entry.key_span.clone(), |e| e.node.span.clone())
-    };
+    let mut spec = MicroSpec::with_defaults(super::options::PLACEHOLDER_DIR.into(), 0);
+    let t = super::options::read(cx, entry, KEY, &mut spec)?;
     if let Err(e) = spec.validate() {
         let k = match e {
             MicroSpecError::ZeroBlockSize | MicroSpecError::HugeBlockSize { .. } => "bs",
@@ -188,7 +167,7 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroS
             MicroSpecError::ZeroThreads => "threads",
             MicroSpecError::MmapNeedsMmapEngine { .. } => "engine",
             MicroSpecError::MmapEngineNeedsMmapSync { .. } => {
-                if t.get("sync").is_some() {
+                if t.table.get("sync").is_some() {
                     "sync"
                 } else {
                     "engine"
@@ -201,43 +180,14 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroS
         // The messages are written for the command line (`--size`); the keys here are
         // spelled the same without the dashes.
         let message = e.to_string().replace("--", "");
-        cx.error(&at(k), format!("`{}`: {message}", key(k)));
+        cx.error(&t.at(k), format!("`{}`: {message}", t.key(k)));
         return None;
     }
     if let Some(cap) = target_bytes.filter(|&cap| spec.size > cap) {
-        cx.error_hint(
-            &at("size"),
-            format!(
-                "`{}`: {} of data do not fit on the {} target",
-                key("size"),
-                iolab_workload::format_bytes(spec.size),
-                iolab_workload::format_bytes(cap)
-            ),
-            "make the target larger or the micro test smaller",
-        );
+        t.too_big(cx, "size", spec.size, cap);
         return None;
     }
     Some(spec)
-}
-
-/// One option's value in an experiment file, with the type its kind asks for (any kind's
-/// option table).
-pub(super) fn value<S>(
-    cx: &mut Ctx,
-    e: &Entry,
-    o: &KindOption<S>,
-    key: &str,
-) -> Option<OptionValue> {
-    match o.kind {
-        OptionKind::Choice(names) => cx.choice(e, key, names).map(OptionValue::Name),
-        OptionKind::Size => cx.size(e, key).map(OptionValue::Bytes),
-        OptionKind::Count { min, max } => {
-            let max = i64::try_from(max).unwrap_or(i64::MAX);
-            cx.integer(e, key, min as i64, max)
-                .map(|n| OptionValue::Count(n as u64))
-        }
-        OptionKind::Duration => cx.duration(e, key).map(OptionValue::Duration),
-    }
 }
 
 /// `iolab micro`: the given option values over the table's defaults, validated (the

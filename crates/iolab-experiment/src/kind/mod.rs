@@ -9,6 +9,7 @@
 
 pub mod bonnie;
 pub mod micro;
+mod options;
 pub mod wml;
 
 use std::any::Any;

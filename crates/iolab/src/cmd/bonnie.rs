@@ -26,12 +26,7 @@ pub fn run(args: BonnieArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     } else {
         args.format
     };
-    // A database that cannot take the result is refused before anything runs.
-    let storage = if args.no_db {
-        Storage::Nowhere
-    } else {
-        Storage::Db(crate::cmd::db::open(&args.db.db)?)
-    };
+    let storage = Storage::from_args(args.no_db, &args.db.db)?;
     let mut display = single::Shown {
         status: StatusLine::new(std::io::stderr().is_terminal()),
         view: Display,

@@ -21,13 +21,7 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         iolab_experiment::kind::micro::from_command_line(&args.options.0, &args.dir, args.seed)
             .map_err(crate::cmd::usage)?;
     let format = if args.json { Format::Json } else { args.format };
-    // A database that cannot take the result is refused before anything runs (exit 2), not
-    // after the run when its result would be lost.
-    let storage = if args.no_db {
-        Storage::Nowhere
-    } else {
-        Storage::Db(crate::cmd::db::open(&args.db.db)?)
-    };
+    let storage = Storage::from_args(args.no_db, &args.db.db)?;
     let mut display = single::Shown {
         status: StatusLine::new(std::io::stderr().is_terminal()),
         view: Display,

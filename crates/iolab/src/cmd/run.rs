@@ -47,13 +47,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         .as_any()
         .downcast_ref::<WmlWorkload>()
         .ok_or_else(|| CliError::failed("internal error: not a WML plan"))?;
-    // A database that cannot take the result is refused before anything runs (exit 2), not
-    // after the run when its result would be lost.
-    let storage = if args.no_db {
-        Storage::Nowhere
-    } else {
-        Storage::Db(crate::cmd::db::open(&args.db.db)?)
-    };
+    let storage = Storage::from_args(args.no_db, &args.db.db)?;
     let warnings = workload.warnings().to_vec();
     if !args.quiet {
         for w in &warnings {

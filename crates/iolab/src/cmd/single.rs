@@ -28,6 +28,19 @@ pub enum Storage {
     Nowhere,
 }
 
+impl Storage {
+    /// `--no-db`, or the results database `db`, opened now: a database that cannot take the
+    /// result is refused (exit 2) before anything runs, not after the run when its result
+    /// would be lost.
+    pub fn from_args(no_db: bool, db: &std::path::Path) -> Result<Storage, CliError> {
+        Ok(if no_db {
+            Storage::Nowhere
+        } else {
+            Storage::Db(crate::cmd::db::open(db)?)
+        })
+    }
+}
+
 /// How a single run ended, when it ran.
 pub struct Single<T> {
     /// The kind's own engine result, for the command's formats.

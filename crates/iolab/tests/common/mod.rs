@@ -52,6 +52,16 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A command that failed as bad input or a failed run should: exit code `code`, `needle` in
+/// its message, no panic, no results on stdout.
+pub fn assert_clean_failure(o: &Output, code: i32, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "exit code; stderr: {err}");
+    assert!(err.contains(needle), "expected `{needle}` in: {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert!(o.stdout.is_empty(), "no results on failure");
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -54,7 +54,7 @@ fn stat(out: &mut String, p: Option<&PhaseResult>, rate: impl Fn(&PhaseResult) -
 }
 
 /// bonnie++'s latency: whole seconds above 100 s, milliseconds above 0.1 s, else µs.
-fn latency(p: Option<&PhaseResult>) -> String {
+pub(super) fn latency(p: Option<&PhaseResult>) -> String {
     let s = p.map_or(0.0, |p| p.latency.summary().max_ns as f64 / 1e9);
     if s == 0.0 {
         String::new()

@@ -48,20 +48,9 @@ fn cells(p: Option<&PhaseResult>) -> String {
     format!("{rate} {:3}", p.cpu_pct() as i64)
 }
 
-/// bonnie++'s latency text: `123us`, `45ms`, `6s`.
+/// bonnie++'s latency cell: its CSV text, right-aligned.
 fn latency_cell(p: Option<&PhaseResult>) -> String {
-    let ns = p.map_or(0, |p| p.latency.summary().max_ns);
-    let s = ns as f64 / 1e9;
-    let text = if ns == 0 {
-        String::new()
-    } else if s > 99.999999 {
-        format!("{}s", s as i64)
-    } else if s > 0.099999 {
-        format!("{}ms", (s * 1000.0) as i64)
-    } else {
-        format!("{}us", (s * 1e6) as i64)
-    };
-    format!(" {text:>9}")
+    format!(" {:>9}", super::csv::latency(p))
 }
 
 /// The first 19 columns of a result row: the machine name, and the size at their end.
