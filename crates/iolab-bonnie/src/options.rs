@@ -181,7 +181,7 @@ pub const OPTIONS: &[KindOption<BonnieSpec>] = &[
         kind: OptionKind::Choice(&Phases::NAMES),
         default: Some("all"),
         aliases: &[],
-        help: "Which phases run: all, io (file I/O only, bonnie++ -n 0) or files (create/stat/delete only, -s 0)",
+        help: "Which phases run (io: the file I/O phases only, bonnie++ -n 0; files: create/stat/delete only, -s 0)",
         apply: |s, v| s.phases = Phases::parse(name_of(v)).unwrap_or(s.phases),
     },
 ];

@@ -102,6 +102,15 @@ fn cell(m: &MetricSummary) -> String {
     esc(&text).into_owned()
 }
 
+/// `%CP` as bonnie++ prints it: a whole number.
+fn percent(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.0}")
+    } else {
+        "–".to_string()
+    }
+}
+
 /// A configuration's figures for `p`, when it ran it.
 fn has(c: &crate::ConfigReport, p: Phase) -> Option<&BonniePhase> {
     c.bonnie.iter().find(|b| b.phase == p.label())
@@ -148,7 +157,7 @@ fn table(h: &mut String, data: &ReportData, groups: &[Group]) {
                             h,
                             "<td class=\"n\">{}</td><td class=\"n\">{}</td>",
                             cell(&b.rate),
-                            num::fmt(b.cpu_pct.mean.round())
+                            percent(b.cpu_pct.mean)
                         );
                     }
                     None => h.push_str("<td></td><td></td>"),

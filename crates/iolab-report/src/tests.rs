@@ -354,3 +354,60 @@ fn findings_are_grouped_by_check_and_explained_once_after_the_summary() {
     assert_eq!(fit["ratio"], json!({"min": 0.5, "max": 0.6}));
     assert_eq!(fit["dataset_bytes"], 1u64 << 30);
 }
+
+#[test]
+fn bonnie_runs_get_bonnies_tables_and_other_runs_none() {
+    let (mut store, exp, c) = store_with(&["journal=ordered", "other"]);
+    for rep in 0..2 {
+        let mut r = record(c[0], rep, RunStatus::Ok, 100.0);
+        for (i, p) in iolab_bonnie::Phase::ALL.iter().enumerate() {
+            if *p == iolab_bonnie::Phase::Putc {
+                continue; // skipped, as with a char_size of 0
+            }
+            r.metrics.push(Metric::new(
+                p.rate_metric(),
+                100.0 + i as f64 + rep as f64,
+                "op/s",
+            ));
+            r.metrics.push(Metric::new(p.cpu_metric(), 50.0, "%"));
+            r.metrics.push(Metric::new(
+                p.latency_metric(),
+                1000.0 * (rep + 1) as f64,
+                "ns",
+            ));
+        }
+        store.record_run(&r).unwrap();
+    }
+    store
+        .record_run(&record(c[1], 0, RunStatus::Ok, 100.0))
+        .unwrap();
+    let data = load(&store, exp).unwrap();
+    assert_eq!(data.configs[0].bonnie.len(), 11);
+    assert!(data.configs[1].bonnie.is_empty());
+    let seeks = data.configs[0]
+        .bonnie
+        .iter()
+        .find(|b| b.phase == "seeks")
+        .unwrap();
+    assert_eq!(seeks.rate.n, 2);
+    assert_eq!(seeks.lat_max_ns, 2000.0, "the slowest of any run");
+    let (html, _, json) = render_all(&data);
+    assert_structure(&html);
+    let section = &html[html.find("id=\"bonnie\"").expect("a bonnie section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    for h in [
+        "Sequential Output",
+        "Sequential Input",
+        "Random Create",
+        "%CP",
+    ] {
+        assert!(section.contains(h), "{h}");
+    }
+    assert!(section.contains("journal=ordered") && !section.contains(">other<"));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["configs"][0]["bonnie"].as_array().unwrap().len(), 11);
+    // An experiment without bonnie runs has no such section.
+    let (store, exp, _) = store_with(&["a"]);
+    let (html, _, _) = render_all(&load(&store, exp).unwrap());
+    assert!(!html.contains("id=\"bonnie\""));
+}

@@ -467,6 +467,47 @@ mod tests {
     }
 
     #[test]
+    fn bonnie_flags_come_from_its_option_table() {
+        let cli = Cli::try_parse_from([
+            "iolab",
+            "bonnie",
+            "--dir",
+            "/d",
+            "--char-size",
+            "0",
+            "--phases",
+            "io",
+        ])
+        .unwrap();
+        let Command::Bonnie(b) = cli.command else {
+            panic!("not bonnie")
+        };
+        let get = |n: &str| {
+            b.options
+                .0
+                .iter()
+                .find(|(o, _)| o.name == n)
+                .map(|(_, v)| *v)
+        };
+        assert_eq!(get("char_size"), Some(OptionValue::Bytes(0)));
+        assert_eq!(get("phases"), Some(OptionValue::Name("io")));
+        assert_eq!(get("chunk_size"), Some(OptionValue::Bytes(8192)));
+        assert_eq!(get("size"), None, "twice the memory unless given");
+        let help = Cli::command()
+            .find_subcommand_mut("bonnie")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for o in iolab_bonnie::OPTIONS {
+            assert!(
+                help.contains(&format!("--{} <{}>", o.flag(), o.value_name)),
+                "{}",
+                o.name
+            );
+        }
+    }
+
+    #[test]
     fn micro_flags_come_from_the_option_table() {
         let cli = Cli::try_parse_from([
             "iolab",
