@@ -193,45 +193,38 @@ pub(crate) fn run(w: &mut Worker<'_, '_>) -> Result<(), BonnieError> {
     };
     let open = || Fd::open(&cpath, libc::O_RDWR).map_err(|e| err("open", e));
     let mut buf = chunk_buf(plan.chunk_size)?;
-    let clock = w.clock();
 
     if plan.runs(Phase::Putc) {
         let fd = create(w)?;
-        let mut lat = LatencyHistogram::default();
-        let s = w.start();
-        for _ in 0..plan.char_chunks() {
-            let t0 = clock.ticks();
-            for i in 0..chunk {
-                let c = (i & 0x7f) as u8;
-                // SAFETY: one byte from a local.
-                let n = unsafe { libc::write(fd.0, (&c as *const u8).cast(), 1) };
-                if n != 1 {
-                    return Err(err("write", byte_failed(n)));
+        timed_chunks(
+            w,
+            Phase::Putc,
+            fd,
+            plan.char_chunks(),
+            plan.char_size,
+            |fd| {
+                for i in 0..chunk {
+                    let c = (i & 0x7f) as u8;
+                    // SAFETY: one byte from a local.
+                    let n = unsafe { libc::write(fd, (&c as *const u8).cast(), 1) };
+                    if n != 1 {
+                        return Err(err("write", byte_failed(n)));
+                    }
                 }
-            }
-            lat.record(clock.ns(clock.ticks() - t0));
-            w.tick()?;
-        }
-        fd.sync_close().map_err(|e| err("fsync", e))?;
-        w.finish(Phase::Putc, s, plan.char_chunks(), plan.char_size, lat);
+                Ok(())
+            },
+        )?;
     }
 
     if plan.runs(Phase::PutBlock) {
         let fd = create(w)?;
         let b = &mut buf.as_mut_slice()[..chunk];
-        let mut lat = LatencyHistogram::default();
         let mut next = 0;
-        let s = w.start();
-        for _ in 0..plan.chunks() {
+        timed_chunks(w, Phase::PutBlock, fd, plan.chunks(), plan.size, |fd| {
             b[next] = b[next].wrapping_add(1);
             next = (next + 1) % chunk;
-            let t0 = clock.ticks();
-            write_full(fd.0, b).map_err(|e| err("write", e))?;
-            lat.record(clock.ns(clock.ticks() - t0));
-            w.tick()?;
-        }
-        fd.sync_close().map_err(|e| err("fsync", e))?;
-        w.finish(Phase::PutBlock, s, plan.chunks(), plan.size, lat);
+            write_full(fd, b).map_err(|e| err("write", e))
+        })?;
     }
 
     if plan.runs(Phase::Rewrite) {
@@ -239,59 +232,46 @@ pub(crate) fn run(w: &mut Worker<'_, '_>) -> Result<(), BonnieError> {
         lseek(fd.0, 0, libc::SEEK_SET).map_err(|e| err("lseek", e))?;
         let b = &mut buf.as_mut_slice()[..chunk];
         let back = -(chunk as i64);
-        let mut lat = LatencyHistogram::default();
         let mut next = 0;
-        let s = w.start();
-        for _ in 0..plan.chunks() {
-            let t0 = clock.ticks();
-            read_full(fd.0, b).map_err(|e| err("read", e))?;
+        // bonnie++ counts the file once: its rate is the file size over the time.
+        timed_chunks(w, Phase::Rewrite, fd, plan.chunks(), plan.size, |fd| {
+            read_full(fd, b).map_err(|e| err("read", e))?;
             b[next] = b[next].wrapping_add(1);
             next = (next + 1) % chunk;
-            lseek(fd.0, back, libc::SEEK_CUR).map_err(|e| err("lseek", e))?;
-            write_full(fd.0, b).map_err(|e| err("write", e))?;
-            lat.record(clock.ns(clock.ticks() - t0));
-            w.tick()?;
-        }
-        fd.sync_close().map_err(|e| err("fsync", e))?;
-        // bonnie++ counts the file once: its rate is the file size over the time.
-        w.finish(Phase::Rewrite, s, plan.chunks(), plan.size, lat);
+            lseek(fd, back, libc::SEEK_CUR).map_err(|e| err("lseek", e))?;
+            write_full(fd, b).map_err(|e| err("write", e))
+        })?;
     }
 
     if plan.runs(Phase::Getc) {
         let fd = open()?;
-        let mut lat = LatencyHistogram::default();
         let mut c = 0u8;
-        let s = w.start();
-        for _ in 0..plan.char_chunks() {
-            let t0 = clock.ticks();
-            for _ in 0..chunk {
-                // SAFETY: one byte into a local.
-                let n = unsafe { libc::read(fd.0, (&mut c as *mut u8).cast(), 1) };
-                if n != 1 {
-                    return Err(err("read", byte_failed(n)));
+        timed_chunks(
+            w,
+            Phase::Getc,
+            fd,
+            plan.char_chunks(),
+            plan.char_size,
+            |fd| {
+                for _ in 0..chunk {
+                    // SAFETY: one byte into a local.
+                    let n = unsafe { libc::read(fd, (&mut c as *mut u8).cast(), 1) };
+                    if n != 1 {
+                        return Err(err("read", byte_failed(n)));
+                    }
                 }
-            }
-            lat.record(clock.ns(clock.ticks() - t0));
-            w.tick()?;
-        }
-        fd.sync_close().map_err(|e| err("fsync", e))?;
-        w.finish(Phase::Getc, s, plan.char_chunks(), plan.char_size, lat);
+                Ok(())
+            },
+        )?;
     }
 
     if plan.runs(Phase::GetBlock) {
         let fd = open()?;
         lseek(fd.0, 0, libc::SEEK_SET).map_err(|e| err("lseek", e))?;
         let b = &mut buf.as_mut_slice()[..chunk];
-        let mut lat = LatencyHistogram::default();
-        let s = w.start();
-        for _ in 0..plan.chunks() {
-            let t0 = clock.ticks();
-            read_full(fd.0, b).map_err(|e| err("read", e))?;
-            lat.record(clock.ns(clock.ticks() - t0));
-            w.tick()?;
-        }
-        fd.sync_close().map_err(|e| err("fsync", e))?;
-        w.finish(Phase::GetBlock, s, plan.chunks(), plan.size, lat);
+        timed_chunks(w, Phase::GetBlock, fd, plan.chunks(), plan.size, |fd| {
+            read_full(fd, b).map_err(|e| err("read", e))
+        })?;
     }
 
     if plan.runs(Phase::Seeks) {
@@ -304,6 +284,31 @@ pub(crate) fn run(w: &mut Worker<'_, '_>) -> Result<(), BonnieError> {
             return Err(EngineError::Interrupted.into());
         }
     }
+    Ok(())
+}
+
+/// One timed I/O phase of `n` chunks on `fd`: `chunk(fd)` issues one chunk's calls and is
+/// timed as one operation; the `fsync` + `close` that end the phase are inside its timing.
+fn timed_chunks(
+    w: &mut Worker<'_, '_>,
+    phase: Phase,
+    fd: Fd,
+    n: u64,
+    bytes: u64,
+    mut chunk: impl FnMut(RawFd) -> Result<(), BonnieError>,
+) -> Result<(), BonnieError> {
+    let clock = w.clock();
+    let mut lat = LatencyHistogram::default();
+    let s = w.start();
+    for _ in 0..n {
+        let t0 = clock.ticks();
+        chunk(fd.0)?;
+        lat.record(clock.ns(clock.ticks() - t0));
+        w.tick()?;
+    }
+    fd.sync_close()
+        .map_err(|e| io_err("fsync", &w.shared.path, e))?;
+    w.finish(phase, s, n, bytes, lat);
     Ok(())
 }
 

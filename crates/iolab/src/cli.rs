@@ -482,28 +482,43 @@ mod tests {
         let Command::Bonnie(b) = cli.command else {
             panic!("not bonnie")
         };
-        let get = |n: &str| {
-            b.options
-                .0
-                .iter()
-                .find(|(o, _)| o.name == n)
-                .map(|(_, v)| *v)
-        };
+        let get = |n: &str| value_of(&b.options, n);
         assert_eq!(get("char_size"), Some(OptionValue::Bytes(0)));
         assert_eq!(get("phases"), Some(OptionValue::Name("io")));
         assert_eq!(get("chunk_size"), Some(OptionValue::Bytes(8192)));
         assert_eq!(get("size"), None, "twice the memory unless given");
+        help_lists_the_table("bonnie", iolab_bonnie::OPTIONS);
+    }
+
+    /// The parsed value of option `name`.
+    fn value_of<S>(options: &KindOptions<S>, name: &str) -> Option<OptionValue> {
+        options
+            .0
+            .iter()
+            .find(|(o, _)| o.name == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// `iolab SUB --help` shows every option of `table` with its value name and default.
+    fn help_lists_the_table<S>(sub: &str, table: &[KindOption<S>]) {
         let help = Cli::command()
-            .find_subcommand_mut("bonnie")
+            .find_subcommand_mut(sub)
             .unwrap()
             .render_long_help()
             .to_string();
-        for o in iolab_bonnie::OPTIONS {
+        for o in table {
             assert!(
                 help.contains(&format!("--{} <{}>", o.flag(), o.value_name)),
                 "{}",
                 o.name
             );
+            if let Some(d) = o.default {
+                assert!(
+                    help.contains(&format!("[default: {d}]")),
+                    "{}: {help}",
+                    o.name
+                );
+            }
         }
     }
 
@@ -523,37 +538,13 @@ mod tests {
         let Command::Micro(m) = cli.command else {
             panic!("not micro")
         };
-        let get = |n: &str| {
-            m.options
-                .0
-                .iter()
-                .find(|(o, _)| o.name == n)
-                .map(|(_, v)| *v)
-        };
+        let get = |n: &str| value_of(&m.options, n);
         assert_eq!(get("threads"), Some(OptionValue::Count(4)));
         assert_eq!(get("engine"), Some(OptionValue::Name("io_uring")));
         // Defaults are the table's, as parsed values.
         assert_eq!(get("bs"), Some(OptionValue::Bytes(4096)));
         assert_eq!(get("iodepth"), None);
-        let help = Cli::command()
-            .find_subcommand_mut("micro")
-            .unwrap()
-            .render_long_help()
-            .to_string();
-        for o in micro::OPTIONS {
-            assert!(
-                help.contains(&format!("--{} <{}>", o.name, o.value_name)),
-                "{}",
-                o.name
-            );
-            if let Some(d) = o.default {
-                assert!(
-                    help.contains(&format!("[default: {d}]")),
-                    "{}: {help}",
-                    o.name
-                );
-            }
-        }
+        help_lists_the_table("micro", micro::OPTIONS);
         let e = Cli::try_parse_from(["iolab", "micro", "--dir", "/d", "--threads", "0"])
             .unwrap_err()
             .to_string();
