@@ -188,3 +188,28 @@ pub(crate) fn render(h: &mut String, data: &ReportData) {
     table(h, data, FILES);
     h.push_str("</section>");
 }
+
+/// The same tables in Markdown, one row per configuration and phase group.
+pub(crate) fn markdown(s: &mut String, data: &ReportData) {
+    if data.configs.iter().all(|c| c.bonnie.is_empty()) {
+        return;
+    }
+    s.push_str("\n## bonnie++ phases\n\nRate and %CP per phase (mean ± half-width of the 95% interval over the ok runs), the slowest operation of any run; no +++++ (docs/bonnie.md).\n\n| configuration | phase | rate | %CP | max latency |\n|---|---|---:|---:|---:|\n");
+    for c in &data.configs {
+        for b in &c.bonnie {
+            let unit = Phase::ALL
+                .iter()
+                .find(|p| p.label() == b.phase)
+                .map_or("", |p| unit(*p));
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} {unit} | {} | {} |",
+                crate::escape::escape_md(&c.config.label),
+                b.phase,
+                cell(&b.rate),
+                percent(b.cpu_pct.mean),
+                iolab_workload::format_ns(b.lat_max_ns)
+            );
+        }
+    }
+}

@@ -76,6 +76,7 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
         let (conv, note) = outcome_text(&c.config.outcome);
         let _ = writeln!(s, " {conv} | {} |", md(&note));
     }
+    crate::bonnie::markdown(&mut s, data);
 
     if !data.findings.is_empty() {
         s.push_str("\n## What the checks found\n");

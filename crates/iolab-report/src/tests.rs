@@ -391,8 +391,13 @@ fn bonnie_runs_get_bonnies_tables_and_other_runs_none() {
         .unwrap();
     assert_eq!(seeks.rate.n, 2);
     assert_eq!(seeks.lat_max_ns, 2000.0, "the slowest of any run");
-    let (html, _, json) = render_all(&data);
+    let (html, markdown, json) = render_all(&data);
     assert_structure(&html);
+    assert!(markdown.contains("## bonnie++ phases"), "{markdown}");
+    assert!(
+        markdown.contains("| journal=ordered | seeks |"),
+        "{markdown}"
+    );
     let section = &html[html.find("id=\"bonnie\"").expect("a bonnie section")..];
     let section = &section[..section.find("</section>").unwrap()];
     for h in [
