@@ -39,7 +39,7 @@ pub enum RateUnit {
     Files,
 }
 
-/// label, title, rate metric, CPU metric, max latency metric, unit.
+/// label, title, rate metric, CPU metric, max latency metric, unit, elapsed metric.
 type Row = (
     &'static str,
     &'static str,
@@ -47,6 +47,7 @@ type Row = (
     &'static str,
     &'static str,
     RateUnit,
+    &'static str,
 );
 
 const TABLE: [Row; 12] = [
@@ -57,6 +58,7 @@ const TABLE: [Row; 12] = [
         "putc_cpu_pct",
         "putc_lat_max_ns",
         RateUnit::Bytes,
+        "putc_elapsed_s",
     ),
     (
         "put_block",
@@ -65,6 +67,7 @@ const TABLE: [Row; 12] = [
         "put_block_cpu_pct",
         "put_block_lat_max_ns",
         RateUnit::Bytes,
+        "put_block_elapsed_s",
     ),
     (
         "rewrite",
@@ -73,6 +76,7 @@ const TABLE: [Row; 12] = [
         "rewrite_cpu_pct",
         "rewrite_lat_max_ns",
         RateUnit::Bytes,
+        "rewrite_elapsed_s",
     ),
     (
         "getc",
@@ -81,6 +85,7 @@ const TABLE: [Row; 12] = [
         "getc_cpu_pct",
         "getc_lat_max_ns",
         RateUnit::Bytes,
+        "getc_elapsed_s",
     ),
     (
         "get_block",
@@ -89,6 +94,7 @@ const TABLE: [Row; 12] = [
         "get_block_cpu_pct",
         "get_block_lat_max_ns",
         RateUnit::Bytes,
+        "get_block_elapsed_s",
     ),
     (
         "seeks",
@@ -97,6 +103,7 @@ const TABLE: [Row; 12] = [
         "seeks_cpu_pct",
         "seeks_lat_max_ns",
         RateUnit::Seeks,
+        "seeks_elapsed_s",
     ),
     (
         "seq_create",
@@ -105,6 +112,7 @@ const TABLE: [Row; 12] = [
         "seq_create_cpu_pct",
         "seq_create_lat_max_ns",
         RateUnit::Files,
+        "seq_create_elapsed_s",
     ),
     (
         "seq_stat",
@@ -113,6 +121,7 @@ const TABLE: [Row; 12] = [
         "seq_stat_cpu_pct",
         "seq_stat_lat_max_ns",
         RateUnit::Files,
+        "seq_stat_elapsed_s",
     ),
     (
         "seq_del",
@@ -121,6 +130,7 @@ const TABLE: [Row; 12] = [
         "seq_del_cpu_pct",
         "seq_del_lat_max_ns",
         RateUnit::Files,
+        "seq_del_elapsed_s",
     ),
     (
         "ran_create",
@@ -129,6 +139,7 @@ const TABLE: [Row; 12] = [
         "ran_create_cpu_pct",
         "ran_create_lat_max_ns",
         RateUnit::Files,
+        "ran_create_elapsed_s",
     ),
     (
         "ran_stat",
@@ -137,6 +148,7 @@ const TABLE: [Row; 12] = [
         "ran_stat_cpu_pct",
         "ran_stat_lat_max_ns",
         RateUnit::Files,
+        "ran_stat_elapsed_s",
     ),
     (
         "ran_del",
@@ -145,6 +157,7 @@ const TABLE: [Row; 12] = [
         "ran_del_cpu_pct",
         "ran_del_lat_max_ns",
         RateUnit::Files,
+        "ran_del_elapsed_s",
     ),
 ];
 
@@ -191,6 +204,11 @@ impl Phase {
     /// The metric of its slowest operation: `putc_lat_max_ns`.
     pub fn latency_metric(self) -> &'static str {
         self.row().4
+    }
+
+    /// The metric of its elapsed time: `putc_elapsed_s`.
+    pub fn elapsed_metric(self) -> &'static str {
+        self.row().6
     }
 
     pub fn unit(self) -> RateUnit {
@@ -248,6 +266,7 @@ mod tests {
             assert!(p.rate_metric().starts_with(p.label()), "{p:?}");
             assert_eq!(p.cpu_metric(), format!("{}_cpu_pct", p.label()));
             assert_eq!(p.latency_metric(), format!("{}_lat_max_ns", p.label()));
+            assert_eq!(p.elapsed_metric(), format!("{}_elapsed_s", p.label()));
             assert_eq!(Phase::ALL[p as usize], p);
         }
     }

@@ -25,6 +25,15 @@ pub struct BonniePhase {
     pub cpu_pct: MetricSummary,
     /// The slowest operation of any run.
     pub lat_max_ns: f64,
+    /// The phase's shortest elapsed time over the runs, in seconds (NaN when not recorded).
+    pub elapsed_min_s: f64,
+}
+
+impl BonniePhase {
+    /// Some run's phase lasted less than bonnie++'s 0.5 s: bonnie++ would show `+++++`.
+    pub fn short(&self) -> bool {
+        self.elapsed_min_s < iolab_bonnie::MIN_TIME.as_secs_f64()
+    }
 }
 
 /// The bonnie phases a configuration's runs recorded (none for other kinds).
@@ -40,12 +49,17 @@ pub(crate) fn phases(ok: &BTreeMap<String, MetricValues>) -> Vec<BonniePhase> {
                 phase: p.label().to_string(),
                 rate: summary(p.rate_metric())?,
                 cpu_pct: summary(p.cpu_metric())?,
-                lat_max_ns: ok.get(p.latency_metric()).map_or(f64::NAN, |v| {
-                    v.values.iter().copied().fold(f64::NAN, f64::max)
-                }),
+                lat_max_ns: fold(ok, p.latency_metric(), f64::max),
+                elapsed_min_s: fold(ok, p.elapsed_metric(), f64::min),
             })
         })
         .collect()
+}
+
+/// The metric `name` over the runs folded with `f` (NaN when it was not recorded).
+fn fold(ok: &BTreeMap<String, MetricValues>, name: &str, f: fn(f64, f64) -> f64) -> f64 {
+    ok.get(name)
+        .map_or(f64::NAN, |v| v.values.iter().copied().fold(f64::NAN, f))
 }
 
 /// The column groups of bonnie++'s two tables: (group title, [(column title, phase)]).
@@ -155,8 +169,9 @@ fn table(h: &mut String, data: &ReportData, groups: &[Group]) {
                     Some(b) => {
                         let _ = write!(
                             h,
-                            "<td class=\"n\">{}</td><td class=\"n\">{}</td>",
+                            "<td class=\"n\">{}{}</td><td class=\"n\">{}</td>",
                             cell(&b.rate),
+                            if b.short() { "*" } else { "" },
                             percent(b.cpu_pct.mean)
                         );
                     }
@@ -186,6 +201,14 @@ pub(crate) fn render(h: &mut String, data: &ReportData) {
     h.push_str("<section id=\"bonnie\"><h2>bonnie++ phases</h2><p class=\"muted\">bonnie++'s tables: rates (MiB/s for the I/O phases, seeks and files per second) and %CP, mean ± half-width of the 95% interval over the ok runs; the slowest operation of any run below. Every phase has a number: where bonnie++ prints +++++ (a phase under 0.5 s), iolab's clock measured it (docs/bonnie.md).</p>");
     table(h, data, IO);
     table(h, data, FILES);
+    if data
+        .configs
+        .iter()
+        .flat_map(|c| &c.bonnie)
+        .any(BonniePhase::short)
+    {
+        h.push_str("<p class=\"muted\">* under 0.5 s in at least one run, where bonnie++ prints +++++: iolab's clock times it to within two clock reads (tens of nanoseconds); how much such a short phase varies from run to run is what the ± interval says.</p>");
+    }
     h.push_str("</section>");
 }
 
@@ -194,7 +217,7 @@ pub(crate) fn markdown(s: &mut String, data: &ReportData) {
     if data.configs.iter().all(|c| c.bonnie.is_empty()) {
         return;
     }
-    s.push_str("\n## bonnie++ phases\n\nRate and %CP per phase (mean ± half-width of the 95% interval over the ok runs), the slowest operation of any run; no +++++ (docs/bonnie.md).\n\n| configuration | phase | rate | %CP | max latency |\n|---|---|---:|---:|---:|\n");
+    s.push_str("\n## bonnie++ phases\n\nRate and %CP per phase (mean ± half-width of the 95% interval over the ok runs), the slowest operation of any run; no +++++: a rate marked * lasted under 0.5 s in some run, where bonnie++ prints +++++ (docs/bonnie.md).\n\n| configuration | phase | rate | %CP | max latency |\n|---|---|---:|---:|---:|\n");
     for c in &data.configs {
         for b in &c.bonnie {
             let unit = Phase::ALL
@@ -203,10 +226,11 @@ pub(crate) fn markdown(s: &mut String, data: &ReportData) {
                 .map_or("", |p| unit(*p));
             let _ = writeln!(
                 s,
-                "| {} | {} | {} {unit} | {} | {} |",
+                "| {} | {} | {}{} {unit} | {} | {} |",
                 crate::escape::escape_md(&c.config.label),
                 b.phase,
                 cell(&b.rate),
+                if b.short() { "*" } else { "" },
                 percent(b.cpu_pct.mean),
                 iolab_workload::format_ns(b.lat_max_ns)
             );

@@ -375,6 +375,13 @@ fn bonnie_runs_get_bonnies_tables_and_other_runs_none() {
                 1000.0 * (rep + 1) as f64,
                 "ns",
             ));
+            let elapsed = if *p == iolab_bonnie::Phase::Seeks {
+                0.01
+            } else {
+                2.0
+            };
+            r.metrics
+                .push(Metric::new(p.elapsed_metric(), elapsed, "s"));
         }
         store.record_run(&r).unwrap();
     }
@@ -391,6 +398,8 @@ fn bonnie_runs_get_bonnies_tables_and_other_runs_none() {
         .unwrap();
     assert_eq!(seeks.rate.n, 2);
     assert_eq!(seeks.lat_max_ns, 2000.0, "the slowest of any run");
+    assert!(seeks.short(), "10 ms: bonnie++'s +++++");
+    assert!(!data.configs[0].bonnie[0].short());
     let (html, markdown, json) = render_all(&data);
     assert_structure(&html);
     assert!(markdown.contains("## bonnie++ phases"), "{markdown}");
@@ -409,6 +418,12 @@ fn bonnie_runs_get_bonnies_tables_and_other_runs_none() {
         assert!(section.contains(h), "{h}");
     }
     assert!(section.contains("journal=ordered") && !section.contains(">other<"));
+    assert_eq!(
+        section.matches("*</td>").count(),
+        1,
+        "the seeks' rate is marked"
+    );
+    assert!(section.contains("under 0.5 s in at least one run"));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["configs"][0]["bonnie"].as_array().unwrap().len(), 11);
     // An experiment without bonnie runs has no such section.

@@ -30,8 +30,9 @@ use crate::run::{KindRun, Ran, RunFailure};
 /// The `[workload]` key.
 pub const KEY: &str = "bonnie";
 
-/// Three metrics per phase: its rate, its CPU use and its slowest operation, named after
-/// bonnie++'s CSV labels (`iolab_bonnie::Phase`'s names; a test keeps them in step).
+/// Four metrics per phase: its rate, its CPU use, its slowest operation and its elapsed
+/// time, named after bonnie++'s CSV labels (`iolab_bonnie::Phase`'s names; a test keeps them
+/// in step).
 macro_rules! phase_metrics {
     ($(($label:literal, $rate:literal, $unit:literal, $title:literal, $what:literal $(, $headline:ident)?)),* $(,)?) => {
         &[$(
@@ -55,6 +56,13 @@ macro_rules! phase_metrics {
                 Some(Better::Lower),
                 concat!($title, ": max latency"),
                 concat!("the slowest operation of the `", $label, "` phase (bonnie++'s latency line)"),
+            ),
+            MetricDef::new(
+                concat!($label, "_elapsed_s"),
+                "s",
+                None,
+                concat!($title, ": elapsed"),
+                concat!("the `", $label, "` phase's timed region: under 0.5 s bonnie++ prints +++++"),
             ),
         )*]
     };
@@ -383,6 +391,11 @@ fn add_record(record: &mut RunRecord, r: &BonnieResult) {
             ph.latency_metric(),
             f.max_latency_ns as f64,
         ));
+        record.metrics.push(metric(
+            METRICS,
+            ph.elapsed_metric(),
+            p.elapsed_ns as f64 / 1e9,
+        ));
         let lat = p.latency.summary();
         record.flowops.push(FlowopStats {
             name: ph.label().into(),
@@ -443,14 +456,19 @@ mod tests {
     #[test]
     fn metrics_are_the_phases_names() {
         for p in Phase::ALL {
-            for name in [p.rate_metric(), p.cpu_metric(), p.latency_metric()] {
+            for name in [
+                p.rate_metric(),
+                p.cpu_metric(),
+                p.latency_metric(),
+                p.elapsed_metric(),
+            ] {
                 assert!(
                     iolab_metrics::find(METRICS, name).is_some(),
                     "{name} is not declared"
                 );
             }
         }
-        assert_eq!(METRICS.len(), 3 * Phase::ALL.len());
+        assert_eq!(METRICS.len(), 4 * Phase::ALL.len());
     }
 
     #[test]
