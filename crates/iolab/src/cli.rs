@@ -28,7 +28,7 @@ pub enum Command {
     Micro(MicroArgs),
     /// Run bonnie++'s phases: per-char and block I/O, rewrite, random seeks, create/stat/delete
     #[command(
-        after_help = "Examples:\n  iolab bonnie --dir /mnt/test --size 2g\n  iolab bonnie --dir /mnt/test --size 1g --char-size 0 --phases io --format bonnie\n  iolab bonnie --dir /mnt/test --phases files --files 64 --max-file-size 4k --min-file-size 1k\n\nThe test file is iolab-bonnie and the file phases' directory iolab-bonnie.d, both removed\nwhen the run ends. bonnie++'s rule is a test file of at least twice the memory (the default\n--size); under an experiment's sut.cache_limit, twice that limit is enough."
+        after_help = "Examples:\n  iolab bonnie --dir /mnt/test --size 2g\n  iolab bonnie --dir /mnt/test --size 1g --char-size 0 --phases io --format bonnie\n  iolab bonnie --dir /mnt/test --phases files --files 64 --max-file-size 4k --min-file-size 1k\n\nThe test file is iolab-bonnie and the file phases' directory iolab-bonnie.d, both removed\nwhen the run ends. bonnie++'s rule is a test file of at least twice the memory (the default\n--size); under an experiment's sut.cache_limit, the cap counts instead of the memory."
     )]
     Bonnie(BonnieArgs),
     /// Run an experiment (.toml), or a filebench workload (.f file or built-in name)
