@@ -400,15 +400,15 @@ def table(args):
     both = len(tools) == 2
     print(f"\n== {job} on {place}: {title} ==")
     short = {"tool": "T", "iolab": "I"}
-    # Per pair: each figure of each tool (and the ratio), then CPU us/op.
+    # Per pair: each figure of each tool (and the ratio), then CPU us/op; a group per figure.
+    W = 12 + (21 if both else 0)
+    top = f"{'':10}"
+    for _, label, unit in figs + [(None, "CPU us/op", "")]:
+        top += f" {(label + (' (' + unit + ')' if unit else '')):^{W}}"
+    print(top.rstrip())
     hdr = f"{'pair':>4} {'order':<5}"
-    for _, label, unit in figs:
-        hdr += f" {toolname + ' ' + label:>20}"
-        if both:
-            hdr += f" {'iolab':>12} {'ratio':>6}"
-    hdr += f" {'CPU us/op ' + toolname:>16}"
-    if both:
-        hdr += f" {'iolab':>8} {'ratio':>6}"
+    for _ in range(len(figs) + 1):
+        hdr += f" {toolname:>12}" + (f" {'iolab':>12} {'ratio':>7}" if both else "")
     hdr += f" {'bg CPU%':>8}"
     print(hdr)
     ratios = {k: [] for k, _, _ in figs}
@@ -423,31 +423,31 @@ def table(args):
         i = by.get((p, "iolab"))
         for k, _, _ in figs:
             tv = t.get(k) if t else None
-            line += f" {f_rate(tv):>20}"
+            line += f" {f_rate(tv):>12}"
             if both:
                 iv = i.get(k)
                 x = iv / tv if (iv is not None and tv) else None
                 if x is not None:
                     ratios[k].append(x)
-                line += f" {f_rate(iv):>12} {f_ratio(x):>6}"
-        line += f" {t['cpu_us_per_op'] if t else 0:>16.2f}"
+                line += f" {f_rate(iv):>12} {f_ratio(x):>7}"
+        line += f" {t['cpu_us_per_op'] if t else 0:>12.2f}"
         if both:
             x = i["cpu_us_per_op"] / t["cpu_us_per_op"] if t["cpu_us_per_op"] else None
             if x is not None:
                 cratios.append(x)
-            line += f" {i['cpu_us_per_op']:>8.2f} {f_ratio(x):>6}"
+            line += f" {i['cpu_us_per_op']:>12.2f} {f_ratio(x):>7}"
         line += f" {max(r['bg_pct'] for r in prs):>8.1f}"
         print(line)
     line = f"{'med':>4} {'':<5}"
     for k, _, _ in figs:
-        line += f" {f_rate(med([by[(p, 'tool')].get(k) for p in pairs if (p, 'tool') in by])):>20}"
+        line += f" {f_rate(med([by[(p, 'tool')].get(k) for p in pairs if (p, 'tool') in by])):>12}"
         if both:
             line += (f" {f_rate(med([by[(p, 'iolab')].get(k) for p in pairs if (p, 'iolab') in by])):>12}"
-                     f" {f_ratio(med(ratios[k])):>6}")
-    line += f" {med([by[(p, 'tool')]['cpu_us_per_op'] for p in pairs if (p, 'tool') in by]) or 0:>16.2f}"
+                     f" {f_ratio(med(ratios[k])):>7}")
+    line += f" {med([by[(p, 'tool')]['cpu_us_per_op'] for p in pairs if (p, 'tool') in by]) or 0:>12.2f}"
     if both:
-        line += (f" {med([by[(p, 'iolab')]['cpu_us_per_op'] for p in pairs if (p, 'iolab') in by]) or 0:>8.2f}"
-                 f" {f_ratio(med(cratios)):>6}")
+        line += (f" {med([by[(p, 'iolab')]['cpu_us_per_op'] for p in pairs if (p, 'iolab') in by]) or 0:>12.2f}"
+                 f" {f_ratio(med(cratios)):>7}")
     line += f" {med([r['bg_pct'] for r in rows]) or 0:>8.1f}"
     print(line)
     missing = [f"{r['tool']} pair {r['pair']} {label}" for r in rows for k, label, _ in figs
