@@ -20,14 +20,19 @@ use crate::term::StatusLine;
 
 pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let values = &args.options.0;
+    let mut bounds = Bounds {
+        all_records: args.auto_all_records,
+        ..Bounds::default()
+    };
+    if let Some(max) = args.auto_max_size {
+        bounds.max_size = max;
+    }
+    let matrix_records = if args.auto {
+        iolab_iozone::matrix::records(&bounds)
+    } else {
+        Vec::new()
+    };
     let plan = if args.auto {
-        let mut bounds = Bounds {
-            all_records: args.auto_all_records,
-            ..Bounds::default()
-        };
-        if let Some(max) = args.auto_max_size {
-            bounds.max_size = max;
-        }
         iolab_experiment::kind::iozone::from_command_line_auto(
             values, &bounds, &args.dir, args.seed,
         )
@@ -68,6 +73,7 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             .map(|r| single::system_summary(&r.end.metrics))
             .collect(),
         results: runs.into_iter().map(|r| r.output).collect(),
+        matrix_records,
         host: Host::probe(),
         started_at,
     };

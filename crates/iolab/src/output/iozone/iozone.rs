@@ -21,7 +21,7 @@ impl Formatter<IozoneReport> for Iozone {
             .iter()
             .partition(|r| r.plan.throughput_mode());
         if !single.is_empty() {
-            excel(&single, out)?;
+            excel(&single, &report.matrix_records, out)?;
         }
         for r in throughput {
             throughput_block(r, out)?;
@@ -31,11 +31,12 @@ impl Formatter<IozoneReport> for Iozone {
 }
 
 /// The single-stream blocks over every cell.
-fn excel(results: &[&IozoneResult], out: &mut dyn Write) -> io::Result<()> {
+fn excel(results: &[&IozoneResult], header: &[u64], out: &mut dyn Write) -> io::Result<()> {
     let mut sizes: Vec<u64> = results.iter().map(|r| r.plan.size).collect();
     sizes.sort_unstable();
     sizes.dedup();
     let mut records: Vec<u64> = results.iter().map(|r| r.plan.record).collect();
+    records.extend_from_slice(header);
     records.sort_unstable();
     records.dedup();
     writeln!(out, "Excel output is below:")?;
@@ -77,8 +78,8 @@ fn throughput_block(r: &IozoneResult, out: &mut dyn Write) -> io::Result<()> {
         out,
         "\n\"Throughput report Y-axis is type of test X-axis is number of threads\""
     )?;
-    writeln!(out, "\"Record size = {} Kbytes \"", r.plan.record / 1024)?;
-    writeln!(out, "\"Output is in Kbytes/sec\"\n")?;
+    writeln!(out, "\"Record size = {} kBytes \"", r.plan.record / 1024)?;
+    writeln!(out, "\"Output is in kBytes/sec\"\n")?;
     for fig in Figure::THROUGHPUT_ORDER {
         let Some(f) = r.figure(fig) else { continue };
         let label = fig.throughput_label().unwrap_or_default();

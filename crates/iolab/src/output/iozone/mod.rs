@@ -17,6 +17,9 @@ use crate::cli::IozoneFormat;
 pub struct IozoneReport {
     /// One per cell, in the matrix's order (one without `--auto`).
     pub results: Vec<IozoneResult>,
+    /// The record sizes of auto mode's matrix, which iozone's `-R` header lists whether or
+    /// not a file ran them; empty: the record sizes of the results.
+    pub matrix_records: Vec<u64>,
     pub host: Host,
     pub started_at: SystemTime,
     /// What the checks found, per run (same order as `results`).
