@@ -522,6 +522,51 @@ mod tests {
     }
 
     #[test]
+    fn iozone_flags_come_from_the_option_table() {
+        let parse = |extra: &[&str]| {
+            let mut a = vec!["iolab", "iozone", "--dir", "/d"];
+            a.extend_from_slice(extra);
+            let cli = Cli::try_parse_from(a).unwrap();
+            let Command::Iozone(z) = cli.command else {
+                panic!("not iozone")
+            };
+            z.options.0
+        };
+        let get = |opts: &[(&'static IozoneOption, IozoneValue)], n: &str| {
+            opts.iter().find(|(o, _)| o.name == n).map(|(_, v)| *v)
+        };
+        let o = parse(&[
+            "--direct",
+            "--mix-read-percent",
+            "75",
+            "--latency",
+            "false",
+            "--flush",
+            "iozone",
+        ]);
+        assert_eq!(get(&o, "direct"), Some(IozoneValue::Switch(true)));
+        assert_eq!(get(&o, "latency"), Some(IozoneValue::Switch(false)));
+        assert_eq!(get(&o, "mix_read_percent"), Some(IozoneValue::Count(75)));
+        assert_eq!(get(&o, "flush"), Some(IozoneValue::Name("excluded")));
+        let d = parse(&[]);
+        assert_eq!(get(&d, "record"), Some(IozoneValue::Bytes(4096)));
+        assert_eq!(get(&d, "stonewall"), Some(IozoneValue::Switch(true)));
+        assert_eq!(get(&d, "direct"), None);
+        let help = Cli::command()
+            .find_subcommand_mut("iozone")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for o in iolab_iozone::OPTIONS {
+            assert!(help.contains(&format!("--{}", o.flag())), "{}", o.name);
+        }
+        let e = Cli::try_parse_from(["iolab", "iozone", "--dir", "/d", "--tests", "0,42"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown test `42`"), "{e}");
+    }
+
+    #[test]
     fn micro_flags_come_from_the_option_table() {
         let cli = Cli::try_parse_from([
             "iolab",
