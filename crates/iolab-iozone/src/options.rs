@@ -847,7 +847,7 @@ impl IozonePlan {
     pub fn mix_reader(&self, t: u32) -> bool {
         match self.mix_read_percent {
             Some(p) => u64::from(t) < u64::from(p) * u64::from(self.threads) / 100,
-            None => t % 2 == 0,
+            None => t.is_multiple_of(2),
         }
     }
 

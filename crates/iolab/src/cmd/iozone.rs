@@ -95,14 +95,14 @@ struct Display;
 impl single::EngineView for Display {
     fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
         match *event {
-            EngineEvent::Filling { done, total } => {
-                if line.enabled() && total >= 64 << 20 && done.is_multiple_of(64 << 20) {
-                    line.show(format_args!(
-                        "writing the files: {} of {} MiB",
-                        done >> 20,
-                        total >> 20
-                    ));
-                }
+            EngineEvent::Filling { done, total }
+                if line.enabled() && total >= 64 << 20 && done.is_multiple_of(64 << 20) =>
+            {
+                line.show(format_args!(
+                    "writing the files: {} of {} MiB",
+                    done >> 20,
+                    total >> 20
+                ));
             }
             EngineEvent::TimedStart => line.keep(),
             EngineEvent::Records {

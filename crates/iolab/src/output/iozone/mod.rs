@@ -2,7 +2,7 @@
 //! in each of [`IozoneFormat`]'s formats.
 
 pub mod human;
-pub mod iozone;
+pub mod excel;
 pub mod json;
 
 use std::io::{self, Write};
@@ -36,7 +36,7 @@ pub fn write_iozone(
     let f: &dyn Formatter<IozoneReport> = match format {
         IozoneFormat::Human => &human::Human,
         IozoneFormat::Json => &json::Json,
-        IozoneFormat::Iozone => &iozone::Iozone,
+        IozoneFormat::Iozone => &excel::Iozone,
     };
     f.write(report, out)
 }
