@@ -417,29 +417,21 @@ impl IozoneOption {
 
     /// Parses the value as written on a command line (or the default).
     pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
+        use iolab_workload::micro::{OptionKind as Common, OptionValue as V};
         let text = text.trim();
+        // Sizes, counts and choices are written as for every option table.
+        let common = |kind: Common| {
+            kind.parse(text, self.aliases).map(|v| match v {
+                V::Name(n) => OptionValue::Name(n),
+                V::Bytes(b) => OptionValue::Bytes(b),
+                V::Count(c) => OptionValue::Count(c),
+                V::Duration(_) => unreachable!("no iozone option is a duration"),
+            })
+        };
         match self.kind {
-            OptionKind::Choice(names) => {
-                let text = self
-                    .aliases
-                    .iter()
-                    .find(|(alias, _)| *alias == text)
-                    .map_or(text, |(_, name)| name);
-                names
-                    .iter()
-                    .find(|n| **n == text)
-                    .copied()
-                    .map(OptionValue::Name)
-                    .ok_or_else(|| format!("expected one of {}", names.join(", ")))
-            }
-            OptionKind::Size => iolab_workload::parse_size(text)
-                .map(OptionValue::Bytes)
-                .map_err(|e| e.to_string()),
-            OptionKind::Count { min, max } => match text.parse::<u64>() {
-                Ok(n) if (min..=max).contains(&n) => Ok(OptionValue::Count(n)),
-                Ok(_) => Err(format!("must be between {min} and {max}")),
-                Err(_) => Err(format!("`{text}` is not a whole number (e.g. 4)")),
-            },
+            OptionKind::Choice(names) => common(Common::Choice(names)),
+            OptionKind::Size => common(Common::Size),
+            OptionKind::Count { min, max } => common(Common::Count { min, max }),
             OptionKind::Tests => TestSet::parse(text).map(OptionValue::Tests),
             OptionKind::Switch => match text {
                 "true" | "on" | "yes" => Ok(OptionValue::Switch(true)),

@@ -24,6 +24,7 @@ use std::time::Duration;
 use iolab_engine::buffer::AlignedBuf;
 use iolab_engine::clock::Clock;
 use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
+use iolab_engine::micro::check_dir;
 use iolab_engine::order::Order;
 use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::Usage;
@@ -220,21 +221,6 @@ fn run_figures(
         figures: out,
         files: files.to_vec(),
     })
-}
-
-fn check_dir(dir: &Path) -> Result<(), EngineError> {
-    match fs::metadata(dir) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            Err(EngineError::MissingDir(dir.to_path_buf()))
-        }
-        Err(e) => Err(EngineError::Io {
-            op: "stat",
-            path: dir.to_path_buf(),
-            source: e,
-        }),
-        Ok(m) if !m.is_dir() => Err(EngineError::NotADirectory(dir.to_path_buf())),
-        Ok(_) => Ok(()),
-    }
 }
 
 /// A data file's name taken by something that is not a regular file: iolab neither follows
@@ -872,24 +858,23 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
     if plan.stonewall {
         shared.state.fetch_or(STONEWALL, Ordering::Relaxed);
     }
-    let mut flush_ns = 0;
-    let mut pending = Some(h);
-    let end = if let Some(h) = pending.take_if(|_| included) {
+    // The flush and the clock reading after it: (that reading, the flush's length).
+    let flush_timed = |h: Handle| -> Result<(u64, u64), EngineError> {
         let f0 = clock.ticks();
         flush(h, path)?;
         let f1 = clock.ticks();
-        flush_ns = clock.ns(f1 - f0);
-        f1
-    } else {
-        clock.ticks()
+        Ok((f1, clock.ns(f1 - f0)))
     };
-    let usage = Usage::thread() - before;
-    // The timed region has ended: getrusage marks it.
-    if let Some(h) = pending {
-        let f0 = clock.ticks();
-        flush(h, path)?;
-        flush_ns = clock.ns(clock.ticks() - f0);
-    }
+    let (end, flush_ns, usage) = if included {
+        let (end, ns) = flush_timed(h)?;
+        (end, ns, Usage::thread() - before)
+    } else {
+        let end = clock.ticks();
+        let usage = Usage::thread() - before;
+        // The timed region has ended (getrusage marks it); the flush follows.
+        let (_, ns) = flush_timed(h)?;
+        (end, ns, usage)
+    };
     Ok(Child {
         result: ChildResult {
             ops: tm.ops,

@@ -1,8 +1,8 @@
 //! Formats for `iolab iozone`: one [`IozoneReport`] (one result per file size × record size)
 //! in each of [`IozoneFormat`]'s formats.
 
-pub mod human;
 pub mod excel;
+pub mod human;
 pub mod json;
 
 use std::io::{self, Write};
