@@ -668,6 +668,10 @@ macro_rules! each_record {
 
 fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError> {
     let _guard = AbortOnPanic([&shared.ready, &shared.go]);
+    // A single-threaded program's cheap fd lookups for the pass's calls (iolab-engine's
+    // fdtable: a shared table costs every read and write two atomics and a lock). The pass
+    // opens and closes its file in this table.
+    iolab_engine::fdtable::make_private();
     let plan = shared.plan;
     let reader = plan.mix_reader(t);
     let p = pattern(shared.figure, reader);
