@@ -386,12 +386,25 @@ fn run_figure(
     if cancel.load(Ordering::Relaxed) {
         return Err(EngineError::Interrupted);
     }
+    // A thread that failed stops the others, which then report an interruption: the failure
+    // is the error.
+    let mut ok = Vec::with_capacity(n);
+    let mut interrupted = None;
+    for o in outcomes {
+        match o {
+            Ok(c) => ok.push(c),
+            Err(e) if e.is_interrupted() => interrupted = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
     let mut children = Vec::with_capacity(n);
     let mut latency = LatencyHistogram::default();
     let mut usage = Usage::default();
     let (mut first, mut last) = (u64::MAX, 0u64);
-    for o in outcomes {
-        let c = o?;
+    for c in ok {
         latency.merge(&c.latency);
         usage = usage + c.result.usage;
         first = first.min(c.start);

@@ -103,3 +103,31 @@ fn bad_experiment_files_point_at_the_key() {
     }
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
 }
+
+#[test]
+#[ignore = "needs root: mounts a small tmpfs"]
+fn a_full_filesystem_fails_the_run_with_a_hint_and_removes_the_files() {
+    common::require_root();
+    let fs = common::Tmpfs::new("size=4m");
+    let d = fs.path().to_str().unwrap();
+    // Two threads of 4 MiB on 4 MiB: one of them meets ENOSPC mid-pass; the other is
+    // stopped, and the failure (not the stop) is what the run reports.
+    let o = run(&[
+        "iozone",
+        "--dir",
+        d,
+        "--no-db",
+        "--threads",
+        "2",
+        "--size",
+        "4m",
+        "--tests",
+        "write",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(err.contains("the filesystem is full"), "{err}");
+    assert!(!err.contains("interrupted"), "{err}");
+    assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
+}
