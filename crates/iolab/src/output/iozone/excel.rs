@@ -96,3 +96,81 @@ fn children_kib(f: &FigureResult) -> f64 {
         0.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Host;
+    use iolab_iozone::matrix::{self, Bounds};
+    use iolab_iozone::{ChildResult, IozoneSpec, Test};
+
+    /// A result of `size` × `record` whose write pass moved `size` bytes in one second.
+    fn result(size: u64, record: u64) -> IozoneResult {
+        let mut s = IozoneSpec::with_defaults("/d".into(), 1);
+        s.tests = vec![Test::Write];
+        s.size = size;
+        s.record = record;
+        let plan = s.validate().unwrap();
+        let child = ChildResult {
+            ops: size / record,
+            bytes: size,
+            elapsed_ns: 1_000_000_000,
+            ..ChildResult::default()
+        };
+        let figures = [Figure::Write, Figure::Rewrite]
+            .into_iter()
+            .map(|figure| FigureResult {
+                figure,
+                children: vec![child],
+                elapsed_ns: 1_000_000_000,
+                parent_ns: 1_000_000_000,
+                latency: Default::default(),
+                usage: Default::default(),
+            })
+            .collect();
+        IozoneResult {
+            plan,
+            figures,
+            files: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn auto_mode_rows_skip_as_iozone_does() {
+        // Files of 16 and 32 MiB, records of 4 KiB … 128 KiB: the 32 MiB file skips the
+        // records below 64 KiB, which iozone prints as 0.
+        let b = Bounds {
+            min_size: 16 << 20,
+            max_size: 32 << 20,
+            min_record: 4 << 10,
+            max_record: 128 << 10,
+            all_records: false,
+        };
+        let report = IozoneReport {
+            results: matrix::cells(&b)
+                .into_iter()
+                .map(|c| result(c.size, c.record))
+                .collect(),
+            matrix_records: matrix::records(&b),
+            host: Host::probe(),
+            started_at: std::time::SystemTime::now(),
+            findings: Vec::new(),
+            system: Vec::new(),
+        };
+        let mut out = Vec::new();
+        Iozone.write(&report, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let block = &text[text.find("\"Writer report\"").unwrap()..];
+        let lines: Vec<&str> = block.lines().take(4).collect();
+        assert_eq!(
+            lines[1],
+            "        \"4\"  \"8\"  \"16\"  \"32\"  \"64\"  \"128\""
+        );
+        assert_eq!(
+            lines[2],
+            "\"16384\"   16384  16384  16384  16384  16384  16384 "
+        );
+        assert_eq!(lines[3], "\"32768\"   0  0  0  0  32768  32768 ");
+        assert!(text.contains("\"Re-writer report\""));
+    }
+}
