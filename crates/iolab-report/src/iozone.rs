@@ -132,6 +132,33 @@ pub(crate) fn render(h: &mut String, m: &IozoneMatrix) {
     h.push_str("</div></section>");
 }
 
+/// The matrices as Markdown tables: per figure, a row per file size, a column per record
+/// size, mean MiB/s in the cells.
+pub(crate) fn markdown(s: &mut String, m: &IozoneMatrix) {
+    s.push_str("\n## iozone matrix\n\nMean MiB/s of each configuration's ok runs; rows: file size, columns: record size.\n");
+    for f in &m.figures {
+        let _ = write!(s, "\n### {}\n\n| file |", f.figure);
+        for r in &f.records {
+            let _ = write!(s, " {} |", short(*r));
+        }
+        s.push_str("\n|---|");
+        s.push_str(&"---:|".repeat(f.records.len()));
+        s.push('\n');
+        for size in &f.sizes {
+            let _ = write!(s, "| {} |", short(*size));
+            for r in &f.records {
+                let v = f
+                    .cells
+                    .iter()
+                    .find(|c| c.size == *size && c.record == *r)
+                    .map_or(String::new(), |c| num::fmt(c.mib_per_s));
+                let _ = write!(s, " {v} |");
+            }
+            s.push('\n');
+        }
+    }
+}
+
 /// One figure's grid as an SVG.
 pub(crate) fn heatmap(f: &FigureMatrix) -> String {
     const CW: f64 = 64.0;
@@ -266,6 +293,12 @@ mod tests {
         assert_eq!(w.records, vec![4096, 65536]);
         assert_eq!(w.cells[0].mib_per_s, 2.0);
         assert_eq!(w.cells[0].runs, 2);
+        let mut md = String::new();
+        markdown(&mut md, &m);
+        assert!(
+            md.contains("### write\n\n| file | 4K | 64K |\n|---|---:|---:|\n| 1M | 2.000 |  |\n"),
+            "{md}"
+        );
         let svg = heatmap(w);
         assert!(svg.contains(">4K<") && svg.contains(">64K<") && svg.contains(">1M<"));
         assert_eq!(svg.matches("<rect").count(), 2, "two cells ran");
