@@ -120,7 +120,8 @@ pub fn run_micro_cancellable(
     result
 }
 
-fn check_dir(dir: &Path) -> Result<(), EngineError> {
+/// `dir` exists and is a directory (the engines' first check: a located, typed error).
+pub fn check_dir(dir: &Path) -> Result<(), EngineError> {
     match fs::metadata(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             Err(EngineError::MissingDir(dir.to_path_buf()))

@@ -52,6 +52,9 @@ pub fn render_html(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()
     summary(&mut h, data);
     check_details(&mut h, data);
     charts(&mut h, data);
+    if let Some(m) = &data.iozone {
+        crate::iozone::render(&mut h, m);
+    }
     timeseries(&mut h, data);
     latency(&mut h, data);
     flowops(&mut h, data);

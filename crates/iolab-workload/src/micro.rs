@@ -375,14 +375,19 @@ pub struct MicroOption {
 /// millisecond a run is all thread start-up.
 pub const MIN_DURATION: Duration = Duration::from_millis(1);
 
-impl MicroOption {
-    /// Parses the option's value as written on a command line (or the default).
-    pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
+impl OptionKind {
+    /// Parses `text` as a value of this kind, as written on a command line; `aliases` are
+    /// other spellings of a choice: (alias, name). Other kinds' option tables (iozone's)
+    /// parse their sizes, counts and choices here too.
+    pub fn parse(
+        self,
+        text: &str,
+        aliases: &[(&'static str, &'static str)],
+    ) -> Result<OptionValue, String> {
         let text = text.trim();
-        match self.kind {
+        match self {
             OptionKind::Choice(names) => {
-                let text = self
-                    .aliases
+                let text = aliases
                     .iter()
                     .find(|(alias, _)| *alias == text)
                     .map_or(text, |(_, name)| name);
@@ -410,6 +415,13 @@ impl MicroOption {
                 check_duration(d, text).map(OptionValue::Duration)
             }
         }
+    }
+}
+
+impl MicroOption {
+    /// Parses the option's value as written on a command line (or the default).
+    pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
+        self.kind.parse(text, self.aliases)
     }
 
     /// Sets this option in `spec` (`value` must be of the option's kind).

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use iolab_iozone::{IozoneOption, OptionValue as IozoneValue};
 use iolab_workload::micro::{self, EngineKind, MicroOption, OptionValue};
 
 #[derive(Debug, Parser)]
@@ -26,6 +27,12 @@ pub enum Command {
         after_help = "Examples:\n  iolab micro --dir /mnt/test --access randwrite --sync fdatasync --bs 4k --size 64m\n  iolab micro --dir /mnt/test --access randread --engine io_uring --iodepth 32 --size 1g --json\n\nFiles are named iolab-micro.N (one per thread) and kept for later read runs unless\n--remove-files is given; a file of the right size is reused."
     )]
     Micro(MicroArgs),
+    /// Run iozone's tests natively: write/rewrite, read/re-read, random, backward, stride… per
+    /// file size × record size, single stream or with threads (throughput mode)
+    #[command(
+        after_help = "Examples:\n  iolab iozone --dir /mnt/test --tests write,read,random --size 64m --record 4k\n  iolab iozone --dir /mnt/test --tests 0,1 --flush excluded --format iozone   # iozone's own default timing\n  iolab iozone --dir /mnt/test --threads 4 --size 256m --direct\n  iolab iozone --dir /mnt/test --auto --auto-max-size 64m --format iozone\n\nThe flush (fsync + close) of every pass is timed by default: --flush excluded\n(alias iozone) times writes into the page cache only, as iozone does without -e.\nFiles are named iolab-iozone.N (one per thread) and removed at the end.\nSee docs/iozone.md."
+    )]
+    Iozone(IozoneArgs),
     /// Run an experiment (.toml), or a filebench workload (.f file or built-in name)
     #[command(
         after_help = "Examples:\n  iolab run examples/quickstart.toml\n  iolab run examples/ext4-journal-modes.toml --db results.db\n  iolab run examples/ext4-journal-modes.toml --resume     # after a crash or Ctrl-C\n  iolab run fileserver --dir /mnt/test --time 30s\n  iolab run my.f --set nfiles=10000 --set iosize=1m --format filebench\n\nEvery run is stored in the results database (--db, default ./iolab.db; $IOLAB_DB).\nExperiment files are described in docs/experiments.md; the built-in workloads are\nlisted by `iolab workloads`."
@@ -313,6 +320,119 @@ impl Args for MicroOptions {
     }
 }
 
+#[derive(Debug, Args)]
+pub struct IozoneArgs {
+    /// Directory for the data files (must exist)
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// The iozone kind's own options, from iolab-iozone's table (`OPTIONS`).
+    #[command(flatten)]
+    pub options: IozoneOptions,
+
+    /// Auto mode (iozone -a): every file size × record size of the matrix, one configuration
+    /// each (--size and --record are then the matrix's, not single values)
+    #[arg(long)]
+    pub auto: bool,
+
+    /// Auto mode: the largest file size (iozone -g)
+    #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
+    pub auto_max_size: Option<u64>,
+
+    /// Auto mode: keep the records below 64 KiB for files above 16 MiB (iozone -z)
+    #[arg(long, requires = "auto")]
+    pub auto_all_records: bool,
+
+    /// Seed for the random orders
+    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
+    pub seed: u64,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = IozoneFormat::Human)]
+    pub format: IozoneFormat,
+
+    /// Shorthand for --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    #[command(flatten)]
+    pub monitor: MonitorArgs,
+
+    /// Do not store the result in the database
+    #[arg(long)]
+    pub no_db: bool,
+}
+
+/// The values of the iozone options given, defaults included: one flag per entry of
+/// `iolab_iozone::OPTIONS` (underscores become dashes), so the table is the one declaration.
+#[derive(Debug, Clone, Default)]
+pub struct IozoneOptions(pub Vec<(&'static IozoneOption, IozoneValue)>);
+
+impl FromArgMatches for IozoneOptions {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(IozoneOptions(
+            iolab_iozone::OPTIONS
+                .iter()
+                .filter_map(|o| m.get_one::<IozoneValue>(o.name).map(|v| (o, *v)))
+                .collect(),
+        ))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for IozoneOptions {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        iolab_iozone::OPTIONS.iter().fold(cmd, |cmd, o| {
+            let help = if o.iozone.is_empty() {
+                o.help_text()
+            } else {
+                format!("{} [iozone {}]", o.help_text(), o.iozone)
+            };
+            let mut arg = Arg::new(o.name)
+                .long(o.flag())
+                .value_name(o.value_name)
+                .help(help)
+                .value_parser(move |s: &str| o.parse(s));
+            if o.kind == iolab_iozone::OptionKind::Switch {
+                // `--direct` alone means true; `--latency false` turns one off.
+                arg = arg
+                    .num_args(0..=1)
+                    .default_missing_value("true")
+                    .require_equals(false);
+            }
+            if let Some(d) = o.default {
+                arg = arg.default_value(d);
+            }
+            cmd.arg(arg)
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IozoneFormat {
+    /// A readable table per file size × record size
+    Human,
+    /// Everything, machine-readable and versioned
+    Json,
+    /// iozone's -R report: a block per test, rows of file sizes, columns of record sizes (kB/s)
+    Iozone,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    iolab_workload::parse_size(s).map_err(|e| e.to_string())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// A readable summary
@@ -399,6 +519,51 @@ mod tests {
         assert!(parse_positive_duration("soon")
             .unwrap_err()
             .contains("is not a duration"));
+    }
+
+    #[test]
+    fn iozone_flags_come_from_the_option_table() {
+        let parse = |extra: &[&str]| {
+            let mut a = vec!["iolab", "iozone", "--dir", "/d"];
+            a.extend_from_slice(extra);
+            let cli = Cli::try_parse_from(a).unwrap();
+            let Command::Iozone(z) = cli.command else {
+                panic!("not iozone")
+            };
+            z.options.0
+        };
+        let get = |opts: &[(&'static IozoneOption, IozoneValue)], n: &str| {
+            opts.iter().find(|(o, _)| o.name == n).map(|(_, v)| *v)
+        };
+        let o = parse(&[
+            "--direct",
+            "--mix-read-percent",
+            "75",
+            "--latency",
+            "false",
+            "--flush",
+            "iozone",
+        ]);
+        assert_eq!(get(&o, "direct"), Some(IozoneValue::Switch(true)));
+        assert_eq!(get(&o, "latency"), Some(IozoneValue::Switch(false)));
+        assert_eq!(get(&o, "mix_read_percent"), Some(IozoneValue::Count(75)));
+        assert_eq!(get(&o, "flush"), Some(IozoneValue::Name("excluded")));
+        let d = parse(&[]);
+        assert_eq!(get(&d, "record"), Some(IozoneValue::Bytes(4096)));
+        assert_eq!(get(&d, "stonewall"), Some(IozoneValue::Switch(true)));
+        assert_eq!(get(&d, "direct"), None);
+        let help = Cli::command()
+            .find_subcommand_mut("iozone")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for o in iolab_iozone::OPTIONS {
+            assert!(help.contains(&format!("--{}", o.flag())), "{}", o.name);
+        }
+        let e = Cli::try_parse_from(["iolab", "iozone", "--dir", "/d", "--tests", "0,42"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown test `42`"), "{e}");
     }
 
     #[test]

@@ -167,7 +167,19 @@ fn report_of_seed_000s_experiment_in_every_format_and_a_browser() {
     let tmp = scratch();
     let expect = seed_000_experiment(tmp.path());
     let html = reports_in_every_format(tmp.path(), &expect);
-    chromium_renders(tmp.path(), &html);
+    common::chromium_renders(
+        tmp.path(),
+        &html,
+        &[
+            "experiment",
+            "findings",
+            "summary",
+            "charts",
+            "timeseries",
+            "latency",
+            "flowops",
+        ],
+    );
 }
 
 /// Every format of the report of the experiment in `dir`; returns the HTML report's path.
@@ -240,64 +252,4 @@ fn reports_in_every_format(dir: &Path, expect: &Expect) -> PathBuf {
     );
     assert!(!dir.join("r.pdf").exists());
     html_path
-}
-
-/// Renders the report in headless Chromium with every host unresolvable and a dead proxy:
-/// the page must still render (it needs nothing from the network) without console errors.
-fn chromium_renders(dir: &Path, html: &Path) {
-    let url = format!("file://{}", html.display());
-    let browser = |extra: &[&str]| {
-        iolab_testkit::bounded("chromium", common::HUNG)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--host-resolver-rules=MAP * ~NOTFOUND",
-                "--proxy-server=127.0.0.1:9",
-                "--enable-logging=stderr",
-                "--v=0",
-            ])
-            .args(extra)
-            .arg(&url)
-            .env("HOME", dir)
-            .output()
-            .expect("chromium runs")
-    };
-    let shot = dir.join("shot.png");
-    let o = browser(&[
-        &format!("--screenshot={}", shot.display()),
-        "--window-size=1280,2400",
-    ]);
-    let log = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "chromium failed:\n{log}");
-    let png = std::fs::read(&shot).expect("a screenshot");
-    assert!(
-        png.starts_with(b"\x89PNG") && png.len() > 10_000,
-        "{} bytes",
-        png.len()
-    );
-    assert!(
-        !log.contains("Uncaught") && !log.contains("ERROR:CONSOLE"),
-        "{log}"
-    );
-
-    let o = browser(&["--dump-dom"]);
-    let dom = String::from_utf8_lossy(&o.stdout);
-    let log = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !log.contains("Uncaught") && !log.contains("ERROR:CONSOLE"),
-        "{log}"
-    );
-    for id in [
-        "experiment",
-        "findings",
-        "summary",
-        "charts",
-        "timeseries",
-        "latency",
-        "flowops",
-    ] {
-        assert!(dom.contains(&format!("id=\"{id}\"")), "DOM has no #{id}");
-    }
-    assert!(dom.matches("<svg").count() >= 4);
 }

@@ -470,3 +470,43 @@ fn skipped_system_commands_are_warned_about_and_stored() {
     assert_eq!(skipped(&e), want);
     assert!(!marker.exists(), "a skipped command ran");
 }
+
+#[test]
+fn iozone_stores_what_its_one_run_experiment_stores() {
+    let s = Scratch::new();
+    let data = memory_dir();
+    let d = data.path().to_str().unwrap();
+    let mut cmd = vec!["iozone", "--dir", d];
+    cmd.extend([
+        "--tests",
+        "write,read,random",
+        "--size",
+        "1m",
+        "--threads",
+        "2",
+    ]);
+    ok(&s.run(&cmd));
+    let single = s.latest();
+    let exp = one_run_experiment(
+        &s,
+        "iozone.toml",
+        d,
+        r#"iozone = { tests = "write,read,random", size = "1m", threads = 2 }"#,
+    );
+    // Extras hold each pass's times: compare names and kinds only.
+    assert_same_rows(&single, &exp, false);
+    let metrics = single["configs"][0]["runs"][0]["metrics"]
+        .as_array()
+        .unwrap();
+    for name in [
+        "write_mib_per_s",
+        "random_write_children_mib_per_s",
+        "read_min_xfer_mib",
+    ] {
+        assert!(metrics.iter().any(|m| m["name"] == name), "{name}");
+    }
+    assert!(
+        common::entries(data.path()).is_empty(),
+        "the files are removed"
+    );
+}

@@ -7,6 +7,7 @@
 //! also maps that subcommand's values to its plan, in its module. The loader and the runner
 //! never name a kind: adding one is a module and a line in [`KINDS`] (docs/architecture.md).
 
+pub mod iozone;
 pub mod micro;
 pub mod wml;
 
@@ -25,7 +26,7 @@ use crate::run::monitor::Intent;
 use crate::run::{KindRun, Ran, RunFailure};
 
 /// Every kind, in the order messages list them. A new kind is one line here.
-pub(crate) static KINDS: &[&dyn Kind] = &[&wml::WML, &wml::BUILTIN, &micro::MICRO];
+pub(crate) static KINDS: &[&dyn Kind] = &[&wml::WML, &wml::BUILTIN, &micro::MICRO, &iozone::IOZONE];
 
 /// A kind of workload, as experiment files name it.
 pub(crate) trait Kind: Sync {
@@ -236,6 +237,28 @@ mod tests {
             if let Some(d) = o.default {
                 let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
                 assert_eq!(last, format!("`{d}`"), "default of `{}`", o.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_docs_list_the_iozone_options_of_the_one_table() {
+        for (page, start) in [
+            ("experiments.md", "`iozone` (see"),
+            ("iozone.md", "## Options"),
+        ] {
+            let all = doc(page);
+            let text = &all[all.find(start).expect("the iozone table")..];
+            for o in iolab_iozone::OPTIONS {
+                let r = row(text, o.name)
+                    .unwrap_or_else(|| panic!("docs/{page} has no row for `{}`", o.name));
+                if let Some(d) = o.default {
+                    assert!(
+                        r.contains(&format!("`{d}`")),
+                        "default of `{}` in {page}",
+                        o.name
+                    );
+                }
             }
         }
     }

@@ -5,6 +5,7 @@ pub mod compare;
 mod db;
 pub mod experiment;
 pub mod import;
+mod iozone;
 mod micro;
 mod recover;
 pub mod report;
@@ -24,6 +25,7 @@ use crate::error::CliError;
 pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     match cli.command {
         Command::Micro(args) => micro::run(args, cancel),
+        Command::Iozone(args) => iozone::run(args, cancel),
         Command::Run(args) if args.file.ends_with(".toml") => experiment::run(args, cancel),
         Command::Run(args) => run::run(args, cancel),
         Command::Workloads => workloads::list(),

@@ -51,30 +51,18 @@ pub fn run<T: Clone + 'static>(
     display: &mut dyn RunnerObserver,
     interrupted: &str,
 ) -> Result<Single<T>, CliError> {
-    let (mut store, stored) = match storage {
-        Storage::Db(store) => (store, true),
-        Storage::Nowhere => (Store::open_in_memory().map_err(CliError::failed)?, false),
-    };
-    let opts = RunnerOptions {
-        sut: crate::state::sut_options(),
-        cancel: Arc::clone(cancel),
-        resume: false,
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        monitor,
-    };
-    let mut obs = Capture {
-        display,
-        end: None,
-        cpu_start: None,
-        cpu_end: None,
-    };
-    let outcome = run_experiment(plan, &mut store, &opts, &mut obs)
-        .map_err(crate::cmd::experiment::runner_error)?;
-    let system_cpu = obs.cpu_start.zip(obs.cpu_end);
-    let Some(end) = obs.end else {
-        // Ctrl-C before the run started.
-        return Err(CliError::interrupted(interrupted));
-    };
+    run_each(plan, storage, monitor, cancel, display, interrupted)?
+        .pop()
+        .ok_or_else(|| CliError::interrupted(interrupted))
+}
+
+/// A run's end as the command's result, or its failure as the command's error.
+fn finished<T: Clone + 'static>(
+    end: RunEnd,
+    stored: Option<ExperimentId>,
+    system_cpu: Option<(CpuTimes, CpuTimes)>,
+    interrupted: &str,
+) -> Result<Single<T>, CliError> {
     match end.status {
         RunStatus::Ok => Ok(Single {
             output: end
@@ -84,7 +72,7 @@ pub fn run<T: Clone + 'static>(
                 .cloned()
                 .ok_or_else(|| CliError::failed("internal error: the run gave no result"))?,
             end,
-            stored: stored.then_some(outcome.id),
+            stored,
             system_cpu,
         }),
         RunStatus::Interrupted => Err(CliError::interrupted(interrupted)),
@@ -107,6 +95,51 @@ pub fn run<T: Clone + 'static>(
             })
         }
     }
+}
+
+/// Runs a plan of several configurations, each once (`iolab iozone --auto`), like [`run`],
+/// and gives back every run's result in order. The first failed run is the error.
+pub fn run_each<T: Clone + 'static>(
+    plan: &ExperimentPlan,
+    storage: Storage,
+    monitor: MonitorOptions,
+    cancel: &Arc<AtomicBool>,
+    display: &mut dyn RunnerObserver,
+    interrupted: &str,
+) -> Result<Vec<Single<T>>, CliError> {
+    let (mut store, stored) = match storage {
+        Storage::Db(store) => (store, true),
+        Storage::Nowhere => (Store::open_in_memory().map_err(CliError::failed)?, false),
+    };
+    let opts = RunnerOptions {
+        sut: crate::state::sut_options(),
+        cancel: Arc::clone(cancel),
+        resume: false,
+        iolab_version: env!("CARGO_PKG_VERSION").into(),
+        monitor,
+    };
+    let mut obs = Capture {
+        display,
+        ends: Vec::new(),
+        cpu_start: None,
+        cpu_end: None,
+    };
+    let outcome = run_experiment(plan, &mut store, &opts, &mut obs)
+        .map_err(crate::cmd::experiment::runner_error)?;
+    if obs.ends.is_empty() {
+        // Ctrl-C before the first run started.
+        return Err(CliError::interrupted(interrupted));
+    }
+    let mut out = Vec::with_capacity(obs.ends.len());
+    for (end, system_cpu) in obs.ends {
+        out.push(finished(
+            end,
+            stored.then_some(outcome.id),
+            system_cpu,
+            interrupted,
+        )?);
+    }
+    Ok(out)
 }
 
 /// What a command shows of the engine's events, on the progress line it is given.
@@ -150,10 +183,10 @@ pub fn system_summary(metrics: &[Metric]) -> Map<String, Value> {
         .collect()
 }
 
-/// Keeps the run's end and the CPU times around the timed region; passes everything on.
+/// Keeps every run's end and the CPU times around its timed region; passes everything on.
 struct Capture<'a> {
     display: &'a mut dyn RunnerObserver,
-    end: Option<RunEnd>,
+    ends: Vec<(RunEnd, Option<(CpuTimes, CpuTimes)>)>,
     cpu_start: Option<CpuTimes>,
     cpu_end: Option<CpuTimes>,
 }
@@ -177,7 +210,8 @@ impl RunnerObserver for Capture<'_> {
 
     fn run_ended(&mut self, run: &RunInfo, end: &RunEnd) {
         self.display.run_ended(run, end);
-        self.end = Some(end.clone());
+        let cpu = self.cpu_start.take().zip(self.cpu_end.take());
+        self.ends.push((end.clone(), cpu));
     }
 
     fn config_finished(&mut self, label: &str, outcome: &ConfigOutcome) {

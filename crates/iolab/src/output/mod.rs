@@ -11,6 +11,7 @@ pub mod check;
 pub mod compare;
 pub mod context;
 pub mod export;
+pub mod iozone;
 pub mod json;
 pub mod list;
 mod micro;

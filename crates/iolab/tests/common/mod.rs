@@ -261,3 +261,56 @@ pub fn mounts_under(root: &Path) -> Vec<Mount> {
         .filter(|m| m.mount_point.starts_with(root))
         .collect()
 }
+
+/// Renders an HTML report in headless Chromium with every host unresolvable and a dead
+/// proxy: the page must still render (it needs nothing from the network) without console
+/// errors, with the sections `ids`.
+pub fn chromium_renders(dir: &Path, html: &Path, ids: &[&str]) {
+    let url = format!("file://{}", html.display());
+    let browser = |extra: &[&str]| {
+        iolab_testkit::bounded("chromium", HUNG)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--host-resolver-rules=MAP * ~NOTFOUND",
+                "--proxy-server=127.0.0.1:9",
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .args(extra)
+            .arg(&url)
+            .env("HOME", dir)
+            .output()
+            .expect("chromium runs")
+    };
+    let shot = dir.join("shot.png");
+    let o = browser(&[
+        &format!("--screenshot={}", shot.display()),
+        "--window-size=1280,2400",
+    ]);
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "chromium failed:\n{log}");
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{} bytes",
+        png.len()
+    );
+    assert!(
+        !log.contains("Uncaught") && !log.contains("ERROR:CONSOLE"),
+        "{log}"
+    );
+
+    let o = browser(&["--dump-dom"]);
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !log.contains("Uncaught") && !log.contains("ERROR:CONSOLE"),
+        "{log}"
+    );
+    for id in ids {
+        assert!(dom.contains(&format!("id=\"{id}\"")), "DOM has no #{id}");
+    }
+    assert!(dom.matches("<svg").count() >= 4);
+}
