@@ -10,7 +10,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread;
 
 /// A one-shot barrier for `parties` threads that [`Gate::abort`] can release early.
-pub(crate) struct Gate {
+pub struct Gate {
     parties: usize,
     state: Mutex<GateState>,
     cv: Condvar,
@@ -72,7 +72,7 @@ impl Gate {
 
 /// Aborts the gates when dropped during a panic, so that a worker that panics before it
 /// reaches them cannot leave the others (and the caller) waiting forever.
-pub(crate) struct AbortOnPanic<'a>(pub [&'a Gate; 2]);
+pub struct AbortOnPanic<'a>(pub [&'a Gate; 2]);
 
 impl Drop for AbortOnPanic<'_> {
     fn drop(&mut self) {
@@ -86,7 +86,7 @@ impl Drop for AbortOnPanic<'_> {
 
 /// The OS refused worker `handles.len()` of `wanted`: releases the workers already waiting at
 /// the gates (they return at once), joins them, and says so.
-pub(crate) fn spawn_failed<T>(
+pub fn spawn_failed<T>(
     gates: [&Gate; 2],
     handles: Vec<thread::ScopedJoinHandle<'_, T>>,
     wanted: usize,
@@ -116,7 +116,7 @@ thread_local! {
 }
 
 /// The builder for worker `index`.
-pub(crate) fn worker_builder(name: String, index: usize, stack: Option<usize>) -> thread::Builder {
+pub fn worker_builder(name: String, index: usize, stack: Option<usize>) -> thread::Builder {
     let mut b = thread::Builder::new().name(name);
     if let Some(s) = stack {
         b = b.stack_size(s);

@@ -10,7 +10,7 @@ pub mod clock;
 pub mod error;
 pub mod fdtable;
 pub mod fileset;
-mod gate;
+pub mod gate;
 pub mod micro;
 pub mod order;
 pub use iolab_workload::rng;

@@ -120,7 +120,7 @@ pub fn run_micro_cancellable(
     result
 }
 
-fn check_dir(dir: &Path) -> Result<(), EngineError> {
+pub fn check_dir(dir: &Path) -> Result<(), EngineError> {
     match fs::metadata(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             Err(EngineError::MissingDir(dir.to_path_buf()))
@@ -137,7 +137,7 @@ fn check_dir(dir: &Path) -> Result<(), EngineError> {
 
 /// Classifies a failure to create a file in the target directory: permission and read-only
 /// filesystems are the user's input, anything else is a failed run.
-fn create_error(path: &Path, dir: &Path, e: io::Error) -> EngineError {
+pub fn create_error(path: &Path, dir: &Path, e: io::Error) -> EngineError {
     match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => EngineError::DirNotWritable {
             path: dir.to_path_buf(),
@@ -167,7 +167,7 @@ fn open_for_write(path: &Path) -> io::Result<File> {
 /// What is at a data file's name: nothing, or a regular file that iolab may reuse or replace.
 /// A symbolic link, directory, device… (or a file with other hard links) is refused: iolab
 /// would write, truncate or unlink something that is not its own (outside `--dir`, even).
-fn existing_file(path: &Path) -> Result<Option<fs::Metadata>, EngineError> {
+pub fn existing_file(path: &Path) -> Result<Option<fs::Metadata>, EngineError> {
     use std::os::unix::fs::MetadataExt;
     let m = match fs::symlink_metadata(path) {
         Ok(m) => m,

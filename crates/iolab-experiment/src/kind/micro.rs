@@ -13,7 +13,7 @@ use iolab_engine::{EngineError, MicroResult};
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::micro::{
-    MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionKind, OptionValue, RecordSync, OPTIONS,
+    MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionValue, RecordSync, OPTIONS,
 };
 use serde_json::{json, Value};
 
@@ -167,7 +167,7 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroS
     let mut spec = MicroSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
     for o in OPTIONS {
         let Some(e) = t.get(o.name) else { continue };
-        if let Some(v) = value(cx, e, o, &key(o.name)) {
+        if let Some(v) = cx.option(e, &key(o.name), o.kind) {
             o.apply(&mut spec, v);
         }
     }
@@ -217,20 +217,6 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroS
         return None;
     }
     Some(spec)
-}
-
-/// One option's value in an experiment file, with the type its kind asks for.
-fn value(cx: &mut Ctx, e: &Entry, o: &MicroOption, key: &str) -> Option<OptionValue> {
-    match o.kind {
-        OptionKind::Choice(names) => cx.choice(e, key, names).map(OptionValue::Name),
-        OptionKind::Size => cx.size(e, key).map(OptionValue::Bytes),
-        OptionKind::Count { min, max } => {
-            let max = i64::try_from(max).unwrap_or(i64::MAX);
-            cx.integer(e, key, min as i64, max)
-                .map(|n| OptionValue::Count(n as u64))
-        }
-        OptionKind::Duration => cx.duration(e, key).map(OptionValue::Duration),
-    }
 }
 
 /// `iolab micro`: the given option values over the table's defaults, validated (the

@@ -8,6 +8,7 @@
 //! never name a kind: adding one is a module and a line in [`KINDS`] (docs/architecture.md).
 
 pub mod micro;
+pub mod sqlite;
 pub mod wml;
 
 use std::any::Any;
@@ -25,7 +26,7 @@ use crate::run::monitor::Intent;
 use crate::run::{KindRun, Ran, RunFailure};
 
 /// Every kind, in the order messages list them. A new kind is one line here.
-pub(crate) static KINDS: &[&dyn Kind] = &[&wml::WML, &wml::BUILTIN, &micro::MICRO];
+pub(crate) static KINDS: &[&dyn Kind] = &[&wml::WML, &wml::BUILTIN, &micro::MICRO, &sqlite::SQLITE];
 
 /// A kind of workload, as experiment files name it.
 pub(crate) trait Kind: Sync {
@@ -236,6 +237,28 @@ mod tests {
             if let Some(d) = o.default {
                 let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
                 assert_eq!(last, format!("`{d}`"), "default of `{}`", o.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_docs_list_the_sqlite_options_of_the_one_table() {
+        for (file, start) in [
+            ("experiments.md", "`sqlite` (see"),
+            ("sqlite.md", "## Options"),
+        ] {
+            let all = doc(file);
+            let text = &all[all
+                .find(start)
+                .unwrap_or_else(|| panic!("docs/{file} has no `{start}`"))..];
+            for o in iolab_sqlite::OPTIONS {
+                let r = row(text, o.name).unwrap_or_else(|| {
+                    panic!("docs/{file} has no row for `{}`", o.name)
+                });
+                if let Some(d) = o.default {
+                    let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+                    assert_eq!(last, format!("`{d}`"), "docs/{file}: default of `{}`", o.name);
+                }
             }
         }
     }

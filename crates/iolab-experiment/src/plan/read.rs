@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::plan::error::{Diag, ExperimentError, Source};
 use crate::plan::tree::{Entry, Span, Table, Value};
+use iolab_workload::option::{OptionKind, OptionValue};
 use iolab_workload::suggest;
 
 /// The file being read and the errors found so far.
@@ -176,6 +177,21 @@ impl<'s> Ctx<'s> {
                 self.error(&e.node.span, format!("`{path}`: {m}"));
                 None
             }
+        }
+    }
+
+    /// The value of an option declared in a kind's option table, typed as its kind says.
+    pub fn option(&mut self, e: &Entry, path: &str, kind: OptionKind) -> Option<OptionValue> {
+        match kind {
+            OptionKind::Choice(names) => self.choice(e, path, names).map(OptionValue::Name),
+            OptionKind::Size => self.size(e, path).map(OptionValue::Bytes),
+            OptionKind::Count { min, max } => {
+                let max = i64::try_from(max).unwrap_or(i64::MAX);
+                self.integer(e, path, min as i64, max)
+                    .map(|n| OptionValue::Count(n as u64))
+            }
+            OptionKind::Duration => self.duration(e, path).map(OptionValue::Duration),
+            OptionKind::Flag => self.boolean(e, path).map(OptionValue::Flag),
         }
     }
 

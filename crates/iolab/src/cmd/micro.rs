@@ -13,7 +13,7 @@ use crate::cli::{Format, MicroArgs};
 use crate::cmd::single::{self, Storage};
 use crate::error::CliError;
 use crate::fmt::thousands;
-use crate::output::{self, Host, MicroReport};
+use crate::output::{self, Host, SingleReport};
 use crate::term::StatusLine;
 
 pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
@@ -30,7 +30,7 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     };
     let mut display = single::Shown {
         status: StatusLine::new(std::io::stderr().is_terminal()),
-        view: Display,
+        view: Display { unit: "record" },
     };
     let started_at = SystemTime::now();
     let run = single::run::<MicroResult>(
@@ -43,7 +43,7 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     );
     display.status.clear();
     let run = run?;
-    let report = MicroReport {
+    let report = SingleReport {
         result: run.output,
         system_cpu: run.system_cpu,
         host: Host::probe(),
@@ -67,8 +67,11 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Fill progress and the records' progress on a terminal; monitoring notes.
-struct Display;
+/// Fill progress and the progress of the operations (`unit`s: records, transactions) on a
+/// terminal; monitoring notes.
+pub struct Display {
+    pub unit: &'static str,
+}
 
 impl single::EngineView for Display {
     fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
@@ -107,12 +110,14 @@ impl single::EngineView for Display {
                     String::new()
                 };
                 line.show(format_args!(
-                    "running: {}% ({} of {} record{}), {} records/s{left}",
+                    "running: {}% ({} of {} {}{}), {} {}s/s{left}",
                     done * 100 / planned,
                     thousands(done),
                     thousands(planned),
+                    self.unit,
                     if planned == 1 { "" } else { "s" },
-                    thousands(rate as u64)
+                    thousands(rate as u64),
+                    self.unit
                 ));
             }
             EngineEvent::TimedEnd => line.clear(),

@@ -5,12 +5,13 @@ pub mod compare;
 mod db;
 pub mod experiment;
 pub mod import;
-mod micro;
+pub mod micro;
 mod recover;
 pub mod report;
 mod run;
 mod show;
 mod single;
+mod sqlite;
 pub mod trace;
 mod watch;
 mod workloads;
@@ -24,6 +25,7 @@ use crate::error::CliError;
 pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     match cli.command {
         Command::Micro(args) => micro::run(args, cancel),
+        Command::Sqlite(args) => sqlite::run(args, cancel),
         Command::Run(args) if args.file.ends_with(".toml") => experiment::run(args, cancel),
         Command::Run(args) => run::run(args, cancel),
         Command::Workloads => workloads::list(),

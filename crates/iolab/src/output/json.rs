@@ -16,6 +16,7 @@ use super::Formatter;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Micro,
+    Sqlite,
     Run,
     Show,
     List,
@@ -28,8 +29,9 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 9] = [
+    const ALL: [Kind; 10] = [
         Kind::Micro,
+        Kind::Sqlite,
         Kind::Run,
         Kind::Show,
         Kind::List,
@@ -44,6 +46,7 @@ impl Kind {
     pub const fn schema(self) -> &'static str {
         match self {
             Kind::Micro => "iolab.micro/1",
+            Kind::Sqlite => "iolab.sqlite/1",
             Kind::Run => "iolab.run/1",
             Kind::Show => "iolab.show/1",
             Kind::List => "iolab.list/1",

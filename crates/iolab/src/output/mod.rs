@@ -13,10 +13,11 @@ pub mod context;
 pub mod export;
 pub mod json;
 pub mod list;
-mod micro;
+pub(crate) mod micro;
 pub mod report;
 pub mod run;
 pub mod show;
+mod sqlite;
 pub mod trace;
 pub mod workloads;
 
@@ -28,9 +29,9 @@ use iolab_monitor::procstat::{CpuPercent, CpuTimes};
 
 use crate::cli::Format;
 
-/// A run plus what was observed around it.
-pub struct MicroReport {
-    pub result: MicroResult,
+/// A single run's engine result (`R`) plus what was observed around it.
+pub struct SingleReport<R> {
+    pub result: R,
     /// System-wide CPU times at the start and end of the timed region.
     pub system_cpu: Option<(CpuTimes, CpuTimes)>,
     pub host: Host,
@@ -51,6 +52,11 @@ pub struct Derived {
     pub sys_pct: f64,
     pub system: Option<CpuPercent>,
 }
+
+/// `iolab micro`'s result.
+pub type MicroReport = SingleReport<MicroResult>;
+/// `iolab sqlite`'s result.
+pub type SqliteReport = SingleReport<iolab_sqlite::SqliteResult>;
 
 impl MicroReport {
     pub fn derived(&self) -> Derived {
@@ -147,6 +153,15 @@ pub fn write_micro(format: Format, report: &MicroReport, out: &mut dyn Write) ->
         Format::Human => &micro::human::Human,
         Format::Json => &micro::json::Json,
         Format::Mobibench => &micro::mobibench::Mobibench,
+    };
+    f.write(report, out)
+}
+
+pub fn write_sqlite(format: Format, report: &SqliteReport, out: &mut dyn Write) -> io::Result<()> {
+    let f: &dyn Formatter<SqliteReport> = match format {
+        Format::Human => &sqlite::human::Human,
+        Format::Json => &sqlite::json::Json,
+        Format::Mobibench => &sqlite::mobibench::Mobibench,
     };
     f.write(report, out)
 }
