@@ -134,7 +134,7 @@ fn a_read_only_directory() {
         fs.path().to_str().unwrap(),
         "--no-db",
     ]);
-    assert_clean_failure(&o, 2, "iolab-sqlite.0.0.db");
+    assert_clean_failure(&o, 2, "Read-only file system");
     assert!(stderr(&o).contains("hint:"), "{}", stderr(&o));
 }
 

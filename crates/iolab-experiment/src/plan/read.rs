@@ -185,6 +185,16 @@ impl<'s> Ctx<'s> {
         match kind {
             OptionKind::Choice(names) => self.choice(e, path, names).map(OptionValue::Name),
             OptionKind::Size => self.size(e, path).map(OptionValue::Bytes),
+            // A maximum that is only the type's limit is not worth saying ("at least 1"),
+            // but is still enforced.
+            OptionKind::Count { min, max } if max == u64::from(u32::MAX) => {
+                let n = self.integer(e, path, min as i64, i64::MAX)?;
+                if n as u64 > max {
+                    self.error(&e.node.span, format!("`{path}` must be at most {max}, not {n}"));
+                    return None;
+                }
+                Some(OptionValue::Count(n as u64))
+            }
             OptionKind::Count { min, max } => {
                 let max = i64::try_from(max).unwrap_or(i64::MAX);
                 self.integer(e, path, min as i64, max)
