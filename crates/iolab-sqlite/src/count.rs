@@ -173,12 +173,36 @@ unsafe fn hook(unix: *mut ffi::sqlite3_vfs) -> Result<(), String> {
     // replaces, which is the wrapper's.
     let wrappers: [(&CStr, bool, Raw); 6] = unsafe {
         [
-            (c"write", o.write.is_some(), std::mem::transmute::<WriteFn, Raw>(count_write)),
-            (c"pwrite", o.pwrite.is_some(), std::mem::transmute::<PwriteFn, Raw>(count_pwrite)),
-            (c"pwrite64", o.pwrite64.is_some(), std::mem::transmute::<PwriteFn, Raw>(count_pwrite64)),
-            (c"ftruncate", true, std::mem::transmute::<FtruncateFn, Raw>(count_ftruncate)),
-            (c"unlink", true, std::mem::transmute::<UnlinkFn, Raw>(count_unlink)),
-            (c"openDirectory", true, std::mem::transmute::<OpenDirFn, Raw>(count_open_directory)),
+            (
+                c"write",
+                o.write.is_some(),
+                std::mem::transmute::<WriteFn, Raw>(count_write),
+            ),
+            (
+                c"pwrite",
+                o.pwrite.is_some(),
+                std::mem::transmute::<PwriteFn, Raw>(count_pwrite),
+            ),
+            (
+                c"pwrite64",
+                o.pwrite64.is_some(),
+                std::mem::transmute::<PwriteFn, Raw>(count_pwrite64),
+            ),
+            (
+                c"ftruncate",
+                true,
+                std::mem::transmute::<FtruncateFn, Raw>(count_ftruncate),
+            ),
+            (
+                c"unlink",
+                true,
+                std::mem::transmute::<UnlinkFn, Raw>(count_unlink),
+            ),
+            (
+                c"openDirectory",
+                true,
+                std::mem::transmute::<OpenDirFn, Raw>(count_open_directory),
+            ),
         ]
     };
     for (name, present, f) in wrappers {

@@ -314,7 +314,11 @@ fn merge(plan: &SqlitePlan, stats: Vec<ThreadStats>) -> SqliteResult {
             .iter()
             .find_map(|s| s.settings.clone())
             .unwrap_or_default(),
-        elapsed_ns: stats.iter().map(|s| s.summary.elapsed_ns).max().unwrap_or(0),
+        elapsed_ns: stats
+            .iter()
+            .map(|s| s.summary.elapsed_ns)
+            .max()
+            .unwrap_or(0),
         transactions: stats.iter().map(|s| s.summary.transactions).sum(),
         latency,
         checkpoint_ns: stats
@@ -382,8 +386,7 @@ impl Setup {
         // The later databases join the first connection, so one transaction spans them all.
         // Mobibench sets only their journal mode this way, leaving them at SQLite's default
         // synchronous level; iolab sets the one asked for on every database.
-        for d in 1..plan.databases as usize {
-            let path = &paths[d];
+        for (d, path) in paths.iter().enumerate().skip(1) {
             let name = path.to_str().ok_or_else(|| SqliteError::Sqlite {
                 during: "attaching",
                 path: path.clone(),
@@ -396,10 +399,15 @@ impl Setup {
                 .map_err(|e| SqliteError::sqlite("attaching", path, &e))?;
             set_journal(plan, &conns[0], Some(&schema), path)?;
             conns[0]
-                .pragma_update(Some(schema.as_str()), "synchronous", plan.synchronous.level())
+                .pragma_update(
+                    Some(schema.as_str()),
+                    "synchronous",
+                    plan.synchronous.level(),
+                )
                 .map_err(|e| SqliteError::sqlite("setting synchronous on", path, &e))?;
         }
-        let settings = settings(&conns[0]).map_err(|e| SqliteError::sqlite("reading", &paths[0], &e))?;
+        let settings =
+            settings(&conns[0]).map_err(|e| SqliteError::sqlite("reading", &paths[0], &e))?;
         // Nothing of the set-up may still be dirty when the timed region starts.
         for p in &paths {
             for suffix in ["", "-wal"] {
@@ -513,7 +521,8 @@ fn open(plan: &SqlitePlan, path: &Path) -> Result<Connection, SqliteError> {
     let conn = Connection::open_with_flags_and_vfs(path, flags, count::VFS_NAME)
         .map_err(|e| SqliteError::sqlite("opening", path, &e))?;
     let err = |e: rusqlite::Error| SqliteError::sqlite("setting up", path, &e);
-    conn.execute_batch("PRAGMA page_size = 4096;").map_err(err)?;
+    conn.execute_batch("PRAGMA page_size = 4096;")
+        .map_err(err)?;
     // Mobibench builds SQLite with SQLITE_DEFAULT_AUTOVACUUM=1 and SQLITE_TEMP_STORE=3:
     // these pragmas give a new database the same (iolab's defaults).
     conn.pragma_update(None, "auto_vacuum", plan.auto_vacuum.level())
@@ -613,7 +622,9 @@ fn exec(db: *mut ffi::sqlite3, sql: &CStr) -> Result<(), (i32, String)> {
         ffi::code_to_str(rc).to_string()
     } else {
         // SAFETY: SQLite's message, NUL-terminated, freed once here.
-        let m = unsafe { CStr::from_ptr(err) }.to_string_lossy().into_owned();
+        let m = unsafe { CStr::from_ptr(err) }
+            .to_string_lossy()
+            .into_owned();
         unsafe { ffi::sqlite3_free(err.cast()) };
         m
     };
@@ -657,10 +668,16 @@ impl Statements {
             }
         }
         let tail: &'static [u8] = match plan.mode {
-            Mode::Insert => INSERT_TAIL.get_or_init(|| format!(",'{INSERT_VALUE}');")).as_bytes(),
+            Mode::Insert => INSERT_TAIL
+                .get_or_init(|| format!(",'{INSERT_VALUE}');"))
+                .as_bytes(),
             Mode::Update | Mode::Delete => b";",
         };
-        let len = heads.iter().map(|h| h.len() + 20 + tail.len()).sum::<usize>() + 16;
+        let len = heads
+            .iter()
+            .map(|h| h.len() + 20 + tail.len())
+            .sum::<usize>()
+            + 16;
         Statements {
             heads,
             tail,
@@ -789,7 +806,10 @@ mod tests {
         let mut st = Statements::new(&p);
         let mut ids = Ids::new(&p, 10, p.rows_of(0));
         let sql = st.build(0, &mut ids).to_str().unwrap().to_string();
-        assert!(sql.starts_with("BEGIN;DELETE FROM tblMyList0 WHERE id="), "{sql}");
+        assert!(
+            sql.starts_with("BEGIN;DELETE FROM tblMyList0 WHERE id="),
+            "{sql}"
+        );
         assert!(sql.ends_with(";COMMIT;"), "{sql}");
         let p = plan(Mode::Update, 1);
         let mut st = Statements::new(&p);

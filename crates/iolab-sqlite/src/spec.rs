@@ -304,7 +304,9 @@ pub enum SqliteSpecError {
     BadDatabases(u32),
     #[error("--random orders the ids of inserts; --mode {0} always picks its rows at random (drop --random)")]
     RandomNeedsInsert(Mode),
-    #[error("unknown journal mode `{0}` (expected one of delete, truncate, persist, wal, memory, off)")]
+    #[error(
+        "unknown journal mode `{0}` (expected one of delete, truncate, persist, wal, memory, off)"
+    )]
     UnknownJournal(String),
     #[error("unknown synchronous setting `{0}` (expected one of off, normal, full, extra)")]
     UnknownSynchronous(String),
@@ -481,11 +483,21 @@ mod tests {
         }
         let s = spec();
         assert_eq!(
-            (s.mode, s.journal, s.synchronous, s.tables, s.databases, s.threads),
+            (
+                s.mode,
+                s.journal,
+                s.synchronous,
+                s.tables,
+                s.databases,
+                s.threads
+            ),
             (Mode::Insert, Journal::Truncate, Synchronous::Full, 3, 1, 1)
         );
         assert_eq!(s.transactions, 1000);
-        assert_eq!((s.auto_vacuum, s.temp_store), (AutoVacuum::Full, TempStore::Memory));
+        assert_eq!(
+            (s.auto_vacuum, s.temp_store),
+            (AutoVacuum::Full, TempStore::Memory)
+        );
         assert!(!s.random && s.sleep.is_none());
         assert!(s.validate().is_ok());
     }

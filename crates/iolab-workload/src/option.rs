@@ -182,8 +182,14 @@ mod tests {
 
     #[test]
     fn flags_and_counts_parse() {
-        assert_eq!(OptionKind::Flag.parse("true", &[]), Ok(OptionValue::Flag(true)));
-        assert_eq!(OptionKind::Flag.parse("off", &[]), Ok(OptionValue::Flag(false)));
+        assert_eq!(
+            OptionKind::Flag.parse("true", &[]),
+            Ok(OptionValue::Flag(true))
+        );
+        assert_eq!(
+            OptionKind::Flag.parse("off", &[]),
+            Ok(OptionValue::Flag(false))
+        );
         assert!(OptionKind::Flag.parse("maybe", &[]).is_err());
         let c = OptionKind::Count { min: 1, max: 11 };
         assert_eq!(c.parse("12", &[]).unwrap_err(), "must be between 1 and 11");

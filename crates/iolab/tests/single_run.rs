@@ -297,7 +297,10 @@ fn sqlite_stores_what_its_one_run_experiment_stores() {
             .expect("fsyncs_per_tx");
         assert!(fsyncs["value"].as_f64().unwrap() >= 1.0, "{fsyncs}");
     }
-    assert!(common::entries(data.path()).is_empty(), "the databases are removed");
+    assert!(
+        common::entries(data.path()).is_empty(),
+        "the databases are removed"
+    );
 }
 
 #[test]

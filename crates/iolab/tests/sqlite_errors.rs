@@ -117,7 +117,11 @@ fn bad_keys_are_located_in_the_file() {
         let o = s.run(&["run", f.to_str().unwrap()]);
         assert_clean_failure(&o, 2, needle);
         let at = format!("bad.toml:{line_col}");
-        assert!(stderr(&o).contains(&at), "{workload}: expected {at} in {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&at),
+            "{workload}: expected {at} in {}",
+            stderr(&o)
+        );
     }
     assert!(entries(data.path()).is_empty());
     assert!(!s.db().exists(), "nothing stored");
@@ -128,12 +132,7 @@ fn bad_keys_are_located_in_the_file() {
 fn a_read_only_directory() {
     require_root();
     let fs = Tmpfs::new("ro,size=16m");
-    let o = run(&[
-        "sqlite",
-        "--dir",
-        fs.path().to_str().unwrap(),
-        "--no-db",
-    ]);
+    let o = run(&["sqlite", "--dir", fs.path().to_str().unwrap(), "--no-db"]);
     assert_clean_failure(&o, 2, "Read-only file system");
     assert!(stderr(&o).contains("hint:"), "{}", stderr(&o));
 }
@@ -161,5 +160,9 @@ fn a_full_filesystem_fails_the_run_and_leaves_nothing() {
         "{}",
         stderr(&o)
     );
-    assert!(entries(fs.path()).is_empty(), "left {:?}", entries(fs.path()));
+    assert!(
+        entries(fs.path()).is_empty(),
+        "left {:?}",
+        entries(fs.path())
+    );
 }

@@ -68,7 +68,14 @@ fn trace(journal: &str) -> (Vec<Call>, Value) {
         .arg(env!("CARGO_BIN_EXE_iolab"))
         .args(["sqlite", "--dir"])
         .arg(&dir)
-        .args(["--mode", "insert", "--journal", journal, "--synchronous", "full"])
+        .args([
+            "--mode",
+            "insert",
+            "--journal",
+            journal,
+            "--synchronous",
+            "full",
+        ])
         .args(["--transactions", &n, "--json", "--no-monitor", "--no-db"])
         .output()
         .expect("strace runs");
@@ -113,7 +120,10 @@ fn trace(journal: &str) -> (Vec<Call>, Value) {
             on: classify(args, dir),
         });
     }
-    assert_eq!(markers, 2, "the timed region's two getrusage calls:\n{text}");
+    assert_eq!(
+        markers, 2,
+        "the timed region's two getrusage calls:\n{text}"
+    );
     (calls, json)
 }
 
@@ -136,7 +146,10 @@ fn tokens(calls: &[Call]) -> Vec<String> {
 }
 
 fn count(calls: &[Call], names: &[&str]) -> u64 {
-    calls.iter().filter(|c| names.contains(&c.name.as_str())).count() as u64
+    calls
+        .iter()
+        .filter(|c| names.contains(&c.name.as_str()))
+        .count() as u64
 }
 
 /// Checks that the timed region is `TRANSACTIONS` times `per_tx`, then `tail`, and that
@@ -262,15 +275,27 @@ fn insert_truncate_full_empties_the_journal_instead_of_unlinking_it() {
 #[test]
 fn the_classifier_reads_strace_s_paths() {
     let d = "/tmp/x";
-    assert_eq!(classify("5</tmp/x/iolab-sqlite.0.0.db-wal>, \"\"...", d), "wal");
-    assert_eq!(classify("\"/tmp/x/iolab-sqlite.0.0.db-journal\"", d), "journal");
+    assert_eq!(
+        classify("5</tmp/x/iolab-sqlite.0.0.db-wal>, \"\"...", d),
+        "wal"
+    );
+    assert_eq!(
+        classify("\"/tmp/x/iolab-sqlite.0.0.db-journal\"", d),
+        "journal"
+    );
     assert_eq!(classify("6</tmp/x>", d), "dir");
     assert_eq!(
-        classify("AT_FDCWD</root>, \"/tmp/x/iolab-sqlite.0.0.db-journal\", O_RDWR", d),
+        classify(
+            "AT_FDCWD</root>, \"/tmp/x/iolab-sqlite.0.0.db-journal\", O_RDWR",
+            d
+        ),
         "journal"
     );
     assert_eq!(classify("AT_FDCWD</root>, \"/tmp/x\", O_RDONLY", d), "dir");
-    assert_eq!(classify("3</tmp/x/iolab-sqlite.0.0.db>, \"\"..., 4096, 0", d), "db");
+    assert_eq!(
+        classify("3</tmp/x/iolab-sqlite.0.0.db>, \"\"..., 4096, 0", d),
+        "db"
+    );
     let calls = [
         Call {
             name: "pwrite64".into(),

@@ -252,12 +252,16 @@ mod tests {
                 .find(start)
                 .unwrap_or_else(|| panic!("docs/{file} has no `{start}`"))..];
             for o in iolab_sqlite::OPTIONS {
-                let r = row(text, o.name).unwrap_or_else(|| {
-                    panic!("docs/{file} has no row for `{}`", o.name)
-                });
+                let r = row(text, o.name)
+                    .unwrap_or_else(|| panic!("docs/{file} has no row for `{}`", o.name));
                 if let Some(d) = o.default {
                     let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
-                    assert_eq!(last, format!("`{d}`"), "docs/{file}: default of `{}`", o.name);
+                    assert_eq!(
+                        last,
+                        format!("`{d}`"),
+                        "docs/{file}: default of `{}`",
+                        o.name
+                    );
                 }
             }
         }

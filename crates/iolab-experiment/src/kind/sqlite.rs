@@ -10,8 +10,8 @@ use std::time::Duration;
 use iolab_check::{Access as CheckAccess, SyncScope};
 use iolab_metrics::{Better, MetricDef};
 use iolab_sqlite::{
-    run_sqlite, SqliteError, SqliteOption, SqliteResult, SqliteSpec, SqliteSpecError,
-    Synchronous, OPTIONS,
+    run_sqlite, SqliteError, SqliteOption, SqliteResult, SqliteSpec, SqliteSpecError, Synchronous,
+    OPTIONS,
 };
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::option::OptionValue;
@@ -384,7 +384,11 @@ mod tests {
             1,
         )
         .unwrap_err();
-        assert!(e.message.contains("--transactions 4 split over --threads 8"), "{e}");
+        assert!(
+            e.message
+                .contains("--transactions 4 split over --threads 8"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -190,7 +190,10 @@ impl<'s> Ctx<'s> {
             OptionKind::Count { min, max } if max == u64::from(u32::MAX) => {
                 let n = self.integer(e, path, min as i64, i64::MAX)?;
                 if n as u64 > max {
-                    self.error(&e.node.span, format!("`{path}` must be at most {max}, not {n}"));
+                    self.error(
+                        &e.node.span,
+                        format!("`{path}` must be at most {max}, not {n}"),
+                    );
                     return None;
                 }
                 Some(OptionValue::Count(n as u64))

@@ -33,7 +33,12 @@ impl Formatter<SqliteReport> for Human {
             out,
             "  sqlite      {}, page size {}, journal_mode {}, synchronous {}, auto_vacuum {}, \
              temp_store {}",
-            r.library.version, s.page_size, s.journal_mode, s.synchronous, s.auto_vacuum, s.temp_store
+            r.library.version,
+            s.page_size,
+            s.journal_mode,
+            s.synchronous,
+            s.auto_vacuum,
+            s.temp_store
         )?;
         if let Some(dir) = r.files.first().and_then(|f| f.parent()) {
             writeln!(
