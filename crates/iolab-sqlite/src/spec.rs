@@ -344,22 +344,16 @@ impl std::str::FromStr for Synchronous {
     }
 }
 
-/// A validated SQLite run: everything the engine needs.
+/// A validated SQLite run: the spec, checked (read through `Deref`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SqlitePlan {
-    pub mode: Mode,
-    pub transactions: u64,
-    pub journal: Journal,
-    pub synchronous: Synchronous,
-    pub tables: u32,
-    pub databases: u32,
-    pub threads: u32,
-    pub sleep: Option<Duration>,
-    pub random: bool,
-    pub auto_vacuum: AutoVacuum,
-    pub temp_store: TempStore,
-    pub dir: PathBuf,
-    pub seed: u64,
+#[serde(transparent)]
+pub struct SqlitePlan(SqliteSpec);
+
+impl std::ops::Deref for SqlitePlan {
+    type Target = SqliteSpec;
+    fn deref(&self) -> &SqliteSpec {
+        &self.0
+    }
 }
 
 impl SqliteSpec {
@@ -407,21 +401,7 @@ impl SqliteSpec {
         if self.random && self.mode != Mode::Insert {
             return Err(SqliteSpecError::RandomNeedsInsert(self.mode));
         }
-        Ok(SqlitePlan {
-            mode: self.mode,
-            transactions: self.transactions,
-            journal: self.journal,
-            synchronous: self.synchronous,
-            tables: self.tables,
-            databases: self.databases,
-            threads: self.threads,
-            sleep: self.sleep,
-            random: self.random,
-            auto_vacuum: self.auto_vacuum,
-            temp_store: self.temp_store,
-            dir: self.dir.clone(),
-            seed: self.seed,
-        })
+        Ok(SqlitePlan(self.clone()))
     }
 }
 

@@ -29,9 +29,11 @@ fn leftovers(dir: &Path) -> Vec<String> {
 
 #[test]
 fn rollback_journals_sync_the_journal_its_directory_and_the_database() {
-    for (journal, fsync, unlink, ftruncate) in
-        [(Journal::Delete, 4, 1, 0), (Journal::Truncate, 5, 0, 1), (Journal::Persist, 5, 0, 0)]
-    {
+    for (journal, fsync, unlink, ftruncate) in [
+        (Journal::Delete, 4, 1, 0),
+        (Journal::Truncate, 5, 0, 1),
+        (Journal::Persist, 5, 0, 0),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let p = plan(dir.path(), |s| s.journal = journal);
         let r = run(&p);
@@ -46,7 +48,11 @@ fn rollback_journals_sync_the_journal_its_directory_and_the_database() {
         assert_eq!(c.dir_fsync, 10, "{journal}: {c:?}");
         assert_eq!(r.checkpoint_ns, 0);
         assert_eq!(r.latency.count(), 10);
-        assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+        assert!(
+            leftovers(dir.path()).is_empty(),
+            "{:?}",
+            leftovers(dir.path())
+        );
     }
 }
 
@@ -80,7 +86,13 @@ fn settings_are_mobibench_s_build_settings_as_pragmas() {
     let r = run(&plan(dir.path(), |_| {}));
     let s = &r.settings;
     assert_eq!(
-        (s.page_size, s.journal_mode.as_str(), s.synchronous, s.auto_vacuum, s.temp_store),
+        (
+            s.page_size,
+            s.journal_mode.as_str(),
+            s.synchronous,
+            s.auto_vacuum,
+            s.temp_store
+        ),
         (4096, "truncate", 2, 1, 2)
     );
     assert!(r.library.version.starts_with("3."), "{:?}", r.library);
@@ -107,7 +119,11 @@ fn updates_deletes_threads_and_attached_databases_run() {
             [5, 4]
         );
         assert!(r.calls.write > 0, "{mode}: {:?}", r.calls);
-        assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+        assert!(
+            leftovers(dir.path()).is_empty(),
+            "{:?}",
+            leftovers(dir.path())
+        );
     }
     // Random inserts: every id once, so no transaction fails on a duplicate key.
     let dir = tempfile::tempdir().unwrap();
@@ -127,7 +143,11 @@ fn a_cancelled_run_is_interrupted_and_leaves_nothing() {
     let e = run_sqlite(&p, &mut (), &AtomicBool::new(true)).unwrap_err();
     assert!(matches!(e, SqliteError::Interrupted), "{e}");
     assert!(e.is_interrupted());
-    assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
 }
 
 #[test]

@@ -254,6 +254,18 @@ pub struct MicroArgs {
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,
 
+    /// Delete the data files after a successful run
+    #[arg(long)]
+    pub remove_files: bool,
+
+    #[command(flatten)]
+    pub run: KindRunArgs,
+}
+
+/// What a workload kind's command takes besides its options: the output format, where the
+/// run is stored, the monitors.
+#[derive(Debug, Args)]
+pub struct KindRunArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -261,10 +273,6 @@ pub struct MicroArgs {
     /// Shorthand for --format json
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
-
-    /// Delete the data files after a successful run
-    #[arg(long)]
-    pub remove_files: bool,
 
     #[command(flatten)]
     pub db: DbArgs,
@@ -275,6 +283,17 @@ pub struct MicroArgs {
     /// Do not store the result in the database
     #[arg(long)]
     pub no_db: bool,
+}
+
+impl KindRunArgs {
+    /// The format asked for, `--json` included.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -291,23 +310,8 @@ pub struct SqliteArgs {
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
-
-    /// Shorthand for --format json
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
-
     #[command(flatten)]
-    pub db: DbArgs,
-
-    #[command(flatten)]
-    pub monitor: MonitorArgs,
-
-    /// Do not store the result in the database
-    #[arg(long)]
-    pub no_db: bool,
+    pub run: KindRunArgs,
 }
 
 /// A workload kind's one option table, from which its command's flags are derived.

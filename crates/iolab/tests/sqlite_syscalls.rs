@@ -87,32 +87,23 @@ fn trace(journal: &str) -> (Vec<Call>, Value) {
     let json: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
     let text = std::fs::read_to_string(&out).unwrap();
     let dir = dir.to_str().unwrap();
-    let mut main_pid = None;
-    let mut worker: Option<String> = None;
+    let mut worker: Option<&str> = None;
     let mut markers = 0;
     let mut calls = Vec::new();
-    for line in text.lines() {
-        let Some((pid, call)) = line.split_once(' ') else {
-            continue;
-        };
-        let main = main_pid.get_or_insert_with(|| pid.to_string()).clone();
-        let call = call.trim_start();
-        if pid == main || call.starts_with("<...") || call.starts_with("+++") {
-            continue;
-        }
+    for (pid, call) in common::strace_thread_calls(&text) {
         let Some((name, args)) = call.split_once('(') else {
             continue;
         };
         if name == "getrusage" && args.starts_with("RUSAGE_THREAD") {
-            match &worker {
-                None => worker = Some(pid.to_string()),
+            match worker {
+                None => worker = Some(pid),
                 Some(w) if w != pid => panic!("two threads read their CPU time: {text}"),
                 _ => {}
             }
             markers += 1;
             continue;
         }
-        if worker.as_deref() != Some(pid) || markers != 1 {
+        if worker != Some(pid) || markers != 1 {
             continue;
         }
         calls.push(Call {

@@ -158,22 +158,10 @@ impl Workload for MicroWorkload {
 /// Reads `micro = { … }`: every key of [`OPTIONS`], typed as the table says; then validated
 /// as `iolab micro` would, and its size against the target's.
 fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroSpec> {
-    let before = cx.errors();
-    let t = cx.table(entry, "workload.micro")?;
-    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
-    cx.unknown_keys(t, &names, "workload.micro");
-    let key = |k: &str| format!("workload.micro.{k}");
     // The runner gives every run its own directory and seed.
     let mut spec = MicroSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
-    for o in OPTIONS {
-        let Some(e) = t.get(o.name) else { continue };
-        if let Some(v) = cx.option(e, &key(o.name), o.kind) {
-            o.apply(&mut spec, v);
-        }
-    }
-    if cx.errors() > before {
-        return None;
-    }
+    let t = cx.options(entry, "workload.micro", OPTIONS, &mut spec)?;
+    let key = |k: &str| format!("workload.micro.{k}");
     let at = |k: &str| -> Span {
         t.get(k)
             .map_or(entry.key_span.clone(), |e| e.node.span.clone())
@@ -363,7 +351,6 @@ pub fn intent(plan: &MicroPlan, base: Intent) -> Intent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_store::{NewRun, RunStatus, Timestamp};
     use iolab_workload::micro::{Access as A, DataPattern, EngineKind, SyncMode};
 
     fn spec(
@@ -427,36 +414,14 @@ mod tests {
         s.size = 4096 * 1000;
         s.dir = "/nonexistent".into();
         let r = iolab_engine::run_micro(&s.validate().unwrap(), &mut ()).unwrap();
-        let mut rec = RunRecord::new(NewRun {
-            config: iolab_store::ConfigId(1),
-            repetition: 0,
-            seed: 1,
-            status: RunStatus::Ok,
-            error: None,
-            started_at: Timestamp(0),
-            ended_at: Timestamp(0),
-            elapsed_ns: 0,
-            environment: json!({}),
-        });
+        let mut rec = crate::run::record::testing::record();
         add_record(&mut rec, &r);
         let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
         assert_eq!(get("ops"), 1000.0);
         assert_eq!(get("bytes"), 4096.0 * 1000.0);
         let expect = 1000.0 / (r.elapsed_ns as f64 / 1e9);
         assert!((get("ops_per_s") - expect).abs() < 1e-6 * expect);
-        // Every metric recorded is declared, with the declared unit; every declared one
-        // that a run records itself is there.
-        let defs = iolab_metrics::with_common(METRICS);
-        for m in &rec.metrics {
-            let d = iolab_metrics::find(&defs, &m.name)
-                .unwrap_or_else(|| panic!("{} is not declared", m.name));
-            assert_eq!(m.unit, d.unit, "{}", m.name);
-        }
-        for d in &defs {
-            if d.name != "cache_dropped_kib" {
-                assert!(rec.metrics.iter().any(|m| m.name == d.name), "{}", d.name);
-            }
-        }
+        crate::run::record::testing::assert_declared(&rec, METRICS);
         assert_eq!(rec.flowops[0].ops, 1000);
         assert_eq!(rec.series[0].ops.iter().sum::<u64>(), 1000);
     }

@@ -221,21 +221,10 @@ fn library_json() -> Value {
 /// Reads `sqlite = { … }`: every key of [`OPTIONS`], typed as the table says, then
 /// validated as `iolab sqlite` would.
 fn read(cx: &mut Ctx, entry: &Entry) -> Option<SqliteSpec> {
-    let before = cx.errors();
-    let t = cx.table(entry, "workload.sqlite")?;
-    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
-    cx.unknown_keys(t, &names, "workload.sqlite");
-    let key = |k: &str| format!("workload.sqlite.{k}");
+    // The runner gives every run its own directory and seed.
     let mut spec = SqliteSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
-    for o in OPTIONS {
-        let Some(e) = t.get(o.name) else { continue };
-        if let Some(v) = cx.option(e, &key(o.name), o.kind) {
-            o.apply(&mut spec, v);
-        }
-    }
-    if cx.errors() > before {
-        return None;
-    }
+    let t = cx.options(entry, "workload.sqlite", OPTIONS, &mut spec)?;
+    let key = |k: &str| format!("workload.sqlite.{k}");
     if let Err(e) = spec.validate() {
         let k = e.option();
         let at: Span = t
@@ -361,7 +350,6 @@ fn add_record(record: &mut RunRecord, r: &SqliteResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_store::{NewRun, RunStatus, Timestamp};
 
     #[test]
     fn the_command_line_plan_is_one_run_on_the_directory() {
@@ -401,34 +389,14 @@ mod tests {
         spec.synchronous = Synchronous::Off;
         let plan = spec.validate().unwrap();
         let r = run_sqlite(&plan, &mut (), &std::sync::atomic::AtomicBool::new(false)).unwrap();
-        let mut rec = RunRecord::new(NewRun {
-            config: iolab_store::ConfigId(1),
-            repetition: 0,
-            seed: 1,
-            status: RunStatus::Ok,
-            error: None,
-            started_at: Timestamp(0),
-            ended_at: Timestamp(0),
-            elapsed_ns: 0,
-            environment: json!({}),
-        });
+        let mut rec = crate::run::record::testing::record();
         add_record(&mut rec, &r);
         let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
         assert_eq!(get("ops"), 20.0);
         // synchronous=off: SQLite syncs nothing at all.
         assert_eq!(get("fsyncs_per_tx"), 0.0);
         assert!(get("writes_per_tx") >= 3.0, "{}", get("writes_per_tx"));
-        let defs = iolab_metrics::with_common(METRICS);
-        for m in &rec.metrics {
-            let d = iolab_metrics::find(&defs, &m.name)
-                .unwrap_or_else(|| panic!("{} is not declared", m.name));
-            assert_eq!(m.unit, d.unit, "{}", m.name);
-        }
-        for d in &defs {
-            if d.name != "cache_dropped_kib" {
-                assert!(rec.metrics.iter().any(|m| m.name == d.name), "{}", d.name);
-            }
-        }
+        crate::run::record::testing::assert_declared(&rec, METRICS);
         assert_eq!(rec.flowops[0].extra["settings"]["journal_mode"], "wal");
         assert_eq!(rec.flowops[0].extra["settings"]["page_size"], 4096);
         assert_eq!(rec.flowops[0].extra["settings"]["auto_vacuum"], 1);

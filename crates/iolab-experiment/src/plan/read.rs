@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::plan::error::{Diag, ExperimentError, Source};
 use crate::plan::tree::{Entry, Span, Table, Value};
-use iolab_workload::option::{OptionKind, OptionValue};
+use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 use iolab_workload::suggest;
 
 /// The file being read and the errors found so far.
@@ -206,6 +206,29 @@ impl<'s> Ctx<'s> {
             OptionKind::Duration => self.duration(e, path).map(OptionValue::Duration),
             OptionKind::Flag => self.boolean(e, path).map(OptionValue::Flag),
         }
+    }
+
+    /// Reads a kind's options table (`micro = { … }`, `sqlite = { … }`; `path` names it) into
+    /// `spec`: every key of `options`, typed as its kind says, other keys reported. The table
+    /// when it was read without an error.
+    pub fn options<'t, S>(
+        &mut self,
+        entry: &'t Entry,
+        path: &str,
+        options: &[OptionDef<S>],
+        spec: &mut S,
+    ) -> Option<&'t Table> {
+        let before = self.errors();
+        let t = self.table(entry, path)?;
+        let names: Vec<&str> = options.iter().map(|o| o.name).collect();
+        self.unknown_keys(t, &names, path);
+        for o in options {
+            let Some(e) = t.get(o.name) else { continue };
+            if let Some(v) = self.option(e, &join(path, o.name), o.kind) {
+                o.apply(spec, v);
+            }
+        }
+        (self.errors() == before).then_some(t)
     }
 
     /// One of `names`, with a "did you mean" hint otherwise.

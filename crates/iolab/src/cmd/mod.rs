@@ -5,7 +5,7 @@ pub mod compare;
 mod db;
 pub mod experiment;
 pub mod import;
-pub mod micro;
+mod micro;
 mod recover;
 pub mod report;
 mod run;

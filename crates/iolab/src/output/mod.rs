@@ -114,6 +114,40 @@ pub fn durations(named: &[(&str, f64)]) -> String {
         .join("  ")
 }
 
+/// A latency summary as one line: `mean …  p50 …  p90 …  p99 …  p99.9 …  max …`.
+pub fn latency_line(l: &iolab_engine::stats::LatencySummary) -> String {
+    durations(&[
+        ("mean", l.mean_ns),
+        ("p50", l.p50_ns as f64),
+        ("p90", l.p90_ns as f64),
+        ("p99", l.p99_ns as f64),
+        ("p99.9", l.p999_ns as f64),
+        ("max", l.max_ns as f64),
+    ])
+}
+
+/// The last lines of a single run's human summary: all CPUs during the timed region (when
+/// read) and the worker threads' context switches.
+pub fn write_system_and_switches(
+    out: &mut dyn Write,
+    system: Option<CpuPercent>,
+    usage: &iolab_engine::usage::Usage,
+) -> io::Result<()> {
+    if let Some(s) = system {
+        writeln!(
+            out,
+            "  system      active {:.1}%  idle {:.1}%  iowait {:.1}%  (all CPUs)",
+            s.active, s.idle, s.iowait
+        )?;
+    }
+    writeln!(
+        out,
+        "  switches    {} voluntary, {} involuntary",
+        crate::fmt::thousands(usage.voluntary_switches),
+        crate::fmt::thousands(usage.involuntary_switches)
+    )
+}
+
 pub fn print<R: ?Sized>(
     format: &dyn Formatter<R>,
     result: &R,

@@ -19,14 +19,7 @@ impl Formatter<MicroReport> for Mobibench {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         cpu_line(report.system_cpu, out)?;
-        let sec = r.elapsed_ns / 1_000_000_000;
-        let usec = (r.elapsed_ns % 1_000_000_000) / 1000;
-        let time = r.elapsed_ns as f64 / 1e9;
-        let rate = if time > 0.0 {
-            r.bytes as f64 / time
-        } else {
-            0.0
-        };
+        let (sec, usec, rate) = time_fields(r.elapsed_ns, r.bytes);
         write!(
             out,
             "[TIME] :{sec:>8} sec {usec:06}us. \t{rate:.0} B/sec, \t{:.2} KB/sec, \t{:.2} MB/sec.",
@@ -73,6 +66,17 @@ pub fn cpu_line(system_cpu: Option<(CpuTimes, CpuTimes)>, out: &mut dyn Write) -
     writeln!(
         out,
         "[CPU] : Active,Idle,IoWait : {active:.2} {idle:.2} {wait:.2}"
+    )
+}
+
+/// The `[TIME]` line's whole seconds, microseconds and `count` per second over `elapsed_ns`.
+pub fn time_fields(elapsed_ns: u64, count: u64) -> (u64, u64, f64) {
+    let time = elapsed_ns as f64 / 1e9;
+    let rate = if time > 0.0 { count as f64 / time } else { 0.0 };
+    (
+        elapsed_ns / 1_000_000_000,
+        (elapsed_ns % 1_000_000_000) / 1000,
+        rate,
     )
 }
 

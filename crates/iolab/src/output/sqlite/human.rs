@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use iolab_workload::{format_bytes, format_ns};
 
-use super::super::{durations, Formatter, SqliteReport};
+use super::super::{latency_line, write_system_and_switches, Formatter, SqliteReport};
 use crate::fmt::thousands;
 
 pub struct Human;
@@ -61,18 +61,7 @@ impl Formatter<SqliteReport> for Human {
             per_s(r.transactions as f64)
         )?;
         let l = r.latency.summary();
-        writeln!(
-            out,
-            "  latency     {}",
-            durations(&[
-                ("mean", l.mean_ns),
-                ("p50", l.p50_ns as f64),
-                ("p90", l.p90_ns as f64),
-                ("p99", l.p99_ns as f64),
-                ("p99.9", l.p999_ns as f64),
-                ("max", l.max_ns as f64),
-            ])
-        )?;
+        writeln!(out, "  latency     {}", latency_line(&l))?;
         if p.checkpoints() {
             writeln!(
                 out,
@@ -103,19 +92,7 @@ impl Formatter<SqliteReport> for Human {
             r.usage.sys_ns as f64 / 1e9,
             format_ns(cpu_per_tx)
         )?;
-        if let Some((a, b)) = report.system_cpu {
-            let s = b.percent_since(&a);
-            writeln!(
-                out,
-                "  system      active {:.1}%  idle {:.1}%  iowait {:.1}%  (all CPUs)",
-                s.active, s.idle, s.iowait
-            )?;
-        }
-        writeln!(
-            out,
-            "  switches    {} voluntary, {} involuntary",
-            thousands(r.usage.voluntary_switches),
-            thousands(r.usage.involuntary_switches)
-        )
+        let system = report.system_cpu.map(|(a, b)| b.percent_since(&a));
+        write_system_and_switches(out, system, &r.usage)
     }
 }

@@ -9,7 +9,7 @@
 
 use std::io::{self, Write};
 
-use super::super::micro::mobibench::{cpu_line, switches_line};
+use super::super::micro::mobibench::{cpu_line, switches_line, time_fields};
 use super::super::{Formatter, SqliteReport};
 
 pub struct Mobibench;
@@ -43,14 +43,7 @@ impl Formatter<SqliteReport> for Mobibench {
         }
         writeln!(out, "{RULE}\n[Messurement Result]\n{RULE}")?;
         cpu_line(report.system_cpu, out)?;
-        let sec = r.elapsed_ns / 1_000_000_000;
-        let usec = (r.elapsed_ns % 1_000_000_000) / 1000;
-        let time = r.elapsed_ns as f64 / 1e9;
-        let rate = if time > 0.0 {
-            r.transactions as f64 / time
-        } else {
-            0.0
-        };
+        let (sec, usec, rate) = time_fields(r.elapsed_ns, r.transactions);
         writeln!(
             out,
             "[TIME] :{sec:>8} sec {usec:06}us. \t{rate:.2} Transactions/sec"
