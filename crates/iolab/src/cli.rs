@@ -541,4 +541,55 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn sqlite_flags_come_from_the_option_table() {
+        let cli = Cli::try_parse_from([
+            "iolab",
+            "sqlite",
+            "--dir",
+            "/d",
+            "--journal",
+            "wal",
+            "--temp-store",
+            "file",
+            "--random",
+        ])
+        .unwrap();
+        let Command::Sqlite(a) = cli.command else {
+            panic!("not sqlite")
+        };
+        let get = |n: &str| {
+            a.options
+                .0
+                .iter()
+                .find(|(o, _)| o.name == n)
+                .map(|(_, v)| *v)
+        };
+        assert_eq!(get("journal"), Some(OptionValue::Name("wal")));
+        assert_eq!(get("temp_store"), Some(OptionValue::Name("file")));
+        assert_eq!(get("random"), Some(OptionValue::Flag(true)));
+        assert_eq!(get("transactions"), Some(OptionValue::Count(1000)));
+        assert_eq!(get("sleep"), None);
+        assert_eq!(a.run.format(), Format::Human);
+        let help = Cli::command()
+            .find_subcommand_mut("sqlite")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for o in iolab_sqlite::OPTIONS {
+            let usage = match o.kind {
+                OptionKind::Flag => format!("--{}\n", o.flag()),
+                _ => format!("--{} <{}>", o.flag(), o.value_name),
+            };
+            assert!(help.contains(&usage), "{usage}: {help}");
+            if let Some(d) = o.default {
+                assert!(help.contains(&format!("[default: {d}]")), "{}", o.name);
+            }
+        }
+        let e = Cli::try_parse_from(["iolab", "sqlite", "--dir", "/d", "--random", "yes"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unexpected argument 'yes'"), "{e}");
+    }
 }
