@@ -6,8 +6,10 @@
 //! to release them (it could not be started either). [`worker_builder`] names the threads
 //! and is the one place where they are configured.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread;
+use std::time::Instant;
 
 /// A one-shot barrier for `parties` threads that [`Gate::abort`] can release early.
 pub struct Gate {
@@ -103,6 +105,35 @@ pub fn spawn_failed<T>(
         wanted,
         started,
         source,
+    }
+}
+
+/// A worker's completed-operation count, alone on its cache line so that publishing it costs
+/// a plain store and never bounces a line between cores.
+#[repr(align(64))]
+#[derive(Default)]
+pub struct Progress(pub AtomicU64);
+
+/// The caller's part while the workers of `handles` run: every
+/// [`PROGRESS_PERIOD`](crate::micro::PROGRESS_PERIOD) (or when a worker unparks it), tell
+/// `obs` the operations done so far of `planned`, and set `abort` once `cancel` is set.
+/// Returns when every worker has finished.
+pub fn watch<T>(
+    handles: &[thread::ScopedJoinHandle<'_, T>],
+    progress: &[Progress],
+    planned: u64,
+    start: Instant,
+    cancel: &AtomicBool,
+    abort: &AtomicBool,
+    obs: &mut dyn crate::Observer,
+) {
+    while !handles.iter().all(|h| h.is_finished()) {
+        thread::park_timeout(crate::micro::PROGRESS_PERIOD);
+        if cancel.load(Ordering::Relaxed) {
+            abort.store(true, Ordering::Relaxed);
+        }
+        let done = progress.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
+        obs.progress(done, planned, start.elapsed());
     }
 }
 

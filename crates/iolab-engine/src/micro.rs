@@ -23,7 +23,7 @@ use crate::backend::{dispatch, open_file, Backend, Dir, Request, Visit};
 use crate::buffer::{AlignedBuf, AllocError};
 use crate::clock::Clock;
 use crate::error::EngineError;
-use crate::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
+use crate::gate::{spawn_failed, watch, worker_builder, AbortOnPanic, Gate, Progress};
 use crate::order::Order;
 use crate::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram, ThreadStats};
 use crate::usage::Usage;
@@ -418,12 +418,6 @@ fn check_direct(path: &Path, bs: u64) -> Result<(), EngineError> {
 }
 
 /// What every worker shares.
-/// A worker's completed-record count, alone on its cache line so that publishing it costs a
-/// plain store and never bounces a line between cores.
-#[repr(align(64))]
-#[derive(Default)]
-struct Progress(AtomicU64);
-
 struct Shared<'a> {
     progress: Vec<Progress>,
     clock: Clock,
@@ -490,18 +484,15 @@ fn execute(
         }
         let planned = plan.records_per_thread * u64::from(plan.threads) * u64::from(plan.loops);
         let start = *shared.start.get().expect("set above");
-        while !handles.iter().all(|h| h.is_finished()) {
-            thread::park_timeout(PROGRESS_PERIOD);
-            if cancel.load(Ordering::Relaxed) {
-                shared.abort.store(true, Ordering::Relaxed);
-            }
-            let done = shared
-                .progress
-                .iter()
-                .map(|p| p.0.load(Ordering::Relaxed))
-                .sum();
-            obs.progress(done, planned, start.elapsed());
-        }
+        watch(
+            &handles,
+            &shared.progress,
+            planned,
+            start,
+            cancel,
+            &shared.abort,
+            obs,
+        );
         let out: Vec<_> = handles.into_iter().map(join).collect();
         obs.finished();
         out

@@ -13,13 +13,13 @@ use std::ffi::{c_char, CStr};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_engine::clock::Clock;
-use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
+use iolab_engine::gate::{spawn_failed, watch, worker_builder, AbortOnPanic, Gate, Progress};
 use iolab_engine::micro::{check_dir, create_error, existing_file};
 use iolab_engine::order::Order;
 use iolab_engine::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram};
@@ -33,8 +33,6 @@ use crate::count::{self, Calls};
 use crate::spec::{Mode, SqlitePlan, INSERT_VALUE, UPDATE_VALUE};
 use crate::SqliteError;
 
-/// How often [`Observer::progress`] is called.
-pub const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
 /// Width of the per-interval counters.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 /// What SQLite adds to a database's name for its other files; each is removed before and
@@ -178,11 +176,6 @@ fn remove(files: &[PathBuf]) -> Result<(), (PathBuf, io::Error)> {
     Ok(())
 }
 
-/// A worker's completed-transaction count, alone on its cache line.
-#[repr(align(64))]
-#[derive(Default)]
-struct Progress(AtomicU64);
-
 struct Shared<'a> {
     plan: &'a SqlitePlan,
     clock: Clock,
@@ -252,18 +245,15 @@ fn execute(
             return handles.into_iter().map(join).collect();
         }
         let start = *shared.start.get().expect("set above");
-        while !handles.iter().all(|h| h.is_finished()) {
-            thread::park_timeout(PROGRESS_PERIOD);
-            if cancel.load(Ordering::Relaxed) {
-                shared.abort.store(true, Ordering::Relaxed);
-            }
-            let done = shared
-                .progress
-                .iter()
-                .map(|p| p.0.load(Ordering::Relaxed))
-                .sum();
-            obs.progress(done, plan.transactions, start.elapsed());
-        }
+        watch(
+            &handles,
+            &shared.progress,
+            plan.transactions,
+            start,
+            cancel,
+            &shared.abort,
+            obs,
+        );
         let out: Vec<_> = handles.into_iter().map(join).collect();
         obs.finished();
         out
