@@ -149,7 +149,35 @@ pub fn run_sqlite(
     remove(&files).map_err(|(path, e)| create_error(&path, &plan.dir, e))?;
     let result = execute(plan, obs, cancel);
     let _ = remove(&files);
+    remove_super_journals(plan);
     result
+}
+
+/// A transaction over several databases in a rollback journal mode writes a super-journal,
+/// `<first database>-mj<random>`, which SQLite deletes at commit; one is left only when a run
+/// dies in between.
+fn remove_super_journals(plan: &SqlitePlan) {
+    if plan.databases < 2 {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(&plan.dir) else {
+        return;
+    };
+    let prefixes: Vec<String> = (0..plan.threads)
+        .filter_map(|t| {
+            let db = plan.db_file(t, 0);
+            Some(format!("{}-mj", db.file_name()?.to_str()?))
+        })
+        .collect();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if prefixes.iter().any(|p| name.starts_with(p.as_str()))
+            && e.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Every file a run may leave: each database and its journal, WAL and shared memory.

@@ -136,6 +136,29 @@ fn updates_deletes_threads_and_attached_databases_run() {
 }
 
 #[test]
+fn a_transaction_over_attached_databases_commits_through_a_super_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = run(&plan(dir.path(), |s| s.journal = Journal::Delete));
+    let two = run(&plan(dir.path(), |s| {
+        s.journal = Journal::Delete;
+        s.databases = 2;
+    }));
+    // Two journals, and the super-journal that ties them (created, synced, deleted).
+    assert!(
+        two.calls.fsync > 2 * one.calls.fsync,
+        "{:?} vs {:?}",
+        two.calls,
+        one.calls
+    );
+    assert!(two.calls.unlink > 2 * one.calls.unlink, "{:?}", two.calls);
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}
+
+#[test]
 fn a_cancelled_run_is_interrupted_and_leaves_nothing() {
     let _hang = iolab_testkit::timeout(600);
     let dir = tempfile::tempdir().unwrap();
