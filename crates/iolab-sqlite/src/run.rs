@@ -372,7 +372,9 @@ fn worker(t: u32, shared: &Shared<'_>) -> Result<ThreadStats, SqliteError> {
         .start
         .get()
         .expect("start is set before the threads are released");
-    let mut stats = setup.timed(shared, t, shared.clock.ticks_at(start))?;
+    let mut stats = setup
+        .timed(shared, t, shared.clock.ticks_at(start))
+        .inspect_err(|_| shared.abort.store(true, Ordering::Relaxed))?;
     stats.setup_ns = setup_ns;
     Ok(stats)
 }
