@@ -19,7 +19,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_engine::clock::Clock;
-use iolab_engine::gate::{spawn_failed, watch, worker_builder, AbortOnPanic, Gate, Progress};
+use iolab_engine::gate::{AbortOnPanic, Crew};
 use iolab_engine::micro::{check_dir, create_error, existing_file};
 use iolab_engine::order::Order;
 use iolab_engine::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram};
@@ -207,13 +207,8 @@ fn remove(files: &[PathBuf]) -> Result<(), (PathBuf, io::Error)> {
 struct Shared<'a> {
     plan: &'a SqlitePlan,
     clock: Clock,
-    ready: Gate,
-    go: Gate,
-    start: OnceLock<Instant>,
-    /// Set when a thread failed or the run is cancelled: the others stop.
-    abort: AtomicBool,
+    crew: Crew,
     cancel: &'a AtomicBool,
-    progress: Vec<Progress>,
 }
 
 /// What one thread measured.
@@ -235,57 +230,14 @@ fn execute(
     let shared = Shared {
         plan,
         clock: Clock::new(),
-        ready: Gate::new(n + 1),
-        go: Gate::new(n + 1),
-        start: OnceLock::new(),
-        abort: AtomicBool::new(false),
+        crew: Crew::new(n),
         cancel,
-        progress: (0..n).map(|_| Progress::default()).collect(),
     };
-    let main_thread = thread::current();
-    let outcomes: Vec<Result<ThreadStats, SqliteError>> = thread::scope(|s| {
-        let mut handles = Vec::with_capacity(n);
-        for t in 0..n {
-            let shared = &shared;
-            let main_thread = &main_thread;
-            let h = worker_builder(format!("iolab-sql{t}"), t, None).spawn_scoped(s, move || {
-                let r = worker(t as u32, shared);
-                main_thread.unpark();
-                r
-            });
-            match h {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    shared.abort.store(true, Ordering::Relaxed);
-                    let err = spawn_failed([&shared.ready, &shared.go], handles, n, e);
-                    return vec![Err(err.into())];
-                }
-            }
-        }
-        // Set-up failed in some thread, or Ctrl-C during it: nobody starts.
-        if !shared.ready.wait() || shared.abort.load(Ordering::Relaxed) {
-            shared.go.abort();
-            return handles.into_iter().map(join).collect();
-        }
-        obs.started();
-        let _ = shared.start.set(Instant::now());
-        if !shared.go.wait() {
-            return handles.into_iter().map(join).collect();
-        }
-        let start = *shared.start.get().expect("set above");
-        watch(
-            &handles,
-            &shared.progress,
-            plan.transactions,
-            start,
-            cancel,
-            &shared.abort,
-            obs,
-        );
-        let out: Vec<_> = handles.into_iter().map(join).collect();
-        obs.finished();
-        out
-    });
+    let outcomes = shared
+        .crew
+        .run("iolab-sql", plan.transactions, cancel, obs, &|t| {
+            worker(t as u32, &shared)
+        });
     let mut stats = Vec::with_capacity(n);
     let mut errors = Vec::new();
     for o in outcomes {
@@ -305,13 +257,6 @@ fn execute(
         return Err(SqliteError::Interrupted);
     }
     Ok(merge(plan, stats))
-}
-
-fn join(
-    h: thread::ScopedJoinHandle<'_, Result<ThreadStats, SqliteError>>,
-) -> Result<ThreadStats, SqliteError> {
-    h.join()
-        .unwrap_or_else(|p| Err(EngineError::from_panic(p).into()))
 }
 
 fn merge(plan: &SqlitePlan, stats: Vec<ThreadStats>) -> SqliteResult {
@@ -355,26 +300,24 @@ fn merge(plan: &SqlitePlan, stats: Vec<ThreadStats>) -> SqliteResult {
 }
 
 fn worker(t: u32, shared: &Shared<'_>) -> Result<ThreadStats, SqliteError> {
-    let _guard = AbortOnPanic([&shared.ready, &shared.go]);
+    let _guard = AbortOnPanic([&shared.crew.ready, &shared.crew.go]);
     let began = Instant::now();
-    let stop = || shared.cancel.load(Ordering::Relaxed) || shared.abort.load(Ordering::Relaxed);
+    let stop =
+        || shared.cancel.load(Ordering::Relaxed) || shared.crew.abort.load(Ordering::Relaxed);
     let setup = Setup::new(shared.plan, t, &stop);
     if setup.is_err() {
-        shared.abort.store(true, Ordering::Relaxed);
+        shared.crew.abort.store(true, Ordering::Relaxed);
     }
     let setup_ns = began.elapsed().as_nanos() as u64;
-    let released = shared.ready.wait() && shared.go.wait();
+    let released = shared.crew.released();
     let mut setup = setup?;
-    if !released || shared.abort.load(Ordering::Relaxed) {
+    if !released || shared.crew.abort.load(Ordering::Relaxed) {
         return Ok(ThreadStats::default());
     }
-    let start = *shared
-        .start
-        .get()
-        .expect("start is set before the threads are released");
+    let start = shared.clock.ticks_at(shared.crew.start());
     let mut stats = setup
-        .timed(shared, t, shared.clock.ticks_at(start))
-        .inspect_err(|_| shared.abort.store(true, Ordering::Relaxed))?;
+        .timed(shared, t, start)
+        .inspect_err(|_| shared.crew.abort.store(true, Ordering::Relaxed))?;
     stats.setup_ns = setup_ns;
     Ok(stats)
 }
@@ -462,7 +405,7 @@ impl Setup {
     ) -> Result<ThreadStats, SqliteError> {
         let plan = shared.plan;
         let clock = shared.clock;
-        let progress = &shared.progress[t as usize].0;
+        let progress = &shared.crew.progress[t as usize].0;
         let mut latency = LatencyHistogram::default();
         let mut intervals = IntervalCounter::new(start, clock.ticks_in(INTERVAL), 64);
         // SAFETY: the handle of a connection this thread owns, used only while it lives.
@@ -487,7 +430,7 @@ impl Setup {
             written = now_written;
             done += 1;
             progress.store(done, Ordering::Relaxed);
-            if shared.abort.load(Ordering::Relaxed) {
+            if shared.crew.abort.load(Ordering::Relaxed) {
                 return Err(SqliteError::Interrupted);
             }
             if let Some(pause) = plan.sleep {
