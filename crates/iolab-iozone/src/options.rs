@@ -417,7 +417,7 @@ impl IozoneOption {
 
     /// Parses the value as written on a command line (or the default).
     pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
-        use iolab_workload::micro::{OptionKind as Common, OptionValue as V};
+        use iolab_workload::option::{OptionKind as Common, OptionValue as V};
         let text = text.trim();
         // Sizes, counts and choices are written as for every option table.
         let common = |kind: Common| {
@@ -425,6 +425,7 @@ impl IozoneOption {
                 V::Name(n) => OptionValue::Name(n),
                 V::Bytes(b) => OptionValue::Bytes(b),
                 V::Count(c) => OptionValue::Count(c),
+                V::Flag(f) => OptionValue::Switch(f),
                 V::Duration(_) => unreachable!("no iozone option is a duration"),
             })
         };
@@ -433,11 +434,7 @@ impl IozoneOption {
             OptionKind::Size => common(Common::Size),
             OptionKind::Count { min, max } => common(Common::Count { min, max }),
             OptionKind::Tests => TestSet::parse(text).map(OptionValue::Tests),
-            OptionKind::Switch => match text {
-                "true" | "on" | "yes" => Ok(OptionValue::Switch(true)),
-                "false" | "off" | "no" => Ok(OptionValue::Switch(false)),
-                _ => Err("expected true or false".into()),
-            },
+            OptionKind::Switch => common(Common::Flag),
         }
     }
 

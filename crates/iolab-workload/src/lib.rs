@@ -6,6 +6,7 @@
 
 pub mod micro;
 pub mod model;
+pub mod option;
 pub mod rng;
 pub mod rv;
 pub mod suggest;

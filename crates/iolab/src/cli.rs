@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use iolab_iozone::{IozoneOption, OptionValue as IozoneValue};
-use iolab_workload::micro::{self, EngineKind, MicroOption, OptionValue};
+use iolab_workload::micro::{self, EngineKind, MicroOption};
+use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -33,6 +34,11 @@ pub enum Command {
         after_help = "Examples:\n  iolab iozone --dir /mnt/test --tests write,read,random --size 64m --record 4k\n  iolab iozone --dir /mnt/test --tests 0,1 --flush excluded --format iozone   # iozone's own default timing\n  iolab iozone --dir /mnt/test --threads 4 --size 256m --direct\n  iolab iozone --dir /mnt/test --auto --auto-max-size 64m --format iozone\n\nThe flush (fsync + close) of every pass is timed by default: --flush excluded\n(alias iozone) times writes into the page cache only, as iozone does without -e.\nFiles are named iolab-iozone.N (one per thread) and removed at the end.\nSee docs/iozone.md."
     )]
     Iozone(IozoneArgs),
+    /// Time SQLite transactions under a journal mode and synchronous level (Mobibench's DB mode)
+    #[command(
+        after_help = "Examples:\n  iolab sqlite --dir /mnt/test --journal wal --synchronous full --transactions 1000\n  iolab sqlite --dir /mnt/test --mode update --journal delete --threads 4 --format mobibench\n\nEach thread uses its own database files, iolab-sqlite.THREAD.DB.db, made new for the run\nand removed after it. Semantics and the system calls of each journal mode: docs/sqlite.md."
+    )]
+    Sqlite(SqliteArgs),
     /// Run an experiment (.toml), or a filebench workload (.f file or built-in name)
     #[command(
         after_help = "Examples:\n  iolab run examples/quickstart.toml\n  iolab run examples/ext4-journal-modes.toml --db results.db\n  iolab run examples/ext4-journal-modes.toml --resume     # after a crash or Ctrl-C\n  iolab run fileserver --dir /mnt/test --time 30s\n  iolab run my.f --set nfiles=10000 --set iosize=1m --format filebench\n\nEvery run is stored in the results database (--db, default ./iolab.db; $IOLAB_DB).\nExperiment files are described in docs/experiments.md; the built-in workloads are\nlisted by `iolab workloads`."
@@ -255,6 +261,18 @@ pub struct MicroArgs {
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,
 
+    /// Delete the data files after a successful run
+    #[arg(long)]
+    pub remove_files: bool,
+
+    #[command(flatten)]
+    pub run: KindRunArgs,
+}
+
+/// What a workload kind's command takes besides its options: the output format, where the
+/// run is stored, the monitors.
+#[derive(Debug, Args)]
+pub struct KindRunArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -262,10 +280,6 @@ pub struct MicroArgs {
     /// Shorthand for --format json
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
-
-    /// Delete the data files after a successful run
-    #[arg(long)]
-    pub remove_files: bool,
 
     #[command(flatten)]
     pub db: DbArgs,
@@ -278,18 +292,84 @@ pub struct MicroArgs {
     pub no_db: bool,
 }
 
-/// The values of the micro test's options, defaults included: one flag per entry of
-/// `iolab_workload::micro::OPTIONS`, with its help, value name, default and parser, so the
-/// table is the one declaration (experiment files read the same table).
-#[derive(Debug, Clone, Default)]
-pub struct MicroOptions(pub Vec<(&'static MicroOption, OptionValue)>);
+impl KindRunArgs {
+    /// The format asked for, `--json` included.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
+}
 
-impl FromArgMatches for MicroOptions {
+#[derive(Debug, Args)]
+pub struct SqliteArgs {
+    /// Directory for the database files (must exist)
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// The run's own options, from iolab-sqlite's table (`iolab_sqlite::OPTIONS`).
+    #[command(flatten)]
+    pub options: SqliteOptions,
+
+    /// Seed for the ids of updates, deletes and random inserts
+    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
+    pub seed: u64,
+
+    #[command(flatten)]
+    pub run: KindRunArgs,
+}
+
+/// A workload kind's one option table, from which its command's flags are derived.
+pub trait OptionTable: Sized + 'static {
+    fn options() -> &'static [OptionDef<Self>];
+}
+
+impl OptionTable for micro::MicroSpec {
+    fn options() -> &'static [MicroOption] {
+        micro::OPTIONS
+    }
+}
+
+impl OptionTable for iolab_sqlite::SqliteSpec {
+    fn options() -> &'static [iolab_sqlite::SqliteOption] {
+        iolab_sqlite::OPTIONS
+    }
+}
+
+/// The values of a kind's options, defaults included: one flag per entry of its table (the
+/// option's name, underscores as dashes), with its help, value name, default and parser, so
+/// the table is the one declaration (experiment files read the same table).
+#[derive(Debug)]
+pub struct KindOptions<S: 'static>(pub Vec<(&'static OptionDef<S>, OptionValue)>);
+
+/// `iolab micro`'s options (`iolab_workload::micro::OPTIONS`).
+pub type MicroOptions = KindOptions<micro::MicroSpec>;
+/// `iolab sqlite`'s options (`iolab_sqlite::OPTIONS`).
+pub type SqliteOptions = KindOptions<iolab_sqlite::SqliteSpec>;
+
+impl<S> Clone for KindOptions<S> {
+    fn clone(&self) -> Self {
+        KindOptions(self.0.clone())
+    }
+}
+
+impl<S> Default for KindOptions<S> {
+    fn default() -> Self {
+        KindOptions(Vec::new())
+    }
+}
+
+impl<S: OptionTable> FromArgMatches for KindOptions<S> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        Ok(MicroOptions(
-            micro::OPTIONS
+        Ok(KindOptions(
+            S::options()
                 .iter()
-                .filter_map(|o| m.get_one::<OptionValue>(o.name).map(|v| (o, *v)))
+                .filter_map(|o| match o.kind {
+                    OptionKind::Flag => Some((o, OptionValue::Flag(m.get_flag(o.name)))),
+                    _ => m.get_one::<OptionValue>(o.name).map(|v| (o, *v)),
+                })
                 .collect(),
         ))
     }
@@ -300,17 +380,22 @@ impl FromArgMatches for MicroOptions {
     }
 }
 
-impl Args for MicroOptions {
+impl<S: OptionTable + std::fmt::Debug> Args for KindOptions<S> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        micro::OPTIONS.iter().fold(cmd, |cmd, o| {
-            let mut arg = Arg::new(o.name)
-                .long(o.name)
-                .value_name(o.value_name)
-                .help(o.help_text())
-                .value_parser(move |s: &str| o.parse(s));
-            if let Some(d) = o.default {
-                arg = arg.default_value(d);
-            }
+        S::options().iter().fold(cmd, |cmd, o| {
+            let arg = Arg::new(o.name).long(o.flag()).help(o.help_text());
+            let arg = match o.kind {
+                OptionKind::Flag => arg.action(ArgAction::SetTrue),
+                _ => {
+                    let arg = arg
+                        .value_name(o.value_name)
+                        .value_parser(move |s: &str| o.parse(s));
+                    match o.default {
+                        Some(d) => arg.default_value(d),
+                        None => arg,
+                    }
+                }
+            };
             cmd.arg(arg)
         })
     }
@@ -439,7 +524,7 @@ pub enum Format {
     Human,
     /// Everything, machine-readable and versioned
     Json,
-    /// mobibench's [CPU], [TIME] and [CON SWITCHES] lines
+    /// Mobibench's result lines ([CPU], [TIME], [CON SWITCHES]; DB mode's blocks for sqlite)
     Mobibench,
 }
 
@@ -620,5 +705,56 @@ mod tests {
             e.contains("'--threads <THREADS>': must be at least 1"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn sqlite_flags_come_from_the_option_table() {
+        let cli = Cli::try_parse_from([
+            "iolab",
+            "sqlite",
+            "--dir",
+            "/d",
+            "--journal",
+            "wal",
+            "--temp-store",
+            "file",
+            "--random",
+        ])
+        .unwrap();
+        let Command::Sqlite(a) = cli.command else {
+            panic!("not sqlite")
+        };
+        let get = |n: &str| {
+            a.options
+                .0
+                .iter()
+                .find(|(o, _)| o.name == n)
+                .map(|(_, v)| *v)
+        };
+        assert_eq!(get("journal"), Some(OptionValue::Name("wal")));
+        assert_eq!(get("temp_store"), Some(OptionValue::Name("file")));
+        assert_eq!(get("random"), Some(OptionValue::Flag(true)));
+        assert_eq!(get("transactions"), Some(OptionValue::Count(1000)));
+        assert_eq!(get("sleep"), None);
+        assert_eq!(a.run.format(), Format::Human);
+        let help = Cli::command()
+            .find_subcommand_mut("sqlite")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for o in iolab_sqlite::OPTIONS {
+            let usage = match o.kind {
+                OptionKind::Flag => format!("--{}\n", o.flag()),
+                _ => format!("--{} <{}>", o.flag(), o.value_name),
+            };
+            assert!(help.contains(&usage), "{usage}: {help}");
+            if let Some(d) = o.default {
+                assert!(help.contains(&format!("[default: {d}]")), "{}", o.name);
+            }
+        }
+        let e = Cli::try_parse_from(["iolab", "sqlite", "--dir", "/d", "--random", "yes"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unexpected argument 'yes'"), "{e}");
     }
 }

@@ -3,15 +3,7 @@
 
 mod common;
 
-use common::{entries, require_root, run, stderr, Tmpfs};
-
-fn assert_clean_failure(o: &std::process::Output, code: i32, needle: &str) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(code), "exit code; stderr: {err}");
-    assert!(err.contains(needle), "expected `{needle}` in: {err}");
-    assert!(!err.contains("panicked"), "panic: {err}");
-    assert!(o.stdout.is_empty(), "no results on failure");
-}
+use common::{assert_clean_failure, entries, require_root, run, stderr, Tmpfs};
 
 #[test]
 fn size_not_a_multiple_of_bs() {

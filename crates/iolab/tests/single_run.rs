@@ -255,6 +255,54 @@ fn micro_stores_what_its_one_run_experiment_stores() {
     assert_eq!(single["experiment"]["status"], "done");
 }
 
+/// `iolab sqlite` and `sqlite = { … }`: the same rows, the same system-call counts (SQLite
+/// makes the same calls for the same transactions), the SQLite library in both specs.
+#[test]
+fn sqlite_stores_what_its_one_run_experiment_stores() {
+    let s = Scratch::new();
+    let data = memory_dir();
+    let d = data.path().to_str().unwrap();
+    ok(&s.run(&[
+        "sqlite",
+        "--dir",
+        d,
+        "--journal",
+        "wal",
+        "--transactions",
+        "40",
+        "--tables",
+        "2",
+    ]));
+    let single = s.latest();
+    let exp = one_run_experiment(
+        &s,
+        "sqlite.toml",
+        d,
+        r#"sqlite = { journal = "wal", transactions = 40, tables = 2 }"#,
+    );
+    assert_same_rows(&single, &exp, true);
+    for v in [&single, &exp] {
+        let spec = &v["experiment"]["spec"]["configs"][0]["workload"];
+        assert!(spec["sqlite_library"]["version"].is_string(), "{spec}");
+        assert!(
+            spec["sqlite_library"]["compile_options"].is_array(),
+            "{spec}"
+        );
+        let run = &v["configs"][0]["runs"][0];
+        let fsyncs = run["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "fsyncs_per_tx")
+            .expect("fsyncs_per_tx");
+        assert!(fsyncs["value"].as_f64().unwrap() >= 1.0, "{fsyncs}");
+    }
+    assert!(
+        common::entries(data.path()).is_empty(),
+        "the databases are removed"
+    );
+}
+
 #[test]
 fn run_of_a_wml_file_stores_what_its_one_run_experiment_stores() {
     let s = Scratch::new();

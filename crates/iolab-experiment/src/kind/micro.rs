@@ -13,7 +13,7 @@ use iolab_engine::{EngineError, MicroResult};
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::micro::{
-    MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionKind, OptionValue, RecordSync, OPTIONS,
+    MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionValue, RecordSync, OPTIONS,
 };
 use serde_json::{json, Value};
 
@@ -158,22 +158,10 @@ impl Workload for MicroWorkload {
 /// Reads `micro = { … }`: every key of [`OPTIONS`], typed as the table says; then validated
 /// as `iolab micro` would, and its size against the target's.
 fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroSpec> {
-    let before = cx.errors();
-    let t = cx.table(entry, "workload.micro")?;
-    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
-    cx.unknown_keys(t, &names, "workload.micro");
-    let key = |k: &str| format!("workload.micro.{k}");
     // The runner gives every run its own directory and seed.
     let mut spec = MicroSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
-    for o in OPTIONS {
-        let Some(e) = t.get(o.name) else { continue };
-        if let Some(v) = value(cx, e, o, &key(o.name)) {
-            o.apply(&mut spec, v);
-        }
-    }
-    if cx.errors() > before {
-        return None;
-    }
+    let t = cx.options(entry, "workload.micro", OPTIONS, &mut spec)?;
+    let key = |k: &str| format!("workload.micro.{k}");
     let at = |k: &str| -> Span {
         t.get(k)
             .map_or(entry.key_span.clone(), |e| e.node.span.clone())
@@ -217,20 +205,6 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroS
         return None;
     }
     Some(spec)
-}
-
-/// One option's value in an experiment file, with the type its kind asks for.
-fn value(cx: &mut Ctx, e: &Entry, o: &MicroOption, key: &str) -> Option<OptionValue> {
-    match o.kind {
-        OptionKind::Choice(names) => cx.choice(e, key, names).map(OptionValue::Name),
-        OptionKind::Size => cx.size(e, key).map(OptionValue::Bytes),
-        OptionKind::Count { min, max } => {
-            let max = i64::try_from(max).unwrap_or(i64::MAX);
-            cx.integer(e, key, min as i64, max)
-                .map(|n| OptionValue::Count(n as u64))
-        }
-        OptionKind::Duration => cx.duration(e, key).map(OptionValue::Duration),
-    }
 }
 
 /// `iolab micro`: the given option values over the table's defaults, validated (the
@@ -377,7 +351,6 @@ pub fn intent(plan: &MicroPlan, base: Intent) -> Intent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_store::{NewRun, RunStatus, Timestamp};
     use iolab_workload::micro::{Access as A, DataPattern, EngineKind, SyncMode};
 
     fn spec(
@@ -441,36 +414,14 @@ mod tests {
         s.size = 4096 * 1000;
         s.dir = "/nonexistent".into();
         let r = iolab_engine::run_micro(&s.validate().unwrap(), &mut ()).unwrap();
-        let mut rec = RunRecord::new(NewRun {
-            config: iolab_store::ConfigId(1),
-            repetition: 0,
-            seed: 1,
-            status: RunStatus::Ok,
-            error: None,
-            started_at: Timestamp(0),
-            ended_at: Timestamp(0),
-            elapsed_ns: 0,
-            environment: json!({}),
-        });
+        let mut rec = crate::run::record::testing::record();
         add_record(&mut rec, &r);
         let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
         assert_eq!(get("ops"), 1000.0);
         assert_eq!(get("bytes"), 4096.0 * 1000.0);
         let expect = 1000.0 / (r.elapsed_ns as f64 / 1e9);
         assert!((get("ops_per_s") - expect).abs() < 1e-6 * expect);
-        // Every metric recorded is declared, with the declared unit; every declared one
-        // that a run records itself is there.
-        let defs = iolab_metrics::with_common(METRICS);
-        for m in &rec.metrics {
-            let d = iolab_metrics::find(&defs, &m.name)
-                .unwrap_or_else(|| panic!("{} is not declared", m.name));
-            assert_eq!(m.unit, d.unit, "{}", m.name);
-        }
-        for d in &defs {
-            if d.name != "cache_dropped_kib" {
-                assert!(rec.metrics.iter().any(|m| m.name == d.name), "{}", d.name);
-            }
-        }
+        crate::run::record::testing::assert_declared(&rec, METRICS);
         assert_eq!(rec.flowops[0].ops, 1000);
         assert_eq!(rec.series[0].ops.iter().sum::<u64>(), 1000);
     }

@@ -9,6 +9,7 @@
 
 pub mod iozone;
 pub mod micro;
+pub mod sqlite;
 pub mod wml;
 
 use std::any::Any;
@@ -26,7 +27,13 @@ use crate::run::monitor::Intent;
 use crate::run::{KindRun, Ran, RunFailure};
 
 /// Every kind, in the order messages list them. A new kind is one line here.
-pub(crate) static KINDS: &[&dyn Kind] = &[&wml::WML, &wml::BUILTIN, &micro::MICRO, &iozone::IOZONE];
+pub(crate) static KINDS: &[&dyn Kind] = &[
+    &wml::WML,
+    &wml::BUILTIN,
+    &micro::MICRO,
+    &iozone::IOZONE,
+    &sqlite::SQLITE,
+];
 
 /// A kind of workload, as experiment files name it.
 pub(crate) trait Kind: Sync {
@@ -256,6 +263,32 @@ mod tests {
                     assert!(
                         r.contains(&format!("`{d}`")),
                         "default of `{}` in {page}",
+                        o.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_docs_list_the_sqlite_options_of_the_one_table() {
+        for (file, start) in [
+            ("experiments.md", "`sqlite` (see"),
+            ("sqlite.md", "## Options"),
+        ] {
+            let all = doc(file);
+            let text = &all[all
+                .find(start)
+                .unwrap_or_else(|| panic!("docs/{file} has no `{start}`"))..];
+            for o in iolab_sqlite::OPTIONS {
+                let r = row(text, o.name)
+                    .unwrap_or_else(|| panic!("docs/{file} has no row for `{}`", o.name));
+                if let Some(d) = o.default {
+                    let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+                    assert_eq!(
+                        last,
+                        format!("`{d}`"),
+                        "docs/{file}: default of `{}`",
                         o.name
                     );
                 }

@@ -12,6 +12,7 @@ pub mod report;
 mod run;
 mod show;
 mod single;
+mod sqlite;
 pub mod trace;
 mod watch;
 mod workloads;
@@ -26,6 +27,7 @@ pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     match cli.command {
         Command::Micro(args) => micro::run(args, cancel),
         Command::Iozone(args) => iozone::run(args, cancel),
+        Command::Sqlite(args) => sqlite::run(args, cancel),
         Command::Run(args) if args.file.ends_with(".toml") => experiment::run(args, cancel),
         Command::Run(args) => run::run(args, cancel),
         Command::Workloads => workloads::list(),

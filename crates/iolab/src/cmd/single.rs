@@ -5,8 +5,10 @@
 //! [`RunnerObserver`]) and from the run's end ([`RunEnd`]: the kind's engine result, the
 //! findings, the metrics).
 
+use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use iolab_experiment::run::monitor::MonitorOptions;
 use iolab_experiment::run::{
@@ -17,7 +19,10 @@ use iolab_monitor::procstat::{self, CpuTimes};
 use iolab_store::{ConfigOutcome, ExperimentId, Metric, RunStatus, Store};
 use serde_json::{Map, Value};
 
+use crate::cli::{Format, KindRunArgs};
 use crate::error::CliError;
+use crate::fmt::thousands;
+use crate::output::{Host, SingleReport};
 use crate::term::StatusLine;
 
 /// Where a single run is stored.
@@ -233,5 +238,120 @@ impl RunnerObserver for Capture<'_> {
 
     fn note(&mut self, message: &str) {
         self.display.note(message);
+    }
+}
+
+/// `iolab micro` and `iolab sqlite`: opens the storage (a database that cannot take the result
+/// is refused before anything runs, exit 2, not after the run when its result would be lost),
+/// runs the kind's one-run plan with a progress line counting `unit`s, and gives back the
+/// report for the kind's formats and the experiment it is stored as.
+pub fn run_kind<T: Clone + 'static>(
+    plan: &ExperimentPlan,
+    args: &KindRunArgs,
+    cancel: &Arc<AtomicBool>,
+    unit: &'static str,
+    interrupted: &str,
+) -> Result<(SingleReport<T>, Option<ExperimentId>), CliError> {
+    let storage = if args.no_db {
+        Storage::Nowhere
+    } else {
+        Storage::Db(crate::cmd::db::open(&args.db.db)?)
+    };
+    let mut display = Shown {
+        status: StatusLine::new(std::io::stderr().is_terminal()),
+        view: Counting { unit },
+    };
+    let started_at = SystemTime::now();
+    let run = run::<T>(
+        plan,
+        storage,
+        args.monitor.options(),
+        cancel,
+        &mut display,
+        interrupted,
+    );
+    display.status.clear();
+    let run = run?;
+    let report = SingleReport {
+        result: run.output,
+        system_cpu: run.system_cpu,
+        host: Host::probe(),
+        started_at,
+        findings: run.end.findings.clone(),
+        system: system_summary(&run.end.metrics),
+    };
+    Ok((report, run.stored))
+}
+
+/// After a kind's result, in the human format: the findings and where the run is stored.
+pub fn epilogue(
+    args: &KindRunArgs,
+    findings: &[iolab_store::Finding],
+    stored: Option<ExperimentId>,
+) {
+    if args.format() == Format::Human {
+        crate::cmd::watch::print_findings(findings, "");
+        if let Some(id) = stored {
+            say!("stored as experiment {} in {}", id.0, args.db.db.display());
+        }
+    }
+}
+
+/// Fill progress and the progress of the operations (`unit`s: records, transactions) on a
+/// terminal.
+pub struct Counting {
+    pub unit: &'static str,
+}
+
+impl EngineView for Counting {
+    fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
+        match *event {
+            EngineEvent::Filling { done, total } => {
+                if !line.enabled() || total < 64 << 20 {
+                    return;
+                }
+                // One update per 64 MiB keeps the terminal quiet and the cost invisible.
+                if done.is_multiple_of(64 << 20) || done == total {
+                    line.show(format_args!(
+                        "preparing files: {} of {} MiB ({}%)",
+                        done >> 20,
+                        total >> 20,
+                        done * 100 / total
+                    ));
+                }
+            }
+            EngineEvent::TimedStart => line.keep(),
+            EngineEvent::Records {
+                done,
+                planned,
+                elapsed,
+            } => {
+                // Short runs finish before anyone could read a progress line.
+                if !line.enabled() || elapsed < Duration::from_secs(1) || planned == 0 {
+                    return;
+                }
+                let rate = done as f64 / elapsed.as_secs_f64();
+                let left = if rate > 0.0 {
+                    format!(
+                        ", ~{:.0} s left",
+                        (planned - done.min(planned)) as f64 / rate
+                    )
+                } else {
+                    String::new()
+                };
+                line.show(format_args!(
+                    "running: {}% ({} of {} {}{}), {} {}s/s{left}",
+                    done * 100 / planned,
+                    thousands(done),
+                    thousands(planned),
+                    self.unit,
+                    if planned == 1 { "" } else { "s" },
+                    thousands(rate as u64),
+                    self.unit
+                ));
+            }
+            EngineEvent::TimedEnd => line.clear(),
+            _ => {}
+        }
     }
 }

@@ -17,6 +17,7 @@ use super::Formatter;
 pub enum Kind {
     Micro,
     Iozone,
+    Sqlite,
     Run,
     Show,
     List,
@@ -29,9 +30,10 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 10] = [
+    const ALL: [Kind; 11] = [
         Kind::Micro,
         Kind::Iozone,
+        Kind::Sqlite,
         Kind::Run,
         Kind::Show,
         Kind::List,
@@ -47,6 +49,7 @@ impl Kind {
         match self {
             Kind::Micro => "iolab.micro/1",
             Kind::Iozone => "iolab.iozone/1",
+            Kind::Sqlite => "iolab.sqlite/1",
             Kind::Run => "iolab.run/1",
             Kind::Show => "iolab.show/1",
             Kind::List => "iolab.list/1",
