@@ -19,8 +19,8 @@ mod run;
 
 pub use error::BonnieError;
 pub use options::{
-    option, BonniePlan, BonnieSpec, BonnieSpecError, Phases, DEFAULT_CHUNK, DEFAULT_SEEKERS,
-    DEFAULT_SEEKS, MAX_FILES_K, OPTIONS,
+    option, BonnieOption, BonniePlan, BonnieSpec, BonnieSpecError, Phases, DEFAULT_CHUNK,
+    DEFAULT_SEEKERS, DEFAULT_SEEKS, MAX_FILES_K, OPTIONS,
 };
 pub use phase::{Phase, RateUnit};
 pub use run::{

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use iolab_workload::micro::{bytes_of, count_of, name_of, KindOption, OptionKind, OptionTable};
+use iolab_workload::option::{OptionDef, OptionKind};
 use serde::Serialize;
 
 use crate::phase::Phase;
@@ -73,46 +73,49 @@ pub struct BonnieSpec {
     pub phases: Phases,
 }
 
+/// One option of the bonnie kind (`iolab bonnie`, `bonnie = { … }`).
+pub type BonnieOption = OptionDef<BonnieSpec>;
+
 /// Every option, in the order help and docs list them. `dir` and `seed` are not here: the
 /// runner sets them (`--dir`/`--seed`, or the experiment's target and seed).
-pub const OPTIONS: &[KindOption<BonnieSpec>] = &[
-    KindOption {
+pub const OPTIONS: &[BonnieOption] = &[
+    OptionDef {
         name: "size",
         value_name: "SIZE",
         kind: OptionKind::Size,
         default: None,
         aliases: &[],
         help: "Size of the test file (bonnie++ -s) [default: twice the memory, bonnie++'s rule]",
-        apply: |s, v| s.size = Some(bytes_of(v)),
+        apply: |s, v| s.size = Some(v.bytes()),
     },
-    KindOption {
+    OptionDef {
         name: "chunk_size",
         value_name: "SIZE",
         kind: OptionKind::Size,
         default: Some("8k"),
         aliases: &[],
         help: "Bytes per block read or write, and per timed chunk of the per-char phases",
-        apply: |s, v| s.chunk_size = bytes_of(v),
+        apply: |s, v| s.chunk_size = v.bytes(),
     },
-    KindOption {
+    OptionDef {
         name: "char_size",
         value_name: "SIZE",
         kind: OptionKind::Size,
         default: Some("3m"),
         aliases: &[],
         help: "Bytes the per-char phases write and read one at a time (bonnie++ -f); 0 skips them",
-        apply: |s, v| s.char_size = bytes_of(v),
+        apply: |s, v| s.char_size = v.bytes(),
     },
-    KindOption {
+    OptionDef {
         name: "seekers",
         value_name: "N",
         kind: OptionKind::Count { min: 1, max: 1024 },
         default: Some("5"),
         aliases: &[],
         help: "Concurrent seekers sharing the seeks, each with its own descriptor",
-        apply: |s, v| s.seekers = count_of(v),
+        apply: |s, v| s.seekers = v.count_u32(),
     },
-    KindOption {
+    OptionDef {
         name: "seeks",
         value_name: "N",
         kind: OptionKind::Count {
@@ -122,9 +125,9 @@ pub const OPTIONS: &[KindOption<BonnieSpec>] = &[
         default: Some("8192"),
         aliases: &[],
         help: "Random seeks in all (an lseek and a chunk read each; one in ten also rewrites it)",
-        apply: |s, v| s.seeks = count_of(v),
+        apply: |s, v| s.seeks = v.count_u32(),
     },
-    KindOption {
+    OptionDef {
         name: "files",
         value_name: "N",
         kind: OptionKind::Count {
@@ -134,27 +137,27 @@ pub const OPTIONS: &[KindOption<BonnieSpec>] = &[
         default: Some("16"),
         aliases: &[],
         help: "Files of the create/stat/delete phases, in units of 1024 (bonnie++ -n); 0 skips them",
-        apply: |s, v| s.files = count_of(v),
+        apply: |s, v| s.files = v.count_u32(),
     },
-    KindOption {
+    OptionDef {
         name: "max_file_size",
         value_name: "SIZE",
         kind: OptionKind::Size,
         default: Some("0"),
         aliases: &[],
         help: "Largest size of those files (0: empty files)",
-        apply: |s, v| s.max_file_size = bytes_of(v),
+        apply: |s, v| s.max_file_size = v.bytes(),
     },
-    KindOption {
+    OptionDef {
         name: "min_file_size",
         value_name: "SIZE",
         kind: OptionKind::Size,
         default: Some("0"),
         aliases: &[],
         help: "Smallest size of those files (sizes are drawn uniformly between the two)",
-        apply: |s, v| s.min_file_size = bytes_of(v),
+        apply: |s, v| s.min_file_size = v.bytes(),
     },
-    KindOption {
+    OptionDef {
         name: "dirs",
         value_name: "N",
         kind: OptionKind::Count {
@@ -164,34 +167,30 @@ pub const OPTIONS: &[KindOption<BonnieSpec>] = &[
         default: Some("1"),
         aliases: &[],
         help: "Directories the files are spread over",
-        apply: |s, v| s.dirs = count_of(v),
+        apply: |s, v| s.dirs = v.count_u32(),
     },
-    KindOption {
+    OptionDef {
         name: "file_chunk_size",
         value_name: "SIZE",
         kind: OptionKind::Size,
         default: Some("8k"),
         aliases: &[],
         help: "Bytes per write and read of those files' data",
-        apply: |s, v| s.file_chunk_size = bytes_of(v),
+        apply: |s, v| s.file_chunk_size = v.bytes(),
     },
-    KindOption {
+    OptionDef {
         name: "phases",
         value_name: "PHASES",
         kind: OptionKind::Choice(&Phases::NAMES),
         default: Some("all"),
         aliases: &[],
         help: "Which phases run (io: the file I/O phases only, bonnie++ -n 0; files: create/stat/delete only, -s 0)",
-        apply: |s, v| s.phases = Phases::parse(name_of(v)).unwrap_or(s.phases),
+        apply: |s, v| s.phases = Phases::parse(v.name()).unwrap_or(s.phases),
     },
 ];
 
-impl OptionTable for BonnieSpec {
-    const OPTIONS: &'static [KindOption<BonnieSpec>] = OPTIONS;
-}
-
 /// The option called `name`.
-pub fn option(name: &str) -> Option<&'static KindOption<BonnieSpec>> {
+pub fn option(name: &str) -> Option<&'static BonnieOption> {
     OPTIONS.iter().find(|o| o.name == name)
 }
 

@@ -17,6 +17,8 @@ pub enum WorkloadKind {
     Micro,
     /// A filebench WML workload.
     Wml,
+    /// iozone's tests (`iolab iozone`): reads follow the writes of the same files.
+    Iozone,
 }
 
 /// What the workload's timed region does.

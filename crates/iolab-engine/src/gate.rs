@@ -6,8 +6,10 @@
 //! to release them (it could not be started either). [`worker_builder`] names the threads
 //! and is the one place where they are configured.
 
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread;
+use std::time::Instant;
 
 /// A one-shot barrier for `parties` threads that [`Gate::abort`] can release early.
 pub struct Gate {
@@ -103,6 +105,144 @@ pub fn spawn_failed<T>(
         wanted,
         started,
         source,
+    }
+}
+
+/// What a crew of worker threads shares to start together and be watched while it works:
+/// the two gates (every worker has set up / go), the instant they were released, the flag
+/// that tells them to stop, and each one's count of completed operations.
+pub struct Crew {
+    /// Abortable, so that a thread the OS refuses to start cannot leave the others waiting.
+    pub ready: Gate,
+    pub go: Gate,
+    start: OnceLock<Instant>,
+    /// Set when the run is cancelled or a worker failed: the others stop.
+    pub abort: AtomicBool,
+    pub progress: Vec<Progress>,
+}
+
+impl Crew {
+    /// A crew of `n` workers (the caller is the gates' last party).
+    pub fn new(n: usize) -> Crew {
+        Crew {
+            ready: Gate::new(n + 1),
+            go: Gate::new(n + 1),
+            start: OnceLock::new(),
+            abort: AtomicBool::new(false),
+            progress: (0..n).map(|_| Progress::default()).collect(),
+        }
+    }
+
+    /// Passes both gates: true when the crew was released, false when the run ended before
+    /// its start (a thread could not be started, a worker panicked or failed to set up).
+    pub fn released(&self) -> bool {
+        self.ready.wait() && self.go.wait()
+    }
+
+    /// The instant the crew was released (set before any worker passes the `go` gate).
+    pub fn start(&self) -> Instant {
+        *self
+            .start
+            .get()
+            .expect("the start is set before the workers are released")
+    }
+
+    /// Runs `work(t)` on threads `name0`, `name1`, … (one per progress counter). Each worker
+    /// sets up, then calls [`Crew::released`]; once all are ready, `obs.started()` runs and
+    /// they are released together. While they work the caller reports progress towards
+    /// `planned` operations and turns `cancel` into `abort`. Nobody starts when a thread
+    /// cannot be started (its error is the only outcome), a worker panics before the gates,
+    /// or a worker sets `abort` while setting up.
+    pub fn run<T: Send, E: Send + From<crate::EngineError>>(
+        &self,
+        name: &str,
+        planned: u64,
+        cancel: &AtomicBool,
+        obs: &mut dyn crate::Observer,
+        work: &(dyn Fn(usize) -> Result<T, E> + Sync),
+    ) -> Vec<Result<T, E>> {
+        let n = self.progress.len();
+        // Workers wake the caller when they finish, so it does not sleep out a full
+        // progress period after the run has ended.
+        let main_thread = thread::current();
+        thread::scope(|s| {
+            let mut handles = Vec::with_capacity(n);
+            for t in 0..n {
+                let main_thread = &main_thread;
+                let h = worker_builder(format!("{name}{t}"), t, None).spawn_scoped(s, move || {
+                    let r = work(t);
+                    main_thread.unpark();
+                    r
+                });
+                match h {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        self.abort.store(true, Ordering::Relaxed);
+                        let err = spawn_failed([&self.ready, &self.go], handles, n, e);
+                        return vec![Err(err.into())];
+                    }
+                }
+            }
+            if !self.ready.wait() || self.abort.load(Ordering::Relaxed) {
+                // A worker panicked or failed before the start: that is the error.
+                self.go.abort();
+                return handles.into_iter().map(join).collect();
+            }
+            obs.started();
+            let _ = self.start.set(Instant::now());
+            if !self.go.wait() {
+                return handles.into_iter().map(join).collect();
+            }
+            watch(
+                &handles,
+                &self.progress,
+                planned,
+                self.start(),
+                cancel,
+                &self.abort,
+                obs,
+            );
+            let out: Vec<_> = handles.into_iter().map(join).collect();
+            obs.finished();
+            out
+        })
+    }
+}
+
+/// A worker's outcome; a panic is an error.
+fn join<T, E: From<crate::EngineError>>(
+    h: thread::ScopedJoinHandle<'_, Result<T, E>>,
+) -> Result<T, E> {
+    h.join()
+        .unwrap_or_else(|p| Err(crate::EngineError::from_panic(p).into()))
+}
+
+/// A worker's completed-operation count, alone on its cache line so that publishing it costs
+/// a plain store and never bounces a line between cores.
+#[repr(align(64))]
+#[derive(Default)]
+pub struct Progress(pub AtomicU64);
+
+/// The caller's part while the workers of `handles` run: every
+/// [`PROGRESS_PERIOD`](crate::micro::PROGRESS_PERIOD) (or when a worker unparks it), tell
+/// `obs` the operations done so far of `planned`, and set `abort` once `cancel` is set.
+/// Returns when every worker has finished.
+fn watch<T>(
+    handles: &[thread::ScopedJoinHandle<'_, T>],
+    progress: &[Progress],
+    planned: u64,
+    start: Instant,
+    cancel: &AtomicBool,
+    abort: &AtomicBool,
+    obs: &mut dyn crate::Observer,
+) {
+    while !handles.iter().all(|h| h.is_finished()) {
+        thread::park_timeout(crate::micro::PROGRESS_PERIOD);
+        if cancel.load(Ordering::Relaxed) {
+            abort.store(true, Ordering::Relaxed);
+        }
+        let done = progress.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
+        obs.progress(done, planned, start.elapsed());
     }
 }
 

@@ -13,9 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use iolab_workload::micro::{Access, DataPattern, MicroPlan, RecordSync};
 
@@ -23,7 +21,7 @@ use crate::backend::{dispatch, open_file, Backend, Dir, Request, Visit};
 use crate::buffer::{AlignedBuf, AllocError};
 use crate::clock::Clock;
 use crate::error::EngineError;
-use crate::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
+use crate::gate::{AbortOnPanic, Crew};
 use crate::order::Order;
 use crate::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram, ThreadStats};
 use crate::usage::Usage;
@@ -120,7 +118,7 @@ pub fn run_micro_cancellable(
     result
 }
 
-/// `dir` exists and is a directory (the run's target).
+/// `dir` exists and is a directory (the engines' first check: a located, typed error).
 pub fn check_dir(dir: &Path) -> Result<(), EngineError> {
     match fs::metadata(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -419,21 +417,10 @@ fn check_direct(path: &Path, bs: u64) -> Result<(), EngineError> {
 }
 
 /// What every worker shares.
-/// A worker's completed-record count, alone on its cache line so that publishing it costs a
-/// plain store and never bounces a line between cores.
-#[repr(align(64))]
-#[derive(Default)]
-struct Progress(AtomicU64);
-
 struct Shared<'a> {
-    progress: Vec<Progress>,
+    crew: Crew,
     clock: Clock,
     plan: &'a MicroPlan,
-    /// Abortable, so that a thread the OS refuses to start cannot leave the others waiting.
-    ready: Gate,
-    go: Gate,
-    start: OnceLock<Instant>,
-    abort: AtomicBool,
 }
 
 fn execute(
@@ -445,69 +432,13 @@ fn execute(
     let n = plan.threads as usize;
     let shared = Shared {
         plan,
-        ready: Gate::new(n + 1),
-        go: Gate::new(n + 1),
-        start: OnceLock::new(),
-        abort: AtomicBool::new(false),
-        progress: (0..n).map(|_| Progress::default()).collect(),
+        crew: Crew::new(n),
         clock: Clock::new(),
     };
-    // Workers wake the main thread when they finish, so it does not sleep out a full
-    // progress period after the run has ended.
-    let main_thread = thread::current();
-    let outcomes: Vec<Result<ThreadStats, EngineError>> = thread::scope(|s| {
-        let mut handles = Vec::with_capacity(n);
-        for t in 0..n {
-            let path = prepared.get(t).map(|p| p.path.as_path());
-            let shared = &shared;
-            let main_thread = &main_thread;
-            let h = worker_builder(format!("iolab-w{t}"), t, None).spawn_scoped(s, move || {
-                let r = worker(t as u32, path, shared);
-                main_thread.unpark();
-                r
-            });
-            match h {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    shared.abort.store(true, Ordering::Relaxed);
-                    return vec![Err(spawn_failed(
-                        [&shared.ready, &shared.go],
-                        handles,
-                        n,
-                        e,
-                    ))];
-                }
-            }
-        }
-        if !shared.ready.wait() {
-            // A worker panicked before the start: its panic is the error.
-            shared.go.abort();
-            return handles.into_iter().map(join).collect();
-        }
-        obs.started();
-        let _ = shared.start.set(Instant::now());
-        if !shared.go.wait() {
-            return handles.into_iter().map(join).collect();
-        }
-        let planned = plan.records_per_thread * u64::from(plan.threads) * u64::from(plan.loops);
-        let start = *shared.start.get().expect("set above");
-        while !handles.iter().all(|h| h.is_finished()) {
-            thread::park_timeout(PROGRESS_PERIOD);
-            if cancel.load(Ordering::Relaxed) {
-                shared.abort.store(true, Ordering::Relaxed);
-            }
-            let done = shared
-                .progress
-                .iter()
-                .map(|p| p.0.load(Ordering::Relaxed))
-                .sum();
-            obs.progress(done, planned, start.elapsed());
-        }
-        let out: Vec<_> = handles.into_iter().map(join).collect();
-        obs.finished();
-        out
+    let planned = plan.records_per_thread * u64::from(plan.threads) * u64::from(plan.loops);
+    let outcomes = shared.crew.run("iolab-w", planned, cancel, obs, &|t| {
+        worker(t as u32, prepared.get(t).map(|p| p.path.as_path()), &shared)
     });
-
     if cancel.load(Ordering::Relaxed) {
         return Err(EngineError::Interrupted);
     }
@@ -516,12 +447,6 @@ fn execute(
         stats.push(o?);
     }
     Ok(merge(plan, prepared, stats))
-}
-
-fn join(
-    h: thread::ScopedJoinHandle<'_, Result<ThreadStats, EngineError>>,
-) -> Result<ThreadStats, EngineError> {
-    h.join().unwrap_or_else(|p| Err(EngineError::from_panic(p)))
 }
 
 fn merge(plan: &MicroPlan, prepared: &[Prepared], stats: Vec<ThreadStats>) -> MicroResult {
@@ -659,7 +584,7 @@ fn thread_main<B: Backend>(
     shared: &Shared<'_>,
 ) -> Result<ThreadStats, EngineError> {
     let plan = shared.plan;
-    let _guard = AbortOnPanic([&shared.ready, &shared.go]);
+    let _guard = AbortOnPanic([&shared.crew.ready, &shared.crew.go]);
     crate::fdtable::make_private();
     let queued = plan.iodepth > 1;
     // Set-up errors still pass both gates so that no thread waits forever.
@@ -684,19 +609,16 @@ fn thread_main<B: Backend>(
             .map_err(|e| EngineError::alloc(format!("thread {t}'s records"), e))?;
         Ok((b, order, buf))
     });
-    let released = shared.ready.wait() && shared.go.wait();
+    let released = shared.crew.released();
     if !released {
         // Another thread could not be started (or panicked): that is the error reported.
         return Ok(ThreadStats::default());
     }
     let ((mut backend, mut file), order, buf) = setup?;
-    if shared.abort.load(Ordering::Relaxed) {
+    if shared.crew.abort.load(Ordering::Relaxed) {
         return Ok(ThreadStats::default());
     }
-    let start = *shared
-        .start
-        .get()
-        .expect("start is set before the threads are released");
+    let start = shared.crew.start();
     let ctx = Ctx {
         plan,
         path: path.unwrap_or(Path::new("null")),
@@ -707,8 +629,8 @@ fn thread_main<B: Backend>(
         start: shared.clock.ticks_at(start),
         interval: shared.clock.ticks_in(INTERVAL),
         deadline: plan.time_limit.map(|d| shared.clock.deadline(start, d)),
-        abort: &shared.abort,
-        progress: &shared.progress[t as usize].0,
+        abort: &shared.crew.abort,
+        progress: &shared.crew.progress[t as usize].0,
     };
     let before = Usage::thread();
     let mut stats = if queued {
@@ -1010,6 +932,8 @@ mod fault_tests {
     use iolab_workload::micro::{EngineKind, MicroSpec, SyncMode};
     use std::os::unix::fs::{symlink, MetadataExt};
     use std::sync::mpsc;
+    use std::thread;
+    use std::time::Instant;
 
     fn plan(dir: &Path, access: Access, sync: SyncMode, size: u64, threads: u32) -> MicroPlan {
         MicroSpec {

@@ -92,3 +92,28 @@ fn bonnie_keeps_bonnies_rule_under_the_cache_cap() {
         assert!(plan.size >= 2 * cap, "{}: bonnie++'s rule", c.label);
     }
 }
+
+#[test]
+fn mobibench_sqlite_is_seed_report_002_s_db_experiment() {
+    let p = load("mobibench-sqlite.toml");
+    assert_eq!(p.configs.len(), 18);
+    for c in &p.configs {
+        let w = c
+            .workload
+            .as_any()
+            .downcast_ref::<iolab_experiment::kind::sqlite::SqliteWorkload>()
+            .unwrap_or_else(|| panic!("{}: {:?}", c.label, c.workload));
+        let s = &w.spec;
+        assert_eq!(s.mode, iolab_sqlite::Mode::Insert, "{}", c.label);
+        assert!(
+            c.label.contains(&format!("journal={}", s.journal))
+                && c.label.contains(&format!("synchronous={}", s.synchronous)),
+            "{}",
+            c.label
+        );
+        // Mobibench's SQLite build settings, as pragmas.
+        assert_eq!(s.auto_vacuum, iolab_sqlite::AutoVacuum::Full);
+        assert_eq!(s.temp_store, iolab_sqlite::TempStore::Memory);
+    }
+    assert!(p.procedure.fresh_fs && p.procedure.drop_caches);
+}

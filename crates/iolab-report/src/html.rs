@@ -53,6 +53,9 @@ pub fn render_html(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()
     crate::bonnie::render(&mut h, data);
     check_details(&mut h, data);
     charts(&mut h, data);
+    if let Some(m) = &data.iozone {
+        crate::iozone::render(&mut h, m);
+    }
     timeseries(&mut h, data);
     latency(&mut h, data);
     flowops(&mut h, data);

@@ -19,6 +19,7 @@ mod bonnie;
 mod error;
 mod escape;
 mod html;
+mod iozone;
 mod markdown;
 mod model;
 mod num;
@@ -28,6 +29,7 @@ pub use bonnie::BonniePhase;
 pub use error::{ReportError, Result};
 pub use escape::escape_html;
 pub use html::render_html;
+pub use iozone::{FigureMatrix, IozoneCell, IozoneMatrix};
 pub use markdown::render_markdown;
 pub use model::{
     interval_rates, load, CheckFindings, CheckHit, ConfigReport, Evidence, FlowopRow, HostSummary,

@@ -56,6 +56,9 @@ pub struct ReportData {
     /// widespread): a check that fired on every configuration is explained once.
     pub findings: Vec<CheckFindings>,
     pub configs: Vec<ConfigReport>,
+    /// iozone runs: each figure's file size × record size matrix (`None` without iozone
+    /// runs).
+    pub iozone: Option<crate::iozone::IozoneMatrix>,
 }
 
 /// The host, in a few words.
@@ -488,6 +491,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
     let findings = store.findings(experiment)?;
     let flowops = store.experiment_flowops(experiment)?;
     let mut configs = Vec::with_capacity(details.configs.len());
+    let mut iozone = crate::iozone::Collector::default();
     for config in details.configs {
         let runs: Vec<_> = details
             .runs
@@ -517,6 +521,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
             .filter_map(|r| flowops.get(&r.id))
             .collect();
         let (rows, latency_histogram, size_histogram) = aggregate_flowops(&ok_flowops);
+        iozone.add(&ok_flowops);
 
         let mut timeline = Vec::new();
         for r in runs.iter().take(MAX_TIMELINE_RUNS) {
@@ -544,6 +549,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
         experiment: details.experiment,
         headline,
         configs,
+        iozone: iozone.finish(),
     })
 }
 

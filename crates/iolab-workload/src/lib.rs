@@ -6,13 +6,13 @@
 
 pub mod micro;
 pub mod model;
+pub mod option;
 pub mod rng;
 pub mod rv;
 pub mod suggest;
 pub mod units;
 
 pub use micro::{
-    Access, DataPattern, EngineKind, KindOption, MicroOption, MicroPlan, MicroSpec, MicroSpecError,
-    OptionTable, SyncMode,
+    Access, DataPattern, EngineKind, MicroOption, MicroPlan, MicroSpec, MicroSpecError, SyncMode,
 };
 pub use units::{format_bytes, format_ns, parse_duration, parse_size, UnitError};

@@ -331,154 +331,12 @@ impl DataPattern {
     }
 }
 
-/// How an option's value is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptionKind {
-    /// One of these names.
-    Choice(&'static [&'static str]),
-    /// A size: `4k`, `64m`, or a number of bytes.
-    Size,
-    /// A whole number in `min..=max`.
-    Count { min: u64, max: u64 },
-    /// A duration of at least [`MIN_DURATION`]: `500ms`, `30s`, `2m`.
-    Duration,
-}
+pub use crate::option::{check_duration, OptionKind, OptionValue, MIN_DURATION};
 
-/// A parsed option value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptionValue {
-    Name(&'static str),
-    Bytes(u64),
-    Count(u64),
-    Duration(Duration),
-}
-
-/// One option of a workload kind, declared once in the kind's table: `--NAME VALUE` on its
-/// command line (`_` written `-`), `NAME = VALUE` in an experiment's `[workload] KIND = { … }`,
-/// and a row of the option tables in the docs (a test keeps those in step). `S` is the spec
-/// the option's value goes into.
-#[derive(Debug)]
-pub struct KindOption<S: 'static> {
-    pub name: &'static str,
-    /// Shown in usage lines: `--bs <BS>`.
-    pub value_name: &'static str,
-    pub kind: OptionKind,
-    /// As it would be written; `None`: unset unless given.
-    pub default: Option<&'static str>,
-    /// Other spellings of a choice: (alias, name).
-    pub aliases: &'static [(&'static str, &'static str)],
-    pub help: &'static str,
-    /// Puts a value of this option's kind into a spec.
-    pub apply: fn(&mut S, OptionValue),
-}
-
-/// One option of a micro test (`iolab micro`, `micro = { … }`).
-pub type MicroOption = KindOption<MicroSpec>;
-
-/// A spec with an option table: the command line and experiment files read its options.
-pub trait OptionTable: Sized + 'static {
-    /// Every option, in the order help and docs list them.
-    const OPTIONS: &'static [KindOption<Self>];
-}
-
-impl OptionTable for MicroSpec {
-    const OPTIONS: &'static [MicroOption] = OPTIONS;
-}
-
-/// The shortest `time` (and any duration the command line measures over): below a
-/// millisecond a run is all thread start-up.
-pub const MIN_DURATION: Duration = Duration::from_millis(1);
-
-impl<S: 'static> KindOption<S> {
-    /// The option's command-line flag, without the dashes: the name with `_` written `-`.
-    pub fn flag(&self) -> String {
-        self.name.replace('_', "-")
-    }
-
-    /// Parses the option's value as written on a command line (or the default).
-    pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
-        let text = text.trim();
-        match self.kind {
-            OptionKind::Choice(names) => {
-                let text = self
-                    .aliases
-                    .iter()
-                    .find(|(alias, _)| *alias == text)
-                    .map_or(text, |(_, name)| name);
-                names
-                    .iter()
-                    .find(|n| **n == text)
-                    .copied()
-                    .map(OptionValue::Name)
-                    .ok_or_else(|| format!("expected one of {}", names.join(", ")))
-            }
-            OptionKind::Size => crate::parse_size(text)
-                .map(OptionValue::Bytes)
-                .map_err(|e| e.to_string()),
-            OptionKind::Count { min, max } => match text.parse::<u64>() {
-                Ok(n) if (min..=max).contains(&n) => Ok(OptionValue::Count(n)),
-                // A maximum that is only the type's limit is not worth saying.
-                Ok(n) if n < min && max == u64::from(u32::MAX) => {
-                    Err(format!("must be at least {min}"))
-                }
-                Ok(_) => Err(format!("must be between {min} and {max}")),
-                Err(_) => Err(format!("`{text}` is not a whole number (e.g. 4)")),
-            },
-            OptionKind::Duration => {
-                let d = crate::parse_duration(text).map_err(|e| e.to_string())?;
-                check_duration(d, text).map(OptionValue::Duration)
-            }
-        }
-    }
-
-    /// Sets this option in `spec` (`value` must be of the option's kind).
-    pub fn apply(&self, spec: &mut S, value: OptionValue) {
-        (self.apply)(spec, value)
-    }
-
-    /// The help text with its choices.
-    pub fn help_text(&self) -> String {
-        match self.kind {
-            OptionKind::Choice(names) => format!("{}: {}", self.help, names.join(", ")),
-            _ => self.help.to_string(),
-        }
-    }
-}
-
-/// A duration that is long enough to measure something.
-pub fn check_duration(d: Duration, text: &str) -> Result<Duration, String> {
-    if d.is_zero() {
-        return Err("must be longer than zero".into());
-    }
-    if d < MIN_DURATION {
-        return Err(format!("`{text}` is too short: give at least 1ms"));
-    }
-    Ok(d)
-}
-
-/// The name in a [`OptionValue::Name`] (empty for another kind of value).
-pub fn name_of(v: OptionValue) -> &'static str {
-    match v {
-        OptionValue::Name(n) => n,
-        _ => "",
-    }
-}
-
-/// The number in a [`OptionValue::Count`], saturated to `u32` (0 for another kind of value).
-pub fn count_of(v: OptionValue) -> u32 {
-    match v {
-        OptionValue::Count(n) => u32::try_from(n).unwrap_or(u32::MAX),
-        _ => 0,
-    }
-}
-
-/// The bytes in a [`OptionValue::Bytes`] (0 for another kind of value).
-pub fn bytes_of(v: OptionValue) -> u64 {
-    match v {
-        OptionValue::Bytes(n) => n,
-        _ => 0,
-    }
-}
+/// One option of a micro test, declared once: `--NAME VALUE` for `iolab micro`,
+/// `NAME = VALUE` in an experiment's `[workload] micro = { … }`, and a row of the option
+/// tables in docs/micro.md and docs/experiments.md (a test keeps those in step).
+pub type MicroOption = crate::option::OptionDef<MicroSpec>;
 
 /// Every micro option, in the order help and docs list them. `dir` and `seed` are not here:
 /// the runner sets them (from `--dir`/`--seed`, or the experiment's target and seed).
@@ -490,7 +348,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("write"),
         aliases: &[],
         help: "Access pattern",
-        apply: |s, v| s.access = Access::parse(name_of(v)).unwrap_or(s.access),
+        apply: |s, v| s.access = Access::parse(v.name()).unwrap_or(s.access),
     },
     MicroOption {
         name: "sync",
@@ -499,7 +357,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("normal"),
         aliases: &[],
         help: "Sync mode",
-        apply: |s, v| s.sync = SyncMode::parse(name_of(v)).unwrap_or(s.sync),
+        apply: |s, v| s.sync = SyncMode::parse(v.name()).unwrap_or(s.sync),
     },
     MicroOption {
         name: "bs",
@@ -508,7 +366,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("4k"),
         aliases: &[],
         help: "Record size (e.g. 4k, 1m)",
-        apply: |s, v| s.bs = bytes_of(v),
+        apply: |s, v| s.bs = v.bytes(),
     },
     MicroOption {
         name: "size",
@@ -517,7 +375,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("64m"),
         aliases: &[],
         help: "Total data size, split evenly over the threads (e.g. 64m, 1g)",
-        apply: |s, v| s.size = bytes_of(v),
+        apply: |s, v| s.size = v.bytes(),
     },
     MicroOption {
         name: "threads",
@@ -529,7 +387,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("1"),
         aliases: &[],
         help: "Worker threads, each with its own file",
-        apply: |s, v| s.threads = count_of(v),
+        apply: |s, v| s.threads = v.count_u32(),
     },
     MicroOption {
         name: "engine",
@@ -538,7 +396,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: None,
         aliases: EngineKind::ALIASES,
         help: "I/O engine [default: psync; mmap for mmap modes]",
-        apply: |s, v| s.engine = EngineKind::parse(name_of(v)),
+        apply: |s, v| s.engine = EngineKind::parse(v.name()),
     },
     MicroOption {
         name: "iodepth",
@@ -550,7 +408,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: None,
         aliases: &[],
         help: "Records in flight per thread, 1 to 4096 (io_uring only)",
-        apply: |s, v| s.iodepth = Some(count_of(v)),
+        apply: |s, v| s.iodepth = Some(v.count_u32()),
     },
     MicroOption {
         name: "time",
@@ -575,7 +433,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("1"),
         aliases: &[],
         help: "Visit every record this many times",
-        apply: |s, v| s.loops = count_of(v),
+        apply: |s, v| s.loops = v.count_u32(),
     },
     MicroOption {
         name: "data",
@@ -584,7 +442,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("zeros"),
         aliases: &[],
         help: "Contents of written records",
-        apply: |s, v| s.data = DataPattern::parse(name_of(v)).unwrap_or(s.data),
+        apply: |s, v| s.data = DataPattern::parse(v.name()).unwrap_or(s.data),
     },
 ];
 
@@ -681,14 +539,7 @@ impl MicroSpec {
             seed,
             data: DataPattern::Zeros,
         };
-        for o in OPTIONS {
-            if let Some(d) = o.default {
-                // The defaults are tested to parse.
-                if let Ok(v) = o.parse(d) {
-                    o.apply(&mut spec, v);
-                }
-            }
-        }
+        crate::option::apply_defaults(OPTIONS, &mut spec);
         spec
     }
 

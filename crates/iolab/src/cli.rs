@@ -4,8 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
-use iolab_workload::micro::{self, EngineKind, KindOption, MicroOption, OptionTable, OptionValue};
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use iolab_iozone::{IozoneOption, OptionValue as IozoneValue};
+use iolab_workload::micro::{self, EngineKind, MicroOption};
+use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,6 +28,17 @@ pub enum Command {
         after_help = "Examples:\n  iolab micro --dir /mnt/test --access randwrite --sync fdatasync --bs 4k --size 64m\n  iolab micro --dir /mnt/test --access randread --engine io_uring --iodepth 32 --size 1g --json\n\nFiles are named iolab-micro.N (one per thread) and kept for later read runs unless\n--remove-files is given; a file of the right size is reused."
     )]
     Micro(MicroArgs),
+    /// Run iozone's tests natively: write/rewrite, read/re-read, random, backward, stride… per
+    /// file size × record size, single stream or with threads (throughput mode)
+    #[command(
+        after_help = "Examples:\n  iolab iozone --dir /mnt/test --tests write,read,random --size 64m --record 4k\n  iolab iozone --dir /mnt/test --tests 0,1 --flush excluded --format iozone   # iozone's own default timing\n  iolab iozone --dir /mnt/test --threads 4 --size 256m --direct\n  iolab iozone --dir /mnt/test --auto --auto-max-size 64m --format iozone\n\nThe flush (fsync + close) of every pass is timed by default: --flush excluded\n(alias iozone) times writes into the page cache only, as iozone does without -e.\nFiles are named iolab-iozone.N (one per thread) and removed at the end.\nSee docs/iozone.md."
+    )]
+    Iozone(IozoneArgs),
+    /// Time SQLite transactions under a journal mode and synchronous level (Mobibench's DB mode)
+    #[command(
+        after_help = "Examples:\n  iolab sqlite --dir /mnt/test --journal wal --synchronous full --transactions 1000\n  iolab sqlite --dir /mnt/test --mode update --journal delete --threads 4 --format mobibench\n\nEach thread uses its own database files, iolab-sqlite.THREAD.DB.db, made new for the run\nand removed after it. Semantics and the system calls of each journal mode: docs/sqlite.md."
+    )]
+    Sqlite(SqliteArgs),
     /// Run bonnie++'s phases: per-char and block I/O, rewrite, random seeks, create/stat/delete
     #[command(
         after_help = "Examples:\n  iolab bonnie --dir /mnt/test --size 2g\n  iolab bonnie --dir /mnt/test --size 1g --char-size 0 --phases io --format bonnie\n  iolab bonnie --dir /mnt/test --phases files --files 64 --max-file-size 4k --min-file-size 1k\n\nThe test file is iolab-bonnie and the file phases' directory iolab-bonnie.d, both removed\nwhen the run ends. bonnie++'s rule is a test file of at least twice the memory (the default\n--size); under an experiment's sut.cache_limit, the cap counts instead of the memory."
@@ -253,6 +266,18 @@ pub struct MicroArgs {
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,
 
+    /// Delete the data files after a successful run
+    #[arg(long)]
+    pub remove_files: bool,
+
+    #[command(flatten)]
+    pub run: KindRunArgs,
+}
+
+/// What a workload kind's command takes besides its options: the output format, where the
+/// run is stored, the monitors.
+#[derive(Debug, Args)]
+pub struct KindRunArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -260,10 +285,6 @@ pub struct MicroArgs {
     /// Shorthand for --format json
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
-
-    /// Delete the data files after a successful run
-    #[arg(long)]
-    pub remove_files: bool,
 
     #[command(flatten)]
     pub db: DbArgs,
@@ -284,7 +305,7 @@ pub struct BonnieArgs {
 
     /// bonnie's own options, from iolab-bonnie's table (`iolab_bonnie::OPTIONS`).
     #[command(flatten)]
-    pub options: KindOptions<iolab_bonnie::BonnieSpec>,
+    pub options: BonnieOptions,
 
     /// Seed for the seeks, the file names, sizes and orders
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
@@ -319,35 +340,92 @@ pub enum BonnieFormat {
     Bonnie,
 }
 
-/// The values of a workload kind's options, defaults included: one flag per entry of its
-/// option table (`iolab_workload::micro::OPTIONS`, `iolab_bonnie::OPTIONS`), with its help,
-/// value name, default and parser, so the table is the one declaration (experiment files
-/// read the same table).
-pub struct KindOptions<S: 'static>(pub Vec<(&'static KindOption<S>, OptionValue)>);
-
-/// `iolab micro`'s options.
-pub type MicroOptions = KindOptions<iolab_workload::MicroSpec>;
-
-impl<S: 'static> std::fmt::Debug for KindOptions<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.0.iter().map(|(o, v)| (o.name, v)))
-            .finish()
+impl KindRunArgs {
+    /// The format asked for, `--json` included.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
     }
 }
 
-impl<S: 'static> Clone for KindOptions<S> {
+#[derive(Debug, Args)]
+pub struct SqliteArgs {
+    /// Directory for the database files (must exist)
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// The run's own options, from iolab-sqlite's table (`iolab_sqlite::OPTIONS`).
+    #[command(flatten)]
+    pub options: SqliteOptions,
+
+    /// Seed for the ids of updates, deletes and random inserts
+    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
+    pub seed: u64,
+
+    #[command(flatten)]
+    pub run: KindRunArgs,
+}
+
+/// A workload kind's one option table, from which its command's flags are derived.
+pub trait OptionTable: Sized + 'static {
+    fn options() -> &'static [OptionDef<Self>];
+}
+
+impl OptionTable for micro::MicroSpec {
+    fn options() -> &'static [MicroOption] {
+        micro::OPTIONS
+    }
+}
+
+impl OptionTable for iolab_sqlite::SqliteSpec {
+    fn options() -> &'static [iolab_sqlite::SqliteOption] {
+        iolab_sqlite::OPTIONS
+    }
+}
+
+impl OptionTable for iolab_bonnie::BonnieSpec {
+    fn options() -> &'static [iolab_bonnie::BonnieOption] {
+        iolab_bonnie::OPTIONS
+    }
+}
+
+/// The values of a kind's options, defaults included: one flag per entry of its table (the
+/// option's name, underscores as dashes), with its help, value name, default and parser, so
+/// the table is the one declaration (experiment files read the same table).
+#[derive(Debug)]
+pub struct KindOptions<S: 'static>(pub Vec<(&'static OptionDef<S>, OptionValue)>);
+
+/// `iolab micro`'s options (`iolab_workload::micro::OPTIONS`).
+pub type MicroOptions = KindOptions<micro::MicroSpec>;
+/// `iolab sqlite`'s options (`iolab_sqlite::OPTIONS`).
+pub type SqliteOptions = KindOptions<iolab_sqlite::SqliteSpec>;
+/// `iolab bonnie`'s options (`iolab_bonnie::OPTIONS`).
+pub type BonnieOptions = KindOptions<iolab_bonnie::BonnieSpec>;
+
+impl<S> Clone for KindOptions<S> {
     fn clone(&self) -> Self {
         KindOptions(self.0.clone())
+    }
+}
+
+impl<S> Default for KindOptions<S> {
+    fn default() -> Self {
+        KindOptions(Vec::new())
     }
 }
 
 impl<S: OptionTable> FromArgMatches for KindOptions<S> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         Ok(KindOptions(
-            S::OPTIONS
+            S::options()
                 .iter()
-                .filter_map(|o| m.get_one::<OptionValue>(o.name).map(|v| (o, *v)))
+                .filter_map(|o| match o.kind {
+                    OptionKind::Flag => Some((o, OptionValue::Flag(m.get_flag(o.name)))),
+                    _ => m.get_one::<OptionValue>(o.name).map(|v| (o, *v)),
+                })
                 .collect(),
         ))
     }
@@ -358,14 +436,118 @@ impl<S: OptionTable> FromArgMatches for KindOptions<S> {
     }
 }
 
-impl<S: OptionTable> Args for KindOptions<S> {
+impl<S: OptionTable + std::fmt::Debug> Args for KindOptions<S> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        S::OPTIONS.iter().fold(cmd, |cmd, o| {
+        S::options().iter().fold(cmd, |cmd, o| {
+            let arg = Arg::new(o.name).long(o.flag()).help(o.help_text());
+            let arg = match o.kind {
+                OptionKind::Flag => arg.action(ArgAction::SetTrue),
+                _ => {
+                    let arg = arg
+                        .value_name(o.value_name)
+                        .value_parser(move |s: &str| o.parse(s));
+                    match o.default {
+                        Some(d) => arg.default_value(d),
+                        None => arg,
+                    }
+                }
+            };
+            cmd.arg(arg)
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct IozoneArgs {
+    /// Directory for the data files (must exist)
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// The iozone kind's own options, from iolab-iozone's table (`OPTIONS`).
+    #[command(flatten)]
+    pub options: IozoneOptions,
+
+    /// Auto mode (iozone -a): every file size × record size of the matrix, one configuration
+    /// each (--size and --record are then the matrix's, not single values)
+    #[arg(long)]
+    pub auto: bool,
+
+    /// Auto mode: the largest file size (iozone -g)
+    #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
+    pub auto_max_size: Option<u64>,
+
+    /// Auto mode: keep the records below 64 KiB for files above 16 MiB (iozone -z)
+    #[arg(long, requires = "auto")]
+    pub auto_all_records: bool,
+
+    /// Seed for the random orders
+    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
+    pub seed: u64,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = IozoneFormat::Human)]
+    pub format: IozoneFormat,
+
+    /// Shorthand for --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    #[command(flatten)]
+    pub monitor: MonitorArgs,
+
+    /// Do not store the result in the database
+    #[arg(long)]
+    pub no_db: bool,
+}
+
+/// The values of the iozone options given, defaults included: one flag per entry of
+/// `iolab_iozone::OPTIONS` (underscores become dashes), so the table is the one declaration.
+#[derive(Debug, Clone, Default)]
+pub struct IozoneOptions(pub Vec<(&'static IozoneOption, IozoneValue)>);
+
+impl FromArgMatches for IozoneOptions {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(IozoneOptions(
+            iolab_iozone::OPTIONS
+                .iter()
+                .filter_map(|o| m.get_one::<IozoneValue>(o.name).map(|v| (o, *v)))
+                .collect(),
+        ))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for IozoneOptions {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        iolab_iozone::OPTIONS.iter().fold(cmd, |cmd, o| {
+            let help = if o.iozone.is_empty() {
+                o.help_text()
+            } else {
+                format!("{} [iozone {}]", o.help_text(), o.iozone)
+            };
             let mut arg = Arg::new(o.name)
                 .long(o.flag())
                 .value_name(o.value_name)
-                .help(o.help_text())
+                .help(help)
                 .value_parser(move |s: &str| o.parse(s));
+            if o.kind == iolab_iozone::OptionKind::Switch {
+                // `--direct` alone means true; `--latency false` turns one off.
+                arg = arg
+                    .num_args(0..=1)
+                    .default_missing_value("true")
+                    .require_equals(false);
+            }
             if let Some(d) = o.default {
                 arg = arg.default_value(d);
             }
@@ -379,12 +561,26 @@ impl<S: OptionTable> Args for KindOptions<S> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IozoneFormat {
+    /// A readable table per file size × record size
+    Human,
+    /// Everything, machine-readable and versioned
+    Json,
+    /// iozone's -R report: a block per test, rows of file sizes, columns of record sizes (kB/s)
+    Iozone,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    iolab_workload::parse_size(s).map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// A readable summary
     Human,
     /// Everything, machine-readable and versioned
     Json,
-    /// mobibench's [CPU], [TIME] and [CON SWITCHES] lines
+    /// Mobibench's result lines ([CPU], [TIME], [CON SWITCHES]; DB mode's blocks for sqlite)
     Mobibench,
 }
 
@@ -467,6 +663,51 @@ mod tests {
     }
 
     #[test]
+    fn iozone_flags_come_from_the_option_table() {
+        let parse = |extra: &[&str]| {
+            let mut a = vec!["iolab", "iozone", "--dir", "/d"];
+            a.extend_from_slice(extra);
+            let cli = Cli::try_parse_from(a).unwrap();
+            let Command::Iozone(z) = cli.command else {
+                panic!("not iozone")
+            };
+            z.options.0
+        };
+        let get = |opts: &[(&'static IozoneOption, IozoneValue)], n: &str| {
+            opts.iter().find(|(o, _)| o.name == n).map(|(_, v)| *v)
+        };
+        let o = parse(&[
+            "--direct",
+            "--mix-read-percent",
+            "75",
+            "--latency",
+            "false",
+            "--flush",
+            "iozone",
+        ]);
+        assert_eq!(get(&o, "direct"), Some(IozoneValue::Switch(true)));
+        assert_eq!(get(&o, "latency"), Some(IozoneValue::Switch(false)));
+        assert_eq!(get(&o, "mix_read_percent"), Some(IozoneValue::Count(75)));
+        assert_eq!(get(&o, "flush"), Some(IozoneValue::Name("excluded")));
+        let d = parse(&[]);
+        assert_eq!(get(&d, "record"), Some(IozoneValue::Bytes(4096)));
+        assert_eq!(get(&d, "stonewall"), Some(IozoneValue::Switch(true)));
+        assert_eq!(get(&d, "direct"), None);
+        let help = Cli::command()
+            .find_subcommand_mut("iozone")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for o in iolab_iozone::OPTIONS {
+            assert!(help.contains(&format!("--{}", o.flag())), "{}", o.name);
+        }
+        let e = Cli::try_parse_from(["iolab", "iozone", "--dir", "/d", "--tests", "0,42"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown test `42`"), "{e}");
+    }
+
+    #[test]
     fn bonnie_flags_come_from_its_option_table() {
         let cli = Cli::try_parse_from([
             "iolab",
@@ -500,7 +741,7 @@ mod tests {
     }
 
     /// `iolab SUB --help` shows every option of `table` with its value name and default.
-    fn help_lists_the_table<S>(sub: &str, table: &[KindOption<S>]) {
+    fn help_lists_the_table<S>(sub: &str, table: &[OptionDef<S>]) {
         let help = Cli::command()
             .find_subcommand_mut(sub)
             .unwrap()
@@ -552,5 +793,56 @@ mod tests {
             e.contains("'--threads <THREADS>': must be at least 1"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn sqlite_flags_come_from_the_option_table() {
+        let cli = Cli::try_parse_from([
+            "iolab",
+            "sqlite",
+            "--dir",
+            "/d",
+            "--journal",
+            "wal",
+            "--temp-store",
+            "file",
+            "--random",
+        ])
+        .unwrap();
+        let Command::Sqlite(a) = cli.command else {
+            panic!("not sqlite")
+        };
+        let get = |n: &str| {
+            a.options
+                .0
+                .iter()
+                .find(|(o, _)| o.name == n)
+                .map(|(_, v)| *v)
+        };
+        assert_eq!(get("journal"), Some(OptionValue::Name("wal")));
+        assert_eq!(get("temp_store"), Some(OptionValue::Name("file")));
+        assert_eq!(get("random"), Some(OptionValue::Flag(true)));
+        assert_eq!(get("transactions"), Some(OptionValue::Count(1000)));
+        assert_eq!(get("sleep"), None);
+        assert_eq!(a.run.format(), Format::Human);
+        let help = Cli::command()
+            .find_subcommand_mut("sqlite")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for o in iolab_sqlite::OPTIONS {
+            let usage = match o.kind {
+                OptionKind::Flag => format!("--{}\n", o.flag()),
+                _ => format!("--{} <{}>", o.flag(), o.value_name),
+            };
+            assert!(help.contains(&usage), "{usage}: {help}");
+            if let Some(d) = o.default {
+                assert!(help.contains(&format!("[default: {d}]")), "{}", o.name);
+            }
+        }
+        let e = Cli::try_parse_from(["iolab", "sqlite", "--dir", "/d", "--random", "yes"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unexpected argument 'yes'"), "{e}");
     }
 }

@@ -60,17 +60,8 @@ fn trace(args: &[&str]) -> Calls {
         String::from_utf8_lossy(&status.stderr)
     );
     let text = std::fs::read_to_string(&out).unwrap();
-    let mut main_pid = None;
     let mut worker = Calls::default();
-    for line in text.lines() {
-        let Some((pid, call)) = line.split_once(' ') else {
-            continue;
-        };
-        let main = main_pid.get_or_insert_with(|| pid.to_string()).clone();
-        let call = call.trim_start();
-        if pid == main || call.starts_with("<...") || call.starts_with("+++") {
-            continue;
-        }
+    for (_, call) in common::strace_thread_calls(&text) {
         let Some(name) = call.split('(').next() else {
             continue;
         };

@@ -255,6 +255,54 @@ fn micro_stores_what_its_one_run_experiment_stores() {
     assert_eq!(single["experiment"]["status"], "done");
 }
 
+/// `iolab sqlite` and `sqlite = { … }`: the same rows, the same system-call counts (SQLite
+/// makes the same calls for the same transactions), the SQLite library in both specs.
+#[test]
+fn sqlite_stores_what_its_one_run_experiment_stores() {
+    let s = Scratch::new();
+    let data = memory_dir();
+    let d = data.path().to_str().unwrap();
+    ok(&s.run(&[
+        "sqlite",
+        "--dir",
+        d,
+        "--journal",
+        "wal",
+        "--transactions",
+        "40",
+        "--tables",
+        "2",
+    ]));
+    let single = s.latest();
+    let exp = one_run_experiment(
+        &s,
+        "sqlite.toml",
+        d,
+        r#"sqlite = { journal = "wal", transactions = 40, tables = 2 }"#,
+    );
+    assert_same_rows(&single, &exp, true);
+    for v in [&single, &exp] {
+        let spec = &v["experiment"]["spec"]["configs"][0]["workload"];
+        assert!(spec["sqlite_library"]["version"].is_string(), "{spec}");
+        assert!(
+            spec["sqlite_library"]["compile_options"].is_array(),
+            "{spec}"
+        );
+        let run = &v["configs"][0]["runs"][0];
+        let fsyncs = run["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "fsyncs_per_tx")
+            .expect("fsyncs_per_tx");
+        assert!(fsyncs["value"].as_f64().unwrap() >= 1.0, "{fsyncs}");
+    }
+    assert!(
+        common::entries(data.path()).is_empty(),
+        "the databases are removed"
+    );
+}
+
 #[test]
 fn run_of_a_wml_file_stores_what_its_one_run_experiment_stores() {
     let s = Scratch::new();
@@ -502,4 +550,44 @@ fn bonnie_stores_what_its_one_run_experiment_stores() {
         .unwrap();
     assert_eq!(flowops.len(), 12, "a row per phase");
     assert_eq!(single["experiment"]["status"], "done");
+}
+
+#[test]
+fn iozone_stores_what_its_one_run_experiment_stores() {
+    let s = Scratch::new();
+    let data = memory_dir();
+    let d = data.path().to_str().unwrap();
+    let mut cmd = vec!["iozone", "--dir", d];
+    cmd.extend([
+        "--tests",
+        "write,read,random",
+        "--size",
+        "1m",
+        "--threads",
+        "2",
+    ]);
+    ok(&s.run(&cmd));
+    let single = s.latest();
+    let exp = one_run_experiment(
+        &s,
+        "iozone.toml",
+        d,
+        r#"iozone = { tests = "write,read,random", size = "1m", threads = 2 }"#,
+    );
+    // Extras hold each pass's times: compare names and kinds only.
+    assert_same_rows(&single, &exp, false);
+    let metrics = single["configs"][0]["runs"][0]["metrics"]
+        .as_array()
+        .unwrap();
+    for name in [
+        "write_mib_per_s",
+        "random_write_children_mib_per_s",
+        "read_min_xfer_mib",
+    ] {
+        assert!(metrics.iter().any(|m| m["name"] == name), "{name}");
+    }
+    assert!(
+        common::entries(data.path()).is_empty(),
+        "the files are removed"
+    );
 }

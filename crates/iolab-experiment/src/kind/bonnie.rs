@@ -15,13 +15,13 @@ use iolab_check::{Access, SyncScope};
 use iolab_engine::stats::LatencyHistogram;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
-use iolab_workload::micro::{KindOption, OptionValue};
+use iolab_workload::option::{OptionDef, OptionValue};
 use serde_json::{json, Value};
 
 use super::{Kind, LoadContext, Workload};
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Table};
+use crate::plan::tree::{Entry, Span, Table};
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, latency_stats, metric};
@@ -29,6 +29,9 @@ use crate::run::{KindRun, Ran, RunFailure};
 
 /// The `[workload]` key.
 pub const KEY: &str = "bonnie";
+
+/// Stand-in for the run directory until the runner knows it.
+const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
 
 /// Four metrics per phase: its rate, its CPU use, its slowest operation and its elapsed
 /// time, named after bonnie++'s CSV labels (`iolab_bonnie::Phase`'s names; a test keeps them
@@ -276,8 +279,13 @@ impl Workload for BonnieWorkload {
 /// as `iolab bonnie` would, and its data against the target's size.
 fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<BonnieSpec> {
     // The runner gives every run its own directory and seed.
-    let mut spec = BonnieSpec::with_defaults(super::options::PLACEHOLDER_DIR.into(), 0);
-    let t = super::options::read(cx, entry, KEY, &mut spec)?;
+    let mut spec = BonnieSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
+    let t = cx.options(entry, "workload.bonnie", OPTIONS, &mut spec)?;
+    let key = |k: &str| format!("workload.bonnie.{k}");
+    let at = |k: &str| -> Span {
+        t.get(k)
+            .map_or(entry.key_span.clone(), |e| e.node.span.clone())
+    };
     let plan = match spec.validate() {
         Ok(p) => p,
         Err(e) => {
@@ -298,7 +306,7 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<Bonnie
             };
             let flags = flags();
             let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-            cx.error(&t.at(k), Origin::File.rewrite(&e.to_string(), KEY, &flags));
+            cx.error(&at(k), Origin::File.rewrite(&e.to_string(), KEY, &flags));
             return None;
         }
     };
@@ -308,7 +316,16 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<Bonnie
         } else {
             "files"
         };
-        t.too_big(cx, k, plan.dataset_bytes(), cap);
+        cx.error_hint(
+            &at(k),
+            format!(
+                "`{}`: {} of data do not fit on the {} target",
+                key(k),
+                iolab_workload::format_bytes(plan.dataset_bytes()),
+                iolab_workload::format_bytes(cap)
+            ),
+            "make the target larger or the bonnie workload smaller",
+        );
         return None;
     }
     Some(spec)
@@ -317,7 +334,7 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<Bonnie
 /// `iolab bonnie`: the given option values over the table's defaults, validated (the
 /// messages name the flags), as the one-run plan for `dir` with `seed`.
 pub fn from_command_line(
-    values: &[(&'static KindOption<BonnieSpec>, OptionValue)],
+    values: &[(&'static OptionDef<BonnieSpec>, OptionValue)],
     dir: &Path,
     seed: u64,
 ) -> Result<ExperimentPlan, UsageError> {

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use super::{Kind, LoadContext, Workload};
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Table};
+use crate::plan::tree::{Entry, Span, Table};
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, latency_stats, metric, series};
@@ -42,6 +42,9 @@ pub const METRICS: &[MetricDef] = &[MetricDef::new(
     "Final sync",
     "the longest final fsync/msync of a write pass (inside the timed region)",
 )];
+
+/// Stand-in for the run directory until the runner knows it.
+const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
 
 impl Kind for MicroKind {
     fn key(&self) -> &'static str {
@@ -156,8 +159,13 @@ impl Workload for MicroWorkload {
 /// as `iolab micro` would, and its size against the target's.
 fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroSpec> {
     // The runner gives every run its own directory and seed.
-    let mut spec = MicroSpec::with_defaults(super::options::PLACEHOLDER_DIR.into(), 0);
-    let t = super::options::read(cx, entry, KEY, &mut spec)?;
+    let mut spec = MicroSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
+    let t = cx.options(entry, "workload.micro", OPTIONS, &mut spec)?;
+    let key = |k: &str| format!("workload.micro.{k}");
+    let at = |k: &str| -> Span {
+        t.get(k)
+            .map_or(entry.key_span.clone(), |e| e.node.span.clone())
+    };
     if let Err(e) = spec.validate() {
         let k = match e {
             MicroSpecError::ZeroBlockSize | MicroSpecError::HugeBlockSize { .. } => "bs",
@@ -167,7 +175,7 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroS
             MicroSpecError::ZeroThreads => "threads",
             MicroSpecError::MmapNeedsMmapEngine { .. } => "engine",
             MicroSpecError::MmapEngineNeedsMmapSync { .. } => {
-                if t.table.get("sync").is_some() {
+                if t.get("sync").is_some() {
                     "sync"
                 } else {
                     "engine"
@@ -180,11 +188,20 @@ fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroS
         // The messages are written for the command line (`--size`); the keys here are
         // spelled the same without the dashes.
         let message = e.to_string().replace("--", "");
-        cx.error(&t.at(k), format!("`{}`: {message}", t.key(k)));
+        cx.error(&at(k), format!("`{}`: {message}", key(k)));
         return None;
     }
     if let Some(cap) = target_bytes.filter(|&cap| spec.size > cap) {
-        t.too_big(cx, "size", spec.size, cap);
+        cx.error_hint(
+            &at("size"),
+            format!(
+                "`{}`: {} of data do not fit on the {} target",
+                key("size"),
+                iolab_workload::format_bytes(spec.size),
+                iolab_workload::format_bytes(cap)
+            ),
+            "make the target larger or the micro test smaller",
+        );
         return None;
     }
     Some(spec)
@@ -334,7 +351,6 @@ pub fn intent(plan: &MicroPlan, base: Intent) -> Intent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_store::{NewRun, RunStatus, Timestamp};
     use iolab_workload::micro::{Access as A, DataPattern, EngineKind, SyncMode};
 
     fn spec(
@@ -398,36 +414,14 @@ mod tests {
         s.size = 4096 * 1000;
         s.dir = "/nonexistent".into();
         let r = iolab_engine::run_micro(&s.validate().unwrap(), &mut ()).unwrap();
-        let mut rec = RunRecord::new(NewRun {
-            config: iolab_store::ConfigId(1),
-            repetition: 0,
-            seed: 1,
-            status: RunStatus::Ok,
-            error: None,
-            started_at: Timestamp(0),
-            ended_at: Timestamp(0),
-            elapsed_ns: 0,
-            environment: json!({}),
-        });
+        let mut rec = crate::run::record::testing::record();
         add_record(&mut rec, &r);
         let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
         assert_eq!(get("ops"), 1000.0);
         assert_eq!(get("bytes"), 4096.0 * 1000.0);
         let expect = 1000.0 / (r.elapsed_ns as f64 / 1e9);
         assert!((get("ops_per_s") - expect).abs() < 1e-6 * expect);
-        // Every metric recorded is declared, with the declared unit; every declared one
-        // that a run records itself is there.
-        let defs = iolab_metrics::with_common(METRICS);
-        for m in &rec.metrics {
-            let d = iolab_metrics::find(&defs, &m.name)
-                .unwrap_or_else(|| panic!("{} is not declared", m.name));
-            assert_eq!(m.unit, d.unit, "{}", m.name);
-        }
-        for d in &defs {
-            if d.name != "cache_dropped_kib" {
-                assert!(rec.metrics.iter().any(|m| m.name == d.name), "{}", d.name);
-            }
-        }
+        crate::run::record::testing::assert_declared(&rec, METRICS);
         assert_eq!(rec.flowops[0].ops, 1000);
         assert_eq!(rec.series[0].ops.iter().sum::<u64>(), 1000);
     }

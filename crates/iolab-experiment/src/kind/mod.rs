@@ -8,8 +8,9 @@
 //! never name a kind: adding one is a module and a line in [`KINDS`] (docs/architecture.md).
 
 pub mod bonnie;
+pub mod iozone;
 pub mod micro;
-mod options;
+pub mod sqlite;
 pub mod wml;
 
 use std::any::Any;
@@ -27,7 +28,14 @@ use crate::run::monitor::Intent;
 use crate::run::{KindRun, Ran, RunFailure};
 
 /// Every kind, in the order messages list them. A new kind is one line here.
-pub(crate) static KINDS: &[&dyn Kind] = &[&wml::WML, &wml::BUILTIN, &micro::MICRO, &bonnie::BONNIE];
+pub(crate) static KINDS: &[&dyn Kind] = &[
+    &wml::WML,
+    &wml::BUILTIN,
+    &micro::MICRO,
+    &iozone::IOZONE,
+    &sqlite::SQLITE,
+    &bonnie::BONNIE,
+];
 
 /// A kind of workload, as experiment files name it.
 pub(crate) trait Kind: Sync {
@@ -262,6 +270,54 @@ mod tests {
                 "docs/bonnie.md has no row for `{}`",
                 o.name
             );
+        }
+    }
+
+    #[test]
+    fn the_docs_list_the_iozone_options_of_the_one_table() {
+        for (page, start) in [
+            ("experiments.md", "`iozone` (see"),
+            ("iozone.md", "## Options"),
+        ] {
+            let all = doc(page);
+            let text = &all[all.find(start).expect("the iozone table")..];
+            for o in iolab_iozone::OPTIONS {
+                let r = row(text, o.name)
+                    .unwrap_or_else(|| panic!("docs/{page} has no row for `{}`", o.name));
+                if let Some(d) = o.default {
+                    assert!(
+                        r.contains(&format!("`{d}`")),
+                        "default of `{}` in {page}",
+                        o.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_docs_list_the_sqlite_options_of_the_one_table() {
+        for (file, start) in [
+            ("experiments.md", "`sqlite` (see"),
+            ("sqlite.md", "## Options"),
+        ] {
+            let all = doc(file);
+            let text = &all[all
+                .find(start)
+                .unwrap_or_else(|| panic!("docs/{file} has no `{start}`"))..];
+            for o in iolab_sqlite::OPTIONS {
+                let r = row(text, o.name)
+                    .unwrap_or_else(|| panic!("docs/{file} has no row for `{}`", o.name));
+                if let Some(d) = o.default {
+                    let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+                    assert_eq!(
+                        last,
+                        format!("`{d}`"),
+                        "docs/{file}: default of `{}`",
+                        o.name
+                    );
+                }
+            }
         }
     }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::plan::error::{Diag, ExperimentError, Source};
 use crate::plan::tree::{Entry, Span, Table, Value};
+use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 use iolab_workload::suggest;
 
 /// The file being read and the errors found so far.
@@ -177,6 +178,57 @@ impl<'s> Ctx<'s> {
                 None
             }
         }
+    }
+
+    /// The value of an option declared in a kind's option table, typed as its kind says.
+    pub fn option(&mut self, e: &Entry, path: &str, kind: OptionKind) -> Option<OptionValue> {
+        match kind {
+            OptionKind::Choice(names) => self.choice(e, path, names).map(OptionValue::Name),
+            OptionKind::Size => self.size(e, path).map(OptionValue::Bytes),
+            // A maximum that is only the type's limit is not worth saying ("at least 1"),
+            // but is still enforced.
+            OptionKind::Count { min, max } if max == u64::from(u32::MAX) => {
+                let n = self.integer(e, path, min as i64, i64::MAX)?;
+                if n as u64 > max {
+                    self.error(
+                        &e.node.span,
+                        format!("`{path}` must be at most {max}, not {n}"),
+                    );
+                    return None;
+                }
+                Some(OptionValue::Count(n as u64))
+            }
+            OptionKind::Count { min, max } => {
+                let max = i64::try_from(max).unwrap_or(i64::MAX);
+                self.integer(e, path, min as i64, max)
+                    .map(|n| OptionValue::Count(n as u64))
+            }
+            OptionKind::Duration => self.duration(e, path).map(OptionValue::Duration),
+            OptionKind::Flag => self.boolean(e, path).map(OptionValue::Flag),
+        }
+    }
+
+    /// Reads a kind's options table (`micro = { … }`, `sqlite = { … }`; `path` names it) into
+    /// `spec`: every key of `options`, typed as its kind says, other keys reported. The table
+    /// when it was read without an error.
+    pub fn options<'t, S>(
+        &mut self,
+        entry: &'t Entry,
+        path: &str,
+        options: &[OptionDef<S>],
+        spec: &mut S,
+    ) -> Option<&'t Table> {
+        let before = self.errors();
+        let t = self.table(entry, path)?;
+        let names: Vec<&str> = options.iter().map(|o| o.name).collect();
+        self.unknown_keys(t, &names, path);
+        for o in options {
+            let Some(e) = t.get(o.name) else { continue };
+            if let Some(v) = self.option(e, &join(path, o.name), o.kind) {
+                o.apply(spec, v);
+            }
+        }
+        (self.errors() == before).then_some(t)
     }
 
     /// One of `names`, with a "did you mean" hint otherwise.

@@ -351,6 +351,10 @@ pub struct Intent {
     pub cache_limit: Option<u64>,
     /// No I/O happens (the null engine): nothing to check.
     pub no_io: bool,
+    /// The workload means its reads to reach the device whatever the cache held before the
+    /// run: iozone reads the files it has just written, so only files larger than the cache
+    /// make that so.
+    pub reads_meant_cold: bool,
     /// The WML `system` commands the run skipped (`--no-system`); `None` for kinds without
     /// them.
     pub skipped_system: Option<Vec<String>>,
@@ -443,7 +447,7 @@ pub fn run_facts(
     RunFacts {
         workload: intent.workload,
         access: intent.access,
-        reads_cold: Some(intent.caches_dropped || intent.o_direct),
+        reads_cold: Some(intent.caches_dropped || intent.o_direct || intent.reads_meant_cold),
         o_direct: Some(intent.o_direct),
         sync_requested: Some(intent.sync_requested),
         sync_scope: intent.sync_scope,

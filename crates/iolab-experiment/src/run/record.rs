@@ -73,3 +73,41 @@ pub(crate) fn series(name: &str, width_ns: u64, buckets: &[Bucket]) -> Series {
         bytes: buckets.iter().map(|b| b.bytes).collect(),
     }
 }
+
+/// For the kinds' tests of their `add_record`.
+#[cfg(test)]
+pub(crate) mod testing {
+    use iolab_metrics::MetricDef;
+    use iolab_store::{ConfigId, NewRun, RunRecord, RunStatus, Timestamp};
+
+    /// An empty record of a run that went well.
+    pub fn record() -> RunRecord {
+        RunRecord::new(NewRun {
+            config: ConfigId(1),
+            repetition: 0,
+            seed: 1,
+            status: RunStatus::Ok,
+            error: None,
+            started_at: Timestamp(0),
+            ended_at: Timestamp(0),
+            elapsed_ns: 0,
+            environment: serde_json::json!({}),
+        })
+    }
+
+    /// Every metric in `rec` is declared (common or `own`) with the declared unit, and every
+    /// declared one a run records itself is there.
+    pub fn assert_declared(rec: &RunRecord, own: &[MetricDef]) {
+        let defs = iolab_metrics::with_common(own);
+        for m in &rec.metrics {
+            let d = iolab_metrics::find(&defs, &m.name)
+                .unwrap_or_else(|| panic!("{} is not declared", m.name));
+            assert_eq!(m.unit, d.unit, "{}", m.name);
+        }
+        for d in &defs {
+            if d.name != "cache_dropped_kib" {
+                assert!(rec.metrics.iter().any(|m| m.name == d.name), "{}", d.name);
+            }
+        }
+    }
+}

@@ -64,7 +64,7 @@ fn plan_facts(plan: &ExperimentPlan, c: &ConfigPlan) -> PlanFacts {
     PlanFacts {
         workload: intent.workload,
         access: intent.access,
-        reads_cold: Some(intent.caches_dropped || intent.o_direct),
+        reads_cold: Some(intent.caches_dropped || intent.o_direct || intent.reads_meant_cold),
         o_direct: Some(intent.o_direct),
         sync_requested: Some(intent.sync_requested),
         sync_scope: intent.sync_scope,

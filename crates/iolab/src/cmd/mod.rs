@@ -6,12 +6,14 @@ pub mod compare;
 mod db;
 pub mod experiment;
 pub mod import;
+mod iozone;
 mod micro;
 mod recover;
 pub mod report;
 mod run;
 mod show;
 mod single;
+mod sqlite;
 pub mod trace;
 mod watch;
 mod workloads;
@@ -25,6 +27,8 @@ use crate::error::CliError;
 pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     match cli.command {
         Command::Micro(args) => micro::run(args, cancel),
+        Command::Iozone(args) => iozone::run(args, cancel),
+        Command::Sqlite(args) => sqlite::run(args, cancel),
         Command::Bonnie(args) => bonnie::run(args, cancel),
         Command::Run(args) if args.file.ends_with(".toml") => experiment::run(args, cancel),
         Command::Run(args) => run::run(args, cancel),

@@ -5,8 +5,10 @@
 //! [`RunnerObserver`]) and from the run's end ([`RunEnd`]: the kind's engine result, the
 //! findings, the metrics).
 
+use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use iolab_experiment::run::monitor::MonitorOptions;
 use iolab_experiment::run::{
@@ -17,7 +19,10 @@ use iolab_monitor::procstat::{self, CpuTimes};
 use iolab_store::{ConfigOutcome, ExperimentId, Metric, RunStatus, Store};
 use serde_json::{Map, Value};
 
+use crate::cli::{Format, KindRunArgs};
 use crate::error::CliError;
+use crate::fmt::thousands;
+use crate::output::{Host, SingleReport};
 use crate::term::StatusLine;
 
 /// Where a single run is stored.
@@ -64,30 +69,18 @@ pub fn run<T: Clone + 'static>(
     display: &mut dyn RunnerObserver,
     interrupted: &str,
 ) -> Result<Single<T>, CliError> {
-    let (mut store, stored) = match storage {
-        Storage::Db(store) => (store, true),
-        Storage::Nowhere => (Store::open_in_memory().map_err(CliError::failed)?, false),
-    };
-    let opts = RunnerOptions {
-        sut: crate::state::sut_options(),
-        cancel: Arc::clone(cancel),
-        resume: false,
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
-        monitor,
-    };
-    let mut obs = Capture {
-        display,
-        end: None,
-        cpu_start: None,
-        cpu_end: None,
-    };
-    let outcome = run_experiment(plan, &mut store, &opts, &mut obs)
-        .map_err(crate::cmd::experiment::runner_error)?;
-    let system_cpu = obs.cpu_start.zip(obs.cpu_end);
-    let Some(end) = obs.end else {
-        // Ctrl-C before the run started.
-        return Err(CliError::interrupted(interrupted));
-    };
+    run_each(plan, storage, monitor, cancel, display, interrupted)?
+        .pop()
+        .ok_or_else(|| CliError::interrupted(interrupted))
+}
+
+/// A run's end as the command's result, or its failure as the command's error.
+fn finished<T: Clone + 'static>(
+    end: RunEnd,
+    stored: Option<ExperimentId>,
+    system_cpu: Option<(CpuTimes, CpuTimes)>,
+    interrupted: &str,
+) -> Result<Single<T>, CliError> {
     match end.status {
         RunStatus::Ok => Ok(Single {
             output: end
@@ -97,7 +90,7 @@ pub fn run<T: Clone + 'static>(
                 .cloned()
                 .ok_or_else(|| CliError::failed("internal error: the run gave no result"))?,
             end,
-            stored: stored.then_some(outcome.id),
+            stored,
             system_cpu,
         }),
         RunStatus::Interrupted => Err(CliError::interrupted(interrupted)),
@@ -120,6 +113,51 @@ pub fn run<T: Clone + 'static>(
             })
         }
     }
+}
+
+/// Runs a plan of several configurations, each once (`iolab iozone --auto`), like [`run`],
+/// and gives back every run's result in order. The first failed run is the error.
+pub fn run_each<T: Clone + 'static>(
+    plan: &ExperimentPlan,
+    storage: Storage,
+    monitor: MonitorOptions,
+    cancel: &Arc<AtomicBool>,
+    display: &mut dyn RunnerObserver,
+    interrupted: &str,
+) -> Result<Vec<Single<T>>, CliError> {
+    let (mut store, stored) = match storage {
+        Storage::Db(store) => (store, true),
+        Storage::Nowhere => (Store::open_in_memory().map_err(CliError::failed)?, false),
+    };
+    let opts = RunnerOptions {
+        sut: crate::state::sut_options(),
+        cancel: Arc::clone(cancel),
+        resume: false,
+        iolab_version: env!("CARGO_PKG_VERSION").into(),
+        monitor,
+    };
+    let mut obs = Capture {
+        display,
+        ends: Vec::new(),
+        cpu_start: None,
+        cpu_end: None,
+    };
+    let outcome = run_experiment(plan, &mut store, &opts, &mut obs)
+        .map_err(crate::cmd::experiment::runner_error)?;
+    if obs.ends.is_empty() {
+        // Ctrl-C before the first run started.
+        return Err(CliError::interrupted(interrupted));
+    }
+    let mut out = Vec::with_capacity(obs.ends.len());
+    for (end, system_cpu) in obs.ends {
+        out.push(finished(
+            end,
+            stored.then_some(outcome.id),
+            system_cpu,
+            interrupted,
+        )?);
+    }
+    Ok(out)
 }
 
 /// What a command shows of the engine's events, on the progress line it is given.
@@ -163,10 +201,10 @@ pub fn system_summary(metrics: &[Metric]) -> Map<String, Value> {
         .collect()
 }
 
-/// Keeps the run's end and the CPU times around the timed region; passes everything on.
+/// Keeps every run's end and the CPU times around its timed region; passes everything on.
 struct Capture<'a> {
     display: &'a mut dyn RunnerObserver,
-    end: Option<RunEnd>,
+    ends: Vec<(RunEnd, Option<(CpuTimes, CpuTimes)>)>,
     cpu_start: Option<CpuTimes>,
     cpu_end: Option<CpuTimes>,
 }
@@ -190,7 +228,8 @@ impl RunnerObserver for Capture<'_> {
 
     fn run_ended(&mut self, run: &RunInfo, end: &RunEnd) {
         self.display.run_ended(run, end);
-        self.end = Some(end.clone());
+        let cpu = self.cpu_start.take().zip(self.cpu_end.take());
+        self.ends.push((end.clone(), cpu));
     }
 
     fn config_finished(&mut self, label: &str, outcome: &ConfigOutcome) {
@@ -212,5 +251,116 @@ impl RunnerObserver for Capture<'_> {
 
     fn note(&mut self, message: &str) {
         self.display.note(message);
+    }
+}
+
+/// `iolab micro` and `iolab sqlite`: opens the storage (a database that cannot take the result
+/// is refused before anything runs, exit 2, not after the run when its result would be lost),
+/// runs the kind's one-run plan with a progress line counting `unit`s, and gives back the
+/// report for the kind's formats and the experiment it is stored as.
+pub fn run_kind<T: Clone + 'static>(
+    plan: &ExperimentPlan,
+    args: &KindRunArgs,
+    cancel: &Arc<AtomicBool>,
+    unit: &'static str,
+    interrupted: &str,
+) -> Result<(SingleReport<T>, Option<ExperimentId>), CliError> {
+    let storage = Storage::from_args(args.no_db, &args.db.db)?;
+    let mut display = Shown {
+        status: StatusLine::new(std::io::stderr().is_terminal()),
+        view: Counting { unit },
+    };
+    let started_at = SystemTime::now();
+    let run = run::<T>(
+        plan,
+        storage,
+        args.monitor.options(),
+        cancel,
+        &mut display,
+        interrupted,
+    );
+    display.status.clear();
+    let run = run?;
+    let report = SingleReport {
+        result: run.output,
+        system_cpu: run.system_cpu,
+        host: Host::probe(),
+        started_at,
+        findings: run.end.findings.clone(),
+        system: system_summary(&run.end.metrics),
+    };
+    Ok((report, run.stored))
+}
+
+/// After a kind's result, in the human format: the findings and where the run is stored.
+pub fn epilogue(
+    args: &KindRunArgs,
+    findings: &[iolab_store::Finding],
+    stored: Option<ExperimentId>,
+) {
+    if args.format() == Format::Human {
+        crate::cmd::watch::print_findings(findings, "");
+        if let Some(id) = stored {
+            say!("stored as experiment {} in {}", id.0, args.db.db.display());
+        }
+    }
+}
+
+/// Fill progress and the progress of the operations (`unit`s: records, transactions) on a
+/// terminal.
+pub struct Counting {
+    pub unit: &'static str,
+}
+
+impl EngineView for Counting {
+    fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
+        match *event {
+            EngineEvent::Filling { done, total } => {
+                if !line.enabled() || total < 64 << 20 {
+                    return;
+                }
+                // One update per 64 MiB keeps the terminal quiet and the cost invisible.
+                if done.is_multiple_of(64 << 20) || done == total {
+                    line.show(format_args!(
+                        "preparing files: {} of {} MiB ({}%)",
+                        done >> 20,
+                        total >> 20,
+                        done * 100 / total
+                    ));
+                }
+            }
+            EngineEvent::TimedStart => line.keep(),
+            EngineEvent::Records {
+                done,
+                planned,
+                elapsed,
+            } => {
+                // Short runs finish before anyone could read a progress line.
+                if !line.enabled() || elapsed < Duration::from_secs(1) || planned == 0 {
+                    return;
+                }
+                let rate = done as f64 / elapsed.as_secs_f64();
+                let left = if rate > 0.0 {
+                    format!(
+                        ", ~{:.0} s left",
+                        (planned - done.min(planned)) as f64 / rate
+                    )
+                } else {
+                    String::new()
+                };
+                line.show(format_args!(
+                    "running: {}% ({} of {} {}{}), {} {}s/s{left}",
+                    done * 100 / planned,
+                    thousands(done),
+                    thousands(planned),
+                    self.unit,
+                    if planned == 1 { "" } else { "s" },
+                    thousands(rate as u64),
+                    self.unit
+                ));
+            }
+            EngineEvent::TimedEnd => line.clear(),
+            _ => {}
+        }
     }
 }

@@ -16,6 +16,8 @@ use super::Formatter;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Micro,
+    Iozone,
+    Sqlite,
     Bonnie,
     Run,
     Show,
@@ -29,8 +31,10 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 10] = [
+    const ALL: [Kind; 12] = [
         Kind::Micro,
+        Kind::Iozone,
+        Kind::Sqlite,
         Kind::Bonnie,
         Kind::Run,
         Kind::Show,
@@ -46,6 +50,8 @@ impl Kind {
     pub const fn schema(self) -> &'static str {
         match self {
             Kind::Micro => "iolab.micro/1",
+            Kind::Iozone => "iolab.iozone/1",
+            Kind::Sqlite => "iolab.sqlite/1",
             Kind::Bonnie => "iolab.bonnie/1",
             Kind::Run => "iolab.run/1",
             Kind::Show => "iolab.show/1",

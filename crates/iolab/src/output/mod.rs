@@ -12,12 +12,14 @@ pub mod check;
 pub mod compare;
 pub mod context;
 pub mod export;
+pub mod iozone;
 pub mod json;
 pub mod list;
-mod micro;
+pub(crate) mod micro;
 pub mod report;
 pub mod run;
 pub mod show;
+mod sqlite;
 pub mod trace;
 pub mod workloads;
 
@@ -29,9 +31,9 @@ use iolab_monitor::procstat::{CpuPercent, CpuTimes};
 
 use crate::cli::Format;
 
-/// A run plus what was observed around it.
-pub struct MicroReport {
-    pub result: MicroResult,
+/// A single run's engine result (`R`) plus what was observed around it.
+pub struct SingleReport<R> {
+    pub result: R,
     /// System-wide CPU times at the start and end of the timed region.
     pub system_cpu: Option<(CpuTimes, CpuTimes)>,
     pub host: Host,
@@ -52,6 +54,11 @@ pub struct Derived {
     pub sys_pct: f64,
     pub system: Option<CpuPercent>,
 }
+
+/// `iolab micro`'s result.
+pub type MicroReport = SingleReport<MicroResult>;
+/// `iolab sqlite`'s result.
+pub type SqliteReport = SingleReport<iolab_sqlite::SqliteResult>;
 
 impl MicroReport {
     pub fn derived(&self) -> Derived {
@@ -109,6 +116,40 @@ pub fn durations(named: &[(&str, f64)]) -> String {
         .join("  ")
 }
 
+/// A latency summary as one line: `mean …  p50 …  p90 …  p99 …  p99.9 …  max …`.
+pub fn latency_line(l: &iolab_engine::stats::LatencySummary) -> String {
+    durations(&[
+        ("mean", l.mean_ns),
+        ("p50", l.p50_ns as f64),
+        ("p90", l.p90_ns as f64),
+        ("p99", l.p99_ns as f64),
+        ("p99.9", l.p999_ns as f64),
+        ("max", l.max_ns as f64),
+    ])
+}
+
+/// The last lines of a single run's human summary: all CPUs during the timed region (when
+/// read) and the worker threads' context switches.
+pub fn write_system_and_switches(
+    out: &mut dyn Write,
+    system: Option<CpuPercent>,
+    usage: &iolab_engine::usage::Usage,
+) -> io::Result<()> {
+    if let Some(s) = system {
+        writeln!(
+            out,
+            "  system      active {:.1}%  idle {:.1}%  iowait {:.1}%  (all CPUs)",
+            s.active, s.idle, s.iowait
+        )?;
+    }
+    writeln!(
+        out,
+        "  switches    {} voluntary, {} involuntary",
+        crate::fmt::thousands(usage.voluntary_switches),
+        crate::fmt::thousands(usage.involuntary_switches)
+    )
+}
+
 pub fn print<R: ?Sized>(
     format: &dyn Formatter<R>,
     result: &R,
@@ -148,6 +189,15 @@ pub fn write_micro(format: Format, report: &MicroReport, out: &mut dyn Write) ->
         Format::Human => &micro::human::Human,
         Format::Json => &micro::json::Json,
         Format::Mobibench => &micro::mobibench::Mobibench,
+    };
+    f.write(report, out)
+}
+
+pub fn write_sqlite(format: Format, report: &SqliteReport, out: &mut dyn Write) -> io::Result<()> {
+    let f: &dyn Formatter<SqliteReport> = match format {
+        Format::Human => &sqlite::human::Human,
+        Format::Json => &sqlite::json::Json,
+        Format::Mobibench => &sqlite::mobibench::Mobibench,
     };
     f.write(report, out)
 }

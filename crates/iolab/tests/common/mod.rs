@@ -48,18 +48,18 @@ pub fn run(args: &[&str]) -> Output {
     iolab().args(args).output().expect("iolab runs")
 }
 
-pub fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A command that failed as bad input or a failed run should: exit code `code`, `needle` in
-/// its message, no panic, no results on stdout.
+/// A command that failed cleanly: exit `code`, `needle` in its message, no panic, and no
+/// results on stdout.
 pub fn assert_clean_failure(o: &Output, code: i32, needle: &str) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(code), "exit code; stderr: {err}");
     assert!(err.contains(needle), "expected `{needle}` in: {err}");
     assert!(!err.contains("panicked"), "panic: {err}");
     assert!(o.stdout.is_empty(), "no results on failure");
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -320,4 +320,33 @@ pub fn chromium_dom(dir: &Path, html: &Path) -> String {
         "{log}"
     );
     dom.into_owned()
+}
+
+/// [`chromium_dom`], and the rendered page has the sections `ids` and its charts.
+pub fn chromium_renders(dir: &Path, html: &Path, ids: &[&str]) {
+    let dom = chromium_dom(dir, html);
+    for id in ids {
+        assert!(dom.contains(&format!("id=\"{id}\"")), "DOM has no #{id}");
+    }
+    assert!(dom.matches("<svg").count() >= 4);
+}
+
+/// The calls in `strace -f -o FILE` output made by threads other than the main one, as
+/// (thread id, call text), without resumed (`<...`) and exit (`+++`) lines. The main thread
+/// is the first line's: trace `execve` so that it comes first.
+pub fn strace_thread_calls(text: &str) -> Vec<(&str, &str)> {
+    let mut main_pid = None;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some((pid, call)) = line.split_once(' ') else {
+            continue;
+        };
+        let main = *main_pid.get_or_insert(pid);
+        let call = call.trim_start();
+        if pid == main || call.starts_with("<...") || call.starts_with("+++") {
+            continue;
+        }
+        out.push((pid, call));
+    }
+    out
 }

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use iolab_workload::format_bytes;
 
-use super::super::{durations, Formatter, MicroReport};
+use super::super::{durations, latency_line, write_system_and_switches, Formatter, MicroReport};
 use crate::fmt::thousands;
 use iolab_workload::format_ns;
 
@@ -60,18 +60,7 @@ impl Formatter<MicroReport> for Human {
             thousands(d.iops.round() as u64)
         )?;
         let l = r.latency.summary();
-        writeln!(
-            out,
-            "  latency     {}",
-            durations(&[
-                ("mean", l.mean_ns),
-                ("p50", l.p50_ns as f64),
-                ("p90", l.p90_ns as f64),
-                ("p99", l.p99_ns as f64),
-                ("p99.9", l.p999_ns as f64),
-                ("max", l.max_ns as f64),
-            ])
-        )?;
+        writeln!(out, "  latency     {}", latency_line(&l))?;
         if let Some(how) = p.record_sync() {
             let s = r.sync_latency.summary();
             if s.count > 0 {
@@ -103,18 +92,6 @@ impl Formatter<MicroReport> for Human {
             r.usage.user_ns as f64 / 1e9,
             r.usage.sys_ns as f64 / 1e9
         )?;
-        if let Some(s) = d.system {
-            writeln!(
-                out,
-                "  system      active {:.1}%  idle {:.1}%  iowait {:.1}%  (all CPUs)",
-                s.active, s.idle, s.iowait
-            )?;
-        }
-        writeln!(
-            out,
-            "  switches    {} voluntary, {} involuntary",
-            thousands(r.usage.voluntary_switches),
-            thousands(r.usage.involuntary_switches)
-        )
+        write_system_and_switches(out, d.system, &r.usage)
     }
 }

@@ -8,6 +8,9 @@
 
 use std::io::{self, Write};
 
+use iolab_engine::usage::Usage;
+use iolab_monitor::procstat::CpuTimes;
+
 use super::super::{Formatter, MicroReport};
 
 pub struct Mobibench;
@@ -15,38 +18,8 @@ pub struct Mobibench;
 impl Formatter<MicroReport> for Mobibench {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
-        let (active, idle, wait) = match report.system_cpu {
-            Some((a, b)) => {
-                let d = |x: u64, y: u64| x.saturating_sub(y) as f64;
-                let act = d(b.user + b.nice + b.system, a.user + a.nice + a.system);
-                let idle = d(b.idle, a.idle);
-                let wait = d(b.iowait, a.iowait);
-                let total = act + idle + wait;
-                if total > 0.0 {
-                    (
-                        act * 100.0 / total,
-                        idle * 100.0 / total,
-                        wait * 100.0 / total,
-                    )
-                } else {
-                    (0.0, 0.0, 0.0)
-                }
-            }
-            None => (0.0, 0.0, 0.0),
-        };
-        writeln!(
-            out,
-            "[CPU] : Active,Idle,IoWait : {active:.2} {idle:.2} {wait:.2}"
-        )?;
-
-        let sec = r.elapsed_ns / 1_000_000_000;
-        let usec = (r.elapsed_ns % 1_000_000_000) / 1000;
-        let time = r.elapsed_ns as f64 / 1e9;
-        let rate = if time > 0.0 {
-            r.bytes as f64 / time
-        } else {
-            0.0
-        };
+        cpu_line(report.system_cpu, out)?;
+        let (sec, usec, rate) = time_fields(r.elapsed_ns, r.bytes);
         write!(
             out,
             "[TIME] :{sec:>8} sec {usec:06}us. \t{rate:.0} B/sec, \t{:.2} KB/sec, \t{:.2} MB/sec.",
@@ -64,12 +37,56 @@ impl Formatter<MicroReport> for Mobibench {
             write!(out, " {:.2} IOPS({label}) ", rate / bs as f64)?;
         }
         writeln!(out)?;
-        let vol = r.usage.voluntary_switches;
-        writeln!(
-            out,
-            "[CON SWITCHES] : {} {}",
-            vol + r.usage.involuntary_switches,
-            vol
-        )
+        switches_line(&r.usage, out)
     }
+}
+
+/// `[CPU] : Active,Idle,IoWait : a b c`, from the system-wide CPU times at the start and
+/// end of the timed region (zeros when they were not read).
+pub fn cpu_line(system_cpu: Option<(CpuTimes, CpuTimes)>, out: &mut dyn Write) -> io::Result<()> {
+    let (active, idle, wait) = match system_cpu {
+        Some((a, b)) => {
+            let d = |x: u64, y: u64| x.saturating_sub(y) as f64;
+            let act = d(b.user + b.nice + b.system, a.user + a.nice + a.system);
+            let idle = d(b.idle, a.idle);
+            let wait = d(b.iowait, a.iowait);
+            let total = act + idle + wait;
+            if total > 0.0 {
+                (
+                    act * 100.0 / total,
+                    idle * 100.0 / total,
+                    wait * 100.0 / total,
+                )
+            } else {
+                (0.0, 0.0, 0.0)
+            }
+        }
+        None => (0.0, 0.0, 0.0),
+    };
+    writeln!(
+        out,
+        "[CPU] : Active,Idle,IoWait : {active:.2} {idle:.2} {wait:.2}"
+    )
+}
+
+/// The `[TIME]` line's whole seconds, microseconds and `count` per second over `elapsed_ns`.
+pub fn time_fields(elapsed_ns: u64, count: u64) -> (u64, u64, f64) {
+    let time = elapsed_ns as f64 / 1e9;
+    let rate = if time > 0.0 { count as f64 / time } else { 0.0 };
+    (
+        elapsed_ns / 1_000_000_000,
+        (elapsed_ns % 1_000_000_000) / 1000,
+        rate,
+    )
+}
+
+/// `[CON SWITCHES] : total voluntary`.
+pub fn switches_line(usage: &Usage, out: &mut dyn Write) -> io::Result<()> {
+    let vol = usage.voluntary_switches;
+    writeln!(
+        out,
+        "[CON SWITCHES] : {} {}",
+        vol + usage.involuntary_switches,
+        vol
+    )
 }

@@ -1,0 +1,680 @@
+//! iozone's tests (docs/iozone.md): `[workload] iozone = { … }` in an experiment, `iolab
+//! iozone` on the command line; both read the options of iolab-iozone's one table,
+//! [`iolab_iozone::OPTIONS`].
+//!
+//! A run is one cell of iozone's matrix — one file size and one record size — running the
+//! chosen tests in iozone's order. Auto mode's matrix is configurations (factors `size` ×
+//! `record`, see [`iolab_iozone::matrix`]), each with its own repetitions; the report draws
+//! the matrix from them.
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use iolab_check::{Access as CheckAccess, SyncScope, WorkloadKind};
+use iolab_engine::EngineError;
+use iolab_iozone::matrix::Cell;
+use iolab_iozone::options::Direction;
+use iolab_iozone::{
+    run_iozone, Figure, IozoneOption, IozonePlan, IozoneResult, IozoneSpec, IozoneSpecError,
+    OptionKind, OptionValue, OPTIONS,
+};
+use iolab_metrics::{Better, MetricDef};
+use iolab_store::{FlowopStats, RunRecord};
+use serde_json::{json, Map, Value};
+
+use super::{Kind, LoadContext, Workload};
+use crate::plan::read::Ctx;
+use crate::plan::single::{single, SingleRun};
+use crate::plan::tree::{Entry, Span, Table};
+use crate::plan::{ExperimentPlan, Origin, UsageError};
+use crate::run::monitor::Intent;
+use crate::run::record::{headline, latency_stats, metric};
+use crate::run::{KindRun, Ran, RunFailure};
+
+/// The `[workload]` key.
+pub const KEY: &str = "iozone";
+
+pub(crate) struct IozoneKind;
+
+pub(crate) static IOZONE: IozoneKind = IozoneKind;
+
+/// Each figure's iolab throughput: `<figure>_mib_per_s`, in [`Figure::ALL`]'s order.
+pub const FIGURE_METRICS: [&str; 18] = [
+    "write_mib_per_s",
+    "rewrite_mib_per_s",
+    "read_mib_per_s",
+    "reread_mib_per_s",
+    "random_read_mib_per_s",
+    "random_write_mib_per_s",
+    "backward_read_mib_per_s",
+    "record_rewrite_mib_per_s",
+    "stride_read_mib_per_s",
+    "fwrite_mib_per_s",
+    "refwrite_mib_per_s",
+    "fread_mib_per_s",
+    "refread_mib_per_s",
+    "random_mix_mib_per_s",
+    "pwrite_mib_per_s",
+    "repwrite_mib_per_s",
+    "pread_mib_per_s",
+    "repread_mib_per_s",
+];
+
+/// The metric of a figure's iolab throughput.
+pub fn figure_metric(f: Figure) -> &'static str {
+    FIGURE_METRICS[f as usize]
+}
+
+/// The throughput-mode metrics of a figure: iozone's two figures and its min xfer.
+pub fn throughput_metrics(f: Figure) -> [String; 3] {
+    [
+        format!("{f}_children_mib_per_s"),
+        format!("{f}_parent_mib_per_s"),
+        format!("{f}_min_xfer_mib"),
+    ]
+}
+
+/// Every iozone metric: per figure, iolab's throughput (all runs) and, in throughput mode,
+/// iozone's "children see", "parent sees" and "min xfer".
+pub static METRICS: LazyLock<Vec<MetricDef>> = LazyLock::new(|| {
+    let mut v = Vec::new();
+    for f in Figure::ALL {
+        v.push(MetricDef::new(
+            figure_metric(f),
+            "MiB/s",
+            Some(Better::Higher),
+            f.title(),
+            "iozone test pass: all the bytes of every thread over the whole timed region \
+             (the flush inside it unless `flush = \"excluded\"`)",
+        ));
+    }
+    for f in Figure::ALL {
+        let [children, parent, min_xfer] = throughput_metrics(f);
+        v.push(owned(
+            children,
+            "MiB/s",
+            Some(Better::Higher),
+            format!("{} (children see)", f.title()),
+            "iozone's \"children see\" (throughput mode): the sum of each thread's own rate, \
+             taken when the first thread finished (stone-walling)",
+        ));
+        v.push(owned(
+            parent,
+            "MiB/s",
+            Some(Better::Higher),
+            format!("{} (parent sees)", f.title()),
+            "iozone's \"parent sees\" (throughput mode): the bytes done at the stone-wall over \
+             the time from the release until every thread ended (untimed flush included)",
+        ));
+        v.push(owned(
+            min_xfer,
+            "MiB",
+            None,
+            format!("{} (min xfer)", f.title()),
+            "iozone's \"min xfer\" (throughput mode): the fewest bytes a thread had done at \
+             the stone-wall",
+        ));
+    }
+    v
+});
+
+fn owned(
+    name: String,
+    unit: &'static str,
+    better: Option<Better>,
+    title: String,
+    description: &'static str,
+) -> MetricDef {
+    MetricDef {
+        name: Cow::Owned(name),
+        unit: Cow::Borrowed(unit),
+        better,
+        title: Cow::Owned(title),
+        description: Cow::Borrowed(description),
+        headline: false,
+    }
+}
+
+/// Stand-in for the run directory until the runner knows it.
+const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
+
+impl Kind for IozoneKind {
+    fn key(&self) -> &'static str {
+        KEY
+    }
+
+    fn noun(&self) -> &'static str {
+        "iozone tests"
+    }
+
+    fn example(&self) -> &'static str {
+        "iozone = { … }"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn misplaced_hint(&self, _key: &str) -> Option<&'static str> {
+        Some("remove it, or give it inside iozone = { … } (docs/iozone.md lists the keys)")
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        &METRICS
+    }
+
+    fn resolve(
+        &self,
+        cx: &mut Ctx,
+        _section: &Table,
+        entry: &Entry,
+        at: &LoadContext,
+    ) -> Option<Arc<dyn Workload>> {
+        read(cx, entry, at.target_bytes).map(|spec| {
+            Arc::new(IozoneWorkload {
+                spec,
+                origin: Origin::File,
+            }) as Arc<dyn Workload>
+        })
+    }
+}
+
+/// Validated iozone tests; the runner gives each run its directory and seed.
+#[derive(Debug, Clone)]
+pub struct IozoneWorkload {
+    pub spec: IozoneSpec,
+    origin: Origin,
+}
+
+fn flags() -> Vec<&'static str> {
+    OPTIONS.iter().map(IozoneOption::flag).collect()
+}
+
+impl IozoneWorkload {
+    /// An engine error in the user's words.
+    fn failure(&self, e: &EngineError) -> RunFailure {
+        let hint = match (e, e.os_error()) {
+            (EngineError::IoAt { .. } | EngineError::Io { .. }, Some(libc::ENOSPC)) => Some(
+                "the filesystem is full: use a smaller --size or fewer --threads, or another --dir",
+            ),
+            (_, Some(libc::EINVAL)) if self.spec.direct => Some(
+                "with --direct, records must be multiples of the device's logical block size: \
+                 try --record 4k",
+            ),
+            _ => e.hint(),
+        };
+        let flags = flags();
+        let mut f = RunFailure::engine(e, hint.map(str::to_string));
+        f.message = self.origin.rewrite(&f.message, KEY, &flags);
+        f.hint = f.hint.map(|h| self.origin.rewrite(&h, KEY, &flags));
+        f
+    }
+}
+
+impl Workload for IozoneWorkload {
+    fn kind(&self) -> &'static str {
+        KEY
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        &METRICS
+    }
+
+    fn intent(&self, base: Intent) -> Intent {
+        match self.spec.validate() {
+            Ok(plan) => intent(&plan, base),
+            Err(_) => base,
+        }
+    }
+
+    fn planned_duration(&self) -> Option<Duration> {
+        None
+    }
+
+    fn describe(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert(
+            "iozone_figures".into(),
+            json!(self
+                .spec
+                .validate()
+                .map(|p| p.figures().map(Figure::name).collect::<Vec<_>>())
+                .unwrap_or_default()),
+        );
+        m
+    }
+
+    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+        let mut spec = self.spec.clone();
+        spec.dir = run.dir.to_path_buf();
+        spec.seed = run.seed;
+        let plan = spec
+            .validate()
+            .map_err(|e| RunFailure::bad_input(e.to_string()))?;
+        run.obs.run_files(
+            (0..plan.threads)
+                .map(|t| iolab_iozone::run::data_file(&plan.dir, t))
+                .collect(),
+        );
+        let r = run_iozone(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
+        add_record(run.record, &r);
+        Ok(Ran::new(r))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Reads `iozone = { … }`: every key of [`OPTIONS`], typed as the table says; then validated
+/// as `iolab iozone` would, and the files against the target's size.
+fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<IozoneSpec> {
+    let before = cx.errors();
+    let t = cx.table(entry, "workload.iozone")?;
+    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
+    cx.unknown_keys(t, &names, "workload.iozone");
+    let key = |k: &str| format!("workload.iozone.{k}");
+    let mut spec = IozoneSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
+    for o in OPTIONS {
+        let Some(e) = t.get(o.name) else { continue };
+        if let Some(v) = value(cx, e, o, &key(o.name)) {
+            o.apply(&mut spec, v);
+        }
+    }
+    if cx.errors() > before {
+        return None;
+    }
+    let at = |k: &str| -> Span {
+        t.get(k)
+            .map_or(entry.key_span.clone(), |e| e.node.span.clone())
+    };
+    if let Err(e) = spec.validate() {
+        let k = e.option();
+        let flags = flags();
+        let message = Origin::File.rewrite(&e.to_string(), KEY, &flags);
+        cx.error(&at(k), message);
+        return None;
+    }
+    let total = spec.size.saturating_mul(u64::from(spec.threads));
+    if let Some(cap) = target_bytes.filter(|&cap| total > cap) {
+        cx.error_hint(
+            &at("size"),
+            format!(
+                "`{}`: {} of files do not fit on the {} target",
+                key("size"),
+                iolab_workload::format_bytes(total),
+                iolab_workload::format_bytes(cap)
+            ),
+            "make the target larger, or the files smaller or fewer",
+        );
+        return None;
+    }
+    Some(spec)
+}
+
+/// One option's value in an experiment file, with the type its kind asks for.
+fn value(cx: &mut Ctx, e: &Entry, o: &IozoneOption, key: &str) -> Option<OptionValue> {
+    let parsed = match o.kind {
+        OptionKind::Size => return cx.size(e, key).map(OptionValue::Bytes),
+        OptionKind::Count { min, max } => {
+            let max = i64::try_from(max).unwrap_or(i64::MAX);
+            return cx
+                .integer(e, key, min as i64, max)
+                .map(|n| OptionValue::Count(n as u64));
+        }
+        OptionKind::Switch => return cx.boolean(e, key).map(OptionValue::Switch),
+        OptionKind::Choice(_) | OptionKind::Tests => {
+            let text = cx.string(e, key)?;
+            o.parse(text)
+        }
+    };
+    match parsed {
+        Ok(v) => Some(v),
+        Err(m) => {
+            cx.error(&e.node.span, format!("`{key}`: {m}"));
+            None
+        }
+    }
+}
+
+/// `iolab iozone`: the given option values over the table's defaults, validated (the
+/// messages name the flags), as the one-run plan for `dir` with `seed`.
+pub fn from_command_line(
+    values: &[(&'static IozoneOption, OptionValue)],
+    dir: &Path,
+    seed: u64,
+) -> Result<ExperimentPlan, UsageError> {
+    let spec = spec_from(values, dir, seed)?;
+    let name = format!(
+        "iozone {} size={} record={} threads={} flush={}",
+        spec.tests
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(","),
+        spec.size,
+        spec.record,
+        spec.threads,
+        spec.flush.name()
+    );
+    let workload_json = json!({ KEY: options_json(&spec) });
+    single(SingleRun {
+        name,
+        source: "iolab iozone".into(),
+        dir: dir.to_path_buf(),
+        seed,
+        workload: Arc::new(IozoneWorkload {
+            spec,
+            origin: Origin::CommandLine,
+        }),
+        workload_json,
+    })
+}
+
+/// The spec of the given values over the defaults, validated.
+fn spec_from(
+    values: &[(&'static IozoneOption, OptionValue)],
+    dir: &Path,
+    seed: u64,
+) -> Result<IozoneSpec, UsageError> {
+    let mut spec = IozoneSpec::with_defaults(PathBuf::from(dir), seed);
+    for (o, v) in values {
+        o.apply(&mut spec, *v);
+    }
+    spec.validate().map_err(|e| usage(&e))?;
+    Ok(spec)
+}
+
+fn usage(e: &IozoneSpecError) -> UsageError {
+    UsageError::new(e.to_string())
+}
+
+/// The cells of auto mode for `iolab iozone --auto`: the given values, with `size` and
+/// `record` taken from each cell; every cell is validated.
+pub fn auto_specs(
+    values: &[(&'static IozoneOption, OptionValue)],
+    cells: &[Cell],
+    dir: &Path,
+    seed: u64,
+) -> Result<Vec<IozoneSpec>, UsageError> {
+    cells
+        .iter()
+        .map(|c| {
+            let mut spec = spec_from(values, dir, seed)?;
+            spec.size = c.size;
+            spec.record = c.record;
+            spec.validate().map_err(|e| usage(&e))?;
+            Ok(spec)
+        })
+        .collect()
+}
+
+/// `iolab iozone --auto`: one configuration per cell of the matrix (factors `size` and
+/// `record`), each run once, in the matrix's order — the experiment an `[factors]` table of
+/// file sizes × record sizes would give.
+pub fn from_command_line_auto(
+    values: &[(&'static IozoneOption, OptionValue)],
+    bounds: &iolab_iozone::matrix::Bounds,
+    dir: &Path,
+    seed: u64,
+) -> Result<ExperimentPlan, UsageError> {
+    let cells = iolab_iozone::matrix::cells(bounds);
+    if cells.is_empty() {
+        return Err(UsageError::new(
+            "the auto matrix is empty: --auto-max-size is below the smallest file (64 KiB)",
+        ));
+    }
+    let specs = auto_specs(values, &cells, dir, seed)?;
+    let mut plan = from_command_line(values, dir, seed)?;
+    let base = plan.configs[0].clone();
+    plan.name = format!(
+        "iozone auto {} sizes {}..{}",
+        specs[0]
+            .tests
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(","),
+        bounds.min_size,
+        bounds.max_size
+    );
+    plan.procedure.order = crate::plan::Order::Sequential;
+    let mut configs_json = Vec::new();
+    plan.configs = specs
+        .into_iter()
+        .map(|spec| {
+            let label = format!(
+                "size={} record={}",
+                iolab_workload::format_bytes(spec.size).replace(' ', ""),
+                iolab_workload::format_bytes(spec.record).replace(' ', "")
+            );
+            let mut factors = Map::new();
+            factors.insert("size".into(), json!(spec.size));
+            factors.insert("record".into(), json!(spec.record));
+            configs_json.push(json!({
+                "label": label,
+                "factors": factors,
+                "workload": { KEY: options_json(&spec) },
+            }));
+            crate::plan::ConfigPlan {
+                label,
+                factors,
+                workload: Arc::new(IozoneWorkload {
+                    spec,
+                    origin: Origin::CommandLine,
+                }),
+                ..base.clone()
+            }
+        })
+        .collect();
+    plan.resolved["configs"] = Value::Array(configs_json);
+    plan.resolved["name"] = json!(plan.name);
+    Ok(plan)
+}
+
+/// A spec as `iozone = { … }` would write it.
+fn options_json(spec: &IozoneSpec) -> Value {
+    let mut o = Map::new();
+    o.insert(
+        "tests".into(),
+        json!(spec
+            .tests
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(",")),
+    );
+    o.insert("size".into(), json!(spec.size));
+    o.insert("record".into(), json!(spec.record));
+    o.insert("flush".into(), json!(spec.flush.name()));
+    o.insert("direct".into(), json!(spec.direct));
+    o.insert("osync".into(), json!(spec.osync));
+    o.insert("threads".into(), json!(spec.threads));
+    o.insert("stride".into(), json!(spec.stride));
+    if let Some(p) = spec.mix_read_percent {
+        o.insert("mix_read_percent".into(), json!(p));
+    }
+    o.insert("stonewall".into(), json!(spec.stonewall));
+    o.insert("latency".into(), json!(spec.latency));
+    Value::Object(o)
+}
+
+const MIB: f64 = 1048576.0;
+
+/// Adds a run's measurements to `record`: the common metrics over every pass, each figure's
+/// throughput (and iozone's throughput-mode figures), one flowop row per figure.
+fn add_record(record: &mut RunRecord, r: &IozoneResult) {
+    let elapsed = r.elapsed_ns();
+    record.run.elapsed_ns = elapsed;
+    let mut lat = iolab_engine::stats::LatencyHistogram::default();
+    let mut usage = iolab_engine::usage::Usage::default();
+    let (mut ops, mut bytes) = (0, 0);
+    for f in &r.figures {
+        lat.merge(&f.latency);
+        usage = usage + f.usage;
+        ops += f.ops();
+        bytes += f.bytes();
+    }
+    let defs: &[MetricDef] = &METRICS;
+    headline(record, ops, bytes, elapsed, &lat.summary(), &usage);
+    let throughput = r.plan.throughput_mode();
+    for f in &r.figures {
+        record
+            .metrics
+            .push(metric(defs, figure_metric(f.figure), f.rate() / MIB));
+        if throughput {
+            let [children, parent, min_xfer] = throughput_metrics(f.figure);
+            record
+                .metrics
+                .push(metric(defs, &children, f.children_see() / MIB));
+            record
+                .metrics
+                .push(metric(defs, &parent, f.parent_sees() / MIB));
+            record
+                .metrics
+                .push(metric(defs, &min_xfer, f.min_xfer() as f64 / MIB));
+        }
+        let s = f.latency.summary();
+        let reads = f.children.iter().any(|c| c.reads);
+        let writes = f.children.iter().any(|c| !c.reads);
+        record.flowops.push(FlowopStats {
+            name: f.figure.name().into(),
+            kind: match f.figure.direction() {
+                Direction::Read => "read",
+                Direction::Write => "write",
+                Direction::PerThread => "mix",
+            }
+            .into(),
+            ops: f.ops(),
+            bytes: f.bytes(),
+            errors: 0,
+            latency: latency_stats(&s),
+            histogram: f.latency.buckets(),
+            extra: json!({
+                "read": reads,
+                "write": writes,
+                "elapsed_ns": f.elapsed_ns,
+                "parent_ns": f.parent_ns,
+                "flush_ns": f.flush_ns(),
+                "flush": r.plan.flush.name(),
+                "threads": r.plan.threads,
+                "record": r.plan.record,
+                "size": r.plan.size,
+                "children_see_mib_per_s": f.children_see() / MIB,
+                "parent_sees_mib_per_s": f.parent_sees() / MIB,
+                "min_xfer_bytes": f.min_xfer(),
+                "cpu_s": f.usage.cpu_ns() as f64 / 1e9,
+            }),
+        });
+    }
+}
+
+/// What iozone tests mean to do, for the checks.
+pub fn intent(plan: &IozonePlan, base: Intent) -> Intent {
+    let (reads, writes) = (plan.reads(), plan.writes());
+    Intent {
+        workload: Some(WorkloadKind::Iozone),
+        access: Some(match (reads, writes) {
+            (true, true) => CheckAccess::Mixed,
+            (false, _) => CheckAccess::Write,
+            (true, false) => CheckAccess::Read,
+        }),
+        o_direct: plan.direct,
+        // Every write pass ends with an fsync (inside the timing or after it).
+        sync_requested: writes,
+        sync_scope: Some(if !writes {
+            SyncScope::Never
+        } else if plan.osync {
+            SyncScope::EachWrite
+        } else {
+            SyncScope::EndOfPass
+        }),
+        writes_in_flight_per_file: Some(1),
+        dataset_bytes: Some(plan.size * u64::from(plan.threads)),
+        threads: Some(plan.threads),
+        // iozone reads what it has just written: only files larger than the cache make those
+        // reads reach the device (its own rule: files of 3× the cache).
+        reads_meant_cold: true,
+        ..base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_store::{NewRun, RunStatus, Timestamp};
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn metrics_are_declared_with_units_and_iozone_figures_only_in_throughput_mode() {
+        let _hang = iolab_testkit::timeout(120);
+        let dir = tempfile::tempdir().unwrap();
+        for threads in [1, 2] {
+            let mut s = IozoneSpec::with_defaults(dir.path().to_path_buf(), 1);
+            s.tests = vec![iolab_iozone::Test::Write, iolab_iozone::Test::Random];
+            s.size = 256 << 10;
+            s.threads = threads;
+            let r = run_iozone(&s.validate().unwrap(), &mut (), &AtomicBool::new(false)).unwrap();
+            let mut rec = RunRecord::new(NewRun {
+                config: iolab_store::ConfigId(1),
+                repetition: 0,
+                seed: 1,
+                status: RunStatus::Ok,
+                error: None,
+                started_at: Timestamp(0),
+                ended_at: Timestamp(0),
+                elapsed_ns: 0,
+                environment: json!({}),
+            });
+            add_record(&mut rec, &r);
+            let defs = iolab_metrics::with_common(&METRICS);
+            for m in &rec.metrics {
+                let d = iolab_metrics::find(&defs, &m.name)
+                    .unwrap_or_else(|| panic!("{} is not declared", m.name));
+                assert_eq!(m.unit, d.unit, "{}", m.name);
+            }
+            let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).map(|m| m.value);
+            assert_eq!(get("ops"), Some(4.0 * 64.0 * f64::from(threads)));
+            assert!(get("random_write_mib_per_s").unwrap() > 0.0);
+            assert_eq!(get("write_children_mib_per_s").is_some(), threads > 1);
+            assert_eq!(rec.flowops.len(), 4);
+            assert_eq!(rec.flowops[0].name, "write");
+        }
+    }
+
+    #[test]
+    fn the_command_line_plan_is_one_run_and_bad_values_name_the_flag() {
+        let dir = std::env::temp_dir();
+        let record = iolab_iozone::options::option("record").unwrap();
+        let size = iolab_iozone::options::option("size").unwrap();
+        let p = from_command_line(&[(record, OptionValue::Bytes(8192))], &dir, 9).unwrap();
+        assert_eq!(p.configs.len(), 1);
+        assert_eq!(p.resolved["workload"]["iozone"]["record"], json!(8192));
+        let e = from_command_line(
+            &[
+                (record, OptionValue::Bytes(1 << 20)),
+                (size, OptionValue::Bytes(64 << 10)),
+            ],
+            &dir,
+            1,
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .contains("--record 1048576 is larger than the file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn intent_says_reads_are_meant_for_the_device() {
+        let s = IozoneSpec::with_defaults("/tmp".into(), 1);
+        let i = intent(&s.validate().unwrap(), Intent::default());
+        assert!(i.reads_meant_cold);
+        assert_eq!(i.access, Some(CheckAccess::Mixed));
+        assert_eq!(i.dataset_bytes, Some(64 << 20));
+    }
+}

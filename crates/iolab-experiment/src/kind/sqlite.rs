@@ -1,0 +1,406 @@
+//! SQLite transactions: Mobibench's DB mode with real SQLite (docs/sqlite.md). `[workload]
+//! sqlite = { … }` in an experiment, `iolab sqlite` on the command line; both read the one
+//! option table, [`iolab_sqlite::OPTIONS`].
+
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use iolab_check::{Access as CheckAccess, SyncScope};
+use iolab_metrics::{Better, MetricDef};
+use iolab_sqlite::{
+    run_sqlite, SqliteError, SqliteOption, SqliteResult, SqliteSpec, SqliteSpecError, Synchronous,
+    OPTIONS,
+};
+use iolab_store::{FlowopStats, RunRecord};
+use iolab_workload::option::OptionValue;
+use serde_json::{json, Map, Value};
+
+use super::{Kind, LoadContext, Workload};
+use crate::plan::read::Ctx;
+use crate::plan::single::{single, SingleRun};
+use crate::plan::tree::{Entry, Span, Table};
+use crate::plan::{ExperimentPlan, Origin, UsageError};
+use crate::run::monitor::Intent;
+use crate::run::record::{headline, latency_stats, metric, series};
+use crate::run::{KindRun, Ran, RunFailure};
+
+/// The `[workload]` key.
+pub const KEY: &str = "sqlite";
+
+/// The SQLite kind.
+pub(crate) struct SqliteKind;
+
+pub(crate) static SQLITE: SqliteKind = SqliteKind;
+
+/// What SQLite runs record besides the common metrics (whose `ops` are transactions and
+/// `bytes` the bytes SQLite wrote). The system calls are SQLite's own in the timed region,
+/// counted by iolab's hooks into its unix VFS, per transaction.
+pub const METRICS: &[MetricDef] = &[
+    MetricDef::new(
+        "fsyncs_per_tx",
+        "",
+        None,
+        "fsyncs per transaction",
+        "fsync and fdatasync calls per transaction, of files and of the directory",
+    ),
+    MetricDef::new(
+        "dir_fsyncs_per_tx",
+        "",
+        None,
+        "Directory fsyncs per transaction",
+        "of those, the syncs of the database's directory (after a journal or WAL was created)",
+    ),
+    MetricDef::new(
+        "unlinks_per_tx",
+        "",
+        None,
+        "unlinks per transaction",
+        "unlink calls per transaction (a DELETE-mode journal is removed at every commit)",
+    ),
+    MetricDef::new(
+        "ftruncates_per_tx",
+        "",
+        None,
+        "ftruncates per transaction",
+        "ftruncate calls per transaction (a TRUNCATE-mode journal is emptied at every commit)",
+    ),
+    MetricDef::new(
+        "writes_per_tx",
+        "",
+        None,
+        "Writes per transaction",
+        "write, pwrite and pwrite64 calls per transaction",
+    ),
+    MetricDef::new(
+        "checkpoint_ns",
+        "ns",
+        Some(Better::Lower),
+        "Final checkpoint",
+        "the longest final WAL checkpoint of a thread (inside the timed region; 0 in other \
+         journal modes)",
+    ),
+];
+
+/// Stand-in for the run directory until the runner knows it.
+const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
+
+impl Kind for SqliteKind {
+    fn key(&self) -> &'static str {
+        KEY
+    }
+
+    fn noun(&self) -> &'static str {
+        "SQLite runs"
+    }
+
+    fn example(&self) -> &'static str {
+        "sqlite = { … }"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn misplaced_hint(&self, _key: &str) -> Option<&'static str> {
+        Some(
+            "remove it: a SQLite run is given by its own keys, e.g. sqlite = { journal = \
+             \"wal\", transactions = 1000 }",
+        )
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+
+    fn resolve(
+        &self,
+        cx: &mut Ctx,
+        _section: &Table,
+        entry: &Entry,
+        _at: &LoadContext,
+    ) -> Option<Arc<dyn Workload>> {
+        read(cx, entry).map(|spec| {
+            Arc::new(SqliteWorkload {
+                spec,
+                origin: Origin::File,
+            }) as Arc<dyn Workload>
+        })
+    }
+}
+
+/// A validated SQLite run; the runner gives each run its directory and seed.
+#[derive(Debug, Clone)]
+pub struct SqliteWorkload {
+    pub spec: SqliteSpec,
+    origin: Origin,
+}
+
+impl SqliteWorkload {
+    /// An error in the user's words (the library writes for `iolab sqlite`).
+    fn failure(&self, e: &SqliteError) -> RunFailure {
+        let flags: Vec<String> = OPTIONS.iter().map(|o| o.flag()).collect();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        RunFailure {
+            message: self.origin.rewrite(&e.to_string(), KEY, &flags),
+            hint: e.hint().map(|h| self.origin.rewrite(h, KEY, &flags)),
+            bad_input: e.is_bad_input(),
+            interrupted: e.is_interrupted(),
+            located: false,
+        }
+    }
+}
+
+impl Workload for SqliteWorkload {
+    fn kind(&self) -> &'static str {
+        KEY
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+
+    fn intent(&self, base: Intent) -> Intent {
+        let synced = self.spec.synchronous != Synchronous::Off;
+        Intent {
+            access: Some(CheckAccess::Write),
+            sync_requested: synced,
+            // Commits sync the journal, the WAL or the database, not each write.
+            sync_scope: Some(if synced {
+                SyncScope::SomeWrites
+            } else {
+                SyncScope::Never
+            }),
+            writes_in_flight_per_file: Some(1),
+            threads: Some(self.spec.threads),
+            ..base
+        }
+    }
+
+    fn planned_duration(&self) -> Option<Duration> {
+        None
+    }
+
+    /// The SQLite library the runs use: its version and compile-time options change the
+    /// I/O of a transaction.
+    fn describe(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("sqlite_library".into(), library_json());
+        m
+    }
+
+    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+        let mut spec = self.spec.clone();
+        spec.dir = run.dir.to_path_buf();
+        spec.seed = run.seed;
+        // Validated when the plan was made; the directory and seed do not change that.
+        let plan = spec
+            .validate()
+            .map_err(|e| RunFailure::bad_input(e.to_string()))?;
+        run.obs.run_files(plan.db_files());
+        let r = run_sqlite(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
+        add_record(run.record, &r);
+        Ok(Ran::new(r))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn library_json() -> Value {
+    let l = iolab_sqlite::library();
+    json!({
+        "version": l.version,
+        "source_id": l.source_id,
+        "compile_options": l.compile_options,
+    })
+}
+
+/// Reads `sqlite = { … }`: every key of [`OPTIONS`], typed as the table says, then
+/// validated as `iolab sqlite` would.
+fn read(cx: &mut Ctx, entry: &Entry) -> Option<SqliteSpec> {
+    // The runner gives every run its own directory and seed.
+    let mut spec = SqliteSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
+    let t = cx.options(entry, "workload.sqlite", OPTIONS, &mut spec)?;
+    let key = |k: &str| format!("workload.sqlite.{k}");
+    if let Err(e) = spec.validate() {
+        let k = e.option();
+        let at: Span = t
+            .get(k)
+            .map_or(entry.key_span.clone(), |e| e.node.span.clone());
+        let flags: Vec<String> = OPTIONS.iter().map(|o| o.flag()).collect();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let message = Origin::File.rewrite(&e.to_string(), KEY, &flags);
+        cx.error(&at, format!("`{}`: {message}", key(k)));
+        return None;
+    }
+    Some(spec)
+}
+
+/// `iolab sqlite`: the given option values over the table's defaults, validated (the
+/// messages name the flags), as the one-run plan for `dir` with `seed`.
+pub fn from_command_line(
+    values: &[(&'static SqliteOption, OptionValue)],
+    dir: &Path,
+    seed: u64,
+) -> Result<ExperimentPlan, UsageError> {
+    let mut spec = SqliteSpec::with_defaults(PathBuf::from(dir), seed);
+    for (o, v) in values {
+        o.apply(&mut spec, *v);
+    }
+    spec.validate()
+        .map_err(|e: SqliteSpecError| UsageError::new(e.to_string()))?;
+    let name = format!(
+        "sqlite {} journal={} synchronous={} transactions={} threads={}",
+        spec.mode, spec.journal, spec.synchronous, spec.transactions, spec.threads
+    );
+    let workload_json = json!({ KEY: options_json(&spec) });
+    single(SingleRun {
+        name,
+        source: "iolab sqlite".into(),
+        dir: dir.to_path_buf(),
+        seed,
+        workload: Arc::new(SqliteWorkload {
+            spec,
+            origin: Origin::CommandLine,
+        }),
+        workload_json,
+    })
+}
+
+/// A spec as `sqlite = { … }` would write it.
+fn options_json(spec: &SqliteSpec) -> Value {
+    let mut o = Map::new();
+    o.insert("mode".into(), json!(spec.mode.name()));
+    o.insert("transactions".into(), json!(spec.transactions));
+    o.insert("journal".into(), json!(spec.journal.name()));
+    o.insert("synchronous".into(), json!(spec.synchronous.name()));
+    o.insert("tables".into(), json!(spec.tables));
+    o.insert("databases".into(), json!(spec.databases));
+    o.insert("threads".into(), json!(spec.threads));
+    if let Some(d) = spec.sleep {
+        o.insert("sleep".into(), json!(format!("{}ms", d.as_millis())));
+    }
+    if spec.random {
+        o.insert("random".into(), json!(true));
+    }
+    o.insert("auto_vacuum".into(), json!(spec.auto_vacuum.name()));
+    o.insert("temp_store".into(), json!(spec.temp_store.name()));
+    Value::Object(o)
+}
+
+/// Adds a SQLite run's measurements to `record`: the common metrics (ops = transactions,
+/// bytes = what SQLite wrote), the system calls per transaction, the checkpoint, one flowop
+/// row for the transactions (with the library and the settings SQLite reported), the `io`
+/// series.
+fn add_record(record: &mut RunRecord, r: &SqliteResult) {
+    record.run.elapsed_ns = r.elapsed_ns;
+    let lat = r.latency.summary();
+    let c = &r.calls;
+    headline(
+        record,
+        r.transactions,
+        c.write_bytes,
+        r.elapsed_ns,
+        &lat,
+        &r.usage,
+    );
+    for (name, count) in [
+        ("fsyncs_per_tx", c.fsync),
+        ("dir_fsyncs_per_tx", c.dir_fsync),
+        ("unlinks_per_tx", c.unlink),
+        ("ftruncates_per_tx", c.ftruncate),
+        ("writes_per_tx", c.write),
+    ] {
+        record
+            .metrics
+            .push(metric(METRICS, name, r.per_transaction(count)));
+    }
+    record
+        .metrics
+        .push(metric(METRICS, "checkpoint_ns", r.checkpoint_ns as f64));
+    let p = &r.plan;
+    record.flowops.push(FlowopStats {
+        name: format!("{} transaction", p.mode),
+        kind: "transaction".into(),
+        ops: r.transactions,
+        bytes: c.write_bytes,
+        errors: 0,
+        latency: latency_stats(&lat),
+        histogram: r.latency.buckets(),
+        extra: json!({
+            "mode": p.mode.name(),
+            "journal": p.journal.name(),
+            "synchronous": p.synchronous.name(),
+            "tables": p.tables,
+            "databases": p.databases,
+            "threads": p.threads,
+            "calls": c,
+            "settings": r.settings,
+            "sqlite_library": library_json(),
+        }),
+    });
+    record
+        .series
+        .push(series("io", r.interval_ns, &r.intervals));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_plan_is_one_run_on_the_directory() {
+        let dir = std::env::temp_dir();
+        let j = iolab_sqlite::option("journal").unwrap();
+        let p = from_command_line(&[(j, OptionValue::Name("wal"))], &dir, 9).unwrap();
+        assert_eq!(p.configs.len(), 1);
+        assert!(p.repetitions.is_single());
+        assert_eq!(
+            p.name,
+            "sqlite insert journal=wal synchronous=full transactions=1000 threads=1"
+        );
+        assert_eq!(p.resolved["workload"]["sqlite"]["journal"], json!("wal"));
+        assert!(p.resolved["workload"]["sqlite_library"]["version"].is_string());
+        let t = iolab_sqlite::option("threads").unwrap();
+        let n = iolab_sqlite::option("transactions").unwrap();
+        let e = from_command_line(
+            &[(t, OptionValue::Count(8)), (n, OptionValue::Count(4))],
+            &dir,
+            1,
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .contains("--transactions 4 split over --threads 8"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_real_run_records_every_declared_metric() {
+        let _hang = iolab_testkit::timeout(300);
+        let dir = tempfile::tempdir().unwrap();
+        let mut spec = SqliteSpec::with_defaults(dir.path().to_path_buf(), 1);
+        spec.transactions = 20;
+        spec.journal = iolab_sqlite::Journal::Wal;
+        spec.synchronous = Synchronous::Off;
+        let plan = spec.validate().unwrap();
+        let r = run_sqlite(&plan, &mut (), &std::sync::atomic::AtomicBool::new(false)).unwrap();
+        let mut rec = crate::run::record::testing::record();
+        add_record(&mut rec, &r);
+        let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
+        assert_eq!(get("ops"), 20.0);
+        // synchronous=off: SQLite syncs nothing at all.
+        assert_eq!(get("fsyncs_per_tx"), 0.0);
+        assert!(get("writes_per_tx") >= 3.0, "{}", get("writes_per_tx"));
+        crate::run::record::testing::assert_declared(&rec, METRICS);
+        assert_eq!(rec.flowops[0].extra["settings"]["journal_mode"], "wal");
+        assert_eq!(rec.flowops[0].extra["settings"]["page_size"], 4096);
+        assert_eq!(rec.flowops[0].extra["settings"]["auto_vacuum"], 1);
+        // The files are gone after the run.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

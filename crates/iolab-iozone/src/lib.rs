@@ -1,0 +1,19 @@
+//! iozone's tests, natively (docs/iozone.md): write/rewrite, read/re-read, random read/write,
+//! backward read, record rewrite, stride read, fwrite/fread, random mix and pwrite/pread over
+//! one file per thread, single stream or in throughput mode, with the flush (fsync + close)
+//! inside the timing or — iozone's default — after it.
+//!
+//! [`options`] holds the one option table (the `iolab iozone` flags, the `[workload] iozone =
+//! { … }` keys and the docs come from it) and the spec → validate → plan step; [`run`] runs
+//! a plan with real syscalls; [`matrix`] is auto mode's file-size × record-size matrix. The
+//! crate never prints.
+
+pub mod matrix;
+pub mod options;
+pub mod run;
+
+pub use options::{
+    Figure, Flush, IozoneOption, IozonePlan, IozoneSpec, IozoneSpecError, OptionKind, OptionValue,
+    Test, OPTIONS,
+};
+pub use run::{run_iozone, ChildResult, FigureResult, IozoneResult};

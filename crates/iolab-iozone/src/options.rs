@@ -1,0 +1,999 @@
+//! The iozone kind's one option table ([`OPTIONS`]), what the user asks for ([`IozoneSpec`]),
+//! and the validated plan the run executes ([`IozonePlan`]).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// A test as iozone numbers it (`-i N`); most report two figures (the test and its re-test).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Test {
+    Write = 0,
+    Read = 1,
+    Random = 2,
+    Backward = 3,
+    RecordRewrite = 4,
+    Stride = 5,
+    Fwrite = 6,
+    Fread = 7,
+    Mix = 8,
+    Pwrite = 9,
+    Pread = 10,
+}
+
+impl Test {
+    pub const ALL: [Test; 11] = [
+        Test::Write,
+        Test::Read,
+        Test::Random,
+        Test::Backward,
+        Test::RecordRewrite,
+        Test::Stride,
+        Test::Fwrite,
+        Test::Fread,
+        Test::Mix,
+        Test::Pwrite,
+        Test::Pread,
+    ];
+
+    /// The names of [`Test::ALL`], in its order (so `NAMES[n]` is iozone's `-i n`).
+    pub const NAMES: [&'static str; 11] = [
+        "write",
+        "read",
+        "random",
+        "backward",
+        "record-rewrite",
+        "stride",
+        "fwrite",
+        "fread",
+        "mix",
+        "pwrite",
+        "pread",
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// iozone's `-i` number.
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+
+    /// A test by name or by iozone's number.
+    pub fn parse(text: &str) -> Option<Test> {
+        let text = text.trim();
+        if let Ok(n) = text.parse::<usize>() {
+            return Test::ALL.get(n).copied();
+        }
+        Test::ALL.into_iter().find(|t| t.name() == text)
+    }
+
+    /// The figures it reports, in the order it measures them.
+    pub fn figures(self) -> &'static [Figure] {
+        use Figure as F;
+        match self {
+            Test::Write => &[F::Write, F::Rewrite],
+            Test::Read => &[F::Read, F::Reread],
+            Test::Random => &[F::RandomRead, F::RandomWrite],
+            Test::Backward => &[F::BackwardRead],
+            Test::RecordRewrite => &[F::RecordRewrite],
+            Test::Stride => &[F::StrideRead],
+            Test::Fwrite => &[F::Fwrite, F::Refwrite],
+            Test::Fread => &[F::Fread, F::Refread],
+            Test::Mix => &[F::RandomMix],
+            Test::Pwrite => &[F::Pwrite, F::Repwrite],
+            Test::Pread => &[F::Pread, F::Repread],
+        }
+    }
+}
+
+impl fmt::Display for Test {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One measured figure: a timed pass of one test over every thread's file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    Write,
+    Rewrite,
+    Read,
+    Reread,
+    RandomRead,
+    RandomWrite,
+    BackwardRead,
+    RecordRewrite,
+    StrideRead,
+    Fwrite,
+    Refwrite,
+    Fread,
+    Refread,
+    RandomMix,
+    Pwrite,
+    Repwrite,
+    Pread,
+    Repread,
+}
+
+/// What a pass does with each record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Read,
+    Write,
+    /// Each thread reads or writes (random mix).
+    PerThread,
+}
+
+impl Figure {
+    /// Every figure, in the order of iozone's `-R` report.
+    pub const ALL: [Figure; 18] = [
+        Figure::Write,
+        Figure::Rewrite,
+        Figure::Read,
+        Figure::Reread,
+        Figure::RandomRead,
+        Figure::RandomWrite,
+        Figure::BackwardRead,
+        Figure::RecordRewrite,
+        Figure::StrideRead,
+        Figure::Fwrite,
+        Figure::Refwrite,
+        Figure::Fread,
+        Figure::Refread,
+        Figure::RandomMix,
+        Figure::Pwrite,
+        Figure::Repwrite,
+        Figure::Pread,
+        Figure::Repread,
+    ];
+
+    /// The names of [`Figure::ALL`]: metric names start with them (`write_mib_per_s`).
+    pub const NAMES: [&'static str; 18] = [
+        "write",
+        "rewrite",
+        "read",
+        "reread",
+        "random_read",
+        "random_write",
+        "backward_read",
+        "record_rewrite",
+        "stride_read",
+        "fwrite",
+        "refwrite",
+        "fread",
+        "refread",
+        "random_mix",
+        "pwrite",
+        "repwrite",
+        "pread",
+        "repread",
+    ];
+
+    /// iozone's throughput-mode test order (its `throughput_tests` table).
+    pub const THROUGHPUT_ORDER: [Figure; 13] = [
+        Figure::Write,
+        Figure::Rewrite,
+        Figure::Read,
+        Figure::Reread,
+        Figure::BackwardRead,
+        Figure::StrideRead,
+        Figure::RandomRead,
+        Figure::RandomMix,
+        Figure::RandomWrite,
+        Figure::Pwrite,
+        Figure::Pread,
+        Figure::Fwrite,
+        Figure::Fread,
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn parse(text: &str) -> Option<Figure> {
+        Figure::ALL.into_iter().find(|f| f.name() == text)
+    }
+
+    /// The title of its block in iozone's `-R` report; random mix has none (iozone measures
+    /// it only in throughput mode).
+    pub fn report_title(self) -> Option<&'static str> {
+        Some(match self {
+            Figure::Write => "Writer report",
+            Figure::Rewrite => "Re-writer report",
+            Figure::Read => "Reader report",
+            Figure::Reread => "Re-Reader report",
+            Figure::RandomRead => "Random read report",
+            Figure::RandomWrite => "Random write report",
+            Figure::BackwardRead => "Backward read report",
+            Figure::RecordRewrite => "Record rewrite report",
+            Figure::StrideRead => "Stride read report",
+            Figure::Fwrite => "Fwrite report",
+            Figure::Refwrite => "Re-Fwrite report",
+            Figure::Fread => "Fread report",
+            Figure::Refread => "Re-Fread report",
+            Figure::RandomMix => return None,
+            Figure::Pwrite => "Pwrite report",
+            Figure::Repwrite => "Re-Pwrite report",
+            Figure::Pread => "Pread report",
+            Figure::Repread => "Re-Pread report",
+        })
+    }
+
+    /// Its label in iozone's throughput-mode output (`Children see throughput for 2 initial
+    /// writers`, the `-R` throughput rows); `None` for figures iozone measures only in single
+    /// stream mode.
+    pub fn throughput_label(self) -> Option<&'static str> {
+        Some(match self {
+            Figure::Write => "Initial write",
+            Figure::Rewrite => "Rewrite",
+            Figure::Read => "Read",
+            Figure::Reread => "Re-read",
+            Figure::BackwardRead => "Reverse Read",
+            Figure::StrideRead => "Stride read",
+            Figure::RandomRead => "Random read",
+            Figure::RandomMix => "Mixed workload",
+            Figure::RandomWrite => "Random write",
+            Figure::Pwrite => "Pwrite",
+            Figure::Pread => "Pread",
+            Figure::Fwrite => "Fwrite",
+            Figure::Fread => "Fread",
+            _ => return None,
+        })
+    }
+
+    /// A title for reports: `Random read`.
+    pub fn title(self) -> &'static str {
+        match self {
+            Figure::Write => "Write",
+            Figure::Rewrite => "Rewrite",
+            Figure::Read => "Read",
+            Figure::Reread => "Re-read",
+            Figure::RandomRead => "Random read",
+            Figure::RandomWrite => "Random write",
+            Figure::BackwardRead => "Backward read",
+            Figure::RecordRewrite => "Record rewrite",
+            Figure::StrideRead => "Stride read",
+            Figure::Fwrite => "Fwrite",
+            Figure::Refwrite => "Re-fwrite",
+            Figure::Fread => "Fread",
+            Figure::Refread => "Re-fread",
+            Figure::RandomMix => "Random mix",
+            Figure::Pwrite => "Pwrite",
+            Figure::Repwrite => "Re-pwrite",
+            Figure::Pread => "Pread",
+            Figure::Repread => "Re-pread",
+        }
+    }
+
+    pub fn direction(self) -> Direction {
+        match self {
+            Figure::Write
+            | Figure::Rewrite
+            | Figure::RandomWrite
+            | Figure::RecordRewrite
+            | Figure::Fwrite
+            | Figure::Refwrite
+            | Figure::Pwrite
+            | Figure::Repwrite => Direction::Write,
+            Figure::RandomMix => Direction::PerThread,
+            _ => Direction::Read,
+        }
+    }
+}
+
+impl fmt::Display for Figure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where the flush (fsync, then close) of each pass goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flush {
+    /// Inside the timed region (iolab's default; iozone `-e -c`): a write is done when its
+    /// data is on stable storage.
+    Included,
+    /// After the timed region (iozone's default, without `-e`/`-c`): writes are timed into the
+    /// page cache only.
+    Excluded,
+}
+
+impl Flush {
+    pub const NAMES: [&'static str; 2] = ["included", "excluded"];
+    /// `iozone` names iozone's default.
+    pub const ALIASES: &'static [(&'static str, &'static str)] = &[("iozone", "excluded")];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Flush::Included => "included",
+            Flush::Excluded => "excluded",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Flush> {
+        match text {
+            "included" => Some(Flush::Included),
+            "excluded" | "iozone" => Some(Flush::Excluded),
+            _ => None,
+        }
+    }
+}
+
+/// A set of tests, written as a comma-separated list of names or iozone numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TestSet(u16);
+
+impl TestSet {
+    pub fn parse(text: &str) -> Result<TestSet, String> {
+        let mut set = TestSet(0);
+        for part in text.split(',').map(str::trim) {
+            if part.is_empty() {
+                continue;
+            }
+            let t = Test::parse(part).ok_or_else(|| {
+                format!(
+                    "unknown test `{part}`: give names or iozone numbers: {}",
+                    Test::ALL
+                        .iter()
+                        .map(|t| format!("{} ({})", t.name(), t.number()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+            set.0 |= 1 << t.number();
+        }
+        Ok(set)
+    }
+
+    /// In iozone's order (by number), whatever order they were given in.
+    pub fn tests(self) -> Vec<Test> {
+        Test::ALL
+            .into_iter()
+            .filter(|t| self.0 & (1 << t.number()) != 0)
+            .collect()
+    }
+
+    pub fn from_tests(tests: &[Test]) -> TestSet {
+        TestSet(tests.iter().fold(0, |m, t| m | 1 << t.number()))
+    }
+}
+
+/// How an option's value is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// One of these names.
+    Choice(&'static [&'static str]),
+    /// A size: `4k`, `64m`, or a number of bytes.
+    Size,
+    /// A whole number in `min..=max`.
+    Count { min: u64, max: u64 },
+    /// A comma-separated list of tests.
+    Tests,
+    /// On or off: a flag without value on the command line, a boolean in a file.
+    Switch,
+}
+
+/// A parsed option value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionValue {
+    Name(&'static str),
+    Bytes(u64),
+    Count(u64),
+    Tests(TestSet),
+    Switch(bool),
+}
+
+/// One option of the iozone kind, declared once: `--NAME VALUE` for `iolab iozone` (dashes
+/// for underscores), `NAME = VALUE` in `[workload] iozone = { … }`, and a row of the option
+/// tables in docs/iozone.md and docs/experiments.md.
+#[derive(Debug)]
+pub struct IozoneOption {
+    pub name: &'static str,
+    /// The command-line flag, without dashes: the name with dashes for underscores.
+    long: &'static str,
+    /// iozone's own flag for the same thing, for the docs and help.
+    pub iozone: &'static str,
+    pub value_name: &'static str,
+    pub kind: OptionKind,
+    /// As it would be written; `None`: unset unless given.
+    pub default: Option<&'static str>,
+    /// Other spellings of a choice: (alias, name).
+    pub aliases: &'static [(&'static str, &'static str)],
+    pub help: &'static str,
+    apply: fn(&mut IozoneSpec, OptionValue),
+}
+
+impl IozoneOption {
+    /// The command-line flag: `--mix-read-percent`.
+    pub fn flag(&self) -> &'static str {
+        self.long
+    }
+
+    /// Parses the value as written on a command line (or the default).
+    pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
+        use iolab_workload::option::{OptionKind as Common, OptionValue as V};
+        let text = text.trim();
+        // Sizes, counts and choices are written as for every option table.
+        let common = |kind: Common| {
+            kind.parse(text, self.aliases).map(|v| match v {
+                V::Name(n) => OptionValue::Name(n),
+                V::Bytes(b) => OptionValue::Bytes(b),
+                V::Count(c) => OptionValue::Count(c),
+                V::Flag(f) => OptionValue::Switch(f),
+                V::Duration(_) => unreachable!("no iozone option is a duration"),
+            })
+        };
+        match self.kind {
+            OptionKind::Choice(names) => common(Common::Choice(names)),
+            OptionKind::Size => common(Common::Size),
+            OptionKind::Count { min, max } => common(Common::Count { min, max }),
+            OptionKind::Tests => TestSet::parse(text).map(OptionValue::Tests),
+            OptionKind::Switch => common(Common::Flag),
+        }
+    }
+
+    /// Sets this option in `spec` (`value` must be of the option's kind).
+    pub fn apply(&self, spec: &mut IozoneSpec, value: OptionValue) {
+        (self.apply)(spec, value)
+    }
+
+    /// The help text with its choices.
+    pub fn help_text(&self) -> String {
+        match self.kind {
+            OptionKind::Choice(names) => format!("{}: {}", self.help, names.join(", ")),
+            _ => self.help.to_string(),
+        }
+    }
+}
+
+fn name_of(v: OptionValue) -> &'static str {
+    match v {
+        OptionValue::Name(n) => n,
+        _ => "",
+    }
+}
+
+fn count_of(v: OptionValue) -> u64 {
+    match v {
+        OptionValue::Count(n) => n,
+        _ => 0,
+    }
+}
+
+fn bytes_of(v: OptionValue) -> u64 {
+    match v {
+        OptionValue::Bytes(n) => n,
+        _ => 0,
+    }
+}
+
+fn switch_of(v: OptionValue) -> bool {
+    matches!(v, OptionValue::Switch(true))
+}
+
+/// The largest record: records are held in memory, one buffer per thread.
+pub const MAX_RECORD: u64 = 1 << 30;
+/// The most threads in throughput mode.
+pub const MAX_THREADS: u64 = 4096;
+
+/// Every iozone option, in the order help and docs list them. `dir` and `seed` are not here:
+/// the runner sets them.
+pub const OPTIONS: &[IozoneOption] = &[
+    IozoneOption {
+        name: "tests",
+        long: "tests",
+        iozone: "-i",
+        value_name: "TESTS",
+        kind: OptionKind::Tests,
+        default: Some("write,read"),
+        aliases: &[],
+        help: "Tests, by name or iozone number, comma-separated: write (0), read (1), random (2), \
+               backward (3), record-rewrite (4), stride (5), fwrite (6), fread (7), mix (8), \
+               pwrite (9), pread (10); run in iozone's order",
+        apply: |s, v| {
+            if let OptionValue::Tests(t) = v {
+                s.tests = t.tests();
+            }
+        },
+    },
+    IozoneOption {
+        name: "size",
+        long: "size",
+        iozone: "-s",
+        value_name: "SIZE",
+        kind: OptionKind::Size,
+        default: Some("64m"),
+        aliases: &[],
+        help: "File size, per thread in throughput mode (e.g. 64m, 1g)",
+        apply: |s, v| s.size = bytes_of(v),
+    },
+    IozoneOption {
+        name: "record",
+        long: "record",
+        iozone: "-r",
+        value_name: "RECORD",
+        kind: OptionKind::Size,
+        default: Some("4k"),
+        aliases: &[],
+        help: "Record size: the bytes of each read or write call (e.g. 4k, 1m)",
+        apply: |s, v| s.record = bytes_of(v),
+    },
+    IozoneOption {
+        name: "flush",
+        long: "flush",
+        iozone: "-e -c",
+        value_name: "FLUSH",
+        kind: OptionKind::Choice(&Flush::NAMES),
+        default: Some("included"),
+        aliases: Flush::ALIASES,
+        help: "fsync + close of every pass inside the timing (iolab's default, iozone -e -c) or \
+               after it (excluded, alias iozone: iozone's default, which times writes into the \
+               page cache)",
+        apply: |s, v| s.flush = Flush::parse(name_of(v)).unwrap_or(s.flush),
+    },
+    IozoneOption {
+        name: "direct",
+        long: "direct",
+        iozone: "-I",
+        value_name: "BOOL",
+        kind: OptionKind::Switch,
+        default: None,
+        aliases: &[],
+        help: "Open the files with O_DIRECT (records must be multiples of 512 bytes)",
+        apply: |s, v| s.direct = switch_of(v),
+    },
+    IozoneOption {
+        name: "osync",
+        long: "osync",
+        iozone: "-o",
+        value_name: "BOOL",
+        kind: OptionKind::Switch,
+        default: None,
+        aliases: &[],
+        help: "Open the files for writing with O_SYNC",
+        apply: |s, v| s.osync = switch_of(v),
+    },
+    IozoneOption {
+        name: "threads",
+        long: "threads",
+        iozone: "-t",
+        value_name: "THREADS",
+        kind: OptionKind::Count {
+            min: 1,
+            max: MAX_THREADS,
+        },
+        default: Some("1"),
+        aliases: &[],
+        help: "Threads, each with its own file; above 1 is iozone's throughput mode",
+        apply: |s, v| s.threads = count_of(v) as u32,
+    },
+    IozoneOption {
+        name: "stride",
+        long: "stride",
+        iozone: "-j",
+        value_name: "RECORDS",
+        kind: OptionKind::Count {
+            min: 1,
+            max: u32::MAX as u64,
+        },
+        default: Some("17"),
+        aliases: &[],
+        help: "Stride read: records from one read to the next",
+        apply: |s, v| s.stride = count_of(v),
+    },
+    IozoneOption {
+        name: "mix_read_percent",
+        long: "mix-read-percent",
+        iozone: "-+p",
+        value_name: "PERCENT",
+        kind: OptionKind::Count { min: 0, max: 100 },
+        default: None,
+        aliases: &[],
+        help: "Random mix: the share of threads that read (the first ones); unset, even threads \
+               read and odd ones write",
+        apply: |s, v| s.mix_read_percent = Some(count_of(v) as u8),
+    },
+    IozoneOption {
+        name: "stonewall",
+        long: "stonewall",
+        iozone: "-x",
+        value_name: "BOOL",
+        kind: OptionKind::Switch,
+        default: Some("true"),
+        aliases: &[],
+        help: "Throughput mode: when the first thread finishes, note every thread's bytes and \
+               time so far (iozone's stone-walling; false is iozone -x)",
+        apply: |s, v| s.stonewall = switch_of(v),
+    },
+    IozoneOption {
+        name: "latency",
+        long: "latency",
+        iozone: "",
+        value_name: "BOOL",
+        kind: OptionKind::Switch,
+        default: Some("true"),
+        aliases: &[],
+        help: "Time every record (one clock read per record) for the latency percentiles; false \
+               leaves only the pass's totals, as iozone",
+        apply: |s, v| s.latency = switch_of(v),
+    },
+];
+
+/// The option called `name`.
+pub fn option(name: &str) -> Option<&'static IozoneOption> {
+    OPTIONS.iter().find(|o| o.name == name)
+}
+
+/// The iozone tests as the user asked for them, before validation.
+#[derive(Debug, Clone, Serialize)]
+pub struct IozoneSpec {
+    pub tests: Vec<Test>,
+    pub size: u64,
+    pub record: u64,
+    pub flush: Flush,
+    pub direct: bool,
+    pub osync: bool,
+    pub threads: u32,
+    pub stride: u64,
+    pub mix_read_percent: Option<u8>,
+    pub stonewall: bool,
+    pub latency: bool,
+    pub dir: PathBuf,
+    pub seed: u64,
+}
+
+/// Why an iozone spec cannot run. Each message names the option as `--flag` (the kind
+/// rewrites it for experiment files) and says what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IozoneSpecError {
+    #[error("--tests names no test")]
+    NoTests,
+    #[error("--record must be at least 1 byte")]
+    ZeroRecord,
+    #[error("--record {record} is larger than 1 GiB: records are held in memory, use a smaller --record")]
+    HugeRecord { record: u64 },
+    #[error("--size must be at least one record (--record {record})")]
+    ZeroSize { record: u64 },
+    #[error("--record {record} is larger than the file (--size {size}): give a --record of at most {size}")]
+    RecordLargerThanFile { record: u64, size: u64 },
+    #[error("--size {size} is not a multiple of --record {record}: a file is whole records (try --size {suggest})")]
+    SizeNotMultiple {
+        size: u64,
+        record: u64,
+        suggest: u64,
+    },
+    #[error("--threads must be at least 1")]
+    ZeroThreads,
+    #[error("--direct needs --record to be a multiple of 512 bytes, not {record} (O_DIRECT transfers whole device blocks; try --record {suggest})")]
+    UnalignedDirect { record: u64, suggest: u64 },
+    #[error("--stride must be at least 1")]
+    ZeroStride,
+    #[error("--mix-read-percent must be between 0 and 100, not {0}")]
+    BadPercent(u8),
+}
+
+impl IozoneSpecError {
+    /// The option at fault.
+    pub fn option(&self) -> &'static str {
+        match self {
+            IozoneSpecError::NoTests => "tests",
+            IozoneSpecError::ZeroRecord
+            | IozoneSpecError::HugeRecord { .. }
+            | IozoneSpecError::RecordLargerThanFile { .. }
+            | IozoneSpecError::UnalignedDirect { .. } => "record",
+            IozoneSpecError::ZeroSize { .. } | IozoneSpecError::SizeNotMultiple { .. } => "size",
+            IozoneSpecError::ZeroThreads => "threads",
+            IozoneSpecError::ZeroStride => "stride",
+            IozoneSpecError::BadPercent(_) => "mix_read_percent",
+        }
+    }
+}
+
+/// Validated iozone tests: everything the run needs, nothing left to interpret.
+#[derive(Debug, Clone, Serialize)]
+pub struct IozonePlan {
+    pub tests: Vec<Test>,
+    pub size: u64,
+    pub record: u64,
+    pub records: u64,
+    pub flush: Flush,
+    pub direct: bool,
+    pub osync: bool,
+    pub threads: u32,
+    pub stride: u64,
+    pub mix_read_percent: Option<u8>,
+    pub stonewall: bool,
+    pub latency: bool,
+    pub dir: PathBuf,
+    pub seed: u64,
+}
+
+/// The O_DIRECT alignment checked before running (the kernel's EINVAL tells about devices
+/// with larger blocks).
+pub const DIRECT_ALIGN: u64 = 512;
+
+impl IozoneSpec {
+    /// The defaults of [`OPTIONS`], in `dir` with `seed`.
+    pub fn with_defaults(dir: PathBuf, seed: u64) -> IozoneSpec {
+        let mut spec = IozoneSpec {
+            tests: Vec::new(),
+            size: 0,
+            record: 0,
+            flush: Flush::Included,
+            direct: false,
+            osync: false,
+            threads: 0,
+            stride: 0,
+            mix_read_percent: None,
+            stonewall: false,
+            latency: false,
+            dir,
+            seed,
+        };
+        for o in OPTIONS {
+            if let Some(d) = o.default {
+                // The defaults are tested to parse.
+                if let Ok(v) = o.parse(d) {
+                    o.apply(&mut spec, v);
+                }
+            }
+        }
+        spec
+    }
+
+    /// Checks everything that can be checked without touching the filesystem.
+    pub fn validate(&self) -> Result<IozonePlan, IozoneSpecError> {
+        if self.tests.is_empty() {
+            return Err(IozoneSpecError::NoTests);
+        }
+        if self.record == 0 {
+            return Err(IozoneSpecError::ZeroRecord);
+        }
+        if self.record > MAX_RECORD {
+            return Err(IozoneSpecError::HugeRecord {
+                record: self.record,
+            });
+        }
+        if self.size == 0 {
+            return Err(IozoneSpecError::ZeroSize {
+                record: self.record,
+            });
+        }
+        if self.record > self.size {
+            return Err(IozoneSpecError::RecordLargerThanFile {
+                record: self.record,
+                size: self.size,
+            });
+        }
+        if !self.size.is_multiple_of(self.record) {
+            return Err(IozoneSpecError::SizeNotMultiple {
+                size: self.size,
+                record: self.record,
+                suggest: self.size.div_ceil(self.record).saturating_mul(self.record),
+            });
+        }
+        if self.threads == 0 {
+            return Err(IozoneSpecError::ZeroThreads);
+        }
+        if self.direct && !self.record.is_multiple_of(DIRECT_ALIGN) {
+            return Err(IozoneSpecError::UnalignedDirect {
+                record: self.record,
+                suggest: self.record.div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN,
+            });
+        }
+        if self.stride == 0 {
+            return Err(IozoneSpecError::ZeroStride);
+        }
+        if let Some(p) = self.mix_read_percent.filter(|&p| p > 100) {
+            return Err(IozoneSpecError::BadPercent(p));
+        }
+        let mut tests = self.tests.clone();
+        tests.sort_unstable();
+        tests.dedup();
+        Ok(IozonePlan {
+            tests,
+            size: self.size,
+            record: self.record,
+            records: self.size / self.record,
+            flush: self.flush,
+            direct: self.direct,
+            osync: self.osync,
+            threads: self.threads,
+            stride: self.stride,
+            mix_read_percent: self.mix_read_percent,
+            stonewall: self.stonewall,
+            latency: self.latency,
+            dir: self.dir.clone(),
+            seed: self.seed,
+        })
+    }
+}
+
+impl IozonePlan {
+    /// The figures the run measures, in order.
+    pub fn figures(&self) -> impl Iterator<Item = Figure> + '_ {
+        self.tests.iter().flat_map(|t| t.figures().iter().copied())
+    }
+
+    /// Whether any pass writes.
+    pub fn writes(&self) -> bool {
+        self.figures().any(|f| f.direction() != Direction::Read)
+    }
+
+    /// Whether any pass reads.
+    pub fn reads(&self) -> bool {
+        self.figures().any(|f| f.direction() != Direction::Write)
+    }
+
+    /// Whether thread `t` reads in the random mix: the first `percent`% of the threads, or
+    /// the even ones when no percentage is given (iozone's `thread_mix_test`).
+    pub fn mix_reader(&self, t: u32) -> bool {
+        match self.mix_read_percent {
+            Some(p) => u64::from(t) < u64::from(p) * u64::from(self.threads) / 100,
+            None => t.is_multiple_of(2),
+        }
+    }
+
+    /// Whether this is iozone's throughput mode (more than one thread).
+    pub fn throughput_mode(&self) -> bool {
+        self.threads > 1
+    }
+}
+
+/// The record visited at step `i` of iozone's stride read over `records` records with a
+/// stride of `stride` records, from the record visited at step `i - 1` (`prev`, with
+/// `wraps` the times the pass has wrapped so far): read a record, skip `stride - 1`; when
+/// the next read would reach the last record, start again one record further than the last
+/// start (iozone's `read_stride_perf_test`).
+pub fn stride_next(prev: u64, wraps: &mut u64, records: u64, stride: u64) -> u64 {
+    // After reading `prev` the file position is at `prev + 1` records.
+    if (prev + 1).saturating_add(stride) >= records.saturating_sub(1) {
+        *wraps += 1;
+        if records <= stride {
+            0
+        } else {
+            *wraps % records
+        }
+    } else {
+        prev + stride
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> IozoneSpec {
+        IozoneSpec::with_defaults(PathBuf::from("/tmp"), 1)
+    }
+
+    #[test]
+    fn names_and_numbers_round_trip() {
+        for t in Test::ALL {
+            assert_eq!(Test::parse(t.name()), Some(t));
+            assert_eq!(Test::parse(&t.number().to_string()), Some(t));
+        }
+        for f in Figure::ALL {
+            assert_eq!(Figure::parse(f.name()), Some(f));
+        }
+        assert_eq!(Test::parse("11"), None);
+        assert_eq!(Test::parse("sideways"), None);
+        // Every figure belongs to exactly one test.
+        for f in Figure::ALL {
+            let owners = Test::ALL
+                .iter()
+                .filter(|t| t.figures().contains(&f))
+                .count();
+            assert_eq!(owners, 1, "{f}");
+        }
+    }
+
+    #[test]
+    fn test_lists_run_in_iozone_order() {
+        let s = TestSet::parse("2, read,0,random").unwrap();
+        assert_eq!(s.tests(), vec![Test::Write, Test::Read, Test::Random]);
+        let e = TestSet::parse("write,nope").unwrap_err();
+        assert!(e.starts_with("unknown test `nope`"), "{e}");
+        assert!(e.contains("stride (5)"), "{e}");
+    }
+
+    #[test]
+    fn flags_are_the_names_with_dashes() {
+        for o in OPTIONS {
+            assert_eq!(o.flag(), o.name.replace('_', "-"));
+        }
+    }
+
+    #[test]
+    fn defaults_parse_and_validate() {
+        for o in OPTIONS {
+            if let Some(d) = o.default {
+                assert!(o.parse(d).is_ok(), "{}: default {d:?}", o.name);
+            }
+        }
+        let s = spec();
+        assert_eq!(s.tests, vec![Test::Write, Test::Read]);
+        assert_eq!(
+            (s.size, s.record, s.threads, s.stride),
+            (64 << 20, 4096, 1, 17)
+        );
+        assert_eq!(s.flush, Flush::Included);
+        assert!(s.stonewall && s.latency && !s.direct && !s.osync);
+        let p = s.validate().unwrap();
+        assert_eq!(p.records, 16384);
+    }
+
+    #[test]
+    fn bad_input_is_a_typed_error_naming_the_option() {
+        let mut s = spec();
+        s.record = 8192;
+        s.size = 4096;
+        let e = s.validate().unwrap_err();
+        assert_eq!(
+            e,
+            IozoneSpecError::RecordLargerThanFile {
+                record: 8192,
+                size: 4096
+            }
+        );
+        assert_eq!(e.option(), "record");
+        let mut s = spec();
+        s.size = 10_000;
+        let e = s.validate().unwrap_err();
+        assert!(matches!(
+            e,
+            IozoneSpecError::SizeNotMultiple { suggest: 12288, .. }
+        ));
+        assert_eq!(e.option(), "size");
+        let mut s = spec();
+        s.direct = true;
+        s.record = 1000;
+        s.size = 1000 * 8;
+        assert!(matches!(
+            s.validate(),
+            Err(IozoneSpecError::UnalignedDirect { suggest: 1024, .. })
+        ));
+        let mut s = spec();
+        s.tests.clear();
+        assert_eq!(s.validate().unwrap_err(), IozoneSpecError::NoTests);
+        let flush = option("flush").unwrap();
+        assert_eq!(flush.parse("iozone"), Ok(OptionValue::Name("excluded")));
+        assert!(option("threads").unwrap().parse("0").is_err());
+    }
+
+    #[test]
+    fn mix_roles_follow_iozone() {
+        let mut s = spec();
+        s.threads = 4;
+        let p = s.validate().unwrap();
+        let roles: Vec<bool> = (0..4).map(|t| p.mix_reader(t)).collect();
+        assert_eq!(roles, [true, false, true, false]);
+        s.mix_read_percent = Some(75);
+        let p = s.validate().unwrap();
+        let roles: Vec<bool> = (0..4).map(|t| p.mix_reader(t)).collect();
+        assert_eq!(roles, [true, true, true, false]);
+    }
+
+    #[test]
+    fn stride_read_moves_by_stride_and_wraps_one_further() {
+        // 100 records, stride 17: 0, 17, 34, 51, 68; 68+1+17 = 86 < 99, so 85; then 85+18
+        // reaches the end: wrap to 1.
+        let mut wraps = 0;
+        let mut at = 0;
+        let mut seen = vec![at];
+        for _ in 0..7 {
+            at = stride_next(at, &mut wraps, 100, 17);
+            seen.push(at);
+        }
+        assert_eq!(seen, [0, 17, 34, 51, 68, 85, 1, 18]);
+        // Fewer records than the stride: always the first.
+        let mut wraps = 0;
+        assert_eq!(stride_next(0, &mut wraps, 4, 17), 0);
+    }
+}

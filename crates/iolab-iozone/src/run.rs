@@ -1,0 +1,983 @@
+//! Runs an iozone plan: one file per thread, the plan's figures in iozone's order, each a
+//! timed pass of every thread released together (docs/iozone.md has the test → syscalls
+//! table).
+//!
+//! Each pass: untimed set-up (open, `fsync` of the file, the buffer, the visiting order),
+//! then the timed region — bracketed by `getrusage(RUSAGE_THREAD)`, which measures its CPU
+//! time and marks it in an strace — with one syscall (or an `lseek` and one) per record,
+//! then the flush (`fsync`, `close`) inside the region or after it. The files are removed
+//! at the end, as iozone does.
+//!
+//! Throughput mode keeps iozone's two figures next to iolab's own: when the first thread
+//! finishes its records it raises the stone-wall flag; every other thread notes its bytes
+//! and time so far at its next record and carries on.
+
+use std::fs::{self, File};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::os::fd::{AsRawFd, IntoRawFd, RawFd};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use iolab_engine::buffer::AlignedBuf;
+use iolab_engine::clock::Clock;
+use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
+use iolab_engine::micro::check_dir;
+use iolab_engine::order::Order;
+use iolab_engine::stats::LatencyHistogram;
+use iolab_engine::usage::Usage;
+use iolab_engine::{EngineError, Observer};
+use iolab_workload::rng::Rng;
+use serde::Serialize;
+
+use crate::options::{stride_next, Figure, Flush, IozonePlan, Test};
+
+/// How often [`Observer::progress`] is called.
+pub const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
+/// Chunk size for writing files that a run reads before it writes them.
+const FILL_CHUNK: u64 = 1 << 20;
+
+/// The state word every thread reads once per record.
+const STONEWALL: u8 = 1;
+const ABORT: u8 = 2;
+
+/// What one thread did in one pass.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct ChildResult {
+    pub ops: u64,
+    pub bytes: u64,
+    /// Its own timed window: from its release to its last record, or to the end of its flush
+    /// when the flush is included.
+    pub elapsed_ns: u64,
+    /// The flush (fsync + close), inside the window or after it.
+    pub flush_ns: u64,
+    /// Bytes done and time taken when the stone-wall flag reached it (`None`: it finished
+    /// its records first, or stone-walling is off).
+    pub stonewall: Option<(u64, u64)>,
+    /// Whether it read (random mix: its role).
+    pub reads: bool,
+    /// CPU time of its timed window.
+    pub usage: Usage,
+}
+
+impl ChildResult {
+    /// iozone's per-child throughput in bytes/s: over its window, or up to the stone-wall.
+    pub fn iozone_rate(&self) -> f64 {
+        let (bytes, ns) = self.stonewall.unwrap_or((self.bytes, self.elapsed_ns));
+        rate(bytes, ns)
+    }
+
+    /// iozone's "xfer count": the bytes it had done at the stone-wall (all of them when it
+    /// finished first).
+    pub fn xfer(&self) -> u64 {
+        self.stonewall.map_or(self.bytes, |(b, _)| b)
+    }
+}
+
+fn rate(bytes: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        f64::NAN
+    } else {
+        bytes as f64 / (ns as f64 / 1e9)
+    }
+}
+
+/// One measured figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct FigureResult {
+    pub figure: Figure,
+    pub children: Vec<ChildResult>,
+    /// The whole timed region: from the first thread's release to the last thread's end of
+    /// timing.
+    pub elapsed_ns: u64,
+    /// iozone's parent time: from the release until every thread has ended, untimed flush
+    /// included.
+    pub parent_ns: u64,
+    #[serde(skip)]
+    pub latency: LatencyHistogram,
+    pub usage: Usage,
+}
+
+impl FigureResult {
+    pub fn ops(&self) -> u64 {
+        self.children.iter().map(|c| c.ops).sum()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.children.iter().map(|c| c.bytes).sum()
+    }
+
+    /// iolab's figure: every byte over the whole timed region, in bytes/s.
+    pub fn rate(&self) -> f64 {
+        rate(self.bytes(), self.elapsed_ns)
+    }
+
+    /// iozone's "children see": the sum of the threads' own rates, each up to the stone-wall.
+    pub fn children_see(&self) -> f64 {
+        self.children.iter().map(ChildResult::iozone_rate).sum()
+    }
+
+    /// iozone's "parent sees": the bytes done at the stone-wall over the parent's time.
+    pub fn parent_sees(&self) -> f64 {
+        rate(
+            self.children.iter().map(ChildResult::xfer).sum(),
+            self.parent_ns,
+        )
+    }
+
+    /// iozone's "min xfer": the fewest bytes any thread had done at the stone-wall.
+    pub fn min_xfer(&self) -> u64 {
+        self.children
+            .iter()
+            .map(ChildResult::xfer)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The longest flush of a thread.
+    pub fn flush_ns(&self) -> u64 {
+        self.children.iter().map(|c| c.flush_ns).max().unwrap_or(0)
+    }
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct IozoneResult {
+    pub plan: IozonePlan,
+    pub figures: Vec<FigureResult>,
+    /// The data files (removed at the end of the run).
+    pub files: Vec<PathBuf>,
+}
+
+impl IozoneResult {
+    pub fn figure(&self, f: Figure) -> Option<&FigureResult> {
+        self.figures.iter().find(|r| r.figure == f)
+    }
+
+    /// The timed regions together.
+    pub fn elapsed_ns(&self) -> u64 {
+        self.figures.iter().map(|f| f.elapsed_ns).sum()
+    }
+}
+
+/// The name of thread `t`'s data file in `dir`.
+pub fn data_file(dir: &Path, thread: u32) -> PathBuf {
+    dir.join(format!("iolab-iozone.{thread}"))
+}
+
+/// Runs `plan`; ends early with [`EngineError::Interrupted`] once `cancel` is set. The data
+/// files are removed at the end, whatever happened.
+pub fn run_iozone(
+    plan: &IozonePlan,
+    obs: &mut dyn Observer,
+    cancel: &AtomicBool,
+) -> Result<IozoneResult, EngineError> {
+    check_dir(&plan.dir)?;
+    let files: Vec<PathBuf> = (0..plan.threads).map(|t| data_file(&plan.dir, t)).collect();
+    for f in &files {
+        refuse_foreign(f)?;
+    }
+    let result = run_figures(plan, &files, obs, cancel);
+    for f in &files {
+        let _ = fs::remove_file(f);
+    }
+    result
+}
+
+fn run_figures(
+    plan: &IozonePlan,
+    files: &[PathBuf],
+    obs: &mut dyn Observer,
+    cancel: &AtomicBool,
+) -> Result<IozoneResult, EngineError> {
+    // Tests that do not create the files read (or overwrite) what an earlier run would have
+    // written: write it first, outside the timed region.
+    let creates = matches!(
+        plan.tests.first(),
+        Some(Test::Write | Test::Fwrite | Test::Pwrite)
+    );
+    if !creates {
+        fill(files, plan.size, obs, cancel)?;
+    }
+    let clock = Clock::new();
+    let figures: Vec<Figure> = plan.figures().collect();
+    let planned = figures.len() as u64 * u64::from(plan.threads) * plan.records;
+    obs.started();
+    let mut out = Vec::with_capacity(figures.len());
+    let mut done = 0;
+    for fig in figures {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(EngineError::Interrupted);
+        }
+        let r = run_figure(plan, fig, files, clock, obs, cancel, done, planned)?;
+        done += r.ops();
+        out.push(r);
+    }
+    obs.finished();
+    Ok(IozoneResult {
+        plan: plan.clone(),
+        figures: out,
+        files: files.to_vec(),
+    })
+}
+
+/// A data file's name taken by something that is not a regular file: iolab neither follows
+/// nor removes it.
+fn refuse_foreign(path: &Path) -> Result<(), EngineError> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => Err(EngineError::NotOurFile {
+            path: path.to_path_buf(),
+            what: if m.file_type().is_symlink() {
+                "a symbolic link"
+            } else if m.is_dir() {
+                "a directory"
+            } else {
+                "a special file (device, FIFO or socket)"
+            },
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn io_err(op: &'static str, path: &Path, e: io::Error) -> EngineError {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) if op == "create" => {
+            EngineError::DirNotWritable {
+                path: path.parent().unwrap_or(path).to_path_buf(),
+                source: e,
+            }
+        }
+        Some(libc::ELOOP) => EngineError::NotOurFile {
+            path: path.to_path_buf(),
+            what: "a symbolic link",
+        },
+        _ => EngineError::Io {
+            op,
+            path: path.to_path_buf(),
+            source: e,
+        },
+    }
+}
+
+/// Writes every file whole (zeros) and syncs it.
+fn fill(
+    files: &[PathBuf],
+    size: u64,
+    obs: &mut dyn Observer,
+    cancel: &AtomicBool,
+) -> Result<(), EngineError> {
+    let total = size * files.len() as u64;
+    let mut done = 0;
+    let buf = AlignedBuf::zeroed(FILL_CHUNK.min(size))
+        .map_err(|e| EngineError::alloc("filling the data files", e))?;
+    for path in files {
+        let f = File::options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|e| io_err("create", path, e))?;
+        let mut off = 0;
+        while off < size {
+            let n = (size - off).min(FILL_CHUNK) as usize;
+            f.write_all_at(&buf.as_slice()[..n], off)
+                .map_err(|e| io_err("write", path, e))?;
+            off += n as u64;
+            done += n as u64;
+            obs.preparing(done, total);
+            if cancel.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+        }
+        f.sync_all().map_err(|e| io_err("fsync", path, e))?;
+    }
+    Ok(())
+}
+
+/// A thread's progress counter, alone on its cache line.
+#[repr(align(64))]
+#[derive(Default)]
+struct Progress(AtomicU64);
+
+struct Shared<'a> {
+    plan: &'a IozonePlan,
+    figure: Figure,
+    clock: Clock,
+    ready: Gate,
+    go: Gate,
+    /// [`STONEWALL`] | [`ABORT`].
+    state: AtomicU8,
+    /// A thread's set-up failed: nobody runs.
+    failed: AtomicBool,
+    progress: Vec<Progress>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_figure(
+    plan: &IozonePlan,
+    figure: Figure,
+    files: &[PathBuf],
+    clock: Clock,
+    obs: &mut dyn Observer,
+    cancel: &AtomicBool,
+    done_before: u64,
+    planned: u64,
+) -> Result<FigureResult, EngineError> {
+    let n = plan.threads as usize;
+    let shared = Shared {
+        plan,
+        figure,
+        clock,
+        ready: Gate::new(n + 1),
+        go: Gate::new(n + 1),
+        state: AtomicU8::new(0),
+        failed: AtomicBool::new(false),
+        progress: (0..n).map(|_| Progress::default()).collect(),
+    };
+    let main_thread = thread::current();
+    let (outcomes, release, end) = thread::scope(|s| {
+        let mut handles = Vec::with_capacity(n);
+        for (t, path) in files.iter().enumerate() {
+            let shared = &shared;
+            let main_thread = &main_thread;
+            let h =
+                worker_builder(format!("iolab-iozone{t}"), t, None).spawn_scoped(s, move || {
+                    let r = child(t as u32, path, shared);
+                    main_thread.unpark();
+                    r
+                });
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    let err = spawn_failed([&shared.ready, &shared.go], handles, n, e);
+                    return (vec![Err(err)], 0, 0);
+                }
+            }
+        }
+        if !shared.ready.wait() {
+            shared.go.abort();
+            return (handles.into_iter().map(join).collect(), 0, 0);
+        }
+        shared.go.wait();
+        let release = clock.ticks();
+        while !handles.iter().all(|h| h.is_finished()) {
+            thread::park_timeout(PROGRESS_PERIOD);
+            if cancel.load(Ordering::Relaxed) {
+                shared.state.fetch_or(ABORT, Ordering::Relaxed);
+            }
+            let done: u64 = shared
+                .progress
+                .iter()
+                .map(|p| p.0.load(Ordering::Relaxed))
+                .sum();
+            obs.progress(
+                done_before + done,
+                planned,
+                Duration::from_nanos(clock.ns(clock.ticks().saturating_sub(release))),
+            );
+        }
+        let out: Vec<_> = handles.into_iter().map(join).collect();
+        (out, release, clock.ticks())
+    });
+    if cancel.load(Ordering::Relaxed) {
+        return Err(EngineError::Interrupted);
+    }
+    // A thread that failed stops the others, which then report an interruption: the failure
+    // is the error.
+    let mut ok = Vec::with_capacity(n);
+    let mut interrupted = None;
+    for o in outcomes {
+        match o {
+            Ok(c) => ok.push(c),
+            Err(e) if e.is_interrupted() => interrupted = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let mut children = Vec::with_capacity(n);
+    let mut latency = LatencyHistogram::default();
+    let mut usage = Usage::default();
+    let (mut first, mut last) = (u64::MAX, 0u64);
+    for c in ok {
+        latency.merge(&c.latency);
+        usage = usage + c.result.usage;
+        first = first.min(c.start);
+        last = last.max(c.end);
+        children.push(c.result);
+    }
+    let start = first.min(release);
+    Ok(FigureResult {
+        figure,
+        children,
+        elapsed_ns: clock.ns(last.saturating_sub(first)),
+        parent_ns: clock.ns(end.saturating_sub(start)),
+        latency,
+        usage,
+    })
+}
+
+fn join(h: thread::ScopedJoinHandle<'_, Result<Child, EngineError>>) -> Result<Child, EngineError> {
+    h.join().unwrap_or_else(|p| Err(EngineError::from_panic(p)))
+}
+
+/// A thread's pass, with its clock readings for the figure's totals.
+struct Child {
+    result: ChildResult,
+    latency: LatencyHistogram,
+    start: u64,
+    end: u64,
+}
+
+/// How a pass moves through the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pattern {
+    /// `write` after `write`: the file offset advances.
+    SeqWrite,
+    /// `read` after `read`.
+    SeqRead,
+    /// `lseek` + `read`/`write` over a permutation of all records.
+    RandRead,
+    RandWrite,
+    /// `lseek` + `read`, last record first.
+    Backward,
+    /// `write`, then `lseek` back to 0.
+    RecordRewrite,
+    /// `lseek` + `read` every stride records.
+    Stride,
+    /// Buffered standard I/O with a buffer of one record.
+    StdioWrite,
+    StdioRead,
+    Pwrite,
+    Pread,
+}
+
+fn pattern(f: Figure, reader: bool) -> Pattern {
+    match f {
+        Figure::Write | Figure::Rewrite => Pattern::SeqWrite,
+        Figure::Read | Figure::Reread => Pattern::SeqRead,
+        Figure::RandomRead => Pattern::RandRead,
+        Figure::RandomWrite => Pattern::RandWrite,
+        Figure::RandomMix if reader => Pattern::RandRead,
+        Figure::RandomMix => Pattern::RandWrite,
+        Figure::BackwardRead => Pattern::Backward,
+        Figure::RecordRewrite => Pattern::RecordRewrite,
+        Figure::StrideRead => Pattern::Stride,
+        Figure::Fwrite | Figure::Refwrite => Pattern::StdioWrite,
+        Figure::Fread | Figure::Refread => Pattern::StdioRead,
+        Figure::Pwrite | Figure::Repwrite => Pattern::Pwrite,
+        Figure::Pread | Figure::Repread => Pattern::Pread,
+    }
+}
+
+impl Pattern {
+    fn writes(self) -> bool {
+        matches!(
+            self,
+            Pattern::SeqWrite
+                | Pattern::RandWrite
+                | Pattern::RecordRewrite
+                | Pattern::StdioWrite
+                | Pattern::Pwrite
+        )
+    }
+}
+
+/// The open file of a pass.
+enum Handle {
+    Fd(File),
+    Writer(BufWriter<File>),
+    Reader(BufReader<File>),
+}
+
+impl Handle {
+    fn fd(&self) -> RawFd {
+        match self {
+            Handle::Fd(f) => f.as_raw_fd(),
+            Handle::Writer(w) => w.get_ref().as_raw_fd(),
+            Handle::Reader(r) => r.get_ref().as_raw_fd(),
+        }
+    }
+}
+
+/// Opens thread `t`'s file for a pass, untimed: iozone's sequence for the figure.
+fn open(plan: &IozonePlan, figure: Figure, p: Pattern, path: &Path) -> Result<Handle, EngineError> {
+    let mut flags = libc::O_NOFOLLOW;
+    let stdio = matches!(p, Pattern::StdioWrite | Pattern::StdioRead);
+    // The stdio tests open with fopen(3), which takes no O_DIRECT or O_SYNC (as iozone's).
+    if plan.direct && !stdio {
+        flags |= libc::O_DIRECT;
+    }
+    if plan.osync && p.writes() && !stdio {
+        flags |= libc::O_SYNC;
+    }
+    let mut o = File::options();
+    o.mode(0o644);
+    match p {
+        Pattern::SeqRead | Pattern::Backward | Pattern::Stride | Pattern::Pread => {
+            o.read(true);
+        }
+        Pattern::StdioRead => {
+            o.read(true);
+        }
+        _ => {
+            o.read(true).write(true);
+        }
+    }
+    if figure == Figure::Write {
+        // The write test measures allocating writes: a fresh, empty file.
+        match fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err("unlink", path, e)),
+        }
+        o.create_new(true);
+    } else if matches!(figure, Figure::Pwrite | Figure::Fwrite) {
+        o.create(true);
+    }
+    let op = if figure == Figure::Write {
+        "create"
+    } else {
+        "open"
+    };
+    let file = o
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| io_err(op, path, e))?;
+    file.sync_all().map_err(|e| io_err("fsync", path, e))?;
+    let len = plan.record as usize;
+    Ok(match p {
+        Pattern::StdioWrite => Handle::Writer(BufWriter::with_capacity(len, file)),
+        Pattern::StdioRead => Handle::Reader(BufReader::with_capacity(len, file)),
+        _ => Handle::Fd(file),
+    })
+}
+
+/// Flushes and closes a pass's file: `fsync`, then `close` (its error is reported, as
+/// iozone does).
+fn flush(h: Handle, path: &Path) -> Result<(), EngineError> {
+    let file = match h {
+        Handle::Fd(f) => f,
+        Handle::Writer(w) => w
+            .into_inner()
+            .map_err(|e| io_err("write", path, e.into_error()))?,
+        Handle::Reader(r) => r.into_inner(),
+    };
+    file.sync_all().map_err(|e| io_err("fsync", path, e))?;
+    let fd = file.into_raw_fd();
+    // SAFETY: we own the descriptor and close it once.
+    if unsafe { libc::close(fd) } != 0 {
+        return Err(io_err("close", path, io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// A failed record: the call, the offset, the error.
+struct Fail {
+    op: &'static str,
+    offset: u64,
+    source: io::Error,
+}
+
+#[inline(always)]
+fn check_len(r: isize, len: usize, op: &'static str, offset: u64) -> Result<(), Fail> {
+    if r == len as isize {
+        return Ok(());
+    }
+    let source = if r < 0 {
+        io::Error::last_os_error()
+    } else if op == "read" || op == "pread" {
+        io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "short read: the file is too short",
+        )
+    } else {
+        io::Error::new(
+            io::ErrorKind::WriteZero,
+            format!("short write ({r} of {len} bytes)"),
+        )
+    };
+    Err(Fail { op, offset, source })
+}
+
+#[inline(always)]
+fn seek(fd: RawFd, offset: u64) -> Result<(), Fail> {
+    // SAFETY: a plain syscall on a descriptor the pass owns.
+    let r = unsafe { libc::lseek(fd, offset as libc::off_t, libc::SEEK_SET) };
+    if r < 0 {
+        return Err(Fail {
+            op: "lseek",
+            offset,
+            source: io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
+/// The timed loop's bookkeeping.
+struct Timing<'a> {
+    clock: Clock,
+    state: &'a AtomicU8,
+    progress: &'a AtomicU64,
+    record: u64,
+    t0: u64,
+    latency: LatencyHistogram,
+    stonewall: Option<(u64, u64)>,
+    ops: u64,
+}
+
+/// Runs `op` for records `0..n`, noting the stone-wall when it comes and, with `LAT`, one
+/// clock reading per record (each record's latency is the time since the previous one's
+/// end). Nothing else happens per record: no allocation, no lock.
+#[inline(always)]
+fn records<const LAT: bool>(
+    tm: &mut Timing<'_>,
+    n: u64,
+    mut op: impl FnMut(u64) -> Result<(), Fail>,
+) -> Result<(), Fail> {
+    let mut prev = tm.t0;
+    for i in 0..n {
+        let s = tm.state.load(Ordering::Relaxed);
+        if s != 0 {
+            if s & ABORT != 0 {
+                return Err(Fail {
+                    op: "interrupted",
+                    offset: 0,
+                    source: io::Error::from(io::ErrorKind::Interrupted),
+                });
+            }
+            if tm.stonewall.is_none() {
+                let now = tm.clock.ticks();
+                tm.stonewall = Some((i * tm.record, tm.clock.ns(now - tm.t0)));
+            }
+        }
+        op(i)?;
+        if LAT {
+            let t = tm.clock.ticks();
+            tm.latency.record(tm.clock.ns(t - prev));
+            prev = t;
+        }
+        tm.ops = i + 1;
+        tm.progress.store(i + 1, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Both instances of the loop: with and without per-record latency.
+macro_rules! each_record {
+    ($lat:expr, $tm:expr, $n:expr, $op:expr) => {
+        if $lat {
+            records::<true>($tm, $n, $op)
+        } else {
+            records::<false>($tm, $n, $op)
+        }
+    };
+}
+
+fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError> {
+    let _guard = AbortOnPanic([&shared.ready, &shared.go]);
+    // A single-threaded program's cheap fd lookups for the pass's calls (iolab-engine's
+    // fdtable: a shared table costs every read and write two atomics and a lock). The pass
+    // opens and closes its file in this table.
+    iolab_engine::fdtable::make_private();
+    let plan = shared.plan;
+    let reader = plan.mix_reader(t);
+    let p = pattern(shared.figure, reader);
+    let setup: Result<_, EngineError> = (|| {
+        let h = open(plan, shared.figure, p, path)?;
+        let buf = AlignedBuf::zeroed(plan.record)
+            .map_err(|e| EngineError::alloc(format!("thread {t}'s record"), e))?;
+        // One permutation per thread, the same for its random reads and writes (iozone
+        // shuffles once with a fixed seed).
+        let order = matches!(p, Pattern::RandRead | Pattern::RandWrite)
+            .then(|| Order::random(plan.records, &mut Rng::stream(plan.seed, u64::from(t))));
+        Ok((h, buf, order))
+    })();
+    if setup.is_err() {
+        shared.failed.store(true, Ordering::Relaxed);
+    }
+    let released = shared.ready.wait() && shared.go.wait();
+    let (mut h, mut buf, order) = setup?;
+    if !released || shared.failed.load(Ordering::Relaxed) {
+        // Another thread's set-up failed: that is the error reported.
+        return Ok(Child {
+            result: ChildResult::default(),
+            latency: LatencyHistogram::default(),
+            start: u64::MAX,
+            end: 0,
+        });
+    }
+    let clock = shared.clock;
+    let rec = plan.record;
+    let len = rec as usize;
+    let n = plan.records;
+    let fd = h.fd();
+    // Priming: iozone's read test reads the first record and seeks back before its timer.
+    if p == Pattern::SeqRead {
+        // SAFETY: the buffer holds `len` bytes; the descriptor is the pass's own.
+        let r = unsafe { libc::read(fd, buf.as_mut_ptr().cast::<libc::c_void>(), len) };
+        check_len(r, len, "read", 0)
+            .and_then(|()| seek(fd, 0))
+            .map_err(|f| fail(path, f))?;
+    }
+    let ptr = buf.as_mut_ptr();
+    let included = plan.flush == Flush::Included;
+    // The timed region starts here: getrusage marks it.
+    let before = Usage::thread();
+    let t0 = clock.ticks();
+    let mut tm = Timing {
+        clock,
+        state: &shared.state,
+        progress: &shared.progress[t as usize].0,
+        record: rec,
+        t0,
+        latency: LatencyHistogram::default(),
+        stonewall: None,
+        ops: 0,
+    };
+    let lat = plan.latency;
+    // SAFETY (all arms): `ptr` is valid for `len` bytes for the whole pass; `fd` is the
+    // pass's own open descriptor.
+    let r = match p {
+        Pattern::SeqWrite => each_record!(lat, &mut tm, n, |i| {
+            check_len(
+                unsafe { libc::write(fd, ptr.cast::<libc::c_void>(), len) },
+                len,
+                "write",
+                i * rec,
+            )
+        }),
+        Pattern::SeqRead => each_record!(lat, &mut tm, n, |i| {
+            check_len(
+                unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                len,
+                "read",
+                i * rec,
+            )
+        }),
+        Pattern::RandRead | Pattern::RandWrite => {
+            let order = order.as_ref().expect("made for random patterns");
+            let write = p == Pattern::RandWrite;
+            each_record!(lat, &mut tm, n, |i| {
+                let off = order.get(i) * rec;
+                seek(fd, off)?;
+                if write {
+                    check_len(
+                        unsafe { libc::write(fd, ptr.cast::<libc::c_void>(), len) },
+                        len,
+                        "write",
+                        off,
+                    )
+                } else {
+                    check_len(
+                        unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                        len,
+                        "read",
+                        off,
+                    )
+                }
+            })
+        }
+        Pattern::Backward => each_record!(lat, &mut tm, n, |i| {
+            let off = (n - 1 - i) * rec;
+            seek(fd, off)?;
+            check_len(
+                unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                len,
+                "read",
+                off,
+            )
+        }),
+        Pattern::RecordRewrite => each_record!(lat, &mut tm, n, |_| {
+            check_len(
+                unsafe { libc::write(fd, ptr.cast::<libc::c_void>(), len) },
+                len,
+                "write",
+                0,
+            )?;
+            seek(fd, 0)
+        }),
+        Pattern::Stride => {
+            let (mut at, mut wraps) = (0u64, 0u64);
+            each_record!(lat, &mut tm, n, |i| {
+                if i > 0 {
+                    at = stride_next(at, &mut wraps, n, plan.stride);
+                }
+                let off = at * rec;
+                seek(fd, off)?;
+                check_len(
+                    unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                    len,
+                    "read",
+                    off,
+                )
+            })
+        }
+        Pattern::StdioWrite => {
+            let Handle::Writer(w) = &mut h else {
+                unreachable!("opened as a writer")
+            };
+            let data = &buf.as_slice()[..len];
+            each_record!(lat, &mut tm, n, |i| {
+                w.write_all(data).map_err(|source| Fail {
+                    op: "fwrite",
+                    offset: i * rec,
+                    source,
+                })
+            })
+        }
+        Pattern::StdioRead => {
+            let Handle::Reader(r) = &mut h else {
+                unreachable!("opened as a reader")
+            };
+            let data = &mut buf.as_mut_slice()[..len];
+            each_record!(lat, &mut tm, n, |i| {
+                r.read_exact(data).map_err(|source| Fail {
+                    op: "fread",
+                    offset: i * rec,
+                    source,
+                })
+            })
+        }
+        Pattern::Pwrite => each_record!(lat, &mut tm, n, |i| {
+            let off = i * rec;
+            check_len(
+                unsafe { libc::pwrite(fd, ptr.cast::<libc::c_void>(), len, off as libc::off_t) },
+                len,
+                "pwrite",
+                off,
+            )
+        }),
+        Pattern::Pread => each_record!(lat, &mut tm, n, |i| {
+            let off = i * rec;
+            check_len(
+                unsafe { libc::pread(fd, ptr.cast::<libc::c_void>(), len, off as libc::off_t) },
+                len,
+                "pread",
+                off,
+            )
+        }),
+    };
+    if let Err(f) = r {
+        shared.state.fetch_or(ABORT, Ordering::Relaxed);
+        if f.op == "interrupted" {
+            return Err(EngineError::Interrupted);
+        }
+        return Err(fail(path, f));
+    }
+    // The first thread to finish its records raises the stone-wall (before its flush, as
+    // iozone's children do).
+    if plan.stonewall {
+        shared.state.fetch_or(STONEWALL, Ordering::Relaxed);
+    }
+    // The flush and the clock reading after it: (that reading, the flush's length).
+    let flush_timed = |h: Handle| -> Result<(u64, u64), EngineError> {
+        let f0 = clock.ticks();
+        flush(h, path)?;
+        let f1 = clock.ticks();
+        Ok((f1, clock.ns(f1 - f0)))
+    };
+    let (end, flush_ns, usage) = if included {
+        let (end, ns) = flush_timed(h)?;
+        (end, ns, Usage::thread() - before)
+    } else {
+        let end = clock.ticks();
+        let usage = Usage::thread() - before;
+        // The timed region has ended (getrusage marks it); the flush follows.
+        let (_, ns) = flush_timed(h)?;
+        (end, ns, usage)
+    };
+    Ok(Child {
+        result: ChildResult {
+            ops: tm.ops,
+            bytes: tm.ops * rec,
+            elapsed_ns: clock.ns(end - t0),
+            flush_ns,
+            stonewall: tm.stonewall,
+            reads: !p.writes(),
+            usage,
+        },
+        latency: tm.latency,
+        start: t0,
+        end,
+    })
+}
+
+fn fail(path: &Path, f: Fail) -> EngineError {
+    EngineError::IoAt {
+        op: f.op,
+        path: path.to_path_buf(),
+        offset: f.offset,
+        source: f.source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::IozoneSpec;
+
+    fn plan(dir: &Path, tests: &[Test], threads: u32) -> IozonePlan {
+        let mut s = IozoneSpec::with_defaults(dir.to_path_buf(), 3);
+        s.tests = tests.to_vec();
+        s.size = 64 << 10;
+        s.record = 4 << 10;
+        s.threads = threads;
+        s.validate().unwrap()
+    }
+
+    #[test]
+    fn every_test_runs_every_record_and_leaves_nothing_behind() {
+        let _hang = iolab_testkit::timeout(120);
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(dir.path(), &Test::ALL, 2);
+        let r = run_iozone(&p, &mut (), &AtomicBool::new(false)).unwrap();
+        assert_eq!(r.figures.len(), Figure::ALL.len());
+        for f in &r.figures {
+            assert_eq!(f.ops(), 2 * 16, "{}", f.figure);
+            assert_eq!(f.bytes(), 2 * (64 << 10), "{}", f.figure);
+            assert_eq!(f.latency.count(), 32, "{}", f.figure);
+            assert!(
+                f.elapsed_ns > 0 && f.parent_ns >= f.elapsed_ns / 2,
+                "{}",
+                f.figure
+            );
+            // With two threads, at least one finished first: its bytes are all there.
+            assert!(f.children.iter().any(|c| c.stonewall.is_none()));
+            assert!(f.min_xfer() <= 64 << 10);
+        }
+        // Random mix without a percentage: thread 0 reads, thread 1 writes.
+        let mix = r.figure(Figure::RandomMix).unwrap();
+        assert!(mix.children[0].reads && !mix.children[1].reads);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_read_only_run_writes_its_files_first() {
+        let _hang = iolab_testkit::timeout(120);
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path(), &[Test::Backward], 1);
+        p.latency = false;
+        let r = run_iozone(&p, &mut (), &AtomicBool::new(false)).unwrap();
+        let f = &r.figures[0];
+        assert_eq!(f.ops(), 16);
+        assert_eq!(f.latency.count(), 0);
+        // One thread: iozone's children figure is iolab's.
+        assert!((f.children_see() - f.rate()).abs() <= 1e-9 * f.rate());
+    }
+
+    #[test]
+    fn foreign_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("iolab-iozone.0")).unwrap();
+        let p = plan(dir.path(), &[Test::Write], 1);
+        let e = run_iozone(&p, &mut (), &AtomicBool::new(false)).unwrap_err();
+        assert!(matches!(e, EngineError::NotOurFile { .. }), "{e}");
+        assert!(dir.path().join("iolab-iozone.0").is_dir());
+    }
+}

@@ -1,0 +1,202 @@
+//! Options declared once: a workload kind's table of [`OptionDef`]s gives its command-line
+//! flags (`--NAME VALUE`, underscores as dashes), its `[workload] KIND = { NAME = VALUE }`
+//! keys and the rows of its docs (tests keep those in step). Each option says how its value
+//! is written ([`OptionKind`]) and how a parsed value goes into the kind's spec (`apply`).
+
+use std::time::Duration;
+
+/// How an option's value is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// One of these names.
+    Choice(&'static [&'static str]),
+    /// A size: `4k`, `64m`, or a number of bytes.
+    Size,
+    /// A whole number in `min..=max`.
+    Count { min: u64, max: u64 },
+    /// A duration of at least [`MIN_DURATION`]: `500ms`, `30s`, `2m`.
+    Duration,
+    /// On or off: a bare `--NAME` on the command line, `true`/`false` in a file.
+    Flag,
+}
+
+/// A parsed option value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionValue {
+    Name(&'static str),
+    Bytes(u64),
+    Count(u64),
+    Duration(Duration),
+    Flag(bool),
+}
+
+impl OptionValue {
+    /// The name of a [`OptionValue::Name`] (empty otherwise).
+    pub fn name(self) -> &'static str {
+        match self {
+            OptionValue::Name(n) => n,
+            _ => "",
+        }
+    }
+
+    /// A [`OptionValue::Count`] as a `u32`, saturating (0 otherwise).
+    pub fn count_u32(self) -> u32 {
+        match self {
+            OptionValue::Count(n) => u32::try_from(n).unwrap_or(u32::MAX),
+            _ => 0,
+        }
+    }
+
+    /// The bytes of a [`OptionValue::Bytes`] (0 otherwise).
+    pub fn bytes(self) -> u64 {
+        match self {
+            OptionValue::Bytes(n) => n,
+            _ => 0,
+        }
+    }
+
+    /// Whether a [`OptionValue::Flag`] is on (false otherwise).
+    pub fn flag(self) -> bool {
+        matches!(self, OptionValue::Flag(true))
+    }
+}
+
+/// One option of a kind whose spec is `S`, declared once.
+#[derive(Debug)]
+pub struct OptionDef<S> {
+    pub name: &'static str,
+    /// Shown in usage lines: `--bs <BS>`.
+    pub value_name: &'static str,
+    pub kind: OptionKind,
+    /// As it would be written; `None`: unset unless given.
+    pub default: Option<&'static str>,
+    /// Other spellings of a choice: (alias, name).
+    pub aliases: &'static [(&'static str, &'static str)],
+    pub help: &'static str,
+    /// Puts a value of this option's kind into a spec.
+    pub apply: fn(&mut S, OptionValue),
+}
+
+/// The shortest duration an option accepts (and any duration the command line measures
+/// over): below a millisecond a run is all thread start-up.
+pub const MIN_DURATION: Duration = Duration::from_millis(1);
+
+impl OptionKind {
+    /// Parses a value as written on a command line (or a default); `aliases` are other
+    /// spellings of a choice.
+    pub fn parse(
+        self,
+        text: &str,
+        aliases: &[(&'static str, &'static str)],
+    ) -> Result<OptionValue, String> {
+        let text = text.trim();
+        match self {
+            OptionKind::Choice(names) => {
+                let text = aliases
+                    .iter()
+                    .find(|(alias, _)| *alias == text)
+                    .map_or(text, |(_, name)| name);
+                names
+                    .iter()
+                    .find(|n| **n == text)
+                    .copied()
+                    .map(OptionValue::Name)
+                    .ok_or_else(|| format!("expected one of {}", names.join(", ")))
+            }
+            OptionKind::Size => crate::parse_size(text)
+                .map(OptionValue::Bytes)
+                .map_err(|e| e.to_string()),
+            OptionKind::Count { min, max } => match text.parse::<u64>() {
+                Ok(n) if (min..=max).contains(&n) => Ok(OptionValue::Count(n)),
+                // A maximum that is only the type's limit is not worth saying.
+                Ok(n) if n < min && max == u64::from(u32::MAX) => {
+                    Err(format!("must be at least {min}"))
+                }
+                Ok(_) => Err(format!("must be between {min} and {max}")),
+                Err(_) => Err(format!("`{text}` is not a whole number (e.g. 4)")),
+            },
+            OptionKind::Duration => {
+                let d = crate::parse_duration(text).map_err(|e| e.to_string())?;
+                check_duration(d, text).map(OptionValue::Duration)
+            }
+            OptionKind::Flag => match text {
+                "true" | "yes" | "on" => Ok(OptionValue::Flag(true)),
+                "false" | "no" | "off" => Ok(OptionValue::Flag(false)),
+                _ => Err(format!("`{text}` is not true or false")),
+            },
+        }
+    }
+}
+
+impl<S> OptionDef<S> {
+    /// Parses the option's value as written on a command line (or the default).
+    pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
+        self.kind.parse(text, self.aliases)
+    }
+
+    /// Sets this option in `spec` (`value` must be of the option's kind).
+    pub fn apply(&self, spec: &mut S, value: OptionValue) {
+        (self.apply)(spec, value)
+    }
+
+    /// The help text with its choices.
+    pub fn help_text(&self) -> String {
+        match self.kind {
+            OptionKind::Choice(names) => format!("{}: {}", self.help, names.join(", ")),
+            _ => self.help.to_string(),
+        }
+    }
+
+    /// The command-line flag without its dashes: the name, underscores written as dashes
+    /// (`temp_store` → `--temp-store`).
+    pub fn flag(&self) -> String {
+        self.name.replace('_', "-")
+    }
+}
+
+/// Applies the defaults of `options` to `spec` (the defaults are tested to parse).
+pub fn apply_defaults<S>(options: &[OptionDef<S>], spec: &mut S) {
+    for o in options {
+        if let Some(d) = o.default {
+            if let Ok(v) = o.parse(d) {
+                o.apply(spec, v);
+            }
+        }
+    }
+}
+
+/// A duration that is long enough to measure something.
+pub fn check_duration(d: Duration, text: &str) -> Result<Duration, String> {
+    if d.is_zero() {
+        return Err("must be longer than zero".into());
+    }
+    if d < MIN_DURATION {
+        return Err(format!("`{text}` is too short: give at least 1ms"));
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_and_counts_parse() {
+        assert_eq!(
+            OptionKind::Flag.parse("true", &[]),
+            Ok(OptionValue::Flag(true))
+        );
+        assert_eq!(
+            OptionKind::Flag.parse("off", &[]),
+            Ok(OptionValue::Flag(false))
+        );
+        assert!(OptionKind::Flag.parse("maybe", &[]).is_err());
+        let c = OptionKind::Count { min: 1, max: 11 };
+        assert_eq!(c.parse("12", &[]).unwrap_err(), "must be between 1 and 11");
+        let names: &'static [&'static str] = &["wal", "delete"];
+        assert_eq!(
+            OptionKind::Choice(names).parse("WAL2", &[("WAL2", "wal")]),
+            Ok(OptionValue::Name("wal"))
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! iozone's `-R` report ("Excel output"), which parses where its fixed-width table does not:
+//! in single-stream mode a block per figure — `"Writer report"`, a row of quoted record sizes
+//! in kB, then per file size a row `"<file kB>"` followed by kB/s per record size (0 for a
+//! cell auto mode skips; the row ends at the first record larger than the file); in
+//! throughput mode iozone's throughput block, one row of "children see" kB/s per test.
+//! Units are iozone's: 1 kB = 1024 bytes, rates truncated to whole kB/s as iozone prints them.
+
+use std::io::{self, Write};
+
+use iolab_iozone::{Figure, FigureResult, IozoneResult};
+
+use super::{kib_per_s, IozoneReport};
+use crate::output::Formatter;
+
+pub struct Iozone;
+
+impl Formatter<IozoneReport> for Iozone {
+    fn write(&self, report: &IozoneReport, out: &mut dyn Write) -> io::Result<()> {
+        let (throughput, single): (Vec<&IozoneResult>, Vec<&IozoneResult>) = report
+            .results
+            .iter()
+            .partition(|r| r.plan.throughput_mode());
+        if !single.is_empty() {
+            excel(&single, &report.matrix_records, out)?;
+        }
+        for r in throughput {
+            throughput_block(r, out)?;
+        }
+        Ok(())
+    }
+}
+
+/// The single-stream blocks over every cell.
+fn excel(results: &[&IozoneResult], header: &[u64], out: &mut dyn Write) -> io::Result<()> {
+    let mut sizes: Vec<u64> = results.iter().map(|r| r.plan.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut records: Vec<u64> = results.iter().map(|r| r.plan.record).collect();
+    records.extend_from_slice(header);
+    records.sort_unstable();
+    records.dedup();
+    writeln!(out, "Excel output is below:")?;
+    for fig in Figure::ALL {
+        let Some(title) = fig.report_title() else {
+            continue;
+        };
+        if !results.iter().any(|r| r.figure(fig).is_some()) {
+            continue;
+        }
+        writeln!(out, "\n\"{title}\"")?;
+        write!(out, "      ")?;
+        for r in &records {
+            write!(out, "  \"{}\"", r / 1024)?;
+        }
+        writeln!(out)?;
+        for (i, &size) in sizes.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            write!(out, "\"{}\"  ", size / 1024)?;
+            for &record in records.iter().take_while(|&&r| r <= size) {
+                let v = results
+                    .iter()
+                    .find(|r| r.plan.size == size && r.plan.record == record)
+                    .and_then(|r| r.figure(fig))
+                    .map_or(0, |f| kib_per_s(f.rate()));
+                write!(out, " {v} ")?;
+            }
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// iozone's throughput-mode `-R` block: a row per test it knows, "children see" in kB/s.
+fn throughput_block(r: &IozoneResult, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "\n\"Throughput report Y-axis is type of test X-axis is number of threads\""
+    )?;
+    writeln!(out, "\"Record size = {} kBytes \"", r.plan.record / 1024)?;
+    writeln!(out, "\"Output is in kBytes/sec\"\n")?;
+    for fig in Figure::THROUGHPUT_ORDER {
+        let Some(f) = r.figure(fig) else { continue };
+        let label = fig.throughput_label().unwrap_or_default();
+        writeln!(out, "\"{label:>15} \" {:>10.2} \n", children_kib(f))?;
+    }
+    Ok(())
+}
+
+fn children_kib(f: &FigureResult) -> f64 {
+    let v = f.children_see() / 1024.0;
+    if v.is_finite() {
+        v
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Host;
+    use iolab_iozone::matrix::{self, Bounds};
+    use iolab_iozone::{ChildResult, IozoneSpec, Test};
+
+    /// A result of `size` × `record` whose write pass moved `size` bytes in one second.
+    fn result(size: u64, record: u64) -> IozoneResult {
+        let mut s = IozoneSpec::with_defaults("/d".into(), 1);
+        s.tests = vec![Test::Write];
+        s.size = size;
+        s.record = record;
+        let plan = s.validate().unwrap();
+        let child = ChildResult {
+            ops: size / record,
+            bytes: size,
+            elapsed_ns: 1_000_000_000,
+            ..ChildResult::default()
+        };
+        let figures = [Figure::Write, Figure::Rewrite]
+            .into_iter()
+            .map(|figure| FigureResult {
+                figure,
+                children: vec![child],
+                elapsed_ns: 1_000_000_000,
+                parent_ns: 1_000_000_000,
+                latency: Default::default(),
+                usage: Default::default(),
+            })
+            .collect();
+        IozoneResult {
+            plan,
+            figures,
+            files: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn auto_mode_rows_skip_as_iozone_does() {
+        // Files of 16 and 32 MiB, records of 4 KiB … 128 KiB: the 32 MiB file skips the
+        // records below 64 KiB, which iozone prints as 0.
+        let b = Bounds {
+            min_size: 16 << 20,
+            max_size: 32 << 20,
+            min_record: 4 << 10,
+            max_record: 128 << 10,
+            all_records: false,
+        };
+        let report = IozoneReport {
+            results: matrix::cells(&b)
+                .into_iter()
+                .map(|c| result(c.size, c.record))
+                .collect(),
+            matrix_records: matrix::records(&b),
+            host: Host::probe(),
+            started_at: std::time::SystemTime::now(),
+            findings: Vec::new(),
+            system: Vec::new(),
+        };
+        let mut out = Vec::new();
+        Iozone.write(&report, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let block = &text[text.find("\"Writer report\"").unwrap()..];
+        let lines: Vec<&str> = block.lines().take(4).collect();
+        assert_eq!(
+            lines[1],
+            "        \"4\"  \"8\"  \"16\"  \"32\"  \"64\"  \"128\""
+        );
+        assert_eq!(
+            lines[2],
+            "\"16384\"   16384  16384  16384  16384  16384  16384 "
+        );
+        assert_eq!(lines[3], "\"32768\"   0  0  0  0  32768  32768 ");
+        assert!(text.contains("\"Re-writer report\""));
+    }
+}

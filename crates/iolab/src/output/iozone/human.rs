@@ -1,0 +1,107 @@
+//! The terminal summary: per run, a line per figure with iolab's throughput and, in
+//! throughput mode, iozone's two figures beside it.
+
+use std::io::{self, Write};
+
+use iolab_iozone::Flush;
+use iolab_workload::{format_bytes, format_ns};
+
+use super::IozoneReport;
+use crate::output::Formatter;
+
+pub struct Human;
+
+impl Formatter<IozoneReport> for Human {
+    fn write(&self, report: &IozoneReport, out: &mut dyn Write) -> io::Result<()> {
+        const MIB: f64 = 1048576.0;
+        for r in &report.results {
+            let p = &r.plan;
+            let mut flags = Vec::new();
+            if p.direct {
+                flags.push("O_DIRECT");
+            }
+            if p.osync {
+                flags.push("O_SYNC");
+            }
+            let flags = if flags.is_empty() {
+                String::new()
+            } else {
+                format!(" / {}", flags.join("+"))
+            };
+            writeln!(
+                out,
+                "iolab iozone: file {} / record {} / {} thread{}{flags} / flush {} / seed {}",
+                format_bytes(p.size),
+                format_bytes(p.record),
+                p.threads,
+                if p.threads == 1 { "" } else { "s" },
+                match p.flush {
+                    Flush::Included => "included (fsync + close timed)",
+                    Flush::Excluded => "excluded (iozone's default: fsync + close after the timer)",
+                },
+                p.seed
+            )?;
+            let tp = p.throughput_mode();
+            if tp {
+                writeln!(
+                    out,
+                    "  {:<15} {:>11} {:>14} {:>13} {:>11} {:>10} {:>10}",
+                    "test",
+                    "iolab MiB/s",
+                    "children MiB/s",
+                    "parent MiB/s",
+                    "min xfer",
+                    "p50",
+                    "p99"
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "  {:<15} {:>11} {:>12} {:>10} {:>10} {:>10}",
+                    "test", "MiB/s", "kB/s", "flush", "p50", "p99"
+                )?;
+            }
+            for f in &r.figures {
+                let l = f.latency.summary();
+                let (p50, p99) = if l.count > 0 {
+                    (format_ns(l.p50_ns as f64), format_ns(l.p99_ns as f64))
+                } else {
+                    ("-".into(), "-".into())
+                };
+                if tp {
+                    writeln!(
+                        out,
+                        "  {:<15} {:>11.1} {:>14.1} {:>13.1} {:>11} {:>10} {:>10}",
+                        f.figure.title(),
+                        f.rate() / MIB,
+                        f.children_see() / MIB,
+                        f.parent_sees() / MIB,
+                        format_bytes(f.min_xfer()),
+                        p50,
+                        p99
+                    )?;
+                } else {
+                    writeln!(
+                        out,
+                        "  {:<15} {:>11.1} {:>12} {:>10} {:>10} {:>10}",
+                        f.figure.title(),
+                        f.rate() / MIB,
+                        super::kib_per_s(f.rate()),
+                        format_ns(f.flush_ns() as f64),
+                        p50,
+                        p99
+                    )?;
+                }
+            }
+            if tp {
+                writeln!(
+                    out,
+                    "  iolab: all bytes over the whole timed region. children see (iozone): sum of \
+                     each thread's rate up to the stone-wall; parent sees (iozone): bytes at the \
+                     stone-wall over the time until every thread ended."
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,77 @@
+//! Machine-readable output (`iolab.sqlite/1`, docs/json.md).
+
+use std::io::{self, Write};
+use std::time::UNIX_EPOCH;
+
+use serde_json::json;
+
+use super::super::{Formatter, SqliteReport};
+
+pub struct Json;
+
+impl Formatter<SqliteReport> for Json {
+    fn write(&self, report: &SqliteReport, out: &mut dyn Write) -> io::Result<()> {
+        let r = &report.result;
+        let started = report
+            .started_at
+            .duration_since(UNIX_EPOCH)
+            .map(|t| t.as_secs_f64())
+            .unwrap_or(0.0);
+        let elapsed_s = r.elapsed_ns as f64 / 1e9;
+        let per_s = |x: f64| if elapsed_s > 0.0 { x / elapsed_s } else { 0.0 };
+        let system = report.system_cpu.map(|(a, b)| {
+            let s = b.percent_since(&a);
+            json!({
+                "usr_pct": s.usr, "sys_pct": s.sys, "iowait_pct": s.iowait,
+                "idle_pct": s.idle, "steal_pct": s.steal, "active_pct": s.active,
+            })
+        });
+        let c = &r.calls;
+        let per = |n: u64| r.per_transaction(n);
+        let doc = json!({
+            "started_unix_s": started,
+            "host": report.host,
+            "plan": r.plan,
+            "sqlite_library": r.library,
+            "settings": r.settings,
+            "findings": report.findings,
+            "system": report.system,
+            "result": {
+                "elapsed_ns": r.elapsed_ns,
+                "setup_ns": r.setup_ns,
+                "transactions": r.transactions,
+                "transactions_per_s": per_s(r.transactions as f64),
+                "latency": r.latency.summary(),
+                "latency_histogram": r.latency.buckets(),
+                "checkpoint_ns": r.checkpoint_ns,
+                "syscalls": c,
+                "syscalls_per_transaction": {
+                    "fsync": per(c.fsync),
+                    "dir_fsync": per(c.dir_fsync),
+                    "unlink": per(c.unlink),
+                    "ftruncate": per(c.ftruncate),
+                    "write": per(c.write),
+                    "write_bytes": per(c.write_bytes),
+                },
+                "cpu": {
+                    "user_ns": r.usage.user_ns,
+                    "sys_ns": r.usage.sys_ns,
+                    "cpu_ns_per_transaction": per(r.usage.cpu_ns()),
+                },
+                "context_switches": {
+                    "voluntary": r.usage.voluntary_switches,
+                    "involuntary": r.usage.involuntary_switches,
+                },
+                "system_cpu": system,
+                "intervals": {
+                    "width_ns": r.interval_ns,
+                    "transactions": r.intervals.iter().map(|b| b.ops).collect::<Vec<_>>(),
+                    "write_bytes": r.intervals.iter().map(|b| b.bytes).collect::<Vec<_>>(),
+                },
+                "threads": r.threads,
+                "files": r.files,
+            }
+        });
+        crate::output::json::write(crate::output::json::Kind::Sqlite, &doc, out)
+    }
+}

@@ -1,0 +1,56 @@
+//! Mobibench's DB-mode report, label for label, so scripts written for Mobibench keep
+//! working: its set-up block, a `[DB information of db …]` block per database of the first
+//! thread, and its result block — `[CPU] : Active,Idle,IoWait : a b c`,
+//! `[TIME] :%8ld sec %06ldus. \t%.2f Transactions/sec` and (one thread only, as Mobibench)
+//! `[CON SWITCHES] : total voluntary`. Its spellings are kept ("teset", "Messurement").
+//!
+//! The CPU line is system-wide with Mobibench's arithmetic (see `output/micro/mobibench.rs`);
+//! the context switches are the worker's own.
+
+use std::io::{self, Write};
+
+use super::super::micro::mobibench::{cpu_line, switches_line, time_fields};
+use super::super::{Formatter, SqliteReport};
+
+pub struct Mobibench;
+
+const RULE: &str = "-----------------------------------------";
+
+impl Formatter<SqliteReport> for Mobibench {
+    fn write(&self, report: &SqliteReport, out: &mut dyn Write) -> io::Result<()> {
+        let r = &report.result;
+        let p = &r.plan;
+        writeln!(out, "{RULE}\n[mobibench measurement setup]\n{RULE}")?;
+        writeln!(out, "DB teset mode enabled.")?;
+        if let Some(d) = p.sleep {
+            writeln!(out, "DB time interval : {} ms", d.as_millis())?;
+        }
+        writeln!(out, "Operation : {}", p.mode.mobibench_number())?;
+        writeln!(out, "Transactions per thread: {}", p.transactions_of(0))?;
+        writeln!(out, "# of Tables : {}", p.tables)?;
+        writeln!(out, "# of Databases : {}", p.databases)?;
+        writeln!(out, "# of Threads : {}", p.threads)?;
+        for d in 0..p.databases {
+            writeln!(
+                out,
+                "{RULE}\n[DB information of db {}]\n{RULE}",
+                p.db_file(0, d).display()
+            )?;
+            writeln!(out, "sqlite_version={}", r.library.version)?;
+            writeln!(out, "page_size={}", r.settings.page_size)?;
+            writeln!(out, "journal_mode={}", r.settings.journal_mode)?;
+            writeln!(out, "synchronous={}", r.settings.synchronous)?;
+        }
+        writeln!(out, "{RULE}\n[Messurement Result]\n{RULE}")?;
+        cpu_line(report.system_cpu, out)?;
+        let (sec, usec, rate) = time_fields(r.elapsed_ns, r.transactions);
+        writeln!(
+            out,
+            "[TIME] :{sec:>8} sec {usec:06}us. \t{rate:.2} Transactions/sec"
+        )?;
+        if p.threads == 1 {
+            switches_line(&r.usage, out)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,173 @@
+//! `iolab iozone --format iozone` parses like iozone's own `-R` report: the same block
+//! titles in the same order, the same header of quoted record sizes, the same row labels and
+//! the same number of values per row as real iozone 3.508 output captured in
+//! tests/data/iozone/ (single stream, auto mode, throughput mode).
+
+mod common;
+
+use std::path::Path;
+
+use common::{run, stderr, stdout};
+
+/// A parsed `-R` block.
+#[derive(Debug, PartialEq)]
+struct Block {
+    title: String,
+    header: Vec<String>,
+    /// Row label (file size in kB) and how many values follow it.
+    rows: Vec<(String, usize)>,
+}
+
+/// The blocks after `Excel output is below:`, parsed with the regexes scripts use:
+/// `^"(.*) report"$`, a header of `"N"` fields, rows `^"N"` followed by integers.
+fn excel_blocks(text: &str) -> Vec<Block> {
+    let start = text
+        .find("Excel output is below:")
+        .expect("an Excel section");
+    let mut blocks: Vec<Block> = Vec::new();
+    for line in text[start..].lines().skip(1) {
+        let t = line.trim_end();
+        if t.is_empty() {
+            continue;
+        }
+        if t.starts_with('"') && t.ends_with(" report\"") {
+            blocks.push(Block {
+                title: t.trim_matches('"').to_string(),
+                header: Vec::new(),
+                rows: Vec::new(),
+            });
+            continue;
+        }
+        let b = blocks.last_mut().expect("a title before the data");
+        if line.starts_with(' ') {
+            b.header = t
+                .split_whitespace()
+                .map(|f| {
+                    assert!(f.starts_with('"') && f.ends_with('"'), "{line:?}");
+                    f.trim_matches('"').to_string()
+                })
+                .collect();
+        } else {
+            let mut fields = t.split_whitespace();
+            let label = fields.next().unwrap();
+            assert!(label.starts_with('"') && label.ends_with('"'), "{line:?}");
+            let values: Vec<&str> = fields.collect();
+            assert!(
+                values.iter().all(|v| v.parse::<u64>().is_ok()),
+                "kB/s are integers: {line:?}"
+            );
+            b.rows
+                .push((label.trim_matches('"').to_string(), values.len()));
+        }
+    }
+    blocks
+}
+
+/// The throughput block: its three header lines (normalised) and its rows' labels with the
+/// number of values.
+fn throughput_block(text: &str) -> (Vec<String>, Vec<(String, usize)>) {
+    let start = text
+        .find("\"Throughput report")
+        .expect("a throughput report");
+    let mut head = Vec::new();
+    let mut rows = Vec::new();
+    for line in text[start..].lines() {
+        let t = line.trim_end();
+        if t.is_empty() {
+            continue;
+        }
+        if head.len() < 3 {
+            head.push(t.replace("number of processes", "number of threads"));
+            continue;
+        }
+        let Some(rest) = t.strip_prefix('"') else {
+            break;
+        };
+        let (label, values) = rest.split_once("\" ").expect("a quoted label");
+        assert_eq!(label.len(), 16, "%15s and a space: {line:?}");
+        let values: Vec<&str> = values.split_whitespace().collect();
+        assert!(values.iter().all(|v| v.parse::<f64>().is_ok()), "{line:?}");
+        rows.push((label.trim().to_string(), values.len()));
+    }
+    (head, rows)
+}
+
+fn captured(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/iozone")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn iolab_iozone(args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = vec![
+        "iozone",
+        "--dir",
+        dir.path().to_str().unwrap(),
+        "--no-db",
+        "--no-monitor",
+        "--format",
+        "iozone",
+        "--latency",
+        "false",
+    ];
+    a.extend_from_slice(args);
+    let o = run(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn single_stream_blocks_match_iozone() {
+    // iozone -R -i 0 -i 1 -s 1m -r 4k
+    let want = excel_blocks(&captured("iozone-3.508-single.txt"));
+    let got = excel_blocks(&iolab_iozone(&[
+        "--tests",
+        "write,read",
+        "--size",
+        "1m",
+        "--record",
+        "4k",
+    ]));
+    assert_eq!(want.len(), 4);
+    assert_eq!(got, want);
+}
+
+#[test]
+fn auto_mode_blocks_match_iozone() {
+    // iozone -a -R -i 0 -i 1 -g 1m
+    let want = excel_blocks(&captured("iozone-3.508-auto.txt"));
+    let got = excel_blocks(&iolab_iozone(&[
+        "--auto",
+        "--auto-max-size",
+        "1m",
+        "--tests",
+        "write,read",
+    ]));
+    assert_eq!(want[0].header.len(), 13, "4 kB … 16 MB");
+    assert_eq!(want[0].rows.len(), 5, "64 kB … 1 MB");
+    assert_eq!(got, want);
+}
+
+#[test]
+fn throughput_block_matches_iozone() {
+    // iozone -R -t 2 -i 0 -i 1 -s 1m -r 4k
+    let (want_head, want_rows) = throughput_block(&captured("iozone-3.508-tp.txt"));
+    let (got_head, got_rows) = throughput_block(&iolab_iozone(&[
+        "--threads",
+        "2",
+        "--tests",
+        "write,read",
+        "--size",
+        "1m",
+        "--record",
+        "4k",
+    ]));
+    assert_eq!(got_head, want_head);
+    assert_eq!(
+        want_rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        ["Initial write", "Rewrite", "Read", "Re-read"]
+    );
+    assert_eq!(got_rows, want_rows);
+}
