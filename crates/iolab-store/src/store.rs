@@ -18,9 +18,11 @@ use crate::types::{
 };
 use iolab_metrics::MetricDef;
 
-/// How long a statement waits for another process's write lock before giving up. Runs last
-/// seconds to hours and a write takes milliseconds, so a long wait means something is stuck.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a statement waits for another process's write lock before giving up. A write
+/// takes milliseconds, but its commit's fsync can wait many seconds behind a machine-wide
+/// writeback (`drop_caches` syncs every filesystem; a loop device may be flushing gigabytes):
+/// 10 s was seen to fail a healthy run on a busy machine. A minute still ends a stuck holder.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The default database file, relative to the working directory.
 pub const DEFAULT_PATH: &str = "iolab.db";
