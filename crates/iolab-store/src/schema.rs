@@ -35,17 +35,21 @@ pub(crate) fn application_id(conn: &Connection) -> rusqlite::Result<i64> {
 /// Refuses files that are not iolab's and databases newer than `known`. Returns the version.
 pub(crate) fn check(conn: &Connection, path: &Path, known: u32) -> Result<u32> {
     let sql = |e| crate::store::db_err(path, e);
-    let version = user_version(conn).map_err(sql)?;
-    let app = application_id(conn).map_err(sql)?;
+    // One read transaction: another process creating the schema right now must not be seen
+    // half-way (version 0 read before its commit, its tables after: "not iolab's").
+    let snapshot = conn.unchecked_transaction().map_err(sql)?;
+    let version = user_version(&snapshot).map_err(sql)?;
+    let app = application_id(&snapshot).map_err(sql)?;
     let foreign = if version == 0 {
         // A fresh file has no tables; anything else with version 0 belongs to someone else.
-        let tables: i64 = conn
+        let tables: i64 = snapshot
             .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
             .map_err(sql)?;
         app != APPLICATION_ID && (app != 0 || tables > 0)
     } else {
         app != APPLICATION_ID
     };
+    snapshot.commit().map_err(sql)?;
     if foreign {
         return Err(StoreError::NotIolab {
             path: path.to_path_buf(),

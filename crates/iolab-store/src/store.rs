@@ -18,11 +18,9 @@ use crate::types::{
 };
 use iolab_metrics::MetricDef;
 
-/// How long a statement waits for another process's write lock before giving up. A write
-/// takes milliseconds, but its commit's fsync can wait many seconds behind a machine-wide
-/// writeback (`drop_caches` syncs every filesystem; a loop device may be flushing gigabytes):
-/// 10 s was seen to fail a healthy run on a busy machine. A minute still ends a stuck holder.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a statement waits for another process's write lock before giving up. Runs last
+/// seconds to hours and a write takes milliseconds, so a long wait means something is stuck.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The default database file, relative to the working directory.
 pub const DEFAULT_PATH: &str = "iolab.db";
@@ -114,6 +112,22 @@ impl Store {
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
+        // Processes that open a new database at the same moment race to switch it to WAL and
+        // create the schema; SQLite answers the loser "busy" at once, without waiting (its
+        // busy handler does not cover the journal-mode switch). Open again until the winner
+        // is done, within the same patience as any other lock.
+        let start = std::time::Instant::now();
+        loop {
+            match Store::open_once(path, flags) {
+                Err(StoreError::Busy { .. }) if start.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(path: &Path, flags: OpenFlags) -> Result<Store> {
         let conn = Connection::open_with_flags(path, flags).map_err(|source| {
             match source.sqlite_error_code() {
                 Some(ErrorCode::NotADatabase) => StoreError::NotADatabase {
