@@ -86,6 +86,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: None,
         aliases: &[],
         help: "Size of the test file (bonnie++ -s) [default: twice the memory, bonnie++'s rule]",
+        original: "",
         apply: |s, v| s.size = Some(v.bytes()),
     },
     OptionDef {
@@ -95,6 +96,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: Some("8k"),
         aliases: &[],
         help: "Bytes per block read or write, and per timed chunk of the per-char phases",
+        original: "",
         apply: |s, v| s.chunk_size = v.bytes(),
     },
     OptionDef {
@@ -104,6 +106,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: Some("3m"),
         aliases: &[],
         help: "Bytes the per-char phases write and read one at a time (bonnie++ -f); 0 skips them",
+        original: "",
         apply: |s, v| s.char_size = v.bytes(),
     },
     OptionDef {
@@ -113,6 +116,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: Some("5"),
         aliases: &[],
         help: "Concurrent seekers sharing the seeks, each with its own descriptor",
+        original: "",
         apply: |s, v| s.seekers = v.count_u32(),
     },
     OptionDef {
@@ -125,6 +129,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: Some("8192"),
         aliases: &[],
         help: "Random seeks in all (an lseek and a chunk read each; one in ten also rewrites it)",
+        original: "",
         apply: |s, v| s.seeks = v.count_u32(),
     },
     OptionDef {
@@ -137,6 +142,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: Some("16"),
         aliases: &[],
         help: "Files of the create/stat/delete phases, in units of 1024 (bonnie++ -n); 0 skips them",
+        original: "",
         apply: |s, v| s.files = v.count_u32(),
     },
     OptionDef {
@@ -146,6 +152,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: Some("0"),
         aliases: &[],
         help: "Largest size of those files (0: empty files)",
+        original: "",
         apply: |s, v| s.max_file_size = v.bytes(),
     },
     OptionDef {
@@ -155,6 +162,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: Some("0"),
         aliases: &[],
         help: "Smallest size of those files (sizes are drawn uniformly between the two)",
+        original: "",
         apply: |s, v| s.min_file_size = v.bytes(),
     },
     OptionDef {
@@ -167,6 +175,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: Some("1"),
         aliases: &[],
         help: "Directories the files are spread over",
+        original: "",
         apply: |s, v| s.dirs = v.count_u32(),
     },
     OptionDef {
@@ -176,6 +185,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: Some("8k"),
         aliases: &[],
         help: "Bytes per write and read of those files' data",
+        original: "",
         apply: |s, v| s.file_chunk_size = v.bytes(),
     },
     OptionDef {
@@ -185,6 +195,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         default: Some("all"),
         aliases: &[],
         help: "Which phases run (io: the file I/O phases only, bonnie++ -n 0; files: create/stat/delete only, -s 0)",
+        original: "",
         apply: |s, v| s.phases = Phases::parse(v.name()).unwrap_or(s.phases),
     },
 ];

@@ -13,7 +13,6 @@ pub mod options;
 pub mod run;
 
 pub use options::{
-    Figure, Flush, IozoneOption, IozonePlan, IozoneSpec, IozoneSpecError, OptionKind, OptionValue,
-    Test, OPTIONS,
+    Figure, Flush, IozoneOption, IozonePlan, IozoneSpec, IozoneSpecError, Test, OPTIONS,
 };
 pub use run::{run_iozone, ChildResult, FigureResult, IozoneResult};

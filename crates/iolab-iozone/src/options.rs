@@ -4,6 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use iolab_workload::option::{OptionDef, OptionKind};
 use serde::Serialize;
 
 /// A test as iozone numbers it (`-i N`); most report two figures (the test and its re-test).
@@ -325,157 +326,25 @@ impl Flush {
     }
 }
 
-/// A set of tests, written as a comma-separated list of names or iozone numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TestSet(u16);
-
-impl TestSet {
-    pub fn parse(text: &str) -> Result<TestSet, String> {
-        let mut set = TestSet(0);
-        for part in text.split(',').map(str::trim) {
-            if part.is_empty() {
-                continue;
-            }
-            let t = Test::parse(part).ok_or_else(|| {
-                format!(
-                    "unknown test `{part}`: give names or iozone numbers: {}",
-                    Test::ALL
-                        .iter()
-                        .map(|t| format!("{} ({})", t.name(), t.number()))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })?;
-            set.0 |= 1 << t.number();
-        }
-        Ok(set)
-    }
-
-    /// In iozone's order (by number), whatever order they were given in.
-    pub fn tests(self) -> Vec<Test> {
-        Test::ALL
-            .into_iter()
-            .filter(|t| self.0 & (1 << t.number()) != 0)
-            .collect()
-    }
-
-    pub fn from_tests(tests: &[Test]) -> TestSet {
-        TestSet(tests.iter().fold(0, |m, t| m | 1 << t.number()))
-    }
-}
-
-/// How an option's value is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptionKind {
-    /// One of these names.
-    Choice(&'static [&'static str]),
-    /// A size: `4k`, `64m`, or a number of bytes.
-    Size,
-    /// A whole number in `min..=max`.
-    Count { min: u64, max: u64 },
-    /// A comma-separated list of tests.
-    Tests,
-    /// On or off: a flag without value on the command line, a boolean in a file.
-    Switch,
-}
-
-/// A parsed option value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptionValue {
-    Name(&'static str),
-    Bytes(u64),
-    Count(u64),
-    Tests(TestSet),
-    Switch(bool),
-}
-
 /// One option of the iozone kind, declared once: `--NAME VALUE` for `iolab iozone` (dashes
 /// for underscores), `NAME = VALUE` in `[workload] iozone = { … }`, and a row of the option
-/// tables in docs/iozone.md and docs/experiments.md.
-#[derive(Debug)]
-pub struct IozoneOption {
-    pub name: &'static str,
-    /// The command-line flag, without dashes: the name with dashes for underscores.
-    long: &'static str,
-    /// iozone's own flag for the same thing, for the docs and help.
-    pub iozone: &'static str,
-    pub value_name: &'static str,
-    pub kind: OptionKind,
-    /// As it would be written; `None`: unset unless given.
-    pub default: Option<&'static str>,
-    /// Other spellings of a choice: (alias, name).
-    pub aliases: &'static [(&'static str, &'static str)],
-    pub help: &'static str,
-    apply: fn(&mut IozoneSpec, OptionValue),
-}
+/// tables in docs/iozone.md and docs/experiments.md; `original` is iozone's own flag.
+pub type IozoneOption = OptionDef<IozoneSpec>;
 
-impl IozoneOption {
-    /// The command-line flag: `--mix-read-percent`.
-    pub fn flag(&self) -> &'static str {
-        self.long
-    }
-
-    /// Parses the value as written on a command line (or the default).
-    pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
-        use iolab_workload::option::{OptionKind as Common, OptionValue as V};
-        let text = text.trim();
-        // Sizes, counts and choices are written as for every option table.
-        let common = |kind: Common| {
-            kind.parse(text, self.aliases).map(|v| match v {
-                V::Name(n) => OptionValue::Name(n),
-                V::Bytes(b) => OptionValue::Bytes(b),
-                V::Count(c) => OptionValue::Count(c),
-                V::Flag(f) => OptionValue::Switch(f),
-                V::Duration(_) => unreachable!("no iozone option is a duration"),
-            })
-        };
-        match self.kind {
-            OptionKind::Choice(names) => common(Common::Choice(names)),
-            OptionKind::Size => common(Common::Size),
-            OptionKind::Count { min, max } => common(Common::Count { min, max }),
-            OptionKind::Tests => TestSet::parse(text).map(OptionValue::Tests),
-            OptionKind::Switch => common(Common::Flag),
-        }
-    }
-
-    /// Sets this option in `spec` (`value` must be of the option's kind).
-    pub fn apply(&self, spec: &mut IozoneSpec, value: OptionValue) {
-        (self.apply)(spec, value)
-    }
-
-    /// The help text with its choices.
-    pub fn help_text(&self) -> String {
-        match self.kind {
-            OptionKind::Choice(names) => format!("{}: {}", self.help, names.join(", ")),
-            _ => self.help.to_string(),
-        }
-    }
-}
-
-fn name_of(v: OptionValue) -> &'static str {
-    match v {
-        OptionValue::Name(n) => n,
-        _ => "",
-    }
-}
-
-fn count_of(v: OptionValue) -> u64 {
-    match v {
-        OptionValue::Count(n) => n,
-        _ => 0,
-    }
-}
-
-fn bytes_of(v: OptionValue) -> u64 {
-    match v {
-        OptionValue::Bytes(n) => n,
-        _ => 0,
-    }
-}
-
-fn switch_of(v: OptionValue) -> bool {
-    matches!(v, OptionValue::Switch(true))
-}
+/// iozone's test numbers as other spellings of the names (`-i 2` is `random`).
+const TEST_NUMBERS: &[(&str, &str)] = &[
+    ("0", "write"),
+    ("1", "read"),
+    ("2", "random"),
+    ("3", "backward"),
+    ("4", "record-rewrite"),
+    ("5", "stride"),
+    ("6", "fwrite"),
+    ("7", "fread"),
+    ("8", "mix"),
+    ("9", "pwrite"),
+    ("10", "pread"),
+];
 
 /// The largest record: records are held in memory, one buffer per thread.
 pub const MAX_RECORD: u64 = 1 << 30;
@@ -485,49 +354,44 @@ pub const MAX_THREADS: u64 = 4096;
 /// Every iozone option, in the order help and docs list them. `dir` and `seed` are not here:
 /// the runner sets them.
 pub const OPTIONS: &[IozoneOption] = &[
-    IozoneOption {
+    OptionDef {
         name: "tests",
-        long: "tests",
-        iozone: "-i",
+        original: "-i",
         value_name: "TESTS",
-        kind: OptionKind::Tests,
+        kind: OptionKind::Set {
+            names: &Test::NAMES,
+            what: "test",
+        },
         default: Some("write,read"),
-        aliases: &[],
+        aliases: TEST_NUMBERS,
         help: "Tests, by name or iozone number, comma-separated: write (0), read (1), random (2), \
                backward (3), record-rewrite (4), stride (5), fwrite (6), fread (7), mix (8), \
                pwrite (9), pread (10); run in iozone's order",
-        apply: |s, v| {
-            if let OptionValue::Tests(t) = v {
-                s.tests = t.tests();
-            }
-        },
+        apply: |s, v| s.tests = v.set_members().map(|i| Test::ALL[i]).collect(),
     },
-    IozoneOption {
+    OptionDef {
         name: "size",
-        long: "size",
-        iozone: "-s",
+        original: "-s",
         value_name: "SIZE",
         kind: OptionKind::Size,
         default: Some("64m"),
         aliases: &[],
         help: "File size, per thread in throughput mode (e.g. 64m, 1g)",
-        apply: |s, v| s.size = bytes_of(v),
+        apply: |s, v| s.size = v.bytes(),
     },
-    IozoneOption {
+    OptionDef {
         name: "record",
-        long: "record",
-        iozone: "-r",
+        original: "-r",
         value_name: "RECORD",
         kind: OptionKind::Size,
         default: Some("4k"),
         aliases: &[],
         help: "Record size: the bytes of each read or write call (e.g. 4k, 1m)",
-        apply: |s, v| s.record = bytes_of(v),
+        apply: |s, v| s.record = v.bytes(),
     },
-    IozoneOption {
+    OptionDef {
         name: "flush",
-        long: "flush",
-        iozone: "-e -c",
+        original: "-e -c",
         value_name: "FLUSH",
         kind: OptionKind::Choice(&Flush::NAMES),
         default: Some("included"),
@@ -535,34 +399,31 @@ pub const OPTIONS: &[IozoneOption] = &[
         help: "fsync + close of every pass inside the timing (iolab's default, iozone -e -c) or \
                after it (excluded, alias iozone: iozone's default, which times writes into the \
                page cache)",
-        apply: |s, v| s.flush = Flush::parse(name_of(v)).unwrap_or(s.flush),
+        apply: |s, v| s.flush = Flush::parse(v.name()).unwrap_or(s.flush),
     },
-    IozoneOption {
+    OptionDef {
         name: "direct",
-        long: "direct",
-        iozone: "-I",
+        original: "-I",
         value_name: "BOOL",
-        kind: OptionKind::Switch,
+        kind: OptionKind::Flag,
         default: None,
         aliases: &[],
         help: "Open the files with O_DIRECT (records must be multiples of 512 bytes)",
-        apply: |s, v| s.direct = switch_of(v),
+        apply: |s, v| s.direct = v.flag(),
     },
-    IozoneOption {
+    OptionDef {
         name: "osync",
-        long: "osync",
-        iozone: "-o",
+        original: "-o",
         value_name: "BOOL",
-        kind: OptionKind::Switch,
+        kind: OptionKind::Flag,
         default: None,
         aliases: &[],
         help: "Open the files for writing with O_SYNC",
-        apply: |s, v| s.osync = switch_of(v),
+        apply: |s, v| s.osync = v.flag(),
     },
-    IozoneOption {
+    OptionDef {
         name: "threads",
-        long: "threads",
-        iozone: "-t",
+        original: "-t",
         value_name: "THREADS",
         kind: OptionKind::Count {
             min: 1,
@@ -571,12 +432,11 @@ pub const OPTIONS: &[IozoneOption] = &[
         default: Some("1"),
         aliases: &[],
         help: "Threads, each with its own file; above 1 is iozone's throughput mode",
-        apply: |s, v| s.threads = count_of(v) as u32,
+        apply: |s, v| s.threads = v.count_u32(),
     },
-    IozoneOption {
+    OptionDef {
         name: "stride",
-        long: "stride",
-        iozone: "-j",
+        original: "-j",
         value_name: "RECORDS",
         kind: OptionKind::Count {
             min: 1,
@@ -585,43 +445,40 @@ pub const OPTIONS: &[IozoneOption] = &[
         default: Some("17"),
         aliases: &[],
         help: "Stride read: records from one read to the next",
-        apply: |s, v| s.stride = count_of(v),
+        apply: |s, v| s.stride = v.count_u32() as u64,
     },
-    IozoneOption {
+    OptionDef {
         name: "mix_read_percent",
-        long: "mix-read-percent",
-        iozone: "-+p",
+        original: "-+p",
         value_name: "PERCENT",
         kind: OptionKind::Count { min: 0, max: 100 },
         default: None,
         aliases: &[],
         help: "Random mix: the share of threads that read (the first ones); unset, even threads \
                read and odd ones write",
-        apply: |s, v| s.mix_read_percent = Some(count_of(v) as u8),
+        apply: |s, v| s.mix_read_percent = Some(v.count_u32() as u8),
     },
-    IozoneOption {
+    OptionDef {
         name: "stonewall",
-        long: "stonewall",
-        iozone: "-x",
+        original: "-x",
         value_name: "BOOL",
-        kind: OptionKind::Switch,
+        kind: OptionKind::Flag,
         default: Some("true"),
         aliases: &[],
         help: "Throughput mode: when the first thread finishes, note every thread's bytes and \
                time so far (iozone's stone-walling; false is iozone -x)",
-        apply: |s, v| s.stonewall = switch_of(v),
+        apply: |s, v| s.stonewall = v.flag(),
     },
-    IozoneOption {
+    OptionDef {
         name: "latency",
-        long: "latency",
-        iozone: "",
+        original: "",
         value_name: "BOOL",
-        kind: OptionKind::Switch,
+        kind: OptionKind::Flag,
         default: Some("true"),
         aliases: &[],
         help: "Time every record (one clock read per record) for the latency percentiles; false \
                leaves only the pass's totals, as iozone",
-        apply: |s, v| s.latency = switch_of(v),
+        apply: |s, v| s.latency = v.flag(),
     },
 ];
 
@@ -896,9 +753,11 @@ mod tests {
 
     #[test]
     fn test_lists_run_in_iozone_order() {
-        let s = TestSet::parse("2, read,0,random").unwrap();
-        assert_eq!(s.tests(), vec![Test::Write, Test::Read, Test::Random]);
-        let e = TestSet::parse("write,nope").unwrap_err();
+        let tests = option("tests").unwrap();
+        let mut s = spec();
+        tests.apply(&mut s, tests.parse("2, read,0,random").unwrap());
+        assert_eq!(s.tests, vec![Test::Write, Test::Read, Test::Random]);
+        let e = tests.parse("write,nope").unwrap_err();
         assert!(e.starts_with("unknown test `nope`"), "{e}");
         assert!(e.contains("stride (5)"), "{e}");
     }
@@ -963,7 +822,10 @@ mod tests {
         s.tests.clear();
         assert_eq!(s.validate().unwrap_err(), IozoneSpecError::NoTests);
         let flush = option("flush").unwrap();
-        assert_eq!(flush.parse("iozone"), Ok(OptionValue::Name("excluded")));
+        assert_eq!(
+            flush.parse("iozone"),
+            Ok(iolab_workload::option::OptionValue::Name("excluded"))
+        );
         assert!(option("threads").unwrap().parse("0").is_err());
     }
 

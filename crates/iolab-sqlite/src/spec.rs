@@ -161,6 +161,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         default: Some("insert"),
         aliases: &[],
         help: "What each transaction does to every table",
+        original: "",
         apply: |s, v| s.mode = Mode::parse(v.name()).unwrap_or(s.mode),
     },
     SqliteOption {
@@ -173,6 +174,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         default: Some("1000"),
         aliases: &[],
         help: "Transactions in all, split evenly over the threads",
+        original: "",
         apply: |s, v| s.transactions = u64::from(v.count_u32()),
     },
     SqliteOption {
@@ -182,6 +184,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         default: Some("truncate"),
         aliases: &[],
         help: "Journal mode (PRAGMA journal_mode)",
+        original: "",
         apply: |s, v| s.journal = Journal::parse(v.name()).unwrap_or(s.journal),
     },
     SqliteOption {
@@ -191,6 +194,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         default: Some("full"),
         aliases: &[],
         help: "When SQLite syncs (PRAGMA synchronous)",
+        original: "",
         apply: |s, v| s.synchronous = Synchronous::parse(v.name()).unwrap_or(s.synchronous),
     },
     SqliteOption {
@@ -200,6 +204,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         default: Some("3"),
         aliases: &[],
         help: "Tables per database; a transaction touches one row of each",
+        original: "",
         apply: |s, v| s.tables = v.count_u32(),
     },
     SqliteOption {
@@ -212,6 +217,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         default: Some("1"),
         aliases: &[],
         help: "Database files per thread, 1 to 11; the second and later are ATTACHed, so a transaction spans them all",
+        original: "",
         apply: |s, v| s.databases = v.count_u32(),
     },
     SqliteOption {
@@ -221,6 +227,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         default: Some("1"),
         aliases: &[],
         help: "Threads, each with its own database files",
+        original: "",
         apply: |s, v| s.threads = v.count_u32(),
     },
     SqliteOption {
@@ -230,6 +237,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         default: None,
         aliases: &[],
         help: "Pause after every transaction, inside the timed region (e.g. 10ms)",
+        original: "",
         apply: |s, v| {
             if let OptionValue::Duration(d) = v {
                 s.sleep = Some(d);
@@ -238,11 +246,12 @@ pub const OPTIONS: &[SqliteOption] = &[
     },
     SqliteOption {
         name: "random",
-        value_name: "RANDOM",
+        value_name: "BOOL",
         kind: OptionKind::Flag,
         default: None,
         aliases: &[],
         help: "Insert rows in a random order of ids instead of ascending (insert mode)",
+        original: "",
         apply: |s, v| s.random = v.flag(),
     },
     SqliteOption {
@@ -252,6 +261,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         default: Some("full"),
         aliases: &[],
         help: "PRAGMA auto_vacuum for new databases (full: as Mobibench's SQLite build)",
+        original: "",
         apply: |s, v| s.auto_vacuum = AutoVacuum::parse(v.name()).unwrap_or(s.auto_vacuum),
     },
     SqliteOption {
@@ -261,6 +271,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         default: Some("memory"),
         aliases: &[],
         help: "PRAGMA temp_store (memory: as Mobibench's SQLite build)",
+        original: "",
         apply: |s, v| s.temp_store = TempStore::parse(v.name()).unwrap_or(s.temp_store),
     },
 ];

@@ -348,6 +348,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("write"),
         aliases: &[],
         help: "Access pattern",
+        original: "",
         apply: |s, v| s.access = Access::parse(v.name()).unwrap_or(s.access),
     },
     MicroOption {
@@ -357,6 +358,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("normal"),
         aliases: &[],
         help: "Sync mode",
+        original: "",
         apply: |s, v| s.sync = SyncMode::parse(v.name()).unwrap_or(s.sync),
     },
     MicroOption {
@@ -366,6 +368,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("4k"),
         aliases: &[],
         help: "Record size (e.g. 4k, 1m)",
+        original: "",
         apply: |s, v| s.bs = v.bytes(),
     },
     MicroOption {
@@ -375,6 +378,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("64m"),
         aliases: &[],
         help: "Total data size, split evenly over the threads (e.g. 64m, 1g)",
+        original: "",
         apply: |s, v| s.size = v.bytes(),
     },
     MicroOption {
@@ -387,6 +391,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("1"),
         aliases: &[],
         help: "Worker threads, each with its own file",
+        original: "",
         apply: |s, v| s.threads = v.count_u32(),
     },
     MicroOption {
@@ -396,6 +401,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: None,
         aliases: EngineKind::ALIASES,
         help: "I/O engine [default: psync; mmap for mmap modes]",
+        original: "",
         apply: |s, v| s.engine = EngineKind::parse(v.name()),
     },
     MicroOption {
@@ -408,6 +414,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: None,
         aliases: &[],
         help: "Records in flight per thread, 1 to 4096 (io_uring only)",
+        original: "",
         apply: |s, v| s.iodepth = Some(v.count_u32()),
     },
     MicroOption {
@@ -417,6 +424,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: None,
         aliases: &[],
         help: "Stop after this long even if records remain (e.g. 30s, 2m; at least 1ms)",
+        original: "",
         apply: |s, v| {
             if let OptionValue::Duration(d) = v {
                 s.time_limit = Some(d);
@@ -433,6 +441,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("1"),
         aliases: &[],
         help: "Visit every record this many times",
+        original: "",
         apply: |s, v| s.loops = v.count_u32(),
     },
     MicroOption {
@@ -442,6 +451,7 @@ pub const OPTIONS: &[MicroOption] = &[
         default: Some("zeros"),
         aliases: &[],
         help: "Contents of written records",
+        original: "",
         apply: |s, v| s.data = DataPattern::parse(v.name()).unwrap_or(s.data),
     },
 ];

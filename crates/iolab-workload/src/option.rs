@@ -16,8 +16,16 @@ pub enum OptionKind {
     Count { min: u64, max: u64 },
     /// A duration of at least [`MIN_DURATION`]: `500ms`, `30s`, `2m`.
     Duration,
-    /// On or off: a bare `--NAME` on the command line, `true`/`false` in a file.
+    /// On or off: a bare `--NAME` (or `--NAME false`) on the command line, `true`/`false` in
+    /// a file.
     Flag,
+    /// Some of these names, comma-separated (aliases are other spellings, e.g. numbers); the
+    /// value is a bit set over the names' positions, so a spec reads them in this order.
+    Set {
+        names: &'static [&'static str],
+        /// What one name stands for, in messages: `test`.
+        what: &'static str,
+    },
 }
 
 /// A parsed option value.
@@ -28,6 +36,8 @@ pub enum OptionValue {
     Count(u64),
     Duration(Duration),
     Flag(bool),
+    /// Bit `i` set: `names[i]` was given.
+    Set(u64),
 }
 
 impl OptionValue {
@@ -59,6 +69,15 @@ impl OptionValue {
     pub fn flag(self) -> bool {
         matches!(self, OptionValue::Flag(true))
     }
+
+    /// The positions of the names a [`OptionValue::Set`] holds, in order (none otherwise).
+    pub fn set_members(self) -> impl Iterator<Item = usize> {
+        let bits = match self {
+            OptionValue::Set(b) => b,
+            _ => 0,
+        };
+        (0..64).filter(move |i| bits & (1 << i) != 0)
+    }
 }
 
 /// One option of a kind whose spec is `S`, declared once.
@@ -73,6 +92,9 @@ pub struct OptionDef<S> {
     /// Other spellings of a choice: (alias, name).
     pub aliases: &'static [(&'static str, &'static str)],
     pub help: &'static str,
+    /// The original tool's flag for the same thing (`-I` for iozone's O_DIRECT), shown in
+    /// help and docs; empty when it has none.
+    pub original: &'static str,
     /// Puts a value of this option's kind into a spec.
     pub apply: fn(&mut S, OptionValue),
 }
@@ -124,8 +146,49 @@ impl OptionKind {
                 "false" | "no" | "off" => Ok(OptionValue::Flag(false)),
                 _ => Err(format!("`{text}` is not true or false")),
             },
+            OptionKind::Set { names, what } => parse_set(text, names, what, aliases),
         }
     }
+}
+
+/// `a, b,c`: the positions of the names (or their aliases) in `names` as a bit set.
+fn parse_set(
+    text: &str,
+    names: &[&'static str],
+    what: &str,
+    aliases: &[(&'static str, &'static str)],
+) -> Result<OptionValue, String> {
+    debug_assert!(names.len() <= 64);
+    let mut bits = 0u64;
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let name = aliases
+            .iter()
+            .find(|(alias, _)| *alias == part)
+            .map_or(part, |(_, name)| name);
+        let Some(i) = names.iter().position(|n| *n == name) else {
+            let each: Vec<String> = names
+                .iter()
+                .map(|n| {
+                    let other: Vec<&str> = aliases
+                        .iter()
+                        .filter(|(_, to)| to == n)
+                        .map(|(a, _)| *a)
+                        .collect();
+                    if other.is_empty() {
+                        n.to_string()
+                    } else {
+                        format!("{n} ({})", other.join(", "))
+                    }
+                })
+                .collect();
+            return Err(format!(
+                "unknown {what} `{part}`: give one or more of {}, comma-separated",
+                each.join(", ")
+            ));
+        };
+        bits |= 1 << i;
+    }
+    Ok(OptionValue::Set(bits))
 }
 
 impl<S> OptionDef<S> {
@@ -144,6 +207,15 @@ impl<S> OptionDef<S> {
         match self.kind {
             OptionKind::Choice(names) => format!("{}: {}", self.help, names.join(", ")),
             _ => self.help.to_string(),
+        }
+    }
+
+    /// The help text with the original tool's flag: `… [iozone -I]`.
+    pub fn help_with_original(&self, tool: &str) -> String {
+        if self.original.is_empty() {
+            self.help_text()
+        } else {
+            format!("{} [{tool} {}]", self.help_text(), self.original)
         }
     }
 
@@ -191,6 +263,18 @@ mod tests {
             Ok(OptionValue::Flag(false))
         );
         assert!(OptionKind::Flag.parse("maybe", &[]).is_err());
+        let set = OptionKind::Set {
+            names: &["write", "read", "random"],
+            what: "test",
+        };
+        let v = set.parse("2, write,random", &[("0", "write"), ("2", "random")]);
+        assert_eq!(v, Ok(OptionValue::Set(0b101)));
+        assert_eq!(v.unwrap().set_members().collect::<Vec<_>>(), vec![0, 2]);
+        let e = set.parse("read,up", &[("0", "write")]).unwrap_err();
+        assert_eq!(
+            e,
+            "unknown test `up`: give one or more of write (0), read, random, comma-separated"
+        );
         let c = OptionKind::Count { min: 1, max: 11 };
         assert_eq!(c.parse("12", &[]).unwrap_err(), "must be between 1 and 11");
         let names: &'static [&'static str] = &["wal", "delete"];

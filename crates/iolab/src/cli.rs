@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
-use iolab_iozone::{IozoneOption, OptionValue as IozoneValue};
+use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use iolab_iozone::IozoneOption;
 use iolab_workload::micro::{self, EngineKind, MicroOption};
 use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 
@@ -274,13 +274,36 @@ pub struct MicroArgs {
     pub run: KindRunArgs,
 }
 
+/// An output format of a kind's command: human and JSON at least, maybe the tool's own.
+pub trait KindFormat:
+    ValueEnum + Copy + PartialEq + Send + Sync + std::fmt::Debug + 'static
+{
+    const HUMAN: Self;
+    const JSON: Self;
+}
+
+impl KindFormat for Format {
+    const HUMAN: Self = Format::Human;
+    const JSON: Self = Format::Json;
+}
+
+impl KindFormat for BonnieFormat {
+    const HUMAN: Self = BonnieFormat::Human;
+    const JSON: Self = BonnieFormat::Json;
+}
+
+impl KindFormat for IozoneFormat {
+    const HUMAN: Self = IozoneFormat::Human;
+    const JSON: Self = IozoneFormat::Json;
+}
+
 /// What a workload kind's command takes besides its options: the output format, where the
 /// run is stored, the monitors.
 #[derive(Debug, Args)]
-pub struct KindRunArgs {
+pub struct KindRunArgs<F: KindFormat = Format> {
     /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = F::HUMAN)]
+    pub format: F,
 
     /// Shorthand for --format json
     #[arg(long, conflicts_with = "format")]
@@ -311,23 +334,8 @@ pub struct BonnieArgs {
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = BonnieFormat::Human)]
-    pub format: BonnieFormat,
-
-    /// Shorthand for --format json
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
-
     #[command(flatten)]
-    pub db: DbArgs,
-
-    #[command(flatten)]
-    pub monitor: MonitorArgs,
-
-    /// Do not store the result in the database
-    #[arg(long)]
-    pub no_db: bool,
+    pub run: KindRunArgs<BonnieFormat>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -340,11 +348,11 @@ pub enum BonnieFormat {
     Bonnie,
 }
 
-impl KindRunArgs {
+impl<F: KindFormat> KindRunArgs<F> {
     /// The format asked for, `--json` included.
-    pub fn format(&self) -> Format {
+    pub fn format(&self) -> F {
         if self.json {
-            Format::Json
+            F::JSON
         } else {
             self.format
         }
@@ -371,24 +379,36 @@ pub struct SqliteArgs {
 
 /// A workload kind's one option table, from which its command's flags are derived.
 pub trait OptionTable: Sized + 'static {
+    /// The tool whose flags the table's `original` fields name (for help: `[iozone -I]`).
+    const TOOL: &'static str;
     fn options() -> &'static [OptionDef<Self>];
 }
 
 impl OptionTable for micro::MicroSpec {
+    const TOOL: &'static str = "mobibench";
     fn options() -> &'static [MicroOption] {
         micro::OPTIONS
     }
 }
 
 impl OptionTable for iolab_sqlite::SqliteSpec {
+    const TOOL: &'static str = "mobibench";
     fn options() -> &'static [iolab_sqlite::SqliteOption] {
         iolab_sqlite::OPTIONS
     }
 }
 
 impl OptionTable for iolab_bonnie::BonnieSpec {
+    const TOOL: &'static str = "bonnie++";
     fn options() -> &'static [iolab_bonnie::BonnieOption] {
         iolab_bonnie::OPTIONS
+    }
+}
+
+impl OptionTable for iolab_iozone::IozoneSpec {
+    const TOOL: &'static str = "iozone";
+    fn options() -> &'static [IozoneOption] {
+        iolab_iozone::OPTIONS
     }
 }
 
@@ -404,6 +424,8 @@ pub type MicroOptions = KindOptions<micro::MicroSpec>;
 pub type SqliteOptions = KindOptions<iolab_sqlite::SqliteSpec>;
 /// `iolab bonnie`'s options (`iolab_bonnie::OPTIONS`).
 pub type BonnieOptions = KindOptions<iolab_bonnie::BonnieSpec>;
+/// `iolab iozone`'s options (`iolab_iozone::OPTIONS`).
+pub type IozoneOptions = KindOptions<iolab_iozone::IozoneSpec>;
 
 impl<S> Clone for KindOptions<S> {
     fn clone(&self) -> Self {
@@ -422,10 +444,7 @@ impl<S: OptionTable> FromArgMatches for KindOptions<S> {
         Ok(KindOptions(
             S::options()
                 .iter()
-                .filter_map(|o| match o.kind {
-                    OptionKind::Flag => Some((o, OptionValue::Flag(m.get_flag(o.name)))),
-                    _ => m.get_one::<OptionValue>(o.name).map(|v| (o, *v)),
-                })
+                .filter_map(|o| m.get_one::<OptionValue>(o.name).map(|v| (o, *v)))
                 .collect(),
         ))
     }
@@ -439,19 +458,18 @@ impl<S: OptionTable> FromArgMatches for KindOptions<S> {
 impl<S: OptionTable + std::fmt::Debug> Args for KindOptions<S> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
         S::options().iter().fold(cmd, |cmd, o| {
-            let arg = Arg::new(o.name).long(o.flag()).help(o.help_text());
-            let arg = match o.kind {
-                OptionKind::Flag => arg.action(ArgAction::SetTrue),
-                _ => {
-                    let arg = arg
-                        .value_name(o.value_name)
-                        .value_parser(move |s: &str| o.parse(s));
-                    match o.default {
-                        Some(d) => arg.default_value(d),
-                        None => arg,
-                    }
-                }
-            };
+            let mut arg = Arg::new(o.name)
+                .long(o.flag())
+                .help(o.help_with_original(S::TOOL))
+                .value_name(o.value_name)
+                .value_parser(move |s: &str| o.parse(s));
+            if o.kind == OptionKind::Flag {
+                // `--direct` alone means true; `--latency false` turns one off.
+                arg = arg.num_args(0..=1).default_missing_value("true");
+            }
+            if let Some(d) = o.default {
+                arg = arg.default_value(d);
+            }
             cmd.arg(arg)
         })
     }
@@ -488,76 +506,8 @@ pub struct IozoneArgs {
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = IozoneFormat::Human)]
-    pub format: IozoneFormat,
-
-    /// Shorthand for --format json
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
-
     #[command(flatten)]
-    pub db: DbArgs,
-
-    #[command(flatten)]
-    pub monitor: MonitorArgs,
-
-    /// Do not store the result in the database
-    #[arg(long)]
-    pub no_db: bool,
-}
-
-/// The values of the iozone options given, defaults included: one flag per entry of
-/// `iolab_iozone::OPTIONS` (underscores become dashes), so the table is the one declaration.
-#[derive(Debug, Clone, Default)]
-pub struct IozoneOptions(pub Vec<(&'static IozoneOption, IozoneValue)>);
-
-impl FromArgMatches for IozoneOptions {
-    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        Ok(IozoneOptions(
-            iolab_iozone::OPTIONS
-                .iter()
-                .filter_map(|o| m.get_one::<IozoneValue>(o.name).map(|v| (o, *v)))
-                .collect(),
-        ))
-    }
-
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
-    }
-}
-
-impl Args for IozoneOptions {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
-        iolab_iozone::OPTIONS.iter().fold(cmd, |cmd, o| {
-            let help = if o.iozone.is_empty() {
-                o.help_text()
-            } else {
-                format!("{} [iozone {}]", o.help_text(), o.iozone)
-            };
-            let mut arg = Arg::new(o.name)
-                .long(o.flag())
-                .value_name(o.value_name)
-                .help(help)
-                .value_parser(move |s: &str| o.parse(s));
-            if o.kind == iolab_iozone::OptionKind::Switch {
-                // `--direct` alone means true; `--latency false` turns one off.
-                arg = arg
-                    .num_args(0..=1)
-                    .default_missing_value("true")
-                    .require_equals(false);
-            }
-            if let Some(d) = o.default {
-                arg = arg.default_value(d);
-            }
-            cmd.arg(arg)
-        })
-    }
-
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        Self::augment_args(cmd)
-    }
+    pub run: KindRunArgs<IozoneFormat>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -673,7 +623,7 @@ mod tests {
             };
             z.options.0
         };
-        let get = |opts: &[(&'static IozoneOption, IozoneValue)], n: &str| {
+        let get = |opts: &[(&'static IozoneOption, OptionValue)], n: &str| {
             opts.iter().find(|(o, _)| o.name == n).map(|(_, v)| *v)
         };
         let o = parse(&[
@@ -685,13 +635,13 @@ mod tests {
             "--flush",
             "iozone",
         ]);
-        assert_eq!(get(&o, "direct"), Some(IozoneValue::Switch(true)));
-        assert_eq!(get(&o, "latency"), Some(IozoneValue::Switch(false)));
-        assert_eq!(get(&o, "mix_read_percent"), Some(IozoneValue::Count(75)));
-        assert_eq!(get(&o, "flush"), Some(IozoneValue::Name("excluded")));
+        assert_eq!(get(&o, "direct"), Some(OptionValue::Flag(true)));
+        assert_eq!(get(&o, "latency"), Some(OptionValue::Flag(false)));
+        assert_eq!(get(&o, "mix_read_percent"), Some(OptionValue::Count(75)));
+        assert_eq!(get(&o, "flush"), Some(OptionValue::Name("excluded")));
         let d = parse(&[]);
-        assert_eq!(get(&d, "record"), Some(IozoneValue::Bytes(4096)));
-        assert_eq!(get(&d, "stonewall"), Some(IozoneValue::Switch(true)));
+        assert_eq!(get(&d, "record"), Some(OptionValue::Bytes(4096)));
+        assert_eq!(get(&d, "stonewall"), Some(OptionValue::Flag(true)));
         assert_eq!(get(&d, "direct"), None);
         let help = Cli::command()
             .find_subcommand_mut("iozone")
@@ -832,7 +782,7 @@ mod tests {
             .to_string();
         for o in iolab_sqlite::OPTIONS {
             let usage = match o.kind {
-                OptionKind::Flag => format!("--{}\n", o.flag()),
+                OptionKind::Flag => format!("--{} [<{}>]", o.flag(), o.value_name),
                 _ => format!("--{} <{}>", o.flag(), o.value_name),
             };
             assert!(help.contains(&usage), "{usage}: {help}");
@@ -840,9 +790,16 @@ mod tests {
                 assert!(help.contains(&format!("[default: {d}]")), "{}", o.name);
             }
         }
-        let e = Cli::try_parse_from(["iolab", "sqlite", "--dir", "/d", "--random", "yes"])
+        // A flag alone is on; a value turns it on or off, and must be one.
+        let e = Cli::try_parse_from(["iolab", "sqlite", "--dir", "/d", "--random", "maybe"])
             .unwrap_err()
             .to_string();
-        assert!(e.contains("unexpected argument 'yes'"), "{e}");
+        assert!(e.contains("`maybe` is not true or false"), "{e}");
+        let off = Cli::try_parse_from(["iolab", "sqlite", "--random", "off", "--dir", "/d"]);
+        let Command::Sqlite(a) = off.unwrap().command else {
+            panic!("not sqlite")
+        };
+        let random = a.options.0.iter().find(|(o, _)| o.name == "random");
+        assert_eq!(random.map(|(_, v)| *v), Some(OptionValue::Flag(false)));
     }
 }

@@ -90,8 +90,7 @@ fn bad_keys_are_located_in_the_file() {
         (
             "sqlite = { transactions = 2, threads = 4 }",
             "5:27",
-            "`workload.sqlite.transactions`: `workload.sqlite.transactions` 2 split over \
-             `workload.sqlite.threads` 4",
+            ":5:27: `workload.sqlite.transactions` 2 split over `workload.sqlite.threads` 4",
         ),
         (
             "sqlite = { journl = \"wal\" }",

@@ -18,10 +18,11 @@ use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::option::{OptionDef, OptionValue};
 use serde_json::{json, Value};
 
-use super::{Kind, LoadContext, Workload};
+use super::table::{self, TableKind, TableSpec};
+use super::Workload;
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Span, Table};
+use crate::plan::tree::Entry;
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, latency_stats, metric};
@@ -29,9 +30,6 @@ use crate::run::{KindRun, Ran, RunFailure};
 
 /// The `[workload]` key.
 pub const KEY: &str = "bonnie";
-
-/// Stand-in for the run directory until the runner knows it.
-const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
 
 /// Four metrics per phase: its rate, its CPU use, its slowest operation and its elapsed
 /// time, named after bonnie++'s CSV labels (`iolab_bonnie::Phase`'s names; a test keeps them
@@ -162,51 +160,59 @@ pub const METRICS: &[MetricDef] = phase_metrics![
 ];
 
 /// The bonnie kind.
-pub(crate) struct BonnieKind;
-
-pub(crate) static BONNIE: BonnieKind = BonnieKind;
-
-impl Kind for BonnieKind {
-    fn key(&self) -> &'static str {
-        KEY
-    }
-
-    fn noun(&self) -> &'static str {
-        "bonnie runs"
-    }
-
-    fn example(&self) -> &'static str {
-        "bonnie = { … }"
-    }
-
-    fn keys(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn misplaced_hint(&self, key: &str) -> Option<&'static str> {
-        Some(match key {
-            "time" => "bonnie runs its phases to the end: remove it (size the run with `size`, `files`, `seeks`)",
-            _ => "remove it: give bonnie's options inside bonnie = { … }",
-        })
-    }
-
-    fn metrics(&self) -> &'static [MetricDef] {
-        METRICS
-    }
-
-    fn resolve(
-        &self,
-        cx: &mut Ctx,
-        _section: &Table,
-        entry: &Entry,
-        at: &LoadContext,
-    ) -> Option<Arc<dyn Workload>> {
+pub(crate) static BONNIE: TableKind = TableKind {
+    key: KEY,
+    noun: "bonnie runs",
+    example: "bonnie = { … }",
+    metrics: || METRICS,
+    misplaced: |key| match key {
+        "time" => {
+            "bonnie runs its phases to the end: remove it (size the run with `size`, `files`, \
+             `seeks`)"
+        }
+        _ => "remove it: give bonnie's options inside bonnie = { … }",
+    },
+    resolve: |cx, entry, at| {
         read(cx, entry, at.target_bytes).map(|spec| {
             Arc::new(BonnieWorkload {
                 spec,
                 origin: Origin::File,
             }) as Arc<dyn Workload>
         })
+    },
+};
+
+impl TableSpec for BonnieSpec {
+    type Plan = BonniePlan;
+    type Error = BonnieSpecError;
+    const KIND: &'static str = KEY;
+
+    fn options() -> &'static [OptionDef<BonnieSpec>] {
+        OPTIONS
+    }
+
+    fn defaults(dir: PathBuf, seed: u64) -> Self {
+        BonnieSpec::with_defaults(dir, seed)
+    }
+
+    fn validate(&self) -> Result<BonniePlan, BonnieSpecError> {
+        BonnieSpec::validate(self)
+    }
+
+    fn fault(e: &BonnieSpecError, _given: &dyn Fn(&str) -> bool) -> &'static str {
+        match e {
+            BonnieSpecError::ZeroChunk | BonnieSpecError::HugeChunk(_) => "chunk_size",
+            BonnieSpecError::ZeroFileChunk | BonnieSpecError::HugeFileChunk(_) => "file_chunk_size",
+            BonnieSpecError::ZeroSize { .. }
+            | BonnieSpecError::SizeNotMultiple { .. }
+            | BonnieSpecError::UnknownMemory => "size",
+            BonnieSpecError::CharSizeNotMultiple { .. }
+            | BonnieSpecError::CharSizeAboveSize { .. } => "char_size",
+            BonnieSpecError::MinAboveMax { .. } => "min_file_size",
+            BonnieSpecError::HugeFiles(_) => "max_file_size",
+            BonnieSpecError::NoFiles => "files",
+            BonnieSpecError::DirsAboveFiles { .. } => "dirs",
+        }
     }
 }
 
@@ -217,16 +223,10 @@ pub struct BonnieWorkload {
     origin: Origin,
 }
 
-fn flags() -> Vec<String> {
-    OPTIONS.iter().map(|o| o.flag()).collect()
-}
-
 impl BonnieWorkload {
     /// An error in the user's words: flags on the command line, keys in a file.
     fn failure(&self, e: &BonnieError) -> RunFailure {
-        let flags = flags();
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let rewrite = |t: &str| self.origin.rewrite(t, KEY, &flags);
+        let rewrite = |t: &str| table::rewrite::<BonnieSpec>(self.origin, t);
         RunFailure {
             message: rewrite(&e.to_string()),
             hint: e.hint().map(rewrite),
@@ -261,9 +261,9 @@ impl Workload for BonnieWorkload {
         let mut spec = self.spec.clone();
         spec.dir = run.dir.to_path_buf();
         spec.seed = run.seed;
-        let plan = spec
-            .validate()
-            .map_err(|e| RunFailure::bad_input(self.origin.rewrite(&e.to_string(), KEY, &[])))?;
+        let plan = spec.validate().map_err(|e| {
+            RunFailure::bad_input(table::rewrite::<BonnieSpec>(self.origin, &e.to_string()))
+        })?;
         run.obs.run_files(vec![iolab_bonnie::data_file(&plan.dir)]);
         let r = run_bonnie_cancellable(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
         add_record(run.record, &r);
@@ -275,60 +275,18 @@ impl Workload for BonnieWorkload {
     }
 }
 
-/// Reads `bonnie = { … }`: every key of [`OPTIONS`], typed as the table says; then validated
-/// as `iolab bonnie` would, and its data against the target's size.
+/// Reads `bonnie = { … }` (see [`table::read`]) and checks its data against the target's
+/// size.
 fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<BonnieSpec> {
-    // The runner gives every run its own directory and seed.
-    let mut spec = BonnieSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
-    let t = cx.options(entry, "workload.bonnie", OPTIONS, &mut spec)?;
-    let key = |k: &str| format!("workload.bonnie.{k}");
-    let at = |k: &str| -> Span {
-        t.get(k)
-            .map_or(entry.key_span.clone(), |e| e.node.span.clone())
+    let r = table::read::<BonnieSpec>(cx, entry)?;
+    let bytes = r.plan.dataset_bytes();
+    let k = if r.plan.size >= bytes {
+        "size"
+    } else {
+        "files"
     };
-    let plan = match spec.validate() {
-        Ok(p) => p,
-        Err(e) => {
-            let k = match e {
-                BonnieSpecError::ZeroChunk | BonnieSpecError::HugeChunk(_) => "chunk_size",
-                BonnieSpecError::ZeroFileChunk | BonnieSpecError::HugeFileChunk(_) => {
-                    "file_chunk_size"
-                }
-                BonnieSpecError::ZeroSize { .. }
-                | BonnieSpecError::SizeNotMultiple { .. }
-                | BonnieSpecError::UnknownMemory => "size",
-                BonnieSpecError::CharSizeNotMultiple { .. }
-                | BonnieSpecError::CharSizeAboveSize { .. } => "char_size",
-                BonnieSpecError::MinAboveMax { .. } => "min_file_size",
-                BonnieSpecError::HugeFiles(_) => "max_file_size",
-                BonnieSpecError::NoFiles => "files",
-                BonnieSpecError::DirsAboveFiles { .. } => "dirs",
-            };
-            let flags = flags();
-            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-            cx.error(&at(k), Origin::File.rewrite(&e.to_string(), KEY, &flags));
-            return None;
-        }
-    };
-    if let Some(cap) = target_bytes.filter(|&cap| plan.dataset_bytes() > cap) {
-        let k = if plan.size >= plan.dataset_bytes() {
-            "size"
-        } else {
-            "files"
-        };
-        cx.error_hint(
-            &at(k),
-            format!(
-                "`{}`: {} of data do not fit on the {} target",
-                key(k),
-                iolab_workload::format_bytes(plan.dataset_bytes()),
-                iolab_workload::format_bytes(cap)
-            ),
-            "make the target larger or the bonnie workload smaller",
-        );
-        return None;
-    }
-    Some(spec)
+    r.fits(cx, k, bytes, target_bytes, "bonnie workload")
+        .then_some(r.spec)
 }
 
 /// `iolab bonnie`: the given option values over the table's defaults, validated (the
@@ -338,13 +296,7 @@ pub fn from_command_line(
     dir: &Path,
     seed: u64,
 ) -> Result<ExperimentPlan, UsageError> {
-    let mut spec = BonnieSpec::with_defaults(PathBuf::from(dir), seed);
-    for (o, v) in values {
-        o.apply(&mut spec, *v);
-    }
-    let plan = spec
-        .validate()
-        .map_err(|e| UsageError::new(e.to_string()))?;
+    let (spec, plan) = table::from_values(values, dir.to_path_buf(), seed)?;
     let name = format!(
         "bonnie size={} chunk={} files={}k",
         plan.size, plan.chunk_size, plan.files_k

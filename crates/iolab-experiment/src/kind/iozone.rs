@@ -19,16 +19,18 @@ use iolab_iozone::matrix::Cell;
 use iolab_iozone::options::Direction;
 use iolab_iozone::{
     run_iozone, Figure, IozoneOption, IozonePlan, IozoneResult, IozoneSpec, IozoneSpecError,
-    OptionKind, OptionValue, OPTIONS,
+    OPTIONS,
 };
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
+use iolab_workload::option::OptionValue;
 use serde_json::{json, Map, Value};
 
-use super::{Kind, LoadContext, Workload};
+use super::table::{self, TableKind, TableSpec};
+use super::Workload;
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Span, Table};
+use crate::plan::tree::Entry;
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, latency_stats, metric};
@@ -37,9 +39,43 @@ use crate::run::{KindRun, Ran, RunFailure};
 /// The `[workload]` key.
 pub const KEY: &str = "iozone";
 
-pub(crate) struct IozoneKind;
+pub(crate) static IOZONE: TableKind = TableKind {
+    key: KEY,
+    noun: "iozone tests",
+    example: "iozone = { … }",
+    metrics: || &METRICS,
+    misplaced: |_| "remove it, or give it inside iozone = { … } (docs/iozone.md lists the keys)",
+    resolve: |cx, entry, at| {
+        read(cx, entry, at.target_bytes).map(|spec| {
+            Arc::new(IozoneWorkload {
+                spec,
+                origin: Origin::File,
+            }) as Arc<dyn Workload>
+        })
+    },
+};
 
-pub(crate) static IOZONE: IozoneKind = IozoneKind;
+impl TableSpec for IozoneSpec {
+    type Plan = IozonePlan;
+    type Error = IozoneSpecError;
+    const KIND: &'static str = KEY;
+
+    fn options() -> &'static [IozoneOption] {
+        OPTIONS
+    }
+
+    fn defaults(dir: PathBuf, seed: u64) -> Self {
+        IozoneSpec::with_defaults(dir, seed)
+    }
+
+    fn validate(&self) -> Result<IozonePlan, IozoneSpecError> {
+        IozoneSpec::validate(self)
+    }
+
+    fn fault(e: &IozoneSpecError, _given: &dyn Fn(&str) -> bool) -> &'static str {
+        e.option()
+    }
+}
 
 /// Each figure's iolab throughput: `<figure>_mib_per_s`, in [`Figure::ALL`]'s order.
 pub const FIGURE_METRICS: [&str; 18] = [
@@ -138,59 +174,11 @@ fn owned(
     }
 }
 
-/// Stand-in for the run directory until the runner knows it.
-const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
-
-impl Kind for IozoneKind {
-    fn key(&self) -> &'static str {
-        KEY
-    }
-
-    fn noun(&self) -> &'static str {
-        "iozone tests"
-    }
-
-    fn example(&self) -> &'static str {
-        "iozone = { … }"
-    }
-
-    fn keys(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn misplaced_hint(&self, _key: &str) -> Option<&'static str> {
-        Some("remove it, or give it inside iozone = { … } (docs/iozone.md lists the keys)")
-    }
-
-    fn metrics(&self) -> &'static [MetricDef] {
-        &METRICS
-    }
-
-    fn resolve(
-        &self,
-        cx: &mut Ctx,
-        _section: &Table,
-        entry: &Entry,
-        at: &LoadContext,
-    ) -> Option<Arc<dyn Workload>> {
-        read(cx, entry, at.target_bytes).map(|spec| {
-            Arc::new(IozoneWorkload {
-                spec,
-                origin: Origin::File,
-            }) as Arc<dyn Workload>
-        })
-    }
-}
-
 /// Validated iozone tests; the runner gives each run its directory and seed.
 #[derive(Debug, Clone)]
 pub struct IozoneWorkload {
     pub spec: IozoneSpec,
     origin: Origin,
-}
-
-fn flags() -> Vec<&'static str> {
-    OPTIONS.iter().map(IozoneOption::flag).collect()
 }
 
 impl IozoneWorkload {
@@ -206,10 +194,11 @@ impl IozoneWorkload {
             ),
             _ => e.hint(),
         };
-        let flags = flags();
         let mut f = RunFailure::engine(e, hint.map(str::to_string));
-        f.message = self.origin.rewrite(&f.message, KEY, &flags);
-        f.hint = f.hint.map(|h| self.origin.rewrite(&h, KEY, &flags));
+        f.message = table::rewrite::<IozoneSpec>(self.origin, &f.message);
+        f.hint = f
+            .hint
+            .map(|h| table::rewrite::<IozoneSpec>(self.origin, &h));
         f
     }
 }
@@ -269,75 +258,13 @@ impl Workload for IozoneWorkload {
     }
 }
 
-/// Reads `iozone = { … }`: every key of [`OPTIONS`], typed as the table says; then validated
-/// as `iolab iozone` would, and the files against the target's size.
+/// Reads `iozone = { … }` (see [`table::read`]) and checks its files against the target's
+/// size.
 fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<IozoneSpec> {
-    let before = cx.errors();
-    let t = cx.table(entry, "workload.iozone")?;
-    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
-    cx.unknown_keys(t, &names, "workload.iozone");
-    let key = |k: &str| format!("workload.iozone.{k}");
-    let mut spec = IozoneSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
-    for o in OPTIONS {
-        let Some(e) = t.get(o.name) else { continue };
-        if let Some(v) = value(cx, e, o, &key(o.name)) {
-            o.apply(&mut spec, v);
-        }
-    }
-    if cx.errors() > before {
-        return None;
-    }
-    let at = |k: &str| -> Span {
-        t.get(k)
-            .map_or(entry.key_span.clone(), |e| e.node.span.clone())
-    };
-    if let Err(e) = spec.validate() {
-        let k = e.option();
-        let flags = flags();
-        let message = Origin::File.rewrite(&e.to_string(), KEY, &flags);
-        cx.error(&at(k), message);
-        return None;
-    }
-    let total = spec.size.saturating_mul(u64::from(spec.threads));
-    if let Some(cap) = target_bytes.filter(|&cap| total > cap) {
-        cx.error_hint(
-            &at("size"),
-            format!(
-                "`{}`: {} of files do not fit on the {} target",
-                key("size"),
-                iolab_workload::format_bytes(total),
-                iolab_workload::format_bytes(cap)
-            ),
-            "make the target larger, or the files smaller or fewer",
-        );
-        return None;
-    }
-    Some(spec)
-}
-
-/// One option's value in an experiment file, with the type its kind asks for.
-fn value(cx: &mut Ctx, e: &Entry, o: &IozoneOption, key: &str) -> Option<OptionValue> {
-    let parsed = match o.kind {
-        OptionKind::Size => return cx.size(e, key).map(OptionValue::Bytes),
-        OptionKind::Count { min, max } => {
-            let max = i64::try_from(max).unwrap_or(i64::MAX);
-            return cx
-                .integer(e, key, min as i64, max)
-                .map(|n| OptionValue::Count(n as u64));
-        }
-        OptionKind::Switch => return cx.boolean(e, key).map(OptionValue::Switch),
-        OptionKind::Choice(_) | OptionKind::Tests => {
-            let text = cx.string(e, key)?;
-            o.parse(text)
-        }
-    };
-    match parsed {
-        Ok(v) => Some(v),
-        Err(m) => {
-            cx.error(&e.node.span, format!("`{key}`: {m}"));
-            None
-        }
-    }
+    let r = table::read::<IozoneSpec>(cx, entry)?;
+    let total = r.spec.size.saturating_mul(u64::from(r.spec.threads));
+    r.fits(cx, "size", total, target_bytes, "files (or fewer threads)")
+        .then_some(r.spec)
 }
 
 /// `iolab iozone`: the given option values over the table's defaults, validated (the
@@ -380,12 +307,7 @@ fn spec_from(
     dir: &Path,
     seed: u64,
 ) -> Result<IozoneSpec, UsageError> {
-    let mut spec = IozoneSpec::with_defaults(PathBuf::from(dir), seed);
-    for (o, v) in values {
-        o.apply(&mut spec, *v);
-    }
-    spec.validate().map_err(|e| usage(&e))?;
-    Ok(spec)
+    table::from_values(values, dir.to_path_buf(), seed).map(|(spec, _)| spec)
 }
 
 fn usage(e: &IozoneSpecError) -> UsageError {

@@ -17,10 +17,11 @@ use iolab_workload::micro::{
 };
 use serde_json::{json, Value};
 
-use super::{Kind, LoadContext, Workload};
+use super::table::{self, TableKind, TableSpec};
+use super::Workload;
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Span, Table};
+use crate::plan::tree::Entry;
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, latency_stats, metric, series};
@@ -28,11 +29,6 @@ use crate::run::{KindRun, Ran, RunFailure};
 
 /// The `[workload]` key.
 pub const KEY: &str = "micro";
-
-/// The micro test kind.
-pub(crate) struct MicroKind;
-
-pub(crate) static MICRO: MicroKind = MicroKind;
 
 /// What micro tests record besides the common metrics.
 pub const METRICS: &[MetricDef] = &[MetricDef::new(
@@ -43,54 +39,66 @@ pub const METRICS: &[MetricDef] = &[MetricDef::new(
     "the longest final fsync/msync of a write pass (inside the timed region)",
 )];
 
-/// Stand-in for the run directory until the runner knows it.
-const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
-
-impl Kind for MicroKind {
-    fn key(&self) -> &'static str {
-        KEY
-    }
-
-    fn noun(&self) -> &'static str {
-        "micro tests"
-    }
-
-    fn example(&self) -> &'static str {
-        "micro = { … }"
-    }
-
-    fn keys(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn misplaced_hint(&self, key: &str) -> Option<&'static str> {
-        Some(match key {
-            "time" => "give a micro test's time limit inside it: micro = { …, time = \"30s\" }",
-            "engine" | "iodepth" => {
-                "give a micro test's engine inside it: micro = { …, engine = \"io_uring\", \
-                 iodepth = 32 }"
-            }
-            _ => "remove it: micro tests have no WML variables, filesets or file picking",
-        })
-    }
-
-    fn metrics(&self) -> &'static [MetricDef] {
-        METRICS
-    }
-
-    fn resolve(
-        &self,
-        cx: &mut Ctx,
-        _section: &Table,
-        entry: &Entry,
-        at: &LoadContext,
-    ) -> Option<Arc<dyn Workload>> {
+/// The micro test kind.
+pub(crate) static MICRO: TableKind = TableKind {
+    key: KEY,
+    noun: "micro tests",
+    example: "micro = { … }",
+    metrics: || METRICS,
+    misplaced: |key| match key {
+        "time" => "give a micro test's time limit inside it: micro = { …, time = \"30s\" }",
+        "engine" | "iodepth" => {
+            "give a micro test's engine inside it: micro = { …, engine = \"io_uring\", \
+             iodepth = 32 }"
+        }
+        _ => "remove it: micro tests have no WML variables, filesets or file picking",
+    },
+    resolve: |cx, entry, at| {
         read(cx, entry, at.target_bytes).map(|spec| {
             Arc::new(MicroWorkload {
                 spec,
                 origin: Origin::File,
             }) as Arc<dyn Workload>
         })
+    },
+};
+
+impl TableSpec for MicroSpec {
+    type Plan = MicroPlan;
+    type Error = MicroSpecError;
+    const KIND: &'static str = KEY;
+
+    fn options() -> &'static [MicroOption] {
+        OPTIONS
+    }
+
+    fn defaults(dir: PathBuf, seed: u64) -> Self {
+        MicroSpec::with_defaults(dir, seed)
+    }
+
+    fn validate(&self) -> Result<MicroPlan, MicroSpecError> {
+        MicroSpec::validate(self)
+    }
+
+    fn fault(e: &MicroSpecError, given: &dyn Fn(&str) -> bool) -> &'static str {
+        match e {
+            MicroSpecError::ZeroBlockSize | MicroSpecError::HugeBlockSize { .. } => "bs",
+            MicroSpecError::ZeroSize { .. }
+            | MicroSpecError::SizeNotMultiple { .. }
+            | MicroSpecError::PerThreadNotMultiple { .. } => "size",
+            MicroSpecError::ZeroThreads => "threads",
+            MicroSpecError::MmapNeedsMmapEngine { .. } => "engine",
+            MicroSpecError::MmapEngineNeedsMmapSync { .. } => {
+                if given("sync") {
+                    "sync"
+                } else {
+                    "engine"
+                }
+            }
+            MicroSpecError::DepthNeedsUring { .. } | MicroSpecError::BadDepth(_) => "iodepth",
+            MicroSpecError::ZeroLoops => "loops",
+            MicroSpecError::ZeroTime => "time",
+        }
     }
 }
 
@@ -104,10 +112,9 @@ pub struct MicroWorkload {
 impl MicroWorkload {
     /// An error's hint in the user's words (the engine writes its hints for `iolab micro`).
     fn failure(&self, e: &EngineError) -> RunFailure {
-        let flags: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
         let mut f = RunFailure::engine(e, e.hint().map(str::to_string));
-        f.message = self.origin.rewrite(&f.message, KEY, &flags);
-        f.hint = f.hint.map(|h| self.origin.rewrite(&h, KEY, &flags));
+        f.message = table::rewrite::<MicroSpec>(self.origin, &f.message);
+        f.hint = f.hint.map(|h| table::rewrite::<MicroSpec>(self.origin, &h));
         f
     }
 }
@@ -155,56 +162,11 @@ impl Workload for MicroWorkload {
     }
 }
 
-/// Reads `micro = { … }`: every key of [`OPTIONS`], typed as the table says; then validated
-/// as `iolab micro` would, and its size against the target's.
+/// Reads `micro = { … }` (see [`table::read`]) and checks its size against the target's.
 fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroSpec> {
-    // The runner gives every run its own directory and seed.
-    let mut spec = MicroSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
-    let t = cx.options(entry, "workload.micro", OPTIONS, &mut spec)?;
-    let key = |k: &str| format!("workload.micro.{k}");
-    let at = |k: &str| -> Span {
-        t.get(k)
-            .map_or(entry.key_span.clone(), |e| e.node.span.clone())
-    };
-    if let Err(e) = spec.validate() {
-        let k = match e {
-            MicroSpecError::ZeroBlockSize | MicroSpecError::HugeBlockSize { .. } => "bs",
-            MicroSpecError::ZeroSize { .. }
-            | MicroSpecError::SizeNotMultiple { .. }
-            | MicroSpecError::PerThreadNotMultiple { .. } => "size",
-            MicroSpecError::ZeroThreads => "threads",
-            MicroSpecError::MmapNeedsMmapEngine { .. } => "engine",
-            MicroSpecError::MmapEngineNeedsMmapSync { .. } => {
-                if t.get("sync").is_some() {
-                    "sync"
-                } else {
-                    "engine"
-                }
-            }
-            MicroSpecError::DepthNeedsUring { .. } | MicroSpecError::BadDepth(_) => "iodepth",
-            MicroSpecError::ZeroLoops => "loops",
-            MicroSpecError::ZeroTime => "time",
-        };
-        // The messages are written for the command line (`--size`); the keys here are
-        // spelled the same without the dashes.
-        let message = e.to_string().replace("--", "");
-        cx.error(&at(k), format!("`{}`: {message}", key(k)));
-        return None;
-    }
-    if let Some(cap) = target_bytes.filter(|&cap| spec.size > cap) {
-        cx.error_hint(
-            &at("size"),
-            format!(
-                "`{}`: {} of data do not fit on the {} target",
-                key("size"),
-                iolab_workload::format_bytes(spec.size),
-                iolab_workload::format_bytes(cap)
-            ),
-            "make the target larger or the micro test smaller",
-        );
-        return None;
-    }
-    Some(spec)
+    let r = table::read::<MicroSpec>(cx, entry)?;
+    r.fits(cx, "size", r.spec.size, target_bytes, "micro test")
+        .then_some(r.spec)
 }
 
 /// `iolab micro`: the given option values over the table's defaults, validated (the
@@ -214,12 +176,7 @@ pub fn from_command_line(
     dir: &Path,
     seed: u64,
 ) -> Result<ExperimentPlan, UsageError> {
-    let mut spec = MicroSpec::with_defaults(PathBuf::from(dir), seed);
-    for (o, v) in values {
-        o.apply(&mut spec, *v);
-    }
-    spec.validate()
-        .map_err(|e| UsageError::new(e.to_string()))?;
+    let (spec, _) = table::from_values(values, dir.to_path_buf(), seed)?;
     let name = format!(
         "micro {} {} bs={} size={} threads={}",
         spec.access.name(),

@@ -11,6 +11,7 @@ pub mod bonnie;
 pub mod iozone;
 pub mod micro;
 pub mod sqlite;
+mod table;
 pub mod wml;
 
 use std::any::Any;

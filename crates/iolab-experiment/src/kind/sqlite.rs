@@ -17,10 +17,9 @@ use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::option::OptionValue;
 use serde_json::{json, Map, Value};
 
-use super::{Kind, LoadContext, Workload};
-use crate::plan::read::Ctx;
+use super::table::{self, TableKind, TableSpec};
+use super::Workload;
 use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Span, Table};
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, latency_stats, metric, series};
@@ -30,9 +29,45 @@ use crate::run::{KindRun, Ran, RunFailure};
 pub const KEY: &str = "sqlite";
 
 /// The SQLite kind.
-pub(crate) struct SqliteKind;
+pub(crate) static SQLITE: TableKind = TableKind {
+    key: KEY,
+    noun: "SQLite runs",
+    example: "sqlite = { … }",
+    metrics: || METRICS,
+    misplaced: |_| {
+        "remove it: a SQLite run is given by its own keys, e.g. sqlite = { journal = \"wal\", \
+         transactions = 1000 }"
+    },
+    resolve: |cx, entry, _| {
+        let r = table::read::<SqliteSpec>(cx, entry)?;
+        Some(Arc::new(SqliteWorkload {
+            spec: r.spec,
+            origin: Origin::File,
+        }) as Arc<dyn Workload>)
+    },
+};
 
-pub(crate) static SQLITE: SqliteKind = SqliteKind;
+impl TableSpec for SqliteSpec {
+    type Plan = iolab_sqlite::SqlitePlan;
+    type Error = SqliteSpecError;
+    const KIND: &'static str = KEY;
+
+    fn options() -> &'static [SqliteOption] {
+        OPTIONS
+    }
+
+    fn defaults(dir: PathBuf, seed: u64) -> Self {
+        SqliteSpec::with_defaults(dir, seed)
+    }
+
+    fn validate(&self) -> Result<Self::Plan, SqliteSpecError> {
+        SqliteSpec::validate(self)
+    }
+
+    fn fault(e: &SqliteSpecError, _given: &dyn Fn(&str) -> bool) -> &'static str {
+        e.option()
+    }
+}
 
 /// What SQLite runs record besides the common metrics (whose `ops` are transactions and
 /// `bytes` the bytes SQLite wrote). The system calls are SQLite's own in the timed region,
@@ -83,53 +118,6 @@ pub const METRICS: &[MetricDef] = &[
     ),
 ];
 
-/// Stand-in for the run directory until the runner knows it.
-const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
-
-impl Kind for SqliteKind {
-    fn key(&self) -> &'static str {
-        KEY
-    }
-
-    fn noun(&self) -> &'static str {
-        "SQLite runs"
-    }
-
-    fn example(&self) -> &'static str {
-        "sqlite = { … }"
-    }
-
-    fn keys(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn misplaced_hint(&self, _key: &str) -> Option<&'static str> {
-        Some(
-            "remove it: a SQLite run is given by its own keys, e.g. sqlite = { journal = \
-             \"wal\", transactions = 1000 }",
-        )
-    }
-
-    fn metrics(&self) -> &'static [MetricDef] {
-        METRICS
-    }
-
-    fn resolve(
-        &self,
-        cx: &mut Ctx,
-        _section: &Table,
-        entry: &Entry,
-        _at: &LoadContext,
-    ) -> Option<Arc<dyn Workload>> {
-        read(cx, entry).map(|spec| {
-            Arc::new(SqliteWorkload {
-                spec,
-                origin: Origin::File,
-            }) as Arc<dyn Workload>
-        })
-    }
-}
-
 /// A validated SQLite run; the runner gives each run its directory and seed.
 #[derive(Debug, Clone)]
 pub struct SqliteWorkload {
@@ -140,11 +128,11 @@ pub struct SqliteWorkload {
 impl SqliteWorkload {
     /// An error in the user's words (the library writes for `iolab sqlite`).
     fn failure(&self, e: &SqliteError) -> RunFailure {
-        let flags: Vec<String> = OPTIONS.iter().map(|o| o.flag()).collect();
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         RunFailure {
-            message: self.origin.rewrite(&e.to_string(), KEY, &flags),
-            hint: e.hint().map(|h| self.origin.rewrite(h, KEY, &flags)),
+            message: table::rewrite::<SqliteSpec>(self.origin, &e.to_string()),
+            hint: e
+                .hint()
+                .map(|h| table::rewrite::<SqliteSpec>(self.origin, h)),
             bad_input: e.is_bad_input(),
             interrupted: e.is_interrupted(),
             located: false,
@@ -218,27 +206,6 @@ fn library_json() -> Value {
     })
 }
 
-/// Reads `sqlite = { … }`: every key of [`OPTIONS`], typed as the table says, then
-/// validated as `iolab sqlite` would.
-fn read(cx: &mut Ctx, entry: &Entry) -> Option<SqliteSpec> {
-    // The runner gives every run its own directory and seed.
-    let mut spec = SqliteSpec::with_defaults(PLACEHOLDER_DIR.into(), 0);
-    let t = cx.options(entry, "workload.sqlite", OPTIONS, &mut spec)?;
-    let key = |k: &str| format!("workload.sqlite.{k}");
-    if let Err(e) = spec.validate() {
-        let k = e.option();
-        let at: Span = t
-            .get(k)
-            .map_or(entry.key_span.clone(), |e| e.node.span.clone());
-        let flags: Vec<String> = OPTIONS.iter().map(|o| o.flag()).collect();
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let message = Origin::File.rewrite(&e.to_string(), KEY, &flags);
-        cx.error(&at, format!("`{}`: {message}", key(k)));
-        return None;
-    }
-    Some(spec)
-}
-
 /// `iolab sqlite`: the given option values over the table's defaults, validated (the
 /// messages name the flags), as the one-run plan for `dir` with `seed`.
 pub fn from_command_line(
@@ -246,12 +213,7 @@ pub fn from_command_line(
     dir: &Path,
     seed: u64,
 ) -> Result<ExperimentPlan, UsageError> {
-    let mut spec = SqliteSpec::with_defaults(PathBuf::from(dir), seed);
-    for (o, v) in values {
-        o.apply(&mut spec, *v);
-    }
-    spec.validate()
-        .map_err(|e: SqliteSpecError| UsageError::new(e.to_string()))?;
+    let (spec, _) = table::from_values(values, dir.to_path_buf(), seed)?;
     let name = format!(
         "sqlite {} journal={} synchronous={} transactions={} threads={}",
         spec.mode, spec.journal, spec.synchronous, spec.transactions, spec.threads

@@ -81,9 +81,6 @@ pub const METRICS: &[MetricDef] = &[
     ),
 ];
 
-/// Stand-in for `$dir` when a workload is checked before its run directory exists.
-const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
-
 /// How a WML workload runs: what the command line or `[workload]` adds to the file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -644,7 +641,7 @@ impl WmlKind {
             engine,
             iodepth,
         };
-        let checked = match front_end(&parsed, &settings, Some(PLACEHOLDER_DIR)) {
+        let checked = match front_end(&parsed, &settings, Some(super::table::PLACEHOLDER_DIR)) {
             Ok(f) => f,
             Err(errs) => {
                 wml_errors(cx, errs.into_vec());

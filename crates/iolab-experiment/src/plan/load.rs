@@ -559,7 +559,8 @@ mod tests {
         assert!(e[1].ends_with("(configuration `bs=5k`)"), "{e:?}");
         assert!(
             e[0].starts_with(
-                "e.toml:6:32: `workload.micro.size`: size 65536 is not a multiple of bs 3072"
+                "e.toml:6:32: `workload.micro.size` 65536 is not a multiple of \
+                 `workload.micro.bs` 3072"
             ),
             "{e:?}"
         );

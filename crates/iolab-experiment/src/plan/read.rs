@@ -181,9 +181,23 @@ impl<'s> Ctx<'s> {
     }
 
     /// The value of an option declared in a kind's option table, typed as its kind says.
-    pub fn option(&mut self, e: &Entry, path: &str, kind: OptionKind) -> Option<OptionValue> {
+    pub fn option(
+        &mut self,
+        e: &Entry,
+        path: &str,
+        kind: OptionKind,
+        aliases: &[(&'static str, &'static str)],
+    ) -> Option<OptionValue> {
         match kind {
-            OptionKind::Choice(names) => self.choice(e, path, names).map(OptionValue::Name),
+            OptionKind::Choice(names) => {
+                // Another spelling of a name (`flush = "iozone"`) means that name.
+                if let Value::String(s) = &e.node.value {
+                    if let Some((_, name)) = aliases.iter().find(|(a, _)| a == s) {
+                        return Some(OptionValue::Name(name));
+                    }
+                }
+                self.choice(e, path, names).map(OptionValue::Name)
+            }
             OptionKind::Size => self.size(e, path).map(OptionValue::Bytes),
             // A maximum that is only the type's limit is not worth saying ("at least 1"),
             // but is still enforced.
@@ -205,6 +219,16 @@ impl<'s> Ctx<'s> {
             }
             OptionKind::Duration => self.duration(e, path).map(OptionValue::Duration),
             OptionKind::Flag => self.boolean(e, path).map(OptionValue::Flag),
+            OptionKind::Set { .. } => {
+                let text = self.string(e, path)?;
+                match kind.parse(text, aliases) {
+                    Ok(v) => Some(v),
+                    Err(m) => {
+                        self.error(&e.node.span, format!("`{path}`: {m}"));
+                        None
+                    }
+                }
+            }
         }
     }
 
@@ -224,7 +248,7 @@ impl<'s> Ctx<'s> {
         self.unknown_keys(t, &names, path);
         for o in options {
             let Some(e) = t.get(o.name) else { continue };
-            if let Some(v) = self.option(e, &join(path, o.name), o.kind) {
+            if let Some(v) = self.option(e, &join(path, o.name), o.kind, o.aliases) {
                 o.apply(spec, v);
             }
         }

@@ -1,87 +1,28 @@
 //! `iolab bonnie`: the bonnie kind's one-run plan, run by the experiment runner, printed in
 //! the chosen format.
 
-use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
 use iolab_bonnie::BonnieResult;
-use iolab_experiment::run::EngineEvent;
 
-use crate::cli::{BonnieArgs, BonnieFormat};
-use crate::cmd::single::{self, Storage};
+use crate::cli::BonnieArgs;
+use crate::cmd::single;
 use crate::error::CliError;
-use crate::fmt::thousands;
-use crate::output::bonnie::BonnieReport;
-use crate::output::{self, Host};
-use crate::term::StatusLine;
+use crate::output;
 
 pub fn run(args: BonnieArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let plan =
         iolab_experiment::kind::bonnie::from_command_line(&args.options.0, &args.dir, args.seed)
             .map_err(crate::cmd::usage)?;
-    let format = if args.json {
-        BonnieFormat::Json
-    } else {
-        args.format
-    };
-    let storage = Storage::from_args(args.no_db, &args.db.db)?;
-    let mut display = single::Shown {
-        status: StatusLine::new(std::io::stderr().is_terminal()),
-        view: Display,
-    };
-    let run = single::run::<BonnieResult>(
+    let (report, stored) = single::run_kind::<BonnieResult, _>(
         &plan,
-        storage,
-        args.monitor.options(),
+        &args.run,
         &cancel,
-        &mut display,
+        "operation",
         "interrupted; the files of the run were removed",
-    );
-    display.status.clear();
-    let run = run?;
-    let report = BonnieReport {
-        result: run.output,
-        host: Host::probe(),
-        findings: run.end.findings.clone(),
-        system: single::system_summary(&run.end.metrics),
-    };
-    output::emit(|out| output::bonnie::write(format, &report, out))?;
-    if format == BonnieFormat::Human {
-        crate::cmd::watch::print_findings(&report.findings, "");
-        if let Some(id) = run.stored {
-            say!("stored as experiment {} in {}", id.0, args.db.db.display());
-        }
-    }
+    )?;
+    output::emit(|out| output::bonnie::write(args.run.format(), &report, out))?;
+    single::epilogue(&args.run, &report.findings, stored);
     Ok(())
-}
-
-/// The operations' progress on a terminal.
-struct Display;
-
-impl single::EngineView for Display {
-    fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
-        match *event {
-            EngineEvent::TimedStart => line.keep(),
-            EngineEvent::Records {
-                done,
-                planned,
-                elapsed,
-            } => {
-                if !line.enabled() || elapsed < Duration::from_secs(1) || planned == 0 {
-                    return;
-                }
-                line.show(format_args!(
-                    "running: {}% ({} of {} operations), {:.0} s",
-                    done * 100 / planned,
-                    thousands(done),
-                    thousands(planned),
-                    elapsed.as_secs_f64()
-                ));
-            }
-            EngineEvent::TimedEnd => line.clear(),
-            _ => {}
-        }
-    }
 }

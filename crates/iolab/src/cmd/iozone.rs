@@ -4,16 +4,14 @@
 use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use iolab_experiment::run::EngineEvent;
 use iolab_iozone::matrix::Bounds;
 use iolab_iozone::IozoneResult;
 
 use crate::cli::{IozoneArgs, IozoneFormat};
 use crate::cmd::single::{self, Storage};
 use crate::error::CliError;
-use crate::fmt::thousands;
 use crate::output::iozone::{write_iozone, IozoneReport};
 use crate::output::{self, Host};
 use crate::term::StatusLine;
@@ -40,21 +38,17 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         iolab_experiment::kind::iozone::from_command_line(values, &args.dir, args.seed)
     }
     .map_err(crate::cmd::usage)?;
-    let format = if args.json {
-        IozoneFormat::Json
-    } else {
-        args.format
-    };
-    let storage = Storage::from_args(args.no_db, &args.db.db)?;
+    let format = args.run.format();
+    let storage = Storage::from_args(args.run.no_db, &args.run.db.db)?;
     let mut display = single::Shown {
         status: StatusLine::new(std::io::stderr().is_terminal()),
-        view: Display,
+        view: single::Counting { unit: "record" },
     };
     let started_at = SystemTime::now();
     let runs = single::run_each::<IozoneResult>(
         &plan,
         storage,
-        args.monitor.options(),
+        args.run.monitor.options(),
         &cancel,
         &mut display,
         "interrupted; the files of the run were removed",
@@ -79,45 +73,12 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             crate::cmd::watch::print_findings(f, "");
         }
         if let Some(id) = stored {
-            say!("stored as experiment {} in {}", id.0, args.db.db.display());
+            say!(
+                "stored as experiment {} in {}",
+                id.0,
+                args.run.db.db.display()
+            );
         }
     }
     Ok(())
-}
-
-/// Fill progress and the records' progress on a terminal.
-struct Display;
-
-impl single::EngineView for Display {
-    fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
-        match *event {
-            EngineEvent::Filling { done, total }
-                if line.enabled() && total >= 64 << 20 && done.is_multiple_of(64 << 20) =>
-            {
-                line.show(format_args!(
-                    "writing the files: {} of {} MiB",
-                    done >> 20,
-                    total >> 20
-                ));
-            }
-            EngineEvent::TimedStart => line.keep(),
-            EngineEvent::Records {
-                done,
-                planned,
-                elapsed,
-            } => {
-                if !line.enabled() || elapsed < Duration::from_secs(1) || planned == 0 {
-                    return;
-                }
-                line.show(format_args!(
-                    "running: {}% ({} of {} records)",
-                    done * 100 / planned,
-                    thousands(done),
-                    thousands(planned)
-                ));
-            }
-            EngineEvent::TimedEnd => line.clear(),
-            _ => {}
-        }
-    }
 }

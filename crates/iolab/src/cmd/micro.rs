@@ -15,7 +15,7 @@ pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let plan =
         iolab_experiment::kind::micro::from_command_line(&args.options.0, &args.dir, args.seed)
             .map_err(crate::cmd::usage)?;
-    let (report, stored) = single::run_kind::<MicroResult>(
+    let (report, stored) = single::run_kind::<MicroResult, _>(
         &plan,
         &args.run,
         &cancel,

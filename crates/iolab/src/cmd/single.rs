@@ -19,7 +19,7 @@ use iolab_monitor::procstat::{self, CpuTimes};
 use iolab_store::{ConfigOutcome, ExperimentId, Metric, RunStatus, Store};
 use serde_json::{Map, Value};
 
-use crate::cli::{Format, KindRunArgs};
+use crate::cli::{KindFormat, KindRunArgs};
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::{Host, SingleReport};
@@ -258,9 +258,9 @@ impl RunnerObserver for Capture<'_> {
 /// is refused before anything runs, exit 2, not after the run when its result would be lost),
 /// runs the kind's one-run plan with a progress line counting `unit`s, and gives back the
 /// report for the kind's formats and the experiment it is stored as.
-pub fn run_kind<T: Clone + 'static>(
+pub fn run_kind<T: Clone + 'static, F: KindFormat>(
     plan: &ExperimentPlan,
-    args: &KindRunArgs,
+    args: &KindRunArgs<F>,
     cancel: &Arc<AtomicBool>,
     unit: &'static str,
     interrupted: &str,
@@ -293,12 +293,12 @@ pub fn run_kind<T: Clone + 'static>(
 }
 
 /// After a kind's result, in the human format: the findings and where the run is stored.
-pub fn epilogue(
-    args: &KindRunArgs,
+pub fn epilogue<F: KindFormat>(
+    args: &KindRunArgs<F>,
     findings: &[iolab_store::Finding],
     stored: Option<ExperimentId>,
 ) {
-    if args.format() == Format::Human {
+    if args.format() == F::HUMAN {
         crate::cmd::watch::print_findings(findings, "");
         if let Some(id) = stored {
             say!("stored as experiment {} in {}", id.0, args.db.db.display());

@@ -15,7 +15,7 @@ pub fn run(args: SqliteArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let plan =
         iolab_experiment::kind::sqlite::from_command_line(&args.options.0, &args.dir, args.seed)
             .map_err(crate::cmd::usage)?;
-    let (report, stored) = single::run_kind::<SqliteResult>(
+    let (report, stored) = single::run_kind::<SqliteResult, _>(
         &plan,
         &args.run,
         &cancel,

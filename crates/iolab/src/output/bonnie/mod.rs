@@ -9,18 +9,11 @@ use std::io::{self, Write};
 
 use iolab_bonnie::BonnieResult;
 
-use super::{Formatter, Host};
+use super::Formatter;
 use crate::cli::BonnieFormat;
 
-/// A bonnie run plus what was observed around it.
-pub struct BonnieReport {
-    pub result: BonnieResult,
-    pub host: Host,
-    /// What the checks found about the run.
-    pub findings: Vec<iolab_store::Finding>,
-    /// The machine during the run (whole-run values of the monitors' summary metrics).
-    pub system: serde_json::Map<String, serde_json::Value>,
-}
+/// A bonnie run as its formats see it.
+pub type BonnieReport = crate::output::SingleReport<BonnieResult>;
 
 pub fn write(format: BonnieFormat, report: &BonnieReport, out: &mut dyn Write) -> io::Result<()> {
     let f: &dyn Formatter<BonnieReport> = match format {

@@ -1,0 +1,175 @@
+//! What the kinds with one option table (micro, iozone, sqlite, bonnie) share: reading
+//! `KIND = { … }` into their spec and validating it with located errors, the target-size
+//! check, and turning a command line's values into the spec. Each kind says only what is
+//! its own ([`TableSpec`]); the reading is written once here.
+
+use std::fmt::Display;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use iolab_metrics::MetricDef;
+use iolab_workload::option::{OptionDef, OptionValue};
+
+use super::{Kind, LoadContext, Workload};
+use crate::plan::read::Ctx;
+use crate::plan::tree::{Entry, Span, Table};
+use crate::plan::{Origin, UsageError};
+
+/// Stand-in for the run directory (`$dir`) until the runner knows it.
+pub(crate) const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
+
+/// A kind's spec, filled from its one option table.
+pub(crate) trait TableSpec: Sized + 'static {
+    type Plan;
+    type Error: Display;
+    /// The `[workload]` key of the kind.
+    const KIND: &'static str;
+    fn options() -> &'static [OptionDef<Self>];
+    /// The table's defaults, in `dir` with `seed`.
+    fn defaults(dir: PathBuf, seed: u64) -> Self;
+    fn validate(&self) -> Result<Self::Plan, Self::Error>;
+    /// The option at fault for `e` (`given` tells which keys the file sets).
+    fn fault(e: &Self::Error, given: &dyn Fn(&str) -> bool) -> &'static str;
+}
+
+/// `text` (written with the command line's flags) in `origin`'s words.
+pub(crate) fn rewrite<S: TableSpec>(origin: Origin, text: &str) -> String {
+    let flags: Vec<String> = S::options().iter().map(OptionDef::flag).collect();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    origin.rewrite(text, S::KIND, &flags)
+}
+
+/// A spec read from an experiment file, with its plan and the table it came from.
+pub(crate) struct Read<'t, S: TableSpec> {
+    pub spec: S,
+    pub plan: S::Plan,
+    table: &'t Table,
+    entry: &'t Entry,
+}
+
+impl<S: TableSpec> Read<'_, S> {
+    /// Where key `k` is written (the kind's own key when it is not).
+    pub fn at(&self, k: &str) -> Span {
+        self.table
+            .get(k)
+            .map_or(self.entry.key_span.clone(), |e| e.node.span.clone())
+    }
+
+    /// Reports the run's data (`bytes`, decided by key `k`) not fitting on a target of
+    /// `cap` bytes; false then.
+    pub fn fits(&self, cx: &mut Ctx, k: &str, bytes: u64, cap: Option<u64>, what: &str) -> bool {
+        let Some(cap) = cap.filter(|&cap| bytes > cap) else {
+            return true;
+        };
+        cx.error_hint(
+            &self.at(k),
+            format!(
+                "`workload.{}.{k}`: {} of data do not fit on the {} target",
+                S::KIND,
+                iolab_workload::format_bytes(bytes),
+                iolab_workload::format_bytes(cap)
+            ),
+            format!("make the target larger or the {what} smaller"),
+        );
+        false
+    }
+}
+
+/// Reads `KIND = { … }`: every key of the kind's table, typed as the table says, then
+/// validated as the kind's command would; the error is located at the key at fault and
+/// names keys, not flags.
+pub(crate) fn read<'t, S: TableSpec>(cx: &mut Ctx, entry: &'t Entry) -> Option<Read<'t, S>> {
+    let path = format!("workload.{}", S::KIND);
+    // The runner gives every run its own directory and seed.
+    let mut spec = S::defaults(PLACEHOLDER_DIR.into(), 0);
+    let table = cx.options(entry, &path, S::options(), &mut spec)?;
+    match spec.validate() {
+        Ok(plan) => Some(Read {
+            spec,
+            plan,
+            table,
+            entry,
+        }),
+        Err(e) => {
+            let k = S::fault(&e, &|k| table.get(k).is_some());
+            let key = format!("`{path}.{k}`");
+            let message = rewrite::<S>(Origin::File, &e.to_string());
+            let message = if message.starts_with(&key) {
+                message
+            } else {
+                format!("{key}: {message}")
+            };
+            let at = table
+                .get(k)
+                .map_or(entry.key_span.clone(), |e| e.node.span.clone());
+            cx.error(&at, message);
+            None
+        }
+    }
+}
+
+/// A command line's option values over the table's defaults, in `dir` with `seed`,
+/// validated (the messages name the flags).
+pub(crate) fn from_values<S: TableSpec>(
+    values: &[(&'static OptionDef<S>, OptionValue)],
+    dir: PathBuf,
+    seed: u64,
+) -> Result<(S, S::Plan), UsageError> {
+    let mut spec = S::defaults(dir, seed);
+    for (o, v) in values {
+        o.apply(&mut spec, *v);
+    }
+    let plan = spec
+        .validate()
+        .map_err(|e| UsageError::new(e.to_string()))?;
+    Ok((spec, plan))
+}
+
+/// A kind with one option table, as the loader sees it: what it is called, its metrics, and
+/// how it makes a workload of its `KIND = { … }` entry.
+pub(crate) struct TableKind {
+    pub key: &'static str,
+    pub noun: &'static str,
+    /// How to write it, for hints: `micro = { … }`.
+    pub example: &'static str,
+    pub metrics: fn() -> &'static [MetricDef],
+    /// Advice for a `[workload]` key of another kind given with this one.
+    pub misplaced: fn(&str) -> &'static str,
+    pub resolve: fn(&mut Ctx, &Entry, &LoadContext) -> Option<Arc<dyn Workload>>,
+}
+
+impl Kind for TableKind {
+    fn key(&self) -> &'static str {
+        self.key
+    }
+
+    fn noun(&self) -> &'static str {
+        self.noun
+    }
+
+    fn example(&self) -> &'static str {
+        self.example
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn misplaced_hint(&self, key: &str) -> Option<&'static str> {
+        Some((self.misplaced)(key))
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        (self.metrics)()
+    }
+
+    fn resolve(
+        &self,
+        cx: &mut Ctx,
+        _section: &Table,
+        entry: &Entry,
+        at: &LoadContext,
+    ) -> Option<Arc<dyn Workload>> {
+        (self.resolve)(cx, entry, at)
+    }
+}
