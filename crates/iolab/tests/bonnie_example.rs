@@ -32,7 +32,7 @@ fn the_bonnie_example_runs_and_its_report_draws_bonnies_table() {
                 "putc_mib_per_s",
                 "seeks_per_s",
                 "ran_del_per_s",
-                "rewrite_cpu_pct",
+                "rewrite_block_cpu_pct",
             ] {
                 assert!(names.contains(&m), "{m} in {names:?}");
             }

@@ -31,35 +31,46 @@ use crate::run::{KindRun, Ran, RunFailure};
 /// The `[workload]` key.
 pub const KEY: &str = "bonnie";
 
+/// A phase's metric names start with its label, or with the name given after `as` (the
+/// rewrite's, whose plain name iozone's rewrite already has).
+macro_rules! metric_prefix {
+    ($label:literal) => {
+        $label
+    };
+    ($label:literal, $name:literal) => {
+        $name
+    };
+}
+
 /// Four metrics per phase: its rate, its CPU use, its slowest operation and its elapsed
 /// time, named after bonnie++'s CSV labels (`iolab_bonnie::Phase`'s names; a test keeps them
 /// in step).
 macro_rules! phase_metrics {
-    ($(($label:literal, $rate:literal, $unit:literal, $title:literal, $what:literal $(, $headline:ident)?)),* $(,)?) => {
+    ($(($label:literal $(as $name:literal)?, $rate:literal, $unit:literal, $title:literal, $what:literal $(, $headline:ident)?)),* $(,)?) => {
         &[$(
             MetricDef::new(
-                concat!($label, $rate),
+                concat!(metric_prefix!($label $(, $name)?), $rate),
                 $unit,
                 Some(Better::Higher),
                 $title,
                 concat!($what, " over the phase's elapsed time (bonnie++'s `", $label, "`)"),
             )$(.$headline())?,
             MetricDef::new(
-                concat!($label, "_cpu_pct"),
+                concat!(metric_prefix!($label $(, $name)?), "_cpu_pct"),
                 "%",
                 Some(Better::Lower),
                 concat!($title, ": CPU"),
                 concat!("CPU time of the threads doing the `", $label, "` phase over its elapsed time (bonnie++'s %CP)"),
             ),
             MetricDef::new(
-                concat!($label, "_lat_max_ns"),
+                concat!(metric_prefix!($label $(, $name)?), "_lat_max_ns"),
                 "ns",
                 Some(Better::Lower),
                 concat!($title, ": max latency"),
                 concat!("the slowest operation of the `", $label, "` phase (bonnie++'s latency line)"),
             ),
             MetricDef::new(
-                concat!($label, "_elapsed_s"),
+                concat!(metric_prefix!($label $(, $name)?), "_elapsed_s"),
                 "s",
                 None,
                 concat!($title, ": elapsed"),
@@ -87,7 +98,7 @@ pub const METRICS: &[MetricDef] = phase_metrics![
         headline
     ),
     (
-        "rewrite",
+        "rewrite" as "rewrite_block",
         "_mib_per_s",
         "MiB/s",
         "Rewrite",
