@@ -19,7 +19,7 @@ use iolab_workload::option::{OptionDef, OptionValue};
 use serde_json::{json, Value};
 
 use super::table::{self, TableKind, TableSpec};
-use super::Workload;
+use super::{LoadContext, Workload};
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
 use crate::plan::tree::Entry;
@@ -184,7 +184,7 @@ pub(crate) static BONNIE: TableKind = TableKind {
         _ => "remove it: give bonnie's options inside bonnie = { … }",
     },
     resolve: |cx, entry, at| {
-        read(cx, entry, at.target_bytes).map(|spec| {
+        read(cx, entry, at).map(|spec| {
             Arc::new(BonnieWorkload {
                 spec,
                 origin: Origin::File,
@@ -208,6 +208,17 @@ impl TableSpec for BonnieSpec {
 
     fn validate(&self) -> Result<BonniePlan, BonnieSpecError> {
         BonnieSpec::validate(self)
+    }
+
+    /// bonnie++'s rule is a file of twice the memory that could cache it: with a page-cache
+    /// cap that is twice the cap (cheap), not twice the machine's memory.
+    fn fit_to(&mut self, at: &LoadContext) {
+        if let (None, Some(cap)) = (self.size, at.cache_limit) {
+            self.size = Some(
+                cap.saturating_mul(2)
+                    .next_multiple_of(self.chunk_size.max(1)),
+            );
+        }
     }
 
     fn fault(e: &BonnieSpecError, _given: &dyn Fn(&str) -> bool) -> &'static str {
@@ -288,15 +299,22 @@ impl Workload for BonnieWorkload {
 
 /// Reads `bonnie = { … }` (see [`table::read`]) and checks its data against the target's
 /// size.
-fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<BonnieSpec> {
-    let r = table::read::<BonnieSpec>(cx, entry)?;
+fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<BonnieSpec> {
+    let r = table::read::<BonnieSpec>(cx, entry, at)?;
     let bytes = r.plan.dataset_bytes();
     let k = if r.plan.size >= bytes {
         "size"
     } else {
         "files"
     };
-    r.fits(cx, k, bytes, target_bytes, "bonnie workload")
+    let hint = if r.spec.size.is_none() {
+        // fit_to leaves the size unset only without a page-cache cap.
+        "the default `size` is twice the memory (bonnie++'s rule): set `sut.cache_limit` \
+         (the default becomes twice the cap), give a `size`, or make the target larger"
+    } else {
+        "make the target larger or the bonnie workload smaller"
+    };
+    r.fits(cx, k, bytes, at.target_bytes, hint)
         .then_some(r.spec)
 }
 
@@ -495,6 +513,25 @@ mod tests {
         let d = std::env::temp_dir().join(format!("iolab-bonnie-kind-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn without_a_size_the_file_is_twice_the_page_cache_cap() {
+        let text = |cap: &str| {
+            format!(
+                "[sut]\ntarget = {{ kind = \"tmpfs\", size = \"1G\" }}\n{cap}\n\
+                 [workload]\nbonnie = {{ files = 1 }}\n"
+            )
+        };
+        let size = |t: &str| {
+            let p = crate::plan::load::load_str(Path::new("b.toml"), t).unwrap();
+            let w = p.configs[0].workload.as_any();
+            w.downcast_ref::<BonnieWorkload>().unwrap().spec.size
+        };
+        assert_eq!(size(&text("cache_limit = \"100M\"")), Some(200 << 20));
+        // Without a cap the rule is twice the machine's memory, which a 1 GiB tmpfs refuses.
+        let e = crate::plan::load::load_str(Path::new("b.toml"), &text("")).unwrap_err();
+        assert!(e.to_string().contains("set `sut.cache_limit`"), "{e}");
     }
 
     #[test]

@@ -27,7 +27,7 @@ use iolab_workload::option::OptionValue;
 use serde_json::{json, Map, Value};
 
 use super::table::{self, TableKind, TableSpec};
-use super::Workload;
+use super::{LoadContext, Workload};
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
 use crate::plan::tree::Entry;
@@ -46,7 +46,7 @@ pub(crate) static IOZONE: TableKind = TableKind {
     metrics: || &METRICS,
     misplaced: |_| "remove it, or give it inside iozone = { … } (docs/iozone.md lists the keys)",
     resolve: |cx, entry, at| {
-        read(cx, entry, at.target_bytes).map(|spec| {
+        read(cx, entry, at).map(|spec| {
             Arc::new(IozoneWorkload {
                 spec,
                 origin: Origin::File,
@@ -260,11 +260,17 @@ impl Workload for IozoneWorkload {
 
 /// Reads `iozone = { … }` (see [`table::read`]) and checks its files against the target's
 /// size.
-fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<IozoneSpec> {
-    let r = table::read::<IozoneSpec>(cx, entry)?;
+fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<IozoneSpec> {
+    let r = table::read::<IozoneSpec>(cx, entry, at)?;
     let total = r.spec.size.saturating_mul(u64::from(r.spec.threads));
-    r.fits(cx, "size", total, target_bytes, "files (or fewer threads)")
-        .then_some(r.spec)
+    r.fits(
+        cx,
+        "size",
+        total,
+        at.target_bytes,
+        "make the target larger, or the files smaller or fewer",
+    )
+    .then_some(r.spec)
 }
 
 /// `iolab iozone`: the given option values over the table's defaults, validated (the

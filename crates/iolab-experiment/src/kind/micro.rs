@@ -18,7 +18,7 @@ use iolab_workload::micro::{
 use serde_json::{json, Value};
 
 use super::table::{self, TableKind, TableSpec};
-use super::Workload;
+use super::{LoadContext, Workload};
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
 use crate::plan::tree::Entry;
@@ -54,7 +54,7 @@ pub(crate) static MICRO: TableKind = TableKind {
         _ => "remove it: micro tests have no WML variables, filesets or file picking",
     },
     resolve: |cx, entry, at| {
-        read(cx, entry, at.target_bytes).map(|spec| {
+        read(cx, entry, at).map(|spec| {
             Arc::new(MicroWorkload {
                 spec,
                 origin: Origin::File,
@@ -163,10 +163,16 @@ impl Workload for MicroWorkload {
 }
 
 /// Reads `micro = { … }` (see [`table::read`]) and checks its size against the target's.
-fn read(cx: &mut Ctx, entry: &Entry, target_bytes: Option<u64>) -> Option<MicroSpec> {
-    let r = table::read::<MicroSpec>(cx, entry)?;
-    r.fits(cx, "size", r.spec.size, target_bytes, "micro test")
-        .then_some(r.spec)
+fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<MicroSpec> {
+    let r = table::read::<MicroSpec>(cx, entry, at)?;
+    r.fits(
+        cx,
+        "size",
+        r.spec.size,
+        at.target_bytes,
+        "make the target larger or the micro test smaller",
+    )
+    .then_some(r.spec)
 }
 
 /// `iolab micro`: the given option values over the table's defaults, validated (the

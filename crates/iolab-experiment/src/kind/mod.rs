@@ -71,6 +71,8 @@ pub(crate) struct LoadContext<'a> {
     pub base: &'a Path,
     /// The target's capacity when known (tmpfs and loop image sizes).
     pub target_bytes: Option<u64>,
+    /// The page-cache cap of the configuration (`sut.cache_limit`), if any.
+    pub cache_limit: Option<u64>,
 }
 
 /// A validated workload, ready to run any number of times.

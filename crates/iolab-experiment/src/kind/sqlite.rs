@@ -38,8 +38,8 @@ pub(crate) static SQLITE: TableKind = TableKind {
         "remove it: a SQLite run is given by its own keys, e.g. sqlite = { journal = \"wal\", \
          transactions = 1000 }"
     },
-    resolve: |cx, entry, _| {
-        let r = table::read::<SqliteSpec>(cx, entry)?;
+    resolve: |cx, entry, at| {
+        let r = table::read::<SqliteSpec>(cx, entry, at)?;
         Some(Arc::new(SqliteWorkload {
             spec: r.spec,
             origin: Origin::File,

@@ -30,6 +30,8 @@ pub(crate) trait TableSpec: Sized + 'static {
     fn validate(&self) -> Result<Self::Plan, Self::Error>;
     /// The option at fault for `e` (`given` tells which keys the file sets).
     fn fault(e: &Self::Error, given: &dyn Fn(&str) -> bool) -> &'static str;
+    /// Fills what depends on the configuration (before validation); nothing by default.
+    fn fit_to(&mut self, _at: &LoadContext) {}
 }
 
 /// `text` (written with the command line's flags) in `origin`'s words.
@@ -56,8 +58,8 @@ impl<S: TableSpec> Read<'_, S> {
     }
 
     /// Reports the run's data (`bytes`, decided by key `k`) not fitting on a target of
-    /// `cap` bytes; false then.
-    pub fn fits(&self, cx: &mut Ctx, k: &str, bytes: u64, cap: Option<u64>, what: &str) -> bool {
+    /// `cap` bytes, with `hint`; false then.
+    pub fn fits(&self, cx: &mut Ctx, k: &str, bytes: u64, cap: Option<u64>, hint: &str) -> bool {
         let Some(cap) = cap.filter(|&cap| bytes > cap) else {
             return true;
         };
@@ -69,7 +71,7 @@ impl<S: TableSpec> Read<'_, S> {
                 iolab_workload::format_bytes(bytes),
                 iolab_workload::format_bytes(cap)
             ),
-            format!("make the target larger or the {what} smaller"),
+            hint,
         );
         false
     }
@@ -78,11 +80,16 @@ impl<S: TableSpec> Read<'_, S> {
 /// Reads `KIND = { … }`: every key of the kind's table, typed as the table says, then
 /// validated as the kind's command would; the error is located at the key at fault and
 /// names keys, not flags.
-pub(crate) fn read<'t, S: TableSpec>(cx: &mut Ctx, entry: &'t Entry) -> Option<Read<'t, S>> {
+pub(crate) fn read<'t, S: TableSpec>(
+    cx: &mut Ctx,
+    entry: &'t Entry,
+    at: &LoadContext,
+) -> Option<Read<'t, S>> {
     let path = format!("workload.{}", S::KIND);
     // The runner gives every run its own directory and seed.
     let mut spec = S::defaults(PLACEHOLDER_DIR.into(), 0);
     let table = cx.options(entry, &path, S::options(), &mut spec)?;
+    spec.fit_to(at);
     match spec.validate() {
         Ok(plan) => Some(Read {
             spec,

@@ -280,8 +280,13 @@ fn resolve_configs(
             Target::LoopImage(l) => Some(l.size),
             _ => None,
         });
+        let cache_limit = sut.as_ref().and_then(|(_, p)| p.cache_limit);
         let w_sub = subst::substitute(workload_node, factors, combo);
-        let at = LoadContext { base, target_bytes };
+        let at = LoadContext {
+            base,
+            target_bytes,
+            cache_limit,
+        };
         let workload = kind::resolve(&mut ccx, &w_sub, kind, &at);
         for e in ccx.diag.errors {
             match errors.iter_mut().find(|(g, _)| *g == e) {
