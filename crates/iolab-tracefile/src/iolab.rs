@@ -298,7 +298,7 @@ impl<R: Read> IolabReader<R> {
     }
 
     /// The record count the header gives; `None` for a trace whose writer did not finish.
-    pub fn count(&self) -> Option<u64> {
+    pub fn record_count(&self) -> Option<u64> {
         self.count
     }
 

@@ -45,9 +45,16 @@ pub struct OracleWriter<W: Write> {
 }
 
 impl OracleWriter<File> {
-    /// Create (or truncate) `path`.
+    /// Create (or truncate) `path`, open for reading too ([`fill_next_access`] reads it
+    /// back).
     pub fn create(path: &Path) -> Result<Self> {
-        let f = File::create(path).map_err(|e| Error::io(path, "create", e))?;
+        let f = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(path, "create", e))?;
         Ok(OracleWriter::new(f))
     }
 }
