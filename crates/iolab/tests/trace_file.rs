@@ -8,7 +8,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{assert_clean_failure, require_root, run, stderr, LoopFs};
+use common::{assert_clean_failure, require_root, run, stderr, LoopFs, Scratch};
 use iolab_tracefile::{BlockRequest, Flags, IolabReader, IolabWriter, Op, OracleReader, TraceInfo};
 
 fn write_trace(path: &Path, reqs: &[BlockRequest]) {
@@ -418,4 +418,67 @@ fn saved_micro_direct_write_holds_the_file_blocks() {
         .sum();
     assert_eq!(recs, all_blocks);
     assert!(recs >= 16384);
+}
+
+/// `[procedure] save_block_trace = true`: each measured run's trace next to the database,
+/// named by its run id, its path recorded in the run; warm-up runs keep none.
+#[test]
+#[ignore = "needs root: loop devices, mkfs, mount and tracefs"]
+fn experiments_save_each_runs_trace_by_run_id() {
+    require_root();
+    let s = Scratch::new();
+    let f = s.write(
+        "saved.toml",
+        r#"
+name = "saved traces"
+seed = 3
+[sut]
+target = { kind = "loop_image", size = "128M" }
+fs = { kind = "ext4" }
+[workload]
+micro = { access = "write", sync = "direct", bs = "1m", size = "8m" }
+[repetitions]
+min = 2
+max = 2
+[procedure]
+warmup = 1
+save_block_trace = true
+"#,
+    );
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = s.path().join("results.db.traces");
+    let files = entries(&dir);
+    assert_eq!(files.len(), 2, "{files:?}");
+    let v = s.latest();
+    let runs = v["configs"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        let id = r["id"].as_i64().unwrap_or_else(|| panic!("run id in {r}"));
+        let want = dir.join(format!("run-{id}.iolt"));
+        let trace = r["flowops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == "trace")
+            .unwrap_or_else(|| panic!("a block trace flowop in {r}"));
+        let saved = &trace["extra"]["saved"];
+        assert_eq!(
+            saved["path"].as_str(),
+            Some(fs::canonicalize(&want).unwrap().to_str().unwrap()),
+            "{saved}"
+        );
+        let reqs: Vec<_> = IolabReader::open(&want)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(saved["requests"].as_u64(), Some(reqs.len() as u64));
+        let written: u64 = reqs
+            .iter()
+            .filter(|r| r.op == Op::Write)
+            .map(|r| u64::from(r.len))
+            .sum();
+        assert!(written >= 8 << 20, "{written} bytes written");
+    }
+    assert!(s.loops().is_empty());
 }

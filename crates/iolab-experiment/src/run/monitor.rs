@@ -2,7 +2,7 @@
 //! engine's own counters) on their own thread over the timed region, and what the checks
 //! need from them. Every run goes through it: experiments, `iolab micro` and `iolab run`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use iolab_blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceOptions};
@@ -21,6 +21,8 @@ pub struct MonitorOptions {
     pub interval: Duration,
     /// Trace the block layer of the run's device (tracefs; root).
     pub trace_blocks: bool,
+    /// Also save the request-level trace to this file (implies `trace_blocks`).
+    pub save_trace: Option<PathBuf>,
 }
 
 impl Default for MonitorOptions {
@@ -29,6 +31,7 @@ impl Default for MonitorOptions {
             enabled: true,
             interval: Duration::from_secs(1),
             trace_blocks: false,
+            save_trace: None,
         }
     }
 }
@@ -70,7 +73,7 @@ impl RunMonitor {
             device: devices.first().cloned(),
             ..RunMonitor::default()
         };
-        if opts.trace_blocks {
+        if opts.trace_blocks || opts.save_trace.is_some() {
             let dev = devices.first().cloned();
             match dev.as_deref().map(TraceDevice::resolve) {
                 None => m
@@ -80,6 +83,7 @@ impl RunMonitor {
                 Some(Ok(d)) => {
                     let topts = TraceOptions {
                         interval: opts.interval,
+                        save: opts.save_trace.clone(),
                         ..TraceOptions::default()
                     };
                     match BlockTracer::start(&d, &topts) {
