@@ -54,6 +54,8 @@ pub fn single(run: SingleRun) -> Result<ExperimentPlan, UsageError> {
         fs: None,
         tunables: Default::default(),
         cache_limit: None,
+        throttle: None,
+        cache: None,
     };
     let sut = sut_spec
         .validate()

@@ -877,6 +877,12 @@ impl Session<'_> {
             cg.add_current_thread()
                 .map_err(|e| RunFailure::failed(format!("joining the cache cgroup: {e}")))?;
         }
+        if let Some(cg) = &p.throttle {
+            // The same for the blkio cgroup: the limits apply to the I/O these threads
+            // submit themselves.
+            cg.add_current_thread()
+                .map_err(|e| RunFailure::failed(format!("joining the throttle cgroup: {e}")))?;
+        }
         let device_name = p.device.as_ref().map(|d| d.name.clone());
         let workload = &config.workload;
         let monitor_opts = self.monitor_options()?;
@@ -893,6 +899,9 @@ impl Session<'_> {
                 monitor::run_devices(device_name.as_deref(), &p.mountpoint),
             ),
         };
+        if let Some(cg) = &p.throttle {
+            obs.watch.throttled(cg.clone());
+        }
         let mut rec = RunRecord::new(NewRun {
             config: ConfigId(0),
             repetition: 0,
