@@ -85,3 +85,66 @@ fn throttled_runs_store_what_the_limits_applied_to() {
     );
     assert!(s.mounts().is_empty() && s.loops().is_empty());
 }
+
+/// Bad throttles and caches, and a kernel without device-mapper/bcache: located errors,
+/// exit 2, nothing created.
+#[test]
+fn bad_throttles_and_caches_are_located() {
+    let s = Scratch::new();
+    let file = |sut_extra: &str| {
+        s.write(
+            "bad.toml",
+            &format!(
+                "name = \"x\"\n[sut]\ntarget = {{ kind = \"loop_image\", size = \"256M\" }}\n\
+                 fs = {{ kind = \"ext4\" }}\n{sut_extra}\n[workload]\nmicro = {{ size = \"1m\" }}\n"
+            ),
+        )
+    };
+    for (extra, want) in [
+        (
+            "throttle = { read_iops = 0, write_bps = \"fast\" }",
+            vec![
+                "bad.toml:5:26: `sut.throttle.read_iops`: must be at least 1",
+                "bad.toml:5:41: `sut.throttle.write_bps`: \"fast\" is not a size",
+            ],
+        ),
+        (
+            "throttle = { iops = 10 }",
+            vec!["bad.toml:5:", "`sut.throttle.iops`: unknown field `iops`, expected one of `read_iops`"],
+        ),
+        (
+            "cache = { kind = \"bcache\", size = \"1G\", mode = \"write-back\" }",
+            vec!["bad.toml:5:48: `sut.cache.mode`: \"write-back\" is not one of"],
+        ),
+        (
+            "cache = { kind = \"dm-cache\", size = \"1G\", block_size = \"4K\" }",
+            vec!["bad.toml:5:56: `sut.cache.block_size`: dm-cache blocks are 32K to 1G"],
+        ),
+    ] {
+        let f = file(extra);
+        let o = s.run(&["run", f.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra}: {err}");
+        for w in want {
+            assert!(err.contains(w), "{extra}: expected {w:?} in {err}");
+        }
+        assert!(!s.db().exists(), "nothing stored");
+    }
+    // This machine's kernel: device-mapper and bcache are reported where they are named.
+    let misc = std::fs::read_to_string("/proc/misc").unwrap_or_default();
+    let no_dm = !misc.lines().any(|l| l.split_whitespace().nth(1) == Some("device-mapper"));
+    let no_bcache = !std::path::Path::new("/sys/fs/bcache").exists();
+    for (kind, absent, says) in [
+        ("dm-cache", no_dm, "has no device-mapper"),
+        ("bcache", no_bcache, "has no bcache"),
+    ] {
+        let f = file(&format!("cache = {{ kind = \"{kind}\", size = \"1G\" }}"));
+        let o = s.run(&["run", f.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("bad.toml:5:18: `sut.cache.kind`: "), "{err}");
+        let expect = if absent { says } else { "does not set up" };
+        assert!(err.contains(expect), "{err}");
+        assert!(!s.db().exists(), "nothing stored");
+    }
+}
