@@ -153,3 +153,30 @@ fn bad_throttles_and_caches_are_located() {
         assert!(!s.db().exists(), "nothing stored");
     }
 }
+
+/// Before running: a throttled workload that writes buffered and syncs nothing is told
+/// that its writes will pass the limits.
+#[test]
+fn check_predicts_unthrottled_writeback() {
+    let s = Scratch::new();
+    let f = s.write(
+        "fs.toml",
+        "name = \"x\"\n[sut]\ntarget = { kind = \"loop_image\", size = \"2G\" }\n\
+         fs = { kind = \"ext4\" }\nthrottle = { write_bps = \"100M\" }\n\
+         [workload]\nbuiltin = \"fileserver\"\n",
+    );
+    let o = s.run(&["check", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = common::stdout(&o) + &stderr(&o);
+    assert!(out.contains("warning [throttle-bypassed]"), "{out}");
+    // Reads only: nothing to say.
+    let f = s.write(
+        "read.toml",
+        "name = \"x\"\n[sut]\ntarget = { kind = \"loop_image\", size = \"256M\" }\n\
+         fs = { kind = \"ext4\" }\nthrottle = { write_bps = \"100M\" }\n\
+         [workload]\nmicro = { access = \"read\", size = \"8m\" }\n",
+    );
+    let o = s.run(&["check", f.to_str().unwrap()]);
+    let out = common::stdout(&o) + &stderr(&o);
+    assert!(!out.contains("throttle-bypassed"), "{out}");
+}
