@@ -60,6 +60,10 @@ fn throttled_runs_store_what_the_limits_applied_to() {
     let charged = metric(&direct, "throttle.charged_write_bytes").expect("charged bytes");
     assert!(charged >= (48 << 20) as f64, "{charged}");
     assert!(finding(&direct, "throttle-bypassed").is_none(), "{direct}");
+    let v = s.latest();
+    let env = &v["configs"][0]["runs"][0]["environment"]["sut"]["throttle"];
+    assert_eq!(env["limits"]["write_bps"], 512u64 << 20, "{env}");
+    assert!(env["device"].as_str().is_some_and(|d| d.starts_with("7:")), "{env}");
 
     // Buffered writes with no sync of their own, and dirty limits so low that the kernel's
     // flusher writes nearly all of them back while the run goes on (the writer waits in
