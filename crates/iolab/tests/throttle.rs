@@ -63,7 +63,10 @@ fn throttled_runs_store_what_the_limits_applied_to() {
     let v = s.latest();
     let env = &v["configs"][0]["runs"][0]["environment"]["sut"]["throttle"];
     assert_eq!(env["limits"]["write_bps"], 512u64 << 20, "{env}");
-    assert!(env["device"].as_str().is_some_and(|d| d.starts_with("7:")), "{env}");
+    assert!(
+        env["device"].as_str().is_some_and(|d| d.starts_with("7:")),
+        "{env}"
+    );
 
     // Buffered writes with no sync of their own, and dirty limits so low that the kernel's
     // flusher writes nearly all of them back while the run goes on (the writer waits in
