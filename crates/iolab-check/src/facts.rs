@@ -254,6 +254,12 @@ pub struct RunFacts {
     /// WML `system` commands that were not run (`--no-system`); `Some(empty)` when none was
     /// skipped.
     pub skipped_system: Option<Vec<String>>,
+    /// The run's device was throttled with write limits (`sut.throttle`); `Some(false)`:
+    /// throttled, reads only.
+    pub throttle_limits_writes: Option<bool>,
+    /// Bytes of writes the throttle's cgroup was charged over the timed region (the writes
+    /// the limits applied to).
+    pub throttle_charged_write_bytes: Option<u64>,
 
     // --- The configuration ----------------------------------------------------------------
     /// The stopping rule's outcome; see the type's note.
@@ -289,6 +295,8 @@ pub struct PlanFacts {
     pub is_loop: Option<bool>,
     /// For a loop device: it will be attached with direct I/O (`direct_io` of a loop image).
     pub loop_direct_io: Option<bool>,
+    /// `sut.throttle` limits writes (`Some(false)`: throttled, reads only).
+    pub throttle_limits_writes: Option<bool>,
 }
 
 impl PlanFacts {
@@ -316,6 +324,7 @@ impl PlanFacts {
             dirty_expire_centisecs: self.dirty_expire_centisecs,
             dirty_writeback_centisecs: self.dirty_writeback_centisecs,
             interval_ns: self.interval_ns,
+            throttle_limits_writes: self.throttle_limits_writes,
             ..RunFacts::default()
         }
     }
