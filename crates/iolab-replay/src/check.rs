@@ -115,7 +115,12 @@ impl<'a> Sim<'a> {
     }
 
     fn err(&self, li: usize, e: &Entry, field: usize, msg: String, hint: String) -> ListError {
-        ListError::new(self.files[li].unwrap_or(Path::new("")), e.loc(field), msg, hint)
+        ListError::new(
+            self.files[li].unwrap_or(Path::new("")),
+            e.loc(field),
+            msg,
+            hint,
+        )
     }
 
     /// Makes the missing parents of `name` (as steps), refusing a parent that is a file.
@@ -131,8 +136,18 @@ impl<'a> Sim<'a> {
             match self.nodes.get(p) {
                 Some(n) if n.dir => break,
                 Some(n) => {
-                    let msg = format!("`{}` is a file (created at {}), not a directory", shown(p), self.place(n.at));
-                    return Err(self.err(li, e, 0, msg, format!("`{}` needs a directory there", shown(&e.name))));
+                    let msg = format!(
+                        "`{}` is a file (created at {}), not a directory",
+                        shown(p),
+                        self.place(n.at)
+                    );
+                    return Err(self.err(
+                        li,
+                        e,
+                        0,
+                        msg,
+                        format!("`{}` needs a directory there", shown(&e.name)),
+                    ));
                 }
                 None => missing.push(p),
             }
@@ -152,7 +167,15 @@ impl<'a> Sim<'a> {
             }
         }
         self.gone.remove(name);
-        self.nodes.insert(name.to_vec(), Node { dir, size, children: 0, at });
+        self.nodes.insert(
+            name.to_vec(),
+            Node {
+                dir,
+                size,
+                children: 0,
+                at,
+            },
+        );
         self.bytes += size;
         self.peak = self.peak.max(self.bytes);
     }
@@ -177,7 +200,11 @@ impl<'a> Sim<'a> {
                 li,
                 e,
                 0,
-                format!("`{}` is a directory (made at {}){day}", shown(&e.name), self.place(n.at)),
+                format!(
+                    "`{}` is a directory (made at {}){day}",
+                    shown(&e.name),
+                    self.place(n.at)
+                ),
                 format!("`{}` works on files", e.op.letter()),
             )),
             None => Err(match self.gone.get(&e.name) {
@@ -185,14 +212,22 @@ impl<'a> Sim<'a> {
                     li,
                     e,
                     0,
-                    format!("`{}` is deleted twice (first at {}){day}", shown(&e.name), self.place(at)),
+                    format!(
+                        "`{}` is deleted twice (first at {}){day}",
+                        shown(&e.name),
+                        self.place(at)
+                    ),
                     "delete a file once, or create it again in between".into(),
                 ),
                 Some(&at) => self.err(
                     li,
                     e,
                     0,
-                    format!("`{}` was deleted at {}{day}", shown(&e.name), self.place(at)),
+                    format!(
+                        "`{}` was deleted at {}{day}",
+                        shown(&e.name),
+                        self.place(at)
+                    ),
                     "a deleted file must be created again before it is used".into(),
                 ),
                 None => self.err(
@@ -206,13 +241,7 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn step(
-        &mut self,
-        li: usize,
-        e: &Entry,
-        day: &str,
-        ph: &mut Phase,
-    ) -> Result<(), ListError> {
+    fn step(&mut self, li: usize, e: &Entry, day: &str, ph: &mut Phase) -> Result<(), ListError> {
         let at = (li, e.line);
         let same_size = |s: &Self, n: Node| -> Result<(), ListError> {
             if n.size == e.size {
@@ -239,14 +268,24 @@ impl<'a> Sim<'a> {
                     li,
                     e,
                     0,
-                    format!("`{}` exists already ({what} made at {}){day}", shown(&e.name), self.place(n.at)),
+                    format!(
+                        "`{}` exists already ({what} made at {}){day}",
+                        shown(&e.name),
+                        self.place(n.at)
+                    ),
                     "a name is created once; delete it first to create it again".into(),
                 ))
             }
             Op::Create { fsync } => {
                 self.parents(li, e, &mut ph.steps)?;
                 self.add(&e.name, false, e.size, at);
-                ph.steps.push((cstr(&e.name), Step::Create { size: e.size, fsync }));
+                ph.steps.push((
+                    cstr(&e.name),
+                    Step::Create {
+                        size: e.size,
+                        fsync,
+                    },
+                ));
                 ph.write_bytes += e.size;
                 ph.files += 1;
                 Ok(())
@@ -281,7 +320,13 @@ impl<'a> Sim<'a> {
                         "read within the file: offset + length ≤ its size".into(),
                     ));
                 }
-                ph.steps.push((cstr(&e.name), Step::ReadAt { offset, len: e.size }));
+                ph.steps.push((
+                    cstr(&e.name),
+                    Step::ReadAt {
+                        offset,
+                        len: e.size,
+                    },
+                ));
                 ph.read_bytes += e.size;
                 ph.files += 1;
                 Ok(())
@@ -309,14 +354,22 @@ impl<'a> Sim<'a> {
                     li,
                     e,
                     0,
-                    format!("`{}` is not empty ({} entries){day}", shown(&e.name), n.children),
+                    format!(
+                        "`{}` is not empty ({} entries){day}",
+                        shown(&e.name),
+                        n.children
+                    ),
                     "delete what it holds first".into(),
                 )),
                 Some(n) => Err(self.err(
                     li,
                     e,
                     0,
-                    format!("`{}` is a file (created at {}){day}", shown(&e.name), self.place(n.at)),
+                    format!(
+                        "`{}` is a file (created at {}){day}",
+                        shown(&e.name),
+                        self.place(n.at)
+                    ),
                     "delete files with `d`".into(),
                 )),
                 None => Err(self.err(
@@ -393,7 +446,10 @@ pub fn check(lists: &Lists) -> Result<Program, ListError> {
     // Deepest first (more components first), then by name: files before their directories.
     leftover.sort_by(|a, b| {
         let depth = |c: &CString| c.as_bytes().iter().filter(|&&x| x == b'/').count();
-        depth(&b.0).cmp(&depth(&a.0)).then(a.1.cmp(&b.1)).then(a.0.cmp(&b.0))
+        depth(&b.0)
+            .cmp(&depth(&a.0))
+            .then(a.1.cmp(&b.1))
+            .then(a.0.cmp(&b.0))
     });
     Ok(Program {
         phases,
@@ -419,7 +475,12 @@ mod tests {
 
     #[test]
     fn a_replay_becomes_steps_with_parents_made() {
-        let p = check(&lists("a/b/c, 5, c\na/d, 3, c\n", "a/d, 3, s\n", "[day 1]\na/b/c, 5, d\n[day 2]\n")).unwrap();
+        let p = check(&lists(
+            "a/b/c, 5, c\na/d, 3, c\n",
+            "a/d, 3, s\n",
+            "[day 1]\na/b/c, 5, d\n[day 2]\n",
+        ))
+        .unwrap();
         assert_eq!(p.days, 2);
         let kinds: Vec<_> = p.phases.iter().map(|p| (p.kind, p.day)).collect();
         assert_eq!(
@@ -432,18 +493,38 @@ mod tests {
                 (PhaseKind::Work, 2)
             ]
         );
-        let s: Vec<_> = p.phases[0].steps.iter().map(|(n, s)| (n.to_str().unwrap(), s.clone())).collect();
+        let s: Vec<_> = p.phases[0]
+            .steps
+            .iter()
+            .map(|(n, s)| (n.to_str().unwrap(), s.clone()))
+            .collect();
         assert_eq!(
             s,
             vec![
                 ("a", Step::Mkdir),
                 ("a/b", Step::Mkdir),
-                ("a/b/c", Step::Create { size: 5, fsync: false }),
-                ("a/d", Step::Create { size: 3, fsync: false }),
+                (
+                    "a/b/c",
+                    Step::Create {
+                        size: 5,
+                        fsync: false
+                    }
+                ),
+                (
+                    "a/d",
+                    Step::Create {
+                        size: 3,
+                        fsync: false
+                    }
+                ),
             ]
         );
         assert_eq!(p.peak_bytes, 8);
-        let left: Vec<_> = p.leftover.iter().map(|(n, _)| n.to_str().unwrap()).collect();
+        let left: Vec<_> = p
+            .leftover
+            .iter()
+            .map(|(n, _)| n.to_str().unwrap())
+            .collect();
         assert_eq!(left, vec!["a/d", "a/b", "a"]);
     }
 
@@ -457,7 +538,10 @@ mod tests {
         assert_eq!((e.file.to_str().unwrap(), e.line, e.col), ("i.list", 2, 1));
         assert!(e.message.contains("never created"), "{e}");
         let e = fails("a, 1, c\na, 1, d\na, 1, d\n", "", "");
-        assert!(e.message.contains("deleted twice (first at i.list:2)"), "{e}");
+        assert!(
+            e.message.contains("deleted twice (first at i.list:2)"),
+            "{e}"
+        );
         let e = fails("a, 1, c\na, 1, c\n", "", "");
         assert!(e.message.contains("exists already"), "{e}");
         let e = fails("a, 1, c\na, 2, s\n", "", "");

@@ -256,7 +256,10 @@ impl Schedule {
             ));
         }
         if self.set_bytes < 512 {
-            return bad(format!("--set-bytes {} is less than one file (512 bytes)", self.set_bytes));
+            return bad(format!(
+                "--set-bytes {} is less than one file (512 bytes)",
+                self.set_bytes
+            ));
         }
         Ok(())
     }
@@ -294,7 +297,8 @@ impl Schedule {
             };
             let mut deleted = Vec::new();
             for _ in 0..ndelete {
-                let others: Vec<usize> = (0..existing.len()).filter(|&i| existing[i] != 0).collect();
+                let others: Vec<usize> =
+                    (0..existing.len()).filter(|&i| existing[i] != 0).collect();
                 let j = others[rng.below(others.len() as u64) as usize];
                 deleted.push(existing.remove(j));
             }
@@ -321,7 +325,11 @@ impl Schedule {
         let mut files = Vec::new();
         let mut left = self.set_bytes;
         while left > 0 {
-            let (lo, hi) = if rng.below(10) == 0 { (16.0, 22.0) } else { (9.0, 16.0) };
+            let (lo, hi) = if rng.below(10) == 0 {
+                (16.0, 22.0)
+            } else {
+                (9.0, 16.0)
+            };
             let size = (2f64.powf(lo + (hi - lo) * rng.next_f64())) as u64;
             let size = size.clamp(1, left);
             let i = files.len();
@@ -417,7 +425,14 @@ mod tests {
             .collect();
         assert_eq!(
             counts,
-            vec![(0, 2, 0, 2), (2, 2, 0, 4), (2, 1, 1, 4), (2, 1, 1, 4), (2, 1, 1, 4), (2, 1, 1, 4)]
+            vec![
+                (0, 2, 0, 2),
+                (2, 2, 0, 4),
+                (2, 1, 1, 4),
+                (2, 1, 1, 4),
+                (2, 1, 1, 4),
+                (2, 1, 1, 4)
+            ]
         );
         for d in &p[1..] {
             assert!(d.read.contains(&0), "day {} does not read set 0", d.day);
@@ -437,7 +452,12 @@ mod tests {
             ..Lists::default()
         })
         .unwrap();
-        let other = Schedule { seed: 8, ..s.clone() }.generate().unwrap();
+        let other = Schedule {
+            seed: 8,
+            ..s.clone()
+        }
+        .generate()
+        .unwrap();
         assert_ne!(a.text, other.text);
         let files = s.set_files(3);
         assert_eq!(files.iter().map(|f| f.1).sum::<u64>(), 300_000);
@@ -452,7 +472,16 @@ mod tests {
         std::fs::write(dir.path().join("b/z"), vec![0; 25]).unwrap();
         let g = scan(dir.path(), false).unwrap();
         let body: Vec<&str> = g.text.lines().skip(1).collect();
-        assert_eq!(body, ["a, 100, c", "b, 0, m", "b/c, 0, m", "b/c/x%2Cy, 50, c", "b/z, 25, c"]);
+        assert_eq!(
+            body,
+            [
+                "a, 100, c",
+                "b, 0, m",
+                "b/c, 0, m",
+                "b/c/x%2Cy, 50, c",
+                "b/z, 25, c"
+            ]
+        );
         let l = parse(Path::new("i"), &g.text, Role::Plain).unwrap();
         let s = sample(&l, 75, 1).unwrap();
         assert!(s.bytes <= 75 && s.bytes >= 50, "{}", s.text);

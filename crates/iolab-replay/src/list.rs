@@ -238,7 +238,13 @@ pub fn parse(file: &Path, text: &str, role: Role) -> Result<List, ListError> {
             ));
         }
         let (ncol, name) = fields[0];
-        let name = decode(name).map_err(|(off, m)| err(ncol + off, m, "write a byte as %XX with two hex digits, e.g. %2C for a comma"))?;
+        let name = decode(name).map_err(|(off, m)| {
+            err(
+                ncol + off,
+                m,
+                "write a byte as %XX with two hex digits, e.g. %2C for a comma",
+            )
+        })?;
         let name = normalize(&name).map_err(|m| {
             err(
                 ncol,
@@ -369,7 +375,10 @@ pub fn encode(name: &[u8]) -> String {
     let mut s = String::with_capacity(name.len());
     for (i, &c) in name.iter().enumerate() {
         let edge = i == 0 || i + 1 == name.len();
-        let esc = c == b',' || c == b'%' || c < 0x20 || c >= 0x7f
+        let esc = c == b','
+            || c == b'%'
+            || c < 0x20
+            || c >= 0x7f
             || (edge && c == b' ')
             || (i == 0 && (c == b'#' || c == b'['));
         if esc {
@@ -420,7 +429,10 @@ mod tests {
     #[test]
     fn the_thesis_form_parses_as_is() {
         let l = p("a/b, 10, c\n# x\n\na/b, 10, s\n a/b ,10,d\n").unwrap();
-        let e: Vec<_> = l.entries().map(|e| (e.name.clone(), e.size, e.op)).collect();
+        let e: Vec<_> = l
+            .entries()
+            .map(|e| (e.name.clone(), e.size, e.op))
+            .collect();
         assert_eq!(
             e,
             vec![
@@ -453,7 +465,14 @@ mod tests {
 
     #[test]
     fn names_round_trip_through_the_escapes() {
-        for n in [&b"a,b"[..], b" lead", b"trail ", b"50%", b"#x", b"\xff\x01z"] {
+        for n in [
+            &b"a,b"[..],
+            b" lead",
+            b"trail ",
+            b"50%",
+            b"#x",
+            b"\xff\x01z",
+        ] {
             let line = format!("{}, 1, c", encode(n));
             let l = p(&line).unwrap();
             assert_eq!(l.sections[0].entries[0].name, n, "{line}");

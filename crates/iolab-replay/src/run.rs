@@ -59,7 +59,10 @@ pub struct PhaseResult {
 
 impl PhaseResult {
     pub fn mib_per_s(&self) -> f64 {
-        rate((self.read_bytes + self.write_bytes) as f64 / 1048576.0, self.elapsed_ns)
+        rate(
+            (self.read_bytes + self.write_bytes) as f64 / 1048576.0,
+            self.elapsed_ns,
+        )
     }
 
     pub fn files_per_s(&self) -> f64 {
@@ -128,9 +131,9 @@ impl ReplayError {
             ReplayError::Io { source, .. } if source.raw_os_error() == Some(libc::ENOSPC) => {
                 Some("the target is too small for the replay's files: make it larger")
             }
-            ReplayError::Io { source, .. } if source.raw_os_error() == Some(libc::EEXIST) => {
-                Some("the directory holds files of the list already: replay into an empty directory")
-            }
+            ReplayError::Io { source, .. } if source.raw_os_error() == Some(libc::EEXIST) => Some(
+                "the directory holds files of the list already: replay into an empty directory",
+            ),
             _ => None,
         }
     }
@@ -209,7 +212,12 @@ fn io_err(op: &'static str, dir: &Path, name: &CStr) -> ReplayError {
 fn open_dir(dir: &Path) -> Result<OwnedFd, ReplayError> {
     let c = CString::new(dir.as_os_str().as_encoded_bytes()).unwrap_or_default();
     // SAFETY: a valid C string; the descriptor is owned below.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_DIRECTORY | libc::O_RDONLY | libc::O_CLOEXEC) };
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_DIRECTORY | libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
     if fd < 0 {
         return Err(ReplayError::Io {
             op: "open",
@@ -294,7 +302,12 @@ fn run_phase(
                 while done < len {
                     let l = (len - done).min(buf.len() as u64) as usize;
                     let r = unsafe {
-                        libc::pread(fd, buf.as_mut_ptr().cast(), l, (offset + done) as libc::off_t)
+                        libc::pread(
+                            fd,
+                            buf.as_mut_ptr().cast(),
+                            l,
+                            (offset + done) as libc::off_t,
+                        )
                     };
                     if r < 0 {
                         return Err(io_err("read", dir, name));
@@ -360,7 +373,12 @@ fn clean_up(program: &Program, dir: &Path) -> Result<(), ReplayError> {
         }
     }
     let depth = |c: &CString| c.as_bytes().iter().filter(|&&x| x == b'/').count();
-    names.sort_by(|a, b| depth(b.0).cmp(&depth(a.0)).then(a.1.cmp(&b.1)).then(a.0.cmp(b.0)));
+    names.sort_by(|a, b| {
+        depth(b.0)
+            .cmp(&depth(a.0))
+            .then(a.1.cmp(&b.1))
+            .then(a.0.cmp(b.0))
+    });
     names.dedup();
     for (n, is_dir) in names {
         let flag = if is_dir { libc::AT_REMOVEDIR } else { 0 };
@@ -399,7 +417,10 @@ mod tests {
         let lists = Lists {
             install: l("a/b, 3000000, c\na/c, 10, cf\n", Role::Plain),
             boot: l("a/b, 3000000, s\n", Role::Plain),
-            days: l("[day 1]\nd/e, 5, c\na/c, 4, r, 6\n[day 2]\nd/e, 5, d\n", Role::Days),
+            days: l(
+                "[day 1]\nd/e, 5, c\na/c, 4, r, 6\n[day 2]\nd/e, 5, d\n",
+                Role::Days,
+            ),
         };
         let p = check(&lists).unwrap();
         let r = replay(&p, dir.path(), &AtomicBool::new(false), &mut Sync).unwrap();

@@ -10,6 +10,7 @@
 pub mod bonnie;
 pub mod iozone;
 pub mod micro;
+pub mod replay;
 pub mod sqlite;
 pub mod wml;
 
@@ -35,6 +36,7 @@ pub(crate) static KINDS: &[&dyn Kind] = &[
     &iozone::IOZONE,
     &sqlite::SQLITE,
     &bonnie::BONNIE,
+    &replay::REPLAY,
 ];
 
 /// A kind of workload, as experiment files name it.
@@ -70,6 +72,9 @@ pub(crate) struct LoadContext<'a> {
     pub base: &'a Path,
     /// The target's capacity when known (tmpfs and loop image sizes).
     pub target_bytes: Option<u64>,
+    /// Whether iolab mounts the target and its files survive a remount (`Some(false)` for
+    /// a directory or a tmpfs; `None` when the target is not known).
+    pub remountable: Option<bool>,
 }
 
 /// A validated workload, ready to run any number of times.

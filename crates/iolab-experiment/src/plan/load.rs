@@ -281,7 +281,14 @@ fn resolve_configs(
             _ => None,
         });
         let w_sub = subst::substitute(workload_node, factors, combo);
-        let at = LoadContext { base, target_bytes };
+        let remountable = sut
+            .as_ref()
+            .map(|(_, p)| matches!(p.target, Target::LoopImage(_) | Target::BlockDevice(_)));
+        let at = LoadContext {
+            base,
+            target_bytes,
+            remountable,
+        };
         let workload = kind::resolve(&mut ccx, &w_sub, kind, &at);
         for e in ccx.diag.errors {
             match errors.iter_mut().find(|(g, _)| *g == e) {
