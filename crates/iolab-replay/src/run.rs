@@ -148,7 +148,7 @@ pub fn replay(
     end: &mut dyn DayEnd,
 ) -> Result<ReplayResult, ReplayError> {
     let r = replay_days(program, dir, cancel, end);
-    let cleanup = clean_up(program, dir);
+    let cleanup = clean_up(program, dir, r.is_err());
     let r = r?;
     cleanup?;
     Ok(r)
@@ -356,14 +356,13 @@ fn run_phase(
     })
 }
 
-/// Removes what the replay leaves at its end (what exists of it: after a failure, part of
-/// it), deepest first.
-fn clean_up(program: &Program, dir: &Path) -> Result<(), ReplayError> {
+/// Removes what the replay leaves at its end, deepest first; after a failure (`stopped`),
+/// whatever any phase made, so that a replay that stopped early leaves nothing either.
+fn clean_up(program: &Program, dir: &Path, stopped: bool) -> Result<(), ReplayError> {
     let d = open_dir(dir)?;
     let mut first: Option<ReplayError> = None;
-    // Everything any phase made, so that a replay that stopped early leaves nothing either.
     let mut names: Vec<(&CString, bool)> = program.leftover.iter().map(|(n, d)| (n, *d)).collect();
-    for ph in &program.phases {
+    for ph in program.phases.iter().filter(|_| stopped) {
         for (n, s) in &ph.steps {
             match s {
                 Step::Create { .. } => names.push((n, false)),
@@ -429,6 +428,47 @@ mod tests {
         assert_eq!(inst.phases[0].write_bytes, 3000010);
         assert_eq!(r.days[0].phases[0].read_bytes, 3000000);
         assert_eq!(r.days[0].phases[1].read_bytes, 4);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    struct Fails;
+    impl DayEnd for Fails {
+        fn end_of_day(&mut self, _: &Path, day: u32) -> Result<DayEndReport, String> {
+            if day == 1 {
+                Err("no".into())
+            } else {
+                Ok(DayEndReport::default())
+            }
+        }
+    }
+
+    #[test]
+    fn a_replay_that_stops_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = |t: &str, r| Some(parse(Path::new("x"), t, r).unwrap());
+        let lists = Lists {
+            install: l(
+                "a/b, 10, c
+",
+                Role::Plain,
+            ),
+            days: l(
+                "[day 1]
+d/e/f, 5, c
+a/b, 10, d
+[day 2]
+d/e/g, 5, c
+",
+                Role::Days,
+            ),
+            ..Lists::default()
+        };
+        let p = check(&lists).unwrap();
+        let e = replay(&p, dir.path(), &AtomicBool::new(false), &mut Fails).unwrap_err();
+        assert!(matches!(e, ReplayError::DayEnd { day: 1, .. }), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let e = replay(&p, dir.path(), &AtomicBool::new(true), &mut Sync).unwrap_err();
+        assert!(e.is_interrupted());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
