@@ -30,8 +30,8 @@ pub struct DayEndReport {
     pub flush_ns: u64,
     /// The rest, not counted: the mount, or dropping the caches.
     pub other_ns: u64,
-    /// The filesystem's mount id (/proc/self/mountinfo) after the remount.
-    pub mount_id: Option<u32>,
+    /// The filesystem's mount id after the remount (unique where the kernel has one).
+    pub mount_id: Option<u64>,
     /// Bytes of the replay's files still in the page cache afterwards.
     pub resident_bytes: Option<u64>,
     /// Bytes of the replay's files then.

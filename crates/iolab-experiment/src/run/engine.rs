@@ -48,8 +48,9 @@ pub struct Remount {
     /// The unmount, with the writeback it waits for.
     pub unmount: Duration,
     pub mount: Duration,
-    /// The new mount's id (/proc/self/mountinfo).
-    pub mount_id: Option<u32>,
+    /// The new mount's unique id (never reused while the system runs; Linux ≥ 6.8), else
+    /// its id in /proc/self/mountinfo (which the kernel may give again to the next mount).
+    pub mount_id: Option<u64>,
 }
 
 /// The system under test as a kind sees it during its run (the runner's `Sut` session and the

@@ -930,7 +930,8 @@ impl SutControl for SessionSut<'_> {
         Ok(Remount {
             unmount: r.unmount,
             mount: r.mount,
-            mount_id: self.prepared.mount.as_ref().map(|m| m.id),
+            mount_id: iolab_sut::mount::unique_mount_id(&self.prepared.mountpoint)
+                .or_else(|| self.prepared.mount.as_ref().map(|m| u64::from(m.id))),
         })
     }
 }
