@@ -484,7 +484,7 @@ mod tests {
         );
         let l = parse(Path::new("i"), &g.text, Role::Plain).unwrap();
         let s = sample(&l, 75, 1).unwrap();
-        assert!(s.bytes <= 75 && s.bytes >= 50, "{}", s.text);
+        assert!((50..=75).contains(&s.bytes), "{}", s.text);
         assert!(sample(&l, 1000, 1).is_err());
     }
 }

@@ -20,7 +20,7 @@
 //! trailing spaces. Fields are trimmed. Parsing only reads the text; [`crate::check`]
 //! simulates the namespace.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 /// What a line does.
@@ -377,12 +377,11 @@ pub fn encode(name: &[u8]) -> String {
         let edge = i == 0 || i + 1 == name.len();
         let esc = c == b','
             || c == b'%'
-            || c < 0x20
-            || c >= 0x7f
+            || !(0x20..0x7f).contains(&c)
             || (edge && c == b' ')
             || (i == 0 && (c == b'#' || c == b'['));
         if esc {
-            s.push_str(&format!("%{c:02X}"));
+            let _ = write!(s, "%{c:02X}");
         } else {
             s.push(c as char);
         }

@@ -14,7 +14,7 @@ use iolab_check::{Access, SyncScope};
 use iolab_engine::stats::LatencySummary;
 use iolab_metrics::{Better, MetricDef};
 use iolab_replay::{DayEnd, DayEndReport, ListError, PhaseKind, Program, ReplayResult};
-use iolab_store::{FlowopStats, LatencyStats, MonitorSeries, RunRecord};
+use iolab_store::{FlowopStats, MonitorSeries, RunRecord};
 use serde_json::{json, Value};
 
 use super::{Kind, LoadContext, Workload};
@@ -24,7 +24,7 @@ use crate::plan::single::{single, SingleRun};
 use crate::plan::tree::{Entry, Table};
 use crate::plan::{ExperimentPlan, UsageError};
 use crate::run::monitor::Intent;
-use crate::run::record::{headline, metric};
+use crate::run::record::{headline, latency_stats, metric};
 use crate::run::{KindRun, Ran, RunFailure, SutControl};
 
 /// The `[workload]` key.
@@ -458,6 +458,9 @@ impl Workload for ReplayWorkload {
     }
 }
 
+/// `(ns since the replay started, value)`, one per day.
+type Points = Vec<(i64, f64)>;
+
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let (mut s, mut n) = (0.0, 0u32);
     for x in v.filter(|x| x.is_finite()) {
@@ -532,7 +535,7 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
 
     // Per day, at its end (ns since the replay started).
     let mut at = 0u64;
-    let mut series: Vec<(&str, &str, Vec<(i64, f64)>)> = vec![
+    let mut series: Vec<(&str, &str, Points)> = vec![
         ("replay.day_s", "s", Vec::new()),
         ("replay.flush_s", "s", Vec::new()),
         ("replay.boot_mib_per_s", "MiB/s", Vec::new()),
@@ -570,17 +573,7 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
         }
     }
 
-    let none = LatencyStats {
-        count: 0,
-        mean_ns: f64::NAN,
-        stdev_ns: f64::NAN,
-        min_ns: 0,
-        p50_ns: 0,
-        p90_ns: 0,
-        p99_ns: 0,
-        p999_ns: 0,
-        max_ns: 0,
-    };
+    let none = latency_stats(&LatencySummary::default());
     for d in r.all() {
         let label = if d.day == 0 {
             "install".to_string()
@@ -596,7 +589,7 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
             ops: files,
             bytes,
             errors: 0,
-            latency: none.clone(),
+            latency: none,
             histogram: Vec::new(),
             extra: json!({
                 "day": d.day,
@@ -615,7 +608,7 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
                 ops: p.files,
                 bytes: p.read_bytes + p.write_bytes,
                 errors: 0,
-                latency: none.clone(),
+                latency: none,
                 histogram: Vec::new(),
                 extra: json!({
                     "day": p.day,
