@@ -46,6 +46,7 @@ pub trait DayEnd {
 /// One phase's figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PhaseResult {
+    #[serde(rename = "phase")]
     pub kind: PhaseKind,
     pub day: u32,
     pub elapsed_ns: u64,
@@ -57,7 +58,33 @@ pub struct PhaseResult {
     pub steps: u64,
 }
 
+/// A phase with its rates, as stored and printed.
+#[derive(Debug, Serialize)]
+pub struct PhaseFigures<'a> {
+    #[serde(flatten)]
+    pub phase: &'a PhaseResult,
+    pub mib_per_s: f64,
+    pub files_per_s: f64,
+}
+
+/// A day without its phases, as stored and printed.
+#[derive(Debug, Serialize)]
+pub struct DaySummary<'a> {
+    pub day: u32,
+    pub time_ns: u64,
+    #[serde(flatten)]
+    pub end: &'a DayEndReport,
+}
+
 impl PhaseResult {
+    pub fn figures(&self) -> PhaseFigures<'_> {
+        PhaseFigures {
+            phase: self,
+            mib_per_s: self.mib_per_s(),
+            files_per_s: self.files_per_s(),
+        }
+    }
+
     pub fn mib_per_s(&self) -> f64 {
         rate(
             (self.read_bytes + self.write_bytes) as f64 / 1048576.0,
@@ -97,6 +124,16 @@ pub struct ReplayResult {
     /// Wall time of the whole replay, clean-up excluded.
     pub elapsed_ns: u64,
     pub usage: Usage,
+}
+
+impl DayResult {
+    pub fn summary(&self) -> DaySummary<'_> {
+        DaySummary {
+            day: self.day,
+            time_ns: self.time_ns,
+            end: &self.end,
+        }
+    }
 }
 
 impl ReplayResult {

@@ -591,15 +591,7 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
             errors: 0,
             latency: none,
             histogram: Vec::new(),
-            extra: json!({
-                "day": d.day,
-                "time_ns": d.time_ns,
-                "flush_ns": d.end.flush_ns,
-                "other_ns": d.end.other_ns,
-                "mount_id": d.end.mount_id,
-                "resident_bytes": d.end.resident_bytes,
-                "file_bytes": d.end.file_bytes,
-            }),
+            extra: json!(d.summary()),
         });
         for p in &d.phases {
             record.flowops.push(FlowopStats {
@@ -610,17 +602,7 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
                 errors: 0,
                 latency: none,
                 histogram: Vec::new(),
-                extra: json!({
-                    "day": p.day,
-                    "phase": p.kind.name(),
-                    "elapsed_ns": p.elapsed_ns,
-                    "files": p.files,
-                    "read_bytes": p.read_bytes,
-                    "write_bytes": p.write_bytes,
-                    "steps": p.steps,
-                    "mib_per_s": p.mib_per_s(),
-                    "files_per_s": p.files_per_s(),
-                }),
+                extra: json!(p.figures()),
             });
         }
     }

@@ -1,7 +1,6 @@
 //! `iolab bonnie`: the bonnie kind's one-run plan, run by the experiment runner, printed in
 //! the chosen format.
 
-use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,21 +25,14 @@ pub fn run(args: BonnieArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     } else {
         args.format
     };
-    let storage = Storage::from_args(args.no_db, &args.db.db)?;
-    let mut display = single::Shown {
-        status: StatusLine::new(std::io::stderr().is_terminal()),
-        view: Display,
-    };
-    let run = single::run::<BonnieResult>(
+    let run = single::run_viewed::<BonnieResult>(
         &plan,
-        storage,
+        Storage::from_args(args.no_db, &args.db.db)?,
         args.monitor.options(),
         &cancel,
-        &mut display,
+        Display,
         "interrupted; the files of the run were removed",
-    );
-    display.status.clear();
-    let run = run?;
+    )?;
     let report = BonnieReport {
         result: run.output,
         host: Host::probe(),

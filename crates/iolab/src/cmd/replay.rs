@@ -1,12 +1,10 @@
 //! `iolab replay`: the replay kind's one-run plan, run by the experiment runner, printed in
 //! the chosen format.
 
-use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use iolab_experiment::kind::replay::{BetweenDays, ReplaySpec};
-use iolab_experiment::run::EngineEvent;
 use iolab_replay::ReplayResult;
 
 use crate::cli::{ReplayArgs, ReplayFormat};
@@ -14,7 +12,6 @@ use crate::cmd::single::{self, Storage};
 use crate::error::CliError;
 use crate::output::replay::ReplayReport;
 use crate::output::{self, Host};
-use crate::term::StatusLine;
 
 pub fn run(args: ReplayArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let between_days = BetweenDays::parse(&args.between_days).unwrap_or(BetweenDays::None);
@@ -31,21 +28,15 @@ pub fn run(args: ReplayArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     } else {
         args.format
     };
-    let storage = Storage::from_args(args.no_db, &args.db.db)?;
-    let mut display = single::Shown {
-        status: StatusLine::new(std::io::stderr().is_terminal()),
-        view: Display,
-    };
-    let run = single::run::<ReplayResult>(
+    let run = single::run_viewed::<ReplayResult>(
         &plan,
-        storage,
+        Storage::from_args(args.no_db, &args.db.db)?,
         args.monitor.options(),
         &cancel,
-        &mut display,
+        // The replay reports no progress of its own: the runner's phases.
+        single::Counting { unit: "file" },
         "interrupted; the files of the replay were removed",
-    );
-    display.status.clear();
-    let run = run?;
+    )?;
     let report = ReplayReport {
         result: run.output,
         between_days: between_days.name().into(),
@@ -61,17 +52,4 @@ pub fn run(args: ReplayArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         }
     }
     Ok(())
-}
-
-/// The replay shows nothing while it runs but the runner's phases.
-struct Display;
-
-impl single::EngineView for Display {
-    fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
-        match *event {
-            EngineEvent::TimedStart => line.keep(),
-            EngineEvent::TimedEnd => line.clear(),
-            _ => {}
-        }
-    }
 }
