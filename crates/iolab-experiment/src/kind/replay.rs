@@ -417,7 +417,12 @@ impl Workload for ReplayWorkload {
                 SyncScope::Never
             }),
             writes_in_flight_per_file: Some(1),
-            dataset_bytes: Some(self.program.peak_bytes),
+            // A replay that empties the caches every day does so itself: files that fit in
+            // memory are what it models, and within a day a re-read may be served from the
+            // cache as on the real machine, so the dataset-to-memory rule (`cache-fit`) does
+            // not apply. Without it (`none`) the rule stands.
+            dataset_bytes: (self.spec.between_days == BetweenDays::None)
+                .then_some(self.program.peak_bytes),
             threads: Some(1),
             ..base
         }
