@@ -32,10 +32,11 @@ pub struct DayEndReport {
     pub other_ns: u64,
     /// The filesystem's mount id after the remount (unique where the kernel has one).
     pub mount_id: Option<u64>,
-    /// Bytes of the replay's files still in the page cache afterwards.
-    pub resident_bytes: Option<u64>,
-    /// Bytes of the replay's files then.
-    pub file_bytes: Option<u64>,
+    /// Bytes the block device under the directory read and wrote from the day's start to
+    /// its end (the flush and, with a remount, the mount included); `None` without a block
+    /// device (tmpfs). Reads of a day that starts cold reach the device.
+    pub device_read_bytes: Option<u64>,
+    pub device_write_bytes: Option<u64>,
 }
 
 /// Ends a day: called after the install and after every day, in the replay's directory.

@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 use iolab_check::{Access, SyncScope};
 use iolab_engine::stats::LatencySummary;
 use iolab_metrics::{Better, MetricDef};
+use iolab_monitor::diskstats::DiskCounters;
 use iolab_replay::{DayEnd, DayEndReport, ListError, PhaseKind, Program, ReplayResult};
 use iolab_store::{FlowopStats, MonitorSeries, RunRecord};
+use iolab_sys::DevT;
 use serde_json::{json, Value};
 
 use super::{Kind, LoadContext, Workload};
@@ -348,11 +350,33 @@ fn spec_json(spec: &ReplaySpec) -> Value {
 struct Ender<'a> {
     sut: &'a mut dyn SutControl,
     between: BetweenDays,
+    /// The block device under the directory, and its counters when the day started. The
+    /// device's counters rather than the files' residency in the page cache tell whether a
+    /// day started cold: measuring residency would open the files, and so read their inodes
+    /// and directories back into memory for the next day.
+    dev: Option<DevT>,
+    last: Option<DiskCounters>,
 }
 
-fn residency(dir: &Path) -> (u64, u64) {
-    let r = iolab_sut::residency::RunFiles::open(&[dir.to_path_buf()]).residency();
-    (r.resident_bytes(), r.bytes)
+impl<'a> Ender<'a> {
+    fn new(sut: &'a mut dyn SutControl, between: BetweenDays, dir: &Path) -> Self {
+        let dev = DevT::of_file(dir).ok();
+        Ender {
+            sut,
+            between,
+            dev,
+            last: device_counters(dev),
+        }
+    }
+}
+
+/// The counters of the block device `dev` (`None` without one: tmpfs).
+fn device_counters(dev: Option<DevT>) -> Option<DiskCounters> {
+    let dev = dev?;
+    iolab_monitor::diskstats::read()
+        .ok()?
+        .get_dev(dev)
+        .map(|d| d.counters)
 }
 
 fn sync() -> Duration {
@@ -363,7 +387,7 @@ fn sync() -> Duration {
 }
 
 impl DayEnd for Ender<'_> {
-    fn end_of_day(&mut self, dir: &Path, _day: u32) -> Result<DayEndReport, String> {
+    fn end_of_day(&mut self, _dir: &Path, _day: u32) -> Result<DayEndReport, String> {
         let mut r = DayEndReport::default();
         match self.between {
             BetweenDays::Remount => {
@@ -382,9 +406,12 @@ impl DayEnd for Ender<'_> {
             }
             BetweenDays::None => r.flush_ns = sync().as_nanos() as u64,
         }
-        let (resident, bytes) = residency(dir);
-        r.resident_bytes = Some(resident);
-        r.file_bytes = Some(bytes);
+        let now = device_counters(self.dev);
+        if let (Some(a), Some(b)) = (self.last, now) {
+            r.device_read_bytes = Some(b.sectors_read.saturating_sub(a.sectors_read) * 512);
+            r.device_write_bytes = Some(b.sectors_written.saturating_sub(a.sectors_written) * 512);
+        }
+        self.last = now;
         Ok(r)
     }
 }
@@ -441,10 +468,7 @@ impl Workload for ReplayWorkload {
 
     fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
         iolab_engine::Observer::started(&mut *run.obs);
-        let mut ender = Ender {
-            sut: &mut *run.sut,
-            between: self.spec.between_days,
-        };
+        let mut ender = Ender::new(&mut *run.sut, self.spec.between_days, run.dir);
         let r = iolab_replay::replay(&self.program, run.dir, run.cancel, &mut ender);
         iolab_engine::Observer::finished(&mut *run.obs);
         let r = r.map_err(|e| RunFailure {
@@ -546,6 +570,8 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
         ("replay.boot_mib_per_s", "MiB/s", Vec::new()),
         ("replay.work_mib_per_s", "MiB/s", Vec::new()),
         ("replay.work_files_per_s", "files/s", Vec::new()),
+        ("replay.device_read_mib", "MiB", Vec::new()),
+        ("replay.device_write_mib", "MiB", Vec::new()),
     ];
     for d in r.all() {
         at += d.time_ns + d.end.other_ns;
@@ -558,6 +584,8 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
             boot.as_ref().map(|p| p.mib_per_s()),
             work.as_ref().map(|p| p.mib_per_s()),
             work.as_ref().map(|p| p.files_per_s()),
+            d.end.device_read_bytes.map(|b| b as f64 / 1048576.0),
+            d.end.device_write_bytes.map(|b| b as f64 / 1048576.0),
         ];
         if d.day == 0 {
             continue;
@@ -632,10 +660,8 @@ mod tests {
             ),
         })
         .unwrap();
-        let mut ender = Ender {
-            sut: &mut crate::run::NoSut,
-            between: BetweenDays::None,
-        };
+        let mut no_sut = crate::run::NoSut;
+        let mut ender = Ender::new(&mut no_sut, BetweenDays::None, &dir);
         let r = iolab_replay::replay(
             &program,
             &dir,
