@@ -75,6 +75,9 @@ pub struct Program {
     pub leftover: Vec<(CString, bool)>,
     /// Largest number of bytes present at once (for the target's size).
     pub peak_bytes: u64,
+    /// The first components of every name the replay makes: none may exist beforehand, so
+    /// that everything under them is the replay's to remove.
+    pub roots: Vec<CString>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -451,7 +454,19 @@ pub fn check(lists: &Lists) -> Result<Program, ListError> {
             .then(a.1.cmp(&b.1))
             .then(a.0.cmp(&b.0))
     });
+    let mut roots: Vec<CString> = phases
+        .iter()
+        .flat_map(|p| p.steps.iter())
+        .filter(|(_, s)| matches!(s, Step::Create { .. } | Step::Mkdir))
+        .map(|(n, _)| {
+            let b = n.as_bytes();
+            cstr(&b[..b.iter().position(|&c| c == b'/').unwrap_or(b.len())])
+        })
+        .collect();
+    roots.sort();
+    roots.dedup();
     Ok(Program {
+        roots,
         phases,
         days: u32::try_from(days.len()).unwrap_or(u32::MAX),
         leftover,

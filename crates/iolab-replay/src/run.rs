@@ -156,11 +156,18 @@ pub enum ReplayError {
     DayEnd { day: u32, message: String },
     #[error("interrupted")]
     Interrupted,
+    #[error("{path} exists already: the replay makes it")]
+    Exists { path: PathBuf },
 }
 
 impl ReplayError {
     pub fn is_interrupted(&self) -> bool {
         matches!(self, ReplayError::Interrupted)
+    }
+
+    /// The directory holds names of the replay's (nothing was run).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, ReplayError::Exists { .. })
     }
 
     /// What to do about it.
@@ -169,8 +176,8 @@ impl ReplayError {
             ReplayError::Io { source, .. } if source.raw_os_error() == Some(libc::ENOSPC) => {
                 Some("the target is too small for the replay's files: make it larger")
             }
-            ReplayError::Io { source, .. } if source.raw_os_error() == Some(libc::EEXIST) => Some(
-                "the directory holds files of the list already: replay into an empty directory",
+            ReplayError::Exists { .. } => Some(
+                "replay into a directory without the list's names (iolab removes only what it made)",
             ),
             _ => None,
         }
@@ -185,6 +192,25 @@ pub fn replay(
     cancel: &AtomicBool,
     end: &mut dyn DayEnd,
 ) -> Result<ReplayResult, ReplayError> {
+    // What exists already is not the replay's: refuse it rather than remove it afterwards.
+    let d = open_dir(dir)?;
+    for root in &program.roots {
+        // SAFETY: valid C string and open directory.
+        let there = unsafe {
+            libc::faccessat(
+                d.as_raw_fd(),
+                root.as_ptr(),
+                libc::F_OK,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        } == 0;
+        if there {
+            return Err(ReplayError::Exists {
+                path: dir.join(std::ffi::OsStr::from_bytes(root.as_bytes())),
+            });
+        }
+    }
+    drop(d);
     let r = replay_days(program, dir, cancel, end);
     let cleanup = clean_up(program, dir, r.is_err());
     let r = r?;
@@ -508,5 +534,12 @@ d/e/g, 5, c
         let e = replay(&p, dir.path(), &AtomicBool::new(true), &mut Sync).unwrap_err();
         assert!(e.is_interrupted());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        // A name of the replay's that exists already is refused, and kept.
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        std::fs::write(dir.path().join("d/mine"), "x").unwrap();
+        let e = replay(&p, dir.path(), &AtomicBool::new(false), &mut Sync).unwrap_err();
+        assert!(e.is_bad_input(), "{e}");
+        assert!(dir.path().join("d/mine").exists());
+        assert!(!dir.path().join("a").exists());
     }
 }

@@ -90,6 +90,29 @@ fn bad_lists_are_located_and_nothing_runs() {
 }
 
 #[test]
+fn names_that_exist_already_are_refused_and_kept() {
+    let s = Scratch::new();
+    let dir = s.path().join("run");
+    std::fs::create_dir_all(dir.join("usr")).unwrap();
+    std::fs::write(dir.join("usr/mine"), "keep").unwrap();
+    let list = s.write("i.list", "etc/a, 10, c\nusr/mine, 4, c\n");
+    let o = run(&[
+        "replay",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--install",
+        list.to_str().unwrap(),
+        "--no-db",
+    ]);
+    assert_clean_failure(&o, 2, "usr exists already: the replay makes it");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("usr/mine")).unwrap(),
+        "keep"
+    );
+    assert_eq!(entries(&dir), ["usr"]);
+}
+
+#[test]
 fn bad_flags_are_refused() {
     let s = Scratch::new();
     let dir = s.path().join("run");

@@ -474,7 +474,7 @@ impl Workload for ReplayWorkload {
         let r = r.map_err(|e| RunFailure {
             message: e.to_string(),
             hint: e.hint().map(str::to_string),
-            bad_input: false,
+            bad_input: e.is_bad_input(),
             interrupted: e.is_interrupted(),
             located: false,
         })?;
