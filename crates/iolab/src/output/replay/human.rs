@@ -27,8 +27,17 @@ impl Formatter<ReplayReport> for Human {
         )?;
         writeln!(
             out,
-            "{:<8} {:>10} {:>9}  {:<6} {:>8} {:>11} {:>10} {:>10}",
-            "day", "time s", "flush s", "phase", "files", "MiB", "MiB/s", "files/s"
+            "{:<8} {:>10} {:>9} {:>12} {:>12}  {:<6} {:>8} {:>11} {:>10} {:>10}",
+            "day",
+            "time s",
+            "flush s",
+            "dev read MiB",
+            "dev wrtn MiB",
+            "phase",
+            "files",
+            "MiB",
+            "MiB/s",
+            "files/s"
         )?;
         for d in r.all() {
             let day = if d.day == 0 {
@@ -37,18 +46,23 @@ impl Formatter<ReplayReport> for Human {
                 d.day.to_string()
             };
             for (i, p) in d.phases.iter().enumerate() {
-                let (a, b, c) = if i == 0 {
+                let mib = |b: Option<u64>| {
+                    b.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1048576.0))
+                };
+                let (a, b, c, r, w) = if i == 0 {
                     (
                         day.clone(),
                         format!("{:.3}", d.time_ns as f64 / 1e9),
                         format!("{:.3}", d.end.flush_ns as f64 / 1e9),
+                        mib(d.end.device_read_bytes),
+                        mib(d.end.device_write_bytes),
                     )
                 } else {
-                    (String::new(), String::new(), String::new())
+                    Default::default()
                 };
                 writeln!(
                     out,
-                    "{a:<8} {b:>10} {c:>9}  {:<6} {:>8} {:>11.1} {:>10} {:>10}",
+                    "{a:<8} {b:>10} {c:>9} {r:>12} {w:>12}  {:<6} {:>8} {:>11.1} {:>10} {:>10}",
                     p.kind.name(),
                     p.files,
                     (p.read_bytes + p.write_bytes) as f64 / 1048576.0,
