@@ -346,7 +346,13 @@ impl Schedule {
         let mut cache: HashMap<u32, Vec<(String, u64)>> = HashMap::new();
         let mut files_of = |k: u32| cache.entry(k).or_insert_with(|| self.set_files(k)).clone();
         let set = |k: u32| format!("{SETS_DIR}/set-{k:04}");
-        let names = |v: &[u32]| v.iter().map(|&k| set(k)).collect::<Vec<_>>().join(" ");
+        let names = |v: &[u32]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.iter().map(|&k| set(k)).collect::<Vec<_>>().join(" ")
+            }
+        };
         let mut text = format!(
             "# workdays: M = {} sets of {} bytes, r = {}, c = {}, d = {}, {} days, seed {}\n",
             self.sets, self.set_bytes, self.read, self.create, self.delete, self.days, self.seed
