@@ -50,7 +50,10 @@ pub enum Command {
     )]
     Replay(ReplayArgs),
     /// Make file lists for `iolab replay`: from a directory tree, a boot read set, workdays
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  iolab filelist scan /usr -o install.list\n  iolab filelist sample install.list --bytes 150m -o boot.list\n  iolab filelist workday --sets 20 --read 9 --create 1 --delete 1 --days 20 -o days.list\n\nThe same input and --seed give the same bytes. The list format, the schedule of the\nworkdays and what a replay measures: docs/replay.md."
+    )]
     Filelist(FilelistCommand),
     /// Run an experiment (.toml), or a filebench workload (.f file or built-in name)
     #[command(
@@ -414,6 +417,7 @@ pub enum FilelistCommand {
         /// Bytes to read (e.g. 150m)
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         bytes: u64,
+        /// Seed of the random choice of files
         #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
         seed: u64,
         /// Write the list to FILE (default: standard output)
@@ -440,6 +444,7 @@ pub enum FilelistCommand {
         /// Bytes per data set (e.g. 100m)
         #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "100m")]
         set_bytes: u64,
+        /// Seed of the sets' files and of which sets are read and deleted
         #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
         seed: u64,
         /// Write the list to FILE (default: standard output)
