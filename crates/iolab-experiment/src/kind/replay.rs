@@ -435,8 +435,17 @@ impl Workload for ReplayWorkload {
                 )
             })
         });
+        let (reads, writes) = self
+            .program
+            .phases
+            .iter()
+            .fold((0, 0), |(r, w), p| (r + p.read_bytes, w + p.write_bytes));
         Intent {
-            access: Some(Access::Mixed),
+            access: Some(match (reads > 0, writes > 0) {
+                (true, false) => Access::Read,
+                (false, true) => Access::Write,
+                _ => Access::Mixed,
+            }),
             sync_requested: fsyncs,
             sync_scope: Some(if fsyncs {
                 SyncScope::SomeWrites
