@@ -71,7 +71,7 @@ pub struct Program {
     pub phases: Vec<Phase>,
     /// Days replayed.
     pub days: u32,
-    /// Names (files and directories) left at the end, deepest first, for clean-up.
+    /// Names (files and directories) left at the end, each before its parent, for clean-up.
     pub leftover: Vec<(CString, bool)>,
     /// Largest number of bytes present at once (for the target's size).
     pub peak_bytes: u64,
@@ -446,14 +446,9 @@ pub fn check(lists: &Lists) -> Result<Program, ListError> {
         .iter()
         .map(|(n, node)| (cstr(n), node.dir))
         .collect();
-    // Deepest first (more components first), then by name: files before their directories.
-    leftover.sort_by(|a, b| {
-        let depth = |c: &CString| c.as_bytes().iter().filter(|&&x| x == b'/').count();
-        depth(&b.0)
-            .cmp(&depth(&a.0))
-            .then(a.1.cmp(&b.1))
-            .then(a.0.cmp(&b.0))
-    });
+    // Every name before its parent: descending byte order (a descendant is its ancestor's
+    // name and more), a directory's entries together.
+    leftover.sort_by(|a, b| b.0.cmp(&a.0));
     let mut roots: Vec<CString> = phases
         .iter()
         .flat_map(|p| p.steps.iter())
@@ -541,6 +536,13 @@ mod tests {
             .map(|(n, _)| n.to_str().unwrap())
             .collect();
         assert_eq!(left, vec!["a/d", "a/b", "a"]);
+        let p = check(&lists("a/b, 1, c\na-x, 1, c\na/b-c/d, 1, c\n", "", "")).unwrap();
+        let left: Vec<_> = p
+            .leftover
+            .iter()
+            .map(|(n, _)| n.to_str().unwrap())
+            .collect();
+        assert_eq!(left, vec!["a/b-c/d", "a/b-c", "a/b", "a-x", "a"]);
     }
 
     fn fails(install: &str, boot: &str, days: &str) -> ListError {

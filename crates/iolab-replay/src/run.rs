@@ -435,13 +435,9 @@ fn clean_up(program: &Program, dir: &Path, stopped: bool) -> Result<(), ReplayEr
             }
         }
     }
-    let depth = |c: &CString| c.as_bytes().iter().filter(|&&x| x == b'/').count();
-    names.sort_by(|a, b| {
-        depth(b.0)
-            .cmp(&depth(a.0))
-            .then(a.1.cmp(&b.1))
-            .then(a.0.cmp(b.0))
-    });
+    // Descending byte order puts every name before its parent (a descendant is its
+    // ancestor's name and more) and keeps a directory's entries together, as `rm -r` goes.
+    names.sort_by(|a, b| b.0.cmp(a.0));
     names.dedup();
     for (n, is_dir) in names {
         let flag = if is_dir { libc::AT_REMOVEDIR } else { 0 };
