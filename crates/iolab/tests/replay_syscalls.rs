@@ -249,12 +249,12 @@ fn the_calls_are_the_lists_operations_in_order() {
         Did::Fsync(s("a/f2")),
     ];
     assert_eq!(&did[..want.len()], &want[..], "{did:#?}");
-    // Then the clean-up removes what is left, deepest first.
+    // Then the clean-up removes what is left, each name before its parent.
     assert_eq!(
         &did[want.len()..],
         &[
-            Did::Unlink(s("a/b/f1")),
             Did::Unlink(s("a/f2")),
+            Did::Unlink(s("a/b/f1")),
             Did::Rmdir(s("a/b")),
             Did::Rmdir(s("a"))
         ],
