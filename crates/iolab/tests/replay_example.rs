@@ -110,6 +110,7 @@ fn the_example_runs_and_its_report_draws_the_days() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("Replay: time per day"));
     assert!(page.contains("between=remount") && page.contains("between=none"));
+    common::chromium_renders(s.path(), &html, &["experiment", "summary", "replay"]);
     let e = s.latest();
     for c in e["configs"].as_array().unwrap() {
         let days = c["runs"][0]["flowops"]
