@@ -46,7 +46,7 @@ pub enum Command {
     Bonnie(BonnieArgs),
     /// Replay file lists in a directory: an install, a boot read set and workdays (docs/replay.md)
     #[command(
-        after_help = "Examples:\n  iolab filelist scan /usr/share/doc -o install.list\n  iolab filelist sample install.list --bytes 20m -o boot.list\n  iolab filelist workday --sets 4 --read 2 --create 1 --delete 1 --days 5 --set-bytes 10m -o days.list\n  iolab replay --dir /mnt/test --install install.list --boot boot.list --days days.list\n\nThe replay's files are removed when it ends. A quick replay ends each day with a sync\n(--between-days none) or, as root, a sync and a cache drop (drop_caches); remounting between\ndays (the default in experiment files) needs a target iolab mounts: an experiment with a\nloop_image or block_device target. See docs/replay.md."
+        after_help = "Examples:\n  iolab filelist scan /usr/share/doc -o install.list\n  iolab filelist sample install.list --bytes 20m -o boot.list\n  iolab filelist workday --sets 4 --read 2 --create 1 --delete 1 --days 5 --set-bytes 10m -o days.list\n  iolab replay --dir /mnt/test --install install.list --boot boot.list --days days.list\n\nThe replay's files are removed when it ends. A quick replay ends each day with a syncfs\n(--between-days none) or, as root, a syncfs and a cache drop (drop_caches); remounting between\ndays (the default in experiment files) needs a target iolab mounts: an experiment with a\nloop_image or block_device target. See docs/replay.md."
     )]
     Replay(ReplayArgs),
     /// Make file lists for `iolab replay`: from a directory tree, a boot read set, workdays
@@ -359,8 +359,8 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub days: Option<PathBuf>,
 
-    /// How the install and each day end: `none` (sync, timed), `drop_caches` (sync, timed,
-    /// then drop the caches; root), `remount` (experiments with a mounted target only)
+    /// How the install and each day end: `none` (syncfs, timed), `drop_caches` (syncfs,
+    /// timed, then drop the caches; root), `remount` (experiments with a mounted target only)
     #[arg(long, value_name = "HOW", default_value = "none", value_parser = ["remount", "drop_caches", "none"])]
     pub between_days: String,
 

@@ -3,7 +3,7 @@
 //! read and validated together (iolab-replay's simulated namespace) when the plan is made,
 //! so a bad list stops the experiment before anything runs; a run replays the install, then
 //! each day (the boot list, then the day's operations), ending the install and every day with
-//! a remount, a cache drop or a sync.
+//! a remount, a cache drop or a syncfs.
 
 use std::any::Any;
 use std::path::{Path, PathBuf};
@@ -41,9 +41,9 @@ pub enum BetweenDays {
     /// Unmount (its writeback timed as part of the day) and mount again: the page cache,
     /// dentries and inodes of the filesystem are gone.
     Remount,
-    /// `sync` (timed), then drop the page cache, dentries and inodes (not timed).
+    /// `syncfs` (timed), then drop the page cache, dentries and inodes (not timed).
     DropCaches,
-    /// `sync` (timed) only: the next day starts with whatever is cached.
+    /// `syncfs` (timed) only: the next day starts with whatever is cached.
     None,
 }
 
@@ -132,7 +132,7 @@ pub const METRICS: &[MetricDef] = &[
         "s",
         Some(Better::Lower),
         "Flush per day",
-        "mean over the days of the flush that ends a day: the unmount (remount) or sync (otherwise)",
+        "mean over the days of the flush that ends a day: the unmount (remount) or syncfs (otherwise)",
     ),
 ];
 
@@ -379,15 +379,24 @@ fn device_counters(dev: Option<DevT>) -> Option<DiskCounters> {
         .map(|d| d.counters)
 }
 
-fn sync() -> Duration {
+/// `syncfs` of the filesystem `dir` is on (not `sync`: other filesystems' dirty data are
+/// not the day's), timed.
+fn sync(dir: &Path) -> Result<Duration, String> {
+    let d = std::fs::File::open(dir).map_err(|e| format!("opening {}: {e}", dir.display()))?;
     let t = Instant::now();
-    // SAFETY: sync(2) has no failure mode.
-    unsafe { libc::sync() };
-    t.elapsed()
+    // SAFETY: a valid open descriptor.
+    if unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&d)) } != 0 {
+        return Err(format!(
+            "syncfs {}: {}",
+            dir.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(t.elapsed())
 }
 
 impl DayEnd for Ender<'_> {
-    fn end_of_day(&mut self, _dir: &Path, _day: u32) -> Result<DayEndReport, String> {
+    fn end_of_day(&mut self, dir: &Path, _day: u32) -> Result<DayEndReport, String> {
         let mut r = DayEndReport::default();
         match self.between {
             BetweenDays::Remount => {
@@ -397,14 +406,14 @@ impl DayEnd for Ender<'_> {
                 r.mount_id = m.mount_id;
             }
             BetweenDays::DropCaches => {
-                r.flush_ns = sync().as_nanos() as u64;
+                r.flush_ns = sync(dir)?.as_nanos() as u64;
                 let t = Instant::now();
                 iolab_sut::cache::drop_caches_unchecked(&[]).map_err(|e| {
                     format!("dropping caches: {e} (between_days = \"drop_caches\" needs root)")
                 })?;
                 r.other_ns = t.elapsed().as_nanos() as u64;
             }
-            BetweenDays::None => r.flush_ns = sync().as_nanos() as u64,
+            BetweenDays::None => r.flush_ns = sync(dir)?.as_nanos() as u64,
         }
         let now = device_counters(self.dev);
         if let (Some(a), Some(b)) = (self.last, now) {
