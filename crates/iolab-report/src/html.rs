@@ -56,6 +56,9 @@ pub fn render_html(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()
     if let Some(m) = &data.iozone {
         crate::iozone::render(&mut h, m);
     }
+    if let Some(r) = &data.replay {
+        crate::replay::render(&mut h, r);
+    }
     timeseries(&mut h, data);
     latency(&mut h, data);
     flowops(&mut h, data);

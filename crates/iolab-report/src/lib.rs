@@ -23,6 +23,7 @@ mod iozone;
 mod markdown;
 mod model;
 mod num;
+mod replay;
 mod svg;
 
 pub use bonnie::BonniePhase;
@@ -35,6 +36,7 @@ pub use model::{
     interval_rates, load, CheckFindings, CheckHit, ConfigReport, Evidence, FlowopRow, HostSummary,
     MetricSummary, Outlier, ReportData, RunTimeline, MAX_TIMELINE_RUNS, MIN_PARTIAL_INTERVAL,
 };
+pub use replay::{ConfigDays, DayTime, ReplayDays};
 
 #[cfg(test)]
 mod tests;

@@ -114,6 +114,9 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
     if let Some(m) = &data.iozone {
         crate::iozone::markdown(&mut s, m);
     }
+    if let Some(r) = &data.replay {
+        crate::replay::markdown(&mut s, r);
+    }
     s.push_str("\n## Flowops\n\n");
     if data.configs.iter().all(|c| c.flowops.is_empty()) {
         s.push_str("No flowop statistics.\n");

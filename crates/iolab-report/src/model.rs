@@ -59,6 +59,8 @@ pub struct ReportData {
     /// iozone runs: each figure's file size × record size matrix (`None` without iozone
     /// runs).
     pub iozone: Option<crate::iozone::IozoneMatrix>,
+    /// Replay runs: each configuration's time per day (`None` without replay runs).
+    pub replay: Option<crate::replay::ReplayDays>,
 }
 
 /// The host, in a few words.
@@ -492,6 +494,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
     let flowops = store.experiment_flowops(experiment)?;
     let mut configs = Vec::with_capacity(details.configs.len());
     let mut iozone = crate::iozone::Collector::default();
+    let mut replay = crate::replay::Collector::default();
     for config in details.configs {
         let runs: Vec<_> = details
             .runs
@@ -522,6 +525,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
             .collect();
         let (rows, latency_histogram, size_histogram) = aggregate_flowops(&ok_flowops);
         iozone.add(&ok_flowops);
+        replay.add(&config.label, &ok_flowops);
 
         let mut timeline = Vec::new();
         for r in runs.iter().take(MAX_TIMELINE_RUNS) {
@@ -550,6 +554,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
         headline,
         configs,
         iozone: iozone.finish(),
+        replay: replay.finish(),
     })
 }
 

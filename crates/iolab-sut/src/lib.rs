@@ -62,7 +62,7 @@ pub use journal::{Entry, Journal, Record, DEFAULT_JOURNAL};
 pub use plan::{FsPlan, SutPlan, TunableSetting};
 pub use recover::{recover, recover_path, RecoverReport, UndoAction, UndoReport};
 pub use residency::Residency;
-pub use session::{Prepared, Sut, SutHandle, SutOptions};
+pub use session::{Prepared, Remounted, Sut, SutHandle, SutOptions};
 pub use spec::{FsSpec, SutSpec, TargetSpec, ThrottleSpec};
 pub use stack::{CacheSpec, StackedCache};
 pub use target::Target;

@@ -211,7 +211,9 @@ impl Sut {
 
     /// Unmount and mount the run's filesystem again with the same options (drops its cached
     /// inodes and pages; e.g. between a workload's write and read phases).
-    pub fn remount(&self, prepared: &mut Prepared) -> Result<()> {
+    /// Returns how long the unmount (which writes back the filesystem's dirty data) and the
+    /// mount took.
+    pub fn remount(&self, prepared: &mut Prepared) -> Result<Remounted> {
         let inner = lock(&self.shared);
         if inner.closed {
             return Err(Error::TornDown);
@@ -222,10 +224,21 @@ impl Sut {
                 problem: "iolab did not mount this target, so it does not remount it".into(),
             });
         };
-        mount::unmount(&prepared.mountpoint)?;
+        let t0 = std::time::Instant::now();
+        let how = mount::unmount(&prepared.mountpoint)?;
+        let unmount = t0.elapsed();
         mount::mount(source, &prepared.mountpoint, fstype, opts)?;
+        let mount = t0.elapsed() - unmount;
         prepared.mount = read_mount(&prepared.mountpoint);
-        Ok(())
+        if matches!(how, mount::Unmounted::Lazy) {
+            return Err(Error::Conflict {
+                path: prepared.mountpoint.clone(),
+                problem:
+                    "the filesystem was busy and was only detached, so the remount kept its caches"
+                        .into(),
+            });
+        }
+        Ok(Remounted { unmount, mount })
     }
 
     /// Undo everything outstanding and close the session.
@@ -243,6 +256,14 @@ impl Drop for Sut {
     fn drop(&mut self) {
         let _ = self.handle().teardown_all();
     }
+}
+
+/// How long a [`Sut::remount`] took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Remounted {
+    /// The unmount, including its writeback.
+    pub unmount: std::time::Duration,
+    pub mount: std::time::Duration,
 }
 
 /// A prepared run.

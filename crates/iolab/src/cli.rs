@@ -44,6 +44,17 @@ pub enum Command {
         after_help = "Examples:\n  iolab bonnie --dir /mnt/test --size 2g\n  iolab bonnie --dir /mnt/test --size 1g --char-size 0 --phases io --format bonnie\n  iolab bonnie --dir /mnt/test --phases files --files 64 --max-file-size 4k --min-file-size 1k\n\nThe test file is iolab-bonnie and the file phases' directory iolab-bonnie.d, both removed\nwhen the run ends. bonnie++'s rule is a test file of at least twice the memory (the default\n--size); under an experiment's sut.cache_limit, the cap counts instead of the memory."
     )]
     Bonnie(BonnieArgs),
+    /// Replay file lists in a directory: an install, a boot read set and workdays (docs/replay.md)
+    #[command(
+        after_help = "Examples:\n  iolab filelist scan /usr/share/doc -o install.list\n  iolab filelist sample install.list --bytes 20m -o boot.list\n  iolab filelist workday --sets 4 --read 2 --create 1 --delete 1 --days 5 --set-bytes 10m -o days.list\n  iolab replay --dir /mnt/test --install install.list --boot boot.list --days days.list\n\nThe replay's files are removed when it ends. A quick replay ends each day with a syncfs\n(--between-days none) or, as root, a syncfs and a cache drop (drop_caches); remounting between\ndays (the default in experiment files) needs a target iolab mounts: an experiment with a\nloop_image or block_device target. See docs/replay.md."
+    )]
+    Replay(ReplayArgs),
+    /// Make file lists for `iolab replay`: from a directory tree, a boot read set, workdays
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  iolab filelist scan /usr -o install.list\n  iolab filelist sample install.list --bytes 150m -o boot.list\n  iolab filelist workday --sets 20 --read 9 --create 1 --delete 1 --days 20 -o days.list\n\nThe same input and --seed give the same bytes. The list format, the schedule of the\nworkdays and what a replay measures: docs/replay.md."
+    )]
+    Filelist(FilelistCommand),
     /// Run an experiment (.toml), or a filebench workload (.f file or built-in name)
     #[command(
         after_help = "Examples:\n  iolab run examples/quickstart.toml\n  iolab run examples/ext4-journal-modes.toml --db results.db\n  iolab run examples/ext4-journal-modes.toml --resume     # after a crash or Ctrl-C\n  iolab run fileserver --dir /mnt/test --time 30s\n  iolab run my.f --set nfiles=10000 --set iosize=1m --format filebench\n\nEvery run is stored in the results database (--db, default ./iolab.db; $IOLAB_DB).\nExperiment files are described in docs/experiments.md; the built-in workloads are\nlisted by `iolab workloads`."
@@ -293,6 +304,11 @@ impl KindFormat for BonnieFormat {
     const JSON: Self = BonnieFormat::Json;
 }
 
+impl KindFormat for ReplayFormat {
+    const HUMAN: Self = ReplayFormat::Human;
+    const JSON: Self = ReplayFormat::Json;
+}
+
 impl KindFormat for IozoneFormat {
     const HUMAN: Self = IozoneFormat::Human;
     const JSON: Self = IozoneFormat::Json;
@@ -337,6 +353,103 @@ pub struct BonnieArgs {
 
     #[command(flatten)]
     pub run: KindRunArgs<BonnieFormat>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Directory to replay the lists in (must exist; the lists' names are relative to it)
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// The install list: run once, before the first day
+    #[arg(long, value_name = "FILE")]
+    pub install: Option<PathBuf>,
+
+    /// The boot list: run at the start of every day
+    #[arg(long, value_name = "FILE")]
+    pub boot: Option<PathBuf>,
+
+    /// The days list (`[day N]` sections): each day's own operations
+    #[arg(long, value_name = "FILE")]
+    pub days: Option<PathBuf>,
+
+    /// How the install and each day end: `none` (syncfs, timed), `drop_caches` (syncfs,
+    /// timed, then drop the caches; root), `remount` (experiments with a mounted target only)
+    #[arg(long, value_name = "HOW", default_value = "none", value_parser = ["remount", "drop_caches", "none"])]
+    pub between_days: String,
+
+    /// The run's seed (stored; the lists themselves fix every choice)
+    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
+    pub seed: u64,
+
+    #[command(flatten)]
+    pub run: KindRunArgs<ReplayFormat>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReplayFormat {
+    /// A table per day: time (mount to unmount), flush, and each phase's rates
+    Human,
+    /// Everything, machine-readable and versioned
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FilelistCommand {
+    /// An install list of a directory tree: its directories and regular files with their sizes
+    Scan {
+        /// The tree's root; the list's names are relative to it
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Only the files (the bare `name, size, c` form; creates make their parents)
+        #[arg(long)]
+        files_only: bool,
+        /// Write the list to FILE (default: standard output)
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// A boot read set: random files of a list summing to --bytes
+    Sample {
+        /// The list to pick from (the files it leaves existing)
+        #[arg(value_name = "LIST")]
+        list: PathBuf,
+        /// Bytes to read (e.g. 150m)
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        bytes: u64,
+        /// Seed of the random choice of files
+        #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
+        seed: u64,
+        /// Write the list to FILE (default: standard output)
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Workdays: data sets read, created and deleted day by day (docs/replay.md)
+    Workday {
+        /// M: the number of data sets kept once the start is over
+        #[arg(long, value_name = "M")]
+        sets: u32,
+        /// r: sets read per day
+        #[arg(long, value_name = "R")]
+        read: u32,
+        /// c: sets created per day (twice as many at the start, until M exist)
+        #[arg(long, value_name = "C")]
+        create: u32,
+        /// d: sets deleted per day
+        #[arg(long, value_name = "D")]
+        delete: u32,
+        /// Days to generate
+        #[arg(long, value_name = "N")]
+        days: u32,
+        /// Bytes per data set (e.g. 100m)
+        #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "100m")]
+        set_bytes: u64,
+        /// Seed of the sets' files and of which sets are read and deleted
+        #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
+        seed: u64,
+        /// Write the list to FILE (default: standard output)
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

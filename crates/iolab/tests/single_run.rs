@@ -591,3 +591,39 @@ fn iozone_stores_what_its_one_run_experiment_stores() {
         "the files are removed"
     );
 }
+
+#[test]
+fn replay_stores_what_its_one_run_experiment_stores() {
+    let s = Scratch::new();
+    let data = memory_dir();
+    let d = data.path().to_str().unwrap();
+    let install = s.write("install.list", "a/b, 100000, c\nc, 5, c\n");
+    let boot = s.write("boot.list", "a/b, 100000, s\n");
+    let days = s.write("days.list", "[day 1]\nd, 10, c\n[day 2]\nd, 10, d\n");
+    ok(&s.run(&[
+        "replay",
+        "--dir",
+        d,
+        "--install",
+        install.to_str().unwrap(),
+        "--boot",
+        boot.to_str().unwrap(),
+        "--days",
+        days.to_str().unwrap(),
+    ]));
+    let single = s.latest();
+    // The lists' paths are relative to the experiment file's directory.
+    let exp = one_run_experiment(
+        &s,
+        "replay.toml",
+        d,
+        r#"replay = { install = "install.list", boot = "boot.list", days = "days.list", between_days = "none" }"#,
+    );
+    assert_same_rows(&single, &exp, false);
+    let flowops = single["configs"][0]["runs"][0]["flowops"]
+        .as_array()
+        .unwrap();
+    // A row per day (the install, two days) and per phase (install; boot and work twice).
+    assert_eq!(flowops.len(), 3 + 1 + 4);
+    assert!(std::fs::read_dir(d).unwrap().next().is_none(), "files left");
+}

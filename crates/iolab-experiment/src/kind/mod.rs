@@ -10,6 +10,7 @@
 pub mod bonnie;
 pub mod iozone;
 pub mod micro;
+pub mod replay;
 pub mod sqlite;
 mod table;
 pub mod wml;
@@ -36,6 +37,7 @@ pub(crate) static KINDS: &[&dyn Kind] = &[
     &iozone::IOZONE,
     &sqlite::SQLITE,
     &bonnie::BONNIE,
+    &replay::REPLAY,
 ];
 
 /// A kind of workload, as experiment files name it.
@@ -73,6 +75,9 @@ pub(crate) struct LoadContext<'a> {
     pub target_bytes: Option<u64>,
     /// The page-cache cap of the configuration (`sut.cache_limit`), if any.
     pub cache_limit: Option<u64>,
+    /// Whether iolab mounts the target and its files survive a remount (`Some(false)` for
+    /// a directory or a tmpfs; `None` when the target is not known).
+    pub remountable: Option<bool>,
 }
 
 /// A validated workload, ready to run any number of times.

@@ -288,9 +288,13 @@ fn resolve_configs(
         });
         let cache_limit = sut.as_ref().and_then(|(_, p)| p.cache_limit);
         let w_sub = subst::substitute(workload_node, factors, combo);
+        let remountable = sut
+            .as_ref()
+            .map(|(_, p)| matches!(p.target, Target::LoopImage(_) | Target::BlockDevice(_)));
         let at = LoadContext {
             base,
             target_bytes,
+            remountable,
             cache_limit,
         };
         let workload = kind::resolve(&mut ccx, &w_sub, kind, &at);

@@ -38,6 +38,38 @@ pub struct KindRun<'a> {
     /// The kind adds its measurements here (metrics, flowops, series, `run.elapsed_ns`); the
     /// runner adds the monitors', the findings and the run's own fields.
     pub record: &'a mut RunRecord,
+    /// What the kind may ask of the system under test in the middle of its run.
+    pub sut: &'a mut dyn SutControl,
+}
+
+/// How long a remount took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Remount {
+    /// The unmount, with the writeback it waits for.
+    pub unmount: Duration,
+    pub mount: Duration,
+    /// The new mount's unique id (never reused while the system runs; Linux ≥ 6.8), else
+    /// its id in /proc/self/mountinfo (which the kernel may give again to the next mount).
+    pub mount_id: Option<u64>,
+}
+
+/// The system under test as a kind sees it during its run (the runner's `Sut` session and the
+/// run's prepared target).
+pub trait SutControl {
+    /// Unmounts the run's filesystem and mounts it again with the same options: its page
+    /// cache, dentries and inodes are gone, its data stay. Fails, with the reason in the
+    /// user's words, when iolab did not mount the target (a directory) or a remount would
+    /// lose the files (tmpfs). No file of the filesystem may be open.
+    fn remount(&mut self) -> Result<Remount, String>;
+}
+
+/// For a run with no system under test to control (tests of a kind's run).
+pub struct NoSut;
+
+impl SutControl for NoSut {
+    fn remount(&mut self) -> Result<Remount, String> {
+        Err("no filesystem of iolab's to remount".into())
+    }
 }
 
 /// What a finished run gives back besides its record.

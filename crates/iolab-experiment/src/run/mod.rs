@@ -34,7 +34,9 @@ use iolab_workload::rng::{mix64, Rng};
 use serde_json::{json, Value};
 
 use engine::EngineObs;
-pub use engine::{EngineEvent, EngineObserver, KindRun, Ran, RunFailure};
+pub use engine::{
+    EngineEvent, EngineObserver, KindRun, NoSut, Ran, Remount, RunFailure, SutControl,
+};
 use monitor::{DeviceInfo, Intent, MonitorOptions, Watch};
 
 use crate::plan::{ConfigPlan, ExperimentPlan, Order};
@@ -754,9 +756,9 @@ impl Session<'_> {
                 }),
                 Value::Null,
             ),
-            Ok(p) => {
+            Ok(mut p) => {
                 let environment = run_environment(config, &p);
-                let r = self.execute(config, &p, seed);
+                let r = self.execute(config, &mut p, seed);
                 if fresh || r.is_err() {
                     self.obs.phase(Phase::TearingDown);
                     self.teardown(p);
@@ -868,7 +870,7 @@ impl Session<'_> {
     fn execute(
         &mut self,
         config: &ConfigPlan,
-        p: &Prepared,
+        p: &mut Prepared,
         seed: u64,
     ) -> Result<(RunRecord, Ran), RunFailure> {
         if let Some(cg) = &p.cgroup {
@@ -914,12 +916,17 @@ impl Session<'_> {
             environment: Value::Null,
         });
         obs.outer.phase(Phase::Populating);
+        let dir = p.mountpoint.clone();
         let result = workload.run(&mut KindRun {
-            dir: &p.mountpoint,
+            dir: &dir,
             seed,
             cancel: &self.opts.cancel,
             obs: &mut obs,
             record: &mut rec,
+            sut: &mut SessionSut {
+                sut: self.sut,
+                prepared: &mut *p,
+            },
         });
         obs.watch.stop();
         if let Some(e) = obs.drop_error.take() {
@@ -954,6 +961,30 @@ impl Session<'_> {
         }
         watch.finish(&mut rec, &intent, &device);
         Ok((rec, ran))
+    }
+}
+
+/// The runner's session and the run's prepared target, for a kind's [`SutControl`] requests.
+struct SessionSut<'a> {
+    sut: &'a Sut,
+    prepared: &'a mut Prepared,
+}
+
+impl SutControl for SessionSut<'_> {
+    fn remount(&mut self) -> Result<Remount, String> {
+        if self.prepared.fs == Some(iolab_sut::FsKind::Tmpfs) {
+            return Err("a tmpfs target keeps nothing across a remount".into());
+        }
+        let r = self
+            .sut
+            .remount(self.prepared)
+            .map_err(|e| format!("remounting {}: {e}", self.prepared.mountpoint.display()))?;
+        Ok(Remount {
+            unmount: r.unmount,
+            mount: r.mount,
+            mount_id: iolab_sut::mount::unique_mount_id(&self.prepared.mountpoint)
+                .or_else(|| self.prepared.mount.as_ref().map(|m| u64::from(m.id))),
+        })
     }
 }
 

@@ -5,10 +5,12 @@ mod check;
 pub mod compare;
 mod db;
 pub mod experiment;
+mod filelist;
 pub mod import;
 mod iozone;
 mod micro;
 mod recover;
+mod replay;
 pub mod report;
 mod run;
 mod show;
@@ -31,6 +33,8 @@ pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         Command::Iozone(args) => iozone::run(args, cancel),
         Command::Sqlite(args) => sqlite::run(args, cancel),
         Command::Bonnie(args) => bonnie::run(args, cancel),
+        Command::Replay(args) => replay::run(args, cancel),
+        Command::Filelist(c) => filelist::run(c),
         Command::Run(args) if args.file.ends_with(".toml") => experiment::run(args, cancel),
         Command::Run(args) => run::run(args, cancel),
         Command::Workloads => workloads::list(),

@@ -265,22 +265,15 @@ pub fn run_kind<T: Clone + 'static, F: KindFormat>(
     unit: &'static str,
     interrupted: &str,
 ) -> Result<(SingleReport<T>, Option<ExperimentId>), CliError> {
-    let storage = Storage::from_args(args.no_db, &args.db.db)?;
-    let mut display = Shown {
-        status: StatusLine::new(std::io::stderr().is_terminal()),
-        view: Counting { unit },
-    };
     let started_at = SystemTime::now();
-    let run = run::<T>(
+    let run = run_viewed::<T>(
         plan,
-        storage,
+        Storage::from_args(args.no_db, &args.db.db)?,
         args.monitor.options(),
         cancel,
-        &mut display,
+        Counting { unit },
         interrupted,
-    );
-    display.status.clear();
-    let run = run?;
+    )?;
     let report = SingleReport {
         result: run.output,
         system_cpu: run.system_cpu,
@@ -290,6 +283,25 @@ pub fn run_kind<T: Clone + 'static, F: KindFormat>(
         system: system_summary(&run.end.metrics),
     };
     Ok((report, run.stored))
+}
+
+/// [`run`] with `view` showing the engine's events on the status line (on a terminal),
+/// which is cleared before the result is given back.
+pub fn run_viewed<T: Clone + 'static>(
+    plan: &ExperimentPlan,
+    storage: Storage,
+    monitor: MonitorOptions,
+    cancel: &Arc<AtomicBool>,
+    view: impl EngineView,
+    interrupted: &str,
+) -> Result<Single<T>, CliError> {
+    let mut display = Shown {
+        status: StatusLine::new(std::io::stderr().is_terminal()),
+        view,
+    };
+    let r = run::<T>(plan, storage, monitor, cancel, &mut display, interrupted);
+    display.status.clear();
+    r
 }
 
 /// After a kind's result, in the human format: the findings and where the run is stored.

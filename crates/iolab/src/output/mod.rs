@@ -16,6 +16,7 @@ pub mod iozone;
 pub mod json;
 pub mod list;
 pub(crate) mod micro;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod show;

@@ -1,0 +1,37 @@
+//! Machine-readable output, schema `iolab.replay/1` (docs/json.md).
+
+use std::io::{self, Write};
+
+use serde_json::{json, Value};
+
+use super::ReplayReport;
+use crate::output::json::{write, Kind};
+use crate::output::Formatter;
+
+pub struct Json;
+
+impl Formatter<ReplayReport> for Json {
+    fn write(&self, report: &ReplayReport, out: &mut dyn Write) -> io::Result<()> {
+        let r = &report.result;
+        let days: Vec<Value> = r
+            .all()
+            .map(|d| {
+                let mut v = serde_json::to_value(d.summary()).unwrap_or_default();
+                v["phases"] = d.phases.iter().map(|p| json!(p.figures())).collect();
+                v
+            })
+            .collect();
+        let doc = json!({
+            "host": report.host,
+            "between_days": report.between_days,
+            "findings": report.findings,
+            "system": report.system,
+            "result": {
+                "elapsed_ns": r.elapsed_ns,
+                "usage": r.usage,
+                "days": days,
+            },
+        });
+        write(Kind::Replay, &doc, out)
+    }
+}
