@@ -185,7 +185,7 @@ impl CacheConfig {
         if self.block_size == 0 {
             return Err(ConfigError::ZeroBlockSize);
         }
-        if self.size % self.block_size != 0 {
+        if !self.size.is_multiple_of(self.block_size) {
             return Err(ConfigError::BlockSizeDoesNotDivide {
                 size: self.size,
                 block_size: self.block_size,
@@ -204,7 +204,7 @@ impl CacheConfig {
             Assoc::Ways(w) if w > blocks => {
                 return Err(ConfigError::AssocTooLarge { ways: w, blocks })
             }
-            Assoc::Ways(w) if blocks % w != 0 => {
+            Assoc::Ways(w) if !blocks.is_multiple_of(w) => {
                 return Err(ConfigError::AssocDoesNotDivide { ways: w, blocks })
             }
             Assoc::Ways(w) => w,
