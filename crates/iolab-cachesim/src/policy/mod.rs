@@ -16,12 +16,22 @@
 //! The CLI (`iolab cachesim --policy`), the `cachesim` workload kind and the docs read
 //! [`POLICIES`]; nothing else names a policy.
 
+mod belady;
+mod clock;
+mod fifo;
+mod lfu;
 mod lru;
+mod sieve;
 
 use crate::cache::{Cache, Setup, Simulator};
 use crate::Request;
 
+pub use belady::Belady;
+pub use clock::Clock;
+pub use fifo::Fifo;
+pub use lfu::Lfu;
 pub use lru::Lru;
+pub use sieve::Sieve;
 
 /// A replacement policy for all sets of one cache.
 ///
@@ -167,12 +177,69 @@ pub fn boxed<P: Policy + Send + 'static>(setup: Setup, policy: P) -> Box<dyn Sim
 }
 
 /// Every policy. A new policy is one line here.
-pub static POLICIES: &[PolicyDef] = &[PolicyDef {
-    name: "lru",
-    summary: "evicts the least recently used block",
-    params: &[],
-    build: |s, _| Ok(boxed(s, Lru::new(s.geometry))),
-}];
+pub static POLICIES: &[PolicyDef] = &[
+    PolicyDef {
+        name: "lru",
+        summary: "evicts the least recently used block",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Lru::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "fifo",
+        summary: "evicts the block that entered first; hits change nothing",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Fifo::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "clock",
+        summary: "FIFO ring with a saturating counter per block (one bit by default)",
+        params: &[
+            ParamDef {
+                name: "m",
+                doc: "maximum count (1 = the classic one-bit CLOCK)",
+                default: 1.0,
+                min: 1.0,
+                max: 255.0,
+                integer: true,
+            },
+            ParamDef {
+                name: "s",
+                doc: "count a block starts with when it enters the cache (at most m)",
+                default: 0.0,
+                min: 0.0,
+                max: 255.0,
+                integer: true,
+            },
+            ParamDef {
+                name: "i",
+                doc: "added to the count on every hit, saturating at m",
+                default: 1.0,
+                min: 1.0,
+                max: 255.0,
+                integer: true,
+            },
+        ],
+        build: |s, p| Ok(boxed(s, Clock::new(s.geometry, p)?)),
+    },
+    PolicyDef {
+        name: "lfu",
+        summary: "evicts the least frequently used block, the oldest among ties; counts are forgotten on eviction",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Lfu::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "sieve",
+        summary: "FIFO queue with a visited bit and a hand that keeps its place (SIEVE)",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Sieve::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "belady",
+        summary: "evicts the block requested again farthest in the future (optimal; needs the trace's future)",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Belady::new(s.geometry))),
+    },
+];
 
 /// The policy called `name` (case-insensitive).
 pub fn find(name: &str) -> Option<&'static PolicyDef> {
