@@ -27,7 +27,11 @@ fn req(i: u64, op: Op, offset: u64, len: u32) -> BlockRequest {
         len,
         latency_ns: if i % 3 == 0 { None } else { Some(i * 7) },
         op,
-        flags: Flags(if i % 2 == 0 { Flags::SYNC | Flags::FUA } else { 0 }),
+        flags: Flags(if i % 2 == 0 {
+            Flags::SYNC | Flags::FUA
+        } else {
+            0
+        }),
     }
 }
 
@@ -146,7 +150,10 @@ fn truncated_iolab_record_is_located() {
         }
     ));
     let text = e.to_string();
-    assert!(text.contains("t.iolt: record 7 (byte 320): truncated record"), "{text}");
+    assert!(
+        text.contains("t.iolt: record 7 (byte 320): truncated record"),
+        "{text}"
+    );
     assert!(e.is_bad_input());
 
     // Cut at a record boundary: the header's count says records are missing.
@@ -177,7 +184,14 @@ fn truncated_iolab_record_is_located() {
         .unwrap();
     let e = IolabReader::open(&p).err().unwrap();
     assert!(
-        matches!(e.kind, ErrorKind::Truncated { what: "header", expected: 96, found: 40 }),
+        matches!(
+            e.kind,
+            ErrorKind::Truncated {
+                what: "header",
+                expected: 96,
+                found: 40
+            }
+        ),
         "{e}"
     );
 }
@@ -246,13 +260,20 @@ fn iolab_trace_reads_as_blocks() {
     assert_eq!(fmt, Format::Iolab);
     let objs: Vec<ObjRequest> = r.objects(4096).map(Result::unwrap).collect();
     let ids: Vec<(u64, Op)> = objs.iter().map(|o| (o.obj_id, o.op)).collect();
-    let mut want = vec![(0, Op::Write), (1, Op::Write), (1, Op::Read), (1, Op::Write)];
+    let mut want = vec![
+        (0, Op::Write),
+        (1, Op::Write),
+        (1, Op::Read),
+        (1, Op::Write),
+    ];
     want.push((2, Op::Write));
     want.extend((256..272).map(|b| (b, Op::Discard)));
     want.push((0, Op::Read));
     want.push((2, Op::WriteZeroes));
     assert_eq!(ids, want);
-    assert!(objs.iter().all(|o| o.size == 4096 && o.next_access.is_none()));
+    assert!(objs
+        .iter()
+        .all(|o| o.size == 4096 && o.next_access.is_none()));
     assert_eq!(objs[2].time, 1000);
 }
 
@@ -283,7 +304,10 @@ fn iolab_to_oracle_general_and_back() {
     assert_eq!(&b[28..36], &1u64.to_le_bytes());
     assert_eq!(&b[36..40], &4096u32.to_le_bytes());
     assert_eq!(&b[40..48], &2i64.to_le_bytes());
-    let back: Vec<_> = OracleReader::open(&og).unwrap().map(Result::unwrap).collect();
+    let back: Vec<_> = OracleReader::open(&og)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     let ids: Vec<u64> = back.iter().map(|o| o.obj_id).collect();
     assert_eq!(ids, [0, 1, 1, 1, 2, 0]);
     let nexts: Vec<_> = back.iter().map(|o| o.next_access).collect();
@@ -318,7 +342,10 @@ fn next_access_crosses_chunks_of_the_backward_pass() {
     let s = convert(&src, None, &og, &Format::OracleGeneral, 4096).unwrap();
     assert_eq!(s.written, n);
     assert_eq!(s.distinct_objects, Some(1000));
-    let back: Vec<_> = OracleReader::open(&og).unwrap().map(Result::unwrap).collect();
+    let back: Vec<_> = OracleReader::open(&og)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     let ids: Vec<u64> = back.iter().map(|o| o.obj_id).collect();
     let nexts: Vec<_> = back.iter().map(|o| o.next_access).collect();
     assert_eq!(nexts, next_access(&ids));
@@ -346,9 +373,10 @@ fn csv_round_trip_and_libcachesim_columns() {
     // libCacheSim-style columns, another delimiter, string ids.
     let other = d.path().join("o.txt");
     fs::write(&other, "a;get;10;x\nb;set;20;y\nc;get;30;x\n").unwrap();
-    let spec =
-        CsvSpec::parse("time-col=3, obj-id-col=4, op-col=2, header=false, delimiter=;, obj-id-is-num=0")
-            .unwrap();
+    let spec = CsvSpec::parse(
+        "time-col=3, obj-id-col=4, op-col=2, header=false, delimiter=;, obj-id-is-num=0",
+    )
+    .unwrap();
     assert_eq!(spec.delimiter, b';');
     assert_eq!(spec.obj_size_col, Some(3));
     let spec = CsvSpec {
@@ -366,7 +394,10 @@ fn csv_round_trip_and_libcachesim_columns() {
     assert!(CsvSpec::parse("time-col=x").is_err());
     assert!(CsvSpec::parse("colour=2").is_err());
     assert_eq!(CsvSpec::parse("delimiter=\\t").unwrap().delimiter, b'\t');
-    assert_eq!(CsvSpec::parse("delimiter=,,header=false").unwrap().header, false);
+    assert_eq!(
+        CsvSpec::parse("delimiter=,,header=false").unwrap().header,
+        false
+    );
 }
 
 #[test]
@@ -379,7 +410,10 @@ fn csv_errors_name_line_and_column() {
         .find_map(Result::err)
         .unwrap();
     assert_eq!(e.at, Location::Line { line: 3, column: 5 });
-    assert!(e.to_string().contains("bad.csv:3:5: bad obj-size \"lots\""), "{e}");
+    assert!(
+        e.to_string().contains("bad.csv:3:5: bad obj-size \"lots\""),
+        "{e}"
+    );
 
     fs::write(&p, "time,obj_id,obj_size,op\n1,2,3,munch\n").unwrap();
     let e = CsvReader::open(&p, CsvSpec::default())
@@ -393,14 +427,23 @@ fn csv_errors_name_line_and_column() {
         .unwrap()
         .find_map(Result::err)
         .unwrap();
-    assert!(e.to_string().contains("2:4: bad obj-size \"(missing)\""), "{e}");
+    assert!(
+        e.to_string().contains("2:4: bad obj-size \"(missing)\""),
+        "{e}"
+    );
 
     // A binary file read as CSV.
     fs::write(&p, [0xffu8, 0xfe, 0, 1, b'\n']).unwrap();
-    let e = CsvReader::open(&p, CsvSpec { header: false, ..CsvSpec::default() })
-        .unwrap()
-        .find_map(Result::err)
-        .unwrap();
+    let e = CsvReader::open(
+        &p,
+        CsvSpec {
+            header: false,
+            ..CsvSpec::default()
+        },
+    )
+    .unwrap()
+    .find_map(Result::err)
+    .unwrap();
     assert!(e.to_string().contains("not UTF-8"), "{e}");
 }
 
@@ -413,7 +456,10 @@ fn oracle_general_errors_are_located() {
     b.extend(iolab_tracefile::oracle::encode(1, 11, 4096, None));
     b.extend(iolab_tracefile::oracle::encode(2, 10, 4096, None));
     fs::write(&p, &b).unwrap();
-    assert_eq!(OracleReader::open(&p).unwrap().map(Result::unwrap).count(), 3);
+    assert_eq!(
+        OracleReader::open(&p).unwrap().map(Result::unwrap).count(),
+        3
+    );
 
     fs::write(&p, &b[..b.len() - 10]).unwrap();
     let e = OracleReader::open(&p)
@@ -421,7 +467,14 @@ fn oracle_general_errors_are_located() {
         .find_map(Result::err)
         .unwrap();
     assert_eq!(e.at, Location::Record { index: 2, byte: 48 });
-    assert!(matches!(e.kind, ErrorKind::Truncated { expected: 24, found: 14, .. }));
+    assert!(matches!(
+        e.kind,
+        ErrorKind::Truncated {
+            expected: 24,
+            found: 14,
+            ..
+        }
+    ));
 
     // A next-access index pointing backwards: not an oracleGeneral file.
     let mut bad = b.clone();
@@ -459,8 +512,14 @@ fn format_is_guessed_by_magic_then_name() {
         guess(&named("a.oracleGeneral.bin", &[0; 24])).unwrap(),
         Format::OracleGeneral
     );
-    assert_eq!(guess(&named("A.ORACLEGENERAL", &[0; 24])).unwrap(), Format::OracleGeneral);
-    assert!(matches!(guess(&named("a.csv", b"1,2\n")).unwrap(), Format::Csv(_)));
+    assert_eq!(
+        guess(&named("A.ORACLEGENERAL", &[0; 24])).unwrap(),
+        Format::OracleGeneral
+    );
+    assert!(matches!(
+        guess(&named("a.csv", b"1,2\n")).unwrap(),
+        Format::Csv(_)
+    ));
     let e = guess(&named("a.trace", b"hello")).unwrap_err();
     assert!(matches!(e.kind, ErrorKind::UnknownFormat { .. }), "{e}");
     assert!(e.hint().unwrap().contains("--from"));
@@ -484,7 +543,11 @@ fn failed_conversion_leaves_nothing_behind() {
         .unwrap()
         .set_len(len - 1)
         .unwrap();
-    for to in [Format::OracleGeneral, Format::Iolab, Format::Csv(CsvSpec::default())] {
+    for to in [
+        Format::OracleGeneral,
+        Format::Iolab,
+        Format::Csv(CsvSpec::default()),
+    ] {
         let out = d.path().join("out");
         let e = convert(&src, None, &out, &to, 4096).unwrap_err();
         assert!(matches!(e.kind, ErrorKind::Truncated { .. }), "{e}");
@@ -508,5 +571,8 @@ fn csv_writer_counts_rows() {
     })
     .unwrap();
     assert_eq!(w.finish().unwrap(), 1);
-    assert_eq!(String::from_utf8(out).unwrap(), "time,obj_id,obj_size,op\n1,2,3,discard\n");
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "time,obj_id,obj_size,op\n1,2,3,discard\n"
+    );
 }
