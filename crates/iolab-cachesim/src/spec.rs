@@ -389,3 +389,42 @@ mod tests {
         assert!(e.message.contains("does not divide"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod docs {
+    const DOC: &str = include_str!("../../../docs/cachesim.md");
+
+    #[test]
+    fn the_docs_describe_every_policy_and_option() {
+        for p in crate::POLICIES {
+            assert!(
+                DOC.contains(&format!("| `{}` |", p.name)),
+                "docs/cachesim.md has no row for policy `{}`",
+                p.name
+            );
+            for param in p.params {
+                assert!(
+                    DOC.contains(&format!("`{}` (", param.name)),
+                    "docs/cachesim.md does not describe `{}`'s parameter `{}`",
+                    p.name,
+                    param.name
+                );
+            }
+        }
+        for o in super::OPTIONS {
+            let row = format!("| `{}` | ", o.name);
+            let line = DOC
+                .lines()
+                .find(|l| l.starts_with(&row))
+                .unwrap_or_else(|| panic!("docs/cachesim.md has no row for option `{}`", o.name));
+            let default = o
+                .default
+                .map_or("required".to_string(), |d| format!("`{d}`"));
+            assert!(
+                line.contains(&default),
+                "option `{}`: default {default}",
+                o.name
+            );
+        }
+    }
+}
