@@ -286,6 +286,12 @@ impl CachesimSpec {
 
     /// Checks that the cache can be built (and the trace is named).
     pub fn validate(&self) -> Result<(), SpecError> {
+        self.check_inputs()?;
+        self.cache.validate().map_err(config_error)
+    }
+
+    /// The checks of [`CachesimSpec::validate`] that do not build the cache.
+    pub(crate) fn check_inputs(&self) -> Result<(), SpecError> {
         if self.trace.as_os_str().is_empty() {
             return Err(SpecError {
                 option: "trace",
@@ -309,7 +315,7 @@ impl CachesimSpec {
                 });
             }
         }
-        self.cache.validate().map(|_| ()).map_err(config_error)
+        Ok(())
     }
 }
 
