@@ -5,9 +5,12 @@
 //! | 0..4 | time, u32 (seconds in libCacheSim's published traces) |
 //! | 4..12 | object id, u64 |
 //! | 12..16 | object size, bytes, u32 |
-//! | 16..24 | index (from 0) of the next request to the same object, i64; −1 if none |
+//! | 16..24 | position of the next request to the same object, i64, counted from 1 (the index from 0 plus 1); −1 if none |
 //!
-//! The next-access index is what Belady (OPT) needs. Writing it takes the whole trace:
+//! The positions count from 1 because libCacheSim's `traceConv` writes them so (its
+//! "reference count starts with 1"); its reader also takes `i64::MAX` for "none". In
+//! [`ObjRequest::next_access`] they are indices from 0 like everything else in iolab.
+//! The next access is what Belady (OPT) needs. Writing it takes the whole trace:
 //! [`OracleWriter`] writes records with −1, then [`fill_next_access`] walks the file
 //! backwards once, patching the field in place, with memory for one entry per distinct
 //! object (not per request) plus a fixed buffer.
@@ -32,9 +35,14 @@ pub fn encode(time: u32, obj_id: u64, size: u32, next: Option<u64>) -> [u8; RECO
     b[0..4].copy_from_slice(&time.to_le_bytes());
     b[4..12].copy_from_slice(&obj_id.to_le_bytes());
     b[12..16].copy_from_slice(&size.to_le_bytes());
-    let next = next.map_or(-1i64, |n| i64::try_from(n).unwrap_or(i64::MAX));
+    let next = next.map_or(-1i64, position);
     b[16..24].copy_from_slice(&next.to_le_bytes());
     b
+}
+
+/// The stored form of a next-access index: its position from 1.
+fn position(index: u64) -> i64 {
+    i64::try_from(index.saturating_add(1)).unwrap_or(i64::MAX)
 }
 
 /// Writes oracleGeneral records with next-access −1; call [`fill_next_access`] on the file
@@ -123,7 +131,7 @@ pub fn fill_next_access(file: &File, path: &Path) -> Result<u64> {
             let id = u64_at(rec, 4);
             let index = start + i as u64;
             let next = seen.insert(id, index);
-            let next = next.map_or(-1i64, |x| i64::try_from(x).unwrap_or(i64::MAX));
+            let next = next.map_or(-1i64, position);
             rec[16..24].copy_from_slice(&next.to_le_bytes());
         }
         file.write_all_at(chunk, at)
@@ -188,8 +196,8 @@ impl<R: Read> OracleReader<R> {
         }
         let next = u64_at(&b, 16) as i64;
         let next_access = match next {
-            -1 => None,
-            n if n > self.index as i64 => Some(n as u64),
+            -1 | i64::MAX => None,
+            n if n > self.index as i64 + 1 => Some(n as u64 - 1),
             n => {
                 return Err(Error::field(
                     &self.path,
@@ -200,8 +208,9 @@ impl<R: Read> OracleReader<R> {
                     "next-access index",
                     n,
                     format!(
-                        "-1 or a record after this one (> {}); is this an oracleGeneral trace?",
-                        self.index
+                        "-1 or the position (from 1) of a later record (> {}); is this an \
+                         oracleGeneral trace?",
+                        self.index + 1
                     ),
                 ))
             }

@@ -299,11 +299,13 @@ fn iolab_to_oracle_general_and_back() {
     assert_eq!(s.distinct_objects, Some(3));
     let b = fs::read(&og).unwrap();
     assert_eq!(b.len(), 6 * 24);
-    // Record 1: time 0 s, block 1, 4096 bytes, next access record 2.
+    // Record 1: time 0 s, block 1, 4096 bytes, next access record 2 (stored from 1, as
+    // libCacheSim's traceConv writes it: 3).
     assert_eq!(&b[24..28], &0u32.to_le_bytes());
     assert_eq!(&b[28..36], &1u64.to_le_bytes());
     assert_eq!(&b[36..40], &4096u32.to_le_bytes());
-    assert_eq!(&b[40..48], &2i64.to_le_bytes());
+    assert_eq!(&b[40..48], &3i64.to_le_bytes());
+    assert_eq!(&b[16..24], &6i64.to_le_bytes()); // block 0 again at record 5
     let back: Vec<_> = OracleReader::open(&og)
         .unwrap()
         .map(Result::unwrap)
@@ -476,9 +478,20 @@ fn oracle_general_errors_are_located() {
         }
     ));
 
-    // A next-access index pointing backwards: not an oracleGeneral file.
+    // libCacheSim's "none" is -1 or i64::MAX.
+    let mut max = b.clone();
+    max[24 + 16..24 + 24].copy_from_slice(&i64::MAX.to_le_bytes());
+    fs::write(&p, &max).unwrap();
+    let r: Vec<_> = OracleReader::open(&p)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(r[0].next_access, Some(2));
+    assert_eq!(r[1].next_access, None);
+
+    // A next access pointing at itself or backwards: not an oracleGeneral file.
     let mut bad = b.clone();
-    bad[24 + 16..24 + 24].copy_from_slice(&0i64.to_le_bytes());
+    bad[24 + 16..24 + 24].copy_from_slice(&2i64.to_le_bytes());
     fs::write(&p, &bad).unwrap();
     let e = OracleReader::open(&p)
         .unwrap()
@@ -574,5 +587,41 @@ fn csv_writer_counts_rows() {
     assert_eq!(
         String::from_utf8(out).unwrap(),
         "time,obj_id,obj_size,op\n1,2,3,discard\n"
+    );
+}
+
+#[test]
+fn csv_spec_delimiters() {
+    for (text, want) in [
+        ("delimiter=\\t", b'\t'),
+        ("delimiter=tab", b'\t'),
+        ("delimiter=space", b' '),
+        ("header=false,delimiter= ", b' '),
+        ("delimiter=;,header=false", b';'),
+        ("delimiter=,", b','),
+    ] {
+        assert_eq!(CsvSpec::parse(text).unwrap().delimiter, want, "{text}");
+    }
+}
+
+/// libCacheSim's own converter is the reference for oracleGeneral: same records, same
+/// next-access positions, byte for byte.
+#[test]
+fn oracle_general_matches_libcachesim_trace_conv() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let d = tmp();
+    let out = d.path().join("small.oracleGeneral");
+    let s = convert(
+        &data.join("small.csv"),
+        None,
+        &out,
+        &Format::OracleGeneral,
+        4096,
+    )
+    .unwrap();
+    assert_eq!(s.written, 400);
+    assert_eq!(
+        fs::read(&out).unwrap(),
+        fs::read(data.join("small.traceConv.oracleGeneral")).unwrap()
     );
 }
