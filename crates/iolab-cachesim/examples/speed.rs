@@ -1,7 +1,8 @@
 //! Simulation speed on a synthetic Zipf trace, single thread:
 //! `cargo run --release -p iolab-cachesim --example speed -- [REQUESTS] [OBJECTS] [ALPHA]`.
 //! Prints requests per second of simulator time for every policy at 1 % and 10 % of the
-//! objects (fully associative, one object per block).
+//! objects (fully associative, one object per block). With `SPEED_WRITE=FILE` it writes the
+//! trace as oracleGeneral instead.
 
 use iolab_cachesim::{fill_next, run::run_requests, Assoc, CachesimSpec, Request, POLICIES};
 
@@ -16,6 +17,17 @@ fn main() {
     let alpha: f64 = args.get(3).map_or(1.0, |a| a.parse().expect("alpha"));
     let mut trace = zipf(n, objects, alpha, 42);
     fill_next(&mut trace, 0);
+    if let Ok(path) = std::env::var("SPEED_WRITE") {
+        // The same trace as an oracleGeneral file, for other simulators.
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+        for (i, r) in trace.iter().enumerate() {
+            let next = (r.next != iolab_cachesim::NEVER).then_some(r.next);
+            let rec = iolab_tracefile::oracle::encode(i as u32, r.id, 1, next);
+            std::io::Write::write_all(&mut out, &rec).expect("write");
+        }
+        eprintln!("wrote {path}");
+        return;
+    }
     let pcts: Vec<u64> = args.get(4).map_or(vec![1, 10], |a| {
         a.split(',').map(|p| p.parse().expect("percent")).collect()
     });

@@ -392,7 +392,7 @@ impl<P: Policy + Send> Simulator for Cache<P> {
             if let Some(f) = requests.get(i + FAR) {
                 self.map.prefetch(f.id);
             }
-            if let Some(n) = requests.get(i + NEAR) {
+            if let (true, Some(n)) = (P::PREFETCH, requests.get(i + NEAR)) {
                 if let Some(slot) = self.map.get(n.id) {
                     self.policy.prefetch(self.set_of(n.id), slot);
                 }

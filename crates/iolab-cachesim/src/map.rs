@@ -58,20 +58,26 @@ impl IdMap {
         self.len == 0
     }
 
-    /// The slot of `key`.
-    #[inline]
-    pub fn get(&self, key: u64) -> Option<u32> {
+    /// Where `key` is (`Ok`), or the empty entry where its search ended (`Err`).
+    #[inline(always)]
+    fn probe(&self, key: u64) -> Result<usize, usize> {
         let mut i = self.home(key);
         loop {
-            let e = self.table[i];
+            let e = &self.table[i];
             if e.val == EMPTY {
-                return None;
+                return Err(i);
             }
             if e.key == key {
-                return Some(e.val);
+                return Ok(i);
             }
             i = (i + 1) & self.mask;
         }
+    }
+
+    /// The slot of `key`.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<u32> {
+        self.probe(key).ok().map(|i| self.table[i].val)
     }
 
     /// Stores `key → val`; `key` must be absent and the map below its capacity.
@@ -79,33 +85,19 @@ impl IdMap {
     pub fn insert(&mut self, key: u64, val: u32) {
         debug_assert!(val != EMPTY);
         debug_assert!(self.len < self.table.len() / 2 + 1);
-        let mut i = self.home(key);
-        loop {
-            let e = &mut self.table[i];
-            if e.val == EMPTY {
-                *e = Entry { key, val };
+        match self.probe(key) {
+            Err(i) => {
+                self.table[i] = Entry { key, val };
                 self.len += 1;
-                return;
             }
-            debug_assert!(e.key != key, "key {key} inserted twice");
-            i = (i + 1) & self.mask;
+            Ok(_) => debug_assert!(false, "key {key} inserted twice"),
         }
     }
 
     /// Removes `key`, returning its slot.
     #[inline]
     pub fn remove(&mut self, key: u64) -> Option<u32> {
-        let mut i = self.home(key);
-        loop {
-            let e = self.table[i];
-            if e.val == EMPTY {
-                return None;
-            }
-            if e.key == key {
-                break;
-            }
-            i = (i + 1) & self.mask;
-        }
+        let i = self.probe(key).ok()?;
         let val = self.table[i].val;
         // Backward shift: move later entries of the probe run into the hole when their home
         // position does not lie cyclically in (hole, j].

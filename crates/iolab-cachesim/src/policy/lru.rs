@@ -23,6 +23,8 @@ impl Lru {
 }
 
 impl Policy for Lru {
+    const PREFETCH: bool = true;
+
     #[inline(always)]
     fn hit(&mut self, set: usize, slot: u32, _: &Request) {
         self.lists.move_to_front(set, slot);

@@ -58,6 +58,9 @@ pub trait Policy {
     fn remove(&mut self, set: usize, slot: u32);
     /// Bytes of the policy's own arrays.
     fn metadata_bytes(&self) -> usize;
+    /// Whether [`Policy::prefetch`] does something (the simulator then looks requests up
+    /// ahead of time to call it).
+    const PREFETCH: bool = false;
     /// A hint that `slot` (in `set`) will be looked at soon: prefetch what [`Policy::hit`]
     /// will touch (default: nothing).
     #[inline(always)]
