@@ -10,6 +10,7 @@
 //! is for). Evictions of dirty blocks count as random requests.
 
 use std::fmt;
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -70,8 +71,10 @@ impl DeviceModel {
 
     /// Reads `PRESET`, `PRESET,key=value,…` or `key=value,…` (all six keys then): `read`,
     /// `seq_read`, `write`, `seq_write` are latencies (`8ms`, `100us`), `read_rate` and
-    /// `write_rate` bytes per second (`150m`).
-    pub fn parse(text: &str) -> Result<DeviceModel, String> {
+    /// `write_rate` bytes per second (`150m`). A value `@FILE` takes the number from a saved
+    /// `iolab micro --json` result: its mean latency for a latency, its bytes per second
+    /// for a rate; relative paths start at `base`.
+    pub fn parse(text: &str, base: &Path) -> Result<DeviceModel, String> {
         let mut parts = text.split(',').map(str::trim).filter(|p| !p.is_empty());
         let mut model = DeviceModel {
             latency_s: [[f64::NAN; 2]; 2],
@@ -97,6 +100,30 @@ impl DeviceModel {
                 .split_once('=')
                 .ok_or_else(|| format!("`{kv}` is not key=value (keys: {})", KEYS.join(", ")))?;
             let (k, v) = (k.trim(), v.trim());
+            if let Some(file) = v.strip_prefix('@') {
+                let (mean_ns, bytes_per_s) = micro_result(&base.join(file))
+                    .map_err(|e| format!("`{k}`: {file}: {e}"))?;
+                let slot = match k {
+                    "read" => &mut model.latency_s[0][0],
+                    "seq_read" => &mut model.latency_s[0][1],
+                    "write" => &mut model.latency_s[1][0],
+                    "seq_write" => &mut model.latency_s[1][1],
+                    "read_rate" => &mut model.rate[0],
+                    "write_rate" => &mut model.rate[1],
+                    _ => {
+                        return Err(format!(
+                            "unknown key `{k}`; {}",
+                            iolab_workload::suggest::did_you_mean_or_list(k, KEYS.iter().copied())
+                        ))
+                    }
+                };
+                *slot = if k.ends_with("_rate") {
+                    bytes_per_s
+                } else {
+                    mean_ns / 1e9
+                };
+                continue;
+            }
             let latency = || -> Result<f64, String> {
                 iolab_workload::parse_duration(v)
                     .map(|d| d.as_secs_f64())
@@ -164,6 +191,23 @@ impl DeviceModel {
     }
 }
 
+/// The mean latency (ns) and bytes per second of a saved `iolab micro --json` result.
+fn micro_result(path: &Path) -> Result<(f64, f64), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+    if doc["schema"] != "iolab.micro/1" {
+        return Err("not an `iolab micro --json` result (schema iolab.micro/1)".into());
+    }
+    let r = &doc["result"];
+    let mean = r["latency"]["mean_ns"].as_f64();
+    let rate = r["bytes_per_s"].as_f64();
+    match (mean, rate) {
+        (Some(m), Some(b)) if m > 0.0 && b > 0.0 => Ok((m, b)),
+        _ => Err("the result has no mean latency and bandwidth".into()),
+    }
+}
+
 impl fmt::Display for DeviceModel {
     /// The `key=value` form [`DeviceModel::parse`] reads.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -187,25 +231,44 @@ mod tests {
 
     #[test]
     fn models_parse_from_presets_and_keys() {
-        let hdd = DeviceModel::parse("hdd").unwrap();
+        let hdd = DeviceModel::parse("hdd", Path::new("")).unwrap();
         assert_eq!(hdd.latency_s[0][0], 8e-3);
-        let m = DeviceModel::parse("hdd, read=10ms, write_rate=1m").unwrap();
+        let m = DeviceModel::parse("hdd, read=10ms, write_rate=1m", Path::new("")).unwrap();
         assert_eq!(m.latency_s[0][0], 0.01);
         assert_eq!(m.rate[1], 1048576.0);
-        assert_eq!(DeviceModel::parse(&m.to_string()).unwrap(), m);
-        assert!(DeviceModel::parse("hdx").unwrap_err().contains("hdd"));
-        assert!(DeviceModel::parse("read=1ms")
+        assert_eq!(DeviceModel::parse(&m.to_string(), Path::new("")).unwrap(), m);
+        assert!(DeviceModel::parse("hdx", Path::new("")).unwrap_err().contains("hdd"));
+        assert!(DeviceModel::parse("read=1ms", Path::new(""))
             .unwrap_err()
             .contains("missing seq_read"));
-        assert!(DeviceModel::parse("ssd,raed=1ms")
+        assert!(DeviceModel::parse("ssd,raed=1ms", Path::new(""))
             .unwrap_err()
             .contains("read"));
+    }
+
+    #[test]
+    fn values_come_from_saved_micro_results() {
+        let dir = std::env::temp_dir().join(format!("iolab-cachesim-model-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("rr.json"),
+            r#"{"schema": "iolab.micro/1", "result": {"latency": {"mean_ns": 250000.0}, "bytes_per_s": 16384000.0}}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("x.json"), r#"{"schema": "iolab.run/1"}"#).unwrap();
+        let m = DeviceModel::parse("hdd,read=@rr.json,read_rate=@rr.json", &dir).unwrap();
+        assert_eq!(m.latency_s[0][0], 250e-6);
+        assert_eq!(m.rate[0], 16384000.0);
+        assert!(DeviceModel::parse("hdd,read=@x.json", &dir).unwrap_err().contains("iolab micro --json"));
+        assert!(DeviceModel::parse("hdd,read=@none.json", &dir).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn service_time_is_latency_plus_transfer() {
         let m = DeviceModel::parse(
             "read=1ms,seq_read=100us,write=2ms,seq_write=200us,read_rate=1m,write_rate=2m",
+            Path::new(""),
         )
         .unwrap();
         let t = Traffic {

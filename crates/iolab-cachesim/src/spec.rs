@@ -6,7 +6,7 @@
 //! the engine's workloads; the command's flags, the experiment keys and the docs all come
 //! from it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use iolab_tracefile::{CsvSpec, Format};
 use iolab_workload::suggest;
@@ -25,8 +25,9 @@ pub struct SpecOption {
     pub default: Option<&'static str>,
     /// One line of help.
     pub help: &'static str,
-    /// Parses the text into the spec.
-    pub set: fn(&mut CachesimSpec, &str) -> Result<(), String>,
+    /// Parses the text into the spec; relative paths in it start at the given directory
+    /// (the experiment file's, or the current one).
+    pub set: fn(&mut CachesimSpec, &str, &Path) -> Result<(), String>,
 }
 
 impl SpecOption {
@@ -58,11 +59,11 @@ pub static OPTIONS: &[SpecOption] = &[
         value_name: "FILE",
         default: None,
         help: "the trace to simulate (iolab's format, libCacheSim's oracleGeneral or CSV)",
-        set: |s, v| {
+        set: |s, v, base| {
             if v.is_empty() {
                 return Err("give the trace file's path".into());
             }
-            s.trace = PathBuf::from(v);
+            s.trace = base.join(v);
             Ok(())
         },
     },
@@ -71,7 +72,7 @@ pub static OPTIONS: &[SpecOption] = &[
         value_name: "FORMAT",
         default: Some("auto"),
         help: "the trace's format: auto (from its magic or name), iolab, oracleGeneral, csv, or csv:COLUMNS (libCacheSim's csv options, e.g. csv:obj-id-col=2,header=false)",
-        set: |s, v| {
+        set: |s, v, _| {
             s.format = parse_format(v)?;
             Ok(())
         },
@@ -81,7 +82,7 @@ pub static OPTIONS: &[SpecOption] = &[
         value_name: "POLICY",
         default: Some("lru"),
         help: "the replacement policy, with parameters after a colon: lru, clock:m=4,s=0,i=1 (see docs/cachesim.md)",
-        set: |s, v| {
+        set: |s, v, _| {
             let (name, params) = parse_policy(v)?;
             s.cache.policy = name;
             s.cache.params = params;
@@ -93,7 +94,7 @@ pub static OPTIONS: &[SpecOption] = &[
         value_name: "SIZE",
         default: None,
         help: "the cache's capacity: 64m, 2g, or bytes",
-        set: |s, v| {
+        set: |s, v, _| {
             s.cache.size = size(v)?;
             Ok(())
         },
@@ -103,7 +104,7 @@ pub static OPTIONS: &[SpecOption] = &[
         value_name: "SIZE",
         default: Some("4k"),
         help: "the cache block size; block traces are split into blocks of this size",
-        set: |s, v| {
+        set: |s, v, _| {
             s.cache.block_size = size(v)?;
             Ok(())
         },
@@ -113,7 +114,7 @@ pub static OPTIONS: &[SpecOption] = &[
         value_name: "WAYS",
         default: Some("full"),
         help: "blocks per set: full (one set), or a number of ways (1 = direct-mapped)",
-        set: |s, v| {
+        set: |s, v, _| {
             s.cache.assoc = parse_assoc(v)?;
             Ok(())
         },
@@ -123,7 +124,7 @@ pub static OPTIONS: &[SpecOption] = &[
         value_name: "POLICY",
         default: Some("write-through"),
         help: "what writes do: write-through, write-back or write-around",
-        set: |s, v| {
+        set: |s, v, _| {
             s.cache.write = WritePolicy::from_name(v).ok_or_else(|| {
                 let names = WritePolicy::ALL.iter().map(|(n, _)| *n);
                 format!("unknown write policy `{v}`; {}", suggest::did_you_mean_or_list(v, names))
@@ -135,9 +136,9 @@ pub static OPTIONS: &[SpecOption] = &[
         name: "cache_device",
         value_name: "MODEL",
         default: Some("ssd"),
-        help: "the cache device's model for the service-time estimate: hdd, ssd, nvme, or PRESET,key=value,… (read, seq_read, write, seq_write latencies; read_rate, write_rate)",
-        set: |s, v| {
-            s.cache_device = DeviceModel::parse(v)?;
+        help: "the cache device's model for the service-time estimate: hdd, ssd, nvme, or PRESET,key=value,… (read, seq_read, write, seq_write latencies; read_rate, write_rate; a value @FILE takes it from an `iolab micro --json` result)",
+        set: |s, v, base| {
+            s.cache_device = DeviceModel::parse(v, base)?;
             Ok(())
         },
     },
@@ -146,8 +147,8 @@ pub static OPTIONS: &[SpecOption] = &[
         value_name: "MODEL",
         default: Some("hdd"),
         help: "the origin device's model, written like --cache-device",
-        set: |s, v| {
-            s.origin_device = DeviceModel::parse(v)?;
+        set: |s, v, base| {
+            s.origin_device = DeviceModel::parse(v, base)?;
             Ok(())
         },
     },
@@ -278,7 +279,7 @@ impl CachesimSpec {
         for o in OPTIONS {
             if let Some(d) = o.default {
                 // The defaults are tested to parse.
-                let _ = (o.set)(&mut s, d);
+                let _ = (o.set)(&mut s, d, Path::new(""));
             }
         }
         s
@@ -358,7 +359,7 @@ mod tests {
         for o in OPTIONS {
             if let Some(d) = o.default {
                 let mut s = CachesimSpec::with_defaults();
-                (o.set)(&mut s, d).unwrap_or_else(|e| panic!("{}: {e}", o.name));
+                (o.set)(&mut s, d, Path::new("")).unwrap_or_else(|e| panic!("{}: {e}", o.name));
             }
         }
     }

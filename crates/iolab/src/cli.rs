@@ -437,7 +437,7 @@ impl Args for CachesimOptions {
                 // flag); the cache as a whole when the plan is built.
                 .value_parser(move |v: &str| -> Result<String, String> {
                     let mut spec = iolab_cachesim::CachesimSpec::with_defaults();
-                    (o.set)(&mut spec, v).map(|()| v.to_string())
+                    (o.set)(&mut spec, v, std::path::Path::new("")).map(|()| v.to_string())
                 });
             cmd.arg(match o.default {
                 Some(d) => arg.default_value(d),

@@ -237,15 +237,12 @@ fn read(cx: &mut Ctx, entry: &Entry, base: &Path) -> Option<CachesimSpec> {
                 continue;
             }
         };
-        if let Err(m) = (o.set)(&mut spec, &text) {
+        if let Err(m) = (o.set)(&mut spec, &text, base) {
             cx.error(&e.node.span, format!("`{key}`: {m}"));
         }
     }
     if cx.errors() > before {
         return None;
-    }
-    if spec.trace.is_relative() {
-        spec.trace = base.join(&spec.trace);
     }
     if let Err(e) = spec.validate() {
         let at = t
@@ -381,7 +378,7 @@ pub fn from_command_line(values: &[(&str, String)]) -> Result<ExperimentPlan, Us
         let Some(o) = iolab_cachesim::spec::option(name) else {
             continue;
         };
-        (o.set)(&mut spec, text).map_err(|m| UsageError::new(format!("--{}: {m}", o.flag())))?;
+        (o.set)(&mut spec, text, Path::new("")).map_err(|m| UsageError::new(format!("--{}: {m}", o.flag())))?;
     }
     spec.validate().map_err(|e| {
         let u = UsageError::new(format!(
