@@ -101,8 +101,8 @@ impl DeviceModel {
                 .ok_or_else(|| format!("`{kv}` is not key=value (keys: {})", KEYS.join(", ")))?;
             let (k, v) = (k.trim(), v.trim());
             if let Some(file) = v.strip_prefix('@') {
-                let (mean_ns, bytes_per_s) = micro_result(&base.join(file))
-                    .map_err(|e| format!("`{k}`: {file}: {e}"))?;
+                let (mean_ns, bytes_per_s) =
+                    micro_result(&base.join(file)).map_err(|e| format!("`{k}`: {file}: {e}"))?;
                 let slot = match k {
                     "read" => &mut model.latency_s[0][0],
                     "seq_read" => &mut model.latency_s[0][1],
@@ -236,8 +236,13 @@ mod tests {
         let m = DeviceModel::parse("hdd, read=10ms, write_rate=1m", Path::new("")).unwrap();
         assert_eq!(m.latency_s[0][0], 0.01);
         assert_eq!(m.rate[1], 1048576.0);
-        assert_eq!(DeviceModel::parse(&m.to_string(), Path::new("")).unwrap(), m);
-        assert!(DeviceModel::parse("hdx", Path::new("")).unwrap_err().contains("hdd"));
+        assert_eq!(
+            DeviceModel::parse(&m.to_string(), Path::new("")).unwrap(),
+            m
+        );
+        assert!(DeviceModel::parse("hdx", Path::new(""))
+            .unwrap_err()
+            .contains("hdd"));
         assert!(DeviceModel::parse("read=1ms", Path::new(""))
             .unwrap_err()
             .contains("missing seq_read"));
@@ -259,7 +264,9 @@ mod tests {
         let m = DeviceModel::parse("hdd,read=@rr.json,read_rate=@rr.json", &dir).unwrap();
         assert_eq!(m.latency_s[0][0], 250e-6);
         assert_eq!(m.rate[0], 16384000.0);
-        assert!(DeviceModel::parse("hdd,read=@x.json", &dir).unwrap_err().contains("iolab micro --json"));
+        assert!(DeviceModel::parse("hdd,read=@x.json", &dir)
+            .unwrap_err()
+            .contains("iolab micro --json"));
         assert!(DeviceModel::parse("hdd,read=@none.json", &dir).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -378,7 +378,8 @@ pub fn from_command_line(values: &[(&str, String)]) -> Result<ExperimentPlan, Us
         let Some(o) = iolab_cachesim::spec::option(name) else {
             continue;
         };
-        (o.set)(&mut spec, text, Path::new("")).map_err(|m| UsageError::new(format!("--{}: {m}", o.flag())))?;
+        (o.set)(&mut spec, text, Path::new(""))
+            .map_err(|m| UsageError::new(format!("--{}: {m}", o.flag())))?;
     }
     spec.validate().map_err(|e| {
         let u = UsageError::new(format!(
