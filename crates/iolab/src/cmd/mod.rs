@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod bonnie;
+mod cachesim;
 mod check;
 pub mod compare;
 mod db;
@@ -35,6 +36,7 @@ pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         Command::Bonnie(args) => bonnie::run(args, cancel),
         Command::Replay(args) => replay::run(args, cancel),
         Command::Filelist(c) => filelist::run(c),
+        Command::Cachesim(args) => cachesim::run(args, cancel),
         Command::Run(args) if args.file.ends_with(".toml") => experiment::run(args, cancel),
         Command::Run(args) => run::run(args, cancel),
         Command::Workloads => workloads::list(),

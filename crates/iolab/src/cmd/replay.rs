@@ -10,8 +10,8 @@ use iolab_replay::ReplayResult;
 use crate::cli::ReplayArgs;
 use crate::cmd::single;
 use crate::error::CliError;
-use crate::output::replay::ReplayReport;
 use crate::output;
+use crate::output::replay::ReplayReport;
 
 pub fn run(args: ReplayArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let between_days = BetweenDays::parse(&args.between_days).unwrap_or(BetweenDays::None);

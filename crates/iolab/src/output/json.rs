@@ -20,6 +20,7 @@ pub enum Kind {
     Sqlite,
     Bonnie,
     Replay,
+    Cachesim,
     Run,
     Show,
     List,
@@ -32,12 +33,13 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 13] = [
+    const ALL: [Kind; 14] = [
         Kind::Micro,
         Kind::Iozone,
         Kind::Sqlite,
         Kind::Bonnie,
         Kind::Replay,
+        Kind::Cachesim,
         Kind::Run,
         Kind::Show,
         Kind::List,
@@ -56,6 +58,7 @@ impl Kind {
             Kind::Sqlite => "iolab.sqlite/1",
             Kind::Bonnie => "iolab.bonnie/1",
             Kind::Replay => "iolab.replay/1",
+            Kind::Cachesim => "iolab.cachesim/1",
             Kind::Run => "iolab.run/1",
             Kind::Show => "iolab.show/1",
             Kind::List => "iolab.list/1",

@@ -1,0 +1,256 @@
+//! Replacement policies: one file each behind [`Policy`], one line each in [`POLICIES`].
+//!
+//! # Adding a policy
+//!
+//! 1. Write `src/policy/NAME.rs` with a struct implementing [`Policy`]. Keep its state in
+//!    flat arrays indexed by slot (`0 .. geometry.blocks`) and by set (`0 .. geometry.sets`),
+//!    e.g. one [`crate::list::Lists`] with one list per set: a set's slots are
+//!    `set * ways .. (set + 1) * ways`. Allocate in the constructor only, never per request.
+//! 2. Add `mod NAME;` below and one [`PolicyDef`] line to [`POLICIES`]: its name, a one-line
+//!    summary, its parameters ([`ParamDef`], with defaults and ranges, checked before the
+//!    constructor runs) and the constructor, which wraps the policy in a [`Cache`] with
+//!    [`boxed`] so the simulation loop is compiled for it.
+//! 3. Add hand-computed tests next to it, its row to docs/cachesim.md (the docs test checks
+//!    that every registered policy is documented).
+//!
+//! The CLI (`iolab cachesim --policy`), the `cachesim` workload kind and the docs read
+//! [`POLICIES`]; nothing else names a policy.
+
+mod belady;
+mod clock;
+mod fifo;
+mod lfu;
+mod lru;
+mod sieve;
+
+use crate::cache::{Cache, Setup, Simulator};
+use crate::Request;
+
+pub use belady::Belady;
+pub use clock::Clock;
+pub use fifo::Fifo;
+pub use lfu::Lfu;
+pub use lru::Lru;
+pub use sieve::Sieve;
+
+/// A replacement policy for all sets of one cache.
+///
+/// The cache calls, per request: [`Policy::hit`] when the block is cached; otherwise
+/// [`Policy::admit`], then (when the set is full) [`Policy::evict`], then
+/// [`Policy::insert`]. [`Policy::remove`] takes a block out without an eviction (a
+/// write-around invalidation). `set` is the request's set, `slot` a slot of that set.
+pub trait Policy {
+    /// Whether it reads [`Request::next`] (traces without it then get it computed first).
+    const NEEDS_FUTURE: bool = false;
+    /// The block in `slot` was requested again.
+    fn hit(&mut self, set: usize, slot: u32, req: &Request);
+    /// Whether the missed block of `req` should be cached (default: always).
+    #[inline(always)]
+    fn admit(&mut self, _set: usize, _req: &Request) -> bool {
+        true
+    }
+    /// Chooses the slot to empty in the full `set` for `req` and forgets it; `ids` holds the
+    /// block id of every slot (for ghost entries).
+    fn evict(&mut self, set: usize, req: &Request, ids: &[u64]) -> u32;
+    /// The block of `req` now occupies `slot` (empty until now).
+    fn insert(&mut self, set: usize, slot: u32, req: &Request);
+    /// Forgets the block in `slot` without evicting it.
+    fn remove(&mut self, set: usize, slot: u32);
+    /// Bytes of the policy's own arrays.
+    fn metadata_bytes(&self) -> usize;
+    /// Whether [`Policy::prefetch`] does something (the simulator then looks requests up
+    /// ahead of time to call it).
+    const PREFETCH: bool = false;
+    /// A hint that `slot` (in `set`) will be looked at soon: prefetch what [`Policy::hit`]
+    /// will touch (default: nothing).
+    #[inline(always)]
+    fn prefetch(&self, _set: usize, _slot: u32) {}
+}
+
+/// One parameter of a policy.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamDef {
+    /// Its name (`m`, `small`).
+    pub name: &'static str,
+    /// What it means, one sentence.
+    pub doc: &'static str,
+    /// The value when none is given.
+    pub default: f64,
+    /// Smallest allowed value.
+    pub min: f64,
+    /// Largest allowed value.
+    pub max: f64,
+    /// Whether it must be a whole number.
+    pub integer: bool,
+}
+
+/// The values of a policy's parameters, all present after [`PolicyDef::params`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params {
+    values: Vec<(&'static str, f64)>,
+}
+
+impl Params {
+    /// The value of `name` (a parameter the policy declares).
+    pub fn get(&self, name: &str) -> f64 {
+        self.values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(f64::NAN, |(_, v)| *v)
+    }
+
+    /// `(name, value)` in declaration order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
+        self.values.iter().copied()
+    }
+}
+
+/// A policy parameter that cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParamError {
+    /// The policy has no such parameter.
+    #[error("policy `{policy}` has no parameter `{name}`")]
+    Unknown {
+        /// The policy.
+        policy: &'static str,
+        /// The name given.
+        name: String,
+        /// The parameters it has.
+        known: Vec<&'static str>,
+    },
+    /// Out of range or not whole.
+    #[error("`{name}` = {value} is not allowed: {why}")]
+    Invalid {
+        /// The parameter.
+        name: String,
+        /// The value given.
+        value: f64,
+        /// What is allowed.
+        why: String,
+    },
+}
+
+/// Builds the simulator of a policy from a validated setup and parameters.
+pub type Build = fn(Setup, &Params) -> Result<Box<dyn Simulator>, ParamError>;
+
+/// A policy as users name it.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyDef {
+    /// Its name (`lru`, `s3fifo`).
+    pub name: &'static str,
+    /// One line: what it evicts.
+    pub summary: &'static str,
+    /// Its parameters.
+    pub params: &'static [ParamDef],
+    /// The constructor.
+    pub build: Build,
+}
+
+impl PolicyDef {
+    /// The full parameter values from the `given` ones (checked) and the defaults.
+    pub fn params(&self, given: &[(String, f64)]) -> Result<Params, ParamError> {
+        let mut values: Vec<(&'static str, f64)> =
+            self.params.iter().map(|p| (p.name, p.default)).collect();
+        for (name, value) in given {
+            let Some(def) = self.params.iter().find(|p| p.name == name) else {
+                return Err(ParamError::Unknown {
+                    policy: self.name,
+                    name: name.clone(),
+                    known: self.params.iter().map(|p| p.name).collect(),
+                });
+            };
+            let v = *value;
+            if !(def.min..=def.max).contains(&v) || (def.integer && v.fract() != 0.0) {
+                let kind = if def.integer {
+                    "a whole number"
+                } else {
+                    "a number"
+                };
+                return Err(ParamError::Invalid {
+                    name: name.clone(),
+                    value: v,
+                    why: format!("it is {kind} from {} to {}", def.min, def.max),
+                });
+            }
+            if let Some(slot) = values.iter_mut().find(|(n, _)| *n == def.name) {
+                slot.1 = v;
+            }
+        }
+        Ok(Params { values })
+    }
+}
+
+/// Wraps `policy` in a cache whose request loop is compiled for it.
+pub fn boxed<P: Policy + Send + 'static>(setup: Setup, policy: P) -> Box<dyn Simulator> {
+    Box::new(Cache::new(setup, policy))
+}
+
+/// Every policy. A new policy is one line here.
+pub static POLICIES: &[PolicyDef] = &[
+    PolicyDef {
+        name: "lru",
+        summary: "evicts the least recently used block",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Lru::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "fifo",
+        summary: "evicts the block that entered first; hits change nothing",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Fifo::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "clock",
+        summary: "FIFO ring with a saturating counter per block (one bit by default)",
+        params: &[
+            ParamDef {
+                name: "m",
+                doc: "maximum count (1 = the classic one-bit CLOCK)",
+                default: 1.0,
+                min: 1.0,
+                max: 255.0,
+                integer: true,
+            },
+            ParamDef {
+                name: "s",
+                doc: "count a block starts with when it enters the cache (at most m)",
+                default: 0.0,
+                min: 0.0,
+                max: 255.0,
+                integer: true,
+            },
+            ParamDef {
+                name: "i",
+                doc: "added to the count on every hit, saturating at m",
+                default: 1.0,
+                min: 1.0,
+                max: 255.0,
+                integer: true,
+            },
+        ],
+        build: |s, p| Ok(boxed(s, Clock::new(s.geometry, p)?)),
+    },
+    PolicyDef {
+        name: "lfu",
+        summary: "evicts the least frequently used block, the oldest among ties; counts are forgotten on eviction",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Lfu::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "sieve",
+        summary: "FIFO queue with a visited bit and a hand that keeps its place (SIEVE)",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Sieve::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "belady",
+        summary: "evicts the block requested again farthest in the future (optimal; needs the trace's future)",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Belady::new(s.geometry))),
+    },
+];
+
+/// The policy called `name` (case-insensitive).
+pub fn find(name: &str) -> Option<&'static PolicyDef> {
+    POLICIES.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+}
