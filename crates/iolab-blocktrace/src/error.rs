@@ -56,6 +56,9 @@ pub enum TraceError {
     /// A sysfs file did not have the expected shape.
     #[error(transparent)]
     Sys(iolab_sys::Error),
+    /// The request-level trace could not be saved.
+    #[error("cannot save the block trace: {0}")]
+    Save(#[from] iolab_tracefile::Error),
     /// The thread reading `trace_pipe` panicked (a bug).
     #[error("the trace reader thread panicked")]
     ReaderPanicked,
@@ -75,7 +78,7 @@ impl TraceError {
                 | TraceError::NeedsRoot(_)
                 | TraceError::TracefsMissing(_)
                 | TraceError::EventMissing(_)
-        )
+        ) || matches!(self, TraceError::Save(e) if e.is_bad_input())
     }
 
     /// What the user can do about it, if there is something.

@@ -20,6 +20,7 @@
 //! | [`summary`] | matching issue → completion; counts, sizes, sequentiality, latency, depth → [`BlockTrace`] |
 //! | [`device`] | `/dev/x`, `x`, `maj:min`, or a path → [`TraceDevice`], and its event filters |
 //! | `tracefs` | the instance directory and its files |
+//! | `save` | the request-level trace in iolab's trace format ([`SavedTrace`], [`TraceOptions::save`]) |
 //! | `tracer` | [`BlockTracer`], [`TraceOptions`] |
 //!
 //! Facts this relies on (checked on Linux 6.18):
@@ -36,6 +37,7 @@ pub mod device;
 pub mod error;
 pub mod event;
 pub mod rwbs;
+mod save;
 pub mod summary;
 mod tracefs;
 mod tracer;
@@ -44,6 +46,7 @@ pub use device::{SectorRange, TraceDevice};
 pub use error::TraceError;
 pub use event::{format_blkparse, parse_line, parse_lost_line, Action, Event, LostLine};
 pub use rwbs::{Op, Rwbs};
+pub use save::SavedTrace;
 pub use summary::{
     parse_cpu_stats, BioStats, BlockTrace, Bucket, CpuBufferStats, DirStats, EventCounts,
     IntervalStats, LatencySummary, LostEvents, OpStats, Pow2Histogram, Summarizer,

@@ -36,7 +36,9 @@ use serde::{Deserialize, Serialize};
 use crate::device::TraceDevice;
 use crate::event::{format_blkparse, parse_line, parse_lost_line, Action, Event};
 use crate::rwbs::Op;
+use crate::save::{RequestLog, SavedTrace};
 use iolab_sys::DevT;
+use iolab_tracefile::{BlockRequest, Flags, Op as FileOp};
 
 /// A power-of-two histogram: bucket `low` counts values in `[low, 2·low)`, bucket 0 counts 0.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -370,6 +372,9 @@ pub struct BlockTrace {
     /// Every event in order, if the tracer was asked to keep them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub records: Vec<Event>,
+    /// The request-level trace, if it was saved ([`crate::TraceOptions::save`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved: Option<SavedTrace>,
 }
 
 impl BlockTrace {
@@ -406,6 +411,8 @@ struct Key {
 struct InFlight {
     issue_ns: u64,
     remaining: u32,
+    /// Sequence number in the saved trace.
+    seq: Option<u64>,
 }
 
 #[derive(Default)]
@@ -446,7 +453,7 @@ pub struct Summarizer {
     readahead: u64,
     bios: BioStats,
     inflight: HashMap<Key, VecDeque<InFlight>>,
-    inflight_flushes: VecDeque<(DevT, u64)>,
+    inflight_flushes: VecDeque<(DevT, u64, Option<u64>)>,
     inserted: HashMap<Key, VecDeque<u64>>,
     inserted_len: usize,
     lat: [LatencyHist; 2],
@@ -463,6 +470,7 @@ pub struct Summarizer {
     unmatched: u64,
     flush_seq: u64,
     errors: u64,
+    log: Option<RequestLog>,
 }
 
 impl Summarizer {
@@ -505,6 +513,60 @@ impl Summarizer {
             unmatched: 0,
             flush_seq: 0,
             errors: 0,
+            log: None,
+        }
+    }
+
+    /// Save every request to `log` from now on.
+    pub(crate) fn set_log(&mut self, log: RequestLog) {
+        self.log = Some(log);
+    }
+
+    /// The request log, to finish it (before [`Summarizer::finish`]).
+    pub(crate) fn take_log(&mut self) -> Option<RequestLog> {
+        self.log.take()
+    }
+
+    /// Record an issued request in the log; its sequence number there.
+    fn log_issue(&mut self, ev: &Event) -> Option<u64> {
+        let log = self.log.as_mut()?;
+        let k = ev.kind;
+        let op = match k.op {
+            Op::Read => FileOp::Read,
+            Op::Write => FileOp::Write,
+            Op::Flush => FileOp::Flush,
+            Op::Discard | Op::SecureErase => FileOp::Discard,
+            Op::WriteZeroes => FileOp::WriteZeroes,
+            _ => FileOp::Other,
+        };
+        let part_start = self.device.partition.map_or(0, |p| p.start);
+        let offset = if op == FileOp::Flush {
+            0
+        } else {
+            ev.sector.saturating_sub(part_start).saturating_mul(512)
+        };
+        let flags = Flags::default()
+            .with(Flags::SYNC, k.sync)
+            .with(Flags::FUA, k.fua)
+            .with(Flags::PREFLUSH, k.preflush)
+            .with(Flags::META, k.meta)
+            .with(Flags::READAHEAD, k.readahead);
+        Some(log.issue(
+            ev.time_ns,
+            BlockRequest {
+                time_ns: 0,
+                offset,
+                len: u32::try_from(ev.len_bytes()).unwrap_or(u32::MAX),
+                latency_ns: None,
+                op,
+                flags,
+            },
+        ))
+    }
+
+    fn log_complete(&mut self, seq: Option<u64>, latency_ns: u64, ev: &Event) {
+        if let (Some(log), Some(seq)) = (self.log.as_mut(), seq) {
+            log.complete(seq, latency_ns, ev.error.is_some_and(|e| e != 0));
         }
     }
 
@@ -638,12 +700,14 @@ impl Summarizer {
                 self.other.bytes += bytes;
             }
         }
+        let seq = self.log_issue(ev);
         if k.op == Op::Flush {
-            self.inflight_flushes.push_back((ev.dev, ev.time_ns));
+            self.inflight_flushes.push_back((ev.dev, ev.time_ns, seq));
         } else {
             self.inflight.entry(key).or_default().push_back(InFlight {
                 issue_ns: ev.time_ns,
                 remaining: ev.nr_sector,
+                seq,
             });
         }
         self.set_depth(ev.time_ns, self.depth + 1);
@@ -660,8 +724,12 @@ impl Summarizer {
                 self.unmatched += 1;
                 return;
             };
-            let (_, issued) = self.inflight_flushes.remove(pos).unwrap_or((ev.dev, 0));
+            let (_, issued, seq) = self
+                .inflight_flushes
+                .remove(pos)
+                .unwrap_or((ev.dev, 0, None));
             self.lat_flush.record(ev.time_ns.saturating_sub(issued));
+            self.log_complete(seq, ev.time_ns.saturating_sub(issued), ev);
             self.finish_request(ev, 0);
             return;
         }
@@ -694,6 +762,7 @@ impl Summarizer {
             return;
         }
         let lat = ev.time_ns.saturating_sub(req.issue_ns);
+        self.log_complete(req.seq, lat, ev);
         match k.op {
             Op::Read | Op::Write => self.lat[usize::from(k.op == Op::Write)].record(lat),
             Op::Discard | Op::SecureErase => self.lat_discard.record(lat),
@@ -713,8 +782,8 @@ impl Summarizer {
         // The request will be issued again: it is no longer in flight.
         let removed = if ev.kind.op == Op::Flush {
             match self.inflight_flushes.iter().position(|f| f.0 == ev.dev) {
-                Some(pos) => self.inflight_flushes.remove(pos).is_some(),
-                None => false,
+                Some(pos) => self.inflight_flushes.remove(pos).map(|f| f.2),
+                None => None,
             }
         } else {
             let key = Self::key(ev);
@@ -722,13 +791,16 @@ impl Summarizer {
                 .inflight
                 .get_mut(&key)
                 .and_then(|q| q.pop_front())
-                .is_some();
+                .map(|f| f.seq);
             if self.inflight.get(&key).is_some_and(|q| q.is_empty()) {
                 self.inflight.remove(&key);
             }
             r
         };
-        if removed {
+        if let Some(seq) = removed {
+            if let (Some(log), Some(seq)) = (self.log.as_mut(), seq) {
+                log.forget(seq);
+            }
             self.set_depth(ev.time_ns, self.depth.saturating_sub(1));
         }
     }
@@ -896,6 +968,7 @@ impl Summarizer {
             in_flight_at_end,
             errors: self.errors,
             records: self.records,
+            saved: None,
         }
     }
 }

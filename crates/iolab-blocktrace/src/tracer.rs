@@ -14,9 +14,11 @@ use std::time::{Duration, Instant};
 use crate::device::TraceDevice;
 use crate::error::TraceError;
 use crate::event::Action;
+use crate::save::RequestLog;
 use crate::summary::{BlockTrace, Summarizer};
 use crate::tracefs::{tracefs_root, Instance};
 use iolab_sys::DevT;
+use iolab_tracefile::TraceInfo;
 
 /// The trace clock the tracer sets: `CLOCK_MONOTONIC`, the clock of `std::time::Instant`.
 pub const TRACE_CLOCK: &str = "mono";
@@ -41,6 +43,10 @@ pub struct TraceOptions {
     pub bio_events: bool,
     /// Also trace `block_rq_insert` (blkparse `I`), for queue times. Default true.
     pub insert_events: bool,
+    /// Save every request (issue time, offset, length, op, flags, latency) to this file in
+    /// iolab's trace format (docs/traces.md); [`BlockTrace::saved`] says what was written.
+    /// Default none.
+    pub save: Option<PathBuf>,
 }
 
 impl Default for TraceOptions {
@@ -51,6 +57,7 @@ impl Default for TraceOptions {
             interval: Duration::from_secs(1),
             bio_events: true,
             insert_events: true,
+            save: None,
         }
     }
 }
@@ -156,12 +163,15 @@ impl BlockTracer {
             .map_err(|e| TraceError::io("open", &pipe_path, e))?;
         // Whole microseconds, like the event timestamps, so relative times stay round.
         let start_ns = monotonic_ns() / 1000 * 1000;
-        let summarizer = Summarizer::new(
+        let mut summarizer = Summarizer::new(
             device.clone(),
             start_ns,
             u64::try_from(opts.interval.as_nanos()).unwrap_or(u64::MAX),
             opts.keep_records,
         );
+        if let Some(path) = &opts.save {
+            summarizer.set_log(RequestLog::create(path, &trace_info(device, start_ns))?);
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = Arc::clone(&stop);
         let reader = std::thread::Builder::new()
@@ -197,13 +207,16 @@ impl BlockTracer {
         let cpu_stats = self.instance.cpu_stats();
         self.instance.remove()?;
         off?;
-        let summarizer = summarizer?;
-        Ok(summarizer.finish(
+        let mut summarizer = summarizer?;
+        let saved = summarizer.take_log().map(RequestLog::finish).transpose()?;
+        let mut trace = summarizer.finish(
             stop_ns,
             TRACE_CLOCK,
             cpu_stats?,
             std::mem::take(&mut self.events),
-        ))
+        );
+        trace.saved = saved;
+        Ok(trace)
     }
 
     fn join_reader(&mut self) -> Result<Summarizer, TraceError> {
@@ -222,6 +235,26 @@ impl Drop for BlockTracer {
             let _ = self.join_reader();
         }
         // `instance` is dropped next: rmdir.
+    }
+}
+
+/// The header of a saved trace of `device`.
+fn trace_info(device: &TraceDevice, start_ns: u64) -> TraceInfo {
+    let lbs = Path::new("/sys/dev/block")
+        .join(device.disk_dev.to_string())
+        .join("queue/logical_block_size");
+    let sector_size = std::fs::read_to_string(lbs)
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        .filter(|n| n.is_power_of_two())
+        .unwrap_or(512);
+    TraceInfo {
+        device: device.name.clone(),
+        major: device.dev.major,
+        minor: device.dev.minor,
+        sector_size,
+        partition_offset: device.partition.map_or(0, |p| p.start.saturating_mul(512)),
+        start_ns,
     }
 }
 

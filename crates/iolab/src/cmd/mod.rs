@@ -15,6 +15,7 @@ mod show;
 mod single;
 mod sqlite;
 pub mod trace;
+pub mod trace_convert;
 mod watch;
 mod workloads;
 

@@ -6,6 +6,10 @@
 //! command that cannot be started; 130 Ctrl-C / SIGTERM while a command ran (the trace is
 //! stopped and summarized, the command is not killed by iolab). Without a command, iolab
 //! traces until Ctrl-C and exits 0.
+//!
+//! `--save FILE` keeps every request in iolab's trace format (docs/traces.md);
+//! `iolab trace convert` (cmd/trace_convert.rs) turns saved traces into libCacheSim's
+//! formats and back.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -33,13 +37,20 @@ const GRACE: Duration = Duration::from_secs(2);
 #[derive(clap::Args, Debug)]
 #[command(
     about = "Trace the block requests of a device while a command runs (blktrace via tracefs)",
-    after_help = "Examples:\n  iolab trace --dev loop0 -- dd if=/dev/zero of=/dev/loop0 bs=1M count=64 oflag=direct\n  iolab trace --dev /mnt/test --out t.txt -- iolab micro --dir /mnt/test --no-db\n  iolab trace --dev vda --format json -- sync\n  iolab trace --dev vda            # until Ctrl-C\n\nNeeds root and a mounted tracefs. Only request-based devices (disks, loop, nvme, virtio)\ncan be traced; for device-mapper or md, trace the devices below.\nExit codes: 0 ok, 1 the command failed, 2 bad device or usage, 130 interrupted."
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "Examples:\n  iolab trace --dev loop0 -- dd if=/dev/zero of=/dev/loop0 bs=1M count=64 oflag=direct\n  iolab trace --dev loop0 --save run.iolt -- iolab micro --dir /mnt/test --no-db\n  iolab trace convert run.iolt run.oracleGeneral.bin --to oracleGeneral --block-size 4K\n  iolab trace --dev /mnt/test --out t.txt -- iolab micro --dir /mnt/test --no-db\n  iolab trace --dev vda --format json -- sync\n  iolab trace --dev vda            # until Ctrl-C\n\nNeeds root and a mounted tracefs. Only request-based devices (disks, loop, nvme, virtio)\ncan be traced; for device-mapper or md, trace the devices below.\nExit codes: 0 ok, 1 the command failed, 2 bad device or usage, 130 interrupted."
 )]
 pub struct TraceArgs {
     /// Device: /dev/NAME, NAME (as lsblk shows it), MAJ:MIN, or a file or directory (the
     /// device of its filesystem)
-    #[arg(long, value_name = "DEV")]
-    pub dev: String,
+    #[arg(long, value_name = "DEV", required = true)]
+    pub dev: Option<String>,
+
+    /// Save every request (time, offset, length, op, flags, latency) to FILE in iolab's
+    /// trace format (docs/traces.md); convert it with `iolab trace convert`
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
 
     /// Also write every event, blkparse-style, to FILE
     #[arg(long, value_name = "FILE")]
@@ -60,6 +71,15 @@ pub struct TraceArgs {
     /// The command to run while tracing (after `--`); without one, trace until Ctrl-C
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+
+    #[command(subcommand)]
+    pub action: Option<TraceAction>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum TraceAction {
+    /// Convert a block trace between iolab's format and libCacheSim's oracleGeneral and CSV
+    Convert(crate::cmd::trace_convert::ConvertArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -105,8 +125,12 @@ enum Outcome {
 }
 
 pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
-    let device = TraceDevice::resolve(&args.dev)
-        .map_err(|e| trace_error(e, &format!("cannot trace {:?}", args.dev)))?;
+    if let Some(TraceAction::Convert(c)) = args.action {
+        return crate::cmd::trace_convert::run(c);
+    }
+    let dev = args.dev.as_deref().unwrap_or_default();
+    let device =
+        TraceDevice::resolve(dev).map_err(|e| trace_error(e, &format!("cannot trace {dev:?}")))?;
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err(CliError::usage("needs root (tracefs)")
@@ -122,6 +146,7 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         buffer_kb: args.buffer_kb,
         keep_records: out_file.is_some() || args.format == TraceFormat::Blkparse,
         interval: args.interval,
+        save: args.save.clone(),
         ..Default::default()
     };
     let tracer = BlockTracer::start(&device, &opts)
@@ -140,6 +165,9 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             Ok(c) => c,
             Err(e) => {
                 drop(tracer);
+                if let Some(p) = &args.save {
+                    let _ = std::fs::remove_file(p);
+                }
                 return Err(CliError::usage(format!(
                     "cannot run {}: {e}",
                     args.command[0].to_string_lossy()
@@ -212,6 +240,7 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         Outcome::Interrupted(s, _) => (*s, true),
     };
     let lost = trace.lost.total;
+    let saved = trace.saved.clone();
     let events = trace.events.queue
         + trace.events.insert
         + trace.events.issue
@@ -229,6 +258,21 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             "iolab: warning: {} events lost; raise --buffer-kb (now {})",
             thousands(lost),
             args.buffer_kb
+        );
+    }
+    if let Some(s) = &saved {
+        let pending = if s.without_completion > 0 {
+            format!(
+                " ({} without a completion)",
+                thousands(s.without_completion)
+            )
+        } else {
+            String::new()
+        };
+        say!(
+            "{} requests saved to {}{pending}",
+            thousands(s.requests),
+            s.path.display()
         );
     }
     if let Some(p) = &args.out {
@@ -285,7 +329,7 @@ mod tests {
             "-x",
         ])
         .unwrap();
-        assert_eq!(w.args.dev, "loop0");
+        assert_eq!(w.args.dev.as_deref(), Some("loop0"));
         assert_eq!(w.args.format, TraceFormat::Json);
         assert_eq!(w.args.command, ["dd", "if=/dev/zero", "-x"]);
         assert_eq!(w.args.interval, Duration::from_secs(1));
@@ -293,6 +337,22 @@ mod tests {
         assert!(w.args.command.is_empty());
         assert!(Wrapper::try_parse_from(["iolab", "--dev", "vda", "dd"]).is_err());
         assert!(Wrapper::try_parse_from(["iolab", "--", "dd"]).is_err());
+        let w = Wrapper::try_parse_from([
+            "iolab",
+            "convert",
+            "a.iolt",
+            "b.csv",
+            "--to",
+            "csv",
+            "--block-size",
+            "64K",
+        ])
+        .unwrap();
+        let Some(TraceAction::Convert(c)) = w.args.action else {
+            panic!("not convert");
+        };
+        assert_eq!(c.block_size, 65536);
+        assert!(Wrapper::try_parse_from(["iolab", "--dev", "x", "convert", "a", "b"]).is_err());
         assert!(Wrapper::try_parse_from(["iolab", "--dev", "x", "--interval", "0s"]).is_err());
     }
 }
