@@ -398,3 +398,95 @@ impl<P: Policy + Send> Simulator for Cache<P> {
         (own + self.policy.metadata_bytes()) as u64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::config;
+    use crate::{fill_next, simulate};
+
+    fn run(write: WritePolicy, blocks: u64, t: &[Request]) -> Stats {
+        let mut c = config("lru", blocks, None);
+        c.write = write;
+        let mut t = t.to_vec();
+        fill_next(&mut t, 0);
+        simulate(&c, &t).unwrap()
+    }
+
+    const B: u64 = 4096;
+
+    #[test]
+    fn write_back_writes_dirty_blocks_when_they_are_evicted() {
+        let (w, r) = (Request::write, Request::read);
+        // 2 blocks: W1 (dirty), R2, R3 evicts 1 (dirty: written to the origin), R1 evicts 2.
+        let s = run(
+            WritePolicy::WriteBack,
+            2,
+            &[w(1, 4096), r(2, 4096), r(3, 4096), r(1, 4096)],
+        );
+        assert_eq!((s.reads, s.read_hits, s.writes, s.write_hits), (3, 0, 1, 0));
+        assert_eq!((s.promotions, s.demotions, s.dirty_evictions), (4, 2, 1));
+        assert_eq!(s.origin.write_bytes(), B);
+        assert_eq!(s.origin.read_bytes(), 3 * B);
+        assert_eq!(s.cache.write_bytes(), 4 * B);
+        assert_eq!(
+            s.cache.read_bytes(),
+            B,
+            "the dirty block is read from the cache"
+        );
+        // A write hit dirties too; a clean eviction costs nothing.
+        let s = run(
+            WritePolicy::WriteBack,
+            1,
+            &[r(1, 512), w(1, 512), r(2, 512)],
+        );
+        assert_eq!((s.write_hits, s.dirty_evictions), (1, 1));
+        assert_eq!(s.origin.write_bytes(), B);
+    }
+
+    #[test]
+    fn write_through_writes_both_devices_and_allocates() {
+        let (w, r) = (Request::write, Request::read);
+        let s = run(
+            WritePolicy::WriteThrough,
+            2,
+            &[w(1, 4096), r(1, 4096), w(1, 100)],
+        );
+        assert_eq!((s.read_hits, s.write_hits, s.promotions), (1, 1, 1));
+        assert_eq!(s.origin.write_bytes(), 4096 + 100);
+        assert_eq!(s.cache.write_bytes(), 4096 + 100);
+        assert_eq!(s.cache.read_bytes(), 4096);
+        assert_eq!(s.dirty_evictions, 0);
+    }
+
+    #[test]
+    fn write_around_bypasses_the_cache_and_invalidates() {
+        let (w, r) = (Request::write, Request::read);
+        // R1 fills; W1 hits and invalidates; R1 misses again; W2 goes to the origin only.
+        let s = run(
+            WritePolicy::WriteAround,
+            2,
+            &[r(1, 4096), w(1, 4096), r(1, 4096), w(2, 4096), r(2, 4096)],
+        );
+        assert_eq!((s.reads, s.read_hits, s.writes, s.write_hits), (3, 0, 2, 1));
+        assert_eq!((s.invalidations, s.promotions, s.demotions), (1, 3, 0));
+        assert_eq!(s.origin.write_bytes(), 2 * B);
+        assert_eq!(
+            s.cache.write_bytes(),
+            3 * B,
+            "only read fills reach the cache"
+        );
+    }
+
+    #[test]
+    fn sequential_requests_are_told_apart() {
+        let r = Request::read;
+        let s = run(
+            WritePolicy::WriteThrough,
+            8,
+            &[r(10, 4096), r(11, 4096), r(12, 4096), r(3, 4096)],
+        );
+        // 10 follows nothing (random), 11 and 12 follow their predecessor, 3 jumps.
+        assert_eq!(s.origin.ops[0], [2, 2]);
+    }
+}

@@ -17,11 +17,16 @@
 //! [`POLICIES`]; nothing else names a policy.
 
 mod arc;
+mod belady;
+mod clock;
+mod fifo;
 mod ghost;
+mod lfu;
 mod lru;
 #[cfg(test)]
 mod probe;
 mod s3fifo;
+mod sieve;
 mod slru;
 mod smq;
 mod twoq;
@@ -30,8 +35,13 @@ use crate::cache::{Cache, Setup, Simulator};
 use crate::Request;
 
 pub use arc::Arc;
+pub use belady::Belady;
+pub use clock::Clock;
+pub use fifo::Fifo;
+pub use lfu::Lfu;
 pub use lru::Lru;
 pub use s3fifo::S3Fifo;
+pub use sieve::Sieve;
 pub use slru::Slru;
 pub use smq::Smq;
 pub use twoq::TwoQ;
@@ -180,53 +190,148 @@ pub fn boxed<P: Policy + Send + 'static>(setup: Setup, policy: P) -> Box<dyn Sim
 }
 
 /// Every policy. A new policy is one line here.
-pub static POLICIES: &[PolicyDef] = &[PolicyDef {
-    name: "lru",
-    summary: "evicts the least recently used block",
-    params: &[],
-    build: |s, _| Ok(boxed(s, Lru::new(s.geometry))),
-},
-PolicyDef {
-    name: "arc",
-    summary: "adaptive replacement: LRU lists of blocks seen once and seen twice, sized by ghost hits",
-    params: &[],
-    build: |s, _| Ok(boxed(s, Arc::new(s.geometry))),
-},
-PolicyDef {
-    name: "2q",
-    summary: "new blocks in a FIFO, blocks returning after eviction from it in an LRU",
-    params: &[
-        ParamDef { name: "ain", doc: "share of a set for the FIFO of new blocks", default: 0.25, min: 0.0, max: 1.0, integer: false },
-        ParamDef { name: "aout", doc: "ids remembered after leaving the FIFO, as a share of a set", default: 0.5, min: 0.0, max: 4.0, integer: false },
-    ],
-    build: |s, p| Ok(boxed(s, TwoQ::new(s.geometry, p.get("ain"), p.get("aout")))),
-},
-PolicyDef {
-    name: "slru",
-    summary: "segmented LRU: a hit moves a block one segment up, overflow demotes one down",
-    params: &[ParamDef { name: "segments", doc: "LRU segments of equal size per set", default: 4.0, min: 1.0, max: 16.0, integer: true }],
-    build: |s, p| Ok(boxed(s, Slru::new(s.geometry, p.get("segments") as u32))),
-},
-PolicyDef {
-    name: "s3fifo",
-    summary: "small FIFO for new blocks, main FIFO with reinsertion, ghost FIFO of one-hit wonders",
-    params: &[
-        ParamDef { name: "small", doc: "share of a set for the small FIFO", default: 0.10, min: 0.0, max: 1.0, integer: false },
-        ParamDef { name: "ghost", doc: "ids remembered after leaving the small FIFO, as a share of a set", default: 0.90, min: 0.0, max: 4.0, integer: false },
-        ParamDef { name: "promote", doc: "hits in the small FIFO that move a block to the main FIFO", default: 2.0, min: 1.0, max: 1e9, integer: true },
-    ],
-    build: |s, p| Ok(boxed(s, S3Fifo::new(s.geometry, p.get("small"), p.get("ghost"), p.get("promote") as u32))),
-},
-PolicyDef {
-    name: "smq",
-    summary: "model of dm-cache's smq: promotes blocks whose region was hit in several periods, demotes LRU",
-    params: &[
-        ParamDef { name: "region", doc: "blocks per hotspot region", default: 16.0, min: 1.0, max: 1e9, integer: true },
-        ParamDef { name: "promote", doc: "region level a read miss needs once the set is full", default: 2.0, min: 1.0, max: 63.0, integer: true },
-        ParamDef { name: "period", doc: "requests per period (a region's level rises once per period)", default: 1024.0, min: 1.0, max: 1e12, integer: true },
-    ],
-    build: |s, p| Ok(boxed(s, Smq::new(s.geometry, p.get("region") as u64, p.get("promote") as u8, p.get("period") as u64))),
-}];
+pub static POLICIES: &[PolicyDef] = &[
+    PolicyDef {
+        name: "lru",
+        summary: "evicts the least recently used block",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Lru::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "fifo",
+        summary: "evicts the block that entered first; hits change nothing",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Fifo::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "clock",
+        summary: "FIFO ring with a saturating counter per block (one bit by default)",
+        params: &[
+            ParamDef {
+                name: "m",
+                doc: "maximum count (1 = the classic one-bit CLOCK)",
+                default: 1.0,
+                min: 1.0,
+                max: 255.0,
+                integer: true,
+            },
+            ParamDef {
+                name: "s",
+                doc: "count a block starts with when it enters the cache (at most m)",
+                default: 0.0,
+                min: 0.0,
+                max: 255.0,
+                integer: true,
+            },
+            ParamDef {
+                name: "i",
+                doc: "added to the count on every hit, saturating at m",
+                default: 1.0,
+                min: 1.0,
+                max: 255.0,
+                integer: true,
+            },
+        ],
+        build: |s, p| Ok(boxed(s, Clock::new(s.geometry, p)?)),
+    },
+    PolicyDef {
+        name: "lfu",
+        summary: "evicts the least frequently used block, the oldest among ties; counts are forgotten on eviction",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Lfu::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "sieve",
+        summary: "FIFO queue with a visited bit and a hand that keeps its place (SIEVE)",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Sieve::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "belady",
+        summary: "evicts the block requested again farthest in the future (optimal; needs the trace's future)",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Belady::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "arc",
+        summary: "adaptive replacement: LRU lists of blocks seen once and seen twice, sized by ghost hits",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Arc::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "2q",
+        summary: "new blocks in a FIFO; blocks returning after leaving it go to an LRU",
+        params: &[
+            ParamDef {
+                name: "ain",
+                doc: "share of a set for the FIFO of new blocks",
+                default: 0.25,
+                min: 0.0,
+                max: 1.0,
+                integer: false,
+            },
+            ParamDef {
+                name: "aout",
+                doc: "ids remembered after leaving the FIFO, as a share of a set",
+                default: 0.5,
+                min: 0.0,
+                max: 4.0,
+                integer: false,
+            },
+        ],
+        build: |s, p| Ok(boxed(s, TwoQ::new(s.geometry, p.get("ain"), p.get("aout")))),
+    },
+    PolicyDef {
+        name: "slru",
+        summary: "segmented LRU: a hit moves a block one segment up, overflow demotes one down",
+        params: &[
+            ParamDef {
+                name: "segments",
+                doc: "LRU segments of equal size per set",
+                default: 4.0,
+                min: 1.0,
+                max: 16.0,
+                integer: true,
+            },
+        ],
+        build: |s, p| Ok(boxed(s, Slru::new(s.geometry, p.get("segments") as u32))),
+    },
+    PolicyDef {
+        name: "s3fifo",
+        summary: "small FIFO for new blocks, main FIFO with reinsertion, ghost FIFO of one-hit wonders",
+        params: &[
+            ParamDef {
+                name: "small",
+                doc: "share of a set for the small FIFO",
+                default: 0.10,
+                min: 0.0,
+                max: 1.0,
+                integer: false,
+            },
+            ParamDef {
+                name: "ghost",
+                doc: "ids remembered after leaving the small FIFO, as a share of a set",
+                default: 0.90,
+                min: 0.0,
+                max: 4.0,
+                integer: false,
+            },
+            ParamDef {
+                name: "promote",
+                doc: "hits in the small FIFO that move a block to the main FIFO",
+                default: 2.0,
+                min: 1.0,
+                max: 1e9,
+                integer: true,
+            },
+        ],
+        build: |s, p| {
+            let (small, ghost) = (p.get("small"), p.get("ghost"));
+            let promote = p.get("promote") as u32;
+            Ok(boxed(s, S3Fifo::new(s.geometry, small, ghost, promote)))
+        },
+    },
+];
 
 /// The policy called `name` (case-insensitive).
 pub fn find(name: &str) -> Option<&'static PolicyDef> {

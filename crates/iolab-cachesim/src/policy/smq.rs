@@ -4,10 +4,11 @@
 //! What is modelled:
 //! - **Hotspot tracking.** smq does not cache a block because it was read once. It tracks
 //!   *hotspot regions* of `region` consecutive blocks (the kernel uses 16 cache blocks) in a
-//!   table of at most max(blocks / 4, 1024) regions, replacing the least recently touched
-//!   region when full. Every request (hit or miss) touches its region; a region's level
-//!   rises by one at most once per period (the kernel clears its hit bits every tick; here a
-//!   period is `period` requests), up to 63.
+//!   table of at most max(blocks / 4, 1024) regions (here per set: max(ways / 4, 16), so
+//!   that each set is a small smq cache of its own, as every policy's sets are), replacing
+//!   the least recently touched region when full. Every request (hit or miss) touches its
+//!   region; a region's level rises by one at most once per period (the kernel clears its
+//!   hit bits every tick; here a period is `period` requests to the set), up to 63.
 //! - **Promotion.** A read miss is cached only when its region's level reaches the promote
 //!   level: 1 while the set still has free blocks (the kernel is eager then), `promote`
 //!   once it is full; a write miss is cached at once while there are free blocks (the
@@ -37,72 +38,80 @@ pub struct Smq {
     region: u64,
     promote: u8,
     period: u64,
-    /// Requests seen.
-    clock: u64,
+    /// Per set: requests seen.
+    clock: Vec<u64>,
     /// Per set: blocks cached.
     len: Vec<u32>,
     lists: Lists,
-    /// Hotspot regions: LRU list 0 over entries, map region → entry.
+    /// Hotspot regions: per set an LRU list over its `hot_cap` entries, a map from
+    /// (region, set) to entry.
+    hot_cap: u32,
     hot: Lists,
     hot_map: IdMap,
     hot_key: Vec<u64>,
     hot_level: Vec<u8>,
     hot_period: Vec<u64>,
-    hot_used: u32,
+    hot_used: Vec<u32>,
+    sets: u64,
 }
 
 impl Smq {
     /// For a cache of shape `g`.
     pub fn new(g: Geometry, region: u64, promote: u8, period: u64) -> Smq {
         let sets = g.sets as usize;
-        let regions = (g.blocks as usize / 4).max(1024);
+        let hot_cap = (g.ways / 4).max(16);
+        let regions = sets * hot_cap as usize;
         Smq {
             ways: g.ways,
             region: region.max(1),
             promote: promote.min(MAX_LEVEL),
             period: period.max(1),
-            clock: 0,
+            clock: vec![0; sets],
             len: vec![0; sets],
             lists: Lists::new(sets, g.blocks as usize),
-            hot: Lists::new(1, regions),
+            hot_cap,
+            hot: Lists::new(sets, regions),
             hot_map: IdMap::with_capacity(regions),
             hot_key: vec![0; regions],
             hot_level: vec![0; regions],
             hot_period: vec![0; regions],
-            hot_used: 0,
+            hot_used: vec![0; sets],
+            sets: u64::from(g.sets),
         }
     }
 
-    /// Touches the region of `id`; its level now.
+    /// Touches the region of `id` in `set`; its level now.
     #[inline(always)]
-    fn touch(&mut self, id: u64) -> u8 {
-        let period = self.clock / self.period;
-        self.clock += 1;
-        let r = id / self.region;
-        if let Some(e) = self.hot_map.get(r) {
+    fn touch(&mut self, set: usize, id: u64) -> u8 {
+        let period = self.clock[set] / self.period;
+        self.clock[set] += 1;
+        let key = (id / self.region)
+            .wrapping_mul(self.sets)
+            .wrapping_add(set as u64);
+        if let Some(e) = self.hot_map.get(key) {
             let i = e as usize;
             if self.hot_period[i] != period {
                 self.hot_period[i] = period;
                 self.hot_level[i] = (self.hot_level[i] + 1).min(MAX_LEVEL);
             }
-            self.hot.move_to_front(0, e);
+            self.hot.move_to_front(set, e);
             return self.hot_level[i];
         }
-        let e = if (self.hot_used as usize) < self.hot_key.len() {
-            self.hot_used += 1;
-            self.hot_used - 1
+        let e = if self.hot_used[set] < self.hot_cap {
+            self.hot_used[set] += 1;
+            set as u32 * self.hot_cap + self.hot_used[set] - 1
         } else {
-            let old = self.hot.pop_back(0);
+            let old = self.hot.pop_back(set);
             debug_assert!(old != NIL);
             self.hot_map.remove(self.hot_key[old as usize]);
             old
         };
         let i = e as usize;
-        self.hot_key[i] = r;
+        self.hot_key[i] = key;
         self.hot_level[i] = 1;
         self.hot_period[i] = period;
-        self.hot_map.insert(r, e);
-        self.hot.push_front(0, e);
+        self.hot_map.insert(key, e);
+        self.hot.push_front(set, e);
         1
     }
 }
@@ -110,13 +119,13 @@ impl Smq {
 impl Policy for Smq {
     #[inline(always)]
     fn hit(&mut self, set: usize, slot: u32, req: &Request) {
-        self.touch(req.id);
+        self.touch(set, req.id);
         self.lists.move_to_front(set, slot);
     }
 
     #[inline(always)]
     fn admit(&mut self, set: usize, req: &Request) -> bool {
-        let level = self.touch(req.id);
+        let level = self.touch(set, req.id);
         let free = self.len[set] < self.ways;
         match req.op {
             crate::Op::Read => level >= if free { 1 } else { self.promote },
@@ -143,7 +152,7 @@ impl Policy for Smq {
 
     fn metadata_bytes(&self) -> usize {
         self.lists.bytes()
-            + 4 * self.len.len()
+            + 16 * self.len.len()
             + self.hot.bytes()
             + self.hot_map.bytes()
             + 17 * self.hot_key.len()
