@@ -194,6 +194,8 @@ pub trait Simulator: Send {
     /// Estimated bytes of metadata a real cache of this shape and policy keeps: the
     /// simulator's own per-block and per-set arrays (a conservative stand-in).
     fn metadata_bytes(&self) -> u64;
+    /// Whether the policy reads [`Request::next`].
+    fn needs_future(&self) -> bool;
 }
 
 /// A cache driven by policy `P`; the request loop is compiled once per policy.
@@ -388,6 +390,10 @@ impl<P: Policy + Send> Simulator for Cache<P> {
 
     fn geometry(&self) -> Geometry {
         self.geo
+    }
+
+    fn needs_future(&self) -> bool {
+        P::NEEDS_FUTURE
     }
 
     fn metadata_bytes(&self) -> u64 {

@@ -14,10 +14,16 @@
 pub mod cache;
 pub mod list;
 pub mod map;
+pub mod model;
 pub mod policy;
+pub mod run;
+pub mod spec;
 
 pub use cache::{Cache, Geometry, Setup, Simulator, Stats, Traffic, WritePolicy};
+pub use model::DeviceModel;
 pub use policy::{Params, PolicyDef, POLICIES};
+pub use run::{run, Outcome, RunError};
+pub use spec::{CachesimSpec, SpecError, OPTIONS};
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

@@ -103,6 +103,8 @@ impl Belady {
 }
 
 impl Policy for Belady {
+    const NEEDS_FUTURE: bool = true;
+
     #[inline]
     fn hit(&mut self, set: usize, slot: u32, r: &Request) {
         // The next request only moves later, so the key grows: sift towards the root.

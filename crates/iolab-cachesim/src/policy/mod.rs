@@ -53,6 +53,8 @@ pub use twoq::TwoQ;
 /// [`Policy::insert`]. [`Policy::remove`] takes a block out without an eviction (a
 /// write-around invalidation). `set` is the request's set, `slot` a slot of that set.
 pub trait Policy {
+    /// Whether it reads [`Request::next`] (traces without it then get it computed first).
+    const NEEDS_FUTURE: bool = false;
     /// The block in `slot` was requested again.
     fn hit(&mut self, set: usize, slot: u32, req: &Request);
     /// Whether the missed block of `req` should be cached (default: always).

@@ -1,0 +1,223 @@
+//! Simulating a trace file: read it in chunks, feed the simulator, and sum up.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use iolab_tracefile::{ObjRequest, Op as TraceOp};
+use serde::Serialize;
+
+use crate::cache::{Geometry, Simulator, Stats};
+use crate::spec::{config_error, policy_text, CachesimSpec, SpecError};
+use crate::{fill_next, Op, Request, NEVER};
+
+/// Requests fed to the simulator at a time (the cancel flag is looked at between chunks).
+const CHUNK: usize = 1 << 16;
+
+/// What a simulation found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// The trace's format (as read).
+    pub format: String,
+    /// The policy with its parameters: `clock:m=4`.
+    pub policy: String,
+    /// The write policy.
+    pub write_policy: &'static str,
+    /// The cache's shape.
+    pub geometry: Geometry,
+    /// The counters.
+    pub stats: Stats,
+    /// Trace requests that were not reads or writes (discards, other), not simulated.
+    pub skipped: u64,
+    /// Estimated bytes of metadata for this cache and policy.
+    pub metadata_bytes: u64,
+    /// Estimated time the cache device is busy, seconds.
+    pub cache_device_s: f64,
+    /// Estimated time the origin device is busy, seconds.
+    pub origin_device_s: f64,
+    /// CPU-side time in the simulator (trace reading excluded), seconds; not deterministic.
+    pub simulate_s: f64,
+    /// The whole run including reading the trace, seconds; not deterministic.
+    pub elapsed_s: f64,
+}
+
+impl Outcome {
+    /// Estimated service time of both devices, seconds.
+    pub fn service_s(&self) -> f64 {
+        self.cache_device_s + self.origin_device_s
+    }
+
+    /// Estimated service time per request, microseconds.
+    pub fn service_us_per_request(&self) -> f64 {
+        let n = self.stats.requests();
+        if n == 0 {
+            0.0
+        } else {
+            self.service_s() * 1e6 / n as f64
+        }
+    }
+
+    /// Simulated requests per second of simulator time.
+    pub fn requests_per_s(&self) -> f64 {
+        if self.simulate_s > 0.0 {
+            self.stats.requests() as f64 / self.simulate_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Why a simulation did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The spec is not valid.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] iolab_tracefile::Error),
+    /// The cancel flag was set.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl RunError {
+    /// Whether the user's input is to blame (exit 2).
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            RunError::Spec(_) => true,
+            RunError::Trace(e) => e.is_bad_input(),
+            RunError::Interrupted => false,
+        }
+    }
+
+    /// What to do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            RunError::Spec(e) => e.hint.clone(),
+            RunError::Trace(e) => e.hint(),
+            RunError::Interrupted => None,
+        }
+    }
+}
+
+/// The simulator's request for a trace record; `None` for records that are neither reads
+/// nor writes.
+#[inline]
+fn request(r: &ObjRequest) -> Option<Request> {
+    let op = match r.op {
+        TraceOp::Read => Op::Read,
+        TraceOp::Write | TraceOp::WriteZeroes => Op::Write,
+        TraceOp::Flush | TraceOp::Discard | TraceOp::Other => return None,
+    };
+    Some(Request {
+        id: r.obj_id,
+        next: r.next_access.unwrap_or(NEVER),
+        size: r.size,
+        op,
+    })
+}
+
+/// Simulates `spec`'s trace on its cache. `cancel` is looked at between chunks.
+pub fn run(spec: &CachesimSpec, cancel: &AtomicBool) -> Result<Outcome, RunError> {
+    let started = Instant::now();
+    spec.validate()?;
+    let mut sim = spec.cache.build().map_err(config_error)?;
+    let (format, reader) = iolab_tracefile::open(&spec.trace, spec.format.as_ref())?;
+    if format.is_block_level() {
+        iolab_tracefile::check_block_size(spec.cache.block_size).map_err(|e| SpecError {
+            option: "block_size",
+            message: e,
+            hint: Some("iolab traces are split into blocks of this size".into()),
+        })?;
+    }
+    let mut objects = reader.objects(spec.cache.block_size);
+    let mut skipped = 0u64;
+    let mut simulate_s = 0.0;
+    // Records that are not simulated shift later indices; the next-request index must then
+    // be computed over the simulated requests, so read everything first.
+    let compute_next = sim.needs_future() && !format.has_next_access();
+    if compute_next {
+        let mut all = Vec::new();
+        for r in objects.by_ref() {
+            match request(&r?) {
+                Some(q) => all.push(q),
+                None => skipped += 1,
+            }
+            if all.len() % CHUNK == 0 && cancel.load(Ordering::Relaxed) {
+                return Err(RunError::Interrupted);
+            }
+        }
+        fill_next(&mut all, 0);
+        let t = Instant::now();
+        sim.run(&all);
+        simulate_s = t.elapsed().as_secs_f64();
+    } else {
+        let mut buf: Vec<Request> = Vec::with_capacity(CHUNK);
+        loop {
+            buf.clear();
+            for r in objects.by_ref() {
+                match request(&r?) {
+                    Some(q) => buf.push(q),
+                    None => skipped += 1,
+                }
+                if buf.len() == CHUNK {
+                    break;
+                }
+            }
+            if buf.is_empty() {
+                break;
+            }
+            if cancel.load(Ordering::Relaxed) {
+                return Err(RunError::Interrupted);
+            }
+            let t = Instant::now();
+            sim.run(&buf);
+            simulate_s += t.elapsed().as_secs_f64();
+        }
+    }
+    Ok(outcome(
+        spec,
+        &*sim,
+        format.name(),
+        skipped,
+        simulate_s,
+        started,
+    ))
+}
+
+/// Simulates an in-memory trace (tests, benchmarks): like [`run`] without the file.
+pub fn run_requests(spec: &CachesimSpec, trace: &mut [Request]) -> Result<Outcome, SpecError> {
+    let started = Instant::now();
+    let mut sim = spec.cache.build().map_err(config_error)?;
+    if sim.needs_future() {
+        fill_next(trace, 0);
+    }
+    let t = Instant::now();
+    sim.run(trace);
+    let simulate_s = t.elapsed().as_secs_f64();
+    Ok(outcome(spec, &*sim, "memory", 0, simulate_s, started))
+}
+
+fn outcome(
+    spec: &CachesimSpec,
+    sim: &dyn Simulator,
+    format: &str,
+    skipped: u64,
+    simulate_s: f64,
+    started: Instant,
+) -> Outcome {
+    let stats = sim.stats();
+    Outcome {
+        format: format.to_string(),
+        policy: policy_text(&spec.cache),
+        write_policy: spec.cache.write.name(),
+        geometry: sim.geometry(),
+        stats,
+        skipped,
+        metadata_bytes: sim.metadata_bytes(),
+        cache_device_s: spec.cache_device.seconds(&stats.cache),
+        origin_device_s: spec.origin_device.seconds(&stats.origin),
+        simulate_s,
+        elapsed_s: started.elapsed().as_secs_f64(),
+    }
+}
