@@ -18,6 +18,7 @@ pub mod model;
 pub mod policy;
 pub mod run;
 pub mod spec;
+pub mod synth;
 
 pub use cache::{Cache, Geometry, Setup, Simulator, Stats, Traffic, WritePolicy};
 pub use model::DeviceModel;
