@@ -15,6 +15,7 @@ pub mod cache;
 pub mod list;
 pub mod map;
 pub mod model;
+pub mod mrc;
 pub mod policy;
 pub mod run;
 pub mod spec;
