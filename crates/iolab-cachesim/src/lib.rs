@@ -30,6 +30,20 @@ pub use spec::{CachesimSpec, SpecError, OPTIONS};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+/// Hints the CPU to bring `r`'s cache line in; no effect on results.
+#[inline(always)]
+pub fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults, and `r` is a valid reference anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (r as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 /// [`Request::next`] of a request whose block is never requested again.
 pub const NEVER: u64 = u64::MAX;
 

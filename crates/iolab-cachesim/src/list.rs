@@ -11,96 +11,100 @@ pub const NIL: u32 = u32::MAX;
 /// `lists` lists over `nodes` nodes; each node is in at most one list.
 #[derive(Debug, Clone)]
 pub struct Lists {
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    head: Vec<u32>,
-    tail: Vec<u32>,
+    /// Per node: `[prev, next]`, side by side so that one cache line holds both.
+    links: Vec<[u32; 2]>,
+    /// Per list: `[head, tail]`.
+    ends: Vec<[u32; 2]>,
 }
 
 impl Lists {
     /// Empty lists.
     pub fn new(lists: usize, nodes: usize) -> Lists {
         Lists {
-            prev: vec![NIL; nodes],
-            next: vec![NIL; nodes],
-            head: vec![NIL; lists],
-            tail: vec![NIL; lists],
+            links: vec![[NIL; 2]; nodes],
+            ends: vec![[NIL; 2]; lists],
         }
     }
 
     /// The first node (most recently pushed to the front), or [`NIL`].
     #[inline(always)]
     pub fn front(&self, list: usize) -> u32 {
-        self.head[list]
+        self.ends[list][0]
     }
 
     /// The last node, or [`NIL`].
     #[inline(always)]
     pub fn back(&self, list: usize) -> u32 {
-        self.tail[list]
+        self.ends[list][1]
     }
 
     /// The node after `node` (towards the back), or [`NIL`].
     #[inline(always)]
     pub fn next(&self, node: u32) -> u32 {
-        self.next[node as usize]
+        self.links[node as usize][1]
     }
 
     /// The node before `node` (towards the front), or [`NIL`].
     #[inline(always)]
     pub fn prev(&self, node: u32) -> u32 {
-        self.prev[node as usize]
+        self.links[node as usize][0]
+    }
+
+    /// Prefetches `node`'s links.
+    #[inline(always)]
+    pub fn prefetch(&self, node: u32) {
+        crate::prefetch(&self.links[node as usize]);
     }
 
     /// Puts `node` (in no list) at the front of `list`.
     #[inline(always)]
     pub fn push_front(&mut self, list: usize, node: u32) {
-        let h = self.head[list];
-        self.prev[node as usize] = NIL;
-        self.next[node as usize] = h;
+        let h = self.ends[list][0];
+        self.links[node as usize][0] = NIL;
+        self.links[node as usize][1] = h;
         if h == NIL {
-            self.tail[list] = node;
+            self.ends[list][1] = node;
         } else {
-            self.prev[h as usize] = node;
+            self.links[h as usize][0] = node;
         }
-        self.head[list] = node;
+        self.ends[list][0] = node;
     }
 
     /// Puts `node` (in no list) at the back of `list`.
     #[inline(always)]
     pub fn push_back(&mut self, list: usize, node: u32) {
-        let t = self.tail[list];
-        self.next[node as usize] = NIL;
-        self.prev[node as usize] = t;
+        let t = self.ends[list][1];
+        self.links[node as usize][1] = NIL;
+        self.links[node as usize][0] = t;
         if t == NIL {
-            self.head[list] = node;
+            self.ends[list][0] = node;
         } else {
-            self.next[t as usize] = node;
+            self.links[t as usize][1] = node;
         }
-        self.tail[list] = node;
+        self.ends[list][1] = node;
     }
 
     /// Takes `node` out of `list`.
     #[inline(always)]
     pub fn unlink(&mut self, list: usize, node: u32) {
-        let p = self.prev[node as usize];
-        let n = self.next[node as usize];
+        let p = self.links[node as usize][0];
+        let n = self.links[node as usize][1];
         if p == NIL {
-            self.head[list] = n;
+            self.ends[list][0] = n;
         } else {
-            self.next[p as usize] = n;
+            self.links[p as usize][1] = n;
         }
         if n == NIL {
-            self.tail[list] = p;
+            self.ends[list][1] = p;
         } else {
-            self.prev[n as usize] = p;
+            self.links[n as usize][0] = p;
         }
     }
 
     /// Moves `node` (in `list`) to the front of `list`.
     #[inline(always)]
     pub fn move_to_front(&mut self, list: usize, node: u32) {
-        if self.head[list] != node {
+        if self.ends[list][0] != node {
             self.unlink(list, node);
             self.push_front(list, node);
         }
@@ -109,7 +113,7 @@ impl Lists {
     /// Takes the last node of `list` out, or [`NIL`] when it is empty.
     #[inline(always)]
     pub fn pop_back(&mut self, list: usize) -> u32 {
-        let t = self.tail[list];
+        let t = self.ends[list][1];
         if t != NIL {
             self.unlink(list, t);
         }
@@ -118,7 +122,7 @@ impl Lists {
 
     /// Bytes of the index arrays.
     pub fn bytes(&self) -> usize {
-        4 * (self.prev.len() + self.next.len() + self.head.len() + self.tail.len())
+        8 * (self.links.len() + self.ends.len())
     }
 }
 

@@ -36,7 +36,16 @@ impl IdMap {
 
     #[inline(always)]
     fn home(&self, key: u64) -> usize {
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        // Folding the high half in first keeps keys that differ only there (ids shifted
+        // left, hashed ids) apart.
+        ((key ^ (key >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// Asks the CPU to fetch the table line where `key`'s search starts (a hint; the
+    /// simulator knows the trace ahead, so lookups need not wait for memory).
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        crate::prefetch(&self.table[self.home(key)]);
     }
 
     /// Entries stored.

@@ -185,13 +185,11 @@ pub fn run(spec: &CachesimSpec, cancel: &AtomicBool) -> Result<Outcome, RunError
     ))
 }
 
-/// Simulates an in-memory trace (tests, benchmarks): like [`run`] without the file.
-pub fn run_requests(spec: &CachesimSpec, trace: &mut [Request]) -> Result<Outcome, SpecError> {
+/// Simulates an in-memory trace (tests, benchmarks) like [`run`] without the file; the
+/// trace's [`Request::next`] must be filled in ([`fill_next`]) for policies that read it.
+pub fn run_requests(spec: &CachesimSpec, trace: &[Request]) -> Result<Outcome, SpecError> {
     let started = Instant::now();
     let mut sim = spec.cache.build().map_err(config_error)?;
-    if sim.needs_future() {
-        fill_next(trace, 0);
-    }
     let t = Instant::now();
     sim.run(trace);
     let simulate_s = t.elapsed().as_secs_f64();

@@ -45,6 +45,11 @@ impl Policy for Lru {
     fn metadata_bytes(&self) -> usize {
         self.lists.bytes()
     }
+
+    #[inline(always)]
+    fn prefetch(&self, _: usize, slot: u32) {
+        self.lists.prefetch(slot);
+    }
 }
 
 #[cfg(test)]

@@ -71,6 +71,10 @@ pub trait Policy {
     fn remove(&mut self, set: usize, slot: u32);
     /// Bytes of the policy's own arrays.
     fn metadata_bytes(&self) -> usize;
+    /// A hint that `slot` (in `set`) will be looked at soon: prefetch what [`Policy::hit`]
+    /// will touch (default: nothing).
+    #[inline(always)]
+    fn prefetch(&self, _set: usize, _slot: u32) {}
 }
 
 /// One parameter of a policy.
