@@ -118,6 +118,8 @@ pub struct Stats {
     pub reads: u64,
     /// Write requests.
     pub writes: u64,
+    /// Bytes the requests asked for.
+    pub bytes: u64,
     /// Reads that found their block cached.
     pub read_hits: u64,
     /// Writes that found their block cached.
@@ -280,6 +282,7 @@ impl<P: Policy> Cache<P> {
         let seq = usize::from(r.id == self.last_id.wrapping_add(1) || r.id == self.last_id);
         self.last_id = r.id;
         let size = u64::from(r.size);
+        self.stats.bytes += size;
         let block = u64::from(self.geo.block_size);
         match r.op {
             Op::Read => {

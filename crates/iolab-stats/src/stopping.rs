@@ -151,6 +151,27 @@ impl StoppingRule {
         }
     }
 
+    /// Decides for a deterministic measurement (a simulation), whose every repetition gives
+    /// the same value: while all values so far are equal, one run is exact — converged with
+    /// a zero-width interval, whatever `min` says (repeating would only repeat the number).
+    /// Values that differ mean the measurement was not deterministic after all: the normal
+    /// rule ([`StoppingRule::decide`]) takes over.
+    pub fn decide_deterministic(
+        &self,
+        acc: &Welford,
+        elapsed: Duration,
+        budget: Option<Duration>,
+    ) -> Decision {
+        let runs = acc.count();
+        if runs >= 1 && acc.min() == acc.max() {
+            return Decision::Converged {
+                runs,
+                rel_half_width: 0.0,
+            };
+        }
+        self.decide(acc, elapsed, budget)
+    }
+
     /// Applies the rule to a finished sequence of values, as if they arrived one per run and
     /// without a time budget; returns the decision at the first stop (or `Continue` if the
     /// sequence ended first). Useful for replaying stored runs and for tests.
@@ -292,5 +313,35 @@ mod tests {
         assert!(StoppingRule::new(3, 20, 0.0, Level::P95).is_err());
         assert!(StoppingRule::new(3, 20, f64::NAN, Level::P95).is_err());
         assert!(StoppingRule::new(2, 2, 0.01, Level::P99).is_ok());
+    }
+
+    #[test]
+    fn deterministic_values_converge_after_one_run() {
+        let rule = StoppingRule::default();
+        let mut acc = Welford::new();
+        assert_eq!(
+            rule.decide_deterministic(&acc, Duration::ZERO, None),
+            Decision::Continue
+        );
+        acc.push(0.25).unwrap();
+        assert_eq!(
+            rule.decide_deterministic(&acc, Duration::ZERO, None),
+            Decision::Converged {
+                runs: 1,
+                rel_half_width: 0.0
+            }
+        );
+        // Zero variance, zero mean: still exact.
+        let zeros = Welford::from_values(&[0.0, 0.0]).unwrap();
+        assert!(matches!(
+            rule.decide_deterministic(&zeros, Duration::ZERO, None),
+            Decision::Converged { runs: 2, .. }
+        ));
+        // A value that differs: the normal rule (3 runs at least).
+        let differs = Welford::from_values(&[1.0, 2.0]).unwrap();
+        assert_eq!(
+            rule.decide_deterministic(&differs, Duration::ZERO, None),
+            Decision::Continue
+        );
     }
 }

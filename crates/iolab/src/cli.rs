@@ -44,6 +44,12 @@ pub enum Command {
         after_help = "Examples:\n  iolab bonnie --dir /mnt/test --size 2g\n  iolab bonnie --dir /mnt/test --size 1g --char-size 0 --phases io --format bonnie\n  iolab bonnie --dir /mnt/test --phases files --files 64 --max-file-size 4k --min-file-size 1k\n\nThe test file is iolab-bonnie and the file phases' directory iolab-bonnie.d, both removed\nwhen the run ends. bonnie++'s rule is a test file of at least twice the memory (the default\n--size); under an experiment's sut.cache_limit, the cap counts instead of the memory."
     )]
     Bonnie(BonnieArgs),
+    /// Simulate a block cache on a trace: size, block size, associativity, replacement and
+    /// write policy; hits, traffic and an estimated service time
+    #[command(
+        after_help = "Examples:\n  iolab cachesim run.iolt --size 256m --block-size 4k --assoc 8 --policy lru\n  iolab cachesim w.oracleGeneral --size 10000 --block-size 1 --policy clock:m=4,i=1 --json\n  iolab cachesim run.iolt --size 1g --write-policy write-back --origin-device hdd,read=10ms\n\nTraces: iolab's own (iolab trace --save), libCacheSim's oracleGeneral and CSV; block traces\nare split into blocks of --block-size. Every policy, its parameters and the device models:\ndocs/cachesim.md. A simulation is deterministic: one run is exact."
+    )]
+    Cachesim(CachesimArgs),
     /// Run an experiment (.toml), or a filebench workload (.f file or built-in name)
     #[command(
         after_help = "Examples:\n  iolab run examples/quickstart.toml\n  iolab run examples/ext4-journal-modes.toml --db results.db\n  iolab run examples/ext4-journal-modes.toml --resume     # after a crash or Ctrl-C\n  iolab run fileserver --dir /mnt/test --time 30s\n  iolab run my.f --set nfiles=10000 --set iosize=1m --format filebench\n\nEvery run is stored in the results database (--db, default ./iolab.db; $IOLAB_DB).\nExperiment files are described in docs/experiments.md; the built-in workloads are\nlisted by `iolab workloads`."
@@ -367,6 +373,81 @@ pub struct SqliteArgs {
 
     #[command(flatten)]
     pub run: KindRunArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CachesimArgs {
+    /// The trace to simulate
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+
+    /// The simulation's options, from iolab-cachesim's table (`iolab_cachesim::OPTIONS`).
+    #[command(flatten)]
+    pub options: CachesimOptions,
+
+    /// Write the result as JSON (schema iolab.cachesim/1)
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Do not store the result in the database
+    #[arg(long)]
+    pub no_db: bool,
+}
+
+/// `iolab cachesim`'s options: one flag per entry of `iolab_cachesim::OPTIONS` but the
+/// trace (the positional argument), with the entry's help, value name, default and parser.
+/// The values are text (paths, policies with parameters, device models).
+#[derive(Debug, Clone, Default)]
+pub struct CachesimOptions(pub Vec<(&'static str, String)>);
+
+impl CachesimOptions {
+    fn flags() -> impl Iterator<Item = &'static iolab_cachesim::spec::SpecOption> {
+        iolab_cachesim::OPTIONS.iter().filter(|o| o.name != "trace")
+    }
+}
+
+impl FromArgMatches for CachesimOptions {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(CachesimOptions(
+            Self::flags()
+                .filter_map(|o| m.get_one::<String>(o.name).map(|v| (o.name, v.clone())))
+                .collect(),
+        ))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for CachesimOptions {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        Self::flags().fold(cmd, |cmd, o| {
+            let arg = Arg::new(o.name)
+                .long(o.flag())
+                .help(o.help)
+                .value_name(o.value_name)
+                .required(o.default.is_none())
+                // Each value checked on its own here (a bad one is a usage error naming the
+                // flag); the cache as a whole when the plan is built.
+                .value_parser(move |v: &str| -> Result<String, String> {
+                    let mut spec = iolab_cachesim::CachesimSpec::with_defaults();
+                    (o.set)(&mut spec, v).map(|()| v.to_string())
+                });
+            cmd.arg(match o.default {
+                Some(d) => arg.default_value(d),
+                None => arg,
+            })
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 /// A workload kind's one option table, from which its command's flags are derived.

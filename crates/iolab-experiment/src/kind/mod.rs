@@ -8,6 +8,7 @@
 //! never name a kind: adding one is a module and a line in [`KINDS`] (docs/architecture.md).
 
 pub mod bonnie;
+pub mod cachesim;
 pub mod iozone;
 pub mod micro;
 pub mod sqlite;
@@ -35,6 +36,7 @@ pub(crate) static KINDS: &[&dyn Kind] = &[
     &iozone::IOZONE,
     &sqlite::SQLITE,
     &bonnie::BONNIE,
+    &cachesim::CACHESIM,
 ];
 
 /// A kind of workload, as experiment files name it.
@@ -53,6 +55,12 @@ pub(crate) trait Kind: Sync {
     }
     /// The metrics its runs record besides [`iolab_metrics::COMMON`].
     fn metrics(&self) -> &'static [MetricDef];
+    /// Whether its runs do I/O in the target's directory (default). A kind that does not (a
+    /// simulation) may be given without `[sut]`: its runs then get the experiment file's
+    /// directory, untouched, and the page cache is not dropped unless the file asks.
+    fn needs_target(&self) -> bool {
+        true
+    }
     /// Reads one configuration's substituted `[workload]` table (`entry` is its own key),
     /// reporting every mistake in `cx`; `None` after an error.
     fn resolve(
@@ -82,6 +90,11 @@ pub trait Workload: Debug + Send + Sync {
     fn intent(&self, base: Intent) -> Intent;
     /// The timed region's planned length, when it is known beforehand.
     fn planned_duration(&self) -> Option<Duration>;
+    /// Whether every run gives the same values (a simulation): the stopping rule then
+    /// accepts one run as exact and says so (default: no).
+    fn deterministic(&self) -> bool {
+        false
+    }
     /// Fields added to the workload's entry in the stored experiment (e.g. the resolved
     /// path of a WML file).
     fn describe(&self) -> Map<String, Value> {

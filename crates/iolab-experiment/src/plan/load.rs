@@ -128,8 +128,14 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
         (Some(e), Some(f)) => factors::read_exclude(cx, e, f),
         (Some(_), None) => None,
     };
-    let sut = sut_section(cx, t.get("sut"));
     let kind = kind::select(cx, t.get("workload"));
+    // A kind that does no I/O in a directory may leave [sut] out: its runs get the
+    // experiment file's directory as it is.
+    let implicit_sut = implicit_sut();
+    let sut = match (t.get("sut"), kind) {
+        (None, Some(k)) if !k.needs_target() => Some(&implicit_sut),
+        (given, _) => sut_section(cx, given),
+    };
     let workload_node = t.get("workload").map(|e| &e.node);
     if let Some(f) = &factors {
         check_placeholders(cx, f, [sut.map(|e| &e.node), workload_node]);
@@ -141,7 +147,7 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
     let matrix_ok = cx.errors() == matrix_errors;
 
     let repetitions = repetitions(cx, t.get("repetitions"), kind);
-    let procedure = procedure(cx, t.get("procedure"));
+    let procedure = procedure(cx, t.get("procedure"), kind);
 
     let (configs, config_json) = match (matrix_ok, &factors, combos, sut, kind, workload_node) {
         (true, Some(f), Some(combos), Some(sut), Some(kind), Some(w)) => {
@@ -179,6 +185,34 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
         procedure,
         resolved,
     })
+}
+
+/// `[sut] target = { kind = "directory", path = "." }`: the experiment file's directory.
+fn implicit_sut() -> Entry {
+    let text = |s: &str| Node {
+        span: 0..0,
+        value: tree::Value::String(s.into()),
+    };
+    let entry = |key: &str, node: Node| Entry {
+        key: key.into(),
+        key_span: 0..0,
+        node,
+    };
+    let target = Node {
+        span: 0..0,
+        value: tree::Value::Table(Table {
+            entries: vec![entry("kind", text("directory")), entry("path", text("."))],
+        }),
+    };
+    entry(
+        "sut",
+        Node {
+            span: 0..0,
+            value: tree::Value::Table(Table {
+                entries: vec![entry("target", target)],
+            }),
+        },
+    )
 }
 
 fn sut_section<'a>(cx: &mut Ctx, entry: Option<&'a Entry>) -> Option<&'a Entry> {
@@ -430,8 +464,12 @@ fn repetitions(
     })
 }
 
-fn procedure(cx: &mut Ctx, entry: Option<&Entry>) -> Option<Procedure> {
+fn procedure(cx: &mut Ctx, entry: Option<&Entry>, kind: Option<&dyn Kind>) -> Option<Procedure> {
     let mut p = Procedure::default();
+    // Dropping the page cache (and the root it needs) only matters to runs that do I/O.
+    if kind.is_some_and(|k| !k.needs_target()) {
+        p.drop_caches = false;
+    }
     let Some(entry) = entry else {
         return Some(p);
     };

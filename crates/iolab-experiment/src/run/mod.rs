@@ -588,12 +588,15 @@ impl Session<'_> {
                 if let Some(v) = end.metric.filter(|v| v.is_finite()) {
                     let _ = s.acc.push(v);
                 }
-                let d = self.decide(s);
+                let deterministic = self.plan.configs[i].workload.deterministic();
+                let d = self.decide(s, deterministic);
                 end.decision = Some(d);
                 self.obs.run_ended(&info, &end);
                 if d.is_stop() {
                     let single = self.plan.repetitions.is_single();
-                    let outcome = if single {
+                    let outcome = if deterministic && matches!(d, Decision::Converged { .. }) {
+                        deterministic_outcome(&d, &self.plan.repetitions.metric)
+                    } else if single {
                         single_outcome()
                     } else {
                         outcome_of(&d, &self.plan.repetitions.metric, &s.acc)
@@ -627,8 +630,11 @@ impl Session<'_> {
         }
     }
 
-    fn decide(&self, s: &ConfigState) -> Decision {
+    fn decide(&self, s: &ConfigState, deterministic: bool) -> Decision {
         let rule = self.plan.repetitions.rule;
+        if deterministic {
+            return rule.decide_deterministic(&s.acc, s.spent, self.plan.repetitions.time_budget);
+        }
         // Count runs, not finite values, toward `max`: a metric that is NaN in every run
         // (no latency samples, say) must still stop.
         if s.acc.count() < s.ok.len() as u64 && s.ok.len() as u64 >= rule.max {
@@ -943,6 +949,23 @@ fn single_outcome() -> ConfigOutcome {
     ConfigOutcome {
         converged: false,
         note: SINGLE_RUN_NOTE.into(),
+    }
+}
+
+/// The outcome of a deterministic configuration (a simulation) whose runs agree.
+fn deterministic_outcome(d: &Decision, metric: &str) -> ConfigOutcome {
+    let runs = match *d {
+        Decision::Converged { runs, .. } => runs,
+        _ => 0,
+    };
+    let runs = if runs == 1 {
+        "one run".to_string()
+    } else {
+        format!("{runs} runs agree")
+    };
+    ConfigOutcome {
+        converged: true,
+        note: format!("deterministic: {metric} is exact ({runs}; 95% CI ±0.0%)"),
     }
 }
 

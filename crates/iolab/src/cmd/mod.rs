@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod bonnie;
+mod cachesim;
 mod check;
 pub mod compare;
 mod db;
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         Command::Iozone(args) => iozone::run(args, cancel),
         Command::Sqlite(args) => sqlite::run(args, cancel),
         Command::Bonnie(args) => bonnie::run(args, cancel),
+        Command::Cachesim(args) => cachesim::run(args, cancel),
         Command::Run(args) if args.file.ends_with(".toml") => experiment::run(args, cancel),
         Command::Run(args) => run::run(args, cancel),
         Command::Workloads => workloads::list(),

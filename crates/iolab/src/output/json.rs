@@ -19,6 +19,7 @@ pub enum Kind {
     Iozone,
     Sqlite,
     Bonnie,
+    Cachesim,
     Run,
     Show,
     List,
@@ -31,11 +32,12 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 12] = [
+    const ALL: [Kind; 13] = [
         Kind::Micro,
         Kind::Iozone,
         Kind::Sqlite,
         Kind::Bonnie,
+        Kind::Cachesim,
         Kind::Run,
         Kind::Show,
         Kind::List,
@@ -53,6 +55,7 @@ impl Kind {
             Kind::Iozone => "iolab.iozone/1",
             Kind::Sqlite => "iolab.sqlite/1",
             Kind::Bonnie => "iolab.bonnie/1",
+            Kind::Cachesim => "iolab.cachesim/1",
             Kind::Run => "iolab.run/1",
             Kind::Show => "iolab.show/1",
             Kind::List => "iolab.list/1",

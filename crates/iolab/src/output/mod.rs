@@ -8,6 +8,7 @@
 //! (one line) and use [`json::Json`].
 
 pub mod bonnie;
+pub mod cachesim;
 pub mod check;
 pub mod compare;
 pub mod context;

@@ -1,0 +1,486 @@
+//! Trace-driven cache simulation (docs/cachesim.md): `[workload] cachesim = { … }` in an
+//! experiment, `iolab cachesim` on the command line; both read iolab-cachesim's one option
+//! table, [`iolab_cachesim::OPTIONS`]. A simulation does no I/O in a directory (the kind
+//! needs no target) and is deterministic (one run is exact).
+
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use iolab_cachesim::spec::{policy_text, SpecError};
+use iolab_cachesim::{CachesimSpec, Outcome, RunError, OPTIONS};
+use iolab_engine::stats::LatencySummary;
+use iolab_engine::usage::Usage;
+use iolab_metrics::{Better, MetricDef};
+use iolab_store::RunRecord;
+use serde_json::{json, Map, Value};
+
+use super::{Kind, LoadContext, Workload};
+use crate::plan::read::Ctx;
+use crate::plan::single::{single, SingleRun};
+use crate::plan::tree::{Entry, Table, Value as TomlValue};
+use crate::plan::{ExperimentPlan, Origin, UsageError};
+use crate::run::monitor::Intent;
+use crate::run::record::{headline, metric};
+use crate::run::{KindRun, Ran, RunFailure};
+
+/// The `[workload]` key.
+pub const KEY: &str = "cachesim";
+
+/// What cache simulations record besides the common metrics (whose `ops` are the simulated
+/// requests, `bytes` the bytes they asked for, `elapsed_s` the simulator's time and `ops_per_s` the
+/// simulation speed).
+pub const METRICS: &[MetricDef] = &[
+    MetricDef::new(
+        "miss_ratio",
+        "",
+        Some(Better::Lower),
+        "Miss ratio",
+        "requests whose block was not cached, over all requests",
+    )
+    .headline(),
+    MetricDef::new(
+        "read_hit_ratio",
+        "",
+        Some(Better::Higher),
+        "Read hit ratio",
+        "reads whose block was cached, over all reads",
+    ),
+    MetricDef::new(
+        "write_hit_ratio",
+        "",
+        Some(Better::Higher),
+        "Write hit ratio",
+        "writes whose block was cached, over all writes",
+    ),
+    MetricDef::new(
+        "read_hits",
+        "",
+        None,
+        "Read hits",
+        "reads whose block was cached",
+    ),
+    MetricDef::new(
+        "read_misses",
+        "",
+        None,
+        "Read misses",
+        "reads whose block was not cached",
+    ),
+    MetricDef::new(
+        "write_hits",
+        "",
+        None,
+        "Write hits",
+        "writes whose block was cached",
+    ),
+    MetricDef::new(
+        "write_misses",
+        "",
+        None,
+        "Write misses",
+        "writes whose block was not cached",
+    ),
+    MetricDef::new(
+        "promotions",
+        "",
+        None,
+        "Promotions",
+        "blocks put into the cache",
+    ),
+    MetricDef::new(
+        "demotions",
+        "",
+        None,
+        "Demotions",
+        "blocks evicted from the cache to make room",
+    ),
+    MetricDef::new(
+        "dirty_evictions",
+        "",
+        Some(Better::Lower),
+        "Dirty evictions",
+        "evicted blocks that had to be written to the origin first (write-back)",
+    ),
+    MetricDef::new(
+        "cache_read_bytes",
+        "B",
+        None,
+        "Cache device reads",
+        "bytes read from the cache device (hits, and dirty blocks on eviction)",
+    ),
+    MetricDef::new(
+        "cache_write_bytes",
+        "B",
+        None,
+        "Cache device writes",
+        "bytes written to the cache device (fills and cached writes)",
+    ),
+    MetricDef::new(
+        "origin_read_bytes",
+        "B",
+        Some(Better::Lower),
+        "Origin reads",
+        "bytes read from the origin device (read misses fetch whole blocks)",
+    ),
+    MetricDef::new(
+        "origin_write_bytes",
+        "B",
+        Some(Better::Lower),
+        "Origin writes",
+        "bytes written to the origin device (write-through and bypassing writes, dirty evictions)",
+    ),
+    MetricDef::new(
+        "metadata_bytes",
+        "B",
+        Some(Better::Lower),
+        "Metadata memory",
+        "estimated memory for the cache's metadata: the simulator's per-block and per-set arrays",
+    ),
+    MetricDef::new(
+        "service_time_s",
+        "s",
+        Some(Better::Lower),
+        "Estimated service time",
+        "time the cache and origin devices need for the simulated traffic, from the device models",
+    )
+    .headline(),
+    MetricDef::new(
+        "service_ns_per_request",
+        "ns",
+        Some(Better::Lower),
+        "Estimated time per request",
+        "the estimated service time over the simulated requests",
+    ),
+];
+
+/// The cachesim kind.
+pub(crate) struct CachesimKind;
+
+pub(crate) static CACHESIM: CachesimKind = CachesimKind;
+
+impl Kind for CachesimKind {
+    fn key(&self) -> &'static str {
+        KEY
+    }
+
+    fn noun(&self) -> &'static str {
+        "cache simulations"
+    }
+
+    fn example(&self) -> &'static str {
+        "cachesim = { trace = \"run.iolt\", size = \"64m\" }"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn misplaced_hint(&self, _key: &str) -> Option<&'static str> {
+        Some("remove it: give the simulation's options inside cachesim = { … }")
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+
+    fn needs_target(&self) -> bool {
+        false
+    }
+
+    fn resolve(
+        &self,
+        cx: &mut Ctx,
+        _section: &Table,
+        entry: &Entry,
+        at: &LoadContext,
+    ) -> Option<Arc<dyn Workload>> {
+        read(cx, entry, at.base).map(|spec| {
+            Arc::new(CachesimWorkload {
+                spec,
+                origin: Origin::File,
+            }) as Arc<dyn Workload>
+        })
+    }
+}
+
+/// Reads `cachesim = { … }`: every key of [`OPTIONS`] (strings, or integers for sizes and
+/// ways), each parsed and checked as the table says, then the cache as a whole.
+fn read(cx: &mut Ctx, entry: &Entry, base: &Path) -> Option<CachesimSpec> {
+    let path = "workload.cachesim";
+    let before = cx.errors();
+    let t = cx.table(entry, path)?;
+    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
+    cx.unknown_keys(t, &names, path);
+    let mut spec = CachesimSpec::with_defaults();
+    for o in OPTIONS {
+        let key = format!("{path}.{}", o.name);
+        let Some(e) = t.get(o.name) else {
+            if o.default.is_none() {
+                cx.error_hint(
+                    &entry.key_span,
+                    format!("`{key}` is missing"),
+                    format!("give {} = \"{}\": {}", o.name, o.value_name, o.help),
+                );
+            }
+            continue;
+        };
+        let text = match &e.node.value {
+            TomlValue::String(s) => s.clone(),
+            TomlValue::Integer(i) => i.to_string(),
+            other => {
+                cx.error(
+                    &e.node.span,
+                    format!("`{key}` must be a string, not {}", other.type_name()),
+                );
+                continue;
+            }
+        };
+        if let Err(m) = (o.set)(&mut spec, &text) {
+            cx.error(&e.node.span, format!("`{key}`: {m}"));
+        }
+    }
+    if cx.errors() > before {
+        return None;
+    }
+    if spec.trace.is_relative() {
+        spec.trace = base.join(&spec.trace);
+    }
+    if let Err(e) = spec.validate() {
+        let at = t
+            .get(e.option)
+            .map_or(entry.key_span.clone(), |x| x.node.span.clone());
+        let message = format!("`{path}.{}`: {}", e.option, e.message);
+        match e.hint {
+            Some(h) => cx.error_hint(&at, message, h),
+            None => cx.error(&at, message),
+        }
+        return None;
+    }
+    Some(spec)
+}
+
+/// A validated simulation.
+#[derive(Debug, Clone)]
+pub struct CachesimWorkload {
+    pub spec: CachesimSpec,
+    origin: Origin,
+}
+
+impl CachesimWorkload {
+    /// A spec error in the user's words: the flag or the key.
+    fn spec_failure(&self, e: &SpecError) -> RunFailure {
+        RunFailure {
+            message: format!("{}: {}", self.origin.setting(KEY, e.option), e.message),
+            hint: e.hint.clone(),
+            bad_input: true,
+            interrupted: false,
+            located: false,
+        }
+    }
+
+    fn failure(&self, e: &RunError) -> RunFailure {
+        match e {
+            RunError::Spec(s) => self.spec_failure(s),
+            other => RunFailure {
+                message: format!("{}: {other}", self.origin.setting(KEY, "trace")),
+                hint: other.hint(),
+                bad_input: other.is_bad_input(),
+                interrupted: matches!(other, RunError::Interrupted),
+                located: false,
+            },
+        }
+    }
+}
+
+impl Workload for CachesimWorkload {
+    fn kind(&self) -> &'static str {
+        KEY
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+
+    fn intent(&self, base: Intent) -> Intent {
+        Intent {
+            no_io: true,
+            threads: Some(1),
+            ..base
+        }
+    }
+
+    fn planned_duration(&self) -> Option<Duration> {
+        None
+    }
+
+    fn deterministic(&self) -> bool {
+        true
+    }
+
+    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+        let before = Usage::thread();
+        let out = iolab_cachesim::run(&self.spec, run.cancel).map_err(|e| self.failure(&e))?;
+        let used = Usage::thread() - before;
+        add_record(run.record, &out, &used);
+        Ok(Ran::new(out))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Adds a simulation's results to `record`.
+fn add_record(record: &mut RunRecord, o: &Outcome, usage: &Usage) {
+    let s = &o.stats;
+    let elapsed_ns = (o.simulate_s * 1e9).round() as u64;
+    record.run.elapsed_ns = elapsed_ns;
+    let bytes = s.cache.read_bytes()
+        + s.cache.write_bytes()
+        + s.origin.read_bytes()
+        + s.origin.write_bytes();
+    headline(
+        record,
+        s.requests(),
+        bytes,
+        elapsed_ns,
+        &LatencySummary::default(),
+        usage,
+    );
+    for (name, value) in [
+        ("miss_ratio", s.miss_ratio()),
+        ("read_hit_ratio", s.read_hit_ratio()),
+        ("write_hit_ratio", s.write_hit_ratio()),
+        ("read_hits", s.read_hits as f64),
+        ("read_misses", s.read_misses() as f64),
+        ("write_hits", s.write_hits as f64),
+        ("write_misses", s.write_misses() as f64),
+        ("promotions", s.promotions as f64),
+        ("demotions", s.demotions as f64),
+        ("dirty_evictions", s.dirty_evictions as f64),
+        ("cache_read_bytes", s.cache.read_bytes() as f64),
+        ("cache_write_bytes", s.cache.write_bytes() as f64),
+        ("origin_read_bytes", s.origin.read_bytes() as f64),
+        ("origin_write_bytes", s.origin.write_bytes() as f64),
+        ("metadata_bytes", o.metadata_bytes as f64),
+        ("service_time_s", o.service_s()),
+        ("service_ns_per_request", o.service_us_per_request() * 1e3),
+    ] {
+        record.metrics.push(metric(METRICS, name, value));
+    }
+}
+
+/// `iolab cachesim`: the given option texts (`(name, text)`, defaults filled in by the
+/// caller or here) as the one-run plan, run in the current directory (which it does not
+/// touch).
+pub fn from_command_line(values: &[(&str, String)]) -> Result<ExperimentPlan, UsageError> {
+    let mut spec = CachesimSpec::with_defaults();
+    for (name, text) in values {
+        let Some(o) = iolab_cachesim::spec::option(name) else {
+            continue;
+        };
+        (o.set)(&mut spec, text).map_err(|m| UsageError::new(format!("--{}: {m}", o.flag())))?;
+    }
+    spec.validate().map_err(|e| {
+        let u = UsageError::new(format!(
+            "{}: {}",
+            Origin::CommandLine.setting(KEY, e.option),
+            e.message
+        ));
+        match e.hint {
+            Some(h) => u.hint(h),
+            None => u,
+        }
+    })?;
+    let name = format!(
+        "cachesim {} size={} bs={} assoc={} {}",
+        policy_text(&spec.cache),
+        spec.cache.size,
+        spec.cache.block_size,
+        assoc_text(&spec),
+        spec.cache.write.name()
+    );
+    let workload_json = json!({ KEY: options_json(&spec) });
+    single(SingleRun {
+        name,
+        source: "iolab cachesim".into(),
+        dir: PathBuf::from("."),
+        seed: 0,
+        workload: Arc::new(CachesimWorkload {
+            spec,
+            origin: Origin::CommandLine,
+        }),
+        workload_json,
+    })
+}
+
+fn assoc_text(spec: &CachesimSpec) -> String {
+    match spec.cache.assoc {
+        iolab_cachesim::Assoc::Full => "full".into(),
+        iolab_cachesim::Assoc::Ways(w) => w.to_string(),
+    }
+}
+
+/// A spec as `cachesim = { … }` would write it.
+fn options_json(spec: &CachesimSpec) -> Value {
+    let mut o = Map::new();
+    o.insert("trace".into(), json!(spec.trace.display().to_string()));
+    o.insert(
+        "format".into(),
+        json!(spec.format.as_ref().map_or("auto", |f| f.name())),
+    );
+    o.insert("policy".into(), json!(policy_text(&spec.cache)));
+    o.insert("size".into(), json!(spec.cache.size));
+    o.insert("block_size".into(), json!(spec.cache.block_size));
+    o.insert("assoc".into(), json!(assoc_text(spec)));
+    o.insert("write_policy".into(), json!(spec.cache.write.name()));
+    o.insert("cache_device".into(), json!(spec.cache_device.to_string()));
+    o.insert(
+        "origin_device".into(),
+        json!(spec.origin_device.to_string()),
+    );
+    Value::Object(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::record::testing::{assert_declared, record};
+
+    #[test]
+    fn a_simulation_records_every_declared_metric() {
+        let mut spec = CachesimSpec::with_defaults();
+        spec.cache.size = 4 * 4096;
+        let mut t: Vec<iolab_cachesim::Request> = [1u64, 2, 3, 1, 4, 5, 1]
+            .iter()
+            .map(|&i| iolab_cachesim::Request::read(i, 4096))
+            .collect();
+        iolab_cachesim::fill_next(&mut t, 0);
+        let o = iolab_cachesim::run::run_requests(&spec, &t).unwrap();
+        let mut rec = record();
+        add_record(&mut rec, &o, &Usage::default());
+        assert_declared(&rec, METRICS);
+        let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
+        assert_eq!(get("ops"), 7.0);
+        assert_eq!(get("read_misses"), 5.0);
+        assert_eq!(get("miss_ratio"), 5.0 / 7.0);
+    }
+
+    #[test]
+    fn command_line_errors_name_the_flags() {
+        let e = from_command_line(&[
+            ("trace", "t.oracleGeneral".into()),
+            ("size", "1m".into()),
+            ("assoc", "512".into()),
+        ])
+        .unwrap_err();
+        assert!(e.message.starts_with("--assoc: associativity 512"), "{e}");
+        let e = from_command_line(&[("trace", "t".into()), ("policy", "lfuu".into())]).unwrap_err();
+        assert!(
+            e.message.contains("--policy") && e.message.contains("lfu"),
+            "{e}"
+        );
+    }
+}
