@@ -203,7 +203,8 @@ pub struct Written {
 }
 
 /// Writes the trace `spec` describes to `out` as oracleGeneral records: time = request
-/// index, id, `object_size`, next-request index (one backward pass in memory: 4 bytes per
+/// index / 1000 (1000 requests per second, so libCacheSim's default TTL of 300 days never
+/// expires an object), id, `object_size`, next-request index (one backward pass in memory: 4 bytes per
 /// request and per object).
 pub fn write_oracle(spec: &ZipfSpec, out: &mut impl Write) -> Result<Written, WriteError> {
     let ids = zipf_ids(spec)?;
@@ -222,7 +223,12 @@ pub fn write_oracle(spec: &ZipfSpec, out: &mut impl Write) -> Result<Written, Wr
     let mut buf = Vec::with_capacity(RECORD_LEN << 14);
     for (i, (&id, &n)) in ids.iter().zip(&next).enumerate() {
         let n = (n != u32::MAX).then_some(u64::from(n));
-        buf.extend_from_slice(&encode(i as u32, u64::from(id), spec.object_size, n));
+        buf.extend_from_slice(&encode(
+            (i / 1000) as u32,
+            u64::from(id),
+            spec.object_size,
+            n,
+        ));
         if buf.len() == buf.capacity() {
             out.write_all(&buf)?;
             buf.clear();

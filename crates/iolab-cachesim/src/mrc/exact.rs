@@ -67,6 +67,26 @@ impl StackDistance {
         }
     }
 
+    /// Distances of a run of requests, in order, passed to `out` (`None`: first request).
+    /// Looks ahead to prefetch the map entries and tree leaves of requests a few positions
+    /// later, so that their cache misses overlap with the work on the current one.
+    #[inline]
+    pub fn access_all(&mut self, ids: &[u64], mut out: impl FnMut(Option<u32>)) {
+        const MAP_AHEAD: usize = 16;
+        const TREE_AHEAD: usize = 8;
+        for (i, &id) in ids.iter().enumerate() {
+            if let Some(&next) = ids.get(i + MAP_AHEAD) {
+                self.table.prefetch(next);
+            }
+            if let Some(&soon) = ids.get(i + TREE_AHEAD) {
+                if let Some(t) = self.table.get(soon) {
+                    self.tree.prefetch(t as usize);
+                }
+            }
+            out(self.access(id));
+        }
+    }
+
     /// Forgets `id` (SHARDS drops blocks when it lowers its threshold).
     pub fn remove(&mut self, id: u64) {
         if let Some(old) = self.table.remove(id) {
@@ -109,14 +129,39 @@ impl StackDistance {
 
 /// The exact LRU miss-ratio curve of a stream of block ids.
 pub fn exact(ids: impl IntoIterator<Item = u64>) -> Mrc {
-    let mut sd = StackDistance::default();
-    let mut hist: Vec<u64> = Vec::new();
-    let mut requests = 0u64;
-    let mut cold = 0u64;
-    for id in ids {
-        requests += 1;
-        match sd.access(id) {
-            None => cold += 1,
+    let mut h = Histogram::default();
+    let mut buf = Vec::with_capacity(CHUNK);
+    let mut ids = ids.into_iter();
+    loop {
+        buf.clear();
+        buf.extend(ids.by_ref().take(CHUNK));
+        if buf.is_empty() {
+            break;
+        }
+        h.add(&buf);
+    }
+    h.finish()
+}
+
+/// Requests handed to [`StackDistance::access_all`] at a time.
+pub const CHUNK: usize = 1 << 14;
+
+/// The exact curve built chunk by chunk (for callers that read a trace themselves).
+#[derive(Default)]
+pub struct Histogram {
+    sd: StackDistance,
+    hist: Vec<u64>,
+    requests: u64,
+    cold: u64,
+}
+
+impl Histogram {
+    /// The next requests of the trace.
+    pub fn add(&mut self, ids: &[u64]) {
+        let (hist, cold) = (&mut self.hist, &mut self.cold);
+        self.requests += ids.len() as u64;
+        self.sd.access_all(ids, |d| match d {
+            None => *cold += 1,
             Some(d) => {
                 let d = d as usize;
                 if d >= hist.len() {
@@ -124,16 +169,25 @@ pub fn exact(ids: impl IntoIterator<Item = u64>) -> Mrc {
                 }
                 hist[d] += 1;
             }
+        });
+    }
+
+    /// Bytes of the structures.
+    pub fn bytes(&self) -> usize {
+        self.sd.bytes() + 8 * self.hist.capacity()
+    }
+
+    /// The curve.
+    pub fn finish(mut self) -> Mrc {
+        while self.hist.last() == Some(&0) {
+            self.hist.pop();
         }
-    }
-    while hist.last() == Some(&0) {
-        hist.pop();
-    }
-    Mrc {
-        requests: requests as f64,
-        cold: cold as f64,
-        hist: hist.into_iter().map(|c| c as f64).collect(),
-        unit: 1.0,
+        Mrc {
+            requests: self.requests as f64,
+            cold: self.cold as f64,
+            hist: self.hist.into_iter().map(|c| c as f64).collect(),
+            unit: 1.0,
+        }
     }
 }
 

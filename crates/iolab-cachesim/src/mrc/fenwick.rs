@@ -53,6 +53,14 @@ impl Fenwick {
         s
     }
 
+    /// Asks the CPU to load slot `i`'s leaf (a hint).
+    #[inline(always)]
+    pub fn prefetch(&self, i: usize) {
+        if let Some(v) = self.tree.get(i + 1) {
+            super::prefetch(v);
+        }
+    }
+
     /// Sets slots `0 .. k` to 1 and the rest to 0, in O(len).
     pub fn fill_prefix(&mut self, k: usize) {
         let n = self.tree.len();
