@@ -239,8 +239,8 @@ impl CacheConfig {
         })
     }
 
-    /// The policy, its full parameters and the geometry, checked.
-    pub fn validate(&self) -> Result<(&'static PolicyDef, Params, Geometry), ConfigError> {
+    /// The policy, its full parameters and the geometry, each checked on its own.
+    fn resolve(&self) -> Result<(&'static PolicyDef, Params, Geometry), ConfigError> {
         let geometry = self.geometry()?;
         let def = policy::find(&self.policy)
             .ok_or_else(|| ConfigError::UnknownPolicy(self.policy.clone()))?;
@@ -248,9 +248,16 @@ impl CacheConfig {
         Ok((def, params, geometry))
     }
 
+    /// Checks everything [`CacheConfig::build`] checks. Parameters that constrain each other
+    /// (CLOCK's start value at most its maximum) are the constructor's to check, so this
+    /// builds the simulator once and drops it.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.build().map(drop)
+    }
+
     /// A simulator for this cache.
     pub fn build(&self) -> Result<Box<dyn Simulator>, ConfigError> {
-        let (def, params, geometry) = self.validate()?;
+        let (def, params, geometry) = self.resolve()?;
         let setup = Setup {
             geometry,
             write: self.write,

@@ -120,7 +120,7 @@ fn request(r: &ObjRequest) -> Option<Request> {
 /// Simulates `spec`'s trace on its cache. `cancel` is looked at between chunks.
 pub fn run(spec: &CachesimSpec, cancel: &AtomicBool) -> Result<Outcome, RunError> {
     let started = Instant::now();
-    spec.validate()?;
+    spec.check_inputs()?;
     let mut sim = spec.cache.build().map_err(config_error)?;
     let (format, reader) = iolab_tracefile::open(&spec.trace, spec.format.as_ref())?;
     if format.is_block_level() {

@@ -286,6 +286,12 @@ impl CachesimSpec {
 
     /// Checks that the cache can be built (and the trace is named).
     pub fn validate(&self) -> Result<(), SpecError> {
+        self.check_inputs()?;
+        self.cache.validate().map_err(config_error)
+    }
+
+    /// The checks of [`CachesimSpec::validate`] that do not build the cache.
+    pub(crate) fn check_inputs(&self) -> Result<(), SpecError> {
         if self.trace.as_os_str().is_empty() {
             return Err(SpecError {
                 option: "trace",
@@ -309,7 +315,7 @@ impl CachesimSpec {
                 });
             }
         }
-        self.cache.validate().map(|_| ()).map_err(config_error)
+        Ok(())
     }
 }
 
@@ -387,5 +393,44 @@ mod tests {
         let e = s.validate().unwrap_err();
         assert_eq!(e.option, "block_size");
         assert!(e.message.contains("does not divide"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod docs {
+    const DOC: &str = include_str!("../../../docs/cachesim.md");
+
+    #[test]
+    fn the_docs_describe_every_policy_and_option() {
+        for p in crate::POLICIES {
+            assert!(
+                DOC.contains(&format!("| `{}` |", p.name)),
+                "docs/cachesim.md has no row for policy `{}`",
+                p.name
+            );
+            for param in p.params {
+                assert!(
+                    DOC.contains(&format!("`{}` (", param.name)),
+                    "docs/cachesim.md does not describe `{}`'s parameter `{}`",
+                    p.name,
+                    param.name
+                );
+            }
+        }
+        for o in super::OPTIONS {
+            let row = format!("| `{}` | ", o.name);
+            let line = DOC
+                .lines()
+                .find(|l| l.starts_with(&row))
+                .unwrap_or_else(|| panic!("docs/cachesim.md has no row for option `{}`", o.name));
+            let default = o
+                .default
+                .map_or("required".to_string(), |d| format!("`{d}`"));
+            assert!(
+                line.contains(&default),
+                "option `{}`: default {default}",
+                o.name
+            );
+        }
     }
 }

@@ -254,6 +254,12 @@ pub struct RunFacts {
     /// WML `system` commands that were not run (`--no-system`); `Some(empty)` when none was
     /// skipped.
     pub skipped_system: Option<Vec<String>>,
+    /// The run's device was throttled with write limits (`sut.throttle`); `Some(false)`:
+    /// throttled, reads only.
+    pub throttle_limits_writes: Option<bool>,
+    /// Bytes of writes the throttle's cgroup was charged over the timed region (the writes
+    /// the limits applied to).
+    pub throttle_charged_write_bytes: Option<u64>,
 
     // --- The configuration ----------------------------------------------------------------
     /// The stopping rule's outcome; see the type's note.

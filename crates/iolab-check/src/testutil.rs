@@ -63,6 +63,8 @@ pub(crate) fn cold_read() -> RunFacts {
         ran_dry: None,
         ran_dry_ends_thread: None,
         skipped_system: None,
+        throttle_limits_writes: None,
+        throttle_charged_write_bytes: None,
         stopping: None,
     }
 }
@@ -117,6 +119,8 @@ pub(crate) fn sync_write() -> RunFacts {
         ran_dry: None,
         ran_dry_ends_thread: None,
         skipped_system: None,
+        throttle_limits_writes: None,
+        throttle_charged_write_bytes: None,
         stopping: None,
     }
 }

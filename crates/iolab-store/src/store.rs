@@ -274,6 +274,21 @@ impl Store {
         self.write(|tx, path| insert_run(tx, path, record))
     }
 
+    /// Records where a run's saved block trace went (it is named by the run id, known only
+    /// once the run is stored): the `saved.path` of its `block trace` flowop's extra JSON.
+    pub fn set_saved_trace_path(&mut self, run: RunId, trace: &Path) -> Result<()> {
+        let text = trace.to_string_lossy().into_owned();
+        self.write(|tx, path| {
+            tx.execute(
+                "UPDATE flowop_stats SET extra_json = json_set(extra_json, '$.saved.path', ?2) \
+                 WHERE run_id = ?1 AND kind = 'trace'",
+                params![run.0, text],
+            )
+            .map_err(|e| db_err(path, e))?;
+            Ok(())
+        })
+    }
+
     /// Records how a configuration's repetitions ended (the stopping rule's verdict).
     pub fn set_config_outcome(&mut self, config: ConfigId, outcome: &ConfigOutcome) -> Result<()> {
         let n = self

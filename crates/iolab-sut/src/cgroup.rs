@@ -77,47 +77,49 @@ fn read_tasks(dir: &Path) -> Result<Vec<i32>> {
     Ok(t.lines().filter_map(|l| l.trim().parse().ok()).collect())
 }
 
-/// Mount points of v1 memory hierarchies (usually just /sys/fs/cgroup/memory), with the
-/// cgroup path each mount's root corresponds to.
-fn memory_mounts() -> Vec<(PathBuf, PathBuf)> {
+/// Mount points of v1 hierarchies with `controller` (usually just
+/// /sys/fs/cgroup/<controller>), with the cgroup path each mount's root corresponds to.
+fn v1_mounts(controller: &str) -> Vec<(PathBuf, PathBuf)> {
     mountinfo::read()
         .unwrap_or_default()
         .into_iter()
-        .filter(|m| m.fs_type == "cgroup" && m.super_options.split(',').any(|o| o == "memory"))
+        .filter(|m| m.fs_type == "cgroup" && m.super_options.split(',').any(|o| o == controller))
         .map(|m| (m.mount_point, m.root))
         .collect()
 }
 
 /// The directory in which iolab creates its cgroup: this process's own v1 memory cgroup.
 pub fn parent_dir() -> Result<PathBuf> {
-    let unavailable = |reason: &str| Error::CgroupUnavailable {
-        reason: reason.to_owned(),
-    };
-    let (mount, root) = memory_mounts().into_iter().next().ok_or_else(|| {
-        unavailable(
-            "no cgroup v1 memory hierarchy is mounted (look for `cgroup ... memory` in \
-             /proc/mounts); iolab's page-cache cap needs the v1 memory controller",
-        )
+    v1_parent_dir("memory", "memory.limit_in_bytes", "iolab's page-cache cap")
+}
+
+/// This process's own cgroup of the v1 `controller`, which must have `probe` (a file the
+/// caller needs); `needed_by` says who asks, for the error.
+pub(crate) fn v1_parent_dir(controller: &str, probe: &str, needed_by: &str) -> Result<PathBuf> {
+    let unavailable = |reason: String| Error::CgroupUnavailable { reason };
+    let (mount, root) = v1_mounts(controller).into_iter().next().ok_or_else(|| {
+        unavailable(format!(
+            "no cgroup v1 {controller} hierarchy is mounted (look for `cgroup ... \
+             {controller}` in /proc/mounts); {needed_by} needs the v1 {controller} controller"
+        ))
     })?;
     let own = self_cgroup::read()
         .ok()
-        .and_then(|t| self_cgroup::memory_path(&t))
+        .and_then(|t| self_cgroup::controller_path(&t, controller))
         .unwrap_or_else(|| "/".into());
     let rel = Path::new(&own)
         .strip_prefix(&root)
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let dir = mount.join(rel);
-    if !dir.join("memory.limit_in_bytes").exists() {
-        return Err(unavailable(&format!(
-            "{} has no memory.limit_in_bytes",
-            dir.display()
-        )));
+    if !dir.join(probe).exists() {
+        return Err(unavailable(format!("{} has no {probe}", dir.display())));
     }
     Ok(dir)
 }
 
-/// Whether `path` may be a cgroup iolab created (recovery checks journal entries).
+/// Whether `path` may be a cgroup iolab created (recovery checks journal entries): an
+/// `iolab-…` directory inside a v1 memory or blkio hierarchy.
 pub(crate) fn is_our_cgroup(path: &Path) -> bool {
     util::has_our_prefix(path)
         && path.components().all(|c| {
@@ -126,9 +128,10 @@ pub(crate) fn is_our_cgroup(path: &Path) -> bool {
                 std::path::Component::Normal(_) | std::path::Component::RootDir
             )
         })
-        && memory_mounts()
-            .iter()
-            .any(|(m, _)| path.starts_with(m) && path != m)
+        && v1_mounts("memory")
+            .into_iter()
+            .chain(v1_mounts("blkio"))
+            .any(|(m, _)| path.starts_with(&m) && path != m)
 }
 
 /// Set the limit on a created cgroup; returns the stored value.
@@ -136,6 +139,11 @@ pub(crate) fn set_limit(path: &Path, bytes: u64) -> Result<u64> {
     let p = path.join("memory.limit_in_bytes");
     util::write_value(&p, &bytes.to_string()).map_err(|e| Error::io("write", &p, e))?;
     read_u64(&p)
+}
+
+/// `tasks` of a cgroup directory.
+pub(crate) fn tasks_of(dir: &Path) -> Result<Vec<i32>> {
+    read_tasks(dir)
 }
 
 /// Undo: move the tasks to the parent and remove the directory.

@@ -99,7 +99,8 @@ pub enum Entry {
         /// Its value before.
         ratio: String,
     },
-    /// A memory cgroup iolab created. Undo: move its tasks to the parent, rmdir.
+    /// A v1 cgroup iolab created (memory: the page-cache cap; blkio: the origin's
+    /// throttle, whose limits go with it). Undo: move its tasks to the parent, rmdir.
     Cgroup {
         /// The cgroup directory.
         path: PathBuf,
@@ -136,7 +137,7 @@ impl Entry {
                 bytes_path.display(),
                 ratio_path.display()
             ),
-            Entry::Cgroup { path } => format!("memory cgroup {}", path.display()),
+            Entry::Cgroup { path } => format!("cgroup {}", path.display()),
             Entry::Undone { of } => format!("undone #{of}"),
         }
     }

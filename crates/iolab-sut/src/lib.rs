@@ -13,6 +13,8 @@
 //! | [`tunable`] | kernel tunables by name (`vm.dirty_ratio`, `queue/scheduler`, paths) |
 //! | [`cache`], [`residency`] | drop caches and check that the run's own files left the page cache (`cachestat(2)`, `mincore(2)`) |
 //! | [`cgroup`] | a v1 memory cgroup capping the engine's page cache |
+//! | [`throttle`] | a v1 blkio cgroup slowing the origin down like a disk (what it does and does not throttle) |
+//! | [`stack`] | dm-cache and bcache stacked on the origin: specification, kernel detection |
 //! | [`safety`] | refusing mounted, root, busy, foreign or signed devices |
 //! | [`journal`], [`recover()`] | every change written down before it is made; undoing them |
 //! | [`session`] | [`Sut`]: prepare/teardown, teardown on drop and from a signal thread |
@@ -23,7 +25,8 @@
 //! lists, and each undo checks that the entry names something iolab creates (`iolab-…`).
 //!
 //! f2fs is supported where the kernel has it; [`fs::availability`] says clearly when it does
-//! not (e.g. a kernel built without CONFIG_F2FS_FS and no module loader).
+//! not (e.g. a kernel built without CONFIG_F2FS_FS and no module loader). So do dm-cache and
+//! bcache ([`stack::availability`]).
 //!
 //! This crate never prints; callers decide what the user sees.
 
@@ -42,7 +45,9 @@ pub mod safety;
 pub mod session;
 pub mod size;
 pub mod spec;
+pub mod stack;
 pub mod target;
+pub mod throttle;
 pub mod tunable;
 mod undo;
 mod util;
@@ -58,8 +63,10 @@ pub use plan::{FsPlan, SutPlan, TunableSetting};
 pub use recover::{recover, recover_path, RecoverReport, UndoAction, UndoReport};
 pub use residency::Residency;
 pub use session::{Prepared, Sut, SutHandle, SutOptions};
-pub use spec::{FsSpec, SutSpec, TargetSpec};
+pub use spec::{FsSpec, SutSpec, TargetSpec, ThrottleSpec};
+pub use stack::{CacheSpec, StackedCache};
 pub use target::Target;
+pub use throttle::{Charged, Throttle, ThrottleCgroup};
 pub use tunable::{AppliedTunable, TunableName};
 pub use undo::Outcome;
 pub use util::NAME_PREFIX;

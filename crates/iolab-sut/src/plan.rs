@@ -17,6 +17,10 @@ pub struct SutPlan {
     pub tunables: Vec<TunableSetting>,
     /// Memory-cgroup limit for the engine, bytes.
     pub cache_limit: Option<u64>,
+    /// blkio throttling of the run's device for the engine's threads.
+    pub throttle: Option<crate::throttle::Throttle>,
+    /// A block cache stacked on the origin.
+    pub cache: Option<crate::stack::StackedCache>,
 }
 
 impl SutPlan {
@@ -28,6 +32,8 @@ impl SutPlan {
             || self.fs.is_some()
             || !self.tunables.is_empty()
             || self.cache_limit.is_some()
+            || self.throttle.is_some()
+            || self.cache.is_some()
     }
 }
 

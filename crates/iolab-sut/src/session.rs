@@ -35,7 +35,9 @@ use crate::loopdev::LoopDevice;
 use crate::mount::{self, MountOptions};
 use crate::plan::{SutPlan, TunableSetting};
 use crate::recover::{self, RecoverReport, UndoReport};
+use crate::stack;
 use crate::target::Acquired;
+use crate::throttle::{self, Throttle, ThrottleCgroup};
 use crate::tunable::{self, AppliedTunable};
 use crate::util;
 use iolab_sys::mountinfo::{self, Mount};
@@ -261,6 +263,9 @@ pub struct Prepared {
     pub tunables: Vec<AppliedTunable>,
     /// The page-cache cgroup, if a cache limit was asked for. Add the engine's threads.
     pub cgroup: Option<CacheCgroup>,
+    /// The blkio cgroup throttling the device, if `throttle` was asked for. Add the
+    /// engine's threads.
+    pub throttle: Option<ThrottleCgroup>,
     mount_args: Option<(String, String, MountOptions)>,
     seqs: Vec<u64>,
 }
@@ -376,6 +381,23 @@ impl Tx<'_> {
         let limit_bytes = cgroup::set_limit(&path, limit)?;
         Ok(CacheCgroup { path, limit_bytes })
     }
+
+    fn create_throttle(&mut self, limits: &Throttle, device: &DevInfo) -> Result<ThrottleCgroup> {
+        let parent = throttle::parent_dir()?;
+        let path = parent.join(util::unique_name());
+        let seq = self.record(Entry::Cgroup { path: path.clone() })?;
+        if let Err(e) = std::fs::create_dir(&path) {
+            self.abandon(seq);
+            return Err(Error::io("create cgroup", &path, e));
+        }
+        let dev = throttle::throttle_dev(&device.name, &device.queue_name, device.dev);
+        throttle::set_limits(&path, dev, limits)?;
+        Ok(ThrottleCgroup {
+            path,
+            dev,
+            limits: *limits,
+        })
+    }
 }
 
 fn read_mount(point: &Path) -> Option<Mount> {
@@ -406,6 +428,12 @@ fn prepare_in(tx: &mut Tx<'_>, plan: &SutPlan) -> Result<Prepared> {
     if plan.cache_limit.is_some() {
         cgroup::parent_dir()?;
     }
+    if plan.throttle.is_some() {
+        throttle::parent_dir()?;
+    }
+    if let Some(c) = &plan.cache {
+        stack::require(c)?;
+    }
 
     let acquired = plan.target.as_acquire().acquire(tx, plan.fs.as_ref())?;
     let mut prepared = Prepared {
@@ -416,6 +444,7 @@ fn prepare_in(tx: &mut Tx<'_>, plan: &SutPlan) -> Result<Prepared> {
         direct_io: None,
         tunables: Vec::new(),
         cgroup: None,
+        throttle: None,
         mount_args: None,
         seqs: Vec::new(),
     };
@@ -466,6 +495,15 @@ fn prepare_in(tx: &mut Tx<'_>, plan: &SutPlan) -> Result<Prepared> {
     }
     if let Some(limit) = plan.cache_limit {
         prepared.cgroup = Some(tx.create_cgroup(limit)?);
+    }
+    if let Some(limits) = &plan.throttle {
+        let Some(device) = &prepared.device else {
+            return Err(Error::spec(
+                "throttle",
+                "the target has no block device to throttle",
+            ));
+        };
+        prepared.throttle = Some(tx.create_throttle(limits, device)?);
     }
     Ok(prepared)
 }

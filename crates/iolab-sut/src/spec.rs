@@ -10,6 +10,8 @@
 //! target = { kind = "loop_image", size = "1G" }     # image_dir, direct_io = true, preallocate
 //! fs = { kind = "ext4", mkfs_options = "-E lazy_itable_init=0", mount_options = "data=journal" }
 //! cache_limit = "256M"                              # v1 memory cgroup for the engine ("none": no cap)
+//! throttle = { read_iops = 150, write_iops = 150, read_bps = "100M", write_bps = "100M" }
+//! cache = { kind = "dm-cache", size = "1G", block_size = "64K", mode = "writethrough" }
 //! [sut.tunables]
 //! "vm.dirty_expire_centisecs" = 500
 //! "queue/scheduler" = "none"
@@ -30,7 +32,9 @@ use crate::fs::FsKind;
 use crate::mount::MountOptions;
 use crate::plan::{FsPlan, SutPlan, TunableSetting};
 use crate::size::parse_size;
+use crate::stack::{self, CacheSpec};
 use crate::target::{BlockDevice, Directory, LoopImage, Target, Tmpfs, TmpfsSize};
+use crate::throttle::Throttle;
 use crate::tunable::{self, Found, TunableName};
 use crate::util;
 
@@ -56,6 +60,33 @@ pub struct SutSpec {
     /// no cap, as when the key is left out (so that a factor can switch the cap off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_limit: Option<String>,
+    /// Slow the target's device down for the engine (a v1 blkio cgroup): an origin that
+    /// behaves like a disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<ThrottleSpec>,
+    /// A block cache stacked on the target's device (dm-cache, bcache), where the kernel
+    /// has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheSpec>,
+}
+
+/// `throttle = { read_iops = 150, write_iops = 150, read_bps = "100M", write_bps = "100M" }`:
+/// limits per second on the target's device, for the engine's threads (at least one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThrottleSpec {
+    /// Read requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_iops: Option<u64>,
+    /// Write requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iops: Option<u64>,
+    /// Read bytes per second: a number or a size (`"100M"`, binary units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bps: Option<TunableValue>,
+    /// Write bytes per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bps: Option<TunableValue>,
 }
 
 /// The `cache_limit` that sets no cap.
@@ -243,16 +274,112 @@ impl SutSpec {
                 .map_err(|m| errors.push(SpecError::value("cache_limit", m)))
                 .ok()
         });
+        let throttle = self
+            .throttle
+            .as_ref()
+            .and_then(|t| validate_throttle(t, &self.target, &mut errors));
+        let cache = self.cache.as_ref().and_then(|c| {
+            let before = errors.len();
+            if !matches!(
+                self.target,
+                TargetSpec::LoopImage { .. } | TargetSpec::BlockDevice { .. }
+            ) {
+                errors.push(SpecError::value(
+                    "cache",
+                    "a cache is stacked on the target's block device: use a loop_image or \
+                     block_device target",
+                ));
+            }
+            let c = stack::validate(c, &mut errors)?;
+            if here && errors.len() == before {
+                if let Err(e) = stack::require(&c) {
+                    let message = match e {
+                        Error::FsUnavailable { reason, .. } => reason,
+                        other => other.to_string(),
+                    };
+                    errors.push(SpecError::value("cache.kind", message));
+                }
+            }
+            Some(c)
+        });
         match target {
             Some(target) if errors.is_empty() => Ok(SutPlan {
                 target,
                 fs,
                 tunables,
                 cache_limit,
+                throttle,
+                cache,
             }),
             _ => Err(errors),
         }
     }
+}
+
+/// `throttle = { ... }`: at least one limit, each positive, on a target with a device of
+/// its own.
+fn validate_throttle(
+    t: &ThrottleSpec,
+    target: &TargetSpec,
+    errors: &mut Vec<SpecError>,
+) -> Option<Throttle> {
+    let before = errors.len();
+    if !matches!(
+        target,
+        TargetSpec::LoopImage { .. } | TargetSpec::BlockDevice { .. }
+    ) {
+        errors.push(
+            SpecError::key(
+                "throttle",
+                "throttling slows the target's block device down: a tmpfs has none, and a \
+                 directory's device is shared with the rest of the machine",
+            )
+            .hint(Some("use a loop_image or block_device target".into())),
+        );
+    }
+    let iops = |field: &str, v: Option<u64>, errors: &mut Vec<SpecError>| match v {
+        Some(0) => {
+            errors.push(SpecError::value(
+                field,
+                "must be at least 1 (leave the key out for no limit)",
+            ));
+            None
+        }
+        v => v,
+    };
+    let bps = |field: &str, v: &Option<TunableValue>, errors: &mut Vec<SpecError>| {
+        let bytes = match v.as_ref()? {
+            TunableValue::Int(i) => u64::try_from(*i).map_err(|_| "must not be negative".into()),
+            TunableValue::Text(s) => parse_size(s),
+        };
+        match bytes {
+            Ok(0) => {
+                errors.push(SpecError::value(
+                    field,
+                    "must be at least 1 byte per second (leave the key out for no limit)",
+                ));
+                None
+            }
+            Ok(b) => Some(b),
+            Err(m) => {
+                errors.push(SpecError::value(field, m));
+                None
+            }
+        }
+    };
+    let plan = Throttle {
+        read_iops: iops("throttle.read_iops", t.read_iops, errors),
+        write_iops: iops("throttle.write_iops", t.write_iops, errors),
+        read_bps: bps("throttle.read_bps", &t.read_bps, errors),
+        write_bps: bps("throttle.write_bps", &t.write_bps, errors),
+    };
+    if errors.len() == before && plan.files().is_empty() {
+        errors.push(SpecError::value(
+            "throttle",
+            "give at least one of read_iops, write_iops, read_bps, write_bps",
+        ));
+    }
+    (errors.len() == before).then_some(plan)
 }
 
 /// The first of a non-empty list of mistakes, as an [`Error`].
@@ -540,6 +667,100 @@ mod tests {
 
     fn err(json: &str) -> String {
         spec(json).validate().unwrap_err().to_string()
+    }
+
+    const LOOP: &str = r#""target":{"kind":"loop_image","size":"256M"},"fs":{"kind":"ext4"}"#;
+
+    fn all_errors(json: &str) -> Vec<String> {
+        spec(json)
+            .validate_all()
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn throttle_limits() {
+        let p = spec(&format!(
+            r#"{{{LOOP},"throttle":{{"read_iops":150,"write_iops":150,"read_bps":"100M","write_bps":1048576}}}}"#
+        ))
+        .validate()
+        .unwrap();
+        assert_eq!(
+            p.throttle,
+            Some(Throttle {
+                read_iops: Some(150),
+                write_iops: Some(150),
+                read_bps: Some(100 << 20),
+                write_bps: Some(1 << 20)
+            })
+        );
+        assert!(p.changes_machine());
+        let e = all_errors(&format!(
+            r#"{{{LOOP},"throttle":{{"read_iops":0,"read_bps":"fast","write_bps":-5}}}}"#
+        ));
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert!(
+            e[0].starts_with("throttle.read_iops: must be at least 1"),
+            "{e:?}"
+        );
+        assert!(
+            e[1].starts_with("throttle.read_bps: \"fast\" is not a size"),
+            "{e:?}"
+        );
+        assert!(
+            e[2].starts_with("throttle.write_bps: must not be negative"),
+            "{e:?}"
+        );
+        let e = all_errors(&format!(r#"{{{LOOP},"throttle":{{}}}}"#));
+        assert_eq!(
+            e,
+            ["throttle: give at least one of read_iops, write_iops, read_bps, write_bps"]
+        );
+        let e = spec(r#"{"target":{"kind":"tmpfs","size":"1G"},"throttle":{"read_iops":10}}"#)
+            .validate_all()
+            .unwrap_err();
+        assert_eq!(e[0].at, At::Key);
+        assert!(e[0].message.contains("a tmpfs has none"), "{e:?}");
+        assert!(serde_json::from_str::<SutSpec>(&format!(
+            r#"{{{LOOP},"throttle":{{"iops":10}}}}"#
+        ))
+        .is_err());
+    }
+
+    #[test]
+    fn stacked_caches_are_validated_and_detected() {
+        let p = spec(&format!(
+            r#"{{{LOOP},"cache":{{"kind":"bcache","size":"512M","mode":"writeback"}}}}"#
+        ))
+        .validate()
+        .unwrap();
+        assert_eq!(p.cache.as_ref().map(|c| c.kind()), Some("bcache"));
+        let e = all_errors(&format!(
+            r#"{{{LOOP},"cache":{{"kind":"dm-cache","size":"1G","block_size":"4K"}}}}"#
+        ));
+        assert!(
+            e[0].starts_with("cache.block_size: dm-cache blocks are 32K"),
+            "{e:?}"
+        );
+        let e = all_errors(
+            r#"{"target":{"kind":"tmpfs","size":"1G"},"cache":{"kind":"bcache","size":"1G"}}"#,
+        );
+        assert!(e[0].starts_with("cache: a cache is stacked"), "{e:?}");
+        // With a look at the machine: this kernel's answer, located at cache.kind.
+        let e = spec(&format!(
+            r#"{{{LOOP},"cache":{{"kind":"dm-cache","size":"1G"}}}}"#
+        ))
+        .validate_here()
+        .unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].field, "cache.kind");
+        assert!(
+            e[0].message.contains("has no device-mapper")
+                || e[0].message.contains("does not set up"),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -136,7 +136,7 @@ pub(crate) fn undo(seq: u64, entry: &Entry) -> Result<Outcome> {
             if !cgroup::is_our_cgroup(path) {
                 return Err(foreign(
                     seq,
-                    format!("{} is not an iolab memory cgroup", path.display()),
+                    format!("{} is not an iolab cgroup", path.display()),
                 ));
             }
             if cgroup::remove(path)? {

@@ -10,6 +10,11 @@ pub const PATH: &str = "/proc/self/cgroup";
 
 /// The cgroup path of the v1 `memory` controller, if it is mounted.
 pub fn memory_path(text: &str) -> Option<String> {
+    controller_path(text, "memory")
+}
+
+/// The cgroup path of a v1 controller (`memory`, `blkio`), if it is mounted.
+pub fn controller_path(text: &str, controller: &str) -> Option<String> {
     text.lines().find_map(|l| {
         let mut it = l.splitn(3, ':');
         let _id = it.next()?;
@@ -17,7 +22,7 @@ pub fn memory_path(text: &str) -> Option<String> {
         let path = it.next()?;
         ctrls
             .split(',')
-            .any(|c| c == "memory")
+            .any(|c| c == controller)
             .then(|| path.to_owned())
     })
 }

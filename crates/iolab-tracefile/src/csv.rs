@@ -54,20 +54,24 @@ pub const HEADER: &str = "time,obj_id,obj_size,op";
 impl CsvSpec {
     /// Parse libCacheSim-style options: `time-col=1,obj-id-col=2,obj-size-col=3,op-col=4,
     /// header=true,delimiter=;,obj-id-is-num=true` (spaces allowed; `0` for a column means
-    /// none; keys not given keep iolab's defaults; `delimiter=,` and `delimiter=\t` work).
+    /// none; keys not given keep iolab's defaults; `delimiter=,`, `delimiter=\t` (or `tab`)
+    /// and `delimiter=space` (or a trailing `delimiter= `) work).
     pub fn parse(s: &str) -> Result<CsvSpec, String> {
         let mut spec = CsvSpec::default();
-        let mut rest = s.trim();
-        while !rest.is_empty() {
+        let mut rest = s.trim_start();
+        while !rest.trim().is_empty() {
             let (key, after) = rest
                 .split_once('=')
                 .ok_or_else(|| format!("{rest:?} is not KEY=VALUE"))?;
             let key = key.trim();
             // The delimiter may itself be a comma: its value is the next character.
             let (value, after) = if key == "delimiter" {
-                let after = after.trim_start();
                 let v = if let Some(r) = after.strip_prefix("\\t") {
                     ("\t", r)
+                } else if let Some(r) = after.strip_prefix("tab") {
+                    ("\t", r)
+                } else if let Some(r) = after.strip_prefix("space") {
+                    (" ", r)
                 } else {
                     let c = after.chars().next().ok_or("delimiter= needs a character")?;
                     after.split_at(c.len_utf8())
@@ -120,7 +124,7 @@ impl CsvSpec {
                     ))
                 }
             }
-            rest = after.trim();
+            rest = after.trim_start();
         }
         Ok(spec)
     }

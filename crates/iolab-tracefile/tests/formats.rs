@@ -589,3 +589,39 @@ fn csv_writer_counts_rows() {
         "time,obj_id,obj_size,op\n1,2,3,discard\n"
     );
 }
+
+#[test]
+fn csv_spec_delimiters() {
+    for (text, want) in [
+        ("delimiter=\\t", b'\t'),
+        ("delimiter=tab", b'\t'),
+        ("delimiter=space", b' '),
+        ("header=false,delimiter= ", b' '),
+        ("delimiter=;,header=false", b';'),
+        ("delimiter=,", b','),
+    ] {
+        assert_eq!(CsvSpec::parse(text).unwrap().delimiter, want, "{text}");
+    }
+}
+
+/// libCacheSim's own converter is the reference for oracleGeneral: same records, same
+/// next-access positions, byte for byte.
+#[test]
+fn oracle_general_matches_libcachesim_trace_conv() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let d = tmp();
+    let out = d.path().join("small.oracleGeneral");
+    let s = convert(
+        &data.join("small.csv"),
+        None,
+        &out,
+        &Format::OracleGeneral,
+        4096,
+    )
+    .unwrap();
+    assert_eq!(s.written, 400);
+    assert_eq!(
+        fs::read(&out).unwrap(),
+        fs::read(data.join("small.traceConv.oracleGeneral")).unwrap()
+    );
+}

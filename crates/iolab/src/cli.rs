@@ -112,6 +112,7 @@ impl MonitorArgs {
             enabled: !self.no_monitor,
             interval: self.monitor_interval,
             trace_blocks: self.trace_blocks,
+            save_trace: None,
         }
     }
 }

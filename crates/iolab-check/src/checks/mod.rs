@@ -18,6 +18,7 @@ pub mod ran_dry;
 pub mod short_run;
 pub mod sync_not_durable;
 pub mod system_skipped;
+pub mod throttle_bypassed;
 pub mod write_amplification;
 
 pub use cache_fit::CacheFit;
@@ -34,6 +35,7 @@ pub use ran_dry::RanDry;
 pub use short_run::ShortRun;
 pub use sync_not_durable::SyncNotDurable;
 pub use system_skipped::SystemSkipped;
+pub use throttle_bypassed::ThrottleBypassed;
 pub use write_amplification::WriteAmplification;
 
 use crate::Check;
@@ -56,5 +58,6 @@ pub(crate) fn all() -> Vec<Box<dyn Check>> {
         Box::new(DidNotConverge),
         Box::new(LoopCached),
         Box::new(SystemSkipped),
+        Box::new(ThrottleBypassed),
     ]
 }

@@ -33,7 +33,13 @@ const TOP_KEYS: &[&str] = &[
     "procedure",
 ];
 const REPETITION_KEYS: &[&str] = &["min", "max", "target", "metric", "time_budget"];
-const PROCEDURE_KEYS: &[&str] = &["order", "fresh_fs", "warmup", "drop_caches"];
+const PROCEDURE_KEYS: &[&str] = &[
+    "order",
+    "fresh_fs",
+    "warmup",
+    "drop_caches",
+    "save_block_trace",
+];
 
 /// Reads, validates and resolves the experiment file at `path`.
 pub fn load(path: &Path) -> Result<ExperimentPlan, ExperimentErrors> {
@@ -504,6 +510,12 @@ fn procedure(cx: &mut Ctx, entry: Option<&Entry>, kind: Option<&dyn Kind>) -> Op
     {
         p.drop_caches = b;
     }
+    if let Some(b) = t
+        .get("save_block_trace")
+        .and_then(|e| cx.boolean(e, "procedure.save_block_trace"))
+    {
+        p.save_block_trace = b;
+    }
     (cx.errors() == before).then_some(p)
 }
 
@@ -544,7 +556,8 @@ mod tests {
                 order: Order::Random,
                 fresh_fs: true,
                 warmup: 0,
-                drop_caches: true
+                drop_caches: true,
+                save_block_trace: false,
             }
         );
         let m = &p.configs[0]
@@ -563,7 +576,7 @@ mod tests {
         let p = plan(&format!(
             "name = \"n\"\nseed = 7\n{SUT}{MICRO}[repetitions]\nmin = 5\nmax = 9\ntarget = 0.1\n\
              metric = \"mib_per_s\"\ntime_budget = \"10m\"\n[procedure]\norder = \"sequential\"\n\
-             fresh_fs = false\nwarmup = 2\ndrop_caches = false\n"
+             fresh_fs = false\nwarmup = 2\ndrop_caches = false\nsave_block_trace = true\n"
         ));
         assert_eq!((p.name.as_str(), p.seed), ("n", 7));
         assert_eq!((p.repetitions.rule.min, p.repetitions.rule.max), (5, 9));
@@ -573,6 +586,8 @@ mod tests {
         assert_eq!(p.procedure.order, Order::Sequential);
         assert!(!p.procedure.fresh_fs && !p.procedure.drop_caches);
         assert_eq!(p.procedure.warmup, 2);
+        assert!(p.procedure.save_block_trace);
+        assert_eq!(p.resolved["procedure"]["save_block_trace"], json!(true));
     }
 
     #[test]

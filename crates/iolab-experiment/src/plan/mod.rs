@@ -121,6 +121,9 @@ pub struct Procedure {
     pub warmup: u32,
     /// Drop the page cache (and check that it fell) before every run (default true).
     pub drop_caches: bool,
+    /// Keep each measured run's request-level block trace in iolab's trace format, in
+    /// `<results DB>.traces/run-<run id>.iolt` (default false; needs root).
+    pub save_block_trace: bool,
 }
 
 impl Default for Procedure {
@@ -130,6 +133,7 @@ impl Default for Procedure {
             fresh_fs: true,
             warmup: 0,
             drop_caches: true,
+            save_block_trace: false,
         }
     }
 }
@@ -145,6 +149,7 @@ impl Procedure {
             "fresh_fs": self.fresh_fs,
             "warmup": self.warmup,
             "drop_caches": self.drop_caches,
+            "save_block_trace": self.save_block_trace,
         })
     }
 }

@@ -54,6 +54,8 @@ pub fn single(run: SingleRun) -> Result<ExperimentPlan, UsageError> {
         fs: None,
         tunables: Default::default(),
         cache_limit: None,
+        throttle: None,
+        cache: None,
     };
     let sut = sut_spec
         .validate()
@@ -64,6 +66,7 @@ pub fn single(run: SingleRun) -> Result<ExperimentPlan, UsageError> {
         fresh_fs: false,
         warmup: 0,
         drop_caches: false,
+        save_block_trace: false,
     };
     let mut workload_json = run.workload_json;
     if let Value::Object(o) = &mut workload_json {

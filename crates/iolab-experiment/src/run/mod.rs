@@ -15,6 +15,7 @@
 pub mod engine;
 pub mod monitor;
 pub mod record;
+pub mod saved_trace;
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -215,6 +216,9 @@ pub fn root_requirements(plan: &ExperimentPlan) -> Vec<String> {
     if plan.configs.iter().any(|c| c.sut.cache_limit.is_some()) {
         why.push("creating a memory cgroup (sut.cache_limit)".into());
     }
+    if plan.procedure.save_block_trace {
+        why.push("tracing the block layer (procedure.save_block_trace = true)".into());
+    }
     why
 }
 
@@ -365,6 +369,8 @@ pub fn run_experiment(
         ok: 0,
         failed: 0,
         interrupted: 0,
+        traces: 0,
+        pending_trace: None,
     };
     let result = session.rounds(&mut states, max);
     // Whatever happened, a kept filesystem goes and everything is restored.
@@ -517,6 +523,10 @@ struct Session<'a> {
     ok: u64,
     failed: u64,
     interrupted: u64,
+    /// Runs whose block trace this session saved (names the pending files).
+    traces: u64,
+    /// The block trace of the run in flight, until it is stored or discarded.
+    pending_trace: Option<std::path::PathBuf>,
 }
 
 impl Session<'_> {
@@ -800,8 +810,19 @@ impl Session<'_> {
                 }
                 None => RunRecord::new(run),
             };
-            self.store.record_run(&rec)?;
+            let id = self.store.record_run(&rec)?;
+            if let Some(pending) = self.pending_trace.take() {
+                if saved_trace::was_saved(&rec) {
+                    if let Err(e) = saved_trace::keep(self.store, &pending, id) {
+                        self.obs.warn(&e);
+                    }
+                }
+            }
             record = Some(rec);
+        }
+        if let Some(pending) = self.pending_trace.take() {
+            // Not stored (warm-up, failed, interrupted): no trace either.
+            let _ = std::fs::remove_file(pending);
         }
         if status == RunStatus::Ok {
             self.run_times.push(wall.elapsed());
@@ -827,6 +848,27 @@ impl Session<'_> {
         ))
     }
 
+    /// The monitor options of the next run: with `save_block_trace`, a trace file of its own.
+    fn monitor_options(&mut self) -> Result<MonitorOptions, RunFailure> {
+        let mut m = self.opts.monitor.clone();
+        if !self.plan.procedure.save_block_trace {
+            return Ok(m);
+        }
+        let Some(dir) = saved_trace::traces_dir(self.store.path()) else {
+            self.obs
+                .note("block trace not saved: there is no results database (--no-db)");
+            return Ok(m);
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            RunFailure::failed(format!("creating {} for block traces: {e}", dir.display()))
+        })?;
+        self.traces += 1;
+        let path = saved_trace::pending_path(&dir, self.traces);
+        self.pending_trace = Some(path.clone());
+        m.save_trace = Some(path);
+        Ok(m)
+    }
+
     /// The workload part of a run, in the prepared directory: its kind runs it on the engine;
     /// the runner drops caches and watches the timed region, then runs the checks.
     fn execute(
@@ -841,8 +883,15 @@ impl Session<'_> {
             cg.add_current_thread()
                 .map_err(|e| RunFailure::failed(format!("joining the cache cgroup: {e}")))?;
         }
+        if let Some(cg) = &p.throttle {
+            // The same for the blkio cgroup: the limits apply to the I/O these threads
+            // submit themselves.
+            cg.add_current_thread()
+                .map_err(|e| RunFailure::failed(format!("joining the throttle cgroup: {e}")))?;
+        }
         let device_name = p.device.as_ref().map(|d| d.name.clone());
         let workload = &config.workload;
+        let monitor_opts = self.monitor_options()?;
         let mut obs = EngineObs {
             outer: &mut *self.obs,
             drop_caches: self.plan.procedure.drop_caches,
@@ -852,10 +901,13 @@ impl Session<'_> {
             skipped_system: Vec::new(),
             run_files: Vec::new(),
             watch: Watch::new(
-                self.opts.monitor.clone(),
+                monitor_opts,
                 monitor::run_devices(device_name.as_deref(), &p.mountpoint),
             ),
         };
+        if let Some(cg) = &p.throttle {
+            obs.watch.throttled(cg.clone());
+        }
         let mut rec = RunRecord::new(NewRun {
             config: ConfigId(0),
             repetition: 0,

@@ -2,7 +2,7 @@
 //! engine's own counters) on their own thread over the timed region, and what the checks
 //! need from them. Every run goes through it: experiments, `iolab micro` and `iolab run`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use iolab_blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceOptions};
@@ -21,6 +21,8 @@ pub struct MonitorOptions {
     pub interval: Duration,
     /// Trace the block layer of the run's device (tracefs; root).
     pub trace_blocks: bool,
+    /// Also save the request-level trace to this file (implies `trace_blocks`).
+    pub save_trace: Option<PathBuf>,
 }
 
 impl Default for MonitorOptions {
@@ -29,6 +31,7 @@ impl Default for MonitorOptions {
             enabled: true,
             interval: Duration::from_secs(1),
             trace_blocks: false,
+            save_trace: None,
         }
     }
 }
@@ -70,7 +73,7 @@ impl RunMonitor {
             device: devices.first().cloned(),
             ..RunMonitor::default()
         };
-        if opts.trace_blocks {
+        if opts.trace_blocks || opts.save_trace.is_some() {
             let dev = devices.first().cloned();
             match dev.as_deref().map(TraceDevice::resolve) {
                 None => m
@@ -80,6 +83,7 @@ impl RunMonitor {
                 Some(Ok(d)) => {
                     let topts = TraceOptions {
                         interval: opts.interval,
+                        save: opts.save_trace.clone(),
                         ..TraceOptions::default()
                     };
                     match BlockTracer::start(&d, &topts) {
@@ -143,6 +147,10 @@ pub struct Watch {
     running: Option<RunMonitor>,
     observed: Option<Observed>,
     cache_drop: Option<CacheDropFacts>,
+    /// The run's blkio throttle, and what it was charged when the timed region started.
+    throttle: Option<(iolab_sut::ThrottleCgroup, Option<iolab_sut::Charged>)>,
+    /// What the throttle was charged over the timed region.
+    charged: Option<iolab_sut::Charged>,
 }
 
 impl Watch {
@@ -154,7 +162,15 @@ impl Watch {
             running: None,
             observed: None,
             cache_drop: None,
+            throttle: None,
+            charged: None,
         }
+    }
+
+    /// The run's device is throttled by this cgroup: count what it is charged over the
+    /// timed region (`throttle.*` metrics, the `throttle-bypassed` check).
+    pub fn throttled(&mut self, cg: iolab_sut::ThrottleCgroup) {
+        self.throttle = Some((cg, None));
     }
 
     /// Caches were dropped before the timed region: what the drop saw, for the checks.
@@ -173,6 +189,9 @@ impl Watch {
 
     /// The timed region starts now (the samplers' origin).
     pub fn start(&mut self) {
+        if let Some((cg, at_start)) = &mut self.throttle {
+            *at_start = cg.charged().ok();
+        }
         self.running = Some(RunMonitor::start(
             &self.opts,
             std::mem::take(&mut self.devices),
@@ -184,6 +203,14 @@ impl Watch {
     pub fn stop(&mut self) {
         if let Some(m) = self.running.take() {
             self.observed = Some(m.stop());
+        }
+        if let Some((cg, Some(a))) = &self.throttle {
+            self.charged = cg.charged().ok().map(|b| iolab_sut::Charged {
+                read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
+                write_bytes: b.write_bytes.saturating_sub(a.write_bytes),
+                reads: b.reads.saturating_sub(a.reads),
+                writes: b.writes.saturating_sub(a.writes),
+            });
         }
     }
 
@@ -201,12 +228,31 @@ impl Watch {
         if let Some(t) = &observed.trace {
             add_trace(rec, t);
         }
+        if let Some(c) = self.charged.take() {
+            add_charged(rec, &c);
+        }
         let facts = RunFacts {
             cache_drop: self.cache_drop.take(),
+            throttle_limits_writes: self
+                .throttle
+                .as_ref()
+                .map(|(cg, _)| cg.limits.limits_writes()),
             ..run_facts(rec, intent, device, &observed)
         };
         rec.findings = findings(intent, &facts);
     }
+}
+
+/// Adds what the blkio throttle was charged over the timed region: `throttle.*` run
+/// metrics (the I/O the limits applied to; see iolab_sut::throttle for what escapes them).
+pub fn add_charged(record: &mut RunRecord, c: &iolab_sut::Charged) {
+    let m = &mut record.metrics;
+    let mut put =
+        |n: &str, v: u64, u: &str| m.push(Metric::new(format!("throttle.{n}"), v as f64, u));
+    put("charged_read_bytes", c.read_bytes, "B");
+    put("charged_write_bytes", c.write_bytes, "B");
+    put("charged_reads", c.reads, "");
+    put("charged_writes", c.writes, "");
 }
 
 /// Adds a block trace to a run record: `trace.*` run metrics, a row of the flowop table
@@ -498,6 +544,8 @@ pub fn run_facts(
         ran_dry: Some(ran_dry),
         ran_dry_ends_thread: None,
         skipped_system: intent.skipped_system.clone(),
+        throttle_limits_writes: None,
+        throttle_charged_write_bytes: metric("throttle.charged_write_bytes").map(|v| v as u64),
         stopping: None,
     }
 }

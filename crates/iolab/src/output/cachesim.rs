@@ -30,6 +30,7 @@ impl Serialize for CachesimReport {
                 "write_bytes": t.write_bytes(),
             })
         };
+        let ns = |secs: f64| (secs * 1e9).round() as u64;
         json!({
             "host": self.host,
             "findings": self.findings,
@@ -63,14 +64,14 @@ impl Serialize for CachesimReport {
                 "cache_device": traffic(&st.cache),
                 "origin_device": traffic(&st.origin),
                 "metadata_bytes": o.metadata_bytes,
-                "service_time_s": {
-                    "cache_device": o.cache_device_s,
-                    "origin_device": o.origin_device_s,
-                    "total": o.service_s(),
+                "service_time": {
+                    "cache_device_ns": ns(o.cache_device_s),
+                    "origin_device_ns": ns(o.origin_device_s),
+                    "total_ns": ns(o.service_s()),
                     "per_request_ns": o.service_us_per_request() * 1e3,
                 },
-                "simulate_s": o.simulate_s,
-                "elapsed_s": o.elapsed_s,
+                "simulate_ns": ns(o.simulate_s),
+                "elapsed_ns": ns(o.elapsed_s),
                 "requests_per_s": o.requests_per_s(),
             },
         })

@@ -1,0 +1,189 @@
+//! `iolab cachesim` and the `cachesim` kind, driven through the binary on small traces whose
+//! results are computed by hand, in each trace format.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{stderr, stdout, Scratch};
+use iolab_tracefile::{BlockRequest, Flags, IolabWriter, Op, TraceInfo};
+use serde_json::Value;
+
+/// An oracleGeneral trace of these object ids (size 4096), next-access indices filled in.
+fn oracle(s: &Scratch, name: &str, ids: &[u64]) -> PathBuf {
+    let mut bytes = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let next = ids[i + 1..]
+            .iter()
+            .position(|x| x == id)
+            .map(|p| (i + 1 + p) as u64);
+        bytes.extend_from_slice(&iolab_tracefile::oracle::encode(i as u32, *id, 4096, next));
+    }
+    let p = s.path().join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn json(s: &Scratch, args: &[&str]) -> Value {
+    let mut a = vec!["cachesim"];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["--json", "--no-db"]);
+    let o = s.run(&a);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn an_oracle_trace_gives_the_hand_computed_counts() {
+    let s = Scratch::new();
+    // 3 objects of cache: 1 2 3 1 4 2 5 1.
+    let t = oracle(&s, "t.oracleGeneral", &[1, 2, 3, 1, 4, 2, 5, 1]);
+    let t = t.to_str().unwrap();
+    let run = |policy: &str| {
+        json(
+            &s,
+            &[t, "--size", "3", "--block-size", "1", "--policy", policy],
+        )
+    };
+    // LRU: 1 2 3 miss, 1 hit, 4 evicts 2, 2 evicts 3, 5 evicts 1, 1 evicts 4: 7 misses.
+    let lru = run("lru");
+    assert_eq!(lru["schema"], "iolab.cachesim/1");
+    assert_eq!(lru["result"]["read_misses"], 7);
+    assert_eq!(lru["result"]["demotions"], 4);
+    assert_eq!(lru["cache"]["sets"], 1);
+    // Belady with the trace's own next-access field: 4 evicts 3, 5 evicts 4 or 2: 5 misses.
+    assert_eq!(run("belady")["result"]["read_misses"], 5);
+    // FIFO: 4 evicts 1, 2 hits, 5 evicts 2, 1 evicts 3: 6 misses.
+    assert_eq!(run("fifo")["result"]["read_misses"], 6);
+    // One set of all blocks is the fully associative cache.
+    let one_set = json(&s, &[t, "--size", "3", "--block-size", "1", "--assoc", "3"]);
+    assert_eq!(one_set["result"], {
+        let mut r = lru["result"].clone();
+        for k in ["simulate_ns", "elapsed_ns", "requests_per_s"] {
+            r[k] = one_set["result"][k].clone();
+        }
+        r
+    });
+}
+
+#[test]
+fn a_block_trace_is_split_into_blocks_and_writes_follow_the_write_policy() {
+    let s = Scratch::new();
+    let p = s.path().join("run.iolt");
+    let mut w = IolabWriter::create(&p, &TraceInfo::default()).unwrap();
+    let req = |offset: u64, len: u32, op: Op| BlockRequest {
+        time_ns: 0,
+        offset,
+        len,
+        latency_ns: None,
+        op,
+        flags: Flags::default(),
+    };
+    // Write 16 KiB at 0 (blocks 0-3), read them back, flush, write 4 KiB at 64 KiB (block 16).
+    w.write(&req(0, 16384, Op::Write)).unwrap();
+    w.write(&req(0, 16384, Op::Read)).unwrap();
+    w.write(&req(0, 0, Op::Flush)).unwrap();
+    w.write(&req(65536, 4096, Op::Write)).unwrap();
+    w.finish().unwrap();
+    let t = p.to_str().unwrap();
+    let run = |wp: &str| {
+        json(
+            &s,
+            &[
+                t,
+                "--size",
+                "32k",
+                "--block-size",
+                "4k",
+                "--write-policy",
+                wp,
+            ],
+        )
+    };
+    let wt = run("write-through");
+    assert_eq!(wt["trace"]["format"], "iolab");
+    let r = &wt["result"];
+    assert_eq!(
+        (r["writes"].clone(), r["reads"].clone()),
+        (5.into(), 4.into())
+    );
+    assert_eq!(r["read_hits"], 4, "the written blocks were allocated");
+    assert_eq!(r["origin_device"]["write_bytes"], 5 * 4096);
+    let wa = run("write-around");
+    assert_eq!(
+        wa["result"]["read_hits"], 0,
+        "write-around does not allocate"
+    );
+    assert_eq!(wa["result"]["promotions"], 4);
+    let wb = run("write-back");
+    assert_eq!(wb["result"]["origin_device"]["write_bytes"], 0);
+    assert_eq!(wb["result"]["cache_device"]["write_bytes"], 5 * 4096);
+    // 8 KiB blocks: the 16 KiB request is 2 blocks.
+    let big = json(&s, &[t, "--size", "32k", "--block-size", "8k"]);
+    assert_eq!(big["result"]["reads"], 2);
+}
+
+#[test]
+fn a_csv_trace_and_the_human_table() {
+    let s = Scratch::new();
+    let t = s.write(
+        "t.csv",
+        "time,obj_id,obj_size,op\n1,7,4096,read\n2,7,4096,read\n3,8,4096,write\n4,9,4096,delete\n",
+    );
+    let o = s.run(&["cachesim", t.to_str().unwrap(), "--size", "8k", "--no-db"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("2 blocks of 4096 B, fully associative; policy lru, write-through"),
+        "{out}"
+    );
+    assert!(out.contains("skipped"), "the delete is skipped: {out}");
+    let j = json(
+        &s,
+        &[t.to_str().unwrap(), "--size", "8k", "--format", "csv"],
+    );
+    assert_eq!(j["result"]["read_hits"], 1);
+    assert_eq!(j["trace"]["skipped"], 1);
+}
+
+#[test]
+fn a_sweep_is_an_experiment_without_a_target_and_each_configuration_runs_once() {
+    let s = Scratch::new();
+    let ids: Vec<u64> = (0..400u64).map(|i| (i * 7919) % 53 + (i % 5) * 3).collect();
+    oracle(&s, "w.oracleGeneral", &ids);
+    let file = s.write(
+        "sweep.toml",
+        "name = \"sweep\"\n[factors]\nassoc = [\"1\", \"16\", \"full\"]\npolicy = [\"lru\", \"clock:m=4,i=4\", \"belady\"]\n\
+         [workload]\ncachesim = { trace = \"w.oracleGeneral\", size = 16, block_size = 1, assoc = \"${assoc}\", policy = \"${policy}\" }\n\
+         [repetitions]\nmetric = \"miss_ratio\"\n",
+    );
+    let o = s.run(&["run", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = s.latest();
+    let configs = e["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 9);
+    let mut miss = std::collections::BTreeMap::new();
+    for c in configs {
+        let note = c["outcome"]["note"].as_str().unwrap_or_default();
+        assert!(note.starts_with("deterministic"), "{note}");
+        assert_eq!(c["outcome"]["converged"], true);
+        let runs = c["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 1, "one run each");
+        let m = runs[0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "miss_ratio")
+            .unwrap();
+        miss.insert(
+            c["label"].as_str().unwrap().to_string(),
+            m["value"].as_f64().unwrap(),
+        );
+    }
+    for p in ["lru", "clock:m=4,i=4"] {
+        assert!(miss["assoc=full policy=belady"] <= miss[&format!("assoc=full policy={p}")]);
+        assert!(miss["assoc=16 policy=belady"] <= miss[&format!("assoc=16 policy={p}")]);
+    }
+    // 16 ways of 16 blocks is one set: the fully associative cache.
+    assert_eq!(miss["assoc=16 policy=lru"], miss["assoc=full policy=lru"]);
+}
