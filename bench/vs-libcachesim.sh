@@ -5,7 +5,8 @@
 # plus SHARDS' error against the exact curve. See bench/README.md.
 #
 # Usage: bench/vs-libcachesim.sh LIBCACHESIM_BUILD [--iolab PATH] [--work DIR] [--pairs N]
-#            [--requests N] [--traces a,b] [--speed-policies LIST] [--quick] [--save FILE]
+#            [--requests N] [--traces a,b] [--speed-policies LIST] [--miss-policies LIST]
+#            [--sections misses,speed,mrc,shards] [--quick] [--save FILE]
 # LIBCACHESIM_BUILD is libCacheSim's cmake build directory (bin/cachesim, bin/distUtil,
 # CMakeCache.txt naming the source). Nothing is built inside the repository: iolab must be
 # built already (target/release/iolab, or --iolab), and the one helper compiled here (a
@@ -29,6 +30,7 @@ SPEED_POLICIES="lru,fifo,clock,arc,s3fifo"
 MISS_POLICIES="lru,fifo,clock,arc,lfu,2q,s3fifo,sieve,belady"
 SAVE=""
 QUICK=0
+SECTIONS="misses,speed,mrc,shards"
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -40,8 +42,9 @@ while [ $# -gt 0 ]; do
         --speed-policies) SPEED_POLICIES=$2; shift 2 ;;
         --miss-policies) MISS_POLICIES=$2; shift 2 ;;
         --save) SAVE=$2; shift 2 ;;
+        --sections) SECTIONS=$2; shift 2 ;;
         --quick) QUICK=1; shift ;;
-        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [ -z "$LCS" ] || die "one libCacheSim build directory, please"; LCS=$1; shift ;;
     esac
@@ -144,12 +147,14 @@ lcs_sim() { # TRACE POLICY BLOCKS (libCacheSim writes TRACE.cachesim into the cw
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 save() { [ -z "$SAVE" ] || echo "$1" >> "$SAVE"; }
+section() { case ",$SECTIONS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 echo "# iolab vs libCacheSim — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# iolab: $IOLAB; libCacheSim: $LCS ($(git -C "$LCS_SRC" rev-parse --short HEAD 2>/dev/null || echo 'source without git'))"
 echo "# traces: ${REQUESTS} requests each; cache sizes 1 % and 10 % of the objects"
 
 # --- miss counts ----------------------------------------------------------------------------
+if section misses; then
 echo
 echo "## Miss counts (fully associative, one object per block)"
 printf '%-5s %-9s %9s %-7s %12s %12s  %s\n' trace objects size policy libCacheSim iolab check
@@ -171,8 +176,10 @@ for t in ${TRACES//,/ }; do
     done
 done
 echo "mismatches: $mismatches"
+fi
 
 # --- speed ----------------------------------------------------------------------------------
+if section speed; then
 echo
 echo "## Speed: CPU seconds (user + sys) per run, $PAIRS interleaved pairs, medians"
 echo "## (whole processes: reading the trace, building the cache, simulating)"
@@ -200,8 +207,10 @@ for t in ${TRACES//,/ }; do
         done
     done
 done
+fi
 
 # --- miss-ratio curves ----------------------------------------------------------------------
+if section mrc; then
 echo
 echo "## Exact LRU miss-ratio curve: libCacheSim's distUtil stack_dist vs iolab cachesim mrc"
 printf '%-5s %10s %10s %8s %11s %11s %8s\n' trace lcs_cpu_s iolab_cpu_s ratio lcs_rss_MiB iolab_rss_MiB ratio
@@ -223,12 +232,18 @@ for t in ${TRACES//,/ }; do
         "$(echo "$ir" | awk '{ print $1 / 1024 }')" "$(echo "$lr $ir" | awk '{ print $1 / $2 }')"
     save "{\"kind\":\"mrc\",\"trace\":\"$t\",\"libcachesim_cpu_s\":$lc,\"iolab_cpu_s\":$ic,\"libcachesim_rss_kib\":$lr,\"iolab_rss_kib\":$ir}"
 done
+fi
 
+if section shards; then
 echo
 echo "## SHARDS against the exact curve (100 sizes up to the object count)"
 printf '%-5s %-14s %10s %10s %12s\n' trace sampling cpu_s rss_MiB MAE
 for t in ${TRACES//,/ }; do
     f=$(trace_path "$t")
+    if [ ! -s "$WORK/exact-$t.csv" ]; then
+        timed "$IOLAB" cachesim mrc "$f" --format csv --points 100 --max-size "${OBJECTS[$t]}" > /dev/null
+        cp "$WORK/out" "$WORK/exact-$t.csv"
+    fi
     for mode in "--shards 0.01" "--shards 0.001" "--shards-blocks 8K"; do
         wait_lock
         # shellcheck disable=SC2086
@@ -240,5 +255,6 @@ for t in ${TRACES//,/ }; do
         save "{\"kind\":\"shards\",\"trace\":\"$t\",\"mode\":\"${mode#--}\",\"cpu_s\":$c,\"rss_kib\":$r,\"mae\":$mae}"
     done
 done
+fi
 echo
 echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

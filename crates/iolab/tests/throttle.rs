@@ -110,7 +110,10 @@ fn bad_throttles_and_caches_are_located() {
         ),
         (
             "throttle = { iops = 10 }",
-            vec!["bad.toml:5:", "`sut.throttle.iops`: unknown field `iops`, expected one of `read_iops`"],
+            vec![
+                "bad.toml:5:",
+                "`sut.throttle.iops`: unknown field `iops`, expected one of `read_iops`",
+            ],
         ),
         (
             "cache = { kind = \"bcache\", size = \"1G\", mode = \"write-back\" }",
@@ -132,7 +135,9 @@ fn bad_throttles_and_caches_are_located() {
     }
     // This machine's kernel: device-mapper and bcache are reported where they are named.
     let misc = std::fs::read_to_string("/proc/misc").unwrap_or_default();
-    let no_dm = !misc.lines().any(|l| l.split_whitespace().nth(1) == Some("device-mapper"));
+    let no_dm = !misc
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some("device-mapper"));
     let no_bcache = !std::path::Path::new("/sys/fs/bcache").exists();
     for (kind, absent, says) in [
         ("dm-cache", no_dm, "has no device-mapper"),

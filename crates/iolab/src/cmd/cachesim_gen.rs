@@ -118,6 +118,10 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         args.seed,
         args.out.display()
     );
+    let n = args.out.to_string_lossy();
+    if !(n.ends_with(".oracleGeneral") || n.ends_with(".oracleGeneral.bin")) {
+        say!("note: name it *.oracleGeneral.bin for the other commands to recognize its format, or give them --format oracleGeneral");
+    }
     Ok(())
 }
 
