@@ -295,6 +295,8 @@ pub struct PlanFacts {
     pub is_loop: Option<bool>,
     /// For a loop device: it will be attached with direct I/O (`direct_io` of a loop image).
     pub loop_direct_io: Option<bool>,
+    /// `sut.throttle` limits writes (`Some(false)`: throttled, reads only).
+    pub throttle_limits_writes: Option<bool>,
 }
 
 impl PlanFacts {
@@ -322,6 +324,7 @@ impl PlanFacts {
             dirty_expire_centisecs: self.dirty_expire_centisecs,
             dirty_writeback_centisecs: self.dirty_writeback_centisecs,
             interval_ns: self.interval_ns,
+            throttle_limits_writes: self.throttle_limits_writes,
             ..RunFacts::default()
         }
     }

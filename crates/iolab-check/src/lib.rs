@@ -166,9 +166,15 @@ mod tests {
             .collect();
         assert_eq!(
             pre,
-            ["cache-fit", "sync-not-durable", "short-run", "loop-cached"]
-                .map(String::from)
-                .into()
+            [
+                "cache-fit",
+                "sync-not-durable",
+                "short-run",
+                "loop-cached",
+                "throttle-bypassed"
+            ]
+            .map(String::from)
+            .into()
         );
         assert_eq!(doc_pre_run_ids(&doc()), pre);
     }

@@ -31,21 +31,22 @@ pub struct CacheCgroup {
 impl CacheCgroup {
     /// Move one thread in (by TID).
     pub fn add_thread(&self, tid: i32) -> Result<()> {
-        let p = self.path.join("tasks");
-        util::write_value(&p, &tid.to_string()).map_err(|e| Error::io("write", p, e))
+        add_thread(&self.path, tid)
     }
 
     /// Move a whole process in (all its threads).
     pub fn add_process(&self, pid: u32) -> Result<()> {
-        let p = self.path.join("cgroup.procs");
-        util::write_value(&p, &pid.to_string()).map_err(|e| Error::io("write", p, e))
+        add_process(&self.path, pid)
     }
 
     /// Move the calling thread in.
     pub fn add_current_thread(&self) -> Result<()> {
-        // SAFETY: gettid has no failure mode.
-        let tid = unsafe { libc::gettid() };
-        self.add_thread(tid)
+        add_current_thread(&self.path)
+    }
+
+    /// TIDs in it.
+    pub fn tasks(&self) -> Result<Vec<i32>> {
+        read_tasks(&self.path)
     }
 
     /// `memory.usage_in_bytes`.
@@ -57,11 +58,30 @@ impl CacheCgroup {
     pub fn max_usage_bytes(&self) -> Result<u64> {
         read_u64(&self.path.join("memory.max_usage_in_bytes"))
     }
+}
 
-    /// TIDs in it.
-    pub fn tasks(&self) -> Result<Vec<i32>> {
-        read_tasks(&self.path)
-    }
+/// Move one thread (by TID) into the v1 cgroup `dir`.
+pub(crate) fn add_thread(dir: &Path, tid: i32) -> Result<()> {
+    let p = dir.join("tasks");
+    util::write_value(&p, &tid.to_string()).map_err(|e| Error::io("write", p, e))
+}
+
+/// Move a whole process (all its threads) into the v1 cgroup `dir`.
+pub(crate) fn add_process(dir: &Path, pid: u32) -> Result<()> {
+    let p = dir.join("cgroup.procs");
+    util::write_value(&p, &pid.to_string()).map_err(|e| Error::io("write", p, e))
+}
+
+/// Move the calling thread into the v1 cgroup `dir`.
+pub(crate) fn add_current_thread(dir: &Path) -> Result<()> {
+    // SAFETY: gettid has no failure mode.
+    let tid = unsafe { libc::gettid() };
+    add_thread(dir, tid)
+}
+
+/// TIDs in the v1 cgroup `dir`.
+pub(crate) fn tasks_of(dir: &Path) -> Result<Vec<i32>> {
+    read_tasks(dir)
 }
 
 fn read_u64(p: &Path) -> Result<u64> {
@@ -139,11 +159,6 @@ pub(crate) fn set_limit(path: &Path, bytes: u64) -> Result<u64> {
     let p = path.join("memory.limit_in_bytes");
     util::write_value(&p, &bytes.to_string()).map_err(|e| Error::io("write", &p, e))?;
     read_u64(&p)
-}
-
-/// `tasks` of a cgroup directory.
-pub(crate) fn tasks_of(dir: &Path) -> Result<Vec<i32>> {
-    read_tasks(dir)
 }
 
 /// Undo: move the tasks to the parent and remove the directory.

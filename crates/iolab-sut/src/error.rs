@@ -100,8 +100,9 @@ pub enum Error {
         sampled_files: u64,
     },
 
-    /// The v1 memory cgroup controller is not usable.
-    #[error("memory cgroup unavailable: {reason}")]
+    /// A v1 cgroup controller iolab needs (memory for `cache_limit`, blkio for `throttle`)
+    /// is not usable; the reason names which.
+    #[error("cgroup unavailable: {reason}")]
     CgroupUnavailable {
         /// Why, with advice.
         reason: String,

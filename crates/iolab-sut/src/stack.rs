@@ -227,7 +227,7 @@ pub fn validate(spec: &CacheSpec, errors: &mut Vec<SpecError>) -> Option<Stacked
             let device = device_of(sz, device, errors);
             let block = size("cache.block_size", block_size, errors);
             if let Some(b) = block {
-                if !(32 << 10..=1 << 30).contains(&b) || b % (32 << 10) != 0 {
+                if !(32 << 10..=1 << 30).contains(&b) || !b.is_multiple_of(32 << 10) {
                     errors.push(SpecError::value(
                         "cache.block_size",
                         format!(

@@ -85,21 +85,17 @@ pub struct ThrottleCgroup {
 impl ThrottleCgroup {
     /// Move one thread in (by TID).
     pub fn add_thread(&self, tid: i32) -> Result<()> {
-        let p = self.path.join("tasks");
-        util::write_value(&p, &tid.to_string()).map_err(|e| Error::io("write", p, e))
+        cgroup::add_thread(&self.path, tid)
     }
 
     /// Move a whole process in (all its threads).
     pub fn add_process(&self, pid: u32) -> Result<()> {
-        let p = self.path.join("cgroup.procs");
-        util::write_value(&p, &pid.to_string()).map_err(|e| Error::io("write", p, e))
+        cgroup::add_process(&self.path, pid)
     }
 
     /// Move the calling thread in.
     pub fn add_current_thread(&self) -> Result<()> {
-        // SAFETY: gettid has no failure mode.
-        let tid = unsafe { libc::gettid() };
-        self.add_thread(tid)
+        cgroup::add_current_thread(&self.path)
     }
 
     /// TIDs in it.

@@ -4,11 +4,14 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use common::*;
-use iolab_sut::{drop_caches, ThrottleCgroup};
+use iolab_sut::{drop_caches, recover_path, Sut, SutOptions, ThrottleCgroup};
+
+const CHILD_ENV: &str = "IOLAB_SUT_THROTTLE_CHILD";
 
 /// Run `cmd` in a shell that first moves itself into the cgroup.
 fn in_cgroup(cg: &ThrottleCgroup, cmd: &str) {
@@ -148,5 +151,67 @@ fn dropped_session_removes_the_throttle() {
     assert!(!Path::new(&path).exists(), "{}", path.display());
     let own = std::fs::read_to_string("/proc/thread-self/cgroup").unwrap();
     assert!(!own.contains(iolab_sut::NAME_PREFIX), "{own}");
+    s.assert_clean();
+}
+
+/// The child of `killed_session_leaves_no_throttle_after_recover`: prepares a throttled run,
+/// joins its cgroup, says so, and waits to be killed.
+#[test]
+#[ignore = "child half of killed_session_leaves_no_throttle_after_recover, which runs it"]
+fn throttle_child() {
+    let Some(dir) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let sut = Sut::open(SutOptions::under(&dir)).unwrap();
+    let plan = spec(
+        r#"{"target":{"kind":"loop_image","size":"64M"},"fs":{"kind":"ext4"},
+            "throttle":{"write_iops":5000}}"#,
+    )
+    .validate()
+    .unwrap();
+    let run = sut.prepare(&plan).unwrap();
+    let cg = run.throttle.as_ref().unwrap();
+    cg.add_current_thread().unwrap();
+    std::fs::write(dir.join("ready"), cg.path.to_str().unwrap()).unwrap();
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// SIGKILL with the cgroup populated: `recover` moves nothing it does not own, removes
+/// the blkio cgroup (the dead task has left it) with the rest of the run.
+#[test]
+#[ignore = "needs root: loop devices, mounts, blkio cgroups"]
+fn killed_session_leaves_no_throttle_after_recover() {
+    let _hang = iolab_testkit::timeout(300);
+    require_root();
+    let s = Scratch::new("throttle-kill");
+    let mut child = iolab_testkit::child_half("throttle_child")
+        .env(CHILD_ENV, &s.dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = s.dir.join("ready");
+    let t0 = Instant::now();
+    while !ready.exists() || std::fs::read_to_string(&ready).unwrap().is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the child never got ready"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "child died");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let cg = PathBuf::from(std::fs::read_to_string(&ready).unwrap());
+    assert!(cg.is_dir());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(cg.is_dir(), "a killed session leaves its cgroup");
+    let report = recover_path(&s.journal()).unwrap();
+    assert!(report.failures().next().is_none(), "{report:?}");
+    assert!(!cg.exists(), "recover removed {}", cg.display());
+    std::fs::remove_file(&ready).unwrap();
     s.assert_clean();
 }

@@ -14,7 +14,7 @@ pub const MAX_BLOCK_SIZE: u64 = 1 << 30;
 
 /// Check a block size: a multiple of 512 from 512 B to 1 GiB.
 pub fn check_block_size(bs: u64) -> Result<u64, String> {
-    if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&bs) || bs % MIN_BLOCK_SIZE != 0 {
+    if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&bs) || !bs.is_multiple_of(MIN_BLOCK_SIZE) {
         return Err(format!(
             "block size {bs}: expected a multiple of 512 bytes from 512 to 1073741824 (1 GiB)"
         ));

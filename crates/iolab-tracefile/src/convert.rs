@@ -184,7 +184,6 @@ pub fn convert(
             let (file, n) = out.finish().map_err(&w)?;
             s.written = n;
             s.distinct_objects = Some(fill_next_access(&file, &tmp)?);
-            file.sync_all().map_err(&w)?;
         }
         Format::Csv(_) => {
             let mut out = CsvWriter::create(&tmp)?;

@@ -60,6 +60,13 @@ fn throttled_runs_store_what_the_limits_applied_to() {
     let charged = metric(&direct, "throttle.charged_write_bytes").expect("charged bytes");
     assert!(charged >= (48 << 20) as f64, "{charged}");
     assert!(finding(&direct, "throttle-bypassed").is_none(), "{direct}");
+    let v = s.latest();
+    let env = &v["configs"][0]["runs"][0]["environment"]["sut"]["throttle"];
+    assert_eq!(env["limits"]["write_bps"], 512u64 << 20, "{env}");
+    assert!(
+        env["device"].as_str().is_some_and(|d| d.starts_with("7:")),
+        "{env}"
+    );
 
     // Buffered writes with no sync of their own, and dirty limits so low that the kernel's
     // flusher writes nearly all of them back while the run goes on (the writer waits in
@@ -152,4 +159,31 @@ fn bad_throttles_and_caches_are_located() {
         assert!(err.contains(expect), "{err}");
         assert!(!s.db().exists(), "nothing stored");
     }
+}
+
+/// Before running: a throttled workload that writes buffered and syncs nothing is told
+/// that its writes will pass the limits.
+#[test]
+fn check_predicts_unthrottled_writeback() {
+    let s = Scratch::new();
+    let f = s.write(
+        "fs.toml",
+        "name = \"x\"\n[sut]\ntarget = { kind = \"loop_image\", size = \"2G\" }\n\
+         fs = { kind = \"ext4\" }\nthrottle = { write_bps = \"100M\" }\n\
+         [workload]\nbuiltin = \"fileserver\"\n",
+    );
+    let o = s.run(&["check", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = common::stdout(&o) + &stderr(&o);
+    assert!(out.contains("warning [throttle-bypassed]"), "{out}");
+    // Reads only: nothing to say.
+    let f = s.write(
+        "read.toml",
+        "name = \"x\"\n[sut]\ntarget = { kind = \"loop_image\", size = \"256M\" }\n\
+         fs = { kind = \"ext4\" }\nthrottle = { write_bps = \"100M\" }\n\
+         [workload]\nmicro = { access = \"read\", size = \"8m\" }\n",
+    );
+    let o = s.run(&["check", f.to_str().unwrap()]);
+    let out = common::stdout(&o) + &stderr(&o);
+    assert!(!out.contains("throttle-bypassed"), "{out}");
 }

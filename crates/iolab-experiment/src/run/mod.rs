@@ -1088,6 +1088,8 @@ fn run_environment(config: &ConfigPlan, p: &Prepared) -> Value {
             "direct_io": p.direct_io,
             "tunables": tunables,
             "cache_limit_bytes": p.cgroup.as_ref().map(|c| c.limit_bytes),
+            // The device the blkio limits are on (a partition's disk) and the limits.
+            "throttle": p.throttle.as_ref().map(|t| json!({ "device": t.dev, "limits": t.limits })),
             "spec": serde_json::to_value(&config.sut_spec).unwrap_or(Value::Null),
         },
     })

@@ -79,5 +79,6 @@ fn plan_facts(plan: &ExperimentPlan, c: &ConfigPlan) -> PlanFacts {
         device_name: None,
         is_loop,
         loop_direct_io,
+        throttle_limits_writes: c.sut.throttle.map(|t| t.limits_writes()),
     }
 }
