@@ -165,7 +165,7 @@ pub fn run(args: MrcArgs) -> Result<(), CliError> {
     let max = args.max_size.unwrap_or_else(|| mrc.max_size().max(1));
     let sizes = even_sizes(max, args.points);
     let curve = mrc.curve(&sizes);
-    output(&args, &format.name(), &mode, &mrc, &curve, bytes, elapsed)
+    output(&args, format.name(), &mode, &mrc, &curve, bytes, elapsed)
 }
 
 fn output(
