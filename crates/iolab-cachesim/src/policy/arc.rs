@@ -13,9 +13,9 @@
 //!   and the request hit B2), or when T2 is empty; otherwise the LRU block of T2 into B2.
 
 use super::ghost::Ghosts;
+use super::queues::TwoQueues;
 use super::Policy;
 use crate::cache::Geometry;
-use crate::list::Lists;
 use crate::Request;
 
 const T1: usize = 0;
@@ -36,12 +36,8 @@ pub struct Arc {
     cap: usize,
     /// Per set: the target size of T1.
     p: Vec<f64>,
-    /// Per set: |T1|, |T2|.
-    len: Vec<[u32; 2]>,
     /// T1 and T2 of every set over the cache's slots.
-    lists: Lists,
-    /// T1 or T2, per slot.
-    which: Vec<u8>,
+    q: TwoQueues,
     ghosts: Ghosts,
     found: Found,
     /// The id in each slot (tests look inside).
@@ -56,9 +52,7 @@ impl Arc {
         Arc {
             cap: g.ways as usize,
             p: vec![0.0; sets],
-            len: vec![[0; 2]; sets],
-            lists: Lists::new(2 * sets, g.blocks as usize),
-            which: vec![0; g.blocks as usize],
+            q: TwoQueues::new(sets, g.blocks as usize),
             // |B1| + |B2| never exceeds the ways of a set.
             ghosts: Ghosts::new(sets, 2, g.blocks as usize),
             found: Found::Nowhere,
@@ -72,29 +66,15 @@ impl Arc {
         self.p[set]
     }
 
-    #[inline(always)]
-    fn push(&mut self, set: usize, list: usize, slot: u32) {
-        self.lists.push_front(2 * set + list, slot);
-        self.which[slot as usize] = list as u8;
-        self.len[set][list] += 1;
-    }
-
-    #[inline(always)]
-    fn pop(&mut self, set: usize, list: usize) -> u32 {
-        self.len[set][list] -= 1;
-        self.lists.pop_back(2 * set + list)
-    }
-
     /// REPLACE: the LRU block of T1 or T2 becomes a ghost in B1 or B2.
     #[inline(always)]
     fn replace(&mut self, set: usize, ids: &[u64]) -> u32 {
-        let t1 = self.len[set][T1];
+        let [t1, t2] = self.q.lens(set);
         let t1f = f64::from(t1);
         let p = self.p[set];
-        let from_t1 = (t1 > 0 && (t1f > p || (t1f == p && self.found == Found::B2)))
-            || self.len[set][T2] == 0;
+        let from_t1 = (t1 > 0 && (t1f > p || (t1f == p && self.found == Found::B2))) || t2 == 0;
         let (list, ghost) = if from_t1 { (T1, B1) } else { (T2, B2) };
-        let slot = self.pop(set, list);
+        let slot = self.q.pop(set, list);
         self.ghosts.push(set, ghost, ids[slot as usize]);
         slot
     }
@@ -103,12 +83,10 @@ impl Arc {
 impl Policy for Arc {
     #[inline(always)]
     fn hit(&mut self, set: usize, slot: u32, _: &Request) {
-        if self.which[slot as usize] as usize == T1 {
-            self.lists.unlink(2 * set + T1, slot);
-            self.len[set][T1] -= 1;
-            self.push(set, T2, slot);
+        if self.q.which(slot) == T1 {
+            self.q.move_to(set, slot, T2);
         } else {
-            self.lists.move_to_front(2 * set + T2, slot);
+            self.q.to_front(set, slot);
         }
     }
 
@@ -139,8 +117,7 @@ impl Policy for Arc {
             return self.replace(set, ids);
         }
         // Case IV of the paper, trimming the ghosts only now that the set is full.
-        let t1 = self.len[set][T1] as usize;
-        let t2 = self.len[set][T2] as usize;
+        let [t1, t2] = self.q.lens(set).map(|n| n as usize);
         let b1 = self.ghosts.len(set, B1);
         let b2 = self.ghosts.len(set, B2);
         if t1 + b1 + 1 > self.cap {
@@ -148,7 +125,7 @@ impl Policy for Arc {
                 self.ghosts.drop_back(set, B1);
                 self.replace(set, ids)
             } else {
-                self.pop(set, T1)
+                self.q.pop(set, T1)
             }
         } else {
             if t1 + b1 + t2 + b2 >= 2 * self.cap && b2 > 0 {
@@ -166,21 +143,15 @@ impl Policy for Arc {
         }
         let list = if self.found == Found::Nowhere { T1 } else { T2 };
         self.found = Found::Nowhere;
-        self.push(set, list, slot);
+        self.q.push(set, list, slot);
     }
 
     fn remove(&mut self, set: usize, slot: u32) {
-        let list = self.which[slot as usize] as usize;
-        self.lists.unlink(2 * set + list, slot);
-        self.len[set][list] -= 1;
+        self.q.remove(set, slot);
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.lists.bytes()
-            + self.which.len()
-            + 8 * self.p.len()
-            + 8 * self.len.len()
-            + self.ghosts.bytes()
+        self.q.bytes() + 8 * self.p.len() + self.ghosts.bytes()
     }
 }
 
@@ -188,7 +159,6 @@ impl Policy for Arc {
 mod tests {
     use super::*;
     use crate::cache::Cache;
-    use crate::list::NIL;
     use crate::policy::probe::{self, run};
     use crate::testutil::{misses, reads};
 
@@ -199,13 +169,10 @@ mod tests {
     /// The ids of resident list `list`, most recent first.
     fn ids(c: &Cache<Arc>, list: usize) -> Vec<u64> {
         let a = c.policy();
-        let mut out = Vec::new();
-        let mut n = a.lists.front(list);
-        while n != NIL {
-            out.push(a.keys[n as usize]);
-            n = a.lists.next(n);
-        }
-        out
+        a.q.slots(0, list)
+            .iter()
+            .map(|&n| a.keys[n as usize])
+            .collect()
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod lfu;
 mod lru;
 #[cfg(test)]
 mod probe;
+mod queues;
 mod s3fifo;
 mod sieve;
 mod slru;

@@ -21,9 +21,9 @@
 //! admits every block.
 
 use super::ghost::Ghosts;
+use super::queues::TwoQueues;
 use super::Policy;
 use crate::cache::Geometry;
-use crate::list::Lists;
 use crate::Request;
 
 const S: usize = 0;
@@ -34,10 +34,8 @@ pub struct S3Fifo {
     m_cap: u32,
     g_cap: usize,
     promote: u32,
-    /// Per set: |S|, |M|.
-    len: Vec<[u32; 2]>,
-    lists: Lists,
-    which: Vec<u8>,
+    /// S and M of every set.
+    q: TwoQueues,
     freq: Vec<u32>,
     ghosts: Ghosts,
     ghost_hit: bool,
@@ -55,35 +53,24 @@ impl S3Fifo {
             m_cap: (w - s_cap) as u32,
             g_cap,
             promote,
-            len: vec![[0; 2]; sets],
-            lists: Lists::new(2 * sets, g.blocks as usize),
-            which: vec![0; g.blocks as usize],
+            q: TwoQueues::new(sets, g.blocks as usize),
             freq: vec![0; g.blocks as usize],
             ghosts: Ghosts::new(sets, 1, g_cap * sets),
             ghost_hit: false,
         }
     }
 
-    #[inline(always)]
-    fn push(&mut self, set: usize, list: usize, slot: u32) {
-        self.lists.push_front(2 * set + list, slot);
-        self.which[slot as usize] = list as u8;
-        self.len[set][list] += 1;
-    }
-
     /// Evicts from `M`: reinserts blocks that were hit, returns the first that was not.
     #[inline(always)]
     fn evict_main(&mut self, set: usize) -> u32 {
-        let l = 2 * set + M;
         loop {
-            let slot = self.lists.pop_back(l);
+            let slot = self.q.pop(set, M);
             let f = self.freq[slot as usize];
             if f == 0 {
-                self.len[set][M] -= 1;
                 return slot;
             }
             self.freq[slot as usize] = f.min(3) - 1;
-            self.lists.push_front(l, slot);
+            self.q.push(set, M, slot);
         }
     }
 
@@ -91,12 +78,11 @@ impl S3Fifo {
     /// (after remembering it in `G`), or `None` when `S` ran empty.
     #[inline(always)]
     fn evict_small(&mut self, set: usize, ids: &[u64]) -> Option<u32> {
-        while self.len[set][S] > 0 {
-            let slot = self.lists.pop_back(2 * set + S);
-            self.len[set][S] -= 1;
+        while self.q.len(set, S) > 0 {
+            let slot = self.q.pop(set, S);
             if self.freq[slot as usize] >= self.promote {
                 self.freq[slot as usize] = 0;
-                self.push(set, M, slot);
+                self.q.push(set, M, slot);
             } else {
                 if self.g_cap > 0 {
                     while self.ghosts.len(set, 0) >= self.g_cap {
@@ -127,7 +113,7 @@ impl Policy for S3Fifo {
     #[inline(always)]
     fn evict(&mut self, set: usize, _: &Request, ids: &[u64]) -> u32 {
         loop {
-            let [s, m] = self.len[set];
+            let [s, m] = self.q.lens(set);
             if m > self.m_cap || s == 0 {
                 return self.evict_main(set);
             }
@@ -142,21 +128,15 @@ impl Policy for S3Fifo {
         let list = if self.ghost_hit { M } else { S };
         self.ghost_hit = false;
         self.freq[slot as usize] = 0;
-        self.push(set, list, slot);
+        self.q.push(set, list, slot);
     }
 
     fn remove(&mut self, set: usize, slot: u32) {
-        let list = self.which[slot as usize] as usize;
-        self.lists.unlink(2 * set + list, slot);
-        self.len[set][list] -= 1;
+        self.q.remove(set, slot);
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.lists.bytes()
-            + self.which.len()
-            + 4 * self.freq.len()
-            + 8 * self.len.len()
-            + self.ghosts.bytes()
+        self.q.bytes() + 4 * self.freq.len() + self.ghosts.bytes()
     }
 }
 
@@ -185,14 +165,14 @@ mod tests {
         assert_eq!(run(&mut c, &[1, 1, 2, 2, 3]), "hhhhh");
         // 21: M is empty → evict from S: 1 and 2 (2 hits) move to M, 3 (1 hit) leaves into G.
         assert_eq!(run(&mut c, &[21]), "m");
-        assert_eq!(c.policy().len[0], [18, 2]);
+        assert_eq!(c.policy().q.lens(0), [18, 2]);
         assert_eq!(c.policy().ghosts.ids(0, 0), [3]);
         // 3 returns: a ghost hit → M; S's oldest (4, never hit) leaves into G.
         assert_eq!(run(&mut c, &[3]), "m");
-        assert_eq!(c.policy().len[0], [17, 3]);
+        assert_eq!(c.policy().q.lens(0), [17, 3]);
         assert_eq!(c.policy().ghosts.ids(0, 0), [4]);
         assert_eq!(run(&mut c, &[1, 2, 3, 4]), "hhhm");
-        assert_eq!(c.policy().len[0], [16, 4]);
+        assert_eq!(c.policy().q.lens(0), [16, 4]);
     }
 
     #[test]
@@ -205,7 +185,7 @@ mod tests {
         }
         // 21: 1..18 (2 hits) move to M, 19 leaves into G; S = [21, 20].
         assert_eq!(run(&mut c, &[21]), "m");
-        assert_eq!(c.policy().len[0], [2, 18]);
+        assert_eq!(c.policy().q.lens(0), [2, 18]);
         // 1 (M's oldest) is hit 4 times, 21 twice.
         assert_eq!(run(&mut c, &[1, 1, 1, 1, 21, 21]), "hhhhhh");
         // 23: S's oldest 20 (no hit) leaves into G.
@@ -213,11 +193,11 @@ mod tests {
         assert_eq!(c.policy().ghosts.ids(0, 0), [20, 19]);
         // 24: 21 (2 hits) moves to M (19 > 18), 23 leaves into G.
         assert_eq!(run(&mut c, &[24]), "m");
-        assert_eq!(c.policy().len[0], [1, 19]);
+        assert_eq!(c.policy().q.lens(0), [1, 19]);
         // 25: M is over its share → 1 (counter 4) goes back with counter 2, 2 (counter 0,
         // reset when it moved to M) is evicted without a ghost.
         assert_eq!(run(&mut c, &[25]), "m");
-        assert_eq!(c.policy().len[0], [2, 18]);
+        assert_eq!(c.policy().q.lens(0), [2, 18]);
         // 2 is not a ghost: it re-enters S, pushing S's oldest (24) into G.
         assert_eq!(run(&mut c, &[1, 3, 2]), "hhm");
         assert_eq!(c.policy().ghosts.ids(0, 0), [24, 23, 20, 19]);

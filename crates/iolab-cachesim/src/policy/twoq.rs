@@ -12,9 +12,9 @@
 //! block re-enters `A1in`.
 
 use super::ghost::Ghosts;
+use super::queues::TwoQueues;
 use super::Policy;
 use crate::cache::Geometry;
-use crate::list::Lists;
 use crate::Request;
 
 const AIN: usize = 0;
@@ -25,10 +25,8 @@ pub struct TwoQ {
     kin: u32,
     kout: usize,
     am_cap: u32,
-    /// Per set: |A1in|, |Am|.
-    len: Vec<[u32; 2]>,
-    lists: Lists,
-    which: Vec<u8>,
+    /// A1in and Am of every set.
+    q: TwoQueues,
     aout: Ghosts,
     ghost_hit: bool,
 }
@@ -44,26 +42,18 @@ impl TwoQ {
             kin: kin as u32,
             kout,
             am_cap: (w - kin) as u32,
-            len: vec![[0; 2]; sets],
-            lists: Lists::new(2 * sets, g.blocks as usize),
-            which: vec![0; g.blocks as usize],
+            q: TwoQueues::new(sets, g.blocks as usize),
             aout: Ghosts::new(sets, 1, kout * sets),
             ghost_hit: false,
         }
-    }
-
-    #[inline(always)]
-    fn pop(&mut self, set: usize, list: usize) -> u32 {
-        self.len[set][list] -= 1;
-        self.lists.pop_back(2 * set + list)
     }
 }
 
 impl Policy for TwoQ {
     #[inline(always)]
     fn hit(&mut self, set: usize, slot: u32, _: &Request) {
-        if self.which[slot as usize] as usize == AM {
-            self.lists.move_to_front(2 * set + AM, slot);
+        if self.q.which(slot) == AM {
+            self.q.to_front(set, slot);
         }
     }
 
@@ -75,9 +65,9 @@ impl Policy for TwoQ {
 
     #[inline(always)]
     fn evict(&mut self, set: usize, _: &Request, ids: &[u64]) -> u32 {
-        let [ain, am] = self.len[set];
+        let [ain, am] = self.q.lens(set);
         if ain > self.kin || am == 0 {
-            let slot = self.pop(set, AIN);
+            let slot = self.q.pop(set, AIN);
             if self.kout > 0 {
                 while self.aout.len(set, 0) >= self.kout {
                     self.aout.drop_back(set, 0);
@@ -86,7 +76,7 @@ impl Policy for TwoQ {
             }
             slot
         } else {
-            self.pop(set, AM)
+            self.q.pop(set, AM)
         }
     }
 
@@ -94,19 +84,15 @@ impl Policy for TwoQ {
     fn insert(&mut self, set: usize, slot: u32, _: &Request) {
         let list = if self.ghost_hit { AM } else { AIN };
         self.ghost_hit = false;
-        self.lists.push_front(2 * set + list, slot);
-        self.which[slot as usize] = list as u8;
-        self.len[set][list] += 1;
+        self.q.push(set, list, slot);
     }
 
     fn remove(&mut self, set: usize, slot: u32) {
-        let list = self.which[slot as usize] as usize;
-        self.lists.unlink(2 * set + list, slot);
-        self.len[set][list] -= 1;
+        self.q.remove(set, slot);
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.lists.bytes() + self.which.len() + 8 * self.len.len() + self.aout.bytes()
+        self.q.bytes() + self.aout.bytes()
     }
 }
 
@@ -135,7 +121,7 @@ mod tests {
         // 1 hits A1out: A1in's oldest (2) goes to A1out, 1 enters Am.
         assert_eq!(run(&mut c, &[1]), "m");
         assert_eq!(c.policy().aout.ids(0, 0), [2]);
-        assert_eq!(c.policy().len[0], [3, 1]);
+        assert_eq!(c.policy().q.lens(0), [3, 1]);
         assert_eq!(run(&mut c, &[1]), "h");
         // 6, 7, 8: A1in's oldest (3, 4, 5) go to A1out, which keeps 2 ids.
         assert_eq!(run(&mut c, &[6, 7, 8]), "mmm");
@@ -143,7 +129,7 @@ mod tests {
         // 4 hits A1out → 6 goes to A1out, 4 enters Am.
         assert_eq!(run(&mut c, &[4]), "m");
         assert_eq!(c.policy().aout.ids(0, 0), [6, 5]);
-        assert_eq!(c.policy().len[0], [2, 2]);
+        assert_eq!(c.policy().q.lens(0), [2, 2]);
         // 9: |A1in| = 2 > 1 → 7 out (5 forgotten); 1 and 4 still hit in Am.
         assert_eq!(run(&mut c, &[9, 1, 4]), "mhh");
         assert_eq!(c.policy().aout.ids(0, 0), [7, 6]);
@@ -158,7 +144,7 @@ mod tests {
         // Am; 2 → 4 out, 2 in Am: A1in = [6, 5] (= kin), Am = [2, 1].
         let mut c = cache(full(4), TwoQ::new(full(4), 0.5, 0.5));
         assert_eq!(run(&mut c, &[1, 2, 3, 4, 5, 6, 1, 2]), "mmmmmmmm");
-        assert_eq!(c.policy().len[0], [2, 2]);
+        assert_eq!(c.policy().q.lens(0), [2, 2]);
         // 7: |A1in| = 2 = kin → Am's LRU (1) is evicted (no ghost); 7 enters A1in.
         assert_eq!(run(&mut c, &[7, 2, 1]), "mhm");
     }
