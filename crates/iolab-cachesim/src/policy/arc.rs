@@ -86,7 +86,7 @@ impl Policy for Arc {
         if self.q.which(slot) == T1 {
             self.q.move_to(set, slot, T2);
         } else {
-            self.q.to_front(set, slot);
+            self.q.requeue(set, slot);
         }
     }
 

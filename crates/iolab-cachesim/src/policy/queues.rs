@@ -55,7 +55,7 @@ impl TwoQueues {
 
     /// Moves `slot` to the front of its queue.
     #[inline(always)]
-    pub fn to_front(&mut self, set: usize, slot: u32) {
+    pub fn requeue(&mut self, set: usize, slot: u32) {
         self.lists.move_to_front(2 * set + self.which(slot), slot);
     }
 

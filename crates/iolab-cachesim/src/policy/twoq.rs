@@ -53,7 +53,7 @@ impl Policy for TwoQ {
     #[inline(always)]
     fn hit(&mut self, set: usize, slot: u32, _: &Request) {
         if self.q.which(slot) == AM {
-            self.q.to_front(set, slot);
+            self.q.requeue(set, slot);
         }
     }
 
