@@ -15,9 +15,11 @@ pub mod cache;
 pub mod list;
 pub mod map;
 pub mod model;
+pub mod mrc;
 pub mod policy;
 pub mod run;
 pub mod spec;
+pub mod synth;
 
 pub use cache::{Cache, Geometry, Setup, Simulator, Stats, Traffic, WritePolicy};
 pub use model::DeviceModel;

@@ -58,7 +58,7 @@ pub enum Command {
     /// Simulate a block cache on a trace: size, block size, associativity, replacement and
     /// write policy; hits, traffic and an estimated service time
     #[command(
-        after_help = "Examples:\n  iolab cachesim run.iolt --size 256m --block-size 4k --assoc 8 --policy lru\n  iolab cachesim w.oracleGeneral --size 10000 --block-size 1 --policy clock:m=4,i=1 --json\n  iolab cachesim run.iolt --size 1g --write-policy write-back --origin-device hdd,read=10ms\n\nTraces: iolab's own (iolab trace --save), libCacheSim's oracleGeneral and CSV; block traces\nare split into blocks of --block-size. Every policy, its parameters and the device models:\ndocs/cachesim.md. A simulation is deterministic: one run is exact."
+        after_help = "Examples:\n  iolab cachesim run.iolt --size 256m --block-size 4k --assoc 8 --policy lru\n  iolab cachesim w.oracleGeneral --size 10000 --block-size 1 --policy clock:m=4,i=1 --json\n  iolab cachesim run.iolt --size 1g --write-policy write-back --origin-device hdd,read=10ms\n  iolab cachesim gen --zipf 1.0 --objects 1M --requests 20M -o zipf.oracleGeneral.bin\n  iolab cachesim mrc run.iolt --block-size 4k --shards 0.01\n\nTraces: iolab's own (iolab trace --save), libCacheSim's oracleGeneral and CSV; block traces\nare split into blocks of --block-size. Every policy, its parameters and the device models:\ndocs/cachesim.md. A simulation is deterministic: one run is exact."
     )]
     Cachesim(CachesimArgs),
     /// Run an experiment (.toml), or a filebench workload (.f file or built-in name)
@@ -498,10 +498,15 @@ pub struct SqliteArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct CachesimArgs {
     /// The trace to simulate
-    #[arg(value_name = "TRACE")]
-    pub trace: PathBuf,
+    #[arg(value_name = "TRACE", required = true)]
+    pub trace: Option<PathBuf>,
+
+    /// Instead of simulating: generate a trace, or compute a miss-ratio curve
+    #[command(subcommand)]
+    pub action: Option<CachesimAction>,
 
     /// The simulation's options, from iolab-cachesim's table (`iolab_cachesim::OPTIONS`).
     #[command(flatten)]
@@ -517,6 +522,15 @@ pub struct CachesimArgs {
     /// Do not store the result in the database
     #[arg(long)]
     pub no_db: bool,
+}
+
+/// `iolab cachesim gen` and `iolab cachesim mrc`.
+#[derive(Debug, Subcommand)]
+pub enum CachesimAction {
+    /// Write a seeded Zipf request trace as libCacheSim's oracleGeneral
+    Gen(crate::cmd::cachesim_gen::GenArgs),
+    /// The LRU miss-ratio curve of a trace: exact (stack distances) or SHARDS-sampled
+    Mrc(crate::cmd::cachesim_mrc::MrcArgs),
 }
 
 /// `iolab cachesim`'s options: one flag per entry of `iolab_cachesim::OPTIONS` but the

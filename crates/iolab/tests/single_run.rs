@@ -272,13 +272,18 @@ fn sqlite_stores_what_its_one_run_experiment_stores() {
         "40",
         "--tables",
         "2",
+        // Over a second: the monitors sample at the start, after a second and at the end
+        // whichever way the run was started (a run of a few milliseconds may end before the
+        // sampler's first reading, and store fewer monitor series).
+        "--sleep",
+        "30ms",
     ]));
     let single = s.latest();
     let exp = one_run_experiment(
         &s,
         "sqlite.toml",
         d,
-        r#"sqlite = { journal = "wal", transactions = 40, tables = 2 }"#,
+        r#"sqlite = { journal = "wal", transactions = 40, tables = 2, sleep = "30ms" }"#,
     );
     assert_same_rows(&single, &exp, true);
     for v in [&single, &exp] {

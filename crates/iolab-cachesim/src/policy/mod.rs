@@ -16,22 +16,36 @@
 //! The CLI (`iolab cachesim --policy`), the `cachesim` workload kind and the docs read
 //! [`POLICIES`]; nothing else names a policy.
 
+mod arc;
 mod belady;
 mod clock;
 mod fifo;
+mod ghost;
 mod lfu;
 mod lru;
+#[cfg(test)]
+mod probe;
+mod queues;
+mod s3fifo;
 mod sieve;
+mod slru;
+mod smq;
+mod twoq;
 
 use crate::cache::{Cache, Setup, Simulator};
 use crate::Request;
 
+pub use arc::Arc;
 pub use belady::Belady;
 pub use clock::Clock;
 pub use fifo::Fifo;
 pub use lfu::Lfu;
 pub use lru::Lru;
+pub use s3fifo::S3Fifo;
 pub use sieve::Sieve;
+pub use slru::Slru;
+pub use smq::Smq;
+pub use twoq::TwoQ;
 
 /// A replacement policy for all sets of one cache.
 ///
@@ -247,6 +261,85 @@ pub static POLICIES: &[PolicyDef] = &[
         summary: "evicts the block requested again farthest in the future (optimal; needs the trace's future)",
         params: &[],
         build: |s, _| Ok(boxed(s, Belady::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "arc",
+        summary: "adaptive replacement: LRU lists of blocks seen once and seen twice, sized by ghost hits",
+        params: &[],
+        build: |s, _| Ok(boxed(s, Arc::new(s.geometry))),
+    },
+    PolicyDef {
+        name: "2q",
+        summary: "new blocks in a FIFO; blocks returning after leaving it go to an LRU",
+        params: &[
+            ParamDef {
+                name: "ain",
+                doc: "share of a set for the FIFO of new blocks",
+                default: 0.25,
+                min: 0.0,
+                max: 1.0,
+                integer: false,
+            },
+            ParamDef {
+                name: "aout",
+                doc: "ids remembered after leaving the FIFO, as a share of a set",
+                default: 0.5,
+                min: 0.0,
+                max: 4.0,
+                integer: false,
+            },
+        ],
+        build: |s, p| Ok(boxed(s, TwoQ::new(s.geometry, p.get("ain"), p.get("aout")))),
+    },
+    PolicyDef {
+        name: "slru",
+        summary: "segmented LRU: a hit moves a block one segment up, overflow demotes one down",
+        params: &[
+            ParamDef {
+                name: "segments",
+                doc: "LRU segments of equal size per set",
+                default: 4.0,
+                min: 1.0,
+                max: 16.0,
+                integer: true,
+            },
+        ],
+        build: |s, p| Ok(boxed(s, Slru::new(s.geometry, p.get("segments") as u32))),
+    },
+    PolicyDef {
+        name: "s3fifo",
+        summary: "small FIFO for new blocks, main FIFO with reinsertion, ghost FIFO of one-hit wonders",
+        params: &[
+            ParamDef {
+                name: "small",
+                doc: "share of a set for the small FIFO",
+                default: 0.10,
+                min: 0.0,
+                max: 1.0,
+                integer: false,
+            },
+            ParamDef {
+                name: "ghost",
+                doc: "ids remembered after leaving the small FIFO, as a share of a set",
+                default: 0.90,
+                min: 0.0,
+                max: 4.0,
+                integer: false,
+            },
+            ParamDef {
+                name: "promote",
+                doc: "hits in the small FIFO that move a block to the main FIFO",
+                default: 2.0,
+                min: 1.0,
+                max: 1e9,
+                integer: true,
+            },
+        ],
+        build: |s, p| {
+            let (small, ghost) = (p.get("small"), p.get("ghost"));
+            let promote = p.get("promote") as u32;
+            Ok(boxed(s, S3Fifo::new(s.geometry, small, ghost, promote)))
+        },
     },
 ];
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use iolab_cachesim::Outcome;
 use iolab_experiment::run::monitor::MonitorOptions;
 
-use crate::cli::CachesimArgs;
+use crate::cli::{CachesimAction, CachesimArgs};
 use crate::cmd::single::{self, Storage};
 use crate::error::CliError;
 use crate::output::cachesim::CachesimReport;
@@ -16,8 +16,15 @@ use crate::output::{self, Host};
 use crate::term::StatusLine;
 
 pub fn run(args: CachesimArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
-    let mut values: Vec<(&str, String)> =
-        vec![("trace", args.trace.to_string_lossy().into_owned())];
+    match args.action {
+        Some(CachesimAction::Gen(a)) => return crate::cmd::cachesim_gen::run(a),
+        Some(CachesimAction::Mrc(a)) => return crate::cmd::cachesim_mrc::run(a),
+        None => {}
+    }
+    let trace = args
+        .trace
+        .ok_or_else(|| CliError::usage("give the trace to simulate"))?;
+    let mut values: Vec<(&str, String)> = vec![("trace", trace.to_string_lossy().into_owned())];
     values.extend(args.options.0.iter().map(|(n, v)| (*n, v.clone())));
     let plan =
         iolab_experiment::kind::cachesim::from_command_line(&values).map_err(crate::cmd::usage)?;

@@ -2,6 +2,8 @@
 
 mod bonnie;
 mod cachesim;
+pub mod cachesim_gen;
+pub mod cachesim_mrc;
 mod check;
 pub mod compare;
 mod db;
