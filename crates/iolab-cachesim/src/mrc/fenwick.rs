@@ -86,7 +86,7 @@ mod tests {
     fn prefix_sums_follow_point_updates() {
         let mut f = Fenwick::new(16);
         let mut plain = [0u32; 16];
-        for (step, i) in [3usize, 7, 0, 15, 7, 9, 3].iter().enumerate() {
+        for (step, i) in [3usize, 7, 7, 15, 0, 3, 9].iter().enumerate() {
             if step % 3 == 2 {
                 f.dec(*i);
                 plain[*i] -= 1;

@@ -154,6 +154,10 @@ pub struct PolicyDef {
     pub name: &'static str,
     /// One line: what it evicts.
     pub summary: &'static str,
+    /// Whether every missed block enters the cache (demand paging). A policy that may leave a
+    /// missed block out (dm-cache's smq promotes only blocks hit repeatedly) can miss fewer
+    /// times than Belady's optimal demand-paging cache.
+    pub admits_every_miss: bool,
     /// Its parameters.
     pub params: &'static [ParamDef],
     /// The constructor.
@@ -204,18 +208,21 @@ pub static POLICIES: &[PolicyDef] = &[
     PolicyDef {
         name: "lru",
         summary: "evicts the least recently used block",
+        admits_every_miss: true,
         params: &[],
         build: |s, _| Ok(boxed(s, Lru::new(s.geometry))),
     },
     PolicyDef {
         name: "fifo",
         summary: "evicts the block that entered first; hits change nothing",
+        admits_every_miss: true,
         params: &[],
         build: |s, _| Ok(boxed(s, Fifo::new(s.geometry))),
     },
     PolicyDef {
         name: "clock",
         summary: "FIFO ring with a saturating counter per block (one bit by default)",
+        admits_every_miss: true,
         params: &[
             ParamDef {
                 name: "m",
@@ -247,30 +254,35 @@ pub static POLICIES: &[PolicyDef] = &[
     PolicyDef {
         name: "lfu",
         summary: "evicts the least frequently used block, the oldest among ties; counts are forgotten on eviction",
+        admits_every_miss: true,
         params: &[],
         build: |s, _| Ok(boxed(s, Lfu::new(s.geometry))),
     },
     PolicyDef {
         name: "sieve",
         summary: "FIFO queue with a visited bit and a hand that keeps its place (SIEVE)",
+        admits_every_miss: true,
         params: &[],
         build: |s, _| Ok(boxed(s, Sieve::new(s.geometry))),
     },
     PolicyDef {
         name: "belady",
         summary: "evicts the block requested again farthest in the future (optimal; needs the trace's future)",
+        admits_every_miss: true,
         params: &[],
         build: |s, _| Ok(boxed(s, Belady::new(s.geometry))),
     },
     PolicyDef {
         name: "arc",
         summary: "adaptive replacement: LRU lists of blocks seen once and seen twice, sized by ghost hits",
+        admits_every_miss: true,
         params: &[],
         build: |s, _| Ok(boxed(s, Arc::new(s.geometry))),
     },
     PolicyDef {
         name: "2q",
         summary: "new blocks in a FIFO; blocks returning after leaving it go to an LRU",
+        admits_every_miss: true,
         params: &[
             ParamDef {
                 name: "ain",
@@ -294,6 +306,7 @@ pub static POLICIES: &[PolicyDef] = &[
     PolicyDef {
         name: "slru",
         summary: "segmented LRU: a hit moves a block one segment up, overflow demotes one down",
+        admits_every_miss: true,
         params: &[
             ParamDef {
                 name: "segments",
@@ -309,6 +322,7 @@ pub static POLICIES: &[PolicyDef] = &[
     PolicyDef {
         name: "s3fifo",
         summary: "small FIFO for new blocks, main FIFO with reinsertion, ghost FIFO of one-hit wonders",
+        admits_every_miss: true,
         params: &[
             ParamDef {
                 name: "small",
@@ -339,6 +353,42 @@ pub static POLICIES: &[PolicyDef] = &[
             let (small, ghost) = (p.get("small"), p.get("ghost"));
             let promote = p.get("promote") as u32;
             Ok(boxed(s, S3Fifo::new(s.geometry, small, ghost, promote)))
+        },
+    },
+    PolicyDef {
+        name: "smq",
+        summary: "model of dm-cache's smq: promotes blocks whose region is hit in several periods, demotes LRU",
+        admits_every_miss: false,
+        params: &[
+            ParamDef {
+                name: "region",
+                doc: "blocks per hotspot region",
+                default: 16.0,
+                min: 1.0,
+                max: 1e9,
+                integer: true,
+            },
+            ParamDef {
+                name: "promote",
+                doc: "region level a read miss needs once the set is full",
+                default: 2.0,
+                min: 1.0,
+                max: 63.0,
+                integer: true,
+            },
+            ParamDef {
+                name: "period",
+                doc: "requests per period (a region's level rises at most once per period)",
+                default: 1024.0,
+                min: 1.0,
+                max: 1e12,
+                integer: true,
+            },
+        ],
+        build: |s, p| {
+            let region = p.get("region") as u64;
+            let (promote, period) = (p.get("promote") as u8, p.get("period") as u64);
+            Ok(boxed(s, Smq::new(s.geometry, region, promote, period)))
         },
     },
 ];
