@@ -71,7 +71,6 @@ need jq jq
 [ -x /usr/bin/time ] || apt_install time
 mkdir -p "$WORK"
 
-wait_lock() { while [ -e /tmp/iolab-bench.lock ]; do sleep 15; done; }
 
 # --- libCacheSim's exact miss count ------------------------------------------------------
 DRIVER=$WORK/exactmiss
@@ -164,7 +163,6 @@ for t in ${TRACES//,/ }; do
     for pct in 1 10; do
         size=$(( ${OBJECTS[$t]} * pct / 100 ))
         for p in ${MISS_POLICIES//,/ }; do
-            wait_lock
             read -r _ lm < <("$DRIVER" "$f" "$(lcs_name "$p")" "$size" 2>/dev/null | tail -1)
             iolab_sim "$f" "$p" "$size" > /dev/null
             im=$(iolab_misses)
@@ -191,7 +189,6 @@ for t in ${TRACES//,/ }; do
         for p in ${SPEED_POLICIES//,/ }; do
             : > "$WORK/l"; : > "$WORK/i"
             for i in $(seq "$PAIRS"); do
-                wait_lock
                 if [ $((i % 2)) = 1 ]; then
                     lcs_sim "$f" "$p" "$size" | awk '{ print $2 }' >> "$WORK/l"
                     iolab_sim "$f" "$p" "$size" | awk '{ print $2 }' >> "$WORK/i"
@@ -218,7 +215,6 @@ for t in ${TRACES//,/ }; do
     f=$(trace_path "$t")
     : > "$WORK/l"; : > "$WORK/i"; : > "$WORK/lr"; : > "$WORK/ir"
     for i in $(seq "$PAIRS"); do
-        wait_lock
         read -r _ c r < <(timed "$LCS/bin/distUtil" "$f" oracleGeneral stack_dist cntTxt "$WORK/stackdist")
         echo "$c" >> "$WORK/l"; echo "$r" >> "$WORK/lr"
         read -r _ c r < <(timed "$IOLAB" cachesim mrc "$f" --format csv --points 100 --max-size "${OBJECTS[$t]}")
@@ -245,7 +241,6 @@ for t in ${TRACES//,/ }; do
         cp "$WORK/out" "$WORK/exact-$t.csv"
     fi
     for mode in "--shards 0.01" "--shards 0.001" "--shards-blocks 8K"; do
-        wait_lock
         # shellcheck disable=SC2086
         read -r _ c r < <(timed "$IOLAB" cachesim mrc "$f" $mode --format csv --points 100 --max-size "${OBJECTS[$t]}")
         mae=$(awk -F, 'NR == FNR { if (FNR > 1) e[$1] = $2; next }
