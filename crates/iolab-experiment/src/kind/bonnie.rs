@@ -183,6 +183,7 @@ pub(crate) static BONNIE: TableKind = TableKind {
         }
         _ => "remove it: give bonnie's options inside bonnie = { … }",
     },
+    needs_target: true,
     resolve: |cx, entry, at| {
         read(cx, entry, at).map(|spec| {
             Arc::new(BonnieWorkload {

@@ -16,10 +16,11 @@ use iolab_metrics::{Better, MetricDef};
 use iolab_store::RunRecord;
 use serde_json::{json, Map, Value};
 
-use super::{Kind, LoadContext, Workload};
+use super::table::TableKind;
+use super::Workload;
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Table, Value as TomlValue};
+use crate::plan::tree::{Entry, Value as TomlValue};
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, metric};
@@ -155,55 +156,23 @@ pub const METRICS: &[MetricDef] = &[
     ),
 ];
 
-/// The cachesim kind.
-pub(crate) struct CachesimKind;
-
-pub(crate) static CACHESIM: CachesimKind = CachesimKind;
-
-impl Kind for CachesimKind {
-    fn key(&self) -> &'static str {
-        KEY
-    }
-
-    fn noun(&self) -> &'static str {
-        "cache simulations"
-    }
-
-    fn example(&self) -> &'static str {
-        "cachesim = { trace = \"run.iolt\", size = \"64m\" }"
-    }
-
-    fn keys(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn misplaced_hint(&self, _key: &str) -> Option<&'static str> {
-        Some("remove it: give the simulation's options inside cachesim = { … }")
-    }
-
-    fn metrics(&self) -> &'static [MetricDef] {
-        METRICS
-    }
-
-    fn needs_target(&self) -> bool {
-        false
-    }
-
-    fn resolve(
-        &self,
-        cx: &mut Ctx,
-        _section: &Table,
-        entry: &Entry,
-        at: &LoadContext,
-    ) -> Option<Arc<dyn Workload>> {
+/// The cachesim kind: no target, no I/O in a directory.
+pub(crate) static CACHESIM: TableKind = TableKind {
+    key: KEY,
+    noun: "cache simulations",
+    example: "cachesim = { trace = \"run.iolt\", size = \"64m\" }",
+    metrics: || METRICS,
+    misplaced: |_| "remove it: give the simulation's options inside cachesim = { … }",
+    needs_target: false,
+    resolve: |cx, entry, at| {
         read(cx, entry, at.base).map(|spec| {
             Arc::new(CachesimWorkload {
                 spec,
                 origin: Origin::File,
             }) as Arc<dyn Workload>
         })
-    }
-}
+    },
+};
 
 /// Reads `cachesim = { … }`: every key of [`OPTIONS`] (strings, or integers for sizes and
 /// ways), each parsed and checked as the table says, then the cache as a whole.

@@ -45,6 +45,7 @@ pub(crate) static IOZONE: TableKind = TableKind {
     example: "iozone = { … }",
     metrics: || &METRICS,
     misplaced: |_| "remove it, or give it inside iozone = { … } (docs/iozone.md lists the keys)",
+    needs_target: true,
     resolve: |cx, entry, at| {
         read(cx, entry, at).map(|spec| {
             Arc::new(IozoneWorkload {

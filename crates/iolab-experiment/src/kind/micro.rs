@@ -53,6 +53,7 @@ pub(crate) static MICRO: TableKind = TableKind {
         }
         _ => "remove it: micro tests have no WML variables, filesets or file picking",
     },
+    needs_target: true,
     resolve: |cx, entry, at| {
         read(cx, entry, at).map(|spec| {
             Arc::new(MicroWorkload {

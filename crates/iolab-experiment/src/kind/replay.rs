@@ -19,11 +19,12 @@ use iolab_store::{FlowopStats, MonitorSeries, RunRecord};
 use iolab_sys::DevT;
 use serde_json::{json, Value};
 
-use super::{Kind, LoadContext, Workload};
+use super::table::TableKind;
+use super::{LoadContext, Workload};
 use crate::plan::error::ExperimentError;
 use crate::plan::read::Ctx;
 use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Table};
+use crate::plan::tree::Entry;
 use crate::plan::{ExperimentPlan, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, latency_stats, metric};
@@ -137,48 +138,18 @@ pub const METRICS: &[MetricDef] = &[
 ];
 
 /// The replay kind.
-pub(crate) struct ReplayKind;
-
-pub(crate) static REPLAY: ReplayKind = ReplayKind;
-
-impl Kind for ReplayKind {
-    fn key(&self) -> &'static str {
-        KEY
-    }
-
-    fn noun(&self) -> &'static str {
-        "file-list replays"
-    }
-
-    fn example(&self) -> &'static str {
-        "replay = { install = \"install.list\", days = \"days.list\" }"
-    }
-
-    fn keys(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn misplaced_hint(&self, key: &str) -> Option<&'static str> {
-        Some(match key {
-            "time" => "a replay runs its lists to the end: remove it",
-            _ => "remove it: give the replay's settings inside replay = { … }",
-        })
-    }
-
-    fn metrics(&self) -> &'static [MetricDef] {
-        METRICS
-    }
-
-    fn resolve(
-        &self,
-        cx: &mut Ctx,
-        _section: &Table,
-        entry: &Entry,
-        at: &LoadContext,
-    ) -> Option<Arc<dyn Workload>> {
-        read(cx, entry, at).map(|w| Arc::new(w) as Arc<dyn Workload>)
-    }
-}
+pub(crate) static REPLAY: TableKind = TableKind {
+    key: KEY,
+    noun: "file-list replays",
+    example: "replay = { install = \"install.list\", days = \"days.list\" }",
+    metrics: || METRICS,
+    misplaced: |key| match key {
+        "time" => "a replay runs its lists to the end: remove it",
+        _ => "remove it: give the replay's settings inside replay = { … }",
+    },
+    needs_target: true,
+    resolve: |cx, entry, at| read(cx, entry, at).map(|w| Arc::new(w) as Arc<dyn Workload>),
+};
 
 /// The lists of a replay and how its days end.
 #[derive(Debug, Clone, PartialEq, Eq)]

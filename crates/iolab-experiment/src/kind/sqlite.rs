@@ -38,6 +38,7 @@ pub(crate) static SQLITE: TableKind = TableKind {
         "remove it: a SQLite run is given by its own keys, e.g. sqlite = { journal = \"wal\", \
          transactions = 1000 }"
     },
+    needs_target: true,
     resolve: |cx, entry, at| {
         let r = table::read::<SqliteSpec>(cx, entry, at)?;
         Some(Arc::new(SqliteWorkload {

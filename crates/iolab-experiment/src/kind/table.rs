@@ -132,8 +132,9 @@ pub(crate) fn from_values<S: TableSpec>(
     Ok((spec, plan))
 }
 
-/// A kind with one option table, as the loader sees it: what it is called, its metrics, and
-/// how it makes a workload of its `KIND = { … }` entry.
+/// A kind that reads everything from its own `KIND = { … }` entry, as the loader sees it: what
+/// it is called, its metrics, whether it needs a target, and how it makes a workload of the
+/// entry. The kinds with one option table use it, and so do replay and cachesim.
 pub(crate) struct TableKind {
     pub key: &'static str,
     pub noun: &'static str,
@@ -142,6 +143,8 @@ pub(crate) struct TableKind {
     pub metrics: fn() -> &'static [MetricDef],
     /// Advice for a `[workload]` key of another kind given with this one.
     pub misplaced: fn(&str) -> &'static str,
+    /// See [`Kind::needs_target`].
+    pub needs_target: bool,
     pub resolve: fn(&mut Ctx, &Entry, &LoadContext) -> Option<Arc<dyn Workload>>,
 }
 
@@ -168,6 +171,10 @@ impl Kind for TableKind {
 
     fn metrics(&self) -> &'static [MetricDef] {
         (self.metrics)()
+    }
+
+    fn needs_target(&self) -> bool {
+        self.needs_target
     }
 
     fn resolve(
