@@ -6,7 +6,9 @@
 //! The verdict is `iolab_stats::compare::verdict`: a difference is claimed only when the
 //! Holm-adjusted Welch p ≤ 0.05 **and** the ratio's interval excludes 1. A configuration (or
 //! a baseline) with fewer than two ok runs gets "too few runs" and takes no part in the
-//! family. Metrics whose direction is unknown (monitor metrics, `cpu.busy` and the like) get
+//! family. A metric declared exact (`MetricDef::exact`: a simulation's counts) of two
+//! deterministic configurations is compared as exact numbers: the ratio without an interval and
+//! "identical", or the direction, as the verdict; no test. Metrics whose direction is unknown (monitor metrics, `cpu.busy` and the like) get
 //! "higher"/"lower" instead of "faster"/"slower".
 //!
 //! Configurations may come from several experiments (e.g. the same experiment file run on
@@ -26,6 +28,7 @@
 //!     config: ConfigId(0),
 //!     label: label.into(),
 //!     converged: Some(true),
+//!     deterministic: false,
 //!     metrics: BTreeMap::from([("ops_per_s".to_string(), MetricValues {
 //!         unit: "op/s".into(), values: v.to_vec(), runs: vec![] })]),
 //! };
@@ -80,6 +83,8 @@ pub struct ConfigData {
     pub label: String,
     /// From the configuration's outcome; `None` while it has none.
     pub converged: Option<bool>,
+    /// Its runs are deterministic (the outcome says so): its exact metrics are exact.
+    pub deterministic: bool,
     /// Ok runs' values by metric.
     pub metrics: BTreeMap<String, MetricValues>,
 }
@@ -131,6 +136,10 @@ pub fn load(store: &Store, experiments: &[ExperimentId]) -> Result<Loaded, Compa
                 config: c.id,
                 metrics: store.ok_metrics(c.id)?,
                 converged: c.outcome.as_ref().map(|o| o.converged),
+                deterministic: c
+                    .outcome
+                    .as_ref()
+                    .is_some_and(iolab_store::ConfigOutcome::is_deterministic),
                 label: c.label,
             });
         }
@@ -177,12 +186,14 @@ pub fn default_metrics(configs: &[ConfigData], defs: &[MetricDef]) -> Vec<String
         .collect()
 }
 
-/// `metric` with its direction from `defs` (unknown for monitor metrics and the like).
+/// `metric` with its direction (unknown for monitor metrics and the like) and exactness from
+/// `defs`.
 pub fn metric_spec(metric: &str, defs: &[MetricDef]) -> MetricSpec {
-    MetricSpec::new(
-        metric,
-        iolab_metrics::find(defs, metric).and_then(MetricDef::higher_is_better),
-    )
+    let def = iolab_metrics::find(defs, metric);
+    MetricSpec {
+        exact: def.is_some_and(|d| d.exact),
+        ..MetricSpec::new(metric, def.and_then(MetricDef::higher_is_better))
+    }
 }
 
 /// Every metric some configuration recorded.
@@ -197,6 +208,8 @@ pub struct MetricSpec {
     pub name: String,
     /// `Some(true)` for throughput-like, `Some(false)` for latency-like, `None` unknown.
     pub higher_is_better: Option<bool>,
+    /// Declared exact: deterministic configurations compare it without statistics.
+    pub exact: bool,
 }
 
 impl MetricSpec {
@@ -204,6 +217,7 @@ impl MetricSpec {
         MetricSpec {
             name: name.into(),
             higher_is_better,
+            exact: false,
         }
     }
 }
@@ -295,6 +309,8 @@ pub enum RowVerdict {
     NoSignificantDifference,
     /// Fewer than two runs here or in the baseline.
     TooFewRuns,
+    /// Exact values (deterministic configurations), equal to the baseline's.
+    Identical,
     /// The ratio is undefined (baseline mean 0).
     Undefined,
 }
@@ -309,6 +325,7 @@ impl RowVerdict {
             RowVerdict::Lower => "lower",
             RowVerdict::NoSignificantDifference => "no significant difference",
             RowVerdict::TooFewRuns => "too few runs",
+            RowVerdict::Identical => "identical (exact)",
             RowVerdict::Undefined => "undefined (baseline mean 0)",
         }
     }
@@ -431,9 +448,41 @@ fn compare_metric(
         higher_is_better: spec.higher_is_better.unwrap_or(true),
     };
     let mut family = Vec::new();
+    // Exact values of deterministic configurations: the ratio is exact, and so is the verdict.
+    let exact = |c: &ConfigData| spec.exact && c.deterministic && !values(c, &spec.name).is_empty();
+    let exact_base = exact(&configs[base]);
+    if exact_base {
+        let b = rows[base].mean.unwrap_or(f64::NAN);
+        for (i, c) in configs.iter().enumerate() {
+            if i == base || !exact(c) {
+                continue;
+            }
+            let v = rows[i].mean.unwrap_or(f64::NAN);
+            let row = &mut rows[i];
+            if b == 0.0 {
+                row.verdict = if v == 0.0 {
+                    RowVerdict::Identical
+                } else {
+                    RowVerdict::Undefined
+                };
+                continue;
+            }
+            let r = v / b;
+            row.ratio = Some(r);
+            row.ratio_ci = Some([r, r]);
+            let up = v > b;
+            row.verdict = match spec.higher_is_better {
+                _ if v == b => RowVerdict::Identical,
+                Some(h) if h == up => RowVerdict::Faster,
+                Some(_) => RowVerdict::Slower,
+                None if up => RowVerdict::Higher,
+                None => RowVerdict::Lower,
+            };
+        }
+    }
     if let Ok(baseline) = Sample::from_slice(values(&configs[base], &spec.name)) {
         for (i, c) in configs.iter().enumerate() {
-            if i == base {
+            if i == base || (exact_base && exact(c)) {
                 continue;
             }
             let Ok(candidate) = Sample::from_slice(values(c, &spec.name)) else {
@@ -621,6 +670,7 @@ pub fn render_text(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
             };
             let ratio = match (r.ratio, r.ratio_ci) {
                 _ if r.is_baseline => "1 (baseline)".into(),
+                (Some(x), Some(ci)) if ci[0] == ci[1] => format!("{} (exact)", fmt_num(x)),
                 (Some(x), Some(ci)) => {
                     format!("{} [{}, {}]", fmt_num(x), fmt_num(ci[0]), fmt_num(ci[1]))
                 }

@@ -8,6 +8,7 @@ fn config(exp: i64, label: &str, metric: &str, v: &[f64]) -> ConfigData {
         config: iolab_store::ConfigId(0),
         label: label.into(),
         converged: Some(true),
+        deterministic: false,
         metrics: BTreeMap::from([(
             metric.to_string(),
             MetricValues {
@@ -285,4 +286,49 @@ fn load_from_store() {
         RowVerdict::NoSignificantDifference
     );
     assert_eq!(c.metrics[0].unit, "op/s");
+}
+
+#[test]
+fn deterministic_configurations_compare_exact_metrics_exactly() {
+    let exact = |label: &str, v: f64| ConfigData {
+        deterministic: true,
+        ..config(1, label, "miss_ratio", &[v])
+    };
+    let configs = [
+        exact("lru", 0.5),
+        exact("fifo", 0.6),
+        exact("arc", 0.4),
+        exact("clock", 0.5),
+        // Not deterministic: one run is too few, as always.
+        config(1, "measured", "miss_ratio", &[0.3]),
+    ];
+    let spec = MetricSpec {
+        exact: true,
+        ..MetricSpec::new("miss_ratio", Some(false))
+    };
+    let c = compare(&configs, &Options::new(vec![spec.clone()])).unwrap();
+    let rows = &c.metrics[0].rows;
+    let verdicts: Vec<RowVerdict> = rows.iter().map(|r| r.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [
+            RowVerdict::Baseline,
+            RowVerdict::Slower,
+            RowVerdict::Faster,
+            RowVerdict::Identical,
+            RowVerdict::TooFewRuns
+        ]
+    );
+    assert_eq!(rows[1].ratio, Some(0.6 / 0.5));
+    assert_eq!(rows[1].ratio_ci, Some([0.6 / 0.5, 0.6 / 0.5]));
+    assert!(rows[1].p_welch.is_none() && rows[1].p_adjusted.is_none());
+    // A metric that is not declared exact (a simulation's speed) gets the usual treatment.
+    let c = compare(
+        &configs,
+        &Options::new(vec![MetricSpec::new("miss_ratio", Some(false))]),
+    )
+    .unwrap();
+    assert!(c.metrics[0].rows[1..]
+        .iter()
+        .all(|r| r.verdict == RowVerdict::TooFewRuns));
 }

@@ -24,8 +24,8 @@ pub mod plan;
 pub mod run;
 
 pub use plan::error::{ExperimentError, ExperimentErrors};
-pub use plan::load::{load, load_str};
+pub use plan::load::{load, load_str, stage};
 pub use plan::{
-    ConfigPlan, ExperimentPlan, Order, Origin, Procedure, Repetitions, UsageError, DEFAULT_METRIC,
-    DEFAULT_SEED,
+    ConfigPlan, ExperimentPlan, Order, Origin, Procedure, Repetitions, Stage, UsageError,
+    DEFAULT_METRIC, DEFAULT_SEED,
 };

@@ -60,6 +60,11 @@ pub struct MetricDef {
     pub description: Cow<'static, str>,
     /// Shown and compared by default (`iolab show`, `iolab compare`, reports).
     pub headline: bool,
+    /// Exact: the same input gives the same value on any machine (a simulation's counts, not
+    /// its speed). Configurations whose runs are deterministic compare it as an exact number,
+    /// without intervals or tests.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 impl MetricDef {
@@ -78,7 +83,14 @@ impl MetricDef {
             title: Cow::Borrowed(title),
             description: Cow::Borrowed(description),
             headline: false,
+            exact: false,
         }
+    }
+
+    /// The same metric, declared exact (see [`MetricDef::exact`]).
+    pub const fn exact(mut self) -> MetricDef {
+        self.exact = true;
+        self
     }
 
     /// The same metric, shown and compared by default.

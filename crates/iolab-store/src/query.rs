@@ -253,7 +253,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT name, unit, better, title, description, headline FROM metric_defs
+                "SELECT name, unit, better, title, description, headline, exact FROM metric_defs
                  WHERE experiment_id = ?1 ORDER BY ordinal",
             )
             .map_err(self.sql())?;
@@ -266,12 +266,14 @@ impl Store {
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
                     r.get::<_, bool>(5)?,
+                    r.get::<_, bool>(6)?,
                 ))
             })
             .map_err(self.sql())?;
         let mut defs = Vec::new();
         for row in rows {
-            let (name, unit, better, title, description, headline) = row.map_err(self.sql())?;
+            let (name, unit, better, title, description, headline, exact) =
+                row.map_err(self.sql())?;
             defs.push(MetricDef {
                 name: Cow::Owned(name),
                 unit: Cow::Owned(unit),
@@ -280,6 +282,7 @@ impl Store {
                 title: Cow::Owned(title),
                 description: Cow::Owned(description),
                 headline,
+                exact,
             });
         }
         Ok(defs)

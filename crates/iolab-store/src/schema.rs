@@ -14,8 +14,11 @@ use rusqlite::{Connection, TransactionBehavior};
 use crate::error::{Result, StoreError};
 
 /// Ordered migration steps; never edit a released one.
-pub(crate) const MIGRATIONS: &[&str] =
-    &[include_str!("schema/v1.sql"), include_str!("schema/v2.sql")];
+pub(crate) const MIGRATIONS: &[&str] = &[
+    include_str!("schema/v1.sql"),
+    include_str!("schema/v2.sql"),
+    include_str!("schema/v3.sql"),
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -98,6 +101,7 @@ mod tests {
 
     const FROZEN_V1: &str = include_str!("../tests/data/schema_v1.sql");
     const FROZEN_V2: &str = include_str!("../tests/data/schema_v2.sql");
+    const FROZEN_V3: &str = include_str!("../tests/data/schema_v3.sql");
 
     #[test]
     fn released_migrations_are_frozen() {
@@ -105,6 +109,7 @@ mod tests {
         // by earlier builds would differ from new ones at the same version.
         assert_eq!(MIGRATIONS[0], FROZEN_V1);
         assert_eq!(MIGRATIONS[1], FROZEN_V2);
+        assert_eq!(MIGRATIONS[2], FROZEN_V3);
     }
 
     #[test]

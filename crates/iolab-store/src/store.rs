@@ -467,8 +467,8 @@ pub(crate) fn insert_metric_defs(
     let mut stmt = conn
         .prepare_cached(
             "INSERT INTO metric_defs (experiment_id, ordinal, name, unit, better, title,
-                                      description, headline)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                      description, headline, exact)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
         .map_err(|e| db_err(path, e))?;
     for (i, d) in defs.iter().enumerate() {
@@ -480,7 +480,8 @@ pub(crate) fn insert_metric_defs(
             d.better.map(|b| b.as_str()),
             d.title.as_ref(),
             d.description.as_ref(),
-            d.headline
+            d.headline,
+            d.exact
         ])
         .map_err(|e| db_err(path, e))?;
     }

@@ -334,6 +334,16 @@ pub struct ConfigOutcome {
     pub note: String,
 }
 
+impl ConfigOutcome {
+    /// How the note of a deterministic configuration (a simulation: one run is exact) starts.
+    pub const DETERMINISTIC: &'static str = "deterministic: ";
+
+    /// Whether the configuration's runs are deterministic.
+    pub fn is_deterministic(&self) -> bool {
+        self.note.starts_with(Self::DETERMINISTIC)
+    }
+}
+
 /// A stored experiment.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Experiment {

@@ -15,54 +15,44 @@ fn examples() -> PathBuf {
 
 #[test]
 fn the_example_lists_are_what_the_generators_make() {
-    let d = tempfile::tempdir().unwrap();
     let lists = examples().join("replay");
     let install = lists.join("install.list");
-    for (name, args) in [
-        (
-            "boot.list",
-            vec![
-                "sample",
-                install.to_str().unwrap(),
-                "--bytes",
-                "2m",
-                "--seed",
-                "1",
-            ],
-        ),
-        (
-            "days.list",
-            vec![
-                "workday",
-                "--sets",
-                "4",
-                "--read",
-                "2",
-                "--create",
-                "1",
-                "--delete",
-                "1",
-                "--days",
-                "6",
-                "--set-bytes",
-                "8m",
-                "--seed",
-                "1",
-            ],
-        ),
-    ] {
-        let out = d.path().join(name);
-        let mut a = vec!["filelist"];
-        a.extend_from_slice(&args);
-        a.extend_from_slice(&["-o", out.to_str().unwrap()]);
-        let o = run(&a);
-        assert!(o.status.success(), "{}", stderr(&o));
-        assert!(
-            std::fs::read(&out).unwrap() == std::fs::read(lists.join(name)).unwrap(),
-            "examples/replay/{name} is not what `iolab filelist {}` makes",
-            args.join(" ")
-        );
-    }
+    common::assert_lists_generated(
+        &lists,
+        &[
+            (
+                "boot.list",
+                vec![
+                    "sample",
+                    install.to_str().unwrap(),
+                    "--bytes",
+                    "2m",
+                    "--seed",
+                    "1",
+                ],
+            ),
+            (
+                "days.list",
+                vec![
+                    "workday",
+                    "--sets",
+                    "4",
+                    "--read",
+                    "2",
+                    "--create",
+                    "1",
+                    "--delete",
+                    "1",
+                    "--days",
+                    "6",
+                    "--set-bytes",
+                    "8m",
+                    "--seed",
+                    "1",
+                ],
+            ),
+        ],
+    );
 }
 
 #[test]

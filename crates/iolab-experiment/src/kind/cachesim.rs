@@ -29,7 +29,8 @@ use crate::run::{KindRun, Ran, RunFailure};
 /// The `[workload]` key.
 pub const KEY: &str = "cachesim";
 
-/// What cache simulations record besides the common metrics (whose `ops` are the simulated
+/// What cache simulations record besides the common metrics, all exact (the same trace and
+/// cache give the same values anywhere) (whose `ops` are the simulated
 /// requests, `bytes` the bytes they asked for, `elapsed_s` the simulator's time and `ops_per_s` the
 /// simulation speed).
 pub const METRICS: &[MetricDef] = &[
@@ -40,105 +41,120 @@ pub const METRICS: &[MetricDef] = &[
         "Miss ratio",
         "requests whose block was not cached, over all requests",
     )
-    .headline(),
+    .headline()
+    .exact(),
     MetricDef::new(
         "read_hit_ratio",
         "",
         Some(Better::Higher),
         "Read hit ratio",
         "reads whose block was cached, over all reads",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "write_hit_ratio",
         "",
         Some(Better::Higher),
         "Write hit ratio",
         "writes whose block was cached, over all writes",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "read_hits",
         "",
         None,
         "Read hits",
         "reads whose block was cached",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "read_misses",
         "",
         None,
         "Read misses",
         "reads whose block was not cached",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "write_hits",
         "",
         None,
         "Write hits",
         "writes whose block was cached",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "write_misses",
         "",
         None,
         "Write misses",
         "writes whose block was not cached",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "promotions",
         "",
         None,
         "Promotions",
         "blocks put into the cache",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "demotions",
         "",
         None,
         "Demotions",
         "blocks evicted from the cache to make room",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "dirty_evictions",
         "",
         Some(Better::Lower),
         "Dirty evictions",
         "evicted blocks that had to be written to the origin first (write-back)",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "cache_read_bytes",
         "B",
         None,
         "Cache device reads",
         "bytes read from the cache device (hits, and dirty blocks on eviction)",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "cache_write_bytes",
         "B",
         None,
         "Cache device writes",
         "bytes written to the cache device (fills and cached writes)",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "origin_read_bytes",
         "B",
         Some(Better::Lower),
         "Origin reads",
         "bytes read from the origin device (read misses fetch whole blocks)",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "origin_write_bytes",
         "B",
         Some(Better::Lower),
         "Origin writes",
         "bytes written to the origin device (write-through and bypassing writes, dirty evictions)",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "metadata_bytes",
         "B",
         Some(Better::Lower),
         "Metadata memory",
         "estimated memory for the cache's metadata: the simulator's per-block and per-set arrays",
-    ),
+    )
+    .exact(),
     MetricDef::new(
         "service_time_s",
         "s",
@@ -146,14 +162,16 @@ pub const METRICS: &[MetricDef] = &[
         "Estimated service time",
         "time the cache and origin devices need for the simulated traffic, from the device models",
     )
-    .headline(),
+    .headline()
+    .exact(),
     MetricDef::new(
         "service_ns_per_request",
         "ns",
         Some(Better::Lower),
         "Estimated time per request",
         "the estimated service time over the simulated requests",
-    ),
+    )
+    .exact(),
 ];
 
 /// The cachesim kind: no target, no I/O in a directory.

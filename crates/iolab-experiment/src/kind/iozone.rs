@@ -172,6 +172,7 @@ fn owned(
         title: Cow::Owned(title),
         description: Cow::Borrowed(description),
         headline: false,
+        exact: false,
     }
 }
 

@@ -225,6 +225,21 @@ pub(crate) fn resolve(
 
 /// The metric names `repetitions.metric` may name: those with a direction among the common
 /// ones and `kind`'s (every kind's when the kind is not known).
+/// The stopping metric of an experiment that names none: a deterministic kind's first exact
+/// headline metric (a simulation's speed varies, its miss ratio does not), else throughput.
+pub(crate) fn default_metric(kind: Option<&dyn Kind>) -> &'static str {
+    kind.and_then(|k| {
+        k.metrics()
+            .iter()
+            .find(|d| d.exact && d.headline && d.better.is_some())
+    })
+    .and_then(|d| match &d.name {
+        std::borrow::Cow::Borrowed(n) => Some(*n),
+        std::borrow::Cow::Owned(_) => None,
+    })
+    .unwrap_or(crate::plan::DEFAULT_METRIC)
+}
+
 pub(crate) fn stopping_metrics(kind: Option<&dyn Kind>) -> Vec<&'static str> {
     let own: Vec<&'static MetricDef> = match kind {
         Some(k) => k.metrics().iter().collect(),

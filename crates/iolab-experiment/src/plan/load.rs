@@ -6,6 +6,7 @@
 //! are not built, so one mistake gives one error.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use iolab_stats::{Level, StatsError, StoppingRule};
 use iolab_sut::target::{Target, TmpfsSize};
@@ -17,9 +18,7 @@ use crate::plan::factors::{self, Factor, Rule, MAX_CONFIGS};
 use crate::plan::read::Ctx;
 use crate::plan::tree::{self, Entry, Node, Table};
 use crate::plan::{subst, sut};
-use crate::plan::{
-    ConfigPlan, ExperimentPlan, Order, Procedure, Repetitions, DEFAULT_METRIC, DEFAULT_SEED,
-};
+use crate::plan::{ConfigPlan, ExperimentPlan, Order, Procedure, Repetitions, Stage, DEFAULT_SEED};
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -31,6 +30,7 @@ const TOP_KEYS: &[&str] = &[
     "workload",
     "repetitions",
     "procedure",
+    "then",
 ];
 const REPETITION_KEYS: &[&str] = &["min", "max", "target", "metric", "time_budget"];
 const PROCEDURE_KEYS: &[&str] = &[
@@ -85,7 +85,13 @@ pub fn load_str(source_name: &Path, text: &str) -> Result<ExperimentPlan, Experi
     // not depend on the directory iolab was started from.
     let base = base.canonicalize().unwrap_or(base);
     let mut cx = Ctx::new(&src);
-    let plan = build(&mut cx, &root, &base);
+    let plan = build(&mut cx, &root, &base, None).and_then(|mut plan| {
+        plan.then = stages(&mut cx, &root, &base, &plan)?;
+        if !plan.then.is_empty() {
+            plan.text = Some(Arc::from(text));
+        }
+        Some(plan)
+    });
     match (
         ExperimentErrors::from_vec(cx.diag.errors, source_name),
         plan,
@@ -100,18 +106,157 @@ pub fn load_str(source_name: &Path, text: &str) -> Result<ExperimentPlan, Experi
     }
 }
 
-fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
+/// What a `[[then]]` stage may refer to: the stage before it.
+struct StageCx<'a> {
+    /// 1 for the first `[[then]]` table.
+    index: usize,
+    /// The stage before: the experiment itself or the previous `[[then]]` table.
+    previous: &'a Stage,
+    /// What `${previous.trace}` stands for: the real trace, or a stand-in while the file is
+    /// checked before anything has run.
+    trace: String,
+}
+
+/// The name `${previous.…}` placeholders use.
+const PREVIOUS: &str = "previous";
+
+/// Checks every `[[then]]` table as an experiment of its own, with a stand-in for what the
+/// stage before it leaves (its block trace), so that a mistake in the last stage is found
+/// before the first one runs.
+fn stages(cx: &mut Ctx, root: &Node, base: &Path, first: &ExperimentPlan) -> Option<Vec<Stage>> {
+    let Some(entry) = root.value.as_table().and_then(|t| t.get("then")) else {
+        return Some(Vec::new());
+    };
+    let nodes = match &entry.node.value {
+        tree::Value::Array(a) if a.iter().all(|n| n.value.as_table().is_some()) => a,
+        other => {
+            cx.error_hint(
+                &entry.node.span,
+                format!(
+                    "`then` must be an array of tables, not {}",
+                    other.type_name()
+                ),
+                "write each stage as [[then]] followed by its keys, like an experiment's",
+            );
+            return None;
+        }
+    };
+    let mut out: Vec<Stage> = Vec::with_capacity(nodes.len());
+    let mut previous = Stage::of(first);
+    for (i, node) in nodes.iter().enumerate() {
+        let scx = StageCx {
+            index: i + 1,
+            previous: &previous,
+            trace: stand_in(i + 1),
+        };
+        let plan = build(cx, node, base, Some(&scx))?;
+        let stage = Stage {
+            uses_previous_trace: plan.uses_previous_trace,
+            ..Stage::of(&plan)
+        };
+        out.push(stage.clone());
+        previous = stage;
+    }
+    Some(out)
+}
+
+/// What `${previous.trace}` stands for in stage `index` before the stage before it has run.
+fn stand_in(index: usize) -> String {
+    format!("(the block trace of stage {index})")
+}
+
+/// Reads stage `index` (1-based: the first `[[then]]`) of the experiment again, now that the
+/// stage before it has run: `${previous.trace}` is `trace` (without one, a stand-in that is
+/// good for checking the stage, not for running it).
+pub fn stage(
+    plan: &ExperimentPlan,
+    index: usize,
+    trace: Option<&Path>,
+) -> Result<ExperimentPlan, ExperimentErrors> {
+    let (Some(text), Some(_)) = (&plan.text, plan.then.get(index.wrapping_sub(1))) else {
+        return Err(one(ExperimentError::new(
+            &plan.source,
+            0,
+            0,
+            format!("internal error: the experiment has no stage {index}"),
+        )));
+    };
+    let src = Source::new(&plan.source, text);
+    let root = tree::parse(text).map_err(|e| one(src.error(&e.span, e.message)))?;
+    let base = plan
+        .source
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let base = base.canonicalize().unwrap_or(base);
+    let node = root
+        .value
+        .as_table()
+        .and_then(|t| t.get("then"))
+        .and_then(|e| match &e.node.value {
+            tree::Value::Array(a) => a.get(index - 1),
+            _ => None,
+        });
+    let previous = if index == 1 {
+        Stage::of(plan)
+    } else {
+        plan.then[index - 2].clone()
+    };
+    let scx = StageCx {
+        index,
+        previous: &previous,
+        trace: trace.map_or_else(|| stand_in(index), |p| p.display().to_string()),
+    };
+    let mut cx = Ctx::new(&src);
+    let built = node.and_then(|n| build(&mut cx, n, &base, Some(&scx)));
+    match (
+        ExperimentErrors::from_vec(cx.diag.errors, &plan.source),
+        built,
+    ) {
+        (Some(errors), _) => Err(errors),
+        (None, Some(p)) => Ok(p),
+        (None, None) => Err(one(src.error(
+            &(0..0),
+            format!("internal error: stage {index} was rejected without a reason"),
+        ))),
+    }
+}
+
+fn build(
+    cx: &mut Ctx,
+    root: &Node,
+    base: &Path,
+    stage: Option<&StageCx>,
+) -> Option<ExperimentPlan> {
     let t = root.value.as_table()?;
-    cx.unknown_keys(t, TOP_KEYS, "");
+    match stage {
+        None => cx.unknown_keys(t, TOP_KEYS, ""),
+        Some(s) => {
+            if let Some(e) = t.get("then") {
+                cx.error_hint(
+                    &e.key_span,
+                    "a [[then]] stage cannot have stages of its own",
+                    "write every stage as a [[then]] table at the top level; they run in order",
+                );
+            }
+            let keys: Vec<&str> = TOP_KEYS.iter().copied().filter(|k| *k != "then").collect();
+            cx.unknown_keys(t, &keys, &format!("then[{}]", s.index));
+        }
+    }
     let name = t
         .get("name")
         .and_then(|e| cx.string(e, "name"))
         .map(str::to_string)
         .unwrap_or_else(|| {
-            cx.src
+            let stem = cx
+                .src
                 .path
                 .file_stem()
-                .map_or("experiment".into(), |s| s.to_string_lossy().into_owned())
+                .map_or("experiment".into(), |s| s.to_string_lossy().into_owned());
+            match stage {
+                None => stem,
+                Some(s) => format!("{stem} (stage {})", s.index + 1),
+            }
         });
     let description = t
         .get("description")
@@ -143,8 +288,14 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
         (given, _) => sut_section(cx, given),
     };
     let workload_node = t.get("workload").map(|e| &e.node);
+    let builtins = stage.map_or_else(Vec::new, |s| previous_factor(cx, t, s, factors.as_deref()));
+    let mut uses_previous_trace = false;
     if let Some(f) = &factors {
-        check_placeholders(cx, f, [sut.map(|e| &e.node), workload_node]);
+        let used = check_placeholders(cx, f, &builtins, [sut.map(|e| &e.node), workload_node]);
+        if let (Some(s), true) = (stage, used.first() == Some(&true)) {
+            uses_previous_trace = true;
+            previous_trace_possible(cx, t, s);
+        }
     }
     let combos = match (&factors, &rules) {
         (Some(f), Some(r)) => combos(cx, t, f, r),
@@ -157,7 +308,7 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
 
     let (configs, config_json) = match (matrix_ok, &factors, combos, sut, kind, workload_node) {
         (true, Some(f), Some(combos), Some(sut), Some(kind), Some(w)) => {
-            resolve_configs(cx, f, &combos, &sut.node, w, kind, base)?
+            resolve_configs(cx, f, &builtins, &combos, &sut.node, w, kind, base)?
         }
         _ => return None,
     };
@@ -166,7 +317,7 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
     }
     let (repetitions, procedure, seed) = (repetitions?, procedure?, seed?);
     let factors = factors?;
-    let resolved = json!({
+    let mut resolved = json!({
         "name": name,
         "description": description,
         "source": cx.src.path.canonicalize().unwrap_or_else(|_| cx.src.path.clone()).display().to_string(),
@@ -182,6 +333,9 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
         "workload": workload_node.map(Node::to_json),
         "configs": config_json,
     });
+    if let (Some(s), Json::Object(o)) = (stage, &mut resolved) {
+        o.insert("stage".into(), json!(s.index + 1));
+    }
     Some(ExperimentPlan {
         name,
         source: cx.src.path.clone(),
@@ -190,7 +344,82 @@ fn build(cx: &mut Ctx, root: &Node, base: &Path) -> Option<ExperimentPlan> {
         repetitions,
         procedure,
         resolved,
+        then: Vec::new(),
+        text: None,
+        uses_previous_trace,
     })
+}
+
+/// The built-in factor of a stage: `previous`, one level, a table whose fields are what the
+/// stage before leaves (`${previous.trace}`). It substitutes like a factor but labels nothing.
+fn previous_factor(
+    cx: &mut Ctx,
+    t: &Table,
+    s: &StageCx,
+    factors: Option<&[Factor]>,
+) -> Vec<Factor> {
+    if let Some(f) = factors.into_iter().flatten().find(|f| f.name == PREVIOUS) {
+        cx.error_hint(
+            &f.key_span,
+            format!("`{PREVIOUS}` is a reserved name in a [[then]] stage"),
+            "it refers to the stage before (${previous.trace}); rename the factor",
+        );
+    }
+    let span = t.get("workload").map_or(0..0, |e| e.key_span.clone());
+    let text = |v: &str| Node {
+        span: span.clone(),
+        value: tree::Value::String(v.into()),
+    };
+    let node = Node {
+        span: span.clone(),
+        value: tree::Value::Table(Table {
+            entries: vec![Entry {
+                key: "trace".into(),
+                key_span: span.clone(),
+                node: text(&s.trace),
+            }],
+        }),
+    };
+    vec![Factor {
+        name: PREVIOUS.into(),
+        key_span: span,
+        levels: vec![factors::Level {
+            name: PREVIOUS.into(),
+            node,
+        }],
+        tables: true,
+    }]
+}
+
+/// `${previous.trace}` needs a stage before that saves one block trace.
+fn previous_trace_possible(cx: &mut Ctx, t: &Table, s: &StageCx) {
+    let at = t.get("workload").map_or(0..0, |e| e.key_span.clone());
+    let before = if s.index == 1 {
+        "the experiment".to_string()
+    } else {
+        format!("stage {}", s.index)
+    };
+    if !s.previous.saves_trace {
+        cx.error_hint(
+            &at,
+            format!(
+                "`${{previous.trace}}` in stage {} needs {before} to save block traces",
+                s.index + 1
+            ),
+            "set [procedure] save_block_trace = true in the stage before",
+        );
+    } else if s.previous.configs != 1 {
+        cx.error_hint(
+            &at,
+            format!(
+                "`${{previous.trace}}` in stage {} is ambiguous: {before} has {} configurations",
+                s.index + 1,
+                s.previous.configs
+            ),
+            "give the stage before one configuration (its last ok run's trace is used), or \
+             split it into one stage per configuration",
+        );
+    }
 }
 
 /// `[sut] target = { kind = "directory", path = "." }`: the experiment file's directory.
@@ -235,18 +464,23 @@ fn sut_section<'a>(cx: &mut Ctx, entry: Option<&'a Entry>) -> Option<&'a Entry> 
 
 /// Checks every placeholder of the sections that may have them, then that every factor is
 /// used (unless a placeholder was wrong: a misspelt one would make its factor look unused).
+///
+/// `builtins` (a stage's `previous`) may be used but need not be; returns which of them were.
 fn check_placeholders<'a>(
     cx: &mut Ctx,
     factors: &[Factor],
+    builtins: &[Factor],
     sections: impl IntoIterator<Item = Option<&'a Node>>,
-) {
+) -> Vec<bool> {
     let before = cx.errors();
-    let mut used = vec![false; factors.len()];
+    let all: Vec<Factor> = factors.iter().chain(builtins).cloned().collect();
+    let mut used = vec![false; all.len()];
     for node in sections.into_iter().flatten() {
-        subst::check(cx, node, factors, &mut used);
+        subst::check(cx, node, &all, &mut used);
     }
+    let builtins_used = used.split_off(factors.len());
     if cx.errors() > before {
-        return;
+        return builtins_used;
     }
     for (f, used) in factors.iter().zip(used) {
         if !used {
@@ -265,6 +499,7 @@ fn check_placeholders<'a>(
             );
         }
     }
+    builtins_used
 }
 
 /// The configurations to run; errors if there are too many or none.
@@ -295,9 +530,11 @@ fn combos(cx: &mut Ctx, t: &Table, f: &[Factor], r: &[Rule]) -> Option<Vec<Vec<u
 
 /// Substitutes, reads and checks each configuration. An error that every configuration has
 /// is reported once; one that only some have names them.
+#[allow(clippy::too_many_arguments)]
 fn resolve_configs(
     cx: &mut Ctx,
     factors: &[Factor],
+    builtins: &[Factor],
     combos: &[Vec<usize>],
     sut_node: &Node,
     workload_node: &Node,
@@ -308,9 +545,16 @@ fn resolve_configs(
     let mut json = Vec::new();
     let mut errors: Vec<(ExperimentError, Vec<usize>)> = Vec::new();
     let labels: Vec<String> = combos.iter().map(|c| factors::label(factors, c)).collect();
+    // Built-ins substitute like factors of one level; labels and stored values leave them out.
+    let all: Vec<Factor> = factors.iter().chain(builtins).cloned().collect();
     for (i, combo) in combos.iter().enumerate() {
         let mut ccx = Ctx::new(cx.src);
-        let sut_sub = subst::substitute(sut_node, factors, combo);
+        let full: Vec<usize> = combo
+            .iter()
+            .copied()
+            .chain(builtins.iter().map(|_| 0))
+            .collect();
+        let sut_sub = subst::substitute(sut_node, &all, &full);
         let sut = sut::resolve(&mut ccx, &sut_sub, base);
         let target_bytes = sut.as_ref().and_then(|(_, p)| match &p.target {
             Target::Tmpfs(t) => match t.size {
@@ -321,7 +565,7 @@ fn resolve_configs(
             _ => None,
         });
         let cache_limit = sut.as_ref().and_then(|(_, p)| p.cache_limit);
-        let w_sub = subst::substitute(workload_node, factors, combo);
+        let w_sub = subst::substitute(workload_node, &all, &full);
         let remountable = sut
             .as_ref()
             .map(|(_, p)| matches!(p.target, Target::LoopImage(_) | Target::BlockDevice(_)));
@@ -393,7 +637,7 @@ fn repetitions(
     let Some(entry) = entry else {
         return Some(Repetitions {
             rule: defaults,
-            metric: DEFAULT_METRIC.into(),
+            metric: kind::default_metric(kind).into(),
             time_budget: None,
         });
     };
@@ -421,9 +665,11 @@ fn repetitions(
         }
     });
     let names = kind::stopping_metrics(kind);
-    let metric = t.get("metric").map_or(Some(DEFAULT_METRIC), |e| {
-        cx.choice(e, "repetitions.metric", &names)
-    });
+    let metric = t
+        .get("metric")
+        .map_or(Some(kind::default_metric(kind)), |e| {
+            cx.choice(e, "repetitions.metric", &names)
+        });
     let time_budget = t
         .get("time_budget")
         .map(|e| cx.duration(e, "repetitions.time_budget"));
@@ -557,7 +803,7 @@ mod tests {
         assert_eq!(p.configs[0].label, "default");
         assert!(p.configs[0].factors.is_empty());
         assert_eq!(p.repetitions.rule, StoppingRule::default());
-        assert_eq!(p.repetitions.metric, DEFAULT_METRIC);
+        assert_eq!(p.repetitions.metric, crate::plan::DEFAULT_METRIC);
         assert_eq!(p.repetitions.time_budget, None);
         assert_eq!(
             p.procedure,
@@ -660,5 +906,96 @@ mod tests {
             "{e:?}"
         );
         assert!(e[0].contains("max defaults to 20"));
+    }
+
+    /// A replay-like first stage that saves its trace, and a sweep over it.
+    const STAGED: &str = "[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n\
+        [workload]\nmicro = { size = \"1m\" }\n[procedure]\nsave_block_trace = true\n\
+        [[then]]\nname = \"sweep\"\n[then.factors]\nassoc = [\"2\", \"full\"]\n\
+        [then.workload]\ncachesim = { trace = \"${previous.trace}\", size = \"1m\", assoc = \"${assoc}\" }\n";
+
+    #[test]
+    fn stages_are_checked_at_load_and_read_again_with_the_trace() {
+        // The sweep needs no [sut]: its runs get the file's directory, which must exist.
+        let d = std::env::temp_dir();
+        let p = load_str(&d.join("e.toml"), STAGED).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.then.len(), 1);
+        assert_eq!(p.then[0].name, "sweep");
+        assert_eq!(p.then[0].configs, 2);
+        assert!(p.then[0].uses_previous_trace && !p.uses_previous_trace);
+        assert!(!p.then[0].saves_trace && p.procedure.save_block_trace);
+        let s = stage(&p, 1, Some(Path::new("/t/run-7.iolt"))).unwrap();
+        assert_eq!(s.name, "sweep");
+        assert_eq!(s.resolved["stage"], 2);
+        assert!(p.resolved.get("stage").is_none());
+        // The built-in `previous` substitutes but does not label.
+        let labels: Vec<&str> = s.configs.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["assoc=2", "assoc=full"]);
+        for c in &s.resolved["configs"].as_array().unwrap()[..] {
+            assert_eq!(c["workload"]["cachesim"]["trace"], "/t/run-7.iolt");
+            assert!(c["factors"].get("previous").is_none());
+        }
+        assert!(stage(&p, 2, None).is_err());
+    }
+
+    #[test]
+    fn a_mistake_in_a_stage_is_found_before_anything_runs() {
+        let e = errors(&STAGED.replace("size = \"1m\", assoc", "size = \"1m\", asoc"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("asoc"), "{e:?}");
+        assert!(e[0].starts_with("e.toml:12:"), "{e:?}");
+    }
+
+    #[test]
+    fn previous_trace_needs_a_stage_before_that_saves_one_trace() {
+        let e = errors(&STAGED.replace("save_block_trace = true", "save_block_trace = false"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].contains(
+                "`${previous.trace}` in stage 2 needs the experiment to save block traces"
+            ),
+            "{e:?}"
+        );
+        let two = STAGED.replace(
+            "[workload]\nmicro = { size = \"1m\" }",
+            "[factors]\nbs = [\"4k\", \"8k\"]\n[workload]\nmicro = { size = \"1m\", bs = \"${bs}\" }",
+        );
+        let e = errors(&two);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].contains("is ambiguous: the experiment has 2 configurations"),
+            "{e:?}"
+        );
+        // In the experiment itself there is no stage before.
+        let e = errors(&format!(
+            "{SUT}[workload]\nmicro = {{ size = \"1m\", file = \"${{previous.trace}}\" }}\n"
+        ));
+        assert!(e[0].contains("in a [[then]] stage only"), "{e:?}");
+        let e = errors(&STAGED.replace("${previous.trace}", "${previous.tracee}"));
+        assert!(
+            e[0].contains("a stage knows only ${previous.trace}"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn stages_do_not_nest_and_are_tables() {
+        let e = errors(&format!("{STAGED}[[then.then]]\nname = \"x\"\n"));
+        assert!(
+            e.iter()
+                .any(|e| e.contains("cannot have stages of its own")),
+            "{e:?}"
+        );
+        let e = errors(&format!("then = 3\n{SUT}{MICRO}"));
+        assert!(e[0].contains("`then` must be an array of tables"), "{e:?}");
+        let e = errors(&STAGED.replace(
+            "[then.factors]\nassoc",
+            "[then.factors]\nprevious = [\"a\", \"b\"]\nassoc",
+        ));
+        assert!(
+            e.iter()
+                .any(|e| e.contains("`previous` is a reserved name")),
+            "{e:?}"
+        );
     }
 }

@@ -48,6 +48,36 @@ pub struct ExperimentPlan {
     /// The whole experiment after defaults and substitution, for the results database
     /// (`experiments.spec_json`): enough to understand and redo it.
     pub resolved: Value,
+    /// The `[[then]]` stages, checked; each is read again by [`load::stage`] once the stage
+    /// before it has run (its `${previous.trace}` is known only then).
+    pub then: Vec<Stage>,
+    /// The file's text, kept when it has stages.
+    pub(crate) text: Option<std::sync::Arc<str>>,
+    /// Whether this stage refers to `${previous.trace}`.
+    pub uses_previous_trace: bool,
+}
+
+/// A `[[then]]` stage of an experiment file: an experiment of its own, run after the one
+/// before it, into the same database.
+#[derive(Debug, Clone)]
+pub struct Stage {
+    pub name: String,
+    pub configs: usize,
+    /// Whether its runs save block traces (what `${previous.trace}` of the next stage needs).
+    pub saves_trace: bool,
+    /// Whether it refers to the previous stage's trace.
+    pub uses_previous_trace: bool,
+}
+
+impl Stage {
+    pub(crate) fn of(plan: &ExperimentPlan) -> Stage {
+        Stage {
+            name: plan.name.clone(),
+            configs: plan.configs.len(),
+            saves_trace: plan.procedure.save_block_trace,
+            uses_previous_trace: plan.uses_previous_trace,
+        }
+    }
 }
 
 impl ExperimentPlan {

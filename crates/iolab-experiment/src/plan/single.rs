@@ -105,5 +105,8 @@ pub fn single(run: SingleRun) -> Result<ExperimentPlan, UsageError> {
         repetitions,
         procedure,
         resolved,
+        then: Vec::new(),
+        text: None,
+        uses_previous_trace: false,
     })
 }

@@ -134,7 +134,11 @@ fn check_string(cx: &mut Ctx, node: &Node, s: &str, factors: &[Factor], used: &m
         let at = placeholder_span(&cx.src.text, &node.span, s, p.start);
         let text = &s[p.start..p.end];
         let Some(fi) = factors.iter().position(|f| f.name == p.factor) else {
-            let hint = if factors.is_empty() {
+            let hint = if p.factor == "previous" {
+                "${previous.trace} names the stage before's block trace: it works in a [[then]] \
+                 stage only (docs/experiments.md, \"Stages\")"
+                    .to_string()
+            } else if factors.is_empty() {
                 "declare the factor in [factors]".to_string()
             } else {
                 suggest::did_you_mean_or_list(&p.factor, factors.iter().map(|f| f.name.as_str()))
@@ -161,6 +165,14 @@ fn check_string(cx: &mut Ctx, node: &Node, s: &str, factors: &[Factor], used: &m
         }
         for level in 0..f.levels.len() {
             match lookup(f, level, &p.fields) {
+                Err(_) if f.name == "previous" => {
+                    cx.error_hint(
+                        &at,
+                        format!("`{text}`: a stage knows only ${{previous.trace}}"),
+                        "the stage before leaves its block trace; write ${previous.trace}",
+                    );
+                    break;
+                }
                 Err(name) => {
                     cx.error_hint(
                         &at,

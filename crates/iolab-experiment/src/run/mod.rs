@@ -269,6 +269,49 @@ struct ConfigState {
     outcome: Option<ConfigOutcome>,
 }
 
+/// The unfinished experiment `--resume` continues: the latest from the same file with this
+/// very plan (a file with stages has several experiments); failing that, the latest from the
+/// file, whose differing plan says that the file changed; `None` if there is none.
+pub fn unfinished(
+    plan: &ExperimentPlan,
+    store: &Store,
+) -> Result<Option<iolab_store::Experiment>, RunnerError> {
+    let mut latest = None;
+    for e in store.list_experiments()?.into_iter().rev() {
+        if !names_same_file(&e.source, &plan.source)
+            || !matches!(
+                e.status,
+                ExperimentStatus::Running | ExperimentStatus::Interrupted
+            )
+        {
+            continue;
+        }
+        let e = store.experiment(e.id)?;
+        if e.spec == plan.resolved {
+            return Ok(Some(e));
+        }
+        latest.get_or_insert(e);
+    }
+    Ok(latest)
+}
+
+/// The latest experiment stored from the same file with this very plan that completed: a
+/// stage `iolab run --resume` need not run again.
+pub fn completed(
+    plan: &ExperimentPlan,
+    store: &Store,
+) -> Result<Option<ExperimentId>, RunnerError> {
+    for e in store.list_experiments()?.into_iter().rev() {
+        if e.status == ExperimentStatus::Done
+            && names_same_file(&e.source, &plan.source)
+            && store.experiment(e.id)?.spec == plan.resolved
+        {
+            return Ok(Some(e.id));
+        }
+    }
+    Ok(None)
+}
+
 /// Runs (or resumes) the experiment, storing every run in `store`.
 pub fn run_experiment(
     plan: &ExperimentPlan,
@@ -454,19 +497,8 @@ fn resume(
     store: &mut Store,
     source: &str,
 ) -> Result<(ExperimentId, Vec<ConfigState>), RunnerError> {
-    let candidate = store
-        .list_experiments()?
-        .into_iter()
-        .filter(|e| {
-            names_same_file(&e.source, &plan.source)
-                && matches!(
-                    e.status,
-                    ExperimentStatus::Running | ExperimentStatus::Interrupted
-                )
-        })
-        .max_by_key(|e| e.id.0)
-        .ok_or_else(|| RunnerError::NothingToResume(source.to_owned()))?;
-    let exp = store.experiment(candidate.id)?;
+    let exp =
+        unfinished(plan, store)?.ok_or_else(|| RunnerError::NothingToResume(source.to_owned()))?;
     if exp.spec != plan.resolved {
         return Err(RunnerError::ResumeMismatch {
             id: exp.id.0,
@@ -600,7 +632,7 @@ impl Session<'_> {
                 if let Some(v) = end.metric.filter(|v| v.is_finite()) {
                     let _ = s.acc.push(v);
                 }
-                let deterministic = self.plan.configs[i].workload.deterministic();
+                let deterministic = self.deterministic(i);
                 let d = self.decide(s, deterministic);
                 end.decision = Some(d);
                 self.obs.run_ended(&info, &end);
@@ -640,6 +672,18 @@ impl Session<'_> {
                 self.stop_failed(states, i, &end)
             }
         }
+    }
+
+    /// Whether configuration `i` stops after one exact run: its workload is deterministic and
+    /// the stopping metric is one of its exact ones (a simulation's speed is not).
+    fn deterministic(&self, i: usize) -> bool {
+        let metric = &self.plan.repetitions.metric;
+        self.plan.configs[i].workload.deterministic()
+            && self
+                .plan
+                .metrics()
+                .iter()
+                .any(|d| d.exact && d.name == metric.as_str())
     }
 
     fn decide(&self, s: &ConfigState, deterministic: bool) -> Decision {
@@ -1048,7 +1092,10 @@ fn deterministic_outcome(d: &Decision, metric: &str) -> ConfigOutcome {
     };
     ConfigOutcome {
         converged: true,
-        note: format!("deterministic: {metric} is exact ({runs}; 95% CI ±0.0%)"),
+        note: format!(
+            "{}{metric} is exact ({runs}; 95% CI ±0.0%)",
+            ConfigOutcome::DETERMINISTIC
+        ),
     }
 }
 

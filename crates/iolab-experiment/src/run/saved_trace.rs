@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use iolab_store::{RunId, RunRecord, Store};
+use iolab_store::{ExperimentId, RunId, RunRecord, RunStatus, Store};
 
 /// The traces directory of a database, `None` for an in-memory one (`--no-db`).
 pub fn traces_dir(db: &Path) -> Option<PathBuf> {
@@ -56,6 +56,39 @@ pub fn keep(store: &mut Store, pending: &Path, run: RunId) -> Result<PathBuf, St
         .set_saved_trace_path(run, &abs)
         .map_err(|e| format!("block trace saved as {}, but {e}", abs.display()))?;
     Ok(abs)
+}
+
+/// The block trace of the experiment's last ok run that saved one: what `${previous.trace}`
+/// of the stage after it stands for. The message says why there is none.
+pub fn latest(store: &Store, experiment: ExperimentId) -> Result<PathBuf, String> {
+    let fail = |e: iolab_store::StoreError| e.to_string();
+    let ok: std::collections::BTreeSet<RunId> = store
+        .runs(experiment)
+        .map_err(fail)?
+        .into_iter()
+        .filter(|r| r.status == RunStatus::Ok)
+        .map(|r| r.id)
+        .collect();
+    let flowops = store.experiment_flowops(experiment).map_err(fail)?;
+    flowops
+        .iter()
+        .rev()
+        .filter(|(id, _)| ok.contains(id))
+        .find_map(|(_, fs)| {
+            fs.iter().filter(|f| f.kind == "trace").find_map(|f| {
+                f.extra
+                    .pointer("/saved/path")
+                    .and_then(|p| p.as_str())
+                    .map(PathBuf::from)
+            })
+        })
+        .filter(|p| p.exists())
+        .ok_or_else(|| {
+            format!(
+                "experiment {} has no ok run with a saved block trace on disk",
+                experiment.0
+            )
+        })
 }
 
 #[cfg(test)]

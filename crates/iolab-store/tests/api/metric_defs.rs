@@ -15,6 +15,7 @@ fn custom() -> MetricDef {
         title: Cow::Borrowed("Final sync"),
         description: Cow::Borrowed("the longest final fsync"),
         headline: false,
+        exact: true,
     }
 }
 

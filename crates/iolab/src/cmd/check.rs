@@ -16,15 +16,30 @@ pub fn run(args: CheckArgs) -> Result<(), CliError> {
     let plan = iolab_experiment::load(&args.file)
         .map_err(|errs| CliError::usage(errs.to_string().trim_end()))?;
     let mut configs = Vec::with_capacity(plan.configs.len());
-    for c in &plan.configs {
-        let facts = plan_facts(&plan, c);
-        configs.push(ConfigCheck {
-            label: c.label.clone(),
-            findings: iolab_check::pre_run_checks(&facts)
-                .into_iter()
-                .map(iolab_experiment::run::monitor::to_store)
-                .collect(),
-        });
+    let stages = 1 + plan.then.len();
+    for k in 0..stages {
+        let stage_plan;
+        let p = if k == 0 {
+            &plan
+        } else {
+            stage_plan = iolab_experiment::stage(&plan, k, None)
+                .map_err(|errs| CliError::usage(errs.to_string().trim_end()))?;
+            &stage_plan
+        };
+        for c in &p.configs {
+            let facts = plan_facts(p, c);
+            configs.push(ConfigCheck {
+                label: if stages > 1 {
+                    format!("stage {} {}", k + 1, c.label)
+                } else {
+                    c.label.clone()
+                },
+                findings: iolab_check::pre_run_checks(&facts)
+                    .into_iter()
+                    .map(iolab_experiment::run::monitor::to_store)
+                    .collect(),
+            });
+        }
     }
     let report = CheckReport {
         file: args.file.display().to_string(),

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use iolab_experiment::run::{
-    run_experiment, EngineEvent, Phase, RunEnd, RunInfo, RunnerError, RunnerObserver, RunnerOptions,
+    completed, run_experiment, unfinished, EngineEvent, Phase, RunEnd, RunInfo, RunnerError,
+    RunnerObserver, RunnerOptions,
 };
 use iolab_store::{ConfigOutcome, ExperimentId, ExperimentStatus, RunStatus};
 
@@ -37,10 +38,72 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         .with_hint("give the --db the experiment was started with, or run it without --resume"));
     }
     let mut store = super::db::open(&args.db.db)?;
+    let stages = 1 + plan.then.len();
+    let mut previous: Option<ExperimentId> = None;
+    let mut resumed = false;
+    for k in 0..stages {
+        let stage_plan;
+        let plan = if k == 0 {
+            &plan
+        } else {
+            let trace = match (plan.then[k - 1].uses_previous_trace, previous) {
+                (true, Some(id)) => Some(
+                    iolab_experiment::run::saved_trace::latest(&store, id).map_err(|e| {
+                        CliError::failed(format!("stage {}: {e}", k + 1)).with_hint(
+                            "the stage before ran without saving a block trace (did its \
+                             tracer fail to start? `iolab show` has its runs)",
+                        )
+                    })?,
+                ),
+                _ => None,
+            };
+            stage_plan = iolab_experiment::stage(&plan, k, trace.as_deref())
+                .map_err(|errs| CliError::usage(errs.to_string().trim_end()))?;
+            &stage_plan
+        };
+        if stages > 1 {
+            say!("stage {} of {stages}: {}", k + 1, plan.name);
+        }
+        if args.resume && stages > 1 {
+            if let Some(id) = completed(plan, &store).map_err(runner_error)? {
+                say!("  done before, as experiment {}; not run again", id.0);
+                previous = Some(id);
+                continue;
+            }
+        }
+        // A stage that never started is started, not resumed; a file without stages resumes
+        // or says that there is nothing to resume.
+        let resume = args.resume
+            && (stages == 1
+                || unfinished(plan, &store)
+                    .map_err(runner_error)?
+                    .is_some_and(|e| e.spec == plan.resolved));
+        resumed |= resume;
+        previous = Some(run_one(plan, &args, resume, &mut store, &cancel)?);
+    }
+    if args.resume && !resumed {
+        return Err(CliError::usage(format!(
+            "nothing to resume: every stage of {} is done",
+            args.file
+        ))
+        .with_hint("run it without --resume to start it again"));
+    }
+    Ok(())
+}
+
+/// Runs (or resumes) one experiment of the file and prints its summary; the experiment's id
+/// when it completed, an error otherwise (later stages do not run then).
+fn run_one(
+    plan: &iolab_experiment::ExperimentPlan,
+    args: &RunArgs,
+    resume: bool,
+    store: &mut iolab_store::Store,
+    cancel: &Arc<AtomicBool>,
+) -> Result<ExperimentId, CliError> {
     let opts = RunnerOptions {
         sut: crate::state::sut_options(),
-        cancel: Arc::clone(&cancel),
-        resume: args.resume,
+        cancel: Arc::clone(cancel),
+        resume,
         iolab_version: env!("CARGO_PKG_VERSION").into(),
         monitor: args.monitor.options(),
     };
@@ -63,25 +126,30 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         db: args.db.db.display().to_string(),
         told: Default::default(),
     };
-    let outcome = run_experiment(&plan, &mut store, &opts, &mut obs);
+    let outcome = run_experiment(plan, store, &opts, &mut obs);
     obs.status.clear();
     let outcome = outcome.map_err(runner_error)?;
     let metric = plan.repetitions.metric.clone();
     crate::output::emit(|out| {
-        show::write_experiment(&store, outcome.id, out)?;
-        crate::cmd::compare::write_summary(&store, outcome.id, &metric, out)
+        show::write_experiment(store, outcome.id, out)?;
+        crate::cmd::compare::write_summary(store, outcome.id, &metric, out)
     })?;
+    let later = if plan.then.is_empty() && plan.resolved.get("stage").is_none() {
+        String::new()
+    } else {
+        "; the stages after it did not run".into()
+    };
     match outcome.status {
-        ExperimentStatus::Interrupted => Err(CliError::interrupted(
-            "interrupted; the system is restored and the finished runs are stored",
-        )
+        ExperimentStatus::Interrupted => Err(CliError::interrupted(format!(
+            "interrupted; the system is restored and the finished runs are stored{later}"
+        ))
         .with_hint(format!(
             "continue with: iolab run {} --resume{}",
             args.file,
             db_flag(&args.db.db)
         ))),
         ExperimentStatus::Failed => Err(CliError::failed(format!(
-            "{} run{} failed (see the table above; `iolab show {}` has the errors)",
+            "{} run{} failed (see the table above; `iolab show {}` has the errors){later}",
             outcome.failed,
             if outcome.failed == 1 { "" } else { "s" },
             outcome.id.0
@@ -90,7 +158,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             if cancel.load(Ordering::Relaxed) {
                 return Err(CliError::interrupted("interrupted"));
             }
-            Ok(())
+            Ok(outcome.id)
         }
     }
 }

@@ -350,3 +350,24 @@ pub fn strace_thread_calls(text: &str) -> Vec<(&str, &str)> {
     }
     out
 }
+
+/// Checks that each `(file, args)` list under `lists` is what `iolab filelist ARGS -o FILE`
+/// writes (the example lists stay reproducible from the commands their example gives).
+#[allow(dead_code)]
+pub fn assert_lists_generated(lists: &Path, cases: &[(&str, Vec<&str>)]) {
+    let d = tempfile::tempdir().unwrap();
+    for (name, args) in cases {
+        let out = d.path().join(name);
+        let mut a = vec!["filelist"];
+        a.extend_from_slice(args);
+        a.extend_from_slice(&["-o", out.to_str().unwrap()]);
+        let o = run(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            std::fs::read(&out).unwrap() == std::fs::read(lists.join(name)).unwrap(),
+            "{} is not what `iolab filelist {}` makes",
+            lists.join(name).display(),
+            args.join(" ")
+        );
+    }
+}
