@@ -81,6 +81,17 @@ impl Stage {
 }
 
 impl ExperimentPlan {
+    /// Whether configuration `i` stops after one exact run: its workload is deterministic and
+    /// the stopping metric is one of its exact ones (a simulation's speed is not).
+    pub fn deterministic(&self, i: usize) -> bool {
+        let metric = &self.repetitions.metric;
+        self.configs[i].workload.deterministic()
+            && self
+                .metrics()
+                .iter()
+                .any(|d| d.exact && d.name == metric.as_str())
+    }
+
     /// The definitions of every metric its runs record: the common ones, then its workload
     /// kind's own (every configuration has the same kind).
     pub fn metrics(&self) -> Vec<MetricDef> {

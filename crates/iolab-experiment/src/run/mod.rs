@@ -674,16 +674,8 @@ impl Session<'_> {
         }
     }
 
-    /// Whether configuration `i` stops after one exact run: its workload is deterministic and
-    /// the stopping metric is one of its exact ones (a simulation's speed is not).
     fn deterministic(&self, i: usize) -> bool {
-        let metric = &self.plan.repetitions.metric;
-        self.plan.configs[i].workload.deterministic()
-            && self
-                .plan
-                .metrics()
-                .iter()
-                .any(|d| d.exact && d.name == metric.as_str())
+        self.plan.deterministic(i)
     }
 
     fn decide(&self, s: &ConfigState, deterministic: bool) -> Decision {

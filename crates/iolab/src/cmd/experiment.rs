@@ -108,16 +108,23 @@ fn run_one(
         monitor: args.monitor.options(),
     };
     let configs = plan.configs.len();
-    say!(
-        "{}: {} configuration{}, {}–{} runs each until the 95% CI of {} is within ±{}%",
-        plan.name,
-        configs,
-        if configs == 1 { "" } else { "s" },
-        plan.repetitions.rule.min,
-        plan.repetitions.rule.max,
-        plan.repetitions.metric,
-        plan.repetitions.rule.target * 100.0
-    );
+    let s = if configs == 1 { "" } else { "s" };
+    if (0..configs).all(|i| plan.deterministic(i)) {
+        say!(
+            "{}: {configs} configuration{s}, one run each: deterministic, {} is exact",
+            plan.name,
+            plan.repetitions.metric
+        );
+    } else {
+        say!(
+            "{}: {configs} configuration{s}, {}–{} runs each until the 95% CI of {} is within ±{}%",
+            plan.name,
+            plan.repetitions.rule.min,
+            plan.repetitions.rule.max,
+            plan.repetitions.metric,
+            plan.repetitions.rule.target * 100.0
+        );
+    }
     let mut obs = Progress {
         status: StatusLine::new(std::io::stderr().is_terminal()),
         metric: plan.repetitions.metric.clone(),
