@@ -71,6 +71,69 @@ fn the_example_loads_with_both_stages() {
     assert!(out.contains("183 configurations"), "{out}");
 }
 
+#[test]
+#[ignore = "needs root: loop device, mkfs, mount, blkio throttle, block tracing; chromium"]
+fn the_example_runs_end_to_end_and_its_reports_draw_the_days_and_the_sweep() {
+    require_root();
+    iolab_testkit::require_tool("mkfs.ext4");
+    iolab_testkit::require_tool("chromium");
+    let _hang = iolab_testkit::timeout(1200);
+    let s = Scratch::new();
+    // Scaled for a test: one replay run, three associativities instead of thirteen.
+    let mut text = std::fs::read_to_string(examples().join("seed004-cache.toml")).unwrap();
+    for (from, to) in [
+        ("min = 3\nmax = 5", "min = 1\nmax = 1"),
+        (
+            r#"assoc = ["2", "4", "8", "16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "full"]"#,
+            r#"assoc = ["2", "64", "full"]"#,
+        ),
+    ] {
+        assert!(text.contains(from), "the example no longer has {from}");
+        text = text.replace(from, to);
+    }
+    let f = s.write("seed004-cache.toml", &text);
+    let lists = s.path().join("seed004");
+    std::fs::create_dir(&lists).unwrap();
+    for l in ["install.list", "boot.list", "days.list"] {
+        std::fs::copy(examples().join("seed004").join(l), lists.join(l)).unwrap();
+    }
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(s.mounts().is_empty() && s.loops().is_empty());
+    let err = stderr(&o);
+    assert!(
+        err.contains("42 configurations, one run each: deterministic, miss_ratio is exact"),
+        "{err}"
+    );
+
+    // Stage 1: the install and 20 days, each day's time stored.
+    let o = s.run(&["export", "--format", "json", "1"]);
+    let first: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let days = first["configs"][0]["runs"][0]["flowops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "replay_day")
+        .count();
+    assert_eq!(days, 21, "the install and 20 days");
+    let days_html = s.path().join("days.html");
+    let o = s.run(&["report", "1", "-o", days_html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&days_html)
+        .unwrap()
+        .contains("Replay: time per day"));
+
+    // Stage 2: every configuration simulated once, exactly; the report draws the sweep.
+    let sweep = s.latest();
+    assert_eq!(sweep["configs"].as_array().unwrap().len(), 42);
+    let html = s.path().join("sweep.html");
+    let o = s.run(&["report", "-o", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("seed 004: the cache swept by simulation"));
+    common::chromium_renders(s.path(), &html, &["experiment", "summary", "charts"]);
+}
+
 /// A two-stage file small enough for a test: a direct write traced on a loop device, then
 /// simulations of that trace.
 const STAGED: &str = r#"
