@@ -79,7 +79,8 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
                     .map_err(runner_error)?
                     .is_some_and(|e| e.spec == plan.resolved));
         resumed |= resume;
-        previous = Some(run_one(plan, &args, resume, &mut store, &cancel)?);
+        let later = k + 1 < stages;
+        previous = Some(run_one(plan, &args, resume, later, &mut store, &cancel)?);
     }
     if args.resume && !resumed {
         return Err(CliError::usage(format!(
@@ -97,6 +98,7 @@ fn run_one(
     plan: &iolab_experiment::ExperimentPlan,
     args: &RunArgs,
     resume: bool,
+    later_stages: bool,
     store: &mut iolab_store::Store,
     cancel: &Arc<AtomicBool>,
 ) -> Result<ExperimentId, CliError> {
@@ -141,10 +143,10 @@ fn run_one(
         show::write_experiment(store, outcome.id, out)?;
         crate::cmd::compare::write_summary(store, outcome.id, &metric, out)
     })?;
-    let later = if plan.then.is_empty() && plan.resolved.get("stage").is_none() {
-        String::new()
+    let later = if later_stages {
+        "; the stages after it did not run"
     } else {
-        "; the stages after it did not run".into()
+        ""
     };
     match outcome.status {
         ExperimentStatus::Interrupted => Err(CliError::interrupted(format!(
