@@ -302,6 +302,9 @@ pub struct LineOpts {
     pub log_x: bool,
     /// Fixed y maximum (e.g. 1 for a CDF, 100 for %).
     pub y_max: Option<f64>,
+    /// A value the (nice) y axis reaches at least, whatever the lines: charts drawn side by
+    /// side on one scale.
+    pub y_cover: f64,
     pub x_fmt: XFormat,
     /// An ordinal x axis when not empty: these labels equally spaced in this order, and a
     /// point's x is the index of its level (a fraction sets it beside the level, as dodged
@@ -401,7 +404,7 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
     }
     let (y_max, step) = match opts.y_max {
         Some(m) => (m, m / 5.0),
-        None => nice_axis(y_data_max),
+        None => nice_axis(y_data_max.max(opts.y_cover)),
     };
     if let Some(w) = opts.width {
         plot.width = w;

@@ -225,7 +225,7 @@ pub(crate) fn render(h: &mut String, data: &ReportData) {
          intervals (none for a single run or a deterministic metric), set slightly apart so \
          they do not hide each other; one line per combination of the other factors' levels. \
          A chart holds at most six lines: more combinations are split into charts by the \
-         factor with the fewest levels.</p>",
+         factor with the fewest levels, on one scale.</p>",
     );
     for &f in &factors {
         let factor = &data.factors[f];
@@ -237,8 +237,18 @@ pub(crate) fn render(h: &mut String, data: &ReportData) {
         let panels = panels(data, f, MAX_LINES);
         for &k in &metrics {
             let title = data.headline[k].title_with_unit();
+            // The panels of a metric share one scale, to be compared across.
+            let top = data
+                .configs
+                .iter()
+                .map(|c| {
+                    let m = metric(c, k);
+                    m.ci.map_or(m.mean, |(_, hi)| hi.max(m.mean))
+                })
+                .filter(|v| v.is_finite())
+                .fold(0.0, f64::max);
             for p in &panels {
-                chart(h, data, k, &title, factor, p);
+                chart(h, data, k, &title, factor, p, top);
             }
         }
         h.push_str("</div>");
@@ -253,6 +263,7 @@ fn chart(
     title: &str,
     factor: &FactorLevels,
     p: &Panel,
+    y_cover: f64,
 ) {
     let n = p.series.len();
     let whiskers = p.series.iter().any(|s| {
@@ -312,6 +323,7 @@ fn chart(
             x_label: factor.name.clone(),
             x_levels: factor.levels.clone(),
             width: Some(540.0),
+            y_cover,
             ..LineOpts::default()
         },
     ));

@@ -607,8 +607,10 @@ fn a_sweep_with_many_combinations_is_split_into_readable_charts() {
     ]);
     let (mut store, exp, ids) = sweep_store(factors, &configs);
     for (i, &id) in ids.iter().enumerate() {
+        // b=y (the second four of every eight) ten times b=x.
+        let base = if i % 8 >= 4 { 1000.0 } else { 100.0 };
         store
-            .record_run(&record(id, 0, RunStatus::Ok, 100.0 + i as f64))
+            .record_run(&record(id, 0, RunStatus::Ok, base + i as f64))
             .unwrap();
     }
     let data = load(&store, exp).unwrap();
@@ -623,6 +625,18 @@ fn a_sweep_with_many_combinations_is_split_into_readable_charts() {
     assert_eq!(sweep.matches("<svg").count(), 9);
     assert_eq!(sweep.matches("<polyline").count(), 3 * (4 + 4 + 6));
     assert!(sweep.contains(">a=1 b=x</text>"));
+    // The two charts of a metric split by b share one y scale.
+    let y_ticks = |t: &str| -> Vec<&str> {
+        let svg = &sweep[sweep.find(&format!("<title>{t}</title>")).unwrap()..];
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        svg.split("text-anchor=\"end\">")
+            .skip(1)
+            .map(|x| &x[..x.find('<').unwrap()])
+            .collect()
+    };
+    let x = y_ticks("Throughput (op/s) by a — b=x");
+    assert!(x.len() >= 3, "{x:?}");
+    assert_eq!(x, y_ticks("Throughput (op/s) by a — b=y"));
 
     // Eight levels of the only other factor: two parts.
     let d: Vec<String> = (0..8).map(|i| format!("d{i}")).collect();
