@@ -46,16 +46,19 @@ fn level_name(v: &Value, index: usize) -> String {
 
 /// The experiment's factors and each configuration's level of each (`None`: the
 /// configuration has no such factor). Factors and levels come from the resolved
-/// specification (`factors`: `[{name, levels}]`, in the file's order) when it has them; a
-/// level only a configuration has, or an experiment without that list (made by a command),
-/// adds levels in the order the configurations show them.
+/// specification (`factors`: `[{name, levels}]`, in the file's order): an experiment a
+/// command made has the list empty, and no factors even when it gave its configurations
+/// some (`iolab iozone --auto` draws its matrix as heatmaps). A level only a configuration
+/// has is added in the order the configurations show it; without the list at all (a
+/// database from before it), the configurations' factors are taken in that order.
 pub(crate) fn factors(
     spec: &Value,
     configs: &[Config],
 ) -> (Vec<FactorLevels>, Vec<Vec<Option<usize>>>) {
     let mut names: Vec<String> = Vec::new();
     let mut values: Vec<Vec<Value>> = Vec::new();
-    if let Some(list) = spec.get("factors").and_then(Value::as_array) {
+    let listed = spec.get("factors").and_then(Value::as_array);
+    if let Some(list) = listed {
         for f in list {
             let (Some(name), Some(levels)) = (
                 f.get("name").and_then(Value::as_str),
@@ -67,7 +70,7 @@ pub(crate) fn factors(
             values.push(levels.clone());
         }
     }
-    for c in configs {
+    for c in configs.iter().filter(|_| listed.is_none()) {
         for name in c.factors.keys() {
             if !names.contains(name) {
                 names.push(name.clone());

@@ -671,6 +671,25 @@ fn no_sweep_section_without_a_factor_of_three_levels() {
     let (html, md, _) = render_all(&load(&store, exp).unwrap());
     assert!(!html.contains("id=\"sweep\"") && !md.contains("by factor"));
     assert!(!html.contains("id=\"mrc\""));
+
+    // A command's experiment (`iolab iozone --auto`) lists no factors, whatever its
+    // configurations carry; a database without the list takes the configurations'.
+    let configs = matrix(&[("size", &["64", "128", "256"])]);
+    for (spec, want) in [(json!([]), 0), (serde_json::Value::Null, 1)] {
+        let (mut store, exp, ids) = sweep_store(spec, &configs);
+        for &id in &ids {
+            store
+                .record_run(&record(id, 0, RunStatus::Ok, 100.0))
+                .unwrap();
+        }
+        let data = load(&store, exp).unwrap();
+        assert_eq!(data.factors.len(), want);
+        let (html, _, _) = render_all(&data);
+        assert_eq!(html.contains("id=\"sweep\""), want == 1);
+        if want == 1 {
+            assert_eq!(data.factors[0].levels, ["64", "128", "256"]);
+        }
+    }
 }
 
 fn with_curve(mut r: RunRecord, points: serde_json::Value) -> RunRecord {
