@@ -308,8 +308,8 @@ pub struct LineOpts {
     pub x_fmt: XFormat,
     /// An ordinal x axis when not empty: these labels equally spaced in this order, and a
     /// point's x is the index of its level (a fraction sets it beside the level, as dodged
-    /// whiskers are). Powers of two and words (`full`) are spaced alike. Labels that would
-    /// overlap are thinned to every k-th.
+    /// whiskers are). Powers of two and words (`full`) are spaced alike. Labels that do not
+    /// fit side by side are slanted ([`level_labels`]).
     pub x_levels: Vec<String>,
     /// Width of the view box (default 720): a chart drawn two abreast is narrower, so that
     /// its text keeps its size.
@@ -332,16 +332,50 @@ fn label_width(chars: usize) -> f64 {
     6.5 * chars as f64 + 8.0
 }
 
-/// Every how many levels an ordinal axis of `labels` over `width` pixels writes a label, so
-/// that no two overlap (1: all of them).
-pub fn label_stride(labels: &[String], width: f64) -> usize {
+/// Longest ordinal tick label written whole (longer ones end in `…`).
+const LEVEL_CHARS: usize = 28;
+
+/// Longest legend entry written whole: `policy=clock:m=16,s=1,i=16` must not be cut where it
+/// would read as `policy=clock:m=16,s=1,i=1`.
+const LEGEND_CHARS: usize = 40;
+
+/// Horizontal room a slanted label needs: about its line height.
+const SLANTED_ROOM: f64 = 14.0;
+
+/// How an ordinal axis writes its level labels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelLabels {
+    /// Slanted at 35° because they do not fit side by side.
+    pub slanted: bool,
+    /// Every how many levels a label is written (1: all of them).
+    pub stride: usize,
+    /// Room the labels take below the axis beyond a flat row's, in pixels.
+    pub depth: f64,
+}
+
+/// The labels of an ordinal axis of `labels` over `width` pixels: flat when they fit side by
+/// side, else slanted (long words like `clock:m=16,s=1,i=16` stay whole), and only every
+/// k-th when even slanted ones would overlap.
+pub fn level_labels(labels: &[String], width: f64) -> LevelLabels {
     let n = labels.len().max(1);
+    let slot = width / n as f64;
     let widest = labels
         .iter()
-        .map(|l| label_width(shorten(l, 14).chars().count()))
-        .fold(0.0, f64::max);
-    let slot = width / n as f64;
-    ((widest / slot).ceil() as usize).clamp(1, n)
+        .map(|l| shorten(l, LEVEL_CHARS).chars().count())
+        .max()
+        .unwrap_or(0);
+    if label_width(widest) <= slot {
+        return LevelLabels {
+            slanted: false,
+            stride: 1,
+            depth: 0.0,
+        };
+    }
+    LevelLabels {
+        slanted: true,
+        stride: ((SLANTED_ROOM / slot).ceil() as usize).clamp(1, n),
+        depth: 6.5 * widest as f64 * 35f64.to_radians().sin(),
+    }
 }
 
 /// Tick positions of a linear byte axis up to `max`: round multiples of the largest binary
@@ -414,6 +448,9 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
     let band = LEGEND_ROW * legend.len() as f64;
     plot.top += band;
     plot.height += band;
+    let levels = level_labels(&opts.x_levels, plot.inner_width());
+    plot.bottom += levels.depth;
+    plot.height += levels.depth;
     let px = |x: f64| plot.x0() + (tx(x) - x_min) / (x_max - x_min) * plot.inner_width();
     let mut out = String::new();
     open(&mut out, &plot, title);
@@ -432,7 +469,6 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
         XFormat::Bytes => format_bytes(x.max(0.0).round() as u64),
     };
     if ordinal {
-        let stride = label_stride(&opts.x_levels, plot.inner_width());
         for (i, level) in opts.x_levels.iter().enumerate() {
             let p = px(i as f64);
             let _ = write!(
@@ -441,8 +477,19 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
                 y0 = plot.y0(),
                 y = plot.y0() + 3.0
             );
-            if i % stride == 0 {
-                tick(&mut out, p, &shorten(level, 14));
+            if i % levels.stride != 0 {
+                continue;
+            }
+            let text = shorten(level, LEVEL_CHARS);
+            if levels.slanted {
+                let y = plot.y0() + 12.0;
+                let _ = write!(
+                    out,
+                    r#"<text class="tick" x="{p:.1}" y="{y:.1}" text-anchor="end" transform="rotate(-35 {p:.1} {y:.1})">{l}</text>"#,
+                    l = esc(&text)
+                );
+            } else {
+                tick(&mut out, p, &text);
             }
         }
     } else if log_x {
@@ -545,7 +592,7 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
                 c = l.colour,
                 tx = lx + 12.0,
                 ty = y + 8.0,
-                t = esc(&shorten(&l.label, 24))
+                t = esc(&shorten(&l.label, LEGEND_CHARS))
             );
         }
     }
@@ -562,7 +609,7 @@ fn legend_rows(lines: &[Line], plot: &Plot) -> Vec<Vec<(f64, usize)>> {
     let mut rows: Vec<Vec<(f64, usize)>> = Vec::new();
     let mut lx = plot.x0();
     for (i, l) in lines.iter().enumerate().rev() {
-        let w = 12.0 + 6.5 * shorten(&l.label, 24).chars().count() as f64;
+        let w = 12.0 + 6.5 * shorten(&l.label, LEGEND_CHARS).chars().count() as f64;
         if lx - w - 8.0 < plot.x0() {
             if w + 8.0 > plot.inner_width() {
                 continue;
@@ -658,8 +705,8 @@ mod tests {
         assert_eq!(nice_axis(f64::NAN), (1.0, 0.2));
     }
 
-    /// Associativity 2 … 131072 and `full`: seventeen labels thinned so they do not
-    /// overlap, five written whole; whiskers and points stay inside the plot.
+    /// Associativity 2 … 131072 and `full`: eighteen labels slanted so they do not overlap,
+    /// five written flat, two hundred thinned; whiskers and points stay inside the plot.
     #[test]
     fn an_ordinal_axis_spaces_levels_equally_and_thins_crowded_labels() {
         let levels: Vec<String> = (1..=17)
@@ -667,10 +714,14 @@ mod tests {
             .chain(["full".to_string()])
             .collect();
         let plot = Plot::new(720.0, 260.0);
-        let k = label_stride(&levels, plot.inner_width());
-        assert!(k >= 2, "{k}");
+        let l = level_labels(&levels, plot.inner_width());
+        assert!(l.slanted && l.stride == 1 && l.depth > 0.0, "{l:?}");
         let few: Vec<String> = ["2", "8", "64", "512", "full"].map(String::from).into();
-        assert_eq!(label_stride(&few, plot.inner_width()), 1);
+        let flat = level_labels(&few, plot.inner_width());
+        assert_eq!((flat.slanted, flat.stride, flat.depth), (false, 1, 0.0));
+        let crowded: Vec<String> = (0..200).map(|i| i.to_string()).collect();
+        let k = level_labels(&crowded, plot.inner_width()).stride;
+        assert!(k >= 2 && crowded.len() / k * 14 <= 656, "{k}");
 
         let line = Line {
             label: "lru".into(),
@@ -691,8 +742,8 @@ mod tests {
             .iter()
             .filter(|l| svg.contains(&format!(">{l}</text>")))
             .collect();
-        assert_eq!(written.len(), levels.len().div_ceil(k), "{written:?}");
-        assert!(svg.contains(">2</text>"));
+        assert_eq!(written.len(), levels.len(), "{written:?}");
+        assert_eq!(svg.matches("rotate(-35").count(), levels.len());
         // A zero-width interval draws nothing.
         assert_eq!(svg.matches("class=\"ci\"").count(), 1);
         assert_eq!(svg.matches("<circle").count(), levels.len());

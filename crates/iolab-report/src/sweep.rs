@@ -6,7 +6,8 @@
 //! deterministic metric). Each line is one combination of the other factors' levels. A chart
 //! keeps at most [`MAX_LINES`] lines, one colour each: when the other factors span more
 //! combinations, the factor with the fewest levels splits the chart into one per level (then
-//! the next fewest, …), and a single factor with more levels than that is drawn in parts.
+//! the next fewest, …), and a single factor with more levels than that is drawn in parts of
+//! equal size.
 //! The Markdown report has the same numbers as tables: a row per combination of the other
 //! factors, a column per level.
 
@@ -188,8 +189,10 @@ fn panels(data: &ReportData, f: usize, max_lines: usize) -> Vec<Panel> {
                 configs,
             })
             .collect();
+        // Parts of equal size: seven policies are drawn as 4 + 3 lines, not 6 + 1.
         let parts = series.len().div_ceil(max_lines.max(1));
-        for (i, chunk) in series.chunks(max_lines.max(1)).enumerate() {
+        let per_part = series.len().div_ceil(parts.max(1)).max(1);
+        for (i, chunk) in series.chunks(per_part).enumerate() {
             out.push(Panel {
                 split: pairs(data, &split, &split_key),
                 part: if parts > 1 { i + 1 } else { 0 },

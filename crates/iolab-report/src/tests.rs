@@ -653,6 +653,15 @@ fn a_sweep_with_many_combinations_is_split_into_readable_charts() {
     let sweep = section(&html, "sweep");
     let title = |t: &str| sweep.contains(&format!("<title>Throughput (op/s) by {t}</title>"));
     assert!(title("a (part 1)") && title("a (part 2)"), "{sweep}");
+    // Eight lines in two equal parts, not six and two.
+    let part = |n: usize| {
+        let t = format!("<title>Throughput (op/s) by a (part {n})</title>");
+        let svg = &sweep[sweep.find(&t).unwrap()..];
+        svg[..svg.find("</svg>").unwrap()]
+            .matches("<polyline")
+            .count()
+    };
+    assert_eq!((part(1), part(2)), (4, 4));
     assert!(title("d"));
     // The Markdown table has every combination in one table.
     let table = &md[md.find("### Throughput (op/s) by a").unwrap()..];
