@@ -27,11 +27,11 @@ article.check{margin-bottom:1.5rem}p.explanation,p.fix{max-width:60rem}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0}
 .sev{font-weight:600;text-transform:uppercase;font-size:.8em}.sev-error{color:var(--err)}.sev-warning{color:var(--warn)}.sev-info{color:var(--info)}
 .muted{color:var(--muted)}.ok{color:#1e7e34}.bad{color:var(--err)}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:1rem}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:1rem}.charts.wide{grid-template-columns:repeat(auto-fill,minmax(min(480px,100%),1fr))}
 svg.chart{width:100%;height:auto;background:#fff;border:1px solid var(--line);border-radius:4px}
 svg .ct{font:600 13px system-ui,sans-serif;fill:var(--fg)}svg .tick{font:11px system-ui,sans-serif;fill:var(--muted)}
 svg .grid{stroke:#eceff3}svg .axis{stroke:#9aa0a6}svg .sep{stroke:#9aa0a6;stroke-dasharray:3 3}
-svg .whisker{stroke:#1d1d1f;stroke-width:1.5;fill:none}svg .pt{fill:#1d1d1f;opacity:.55}svg .outlier{fill:none;stroke:#d00;stroke-width:2}
+svg .whisker{stroke:#1d1d1f;stroke-width:1.5;fill:none}svg .ci{stroke-width:1.2;fill:none}svg .pt{fill:#1d1d1f;opacity:.55}svg .outlier{fill:none;stroke:#d00;stroke-width:2}
 @media (max-width:600px){main{padding:.5rem}body{font-size:14px}}
 @media print{main{max-width:none;padding:0}details{display:block}details>*{display:block}.scroll{overflow:visible}section{break-inside:avoid-page}svg.chart{break-inside:avoid;border:none}a{color:inherit;text-decoration:none}}
 "#;
@@ -53,6 +53,10 @@ pub fn render_html(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()
     crate::bonnie::render(&mut h, data);
     check_details(&mut h, data);
     charts(&mut h, data);
+    crate::sweep::render(&mut h, data);
+    if let Some(c) = &data.miss_ratio_curves {
+        crate::mrc::render(&mut h, c);
+    }
     if let Some(m) = &data.iozone {
         crate::iozone::render(&mut h, m);
     }
@@ -187,13 +191,6 @@ fn check_details(h: &mut String, data: &ReportData) {
     h.push_str("</section>");
 }
 
-fn ci_text(m: &crate::MetricSummary) -> String {
-    match m.ci {
-        Some((lo, hi)) => format!("{} ± {}", num::fmt(m.mean), num::fmt((hi - lo) / 2.0)),
-        None => num::fmt(m.mean),
-    }
-}
-
 fn summary(h: &mut String, data: &ReportData) {
     h.push_str("<section id=\"summary\"><h2>Summary</h2><p class=\"muted\">Mean ± half-width of the 95% Student-t confidence interval over the ok runs.</p>");
     if data.configs.is_empty() {
@@ -216,7 +213,7 @@ fn summary(h: &mut String, data: &ReportData) {
             c.runs.interrupted
         );
         for m in &c.metrics {
-            let _ = write!(h, "<td class=\"n\">{}</td>", esc(&ci_text(m)));
+            let _ = write!(h, "<td class=\"n\">{}</td>", esc(&m.ci_text()));
         }
         let (conv, note) = outcome_text(&c.config.outcome);
         let class = match conv {
@@ -368,6 +365,7 @@ fn timeseries(h: &mut String, data: &ReportData) {
                 colour: svg::colour(0),
                 points: io,
                 dots: false,
+                whiskers: Vec::new(),
             }];
             h.push_str(&svg::line_chart(
                 &format!("{} — throughput (MiB/s)", c.config.label),
@@ -397,6 +395,7 @@ fn timeseries(h: &mut String, data: &ReportData) {
             colour: svg::colour(i),
             points: concat(rs, &f).0,
             dots: false,
+            whiskers: Vec::new(),
         })
         .filter(|l| !l.points.is_empty())
         .collect();
@@ -415,6 +414,7 @@ fn timeseries(h: &mut String, data: &ReportData) {
                 colour: svg::colour(3),
                 points: util,
                 dots: false,
+                whiskers: Vec::new(),
             }];
             h.push_str(&svg::line_chart(
                 &format!("{} — device utilisation (%)", c.config.label),
@@ -429,6 +429,7 @@ fn timeseries(h: &mut String, data: &ReportData) {
                 colour: svg::colour(2),
                 points: mb,
                 dots: false,
+                whiskers: Vec::new(),
             }];
             h.push_str(&svg::line_chart(
                 &format!("{} — device throughput (MB/s)", c.config.label),
@@ -447,6 +448,7 @@ fn timeseries(h: &mut String, data: &ReportData) {
                 colour: svg::colour(4),
                 points: p99,
                 dots: true,
+                whiskers: Vec::new(),
             }];
             h.push_str(&svg::line_chart(
                 &format!("{} — p99 latency per run (µs)", c.config.label),
@@ -490,6 +492,7 @@ fn latency(h: &mut String, data: &ReportData) {
             colour: svg::colour(i),
             points: cdf(&c.latency_histogram),
             dots: false,
+            whiskers: Vec::new(),
         })
         .filter(|l| !l.points.is_empty())
         .collect();
@@ -503,7 +506,7 @@ fn latency(h: &mut String, data: &ReportData) {
                 x_label: "latency".into(),
                 log_x: true,
                 y_max: Some(1.0),
-                x_fmt_ns: true,
+                x_fmt: svg::XFormat::Ns,
                 ..LineOpts::default()
             },
         ));

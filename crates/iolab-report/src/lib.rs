@@ -22,9 +22,11 @@ mod html;
 mod iozone;
 mod markdown;
 mod model;
+mod mrc;
 mod num;
 mod replay;
 mod svg;
+mod sweep;
 
 pub use bonnie::BonniePhase;
 pub use error::{ReportError, Result};
@@ -36,7 +38,9 @@ pub use model::{
     interval_rates, load, CheckFindings, CheckHit, ConfigReport, Evidence, FlowopRow, HostSummary,
     MetricSummary, Outlier, ReportData, RunTimeline, MAX_TIMELINE_RUNS, MIN_PARTIAL_INTERVAL,
 };
+pub use mrc::{ConfigCurve, MissRatioCurves};
 pub use replay::{ConfigDays, DayTime, ReplayDays};
+pub use sweep::{FactorLevels, MAX_LINES};
 
 #[cfg(test)]
 mod tests;

@@ -67,11 +67,7 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
             c.metrics.first().map_or(0, |m| m.n)
         );
         for m in &c.metrics {
-            let v = match m.ci {
-                Some((lo, hi)) => format!("{} ± {}", num::fmt(m.mean), num::fmt((hi - lo) / 2.0)),
-                None => num::fmt(m.mean),
-            };
-            let _ = write!(s, " {v} |");
+            let _ = write!(s, " {} |", m.ci_text());
         }
         let (conv, note) = outcome_text(&c.config.outcome);
         let _ = writeln!(s, " {conv} | {} |", md(&note));
@@ -111,6 +107,10 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
         }
     }
 
+    crate::sweep::markdown(&mut s, data);
+    if let Some(c) = &data.miss_ratio_curves {
+        crate::mrc::markdown(&mut s, c);
+    }
     if let Some(m) = &data.iozone {
         crate::iozone::markdown(&mut s, m);
     }

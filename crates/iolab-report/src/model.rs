@@ -61,6 +61,11 @@ pub struct ReportData {
     pub iozone: Option<crate::iozone::IozoneMatrix>,
     /// Replay runs: each configuration's time per day (`None` without replay runs).
     pub replay: Option<crate::replay::ReplayDays>,
+    /// The factors and their levels, in the experiment file's order
+    /// ([`ConfigReport::levels`] points into them).
+    pub factors: Vec<crate::sweep::FactorLevels>,
+    /// Miss-ratio curves of the saved block traces (`None` without them).
+    pub miss_ratio_curves: Option<crate::mrc::MissRatioCurves>,
 }
 
 /// The host, in a few words.
@@ -116,6 +121,9 @@ impl HostSummary {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConfigReport {
     pub config: Config,
+    /// Per factor of [`ReportData::factors`], the index of this configuration's level
+    /// (`None`: it has no such factor).
+    pub levels: Vec<Option<usize>>,
     pub runs: RunCounts,
     /// The [`ReportData::headline`] metrics, in that order, over the ok runs.
     pub metrics: Vec<MetricSummary>,
@@ -202,6 +210,20 @@ impl MetricSummary {
             mean,
             ci,
             outliers,
+        }
+    }
+}
+
+impl MetricSummary {
+    /// `mean ± half-width of the interval`, or the mean alone.
+    pub(crate) fn ci_text(&self) -> String {
+        match self.ci {
+            Some((lo, hi)) => format!(
+                "{} ± {}",
+                crate::num::fmt(self.mean),
+                crate::num::fmt((hi - lo) / 2.0)
+            ),
+            None => crate::num::fmt(self.mean),
         }
     }
 }
@@ -495,7 +517,9 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
     let mut configs = Vec::with_capacity(details.configs.len());
     let mut iozone = crate::iozone::Collector::default();
     let mut replay = crate::replay::Collector::default();
-    for config in details.configs {
+    let mut curves = crate::mrc::Collector::default();
+    let (factors, levels) = crate::sweep::factors(&details.experiment.spec, &details.configs);
+    for (config, levels) in details.configs.into_iter().zip(levels) {
         let runs: Vec<_> = details
             .runs
             .iter()
@@ -526,6 +550,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
         let (rows, latency_histogram, size_histogram) = aggregate_flowops(&ok_flowops);
         iozone.add(&ok_flowops);
         replay.add(&config.label, &ok_flowops);
+        curves.add(&config.label, &runs, &flowops);
 
         let mut timeline = Vec::new();
         for r in runs.iter().take(MAX_TIMELINE_RUNS) {
@@ -535,6 +560,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
             bonnie: crate::bonnie::phases(&ok),
             timeline_omitted: runs.len() - timeline.len(),
             config,
+            levels,
             runs: counts,
             metrics,
             flowops: rows,
@@ -555,6 +581,8 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
         configs,
         iozone: iozone.finish(),
         replay: replay.finish(),
+        factors,
+        miss_ratio_curves: curves.finish(),
     })
 }
 

@@ -104,6 +104,7 @@ pub(crate) fn render(h: &mut String, r: &ReplayDays) {
             colour: svg::colour(i),
             points: days().map(|d| (f64::from(d.day), d.mean_s)).collect(),
             dots: false,
+            whiskers: Vec::new(),
         });
         if days().any(|d| d.runs > 1) {
             lines.push(Line {
@@ -113,6 +114,7 @@ pub(crate) fn render(h: &mut String, r: &ReplayDays) {
                     .flat_map(|d| [(f64::from(d.day), d.min_s), (f64::from(d.day), d.max_s)])
                     .collect(),
                 dots: true,
+                whiskers: Vec::new(),
             });
         }
     }

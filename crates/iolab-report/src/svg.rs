@@ -1,12 +1,13 @@
-//! Hand-written inline SVG charts: bar charts with confidence whiskers, line charts (linear or
-//! log x), nothing fetched, every label escaped. Geometry is computed by pure functions that
-//! the tests check (whiskers stay in the plot, bar heights are proportional to the values).
+//! Hand-written inline SVG charts: bar charts with confidence whiskers, line charts (linear,
+//! log or ordinal x, with optional whiskers), nothing fetched, every label escaped. Geometry
+//! is computed by pure functions that the tests check (whiskers stay in the plot, bar heights
+//! are proportional to the values).
 
 use std::fmt::Write;
 
 use crate::escape::escape_html as esc;
 use crate::num;
-use iolab_workload::format_ns;
+use iolab_workload::{format_bytes, format_ns};
 
 /// Okabe & Ito's colour-blind-safe palette (2008), without its black and yellow.
 pub const PALETTE: [&str; 6] = [
@@ -276,6 +277,19 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
     /// Draw dots only (no line).
     pub dots: bool,
+    /// Intervals `(x, low, high)` drawn as whiskers in the line's colour (95% CIs).
+    pub whiskers: Vec<(f64, f64, f64)>,
+}
+
+/// How the x ticks of a numeric axis are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum XFormat {
+    #[default]
+    Number,
+    /// Nanoseconds as durations (`format_ns`).
+    Ns,
+    /// Bytes with binary units, ticks at round multiples of a KiB, MiB, GiB….
+    Bytes,
 }
 
 /// Options of a line chart.
@@ -288,7 +302,18 @@ pub struct LineOpts {
     pub log_x: bool,
     /// Fixed y maximum (e.g. 1 for a CDF, 100 for %).
     pub y_max: Option<f64>,
-    pub x_fmt_ns: bool,
+    /// A value the (nice) y axis reaches at least, whatever the lines: charts drawn side by
+    /// side on one scale.
+    pub y_cover: f64,
+    pub x_fmt: XFormat,
+    /// An ordinal x axis when not empty: these labels equally spaced in this order, and a
+    /// point's x is the index of its level (a fraction sets it beside the level, as dodged
+    /// whiskers are). Powers of two and words (`full`) are spaced alike. Labels that do not
+    /// fit side by side are slanted ([`level_labels`]).
+    pub x_levels: Vec<String>,
+    /// Width of the view box (default 720): a chart drawn two abreast is narrower, so that
+    /// its text keeps its size.
+    pub width: Option<f64>,
 }
 
 /// Keeps at most `max` points, evenly spaced (the first and last always kept).
@@ -302,10 +327,77 @@ pub fn thin(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// Width of a tick label of `chars` characters at the charts' 11 px font, with a gap.
+fn label_width(chars: usize) -> f64 {
+    6.5 * chars as f64 + 8.0
+}
+
+/// Longest ordinal tick label written whole (longer ones end in `…`).
+const LEVEL_CHARS: usize = 28;
+
+/// Longest legend entry written whole: `policy=clock:m=16,s=1,i=16` must not be cut where it
+/// would read as `policy=clock:m=16,s=1,i=1`.
+const LEGEND_CHARS: usize = 40;
+
+/// Horizontal room a slanted label needs: about its line height.
+const SLANTED_ROOM: f64 = 14.0;
+
+/// How an ordinal axis writes its level labels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelLabels {
+    /// Slanted at 35° because they do not fit side by side.
+    pub slanted: bool,
+    /// Every how many levels a label is written (1: all of them).
+    pub stride: usize,
+    /// Room the labels take below the axis beyond a flat row's, in pixels.
+    pub depth: f64,
+}
+
+/// The labels of an ordinal axis of `labels` over `width` pixels: flat when they fit side by
+/// side, else slanted (long words like `clock:m=16,s=1,i=16` stay whole), and only every
+/// k-th when even slanted ones would overlap.
+pub fn level_labels(labels: &[String], width: f64) -> LevelLabels {
+    let n = labels.len().max(1);
+    let slot = width / n as f64;
+    let widest = labels
+        .iter()
+        .map(|l| shorten(l, LEVEL_CHARS).chars().count())
+        .max()
+        .unwrap_or(0);
+    if label_width(widest) <= slot {
+        return LevelLabels {
+            slanted: false,
+            stride: 1,
+            depth: 0.0,
+        };
+    }
+    LevelLabels {
+        slanted: true,
+        stride: ((SLANTED_ROOM / slot).ceil() as usize).clamp(1, n),
+        depth: 6.5 * widest as f64 * 35f64.to_radians().sin(),
+    }
+}
+
+/// Tick positions of a linear byte axis up to `max`: round multiples of the largest binary
+/// unit that `max` reaches, 1-2-5 steps of it.
+fn byte_ticks(max: f64) -> Vec<f64> {
+    let mut unit = 1.0;
+    while unit * 1024.0 <= max {
+        unit *= 1024.0;
+    }
+    let (_, step) = nice_axis(max / unit);
+    (0..=50)
+        .map(|i| f64::from(i) * step * unit)
+        .take_while(|&x| x <= max * 1.000_001)
+        .collect()
+}
+
 /// A line chart; non-finite points are skipped (they break the line).
 pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
-    let plot = Plot::new(720.0, 260.0);
-    let tx = |x: f64| if opts.log_x { x.max(1.0).log10() } else { x };
+    let mut plot = Plot::new(720.0, 260.0);
+    let ordinal = !opts.x_levels.is_empty();
+    let log_x = opts.log_x && !ordinal;
+    let tx = |x: f64| if log_x { x.max(1.0).log10() } else { x };
     let mut x_min = f64::INFINITY;
     let mut x_max = f64::NEG_INFINITY;
     let mut y_data_max = 0f64;
@@ -315,6 +407,11 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
                 x_min = x_min.min(tx(x));
                 x_max = x_max.max(tx(x));
                 y_data_max = y_data_max.max(y);
+            }
+        }
+        for &(_, _, hi) in &l.whiskers {
+            if hi.is_finite() {
+                y_data_max = y_data_max.max(hi);
             }
         }
     }
@@ -328,50 +425,93 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
         x_min = 0.0;
         x_max = 1.0;
     }
-    if !opts.log_x {
+    if !log_x {
         x_min = x_min.min(0.0);
+    }
+    if ordinal {
+        // Each level in the middle of an equal slot.
+        x_min = -0.5;
+        x_max = opts.x_levels.len() as f64 - 0.5;
     }
     if x_max <= x_min {
         x_max = x_min + 1.0;
     }
     let (y_max, step) = match opts.y_max {
         Some(m) => (m, m / 5.0),
-        None => nice_axis(y_data_max),
+        None => nice_axis(y_data_max.max(opts.y_cover)),
     };
+    if let Some(w) = opts.width {
+        plot.width = w;
+    }
+    // The legend goes above the plot, where it hides no data: a band of rows.
+    let legend = legend_rows(lines, &plot);
+    let band = LEGEND_ROW * legend.len() as f64;
+    plot.top += band;
+    plot.height += band;
+    let levels = level_labels(&opts.x_levels, plot.inner_width());
+    plot.bottom += levels.depth;
+    plot.height += levels.depth;
     let px = |x: f64| plot.x0() + (tx(x) - x_min) / (x_max - x_min) * plot.inner_width();
     let mut out = String::new();
     open(&mut out, &plot, title);
     y_axis(&mut out, &plot, y_max, step, &num::fmt);
-    // x ticks: 6 evenly spaced (decades on a log axis).
-    if opts.log_x {
+    let tick = |out: &mut String, p: f64, label: &str| {
+        let _ = write!(
+            out,
+            r#"<text class="tick" x="{p:.1}" y="{y:.1}" text-anchor="middle">{l}</text>"#,
+            y = plot.y0() + 14.0,
+            l = esc(label)
+        );
+    };
+    let fmt_x = |x: f64| match opts.x_fmt {
+        XFormat::Number => num::fmt(x),
+        XFormat::Ns => format_ns(x),
+        XFormat::Bytes => format_bytes(x.max(0.0).round() as u64),
+    };
+    if ordinal {
+        for (i, level) in opts.x_levels.iter().enumerate() {
+            let p = px(i as f64);
+            let _ = write!(
+                out,
+                r#"<line class="axis" x1="{p:.1}" x2="{p:.1}" y1="{y0}" y2="{y:.1}"/>"#,
+                y0 = plot.y0(),
+                y = plot.y0() + 3.0
+            );
+            if i % levels.stride != 0 {
+                continue;
+            }
+            let text = shorten(level, LEVEL_CHARS);
+            if levels.slanted {
+                let y = plot.y0() + 12.0;
+                let _ = write!(
+                    out,
+                    r#"<text class="tick" x="{p:.1}" y="{y:.1}" text-anchor="end" transform="rotate(-35 {p:.1} {y:.1})">{l}</text>"#,
+                    l = esc(&text)
+                );
+            } else {
+                tick(&mut out, p, &text);
+            }
+        }
+    } else if log_x {
+        // Decades.
         let mut d = x_min.floor();
         while d <= x_max.ceil() {
             let x = 10f64.powf(d);
             let p = px(x);
             if p >= plot.x0() - 0.5 && p <= plot.x1() + 0.5 {
-                let _ = write!(
-                    out,
-                    r#"<text class="tick" x="{p:.1}" y="{y:.1}" text-anchor="middle">{l}</text>"#,
-                    y = plot.y0() + 14.0,
-                    l = esc(&if opts.x_fmt_ns {
-                        format_ns(x)
-                    } else {
-                        num::fmt(x)
-                    })
-                );
+                tick(&mut out, p, &fmt_x(x));
             }
             d += 1.0;
         }
+    } else if opts.x_fmt == XFormat::Bytes {
+        for x in byte_ticks(x_max) {
+            tick(&mut out, px(x), &fmt_x(x));
+        }
     } else {
+        // 6 evenly spaced.
         for i in 0..=5 {
             let x = x_min + (x_max - x_min) * i as f64 / 5.0;
-            let _ = write!(
-                out,
-                r#"<text class="tick" x="{p:.1}" y="{y:.1}" text-anchor="middle">{l}</text>"#,
-                p = px(x),
-                y = plot.y0() + 14.0,
-                l = esc(&num::fmt(x))
-            );
+            tick(&mut out, px(x), &fmt_x(x));
         }
     }
     let _ = write!(
@@ -395,6 +535,19 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
         );
     }
     for l in lines {
+        for &(x, lo, hi) in &l.whiskers {
+            if !(x.is_finite() && lo.is_finite() && hi.is_finite() && hi > lo) {
+                continue;
+            }
+            let (p, top, bottom) = (px(x), y_of(hi, y_max, &plot), y_of(lo, y_max, &plot));
+            let _ = write!(
+                out,
+                r#"<path class="ci" stroke="{c}" d="M{p:.1} {top:.1}V{bottom:.1}M{a:.1} {top:.1}H{b:.1}M{a:.1} {bottom:.1}H{b:.1}"/>"#,
+                c = l.colour,
+                a = p - 4.0,
+                b = p + 4.0
+            );
+        }
         let pts: Vec<(f64, f64)> = l
             .points
             .iter()
@@ -402,18 +555,21 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
         let pts = thin(&pts, 1000);
-        if l.dots {
+        if l.dots || ordinal {
+            // An ordinal axis has few points: each is marked, so that one alone shows.
+            let r = if l.dots { 3.0 } else { 2.5 };
             for &(x, y) in &pts {
                 let _ = write!(
                     out,
-                    r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"><title>{}</title></circle>"#,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="{r}" fill="{}"><title>{}</title></circle>"#,
                     px(x),
                     y_of(y, y_max, &plot),
                     l.colour,
                     esc(&l.label)
                 );
             }
-        } else if !pts.is_empty() {
+        }
+        if !l.dots && !pts.is_empty() {
             let _ = write!(
                 out,
                 r#"<polyline fill="none" stroke="{}" stroke-width="1.5" points=""#,
@@ -425,27 +581,46 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
             let _ = write!(out, r#""><title>{}</title></polyline>"#, esc(&l.label));
         }
     }
-    // Legend along the top right.
-    let mut lx = plot.x1();
-    for l in lines.iter().rev() {
-        let text = shorten(&l.label, 24);
-        let w = 12.0 + 6.5 * text.chars().count() as f64;
-        lx -= w + 8.0;
-        if lx < plot.x0() {
-            break;
+    // Legend right-aligned above the plot, in rows.
+    for (row, items) in legend.iter().enumerate() {
+        let y = plot.y1() - LEGEND_ROW * (legend.len() - row) as f64;
+        for &(lx, i) in items {
+            let l = &lines[i];
+            let _ = write!(
+                out,
+                r#"<rect x="{lx:.1}" y="{y:.1}" width="9" height="9" fill="{c}"/><text class="tick" x="{tx:.1}" y="{ty:.1}">{t}</text>"#,
+                c = l.colour,
+                tx = lx + 12.0,
+                ty = y + 8.0,
+                t = esc(&shorten(&l.label, LEGEND_CHARS))
+            );
         }
-        let _ = write!(
-            out,
-            r#"<rect x="{lx:.1}" y="{y:.1}" width="9" height="9" fill="{c}"/><text class="tick" x="{tx:.1}" y="{ty:.1}">{t}</text>"#,
-            y = plot.y1() + 2.0,
-            c = l.colour,
-            tx = lx + 12.0,
-            ty = plot.y1() + 10.0,
-            t = esc(&text)
-        );
     }
     out.push_str("</svg>");
     out
+}
+
+/// Height of a legend row.
+const LEGEND_ROW: f64 = 14.0;
+
+/// The legend's rows, from the top: each entry's x and line index. The lines in order, rows
+/// right-aligned; a row that is full starts another above it.
+fn legend_rows(lines: &[Line], plot: &Plot) -> Vec<Vec<(f64, usize)>> {
+    let mut rows: Vec<Vec<(f64, usize)>> = Vec::new();
+    let mut lx = plot.x0();
+    for (i, l) in lines.iter().enumerate().rev() {
+        let w = 12.0 + 6.5 * shorten(&l.label, LEGEND_CHARS).chars().count() as f64;
+        if lx - w - 8.0 < plot.x0() {
+            if w + 8.0 > plot.inner_width() {
+                continue;
+            }
+            rows.insert(0, Vec::new());
+            lx = plot.x1();
+        }
+        lx -= w + 8.0;
+        rows[0].push((lx, i));
+    }
+    rows
 }
 
 #[cfg(test)]
@@ -508,6 +683,7 @@ mod tests {
                 colour: colour(0),
                 points: vec![(f64::NAN, 1.0), (1.0, f64::INFINITY)],
                 dots: false,
+                whiskers: Vec::new(),
             }],
             &LineOpts {
                 log_x: true,
@@ -527,6 +703,66 @@ mod tests {
             );
         }
         assert_eq!(nice_axis(f64::NAN), (1.0, 0.2));
+    }
+
+    /// Associativity 2 … 131072 and `full`: eighteen labels slanted so they do not overlap,
+    /// five written flat, two hundred thinned; whiskers and points stay inside the plot.
+    #[test]
+    fn an_ordinal_axis_spaces_levels_equally_and_thins_crowded_labels() {
+        let levels: Vec<String> = (1..=17)
+            .map(|i| (1u64 << i).to_string())
+            .chain(["full".to_string()])
+            .collect();
+        let plot = Plot::new(720.0, 260.0);
+        let l = level_labels(&levels, plot.inner_width());
+        assert!(l.slanted && l.stride == 1 && l.depth > 0.0, "{l:?}");
+        let few: Vec<String> = ["2", "8", "64", "512", "full"].map(String::from).into();
+        let flat = level_labels(&few, plot.inner_width());
+        assert_eq!((flat.slanted, flat.stride, flat.depth), (false, 1, 0.0));
+        let crowded: Vec<String> = (0..200).map(|i| i.to_string()).collect();
+        let k = level_labels(&crowded, plot.inner_width()).stride;
+        assert!(k >= 2 && crowded.len() / k * 14 <= 656, "{k}");
+
+        let line = Line {
+            label: "lru".into(),
+            colour: colour(0),
+            points: (0..levels.len()).map(|i| (i as f64, 10.0)).collect(),
+            dots: false,
+            whiskers: vec![(0.0, 5.0, 15.0), (1.0, 10.0, 10.0)],
+        };
+        let svg = line_chart(
+            "t",
+            &[line],
+            &LineOpts {
+                x_levels: levels.clone(),
+                ..LineOpts::default()
+            },
+        );
+        let written: Vec<&String> = levels
+            .iter()
+            .filter(|l| svg.contains(&format!(">{l}</text>")))
+            .collect();
+        assert_eq!(written.len(), levels.len(), "{written:?}");
+        assert_eq!(svg.matches("rotate(-35").count(), levels.len());
+        // A zero-width interval draws nothing.
+        assert_eq!(svg.matches("class=\"ci\"").count(), 1);
+        assert_eq!(svg.matches("<circle").count(), levels.len());
+        for x in svg
+            .split("<circle cx=\"")
+            .skip(1)
+            .map(|s| s[..s.find('"').unwrap()].parse::<f64>().unwrap())
+        {
+            assert!(x > plot.x0() && x < plot.x1(), "{x}");
+        }
+    }
+
+    #[test]
+    fn byte_ticks_are_round_binary_sizes() {
+        let t = byte_ticks(400.0 * 1048576.0);
+        assert_eq!(t.first(), Some(&0.0));
+        assert!(t.iter().all(|x| (x / 1048576.0).fract() == 0.0), "{t:?}");
+        assert!(t.len() >= 3 && t.len() <= 11, "{t:?}");
+        assert_eq!(byte_ticks(3000.0), [0.0, 1024.0, 2048.0]);
     }
 
     #[test]

@@ -431,3 +431,355 @@ fn bonnie_runs_get_bonnies_tables_and_other_runs_none() {
     let (html, _, _) = render_all(&load(&store, exp).unwrap());
     assert!(!html.contains("id=\"bonnie\""));
 }
+
+/// An experiment whose resolved specification lists `factors` (name, levels) and whose
+/// configurations are `configs`, each `(label, factor values)`.
+fn sweep_store(
+    factors: serde_json::Value,
+    configs: &[(String, serde_json::Map<String, serde_json::Value>)],
+) -> (Store, ExperimentId, Vec<ConfigId>) {
+    let mut store = Store::open_in_memory().unwrap();
+    let exp = store
+        .create_experiment(&NewExperiment {
+            name: "sweep".into(),
+            source: "sweep.toml".into(),
+            spec: json!({ "factors": factors }),
+            seed: 7,
+            created_at: Timestamp(1_700_000_000_000_000_000),
+            iolab_version: "0.1.0".into(),
+            host: json!({}),
+        })
+        .unwrap();
+    let ids = configs
+        .iter()
+        .map(|(label, factors)| {
+            store
+                .add_config(&NewConfig {
+                    experiment: exp,
+                    label: label.clone(),
+                    factors: factors.clone(),
+                })
+                .unwrap()
+        })
+        .collect();
+    (store, exp, ids)
+}
+
+/// Every combination of `levels` (the first factor outermost), as labels and factor maps.
+fn matrix(levels: &[(&str, &[&str])]) -> Vec<(String, serde_json::Map<String, serde_json::Value>)> {
+    let mut out = vec![(Vec::<String>::new(), serde_json::Map::new())];
+    for &(name, ls) in levels {
+        out = out
+            .into_iter()
+            .flat_map(|(label, map)| {
+                ls.iter().map(move |l| {
+                    let mut label = label.clone();
+                    label.push(format!("{name}={l}"));
+                    let mut map = map.clone();
+                    map.insert(name.into(), json!(l));
+                    (label, map)
+                })
+            })
+            .collect();
+    }
+    out.into_iter().map(|(l, m)| (l.join(" "), m)).collect()
+}
+
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let s = &html[html
+        .find(&format!("<section id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}"))..];
+    &s[..s.find("</section>").unwrap()]
+}
+
+/// The seed-004 sweep in small: assoc (four levels, one a word) × policy. Each metric is drawn
+/// against assoc with its levels in the file's order, one line per policy, whiskers where a
+/// configuration ran more than once; policy has two levels and gets no chart.
+#[test]
+fn a_sweep_draws_each_metric_against_each_factor_of_three_or_more_levels() {
+    let assoc: &[&str] = &["2", "8", "64", "full"];
+    let policy: &[&str] = &["lru", "fifo"];
+    let mut configs = matrix(&[("policy", policy), ("assoc", assoc)]);
+    // Stored out of order: the axis follows the file's order, not the configurations'.
+    configs.reverse();
+    let factors = json!([
+        {"name": "assoc", "levels": assoc},
+        {"name": "policy", "levels": policy},
+    ]);
+    let (mut store, exp, ids) = sweep_store(factors, &configs);
+    for (i, (label, _)) in configs.iter().enumerate() {
+        // lru: one deterministic run; fifo: three runs that differ.
+        let reps = if label.contains("lru") { 1 } else { 3 };
+        for rep in 0..reps {
+            let ops = 1000.0 * (i + 1) as f64 + f64::from(rep) * 10.0;
+            store
+                .record_run(&record(ids[i], rep, RunStatus::Ok, ops))
+                .unwrap();
+        }
+    }
+    let data = load(&store, exp).unwrap();
+    let names: Vec<(&str, usize)> = data
+        .factors
+        .iter()
+        .map(|f| (f.name.as_str(), f.levels.len()))
+        .collect();
+    assert_eq!(names, [("assoc", 4), ("policy", 2)]);
+    assert_eq!(data.factors[0].levels, assoc);
+    // The first stored configuration is the last of the matrix: policy=fifo assoc=full.
+    assert_eq!(data.configs[0].levels, [Some(3), Some(1)]);
+
+    let (html, md, json) = render_all(&data);
+    assert_structure(&html);
+    let sweep = section(&html, "sweep");
+    assert!(html.find("id=\"charts\"") < html.find("id=\"sweep\""));
+    // ops, MiB/s and mean latency have values; p99 is NaN everywhere and is not drawn.
+    let drawn: Vec<String> = data.headline[..3]
+        .iter()
+        .map(|d| format!("{} by assoc", d.title_with_unit()))
+        .collect();
+    for t in &drawn {
+        assert!(
+            sweep.contains(&format!("<title>{}</title>", crate::escape_html(t))),
+            "{t}"
+        );
+    }
+    assert!(!sweep.contains("by policy"), "two levels: no chart");
+    assert!(!sweep.contains(data.headline[3].title.as_ref()));
+    assert_eq!(sweep.matches("<svg").count(), 3);
+    assert_eq!(
+        sweep.matches("<polyline").count(),
+        3 * 2,
+        "a line per policy"
+    );
+    for l in ["policy=lru", "policy=fifo"] {
+        assert_eq!(
+            sweep.matches(&format!(">{l}</text>")).count(),
+            3,
+            "legend {l}"
+        );
+    }
+    // Whiskers for fifo's four configurations only.
+    assert_eq!(sweep.matches("class=\"ci\"").count(), 3 * 4);
+    // The ticks, in the file's order, equally spaced.
+    let svg = &sweep[sweep.find("<svg").unwrap()..];
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    let ticks: Vec<(f64, &str)> = assoc
+        .iter()
+        .map(|l| {
+            let at = svg
+                .find(&format!("text-anchor=\"middle\">{l}</text>"))
+                .unwrap_or_else(|| panic!("tick {l}"));
+            let x = svg[..at].rsplit("x=\"").next().unwrap();
+            (x[..x.find('"').unwrap()].parse().unwrap(), *l)
+        })
+        .collect();
+    let gaps: Vec<f64> = ticks.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    assert!(
+        gaps.iter().all(|g| (g - gaps[0]).abs() < 0.2 && *g > 0.0),
+        "{ticks:?}"
+    );
+
+    assert!(md.contains("## Headline metrics by factor"), "{md}");
+    assert!(md.contains("| | 2 | 8 | 64 | full |"), "{md}");
+    let lru = md
+        .lines()
+        .find(|l| l.starts_with("| policy=lru |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(!lru.contains('±'), "one run: no interval: {lru}");
+    assert!(md
+        .lines()
+        .any(|l| l.starts_with("| policy=fifo |") && l.matches('±').count() == 4));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["factors"][0]["levels"], json!(assoc));
+    assert_eq!(v["configs"][0]["levels"], json!([3, 1]));
+}
+
+/// More combinations of the other factors than colours: split by the factor with the fewest
+/// levels; one factor with more levels than colours is drawn in parts.
+#[test]
+fn a_sweep_with_many_combinations_is_split_into_readable_charts() {
+    let a: &[&str] = &["1", "2", "3"];
+    let b: &[&str] = &["x", "y"];
+    let c: &[&str] = &["p", "q", "r", "s"];
+    let configs = matrix(&[("a", a), ("b", b), ("c", c)]);
+    let factors = json!([
+        {"name": "a", "levels": a}, {"name": "b", "levels": b}, {"name": "c", "levels": c},
+    ]);
+    let (mut store, exp, ids) = sweep_store(factors, &configs);
+    for (i, &id) in ids.iter().enumerate() {
+        // b=y (the second four of every eight) ten times b=x.
+        let base = if i % 8 >= 4 { 1000.0 } else { 100.0 };
+        store
+            .record_run(&record(id, 0, RunStatus::Ok, base + i as f64))
+            .unwrap();
+    }
+    let data = load(&store, exp).unwrap();
+    let (html, _, _) = render_all(&data);
+    let sweep = section(&html, "sweep");
+    let title = |t: &str| sweep.contains(&format!("<title>Throughput (op/s) by {t}</title>"));
+    // by a: b × c = 8 lines → one chart per level of b, four lines each.
+    assert!(title("a — b=x") && title("a — b=y"), "{sweep}");
+    // by c: a × b = 6 lines fit one chart.
+    assert!(title("c"));
+    // Three metrics with values × (2 charts by a + 1 by c).
+    assert_eq!(sweep.matches("<svg").count(), 9);
+    assert_eq!(sweep.matches("<polyline").count(), 3 * (4 + 4 + 6));
+    assert!(sweep.contains(">a=1 b=x</text>"));
+    // The two charts of a metric split by b share one y scale.
+    let y_ticks = |t: &str| -> Vec<&str> {
+        let svg = &sweep[sweep.find(&format!("<title>{t}</title>")).unwrap()..];
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        svg.split("text-anchor=\"end\">")
+            .skip(1)
+            .map(|x| &x[..x.find('<').unwrap()])
+            .collect()
+    };
+    let x = y_ticks("Throughput (op/s) by a — b=x");
+    assert!(x.len() >= 3, "{x:?}");
+    assert_eq!(x, y_ticks("Throughput (op/s) by a — b=y"));
+
+    // Eight levels of the only other factor: two parts.
+    let d: Vec<String> = (0..8).map(|i| format!("d{i}")).collect();
+    let d: Vec<&str> = d.iter().map(String::as_str).collect();
+    let configs = matrix(&[("a", a), ("d", &d)]);
+    let factors = json!([{"name": "a", "levels": a}, {"name": "d", "levels": d}]);
+    let (mut store, exp, ids) = sweep_store(factors, &configs);
+    for &id in &ids {
+        store
+            .record_run(&record(id, 0, RunStatus::Ok, 100.0))
+            .unwrap();
+    }
+    let (html, md, _) = render_all(&load(&store, exp).unwrap());
+    let sweep = section(&html, "sweep");
+    let title = |t: &str| sweep.contains(&format!("<title>Throughput (op/s) by {t}</title>"));
+    assert!(title("a (part 1)") && title("a (part 2)"), "{sweep}");
+    // Eight lines in two equal parts, not six and two.
+    let part = |n: usize| {
+        let t = format!("<title>Throughput (op/s) by a (part {n})</title>");
+        let svg = &sweep[sweep.find(&t).unwrap()..];
+        svg[..svg.find("</svg>").unwrap()]
+            .matches("<polyline")
+            .count()
+    };
+    assert_eq!((part(1), part(2)), (4, 4));
+    assert!(title("d"));
+    // The Markdown table has every combination in one table.
+    let table = &md[md.find("### Throughput (op/s) by a").unwrap()..];
+    let table = &table[..table.find("\n\n###").unwrap()];
+    assert_eq!(table.lines().filter(|l| l.starts_with("| d=")).count(), 8);
+}
+
+/// Without a factor of three levels there is no such section.
+#[test]
+fn no_sweep_section_without_a_factor_of_three_levels() {
+    let configs = matrix(&[("j", &["a", "b"])]);
+    let (mut store, exp, ids) = sweep_store(json!([{"name": "j", "levels": ["a", "b"]}]), &configs);
+    store
+        .record_run(&record(ids[0], 0, RunStatus::Ok, 100.0))
+        .unwrap();
+    let (html, md, _) = render_all(&load(&store, exp).unwrap());
+    assert!(!html.contains("id=\"sweep\"") && !md.contains("by factor"));
+    assert!(!html.contains("id=\"mrc\""));
+
+    // A command's experiment (`iolab iozone --auto`) lists no factors, whatever its
+    // configurations carry; a database without the list takes the configurations'.
+    let configs = matrix(&[("size", &["64", "128", "256"])]);
+    for (spec, want) in [(json!([]), 0), (serde_json::Value::Null, 1)] {
+        let (mut store, exp, ids) = sweep_store(spec, &configs);
+        for &id in &ids {
+            store
+                .record_run(&record(id, 0, RunStatus::Ok, 100.0))
+                .unwrap();
+        }
+        let data = load(&store, exp).unwrap();
+        assert_eq!(data.factors.len(), want);
+        let (html, _, _) = render_all(&data);
+        assert_eq!(html.contains("id=\"sweep\""), want == 1);
+        if want == 1 {
+            assert_eq!(data.factors[0].levels, ["64", "128", "256"]);
+        }
+    }
+}
+
+fn with_curve(mut r: RunRecord, points: serde_json::Value) -> RunRecord {
+    let t = r.flowops.iter_mut().find(|f| f.kind == "trace").unwrap();
+    t.extra = json!({"saved": {"path": "/x/run-1.iolt", "requests": 10, "mrc": {
+        "block_size": 4096, "requests": 40, "distinct_blocks": 10, "points": points,
+    }}});
+    r
+}
+
+/// Saved traces' curves: one line per configuration, from its last ok run with a curve;
+/// x in bytes.
+#[test]
+fn miss_ratio_curves_of_saved_traces_are_drawn_per_configuration() {
+    let (mut store, exp, c) = store_with(&["ext4", "xfs <b>", "no trace"]);
+    let curve = |r: f64| {
+        json!((1..=10)
+            .map(|i| json!([i * 4096, (r - 0.04 * f64::from(i)).max(0.25)]))
+            .collect::<Vec<_>>())
+    };
+    store
+        .record_run(&with_curve(
+            record(c[0], 0, RunStatus::Ok, 100.0),
+            curve(0.9),
+        ))
+        .unwrap();
+    store
+        .record_run(&with_curve(
+            record(c[0], 1, RunStatus::Ok, 100.0),
+            curve(0.8),
+        ))
+        .unwrap();
+    // A later failed run's curve is not the configuration's.
+    store
+        .record_run(&with_curve(
+            record(c[0], 2, RunStatus::Failed, 100.0),
+            curve(0.1),
+        ))
+        .unwrap();
+    store
+        .record_run(&with_curve(
+            record(c[1], 0, RunStatus::Ok, 100.0),
+            curve(0.7),
+        ))
+        .unwrap();
+    store
+        .record_run(&record(c[2], 0, RunStatus::Ok, 100.0))
+        .unwrap();
+    let data = load(&store, exp).unwrap();
+    let m = data.miss_ratio_curves.as_ref().expect("curves");
+    let got: Vec<(&str, RunId, f64)> = m
+        .configs
+        .iter()
+        .map(|x| (x.label.as_str(), x.run, x.points[0].1))
+        .collect();
+    assert_eq!(got[0].0, "ext4");
+    assert!((got[0].2 - 0.76).abs() < 1e-9, "the second run's: {got:?}");
+    assert_eq!(got[1].0, "xfs <b>");
+    assert_eq!(got.len(), 2);
+
+    let (html, md, json) = render_all(&data);
+    assert_structure(&html);
+    let s = section(&html, "mrc");
+    assert!(s.contains("Miss-ratio curves of the saved traces"));
+    assert!(
+        s.contains("<title>LRU miss ratio, 4 KiB blocks</title>"),
+        "{s}"
+    );
+    assert_eq!(s.matches("<polyline").count(), 2);
+    assert!(s.contains(">xfs &lt;b&gt;</text>") && !s.contains("xfs <b>"));
+    assert!(
+        s.contains(">cache size</text>") && s.contains(" KiB</text>"),
+        "{s}"
+    );
+    // The footprint and the miss ratio at half of it.
+    assert!(s.contains("40 KiB (10 blocks)"), "{s}");
+    assert!(
+        md.contains("## Miss-ratio curves of the saved traces"),
+        "{md}"
+    );
+    assert!(md.contains("| ext4 |"), "{md}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["miss_ratio_curves"]["configs"][1]["distinct_blocks"], 10);
+}

@@ -476,6 +476,19 @@ save_block_trace = true
             .map(|r| u64::from(r.len))
             .sum();
         assert!(written >= 8 << 20, "{written} bytes written");
+        // Its exact LRU miss-ratio curve at 4 KiB blocks, stored with it: the same as
+        // computed from the file, ending at the footprint with the first accesses only.
+        let mrc = &saved["mrc"];
+        let want = iolab_cachesim::mrc::exact_of_file(&want, 4096).unwrap();
+        assert_eq!(mrc["block_size"], 4096, "{saved}");
+        assert_eq!(mrc["requests"].as_f64(), Some(want.requests), "{mrc}");
+        assert_eq!(mrc["distinct_blocks"].as_f64(), Some(want.cold), "{mrc}");
+        assert!(want.cold >= 2048.0, "8 MiB written: {} blocks", want.cold);
+        let points = mrc["points"].as_array().unwrap();
+        assert_eq!(points.len(), 50);
+        let last = points.last().unwrap();
+        assert_eq!(last[0].as_f64(), Some(want.cold * 4096.0));
+        assert_eq!(last[1].as_f64(), Some(want.cold / want.requests));
     }
     assert!(s.loops().is_empty());
 }

@@ -129,18 +129,29 @@ impl StackDistance {
 
 /// The exact LRU miss-ratio curve of a stream of block ids.
 pub fn exact(ids: impl IntoIterator<Item = u64>) -> Mrc {
+    match try_exact(ids.into_iter().map(Ok::<u64, std::convert::Infallible>)) {
+        Ok((mrc, _)) => mrc,
+        Err(never) => match never {},
+    }
+}
+
+/// The exact curve of a trace being read (block ids, or the reader's first error, which
+/// ends it), and the bytes its structures took.
+pub fn try_exact<E>(mut ids: impl Iterator<Item = Result<u64, E>>) -> Result<(Mrc, usize), E> {
     let mut h = Histogram::default();
     let mut buf = Vec::with_capacity(CHUNK);
-    let mut ids = ids.into_iter();
     loop {
         buf.clear();
-        buf.extend(ids.by_ref().take(CHUNK));
+        for id in ids.by_ref().take(CHUNK) {
+            buf.push(id?);
+        }
         if buf.is_empty() {
             break;
         }
         h.add(&buf);
     }
-    h.finish()
+    let bytes = h.bytes();
+    Ok((h.finish(), bytes))
 }
 
 /// Requests handed to [`StackDistance::access_all`] at a time.

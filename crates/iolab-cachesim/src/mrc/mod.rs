@@ -17,7 +17,7 @@ pub mod shards;
 mod fenwick;
 mod table;
 
-pub use exact::{exact, Histogram, StackDistance};
+pub use exact::{exact, try_exact, Histogram, StackDistance};
 
 /// Asks the CPU to bring `*p`'s cache line in (a hint: it never faults and changes nothing).
 #[inline(always)]
@@ -119,6 +119,13 @@ impl Mrc {
             .sum::<f64>()
             / sizes.len() as f64
     }
+}
+
+/// The exact curve of a trace file in any format iolab reads (recognised by its magic, then
+/// its name), block requests split into blocks of `block_size` bytes.
+pub fn exact_of_file(path: &std::path::Path, block_size: u64) -> iolab_tracefile::Result<Mrc> {
+    let (_, reader) = iolab_tracefile::open(path, None)?;
+    Ok(try_exact(reader.objects(block_size).map(|r| r.map(|o| o.obj_id)))?.0)
 }
 
 /// `n` sizes spread evenly from `max / n` to `max` (at least 1 each).

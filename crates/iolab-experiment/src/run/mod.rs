@@ -841,13 +841,20 @@ impl Session<'_> {
                 elapsed_ns,
                 environment,
             };
-            let rec = match record.take() {
+            let mut rec = match record.take() {
                 Some(mut r) => {
                     r.run = run;
                     r
                 }
                 None => RunRecord::new(run),
             };
+            if let Some(pending) = &self.pending_trace {
+                if saved_trace::was_saved(&rec) {
+                    if let Err(e) = saved_trace::add_mrc(&mut rec, pending) {
+                        self.obs.warn(&e);
+                    }
+                }
+            }
             let id = self.store.record_run(&rec)?;
             if let Some(pending) = self.pending_trace.take() {
                 if saved_trace::was_saved(&rec) {

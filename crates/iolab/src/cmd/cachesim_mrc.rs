@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use iolab_cachesim::mrc::{even_sizes, exact, Histogram, Mrc, Shards, ShardsMode};
+use iolab_cachesim::mrc::{even_sizes, try_exact, Mrc, Shards, ShardsMode};
 use iolab_tracefile::{CsvSpec, Format, FORMAT_NAMES};
 
 use crate::error::CliError;
@@ -121,20 +121,8 @@ pub fn run(args: MrcArgs) -> Result<(), CliError> {
     let mut objects = reader.objects(args.block_size);
     let (mode, mrc, bytes) = match (args.shards, args.shards_blocks) {
         (None, None) => {
-            let mut h = Histogram::default();
-            let mut buf: Vec<u64> = Vec::with_capacity(exact::CHUNK);
-            loop {
-                buf.clear();
-                for r in objects.by_ref().take(exact::CHUNK) {
-                    buf.push(r.map_err(trace_error)?.obj_id);
-                }
-                if buf.is_empty() {
-                    break;
-                }
-                h.add(&buf);
-            }
-            let bytes = h.bytes();
-            let mrc = h.finish();
+            let (mrc, bytes) =
+                try_exact(objects.by_ref().map(|r| r.map(|o| o.obj_id))).map_err(trace_error)?;
             ("exact".to_string(), mrc, bytes)
         }
         (rate, blocks) => {
