@@ -785,7 +785,7 @@ mod tests {
         assert_eq!(title_size(20, 540.0), None);
         let px = title_size(72, 540.0).unwrap();
         assert!(
-            px < 13.0 && px >= 9.0 && 72.0 * 7.5 * px / 13.0 <= 524.0,
+            (9.0..13.0).contains(&px) && 72.0 * 7.5 * px / 13.0 <= 524.0,
             "{px}"
         );
         assert_eq!(title_size(500, 540.0), Some(9.0));
