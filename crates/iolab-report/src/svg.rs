@@ -154,10 +154,21 @@ fn y_of(v: f64, y_max: f64, plot: &Plot) -> f64 {
     plot.y0() - f * plot.inner_height()
 }
 
+/// The `font-size` that fits a title of `chars` characters (13 px bold, about 7.5 px each)
+/// into `width` pixels with a margin, if 13 px does not; never below 9 px.
+fn title_size(chars: usize, width: f64) -> Option<f64> {
+    let room = width - 16.0;
+    let need = 7.5 * chars as f64;
+    (need > room).then(|| (13.0 * room / need).max(9.0))
+}
+
 fn open(out: &mut String, plot: &Plot, title: &str) {
+    let style = title_size(title.chars().count(), plot.width).map_or(String::new(), |px| {
+        format!(r#" style="font-size:{px:.1}px""#)
+    });
     let _ = write!(
         out,
-        r#"<svg class="chart" viewBox="0 0 {w} {h}" role="img"><title>{t}</title><text class="ct" x="{cx}" y="16" text-anchor="middle">{t}</text>"#,
+        r#"<svg class="chart" viewBox="0 0 {w} {h}" role="img"><title>{t}</title><text class="ct" x="{cx}" y="16" text-anchor="middle"{style}>{t}</text>"#,
         w = plot.width,
         h = plot.height,
         cx = plot.width / 2.0,
@@ -603,24 +614,37 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
 /// Height of a legend row.
 const LEGEND_ROW: f64 = 14.0;
 
-/// The legend's rows, from the top: each entry's x and line index. The lines in order, rows
-/// right-aligned; a row that is full starts another above it.
+/// The legend's rows, from the top: each entry's x and line index. The lines in reading
+/// order, a row filled before the next starts; each row right-aligned.
 fn legend_rows(lines: &[Line], plot: &Plot) -> Vec<Vec<(f64, usize)>> {
-    let mut rows: Vec<Vec<(f64, usize)>> = Vec::new();
-    let mut lx = plot.x0();
-    for (i, l) in lines.iter().enumerate().rev() {
-        let w = 12.0 + 6.5 * shorten(&l.label, LEGEND_CHARS).chars().count() as f64;
-        if lx - w - 8.0 < plot.x0() {
-            if w + 8.0 > plot.inner_width() {
-                continue;
-            }
-            rows.insert(0, Vec::new());
-            lx = plot.x1();
+    let width =
+        |l: &Line| 12.0 + 6.5 * shorten(&l.label, LEGEND_CHARS).chars().count() as f64 + 8.0;
+    let mut rows: Vec<Vec<usize>> = Vec::new();
+    let mut used = f64::INFINITY;
+    for (i, l) in lines.iter().enumerate() {
+        let w = width(l);
+        if w > plot.inner_width() {
+            continue;
         }
-        lx -= w + 8.0;
-        rows[0].push((lx, i));
+        if used + w > plot.inner_width() {
+            rows.push(Vec::new());
+            used = 0.0;
+        }
+        used += w;
+        rows.last_mut().expect("pushed above").push(i);
     }
-    rows
+    rows.into_iter()
+        .map(|row| {
+            let mut lx = plot.x1() - row.iter().map(|&i| width(&lines[i])).sum::<f64>();
+            row.into_iter()
+                .map(|i| {
+                    let at = (lx, i);
+                    lx += width(&lines[i]);
+                    at
+                })
+                .collect()
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -754,6 +778,17 @@ mod tests {
         {
             assert!(x > plot.x0() && x < plot.x1(), "{x}");
         }
+    }
+
+    #[test]
+    fn long_titles_are_set_smaller_to_fit() {
+        assert_eq!(title_size(20, 540.0), None);
+        let px = title_size(72, 540.0).unwrap();
+        assert!(
+            (9.0..13.0).contains(&px) && 72.0 * 7.5 * px / 13.0 <= 524.0,
+            "{px}"
+        );
+        assert_eq!(title_size(500, 540.0), Some(9.0));
     }
 
     #[test]
