@@ -197,6 +197,14 @@ fn summary(h: &mut String, data: &ReportData) {
         h.push_str("<p class=\"muted\">No configurations.</p></section>");
         return;
     }
+    let many = data.configs.len() > MANY_CONFIGS;
+    if many {
+        let _ = write!(
+            h,
+            "<details><summary>The table of all {} configurations</summary>",
+            data.configs.len()
+        );
+    }
     h.push_str("<div class=\"scroll\"><table><thead><tr><th>configuration</th><th>runs (ok/failed/interrupted)</th><th>n</th>");
     for d in &data.headline {
         let _ = write!(h, "<th>{}</th>", esc(&d.title_with_unit()));
@@ -227,17 +235,48 @@ fn summary(h: &mut String, data: &ReportData) {
             esc(&note)
         );
     }
-    h.push_str("</tbody></table></div></section>");
+    h.push_str("</tbody></table></div>");
+    if many {
+        h.push_str("</details>");
+    }
+    h.push_str("</section>");
 }
 
+/// More configurations than a table or a bar chart can show at a glance: the summary table
+/// is folded, and when the factors are drawn by level the bar charts are left out.
+const MANY_CONFIGS: usize = 40;
+
 fn charts(h: &mut String, data: &ReportData) {
-    h.push_str("<section id=\"charts\"><h2>Headline metrics</h2><p class=\"muted\">Bars: means; whiskers: 95% confidence intervals; dots: runs; red rings: outliers (Tukey's fences or 3 scaled MADs — flagged, not dropped).</p><div class=\"charts\">");
+    h.push_str("<section id=\"charts\"><h2>Headline metrics</h2>");
+    let by_factor = !crate::sweep::swept(data).0.is_empty();
+    let bars_drawn = !(data.configs.len() > MANY_CONFIGS && by_factor);
+    if bars_drawn {
+        h.push_str("<p class=\"muted\">Bars: means; whiskers: 95% confidence intervals; dots: runs; red rings: outliers (Tukey's fences or 3 scaled MADs — flagged, not dropped).</p>");
+    } else {
+        let _ = write!(
+            h,
+            "<p class=\"muted\">{} configurations are too many bars to read: the headline \
+             metrics are drawn by factor below.</p>",
+            data.configs.len()
+        );
+    }
+    h.push_str("<div class=\"charts\">");
+    let any_data = data
+        .configs
+        .iter()
+        .any(|c| c.metrics.iter().any(|m| m.mean.is_finite()));
     for (k, title) in data
         .headline
         .iter()
         .map(|d| d.title_with_unit())
         .enumerate()
     {
+        // A metric no configuration has a value for (latency where nothing measures it) is
+        // left out, unless no metric has one (then the charts say "no data").
+        let any = data.configs.iter().any(|c| c.metrics[k].mean.is_finite());
+        if !bars_drawn || (any_data && !any) {
+            continue;
+        }
         let title = title.as_str();
         let bars: Vec<BarInput> = data
             .configs

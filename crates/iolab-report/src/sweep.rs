@@ -204,7 +204,7 @@ fn panels(data: &ReportData, f: usize, max_lines: usize) -> Vec<Panel> {
 }
 
 /// Factors with three or more levels, and the headline metrics with a value somewhere.
-fn swept(data: &ReportData) -> (Vec<usize>, Vec<usize>) {
+pub(crate) fn swept(data: &ReportData) -> (Vec<usize>, Vec<usize>) {
     let factors = (0..data.factors.len())
         .filter(|&f| data.factors[f].levels.len() >= 3)
         .collect();

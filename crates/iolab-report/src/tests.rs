@@ -783,3 +783,34 @@ fn miss_ratio_curves_of_saved_traces_are_drawn_per_configuration() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["miss_ratio_curves"]["configs"][1]["distinct_blocks"], 10);
 }
+
+/// Past 40 configurations the summary table is folded, and with charts by factor the bar
+/// charts (a bar per configuration) are left out; with fewer, both are shown as always.
+#[test]
+fn a_large_sweep_folds_its_table_and_draws_no_bars() {
+    let a: Vec<String> = (1..=21).map(|i| i.to_string()).collect();
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let b: &[&str] = &["x", "y"];
+    for (levels, many) in [(&a[..], true), (&a[..3], false)] {
+        let configs = matrix(&[("a", levels), ("b", b)]);
+        let factors = json!([{"name": "a", "levels": levels}, {"name": "b", "levels": b}]);
+        let (mut store, exp, ids) = sweep_store(factors, &configs);
+        for (i, &id) in ids.iter().enumerate() {
+            store
+                .record_run(&record(id, 0, RunStatus::Ok, 100.0 + i as f64))
+                .unwrap();
+        }
+        let data = load(&store, exp).unwrap();
+        let (html, _, _) = render_all(&data);
+        let summary = section(&html, "summary");
+        let charts = section(&html, "charts");
+        assert_eq!(
+            summary.contains("<details><summary>The table of all 42 configurations"),
+            many
+        );
+        assert_eq!(summary.matches("<tr>").count(), configs.len() + 1);
+        assert_eq!(charts.contains("too many bars to read"), many);
+        assert_eq!(charts.contains("<svg"), !many);
+        assert!(section(&html, "sweep").contains("<svg"));
+    }
+}

@@ -119,9 +119,9 @@ fn the_example_runs_end_to_end_and_its_reports_draw_the_days_and_the_sweep() {
     let days_html = s.path().join("days.html");
     let o = s.run(&["report", "1", "-o", days_html.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(std::fs::read_to_string(&days_html)
-        .unwrap()
-        .contains("Replay: time per day"));
+    let days_page = std::fs::read_to_string(&days_html).unwrap();
+    assert!(days_page.contains("Replay: time per day"));
+    assert!(days_page.contains("Miss-ratio curves of the saved traces"));
 
     // Stage 2: every configuration simulated once, exactly; the report draws the sweep.
     let sweep = s.latest();
@@ -131,6 +131,15 @@ fn the_example_runs_end_to_end_and_its_reports_draw_the_days_and_the_sweep() {
     assert!(o.status.success(), "{}", stderr(&o));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("seed 004: the cache swept by simulation"));
+    // The sweep is drawn by factor: miss ratio and service time against the associativity.
+    assert!(page.contains("id=\"sweep\""), "no charts by factor");
+    assert!(
+        page.contains("Miss ratio by assoc"),
+        "no miss ratio by assoc"
+    );
+    assert!(page.contains("Estimated service time (s) by assoc"));
+    // A simulation's speed is not one of its headline results.
+    assert!(!page.contains("Throughput (op/s) by assoc"));
     common::chromium_renders(s.path(), &html, &["experiment", "summary", "charts"]);
 }
 

@@ -303,6 +303,10 @@ impl Workload for CachesimWorkload {
         true
     }
 
+    fn common_headline(&self) -> bool {
+        false
+    }
+
     fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
         let before = Usage::thread();
         let out = iolab_cachesim::run(&self.spec, run.cancel).map_err(|e| self.failure(&e))?;

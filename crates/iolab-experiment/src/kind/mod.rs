@@ -103,6 +103,12 @@ pub trait Workload: Debug + Send + Sync {
     fn deterministic(&self) -> bool {
         false
     }
+    /// Whether the common headline metrics (throughput, bandwidth, latency) are headline
+    /// ones for this kind too (default: yes). A simulation's throughput is its speed and it
+    /// has no latency: its own results are what tables and charts show.
+    fn common_headline(&self) -> bool {
+        true
+    }
     /// Fields added to the workload's entry in the stored experiment (e.g. the resolved
     /// path of a WML file).
     fn describe(&self) -> Map<String, Value> {

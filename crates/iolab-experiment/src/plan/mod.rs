@@ -95,11 +95,16 @@ impl ExperimentPlan {
     /// The definitions of every metric its runs record: the common ones, then its workload
     /// kind's own (every configuration has the same kind).
     pub fn metrics(&self) -> Vec<MetricDef> {
-        let own = self
-            .configs
-            .first()
-            .map_or(&[][..], |c| c.workload.metrics());
-        iolab_metrics::with_common(own)
+        let Some(w) = self.configs.first().map(|c| &c.workload) else {
+            return iolab_metrics::with_common(&[]);
+        };
+        let mut defs = iolab_metrics::with_common(w.metrics());
+        if !w.common_headline() {
+            for d in defs.iter_mut().take(iolab_metrics::COMMON.len()) {
+                d.headline = false;
+            }
+        }
+        defs
     }
 }
 
