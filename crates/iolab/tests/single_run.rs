@@ -113,12 +113,12 @@ fn stored(export: &Value, counts: bool) -> Value {
             "repetition": r["repetition"], "seed": r["seed"], "status": r["status"],
             "error": r["error"], "environment": strip(&r["environment"]),
             // The machine's CPU shares come from /proc/stat's 10 ms ticks: a run of a few
-            // milliseconds may see none, and then has no `cpu.*` totals. Which metrics exist
-            // then depends on timing, not on how the run was started.
+            // milliseconds may see none, and then has no `cpu.*` totals or series. Which
+            // exist then depends on timing, not on how the run was started.
             "metrics": pick(&without_cpu_ticks(&r["metrics"]), &["name", "unit"]),
             "flowops": flowops,
             "series": pick(&r["series"], &["name", "width_ns"]),
-            "monitor": pick(&r["monitor"], &["metric", "unit"]),
+            "monitor": pick(&without_cpu_ticks(&r["monitor"]), &["metric", "unit"]),
             "findings": findings(&r["findings"]),
         },
     })
@@ -130,7 +130,10 @@ fn without_cpu_ticks(metrics: &Value) -> Value {
             .as_array()
             .expect("a list")
             .iter()
-            .filter(|m| !m["name"].as_str().unwrap_or_default().starts_with("cpu."))
+            .filter(|m| {
+                let name = m["name"].as_str().or(m["metric"].as_str());
+                !name.unwrap_or_default().starts_with("cpu.")
+            })
             .cloned()
             .collect(),
     )
