@@ -25,8 +25,9 @@ use iolab_engine::buffer::AlignedBuf;
 use iolab_engine::clock::Clock;
 use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
 use iolab_engine::micro::check_dir;
+use iolab_engine::nocancel;
 use iolab_engine::order::Order;
-use iolab_engine::stats::LatencyHistogram;
+use iolab_engine::stats::{LatencyBatch, LatencyHistogram};
 use iolab_engine::usage::Usage;
 use iolab_engine::{EngineError, Observer};
 use iolab_workload::rng::Rng;
@@ -627,13 +628,16 @@ struct Timing<'a> {
     record: u64,
     t0: u64,
     latency: LatencyHistogram,
+    /// The records' latencies not yet in `latency`.
+    batch: LatencyBatch,
     stonewall: Option<(u64, u64)>,
     ops: u64,
 }
 
 /// Runs `op` for records `0..n`, noting the stone-wall when it comes and, with `LAT`, one
 /// clock reading per record (each record's latency is the time since the previous one's
-/// end). Nothing else happens per record: no allocation, no lock.
+/// end, buffered in a [`LatencyBatch`]). Nothing else happens per record: no allocation, no
+/// lock.
 #[inline(always)]
 fn records<const LAT: bool>(
     tm: &mut Timing<'_>,
@@ -659,7 +663,7 @@ fn records<const LAT: bool>(
         op(i)?;
         if LAT {
             let t = tm.clock.ticks();
-            tm.latency.record(tm.clock.ns(t - prev));
+            tm.batch.push(t - prev, &tm.clock, &mut tm.latency);
             prev = t;
         }
         tm.ops = i + 1;
@@ -727,6 +731,8 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
     }
     let ptr = buf.as_mut_ptr();
     let included = plan.flush == Flush::Included;
+    // Allocated before the timed region.
+    let (latency, batch) = (LatencyHistogram::default(), LatencyBatch::default());
     // The timed region starts here: getrusage marks it.
     let before = Usage::thread();
     let t0 = clock.ticks();
@@ -736,7 +742,8 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         progress: &shared.progress[t as usize].0,
         record: rec,
         t0,
-        latency: LatencyHistogram::default(),
+        latency,
+        batch,
         stonewall: None,
         ops: 0,
     };
@@ -746,7 +753,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
     let r = match p {
         Pattern::SeqWrite => each_record!(lat, &mut tm, n, |i| {
             check_len(
-                unsafe { libc::write(fd, ptr.cast::<libc::c_void>(), len) },
+                unsafe { nocancel::write(fd, ptr.cast::<libc::c_void>(), len) },
                 len,
                 "write",
                 i * rec,
@@ -754,7 +761,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         }),
         Pattern::SeqRead => each_record!(lat, &mut tm, n, |i| {
             check_len(
-                unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                unsafe { nocancel::read(fd, ptr.cast::<libc::c_void>(), len) },
                 len,
                 "read",
                 i * rec,
@@ -768,14 +775,14 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
                 seek(fd, off)?;
                 if write {
                     check_len(
-                        unsafe { libc::write(fd, ptr.cast::<libc::c_void>(), len) },
+                        unsafe { nocancel::write(fd, ptr.cast::<libc::c_void>(), len) },
                         len,
                         "write",
                         off,
                     )
                 } else {
                     check_len(
-                        unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                        unsafe { nocancel::read(fd, ptr.cast::<libc::c_void>(), len) },
                         len,
                         "read",
                         off,
@@ -787,7 +794,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
             let off = (n - 1 - i) * rec;
             seek(fd, off)?;
             check_len(
-                unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                unsafe { nocancel::read(fd, ptr.cast::<libc::c_void>(), len) },
                 len,
                 "read",
                 off,
@@ -795,7 +802,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         }),
         Pattern::RecordRewrite => each_record!(lat, &mut tm, n, |_| {
             check_len(
-                unsafe { libc::write(fd, ptr.cast::<libc::c_void>(), len) },
+                unsafe { nocancel::write(fd, ptr.cast::<libc::c_void>(), len) },
                 len,
                 "write",
                 0,
@@ -811,7 +818,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
                 let off = at * rec;
                 seek(fd, off)?;
                 check_len(
-                    unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                    unsafe { nocancel::read(fd, ptr.cast::<libc::c_void>(), len) },
                     len,
                     "read",
                     off,
@@ -847,7 +854,9 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         Pattern::Pwrite => each_record!(lat, &mut tm, n, |i| {
             let off = i * rec;
             check_len(
-                unsafe { libc::pwrite(fd, ptr.cast::<libc::c_void>(), len, off as libc::off_t) },
+                unsafe {
+                    nocancel::pwrite(fd, ptr.cast::<libc::c_void>(), len, off as libc::off_t)
+                },
                 len,
                 "pwrite",
                 off,
@@ -856,7 +865,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         Pattern::Pread => each_record!(lat, &mut tm, n, |i| {
             let off = i * rec;
             check_len(
-                unsafe { libc::pread(fd, ptr.cast::<libc::c_void>(), len, off as libc::off_t) },
+                unsafe { nocancel::pread(fd, ptr.cast::<libc::c_void>(), len, off as libc::off_t) },
                 len,
                 "pread",
                 off,
@@ -892,6 +901,8 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         let (_, ns) = flush_timed(h)?;
         (end, ns, usage)
     };
+    // After the timed region: the last records' latencies into the histogram.
+    tm.batch.flush(&clock, &mut tm.latency);
     Ok(Child {
         result: ChildResult {
             ops: tm.ops,
