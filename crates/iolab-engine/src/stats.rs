@@ -23,51 +23,6 @@ impl Default for LatencyHistogram {
     }
 }
 
-/// Per-operation latencies kept as raw clock-tick differences and folded into a
-/// [`LatencyHistogram`] a batch at a time. Recording straight into the histogram after each
-/// system call touches a line of its ~270 KiB of counts that the kernel's work has pushed out
-/// of the cache (about 45 ns per 4 KiB tmpfs read on these VMs, 3 % of the operation); a
-/// store into this 8 KiB buffer is one sequential write, and the batch then updates the
-/// counts while they are warm.
-pub struct LatencyBatch {
-    ticks: Box<[u64]>,
-    len: usize,
-}
-
-impl Default for LatencyBatch {
-    fn default() -> Self {
-        LatencyBatch {
-            ticks: vec![0; Self::LEN].into_boxed_slice(),
-            len: 0,
-        }
-    }
-}
-
-impl LatencyBatch {
-    /// Records per batch.
-    pub const LEN: usize = 1024;
-
-    /// Adds one latency of `ticks` clock ticks; a full batch goes into `into`.
-    #[inline(always)]
-    pub fn push(&mut self, ticks: u64, clock: &crate::clock::Clock, into: &mut LatencyHistogram) {
-        // A full buffer is always emptied below, so `len` < LEN here.
-        self.ticks[self.len] = ticks;
-        self.len += 1;
-        if self.len == Self::LEN {
-            self.flush(clock, into);
-        }
-    }
-
-    /// Moves every buffered latency into `into`.
-    #[inline(never)]
-    pub fn flush(&mut self, clock: &crate::clock::Clock, into: &mut LatencyHistogram) {
-        for &t in &self.ticks[..self.len] {
-            into.record(clock.ns(t));
-        }
-        self.len = 0;
-    }
-}
-
 impl LatencyHistogram {
     /// Two significant digits (1% buckets, ~37 KiB instead of ~270 KiB): for per-flowop,
     /// per-thread histograms of workloads with hundreds of threads.

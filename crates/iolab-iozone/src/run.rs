@@ -27,7 +27,7 @@ use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
 use iolab_engine::micro::check_dir;
 use iolab_engine::nocancel;
 use iolab_engine::order::Order;
-use iolab_engine::stats::{LatencyBatch, LatencyHistogram};
+use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::Usage;
 use iolab_engine::{EngineError, Observer};
 use iolab_workload::rng::Rng;
@@ -628,16 +628,13 @@ struct Timing<'a> {
     record: u64,
     t0: u64,
     latency: LatencyHistogram,
-    /// The records' latencies not yet in `latency`.
-    batch: LatencyBatch,
     stonewall: Option<(u64, u64)>,
     ops: u64,
 }
 
 /// Runs `op` for records `0..n`, noting the stone-wall when it comes and, with `LAT`, one
 /// clock reading per record (each record's latency is the time since the previous one's
-/// end, buffered in a [`LatencyBatch`]). Nothing else happens per record: no allocation, no
-/// lock.
+/// end). Nothing else happens per record: no allocation, no lock.
 #[inline(always)]
 fn records<const LAT: bool>(
     tm: &mut Timing<'_>,
@@ -663,7 +660,7 @@ fn records<const LAT: bool>(
         op(i)?;
         if LAT {
             let t = tm.clock.ticks();
-            tm.batch.push(t - prev, &tm.clock, &mut tm.latency);
+            tm.latency.record(tm.clock.ns(t - prev));
             prev = t;
         }
         tm.ops = i + 1;
@@ -731,8 +728,6 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
     }
     let ptr = buf.as_mut_ptr();
     let included = plan.flush == Flush::Included;
-    // Allocated before the timed region.
-    let (latency, batch) = (LatencyHistogram::default(), LatencyBatch::default());
     // The timed region starts here: getrusage marks it.
     let before = Usage::thread();
     let t0 = clock.ticks();
@@ -742,8 +737,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         progress: &shared.progress[t as usize].0,
         record: rec,
         t0,
-        latency,
-        batch,
+        latency: LatencyHistogram::default(),
         stonewall: None,
         ops: 0,
     };
@@ -901,8 +895,6 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         let (_, ns) = flush_timed(h)?;
         (end, ns, usage)
     };
-    // After the timed region: the last records' latencies into the histogram.
-    tm.batch.flush(&clock, &mut tm.latency);
     Ok(Child {
         result: ChildResult {
             ops: tm.ops,
