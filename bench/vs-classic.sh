@@ -12,7 +12,7 @@
 #
 # Usage: bench/vs-classic.sh [--jobs LIST] [--places LIST] [--pairs N] [--quick] [--iolab PATH]
 #                            [--no-build] [--tools-only] [--mobibench PATH] [--iozone PATH]
-#                            [--bonnie PATH] [--save FILE]
+#                            [--bonnie PATH] [--cpu N|auto] [--save FILE]
 # See bench/README.md ("vs-classic.sh") for the exact command lines and how to read the output.
 set -euo pipefail
 
@@ -27,6 +27,7 @@ IOLAB=""
 BUILD=1
 TOOLS_ONLY=0
 SAVE=""
+PIN_CPU=none
 MOBIBENCH="${MOBIBENCH:-}"
 IOZONE="${IOZONE:-}"
 BONNIE="${BONNIE:-}"
@@ -50,6 +51,8 @@ Usage: bench/vs-classic.sh [options]
   --iozone PATH     iozone binary (default: $IOZONE, else `iozone` on PATH)
   --bonnie PATH     bonnie++ binary (default: $BONNIE, else `bonnie++` on PATH, installed
                     from Debian when missing)
+  --cpu N|auto      run both tools on CPU N only (taskset); auto: the CPU that took most
+                    interrupts of the disk under /var/tmp, else the last CPU (default: unpinned)
   --save FILE       also write every run's parsed numbers to FILE (JSON lines)
   -h, --help        this text
 
@@ -82,6 +85,8 @@ while [ $# -gt 0 ]; do
         --iozone=*) IOZONE=${1#*=}; shift ;;
         --bonnie) BONNIE=${2:?--bonnie needs a value}; shift 2 ;;
         --bonnie=*) BONNIE=${1#*=}; shift ;;
+        --cpu) PIN_CPU=${2:?--cpu needs a value}; shift 2 ;;
+        --cpu=*) PIN_CPU=${1#*=}; shift ;;
         --save) SAVE=${2:?--save needs a value}; shift 2 ;;
         --save=*) SAVE=${1#*=}; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -146,6 +151,36 @@ need python3 python3
 need losetup mount
 need mkfs.ext4 e2fsprogs
 need unshare util-linux
+need taskset util-linux
+
+# With --cpu, both tools run on the same one CPU. On a VM the completion of a device request is an
+# interrupt on one CPU (virtio-blk: one queue, one CPU); a process sleeping on another CPU is
+# woken through an inter-processor interrupt, which a VM pays for with an exit to the host.
+# Measured here (iozone -I 4 KiB, the same binary): reads 25-35 % slower on the other CPU.
+# Unpinned, the scheduler's placement decides that per run and differently for a
+# single-threaded tool and for iolab's freshly spawned workers: noise, and a bias either way.
+irq_cpu() { # the CPU that took most interrupts of the disk holding /var/tmp, if it can tell
+    local disk
+    disk=$(lsblk -no PKNAME "$(df --output=source /var/tmp | tail -1)" 2>/dev/null | head -1)
+    [ -n "$disk" ] || disk=$(basename "$(df --output=source /var/tmp | tail -1)")
+    local drv
+    drv=$(basename "$(readlink -f "/sys/block/$disk/device/driver" 2>/dev/null)" 2>/dev/null)
+    local dev
+    dev=$(basename "$(readlink -f "/sys/block/$disk/device" 2>/dev/null)" 2>/dev/null)
+    [ -n "$dev" ] || return 0
+    awk -v d="$dev" -v n="$(nproc)" '$0 ~ d"-req|"d"-q|"d"q" {
+        for (i = 2; i <= n + 1; i++) s[i - 2] += $i }
+        END { best = -1; for (c in s) if (s[c] > m || best < 0) { m = s[c]; best = c }
+              if (best >= 0 && m > 0) print best }' /proc/interrupts
+}
+if [ "$PIN_CPU" = auto ]; then
+    PIN_CPU=$(irq_cpu)
+    [ -n "$PIN_CPU" ] || PIN_CPU=$(($(nproc) - 1))
+fi
+if [ "$PIN_CPU" != none ]; then
+    [[ "$PIN_CPU" =~ ^[0-9]+$ ]] && [ "$PIN_CPU" -lt "$(nproc)" ] \
+        || die "--cpu must be a CPU number below $(nproc) or 'auto', got '$PIN_CPU'"
+fi
 
 find_tool() { # find_tool GIVEN NAME -> prints an executable path or nothing
     local given=$1 name=$2
@@ -599,12 +634,13 @@ run_one() {
     # The process starts through `sh -c SCRIPT sh python3 HELPER run … -- COMMAND`, SCRIPT
     # ending in `exec "$@"`: the helper forks COMMAND and takes its rusage from wait4.
     local script='exec "$@"' prefix=()
+    [ "$PIN_CPU" = none ] || prefix=(taskset -c "$PIN_CPU")
     if [ "$tool" = tool ] && [[ "$job" == mobi-* ]]; then
         # Mobibench writes 3 to /proc/sys/vm/drop_caches (through system()) before its timed
         # region; iolab's quick command does not drop caches. Run it in a private mount
         # namespace where that file is /dev/null: the drop would flush the whole machine's
         # cache and its kernel work would be billed to Mobibench's CPU.
-        prefix=(unshare --mount --propagation private --)
+        prefix+=(unshare --mount --propagation private --)
         script='mount --bind /dev/null /proc/sys/vm/drop_caches && exec "$@"'
     fi
     if [ "$job" = bonnie ] && [ "$place" = dev ]; then
@@ -629,7 +665,11 @@ run_one() {
 # ---------------------------------------------------------------------------------------------
 setup_dev() {
     IMG=$(mktemp /var/tmp/iolab-vs-classic.XXXXXX.img)
-    truncate -s "$IMG_SIZE" "$IMG"
+    # The image is written whole before use, not sparse: a direct-I/O write into a hole of
+    # the backing file makes the host filesystem allocate it, so whichever run first touched
+    # a region of the image would pay for that and the runs after it would not.
+    dd if=/dev/zero of="$IMG" bs=4M count=$((${IMG_SIZE%G} * 256)) oflag=direct conv=fsync \
+        status=none || die "cannot write the image $IMG"
     LOOPDEV=$(losetup -f --show --direct-io=on "$IMG") || { LOOPDEV=""; die "losetup failed"; }
     # No lazy initialisation: ext4lazyinit would write the inode tables in the background
     # during the first runs.
@@ -638,7 +678,7 @@ setup_dev() {
     mkdir -p "$DEV_MNT"
     mount "$LOOPDEV" "$DEV_MNT" || die "mount $LOOPDEV failed"
     DEV_MOUNTED=1
-    echo "dev:   $LOOPDEV (direct-io=$(losetup -n -O DIO "$LOOPDEV" | tr -d ' ')) on $IMG ($IMG_SIZE sparse), ext4 on $DEV_MNT"
+    echo "dev:   $LOOPDEV (direct-io=$(losetup -n -O DIO "$LOOPDEV" | tr -d ' ')) on $IMG ($IMG_SIZE, written whole), ext4 on $DEV_MNT"
 }
 setup_cgroup() { # a v1 memory cgroup inside ours, capping the page cache of the bonnie runs
     local mnt rel
@@ -699,6 +739,7 @@ echo "host: $(uname -n), $(nproc) CPUs, kernel $(uname -r)"
 [ -n "$BONNIE" ] && echo "bonnie++: $BONNIE ($(dpkg-query -W -f '${Version}' bonnie++ 2>/dev/null || echo '?'))"
 if [ "$TOOLS_ONLY" = 1 ]; then echo "iolab: not run (--tools-only)"; else echo "iolab: $IOLAB ($("$IOLAB" --version))"; fi
 echo "pairs: $PAIRS$([ "$QUICK" = 1 ] && echo ' (quick)'); jobs: ${!WANT[*]}; places: ${!WHERE[*]}"
+echo "CPU: $([ "$PIN_CPU" = none ] && echo "not pinned" || echo "both tools on CPU $PIN_CPU (taskset; --cpu)")"
 echo "load average at start: $(cut -d' ' -f1-4 /proc/loadavg)   (1, 5, 15 min; running/total tasks)"
 cat <<'EOF'
 notes: - figures are each tool's own: Mobibench's Transactions/sec, iozone's -R kB/s, bonnie++'s

@@ -20,6 +20,7 @@ use std::thread;
 
 use iolab_engine::buffer::AlignedBuf;
 use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
+use iolab_engine::nocancel;
 use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::Usage;
 use iolab_engine::EngineError;
@@ -123,7 +124,7 @@ pub(crate) fn write_full(fd: RawFd, buf: &[u8]) -> io::Result<()> {
     all(
         buf.len(),
         // SAFETY: the pointer and length stay inside `buf`.
-        |done| unsafe { libc::write(fd, buf[done..].as_ptr().cast(), buf.len() - done) },
+        |done| unsafe { nocancel::write(fd, buf[done..].as_ptr().cast(), buf.len() - done) },
         || io::ErrorKind::WriteZero.into(),
     )
 }
@@ -137,7 +138,7 @@ pub(crate) fn read_full(fd: RawFd, buf: &mut [u8]) -> io::Result<()> {
     all(
         len,
         // SAFETY: the pointer and length stay inside `buf`, borrowed for the whole call.
-        |done| unsafe { libc::read(fd, ptr.add(done).cast(), len - done) },
+        |done| unsafe { nocancel::read(fd, ptr.add(done).cast(), len - done) },
         || {
             io::Error::new(
                 io::ErrorKind::UnexpectedEof,
@@ -206,7 +207,7 @@ pub(crate) fn run(w: &mut Worker<'_, '_>) -> Result<(), BonnieError> {
                 for i in 0..chunk {
                     let c = (i & 0x7f) as u8;
                     // SAFETY: one byte from a local.
-                    let n = unsafe { libc::write(fd, (&c as *const u8).cast(), 1) };
+                    let n = unsafe { nocancel::write(fd, (&c as *const u8).cast(), 1) };
                     if n != 1 {
                         return Err(err("write", byte_failed(n)));
                     }
@@ -255,7 +256,7 @@ pub(crate) fn run(w: &mut Worker<'_, '_>) -> Result<(), BonnieError> {
             |fd| {
                 for _ in 0..chunk {
                     // SAFETY: one byte into a local.
-                    let n = unsafe { libc::read(fd, (&mut c as *mut u8).cast(), 1) };
+                    let n = unsafe { nocancel::read(fd, (&mut c as *mut u8).cast(), 1) };
                     if n != 1 {
                         return Err(err("read", byte_failed(n)));
                     }

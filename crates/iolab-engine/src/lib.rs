@@ -12,6 +12,7 @@ pub mod fdtable;
 pub mod fileset;
 pub mod gate;
 pub mod micro;
+pub mod nocancel;
 pub mod order;
 pub use iolab_workload::rng;
 pub mod stats;

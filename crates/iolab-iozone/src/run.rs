@@ -25,6 +25,7 @@ use iolab_engine::buffer::AlignedBuf;
 use iolab_engine::clock::Clock;
 use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
 use iolab_engine::micro::check_dir;
+use iolab_engine::nocancel;
 use iolab_engine::order::Order;
 use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::Usage;
@@ -746,7 +747,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
     let r = match p {
         Pattern::SeqWrite => each_record!(lat, &mut tm, n, |i| {
             check_len(
-                unsafe { libc::write(fd, ptr.cast::<libc::c_void>(), len) },
+                unsafe { nocancel::write(fd, ptr.cast::<libc::c_void>(), len) },
                 len,
                 "write",
                 i * rec,
@@ -754,7 +755,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         }),
         Pattern::SeqRead => each_record!(lat, &mut tm, n, |i| {
             check_len(
-                unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                unsafe { nocancel::read(fd, ptr.cast::<libc::c_void>(), len) },
                 len,
                 "read",
                 i * rec,
@@ -768,14 +769,14 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
                 seek(fd, off)?;
                 if write {
                     check_len(
-                        unsafe { libc::write(fd, ptr.cast::<libc::c_void>(), len) },
+                        unsafe { nocancel::write(fd, ptr.cast::<libc::c_void>(), len) },
                         len,
                         "write",
                         off,
                     )
                 } else {
                     check_len(
-                        unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                        unsafe { nocancel::read(fd, ptr.cast::<libc::c_void>(), len) },
                         len,
                         "read",
                         off,
@@ -787,7 +788,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
             let off = (n - 1 - i) * rec;
             seek(fd, off)?;
             check_len(
-                unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                unsafe { nocancel::read(fd, ptr.cast::<libc::c_void>(), len) },
                 len,
                 "read",
                 off,
@@ -795,7 +796,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         }),
         Pattern::RecordRewrite => each_record!(lat, &mut tm, n, |_| {
             check_len(
-                unsafe { libc::write(fd, ptr.cast::<libc::c_void>(), len) },
+                unsafe { nocancel::write(fd, ptr.cast::<libc::c_void>(), len) },
                 len,
                 "write",
                 0,
@@ -811,7 +812,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
                 let off = at * rec;
                 seek(fd, off)?;
                 check_len(
-                    unsafe { libc::read(fd, ptr.cast::<libc::c_void>(), len) },
+                    unsafe { nocancel::read(fd, ptr.cast::<libc::c_void>(), len) },
                     len,
                     "read",
                     off,
@@ -847,7 +848,9 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         Pattern::Pwrite => each_record!(lat, &mut tm, n, |i| {
             let off = i * rec;
             check_len(
-                unsafe { libc::pwrite(fd, ptr.cast::<libc::c_void>(), len, off as libc::off_t) },
+                unsafe {
+                    nocancel::pwrite(fd, ptr.cast::<libc::c_void>(), len, off as libc::off_t)
+                },
                 len,
                 "pwrite",
                 off,
@@ -856,7 +859,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         Pattern::Pread => each_record!(lat, &mut tm, n, |i| {
             let off = i * rec;
             check_len(
-                unsafe { libc::pread(fd, ptr.cast::<libc::c_void>(), len, off as libc::off_t) },
+                unsafe { nocancel::pread(fd, ptr.cast::<libc::c_void>(), len, off as libc::off_t) },
                 len,
                 "pread",
                 off,

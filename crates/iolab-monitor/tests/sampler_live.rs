@@ -235,3 +235,46 @@ fn start_errors_and_drop() {
     let s = Sampler::start(SamplerConfig::default(), Instant::now()).unwrap();
     drop(s);
 }
+
+/// iolab's own process: the software counts come from the kernel's accounting and include a
+/// thread that was created after start and has exited (its 40 sleeps are 40 context
+/// switches); CPU migrations, which would need a perf event on every thread, are left out
+/// with a note.
+#[test]
+fn own_process_counts_exited_threads_from_the_kernels_accounting() {
+    let _hang = iolab_testkit::timeout(120);
+    let cfg = SamplerConfig {
+        interval: Duration::from_millis(50),
+        devices: Vec::new(),
+        ..SamplerConfig::default()
+    };
+    let sampler = Sampler::start(cfg, Instant::now()).unwrap();
+    let switches = std::thread::spawn(|| {
+        let r0 = rusage(Who::Thread).unwrap();
+        for _ in 0..40 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let r1 = rusage(Who::Thread).unwrap();
+        (r1.nvcsw + r1.nivcsw) - (r0.nvcsw + r0.nivcsw)
+    })
+    .join()
+    .unwrap();
+    assert!(switches >= 40, "{switches}");
+    std::thread::sleep(Duration::from_millis(120));
+    let s = sampler.stop();
+    let cs = s
+        .total("perf.context_switches")
+        .expect("context switches counted");
+    assert!(
+        cs >= switches as f64,
+        "{cs} context switches counted, the exited thread alone made {switches}"
+    );
+    assert!(s.total("perf.page_faults").is_some());
+    assert!(s.total("proc.task_clock_s").is_some());
+    assert_eq!(s.total("perf.cpu_migrations"), None);
+    assert!(
+        s.notes.iter().any(|n| n.contains("cpu-migrations")),
+        "{:?}",
+        s.notes
+    );
+}

@@ -5,6 +5,8 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
+use crate::nocancel;
+
 use super::{
     fd_record_sync, fd_sync, need_file, retry, seek_end, Backend, Dir, EngineKind, FinalSync,
     RecordSync,
@@ -47,8 +49,8 @@ impl Backend for PsyncBackend {
         // SAFETY: buf is valid for buf.len() bytes for the duration of each call.
         retry(|| unsafe {
             match dir {
-                Dir::Read => libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off),
-                Dir::Write => libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), off),
+                Dir::Read => nocancel::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off),
+                Dir::Write => nocancel::pwrite(fd, buf.as_ptr().cast(), buf.len(), off),
             }
         })
     }
@@ -57,7 +59,7 @@ impl Backend for PsyncBackend {
         let fd = f.file.as_raw_fd();
         seek_end(fd)?;
         // SAFETY: buf is valid for buf.len() bytes during the call.
-        retry(|| unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })
+        retry(|| unsafe { nocancel::write(fd, buf.as_ptr().cast(), buf.len()) })
     }
 
     fn record_sync(

@@ -6,6 +6,8 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
+use crate::nocancel;
+
 use super::{
     fd_record_sync, fd_sync, need_file, retry, seek_end, Backend, Dir, EngineKind, FinalSync,
     RecordSync,
@@ -58,8 +60,8 @@ impl Backend for SyncBackend {
         // SAFETY: buf is valid for buf.len() bytes during each call.
         let n = retry(|| unsafe {
             match dir {
-                Dir::Read => libc::read(fd, buf.as_mut_ptr().cast(), buf.len()),
-                Dir::Write => libc::write(fd, buf.as_ptr().cast(), buf.len()),
+                Dir::Read => nocancel::read(fd, buf.as_mut_ptr().cast(), buf.len()),
+                Dir::Write => nocancel::write(fd, buf.as_ptr().cast(), buf.len()),
             }
         })?;
         f.pos += n as u64;
@@ -70,7 +72,7 @@ impl Backend for SyncBackend {
         let fd = f.file.as_raw_fd();
         f.pos = seek_end(fd)?;
         // SAFETY: buf is valid for buf.len() bytes during the call.
-        let n = retry(|| unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })?;
+        let n = retry(|| unsafe { nocancel::write(fd, buf.as_ptr().cast(), buf.len()) })?;
         f.pos += n as u64;
         Ok(n)
     }
