@@ -233,8 +233,8 @@ impl<P: Policy> Cache<P> {
             geo: g,
             write: setup.write,
             set_mask: g.sets.is_power_of_two().then(|| u64::from(g.sets) - 1),
-            map: IdMap::with_capacity(n),
-            ids: vec![0; n],
+            map: IdMap::with_capacity(n + policy.ghost_capacity()),
+            ids: crate::mem::filled(n, 0),
             dirty: if setup.write == WritePolicy::WriteBack {
                 vec![false; n]
             } else {
@@ -270,9 +270,24 @@ impl<P: Policy> Cache<P> {
         }
     }
 
+    /// Whether the map value `v` is a slot (not a ghost of the policy).
+    #[inline(always)]
+    fn is_slot(&self, v: u32) -> bool {
+        !P::GHOSTS_IN_MAP || v < self.geo.blocks
+    }
+
+    /// The slot of `id`, or `Err` with its ghost entry's value when the policy remembers it.
+    #[inline(always)]
+    fn lookup(&self, id: u64) -> Result<u32, Option<u32>> {
+        match self.map.get(id) {
+            Some(v) if self.is_slot(v) => Ok(v),
+            other => Err(other),
+        }
+    }
+
     /// Whether `id` is cached.
     pub fn contains(&self, id: u64) -> bool {
-        self.map.get(id).is_some()
+        self.lookup(id).is_ok()
     }
 
     /// Processes one request.
@@ -287,21 +302,24 @@ impl<P: Policy> Cache<P> {
         match r.op {
             Op::Read => {
                 self.stats.reads += 1;
-                if let Some(slot) = self.map.get(r.id) {
-                    self.stats.read_hits += 1;
-                    self.stats.cache.add(0, seq, size);
-                    self.policy.hit(set, slot, r);
-                } else {
-                    self.stats.origin.add(0, seq, block);
-                    if self.place(set, r, false) {
-                        self.stats.cache.add(1, seq, block);
+                match self.lookup(r.id) {
+                    Ok(slot) => {
+                        self.stats.read_hits += 1;
+                        self.stats.cache.add(0, seq, size);
+                        self.policy.hit(set, slot, r);
+                    }
+                    Err(ghost) => {
+                        self.stats.origin.add(0, seq, block);
+                        if self.place(set, r, false, ghost) {
+                            self.stats.cache.add(1, seq, block);
+                        }
                     }
                 }
             }
             Op::Write => {
                 self.stats.writes += 1;
-                match (self.map.get(r.id), self.write) {
-                    (Some(slot), WritePolicy::WriteAround) => {
+                match (self.lookup(r.id), self.write) {
+                    (Ok(slot), WritePolicy::WriteAround) => {
                         self.stats.write_hits += 1;
                         self.stats.invalidations += 1;
                         self.stats.origin.add(1, seq, size);
@@ -310,10 +328,10 @@ impl<P: Policy> Cache<P> {
                         self.free_next[slot as usize] = self.free_head[set];
                         self.free_head[set] = slot;
                     }
-                    (None, WritePolicy::WriteAround) => {
+                    (Err(_), WritePolicy::WriteAround) => {
                         self.stats.origin.add(1, seq, size);
                     }
-                    (Some(slot), w) => {
+                    (Ok(slot), w) => {
                         self.stats.write_hits += 1;
                         self.stats.cache.add(1, seq, size);
                         if w == WritePolicy::WriteBack {
@@ -323,9 +341,9 @@ impl<P: Policy> Cache<P> {
                         }
                         self.policy.hit(set, slot, r);
                     }
-                    (None, w) => {
+                    (Err(ghost), w) => {
                         let back = w == WritePolicy::WriteBack;
-                        if self.place(set, r, back) {
+                        if self.place(set, r, back, ghost) {
                             self.stats.cache.add(1, seq, size);
                             if !back {
                                 self.stats.origin.add(1, seq, size);
@@ -340,10 +358,13 @@ impl<P: Policy> Cache<P> {
     }
 
     /// Puts the missed block of `r` into `set` if the policy admits it, evicting when the set
-    /// is full; whether it was placed.
+    /// is full; whether it was placed. `ghost`: the value of its ghost entry in the map.
     #[inline(always)]
-    fn place(&mut self, set: usize, r: &Request, dirty: bool) -> bool {
-        if !self.policy.admit(set, r) {
+    fn place(&mut self, set: usize, r: &Request, dirty: bool, ghost: Option<u32>) -> bool {
+        if !self.policy.admit(set, r, ghost) {
+            if ghost.is_some() {
+                self.map.remove(r.id);
+            }
             self.stats.bypasses += 1;
             return false;
         }
@@ -356,9 +377,10 @@ impl<P: Policy> Cache<P> {
             self.free_head[set] = self.free_next[s as usize];
             s
         } else {
-            let s = self.policy.evict(set, r, &self.ids);
-            let old = self.ids[s as usize];
-            self.map.remove(old);
+            let s = self.policy.evict(set, r, &self.ids, &mut self.map);
+            if !P::GHOSTS_IN_MAP {
+                self.map.remove(self.ids[s as usize]);
+            }
             self.stats.demotions += 1;
             if !self.dirty.is_empty() && self.dirty[s as usize] {
                 self.dirty[s as usize] = false;
@@ -370,12 +392,18 @@ impl<P: Policy> Cache<P> {
             s
         };
         self.ids[slot as usize] = r.id;
-        self.map.insert(r.id, slot);
+        if P::GHOSTS_IN_MAP {
+            // A returning ghost's entry becomes the block's.
+            self.map.put(r.id, slot);
+        } else {
+            self.map.insert(r.id, slot);
+        }
         if dirty {
             self.dirty[slot as usize] = true;
         }
         self.stats.promotions += 1;
         self.policy.insert(set, slot, r);
+        self.policy.prefetch_victims(set, &self.ids, &self.map);
         true
     }
 }
@@ -393,7 +421,7 @@ impl<P: Policy + Send> Simulator for Cache<P> {
                 self.map.prefetch(f.id);
             }
             if let (true, Some(n)) = (P::PREFETCH, requests.get(i + NEAR)) {
-                if let Some(slot) = self.map.get(n.id) {
+                if let Ok(slot) = self.lookup(n.id) {
                     self.policy.prefetch(self.set_of(n.id), slot);
                 }
             }

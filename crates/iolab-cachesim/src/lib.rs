@@ -14,6 +14,7 @@
 pub mod cache;
 pub mod list;
 pub mod map;
+mod mem;
 pub mod model;
 pub mod mrc;
 pub mod policy;

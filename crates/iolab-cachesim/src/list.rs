@@ -21,7 +21,7 @@ impl Lists {
     /// Empty lists.
     pub fn new(lists: usize, nodes: usize) -> Lists {
         Lists {
-            links: vec![[NIL; 2]; nodes],
+            links: crate::mem::filled(nodes, [NIL; 2]),
             ends: vec![[NIL; 2]; lists],
         }
     }
@@ -54,6 +54,29 @@ impl Lists {
     #[inline(always)]
     pub fn prefetch(&self, node: u32) {
         crate::prefetch(&self.links[node as usize]);
+    }
+
+    /// Prefetches for the next evictions from the back of `list`: the map entries of the ids
+    /// of the back node and the one before it (`ids` holds each node's id), and the id and
+    /// links of the node before that. Each call so reads only lines an earlier call (or the
+    /// previous eviction) brought in, and a map entry is fetched two evictions ahead.
+    #[inline(always)]
+    pub fn prefetch_back(&self, list: usize, ids: &[u64], map: &crate::map::IdMap) {
+        let t = self.back(list);
+        if t == NIL {
+            return;
+        }
+        map.prefetch(ids[t as usize]);
+        let p = self.prev(t);
+        if p == NIL {
+            return;
+        }
+        map.prefetch(ids[p as usize]);
+        let pp = self.prev(p);
+        if pp != NIL {
+            crate::prefetch(&ids[pp as usize]);
+            self.prefetch(pp);
+        }
     }
 
     /// Puts `node` (in no list) at the front of `list`.

@@ -27,7 +27,7 @@ impl IdMap {
     pub fn with_capacity(cap: usize) -> IdMap {
         let size = (cap.max(8) * 2).next_power_of_two();
         IdMap {
-            table: vec![Entry { key: 0, val: EMPTY }; size],
+            table: crate::mem::filled(size, Entry { key: 0, val: EMPTY }),
             mask: size - 1,
             shift: 64 - size.trailing_zeros(),
             len: 0,
@@ -94,6 +94,21 @@ impl IdMap {
         }
     }
 
+    /// Stores `key → val`, replacing `key`'s value when it is present (one probe: a policy
+    /// turning an evicted block into a ghost, or a ghost back into a cached block).
+    #[inline]
+    pub fn put(&mut self, key: u64, val: u32) {
+        debug_assert!(val != EMPTY);
+        match self.probe(key) {
+            Ok(i) => self.table[i].val = val,
+            Err(i) => {
+                debug_assert!(self.len < self.table.len() / 2 + 1);
+                self.table[i] = Entry { key, val };
+                self.len += 1;
+            }
+        }
+    }
+
     /// Removes `key`, returning its slot.
     #[inline]
     pub fn remove(&mut self, key: u64) -> Option<u32> {
@@ -147,6 +162,12 @@ mod tests {
             x ^= x << 17;
             let key = x % 200;
             if let Some(v) = reference.remove(&key) {
+                if step % 3 == 0 {
+                    // Replacing a value keeps the key where it is.
+                    m.put(key, step);
+                    reference.insert(key, step);
+                    continue;
+                }
                 assert_eq!(m.remove(key), Some(v));
             } else if reference.len() < 64 {
                 m.insert(key, step);

@@ -16,6 +16,7 @@ use super::ghost::Ghosts;
 use super::queues::TwoQueues;
 use super::Policy;
 use crate::cache::Geometry;
+use crate::map::IdMap;
 use crate::Request;
 
 const T1: usize = 0;
@@ -54,7 +55,7 @@ impl Arc {
             p: vec![0.0; sets],
             q: TwoQueues::new(sets, g.blocks as usize),
             // |B1| + |B2| never exceeds the ways of a set.
-            ghosts: Ghosts::new(sets, 2, g.blocks as usize),
+            ghosts: Ghosts::new(sets, 2, g.blocks as usize, g.blocks),
             found: Found::Nowhere,
             #[cfg(test)]
             keys: vec![0; g.blocks as usize],
@@ -68,19 +69,31 @@ impl Arc {
 
     /// REPLACE: the LRU block of T1 or T2 becomes a ghost in B1 or B2.
     #[inline(always)]
-    fn replace(&mut self, set: usize, ids: &[u64]) -> u32 {
+    fn replace(&mut self, set: usize, ids: &[u64], map: &mut IdMap) -> u32 {
         let [t1, t2] = self.q.lens(set);
         let t1f = f64::from(t1);
         let p = self.p[set];
         let from_t1 = (t1 > 0 && (t1f > p || (t1f == p && self.found == Found::B2))) || t2 == 0;
         let (list, ghost) = if from_t1 { (T1, B1) } else { (T2, B2) };
         let slot = self.q.pop(set, list);
-        self.ghosts.push(set, ghost, ids[slot as usize]);
+        self.ghosts.push(set, ghost, ids[slot as usize], map);
         slot
     }
 }
 
 impl Policy for Arc {
+    const GHOSTS_IN_MAP: bool = true;
+    const PREFETCH: bool = true;
+
+    #[inline(always)]
+    fn prefetch(&self, _: usize, slot: u32) {
+        self.q.prefetch(slot);
+    }
+
+    fn ghost_capacity(&self) -> usize {
+        self.ghosts.capacity()
+    }
+
     #[inline(always)]
     fn hit(&mut self, set: usize, slot: u32, _: &Request) {
         if self.q.which(slot) == T1 {
@@ -91,8 +104,8 @@ impl Policy for Arc {
     }
 
     #[inline(always)]
-    fn admit(&mut self, set: usize, req: &Request) -> bool {
-        self.found = match self.ghosts.take(req.id) {
+    fn admit(&mut self, set: usize, _: &Request, ghost: Option<u32>) -> bool {
+        self.found = match ghost.map(|g| self.ghosts.take(g)) {
             None => Found::Nowhere,
             Some(B1) => {
                 // The ratio of the ghost lists before this ghost left B1.
@@ -112,9 +125,9 @@ impl Policy for Arc {
     }
 
     #[inline(always)]
-    fn evict(&mut self, set: usize, _: &Request, ids: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, ids: &[u64], map: &mut IdMap) -> u32 {
         if self.found != Found::Nowhere {
-            return self.replace(set, ids);
+            return self.replace(set, ids, map);
         }
         // Case IV of the paper, trimming the ghosts only now that the set is full.
         let [t1, t2] = self.q.lens(set).map(|n| n as usize);
@@ -122,16 +135,18 @@ impl Policy for Arc {
         let b2 = self.ghosts.len(set, B2);
         if t1 + b1 + 1 > self.cap {
             if b1 > 0 {
-                self.ghosts.drop_back(set, B1);
-                self.replace(set, ids)
+                self.ghosts.drop_back(set, B1, map);
+                self.replace(set, ids, map)
             } else {
-                self.q.pop(set, T1)
+                let slot = self.q.pop(set, T1);
+                map.remove(ids[slot as usize]);
+                slot
             }
         } else {
             if t1 + b1 + t2 + b2 >= 2 * self.cap && b2 > 0 {
-                self.ghosts.drop_back(set, B2);
+                self.ghosts.drop_back(set, B2, map);
             }
-            self.replace(set, ids)
+            self.replace(set, ids, map)
         }
     }
 
@@ -152,6 +167,16 @@ impl Policy for Arc {
 
     fn metadata_bytes(&self) -> usize {
         self.q.bytes() + 8 * self.p.len() + self.ghosts.bytes()
+    }
+
+    #[inline(always)]
+    fn prefetch_victims(&self, set: usize, ids: &[u64], map: &IdMap) {
+        // REPLACE turns the back of T1 or T2 into a ghost; case IV drops the back of B1 or
+        // B2.
+        self.q.prefetch_back(set, T1, ids, map);
+        self.q.prefetch_back(set, T2, ids, map);
+        self.ghosts.prefetch_back(set, B1, map);
+        self.ghosts.prefetch_back(set, B2, map);
     }
 }
 

@@ -8,6 +8,7 @@
 
 use super::Policy;
 use crate::cache::Geometry;
+use crate::map::IdMap;
 use crate::Request;
 
 /// Optimal replacement (needs the future).
@@ -114,7 +115,7 @@ impl Policy for Belady {
     }
 
     #[inline]
-    fn evict(&mut self, set: usize, _: &Request, _: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, _: &[u64], _: &mut IdMap) -> u32 {
         let base = set * self.ways as usize;
         let victim = self.at(base, 0);
         self.take(set, 0);

@@ -14,6 +14,7 @@
 
 use super::{ParamError, Params, Policy};
 use crate::cache::Geometry;
+use crate::map::IdMap;
 use crate::Request;
 
 /// Counter CLOCK.
@@ -58,7 +59,7 @@ impl Policy for Clock {
     }
 
     #[inline(always)]
-    fn evict(&mut self, set: usize, _: &Request, _: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, _: &[u64], _: &mut IdMap) -> u32 {
         let first = set as u32 * self.ways;
         let mut h = self.hand[set];
         loop {

@@ -6,6 +6,7 @@
 
 use super::Policy;
 use crate::cache::Geometry;
+use crate::map::IdMap;
 use crate::Request;
 
 /// First in, first out.
@@ -30,7 +31,7 @@ impl Policy for Fifo {
     fn hit(&mut self, _: usize, _: u32, _: &Request) {}
 
     #[inline(always)]
-    fn evict(&mut self, set: usize, _: &Request, _: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, _: &[u64], _: &mut IdMap) -> u32 {
         let h = self.hand[set];
         self.hand[set] = if h + 1 == self.ways { 0 } else { h + 1 };
         set as u32 * self.ways + h
@@ -43,6 +44,11 @@ impl Policy for Fifo {
 
     fn metadata_bytes(&self) -> usize {
         4 * self.hand.len()
+    }
+
+    #[inline(always)]
+    fn prefetch_victims(&self, set: usize, ids: &[u64], map: &IdMap) {
+        map.prefetch(ids[(set as u32 * self.ways + self.hand[set]) as usize]);
     }
 }
 

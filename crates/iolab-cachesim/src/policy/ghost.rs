@@ -2,6 +2,11 @@
 //! that a policy can tell a returning block from a new one (ARC's B1/B2, 2Q's A1out,
 //! S3-FIFO's ghost queue). Nodes come from one arena sized once; nothing is allocated per
 //! request.
+//!
+//! The ids live in the cache's own map (see [`super::Policy::GHOSTS_IN_MAP`]): a ghost is
+//! an entry whose value is `base + node`, `base` being the cache's block count, so that one
+//! lookup per request tells a cached block, a ghost and a new block apart, and a block that
+//! is evicted into a ghost list keeps its entry (its value changes, in one probe).
 
 use crate::list::{Lists, NIL};
 use crate::map::IdMap;
@@ -9,27 +14,34 @@ use crate::map::IdMap;
 /// `per_set` ghost lists for each of `sets` sets over at most `cap` ids in total.
 pub struct Ghosts {
     per_set: usize,
+    /// The map value of node 0.
+    base: u32,
     lists: Lists,
     len: Vec<u32>,
     keys: Vec<u64>,
     which: Vec<u32>,
-    map: IdMap,
     free: Vec<u32>,
 }
 
 impl Ghosts {
-    /// Room for `cap` ids in `per_set` lists per set.
-    pub fn new(sets: usize, per_set: usize, cap: usize) -> Ghosts {
+    /// Room for `cap` ids in `per_set` lists per set, their map values from `base` (the
+    /// cache's block count) upwards.
+    pub fn new(sets: usize, per_set: usize, cap: usize, base: u32) -> Ghosts {
         let nodes = cap + 1;
         Ghosts {
             per_set,
+            base,
             lists: Lists::new(sets * per_set, nodes),
             len: vec![0; sets * per_set],
-            keys: vec![0; nodes],
-            which: vec![0; nodes],
-            map: IdMap::with_capacity(nodes),
+            keys: crate::mem::filled(nodes, 0),
+            which: crate::mem::filled(nodes, 0),
             free: (0..nodes as u32).rev().collect(),
         }
+    }
+
+    /// Map entries the ghosts may hold at most.
+    pub fn capacity(&self) -> usize {
+        self.keys.len()
     }
 
     #[inline(always)]
@@ -43,9 +55,10 @@ impl Ghosts {
         self.len[self.list(set, k)] as usize
     }
 
-    /// Puts `id` (not a ghost yet) at the front of list `k` of `set`.
+    /// Puts `id` (not a ghost yet) at the front of list `k` of `set`; its entry in `map`
+    /// (added, or the evicted block's, replaced) becomes the ghost's.
     #[inline(always)]
-    pub fn push(&mut self, set: usize, k: usize, id: u64) {
+    pub fn push(&mut self, set: usize, k: usize, id: u64, map: &mut IdMap) {
         let l = self.list(set, k);
         let n = self
             .free
@@ -53,32 +66,40 @@ impl Ghosts {
             .expect("ghost arena sized for the policy's bound");
         self.keys[n as usize] = id;
         self.which[n as usize] = l as u32;
-        self.map.insert(id, n);
+        map.put(id, self.base + n);
         self.lists.push_front(l, n);
         self.len[l] += 1;
     }
 
-    /// Forgets the oldest id of list `k` of `set` (none when empty).
+    /// Prefetches the map entry of the oldest id of list `k` of `set` (the next to be
+    /// dropped).
     #[inline(always)]
-    pub fn drop_back(&mut self, set: usize, k: usize) {
+    pub fn prefetch_back(&self, set: usize, k: usize, map: &IdMap) {
+        self.lists.prefetch_back(self.list(set, k), &self.keys, map);
+    }
+
+    /// Forgets the oldest id of list `k` of `set` (none when empty), also in `map`.
+    #[inline(always)]
+    pub fn drop_back(&mut self, set: usize, k: usize, map: &mut IdMap) {
         let l = self.list(set, k);
         let n = self.lists.pop_back(l);
         if n != NIL {
             self.len[l] -= 1;
-            self.map.remove(self.keys[n as usize]);
+            map.remove(self.keys[n as usize]);
             self.free.push(n);
         }
     }
 
-    /// Forgets `id`; which list of its set held it.
+    /// Forgets the ghost whose map value is `entry` (the id is being cached again: the
+    /// cache replaces its map entry); which list of its set held it.
     #[inline(always)]
-    pub fn take(&mut self, id: u64) -> Option<usize> {
-        let n = self.map.remove(id)?;
+    pub fn take(&mut self, entry: u32) -> usize {
+        let n = entry - self.base;
         let l = self.which[n as usize] as usize;
         self.lists.unlink(l, n);
         self.len[l] -= 1;
         self.free.push(n);
-        Some(l % self.per_set)
+        l % self.per_set
     }
 
     /// The ids of list `k` of `set`, most recent first (for tests).
@@ -93,8 +114,8 @@ impl Ghosts {
         out
     }
 
-    /// Bytes of the arrays.
+    /// Bytes of the arrays (their entries in the cache's map are counted there).
     pub fn bytes(&self) -> usize {
-        self.lists.bytes() + self.map.bytes() + 4 * self.len.len() + 12 * self.keys.len()
+        self.lists.bytes() + 4 * self.len.len() + 16 * self.keys.len()
     }
 }

@@ -12,6 +12,7 @@
 use super::Policy;
 use crate::cache::Geometry;
 use crate::list::{Lists, NIL};
+use crate::map::IdMap;
 use crate::Request;
 
 /// Least frequently used.
@@ -110,7 +111,7 @@ impl Policy for Lfu {
     }
 
     #[inline]
-    fn evict(&mut self, set: usize, _: &Request, _: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, _: &[u64], _: &mut IdMap) -> u32 {
         let n = self.first[set];
         let slot = self.items.front(n as usize);
         self.detach(set, slot);

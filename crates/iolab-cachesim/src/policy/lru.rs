@@ -6,6 +6,7 @@
 use super::Policy;
 use crate::cache::Geometry;
 use crate::list::Lists;
+use crate::map::IdMap;
 use crate::Request;
 
 /// Least recently used.
@@ -31,7 +32,7 @@ impl Policy for Lru {
     }
 
     #[inline(always)]
-    fn evict(&mut self, set: usize, _: &Request, _: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, _: &[u64], _: &mut IdMap) -> u32 {
         self.lists.pop_back(set)
     }
 
@@ -51,6 +52,11 @@ impl Policy for Lru {
     #[inline(always)]
     fn prefetch(&self, _: usize, slot: u32) {
         self.lists.prefetch(slot);
+    }
+
+    #[inline(always)]
+    fn prefetch_victims(&self, set: usize, ids: &[u64], map: &IdMap) {
+        self.lists.prefetch_back(set, ids, map);
     }
 }
 

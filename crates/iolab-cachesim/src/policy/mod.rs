@@ -33,6 +33,7 @@ mod smq;
 mod twoq;
 
 use crate::cache::{Cache, Setup, Simulator};
+use crate::map::IdMap;
 use crate::Request;
 
 pub use arc::Arc;
@@ -53,19 +54,36 @@ pub use twoq::TwoQ;
 /// [`Policy::admit`], then (when the set is full) [`Policy::evict`], then
 /// [`Policy::insert`]. [`Policy::remove`] takes a block out without an eviction (a
 /// write-around invalidation). `set` is the request's set, `slot` a slot of that set.
+///
+/// The cache's map holds the slot of every cached block. A policy that remembers evicted
+/// ids (ghosts, see `ghost.rs`) keeps them in that same map ([`Policy::GHOSTS_IN_MAP`]):
+/// one lookup per request then finds a cached block, a ghost, or nothing, and a block
+/// evicted into a ghost list keeps its entry, with a new value.
 pub trait Policy {
     /// Whether it reads [`Request::next`] (traces without it then get it computed first).
     const NEEDS_FUTURE: bool = false;
+    /// Whether it keeps ghost entries in the cache's map: values from the cache's block
+    /// count upwards, at most [`Policy::ghost_capacity`] of them. Its [`Policy::evict`] then
+    /// also updates the victim's entry (into a ghost's, or removed), which the cache
+    /// otherwise removes itself.
+    const GHOSTS_IN_MAP: bool = false;
+    /// Ghost entries it may keep in the cache's map at once.
+    fn ghost_capacity(&self) -> usize {
+        0
+    }
     /// The block in `slot` was requested again.
     fn hit(&mut self, set: usize, slot: u32, req: &Request);
-    /// Whether the missed block of `req` should be cached (default: always).
+    /// Whether the missed block of `req` should be cached (default: always). `ghost` is its
+    /// map entry's value when the map holds it as a ghost; the cache replaces that entry
+    /// when the block is placed and removes it when it is not.
     #[inline(always)]
-    fn admit(&mut self, _set: usize, _req: &Request) -> bool {
+    fn admit(&mut self, _set: usize, _req: &Request, _ghost: Option<u32>) -> bool {
         true
     }
     /// Chooses the slot to empty in the full `set` for `req` and forgets it; `ids` holds the
-    /// block id of every slot (for ghost entries).
-    fn evict(&mut self, set: usize, req: &Request, ids: &[u64]) -> u32;
+    /// block id of every slot (for ghost entries), `map` is the cache's map (for policies
+    /// with [`Policy::GHOSTS_IN_MAP`]).
+    fn evict(&mut self, set: usize, req: &Request, ids: &[u64], map: &mut IdMap) -> u32;
     /// The block of `req` now occupies `slot` (empty until now).
     fn insert(&mut self, set: usize, slot: u32, req: &Request);
     /// Forgets the block in `slot` without evicting it.
@@ -79,6 +97,12 @@ pub trait Policy {
     /// will touch (default: nothing).
     #[inline(always)]
     fn prefetch(&self, _set: usize, _slot: u32) {}
+    /// Called after each miss in `set`: a hint to prefetch the map entries that the next
+    /// eviction from `set` will change (its likely victims' and ghosts'), which are
+    /// otherwise scattered over the map and read only when that miss comes (default:
+    /// nothing).
+    #[inline(always)]
+    fn prefetch_victims(&self, _set: usize, _ids: &[u64], _map: &IdMap) {}
 }
 
 /// One parameter of a policy.

@@ -46,6 +46,24 @@ impl TwoQueues {
         self.len[set][q] += 1;
     }
 
+    /// The back of queue `q` of `set`, or [`crate::list::NIL`].
+    #[inline(always)]
+    pub fn back(&self, set: usize, q: usize) -> u32 {
+        self.lists.back(2 * set + q)
+    }
+
+    /// Prefetches for evicting the back of queue `q` (see [`Lists::prefetch_back`]).
+    #[inline(always)]
+    pub fn prefetch_back(&self, set: usize, q: usize, ids: &[u64], map: &crate::map::IdMap) {
+        self.lists.prefetch_back(2 * set + q, ids, map);
+    }
+
+    /// Prefetches `slot`'s links (a hit is coming).
+    #[inline(always)]
+    pub fn prefetch(&self, slot: u32) {
+        self.lists.prefetch(slot);
+    }
+
     /// Takes the back of queue `q` (not empty) out.
     #[inline(always)]
     pub fn pop(&mut self, set: usize, q: usize) -> u32 {

@@ -24,6 +24,8 @@ use super::ghost::Ghosts;
 use super::queues::TwoQueues;
 use super::Policy;
 use crate::cache::Geometry;
+use crate::list::NIL;
+use crate::map::IdMap;
 use crate::Request;
 
 const S: usize = 0;
@@ -55,18 +57,20 @@ impl S3Fifo {
             promote,
             q: TwoQueues::new(sets, g.blocks as usize),
             freq: vec![0; g.blocks as usize],
-            ghosts: Ghosts::new(sets, 1, g_cap * sets),
+            ghosts: Ghosts::new(sets, 1, g_cap * sets, g.blocks),
             ghost_hit: false,
         }
     }
 
-    /// Evicts from `M`: reinserts blocks that were hit, returns the first that was not.
+    /// Evicts from `M`: reinserts blocks that were hit, returns the first that was not
+    /// (forgotten in `map`).
     #[inline(always)]
-    fn evict_main(&mut self, set: usize) -> u32 {
+    fn evict_main(&mut self, set: usize, ids: &[u64], map: &mut IdMap) -> u32 {
         loop {
             let slot = self.q.pop(set, M);
             let f = self.freq[slot as usize];
             if f == 0 {
+                map.remove(ids[slot as usize]);
                 return slot;
             }
             self.freq[slot as usize] = f.min(3) - 1;
@@ -75,9 +79,9 @@ impl S3Fifo {
     }
 
     /// Evicts from `S`: moves blocks hit often enough to `M`, returns the first other one
-    /// (after remembering it in `G`), or `None` when `S` ran empty.
+    /// (after remembering it in `G`, or forgetting it in `map`), or `None` when `S` ran empty.
     #[inline(always)]
-    fn evict_small(&mut self, set: usize, ids: &[u64]) -> Option<u32> {
+    fn evict_small(&mut self, set: usize, ids: &[u64], map: &mut IdMap) -> Option<u32> {
         while self.q.len(set, S) > 0 {
             let slot = self.q.pop(set, S);
             if self.freq[slot as usize] >= self.promote {
@@ -86,9 +90,11 @@ impl S3Fifo {
             } else {
                 if self.g_cap > 0 {
                     while self.ghosts.len(set, 0) >= self.g_cap {
-                        self.ghosts.drop_back(set, 0);
+                        self.ghosts.drop_back(set, 0, map);
                     }
-                    self.ghosts.push(set, 0, ids[slot as usize]);
+                    self.ghosts.push(set, 0, ids[slot as usize], map);
+                } else {
+                    map.remove(ids[slot as usize]);
                 }
                 return Some(slot);
             }
@@ -98,6 +104,12 @@ impl S3Fifo {
 }
 
 impl Policy for S3Fifo {
+    const GHOSTS_IN_MAP: bool = true;
+
+    fn ghost_capacity(&self) -> usize {
+        self.ghosts.capacity()
+    }
+
     #[inline(always)]
     fn hit(&mut self, _: usize, slot: u32, _: &Request) {
         let f = &mut self.freq[slot as usize];
@@ -105,19 +117,19 @@ impl Policy for S3Fifo {
     }
 
     #[inline(always)]
-    fn admit(&mut self, _: usize, req: &Request) -> bool {
-        self.ghost_hit = self.ghosts.take(req.id).is_some();
+    fn admit(&mut self, _: usize, _: &Request, ghost: Option<u32>) -> bool {
+        self.ghost_hit = ghost.map(|g| self.ghosts.take(g)).is_some();
         true
     }
 
     #[inline(always)]
-    fn evict(&mut self, set: usize, _: &Request, ids: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, ids: &[u64], map: &mut IdMap) -> u32 {
         loop {
             let [s, m] = self.q.lens(set);
             if m > self.m_cap || s == 0 {
-                return self.evict_main(set);
+                return self.evict_main(set, ids, map);
             }
-            if let Some(slot) = self.evict_small(set, ids) {
+            if let Some(slot) = self.evict_small(set, ids, map) {
                 return slot;
             }
         }
@@ -137,6 +149,20 @@ impl Policy for S3Fifo {
 
     fn metadata_bytes(&self) -> usize {
         self.q.bytes() + 4 * self.freq.len() + self.ghosts.bytes()
+    }
+
+    #[inline(always)]
+    fn prefetch_victims(&self, set: usize, ids: &[u64], map: &IdMap) {
+        // The next eviction looks at the oldest blocks of S and M (their counters; the
+        // victim's entry becomes a ghost or goes) and drops G's oldest id.
+        for list in [S, M] {
+            let slot = self.q.back(set, list);
+            if slot != NIL {
+                crate::prefetch(&self.freq[slot as usize]);
+            }
+            self.q.prefetch_back(set, list, ids, map);
+        }
+        self.ghosts.prefetch_back(set, 0, map);
     }
 }
 

@@ -9,6 +9,7 @@
 use super::Policy;
 use crate::cache::Geometry;
 use crate::list::{Lists, NIL};
+use crate::map::IdMap;
 use crate::Request;
 
 /// SIEVE.
@@ -38,7 +39,7 @@ impl Policy for Sieve {
     }
 
     #[inline]
-    fn evict(&mut self, set: usize, _: &Request, _: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, _: &[u64], _: &mut IdMap) -> u32 {
         let mut s = self.hand[set];
         if s == NIL {
             s = self.lists.back(set);

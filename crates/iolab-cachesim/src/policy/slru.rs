@@ -13,6 +13,7 @@
 use super::Policy;
 use crate::cache::Geometry;
 use crate::list::Lists;
+use crate::map::IdMap;
 use crate::Request;
 
 /// The most segments.
@@ -78,7 +79,7 @@ impl Policy for Slru {
     }
 
     #[inline(always)]
-    fn evict(&mut self, set: usize, _: &Request, _: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, _: &[u64], _: &mut IdMap) -> u32 {
         let base = set * self.n;
         let i = (0..self.n)
             .find(|&i| self.len[base + i] > 0)

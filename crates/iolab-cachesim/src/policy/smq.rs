@@ -124,7 +124,7 @@ impl Policy for Smq {
     }
 
     #[inline(always)]
-    fn admit(&mut self, set: usize, req: &Request) -> bool {
+    fn admit(&mut self, set: usize, req: &Request, _: Option<u32>) -> bool {
         let level = self.touch(set, req.id);
         let free = self.len[set] < self.ways;
         match req.op {
@@ -134,7 +134,7 @@ impl Policy for Smq {
     }
 
     #[inline(always)]
-    fn evict(&mut self, set: usize, _: &Request, _: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, _: &[u64], _: &mut IdMap) -> u32 {
         self.len[set] -= 1;
         self.lists.pop_back(set)
     }

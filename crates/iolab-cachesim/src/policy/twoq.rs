@@ -15,6 +15,7 @@ use super::ghost::Ghosts;
 use super::queues::TwoQueues;
 use super::Policy;
 use crate::cache::Geometry;
+use crate::map::IdMap;
 use crate::Request;
 
 const AIN: usize = 0;
@@ -43,13 +44,19 @@ impl TwoQ {
             kout,
             am_cap: (w - kin) as u32,
             q: TwoQueues::new(sets, g.blocks as usize),
-            aout: Ghosts::new(sets, 1, kout * sets),
+            aout: Ghosts::new(sets, 1, kout * sets, g.blocks),
             ghost_hit: false,
         }
     }
 }
 
 impl Policy for TwoQ {
+    const GHOSTS_IN_MAP: bool = true;
+
+    fn ghost_capacity(&self) -> usize {
+        self.aout.capacity()
+    }
+
     #[inline(always)]
     fn hit(&mut self, set: usize, slot: u32, _: &Request) {
         if self.q.which(slot) == AM {
@@ -58,25 +65,29 @@ impl Policy for TwoQ {
     }
 
     #[inline(always)]
-    fn admit(&mut self, _: usize, req: &Request) -> bool {
-        self.ghost_hit = self.aout.take(req.id).is_some() && self.am_cap > 0;
+    fn admit(&mut self, _: usize, _: &Request, ghost: Option<u32>) -> bool {
+        self.ghost_hit = ghost.map(|g| self.aout.take(g)).is_some() && self.am_cap > 0;
         true
     }
 
     #[inline(always)]
-    fn evict(&mut self, set: usize, _: &Request, ids: &[u64]) -> u32 {
+    fn evict(&mut self, set: usize, _: &Request, ids: &[u64], map: &mut IdMap) -> u32 {
         let [ain, am] = self.q.lens(set);
         if ain > self.kin || am == 0 {
             let slot = self.q.pop(set, AIN);
             if self.kout > 0 {
                 while self.aout.len(set, 0) >= self.kout {
-                    self.aout.drop_back(set, 0);
+                    self.aout.drop_back(set, 0, map);
                 }
-                self.aout.push(set, 0, ids[slot as usize]);
+                self.aout.push(set, 0, ids[slot as usize], map);
+            } else {
+                map.remove(ids[slot as usize]);
             }
             slot
         } else {
-            self.q.pop(set, AM)
+            let slot = self.q.pop(set, AM);
+            map.remove(ids[slot as usize]);
+            slot
         }
     }
 
