@@ -5,13 +5,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
-use common::{require_root, run, stderr, Scratch};
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+use common::{examples, require_root, run, stderr, Scratch};
 
 #[test]
 fn the_example_lists_are_what_the_generators_make() {
@@ -83,14 +77,7 @@ fn the_example_runs_and_its_report_draws_the_days() {
         .unwrap()
         .replace("min = 3\nmax = 5", "min = 1\nmax = 1");
     let f = s.write("replay-workdays.toml", &text);
-    std::fs::create_dir(s.path().join("replay")).unwrap();
-    for l in ["install.list", "boot.list", "days.list"] {
-        std::fs::copy(
-            examples().join("replay").join(l),
-            s.path().join("replay").join(l),
-        )
-        .unwrap();
-    }
+    common::copy_example_lists("replay", s.path());
     let o = s.run(&["run", f.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(s.mounts().is_empty() && s.loops().is_empty());

@@ -5,13 +5,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{require_root, run, stderr, stdout, Scratch};
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+use common::{examples, require_root, run, stderr, stdout, Scratch};
 
 #[test]
 fn the_example_lists_are_what_the_generators_make() {
@@ -92,11 +88,7 @@ fn the_example_runs_end_to_end_and_its_reports_draw_the_days_and_the_sweep() {
         text = text.replace(from, to);
     }
     let f = s.write("seed004-cache.toml", &text);
-    let lists = s.path().join("seed004");
-    std::fs::create_dir(&lists).unwrap();
-    for l in ["install.list", "boot.list", "days.list"] {
-        std::fs::copy(examples().join("seed004").join(l), lists.join(l)).unwrap();
-    }
+    common::copy_example_lists("seed004", s.path());
     let o = s.run(&["run", f.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(s.mounts().is_empty() && s.loops().is_empty());

@@ -371,3 +371,20 @@ pub fn assert_lists_generated(lists: &Path, cases: &[(&str, Vec<&str>)]) {
         );
     }
 }
+
+/// The repository's examples/ directory.
+#[allow(dead_code)]
+pub fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// Copies an example's replay lists (`examples/<dir>/{install,boot,days}.list`) to
+/// `<to>/<dir>/`, where an example file copied to `to` finds them.
+#[allow(dead_code)]
+pub fn copy_example_lists(dir: &str, to: &Path) {
+    let lists = to.join(dir);
+    std::fs::create_dir(&lists).unwrap();
+    for l in ["install.list", "boot.list", "days.list"] {
+        std::fs::copy(examples().join(dir).join(l), lists.join(l)).unwrap();
+    }
+}
