@@ -11,8 +11,9 @@
 # It is a measurement, not a test: it exits 0 whatever the ratios, non-zero only on errors.
 #
 # Usage: bench/vs-classic.sh [--jobs LIST] [--places LIST] [--pairs N] [--quick] [--iolab PATH]
-#                            [--no-build] [--tools-only] [--mobibench PATH] [--iozone PATH]
-#                            [--bonnie PATH] [--cpu N|auto] [--save FILE]
+#                            [--no-build] [--tools-only] [--aa] [--mobibench PATH] [--iozone PATH]
+#                            [--bonnie PATH] [--cpu N|auto] [--level MIB|auto]
+#                            [--iozone-latency] [--save FILE]
 # See bench/README.md ("vs-classic.sh") for the exact command lines and how to read the output.
 set -euo pipefail
 
@@ -28,6 +29,10 @@ BUILD=1
 TOOLS_ONLY=0
 SAVE=""
 PIN_CPU=none
+LEVEL=auto
+IOZ_LATENCY=false
+AA=0
+export VS_CLASSIC_AA=0
 MOBIBENCH="${MOBIBENCH:-}"
 IOZONE="${IOZONE:-}"
 BONNIE="${BONNIE:-}"
@@ -47,12 +52,20 @@ Usage: bench/vs-classic.sh [options]
   --iolab PATH      use this iolab binary (default: build target/release/iolab with cargo)
   --no-build        do not run cargo build; use target/release/iolab as it is
   --tools-only      run the reference tools alone (no iolab): checks the tools and the parsing
+  --aa              A/A run: the reference tool in both slots of every pair (the "iolab"
+                    columns are its second copy): how far this machine scatters a tool
+                    against itself, the floor under every iolab/tool ratio
   --mobibench PATH  Mobibench's shell binary (default: $MOBIBENCH, else `mobibench` on PATH)
   --iozone PATH     iozone binary (default: $IOZONE, else `iozone` on PATH)
   --bonnie PATH     bonnie++ binary (default: $BONNIE, else `bonnie++` on PATH, installed
                     from Debian when missing)
   --cpu N|auto      run both tools on CPU N only (taskset); auto: the CPU that took most
                     interrupts of the disk under /var/tmp, else the last CPU (default: unpinned)
+  --level MIB|auto  before every run, touch and free MIB MiB of memory so that both tools
+                    allocate from the same kind of pages (default auto: the job's file +
+                    512 MiB on tmpfs, 512 MiB on dev; 0: off)
+  --iozone-latency  time every record in iolab's iozone runs (its default; the bench's is
+                    --latency false, as iozone times passes only)
   --save FILE       also write every run's parsed numbers to FILE (JSON lines)
   -h, --help        this text
 
@@ -79,6 +92,7 @@ while [ $# -gt 0 ]; do
         --iolab=*) IOLAB=${1#*=}; BUILD=0; shift ;;
         --no-build) BUILD=0; shift ;;
         --tools-only) TOOLS_ONLY=1; BUILD=0; shift ;;
+        --aa) AA=1; VS_CLASSIC_AA=1; BUILD=0; shift ;;
         --mobibench) MOBIBENCH=${2:?--mobibench needs a value}; shift 2 ;;
         --mobibench=*) MOBIBENCH=${1#*=}; shift ;;
         --iozone) IOZONE=${2:?--iozone needs a value}; shift 2 ;;
@@ -87,6 +101,9 @@ while [ $# -gt 0 ]; do
         --bonnie=*) BONNIE=${1#*=}; shift ;;
         --cpu) PIN_CPU=${2:?--cpu needs a value}; shift 2 ;;
         --cpu=*) PIN_CPU=${1#*=}; shift ;;
+        --level) LEVEL=${2:?--level needs a value}; shift 2 ;;
+        --level=*) LEVEL=${1#*=}; shift ;;
+        --iozone-latency) IOZ_LATENCY=true; shift ;;
         --save) SAVE=${2:?--save needs a value}; shift 2 ;;
         --save=*) SAVE=${1#*=}; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -98,6 +115,7 @@ if [ -z "$PAIRS" ]; then
     if [ "$QUICK" = 1 ]; then PAIRS=2; else PAIRS=5; fi
 fi
 [[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || die "--pairs must be a positive integer, got '$PAIRS'"
+[ "$LEVEL" = auto ] || [[ "$LEVEL" =~ ^[0-9]+$ ]] || die "--level must be a number of MiB or 'auto', got '$LEVEL'"
 [ "$IS_ROOT" = 1 ] || die "needs root: it attaches a loop device, mounts ext4 and a tmpfs"
 
 declare -A WANT=()
@@ -213,7 +231,7 @@ if want bonnie && [ -z "$BONNIE" ]; then
 fi
 [ ${#WANT[@]} -gt 0 ] || { note "no job left to run"; exit 0; }
 
-if [ "$TOOLS_ONLY" = 1 ]; then
+if [ "$TOOLS_ONLY" = 1 ] || [ "$AA" = 1 ]; then
     IOLAB=""
 else
     resolve_iolab
@@ -271,7 +289,7 @@ RESULTS="$WORK/results.jsonl"
 # The report helper: parses each tool's output into one JSON line, and prints the tables.
 HELPER="$WORK/report.py"
 cat >"$HELPER" <<'PY'
-import csv, json, re, statistics, sys
+import csv, json, math, os, re, statistics, sys
 
 # Figures compared per job: (key, label, unit). Throughput figures: higher is better.
 FIGURES = {
@@ -387,7 +405,8 @@ def record(args):
     (job, place, pair, pos, tool, out, ops, wall_ns, busy0, total0, busy1, total1, hz,
      times) = args
     text = open(out, errors="replace").read()
-    if tool == "iolab":
+    # --aa: the second slot ran the reference tool too.
+    if tool == "iolab" and os.environ.get("VS_CLASSIC_AA") != "1":
         r = parse_iolab(job, text)
     else:
         r = {"mobi": parse_mobibench, "iozone": parse_iozone, "bonnie": parse_bonnie}[
@@ -409,6 +428,23 @@ def record(args):
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
+
+def med_ci(xs):
+    """The median's distribution-free 95 % confidence interval: order statistics k and n+1-k,
+    with k the largest such that a Binomial(n, 1/2) falls below k with probability <= 2.5 %.
+    None below 6 values (no such k)."""
+    xs = sorted(x for x in xs if x is not None)
+    n = len(xs)
+    k, tail = 0, 0.0
+    while True:
+        tail += math.comb(n, k) / 2 ** n
+        if tail > 0.025:
+            break
+        k += 1
+    return (xs[k - 1], xs[n - k]) if k >= 1 else None
+
+def f_ci(ci):
+    return "-" if ci is None else f"{ci[0]:.3f}-{ci[1]:.3f}"
 
 def f_rate(x):
     return "-" if x is None else f"{x:,.0f}" if x >= 100 else f"{x:,.2f}"
@@ -499,9 +535,12 @@ def table(args):
     out = []
     for k, label, _ in figs:
         m = med(ratios[k])
+        ci = med_ci(ratios[k])
         v = verdict(place, m, cm)
-        print(f"    {label:<13} median ratio {f_ratio(m)}   CPU-s/op ratio {f_ratio(cm)}   {v}")
-        out.append({"job": job, "place": place, "figure": label, "ratio": m, "cpu_ratio": cm,
+        print(f"    {label:<13} median ratio {f_ratio(m)} (95 % CI {f_ci(ci)})"
+              f"   CPU-s/op ratio {f_ratio(cm)} (95 % CI {f_ci(med_ci(cratios))})   {v}")
+        out.append({"job": job, "place": place, "figure": label, "ratio": m, "ratio_ci": ci,
+                    "cpu_ratio": cm, "cpu_ratio_ci": med_ci(cratios),
                     "n": len(ratios[k]), "verdict": v})
     with open(results + ".summary", "a") as f:
         for o in out:
@@ -516,12 +555,13 @@ def summary(args):
     if not rows:
         return
     print("\n== summary: median of per-pair ratios iolab/tool ==")
-    print(f"{'job':<14} {'place':<6} {'figure':<13} {'pairs':>5} {'ratio':>7} {'CPU ratio':>10}"
+    print(f"{'job':<14} {'place':<6} {'figure':<13} {'pairs':>5} {'ratio':>7} {'95 % CI':>11}"
+          f" {'CPU ratio':>10}"
           f"  {'target':<22} result")
     for o in rows:
         target = "0.95..1.05" if o["place"] == "dev" else ">= 1.00, CPU <= 1.00"
         print(f"{o['job']:<14} {o['place']:<6} {o['figure']:<13} {o['n']:>5}"
-              f" {f_ratio(o['ratio']):>7} {f_ratio(o['cpu_ratio']):>10}  {target:<22} {o['verdict']}")
+              f" {f_ratio(o['ratio']):>7} {f_ci(o.get('ratio_ci')):>11} {f_ratio(o['cpu_ratio']):>10}  {target:<22} {o['verdict']}")
 
 def run(args):
     """run TIMEFILE -- COMMAND...: runs COMMAND (stdin/stdout/stderr inherited) and writes
@@ -545,9 +585,21 @@ def run(args):
     code = os.waitstatus_to_exitcode(status)
     sys.exit(code if code >= 0 else 128 - code)
 
+def level(args):
+    """Touches MIB MiB of fresh anonymous memory and exits, which frees it: the pages a run
+    then gets (its page cache, tmpfs file, buffers) come from the same kind of memory for both
+    tools. See "Levelling memory" in bench/README.md."""
+    import mmap
+    (mib,) = args
+    m = mmap.mmap(-1, int(mib) << 20)
+    chunk = b"\1" * (1 << 20)
+    for _ in range(int(mib)):
+        m.write(chunk)
+    m.close()
+
 if __name__ == "__main__":
     cmd, *rest = sys.argv[1:]
-    {"record": record, "table": table, "summary": summary, "run": run}[cmd](rest)
+    {"record": record, "table": table, "summary": summary, "run": run, "level": level}[cmd](rest)
 PY
 
 # ---------------------------------------------------------------------------------------------
@@ -580,8 +632,11 @@ iolab_cmd() {
                        --journal wal --synchronous full --json --no-db) ;;
         mobi-truncate) CMD=("$IOLAB" sqlite --dir "$dir" --mode insert --transactions "$MOBI_N"
                             --journal truncate --synchronous full --json --no-db) ;;
+        # --latency false unless --iozone-latency: iozone times each pass, not each record;
+        # iolab's default also reads the clock after every record (its latency percentiles),
+        # which costs ~2 % of a 4 KiB tmpfs read (bench/README.md has the measurement).
         iozone) CMD=("$IOLAB" iozone --dir "$dir" --tests write,read,random --size "${IOZ_MIB}m"
-                     --record 4k --direct --flush included --json --no-db) ;;
+                     --record 4k --direct --flush included --latency "$IOZ_LATENCY" --json --no-db) ;;
         bonnie) CMD=("$IOLAB" bonnie --dir "$dir" --size "$(bonnie_mib "$place")m" --char-size 0
                      --phases io --json --no-db) ;;
     esac
@@ -619,6 +674,31 @@ fresh_dir() { # fresh_dir DIR
     sync -f "$1"
 }
 
+# Levelling memory. On a VM whose host backs guest memory lazily (free page reporting hands
+# freed guest pages back to the host), where a run's new pages land decides up to ±15 % of a
+# tmpfs read rate: iozone alone vs the same iozone started by a process holding 150 MB it had
+# just touched read 1.15x faster (18 pairs). Before every run, a helper touches LEVEL_MIB of memory
+# and exits, so both tools allocate from the same, just-freed kind of pages; with that the
+# A/A difference was 1.00-1.04. auto: the job's file + 512 MiB on tmpfs, 512 MiB on dev.
+level_mib() { # level_mib JOB PLACE
+    if [ "$LEVEL" != auto ]; then echo "$LEVEL"; return; fi
+    if [ "$2" = tmpfs ]; then
+        case "$1" in
+            iozone) echo $((IOZ_MIB + 512)) ;;
+            bonnie) echo $((BON_TMPFS_MIB + 512)) ;;
+            *) echo 512 ;;
+        esac
+    else
+        echo 512
+    fi
+}
+level_memory() { # level_memory JOB PLACE
+    local mib
+    mib=$(level_mib "$1" "$2")
+    [ "$mib" -gt 0 ] || return 0
+    python3 "$HELPER" level "$mib" || die "cannot touch $mib MiB of memory to level it (--level 0 turns this off)"
+}
+
 # run_one JOB PLACE PAIR POS TOOL: one timed run, parsed into $RESULTS.
 # The CPU of a run is the whole process's (and its waited-for children's) user + system time,
 # from wait4's rusage (µs): start-up and set-up included, for both tools alike.
@@ -627,7 +707,11 @@ run_one() {
     local dir out err tf b0 t0 b1 t1 w0 w1
     dir="$(place_dir "$place")/run-$tool"
     fresh_dir "$dir"
-    if [ "$tool" = iolab ]; then iolab_cmd "$job" "$place" "$dir"; else tool_cmd "$job" "$place" "$dir"; fi
+    if [ "$tool" = iolab ] && [ "$AA" = 0 ]; then
+        iolab_cmd "$job" "$place" "$dir"
+    else
+        tool_cmd "$job" "$place" "$dir"
+    fi
     out="$WORK/out.$job.$place.$pair.$tool"
     err="$WORK/err.$job.$place.$pair.$tool"
     tf="$WORK/time.$job.$place.$pair.$tool"
@@ -635,7 +719,7 @@ run_one() {
     # ending in `exec "$@"`: the helper forks COMMAND and takes its rusage from wait4.
     local script='exec "$@"' prefix=()
     [ "$PIN_CPU" = none ] || prefix=(taskset -c "$PIN_CPU")
-    if [ "$tool" = tool ] && [[ "$job" == mobi-* ]]; then
+    if { [ "$tool" = tool ] || [ "$AA" = 1 ]; } && [[ "$job" == mobi-* ]]; then
         # Mobibench writes 3 to /proc/sys/vm/drop_caches (through system()) before its timed
         # region; iolab's quick command does not drop caches. Run it in a private mount
         # namespace where that file is /dev/null: the drop would flush the whole machine's
@@ -647,6 +731,7 @@ run_one() {
         # Both tools alike: into the memory cgroup that caps the page cache.
         script="echo \$\$ >'$CGROUP/cgroup.procs' && $script"
     fi
+    level_memory "$job" "$place"
     read -r b0 t0 < <(cpu_jiffies)
     w0=$(date +%s%N)
     if ! "${prefix[@]}" sh -c "$script" sh python3 "$HELPER" run "$tf" -- "${CMD[@]}" \
@@ -706,7 +791,7 @@ run_job() {
     echo "   load average at start: $(cut -d' ' -f1-4 /proc/loadavg)"
     tool_cmd "$job" "$place" "$dir/run-tool"
     echo "   $(tool_name "$job"): ${CMD[*]}"
-    if [ "$TOOLS_ONLY" = 0 ]; then
+    if [ "$TOOLS_ONLY" = 0 ] && [ "$AA" = 0 ]; then
         iolab_cmd "$job" "$place" "$dir/run-iolab"
         echo "   iolab:  iolab ${CMD[*]:1}"
     fi
@@ -737,8 +822,11 @@ echo "host: $(uname -n), $(nproc) CPUs, kernel $(uname -r)"
 [ -n "$MOBIBENCH" ] && echo "mobibench: $MOBIBENCH"
 [ -n "$IOZONE" ] && echo "iozone: $IOZONE ($("$IOZONE" -v 2>/dev/null | awk '/Version/{print $NF=="$" ? $(NF-1) : $NF; exit}'))"
 [ -n "$BONNIE" ] && echo "bonnie++: $BONNIE ($(dpkg-query -W -f '${Version}' bonnie++ 2>/dev/null || echo '?'))"
-if [ "$TOOLS_ONLY" = 1 ]; then echo "iolab: not run (--tools-only)"; else echo "iolab: $IOLAB ($("$IOLAB" --version))"; fi
+if [ "$TOOLS_ONLY" = 1 ]; then echo "iolab: not run (--tools-only)"
+elif [ "$AA" = 1 ]; then echo "iolab: not run (--aa: the columns headed iolab are the reference tool's second copy)"
+else echo "iolab: $IOLAB ($("$IOLAB" --version))"; fi
 echo "pairs: $PAIRS$([ "$QUICK" = 1 ] && echo ' (quick)'); jobs: ${!WANT[*]}; places: ${!WHERE[*]}"
+echo "memory levelling before each run: $([ "$LEVEL" = auto ] && echo "auto (job file + 512 MiB on tmpfs, 512 MiB on dev)" || echo "$LEVEL MiB")$([ "$LEVEL" = 0 ] && echo " (off)"); iolab iozone per-record latency: $IOZ_LATENCY"
 echo "CPU: $([ "$PIN_CPU" = none ] && echo "not pinned" || echo "both tools on CPU $PIN_CPU (taskset; --cpu)")"
 echo "load average at start: $(cut -d' ' -f1-4 /proc/loadavg)   (1, 5, 15 min; running/total tasks)"
 cat <<'EOF'
@@ -748,7 +836,10 @@ notes: - figures are each tool's own: Mobibench's Transactions/sec, iozone's -R 
          thread, start-up and set-up included) / the job's operations (transactions;
          4 KiB records x 6 tests; 8 KiB chunks x 3 phases + 8192 seeks).
        - ratio = iolab / tool of the same pair; the "med" row gives the medians of each column
-         and, in the ratio columns, the median of the per-pair ratios.
+         and, in the ratio columns, the median of the per-pair ratios; its 95 % CI (from
+         6 pairs up) is distribution-free: the order statistics a Binomial(n, 1/2) puts the
+         median between with >= 95 % probability. The verdict takes the median; a CI that
+         straddles a target's bound says more pairs are needed to be sure.
        - bg CPU% = CPU used on the machine by anything but the measured process during the
          run, % of all CPUs (max over the pair): other load, and kernel threads working for
          the tool (loop worker, jbd2, writeback).
