@@ -9,44 +9,7 @@ use common::{examples, require_root, run, stderr, Scratch};
 
 #[test]
 fn the_example_lists_are_what_the_generators_make() {
-    let lists = examples().join("replay");
-    let install = lists.join("install.list");
-    common::assert_lists_generated(
-        &lists,
-        &[
-            (
-                "boot.list",
-                vec![
-                    "sample",
-                    install.to_str().unwrap(),
-                    "--bytes",
-                    "2m",
-                    "--seed",
-                    "1",
-                ],
-            ),
-            (
-                "days.list",
-                vec![
-                    "workday",
-                    "--sets",
-                    "4",
-                    "--read",
-                    "2",
-                    "--create",
-                    "1",
-                    "--delete",
-                    "1",
-                    "--days",
-                    "6",
-                    "--set-bytes",
-                    "8m",
-                    "--seed",
-                    "1",
-                ],
-            ),
-        ],
-    );
+    common::assert_example_lists_generated("replay-workdays.toml");
 }
 
 #[test]

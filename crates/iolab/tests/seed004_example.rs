@@ -11,44 +11,7 @@ use common::{examples, require_root, run, stderr, stdout, Scratch};
 
 #[test]
 fn the_example_lists_are_what_the_generators_make() {
-    let lists = examples().join("seed004");
-    let install = lists.join("install.list");
-    common::assert_lists_generated(
-        &lists,
-        &[
-            (
-                "boot.list",
-                vec![
-                    "sample",
-                    install.to_str().unwrap(),
-                    "--bytes",
-                    "4m",
-                    "--seed",
-                    "4",
-                ],
-            ),
-            (
-                "days.list",
-                vec![
-                    "workday",
-                    "--sets",
-                    "20",
-                    "--read",
-                    "9",
-                    "--create",
-                    "1",
-                    "--delete",
-                    "1",
-                    "--days",
-                    "20",
-                    "--set-bytes",
-                    "2m",
-                    "--seed",
-                    "4",
-                ],
-            ),
-        ],
-    );
+    common::assert_example_lists_generated("seed004-cache.toml");
 }
 
 #[test]

@@ -351,23 +351,60 @@ pub fn strace_thread_calls(text: &str) -> Vec<(&str, &str)> {
     out
 }
 
-/// Checks that each `(file, args)` list under `lists` is what `iolab filelist ARGS -o FILE`
-/// writes (the example lists stay reproducible from the commands their example gives).
+/// Checks that the lists an example file names in its comment are what the `iolab filelist`
+/// commands given there write, byte for byte: the commands are read from the comment itself
+/// (`#   iolab filelist …`, `\` continuing a line), so the comment cannot drift from the
+/// files. `scan` is skipped: it lists this machine's files, not a fixed input.
 #[allow(dead_code)]
-pub fn assert_lists_generated(lists: &Path, cases: &[(&str, Vec<&str>)]) {
+pub fn assert_example_lists_generated(example: &str) {
+    let text = std::fs::read_to_string(examples().join(example)).unwrap();
+    let mut commands = Vec::new();
+    let mut pending = String::new();
+    for line in text.lines() {
+        let Some(comment) = line.strip_prefix('#') else {
+            continue;
+        };
+        let part = comment.split(" # ").next().unwrap().trim();
+        if pending.is_empty() && !part.starts_with("iolab filelist ") {
+            continue;
+        }
+        pending.push_str(part.trim_end_matches('\\'));
+        pending.push(' ');
+        if !part.ends_with('\\') {
+            let command = std::mem::take(&mut pending);
+            commands.push(command.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+    }
+    let checked: Vec<_> = commands.iter().filter(|c| !c.contains(" scan ")).collect();
+    assert!(
+        !checked.is_empty(),
+        "{example} gives no `iolab filelist` command to check"
+    );
     let d = tempfile::tempdir().unwrap();
-    for (name, args) in cases {
-        let out = d.path().join(name);
-        let mut a = vec!["filelist"];
-        a.extend_from_slice(args);
-        a.extend_from_slice(&["-o", out.to_str().unwrap()]);
-        let o = run(&a);
-        assert!(o.status.success(), "{}", stderr(&o));
+    let repo = examples().join("..");
+    for command in checked {
+        let words: Vec<&str> = command.split_whitespace().skip(1).collect();
+        let o_at = words.iter().position(|w| *w == "-o").expect("an -o FILE");
+        let list = repo.join(words[o_at + 1]);
+        let out = d.path().join("list");
+        let mut args: Vec<String> = words
+            .iter()
+            .map(|w| {
+                if w.starts_with("examples/") {
+                    repo.join(w).to_str().unwrap().to_string()
+                } else {
+                    w.to_string()
+                }
+            })
+            .collect();
+        args[o_at + 1] = out.to_str().unwrap().to_string();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(&args);
+        assert!(o.status.success(), "`{command}`: {}", stderr(&o));
         assert!(
-            std::fs::read(&out).unwrap() == std::fs::read(lists.join(name)).unwrap(),
-            "{} is not what `iolab filelist {}` makes",
-            lists.join(name).display(),
-            args.join(" ")
+            std::fs::read(&out).unwrap() == std::fs::read(&list).unwrap(),
+            "{} is not what `{command}` makes",
+            list.display()
         );
     }
 }
