@@ -86,11 +86,7 @@ impl ProcessPerf {
             if !Counter::HARDWARE.iter().any(|&c| available[c as usize]) {
                 sets.clear();
             }
-            for c in [
-                Counter::TaskClock,
-                Counter::ContextSwitches,
-                Counter::PageFaults,
-            ] {
+            for c in OWN_ACCOUNTED {
                 available[c as usize] = true;
             }
             notes.push(format!(
@@ -132,12 +128,7 @@ impl ProcessPerf {
     pub(crate) fn read(&self) -> io::Result<PerfValues> {
         let mut out: PerfValues = self.available.map(|a| a.then_some(0u64));
         if self.own {
-            let own = own_accounting()?;
-            for (c, v) in [
-                (Counter::TaskClock, own.0),
-                (Counter::ContextSwitches, own.1),
-                (Counter::PageFaults, own.2),
-            ] {
+            for (c, v) in OWN_ACCOUNTED.into_iter().zip(own_accounting()?) {
                 out[c as usize] = Some(v);
             }
         }
@@ -160,9 +151,17 @@ impl ProcessPerf {
     }
 }
 
+/// The software counters iolab's own process takes from the kernel's accounting, in the order
+/// [`own_accounting`] returns them.
+const OWN_ACCOUNTED: [Counter; 3] = [
+    Counter::TaskClock,
+    Counter::ContextSwitches,
+    Counter::PageFaults,
+];
+
 /// The calling process's CPU nanoseconds, context switches and page faults, all threads alive
 /// or exited, minus the calling (sampler) thread's own.
-fn own_accounting() -> io::Result<(u64, u64, u64)> {
+fn own_accounting() -> io::Result<[u64; 3]> {
     use crate::process::{rusage, Who};
     let cpu = |clock| -> io::Result<u64> {
         let mut ts = libc::timespec {
@@ -178,9 +177,9 @@ fn own_accounting() -> io::Result<(u64, u64, u64)> {
     let process = cpu(libc::CLOCK_PROCESS_CPUTIME_ID)?;
     let thread = cpu(libc::CLOCK_THREAD_CPUTIME_ID)?;
     let (p, t) = (rusage(Who::Process)?, rusage(Who::Thread)?);
-    Ok((
+    Ok([
         process.saturating_sub(thread),
         (p.nvcsw + p.nivcsw).saturating_sub(t.nvcsw + t.nivcsw),
         (p.minflt + p.majflt).saturating_sub(t.minflt + t.majflt),
-    ))
+    ])
 }
