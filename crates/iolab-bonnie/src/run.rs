@@ -14,7 +14,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_engine::clock::Clock;
-use iolab_engine::gate::{worker_builder, AbortOnPanic, Gate};
+use iolab_engine::gate::{worker_builder, AbortOnPanic, FinishLine, Gate};
 use iolab_engine::micro::{check_dir, existing_file, Observer, PROGRESS_PERIOD};
 use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::Usage;
@@ -312,14 +312,13 @@ pub fn run_bonnie_cancellable(
     };
     let clock_read_ns = clock_read_ns(&shared.clock);
     let planned = plan.planned_ops();
-    let main_thread = thread::current();
+    let line = FinishLine::new(1);
     let (outcome, elapsed_ns) = thread::scope(|s| {
         let shared = &shared;
-        let main_thread = &main_thread;
+        let line = &line;
         let h = worker_builder("iolab-bonnie".into(), 0, None).spawn_scoped(s, move || {
-            let r = worker(shared, clock_read_ns);
-            main_thread.unpark();
-            r
+            let _signed = line.sign();
+            worker(shared, clock_read_ns)
         });
         let h = match h {
             Ok(h) => h,
@@ -344,15 +343,14 @@ pub fn run_bonnie_cancellable(
         if !shared.go.wait() {
             return (join(h), 0);
         }
-        while !h.is_finished() {
-            thread::park_timeout(PROGRESS_PERIOD);
+        line.wait(PROGRESS_PERIOD, || {
             let claimed = shared
                 .seeks_claimed
                 .load(Ordering::Relaxed)
                 .min(u64::from(plan.seeks));
             let done = shared.progress.load(Ordering::Relaxed) + claimed;
             obs.progress(done.min(planned), planned, start.elapsed());
-        }
+        });
         let out = join(h);
         let elapsed = start.elapsed().as_nanos() as u64;
         obs.finished();

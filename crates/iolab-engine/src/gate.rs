@@ -6,10 +6,58 @@
 //! to release them (it could not be started either). [`worker_builder`] names the threads
 //! and is the one place where they are configured.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// Where workers sign off, so that the thread waiting for them wakes the moment the last one
+/// is done. Polling `JoinHandle::is_finished` after a worker's wake-up loses that wake-up
+/// whenever the waiting thread runs before the worker has returned (on a single CPU it
+/// always does): it then sleeps out a whole progress period, which lengthens every pass by
+/// up to half a second and, in iozone's throughput mode, what the parent sees.
+pub struct FinishLine {
+    left: AtomicUsize,
+    waiter: thread::Thread,
+}
+
+impl FinishLine {
+    /// A finish line for `workers` workers, waited for by the calling thread.
+    pub fn new(workers: usize) -> FinishLine {
+        FinishLine {
+            left: AtomicUsize::new(workers),
+            waiter: thread::current(),
+        }
+    }
+
+    /// A worker's sign-off, given when it is dropped: on return and on unwinding alike.
+    pub fn sign(&self) -> SignOff<'_> {
+        SignOff(self)
+    }
+
+    pub fn all_done(&self) -> bool {
+        self.left.load(Ordering::Acquire) == 0
+    }
+
+    /// Parks the waiting thread until every worker has signed off, calling `tick` after each
+    /// wake-up (at least every `period`).
+    pub fn wait(&self, period: Duration, mut tick: impl FnMut()) {
+        while !self.all_done() {
+            thread::park_timeout(period);
+            tick();
+        }
+    }
+}
+
+/// See [`FinishLine::sign`].
+pub struct SignOff<'a>(&'a FinishLine);
+
+impl Drop for SignOff<'_> {
+    fn drop(&mut self) {
+        self.0.left.fetch_sub(1, Ordering::Release);
+        self.0.waiter.unpark();
+    }
+}
 
 /// A one-shot barrier for `parties` threads that [`Gate::abort`] can release early.
 pub struct Gate {
@@ -162,17 +210,14 @@ impl Crew {
         work: &(dyn Fn(usize) -> Result<T, E> + Sync),
     ) -> Vec<Result<T, E>> {
         let n = self.progress.len();
-        // Workers wake the caller when they finish, so it does not sleep out a full
-        // progress period after the run has ended.
-        let main_thread = thread::current();
+        let line = FinishLine::new(n);
         thread::scope(|s| {
             let mut handles = Vec::with_capacity(n);
             for t in 0..n {
-                let main_thread = &main_thread;
+                let line = &line;
                 let h = worker_builder(format!("{name}{t}"), t, None).spawn_scoped(s, move || {
-                    let r = work(t);
-                    main_thread.unpark();
-                    r
+                    let _signed = line.sign();
+                    work(t)
                 });
                 match h {
                     Ok(h) => handles.push(h),
@@ -194,7 +239,7 @@ impl Crew {
                 return handles.into_iter().map(join).collect();
             }
             watch(
-                &handles,
+                &line,
                 &self.progress,
                 planned,
                 self.start(),
@@ -223,12 +268,12 @@ fn join<T, E: From<crate::EngineError>>(
 #[derive(Default)]
 pub struct Progress(pub AtomicU64);
 
-/// The caller's part while the workers of `handles` run: every
-/// [`PROGRESS_PERIOD`](crate::micro::PROGRESS_PERIOD) (or when a worker unparks it), tell
+/// The caller's part while the workers run: every
+/// [`PROGRESS_PERIOD`](crate::micro::PROGRESS_PERIOD) (or when a worker signs off), tell
 /// `obs` the operations done so far of `planned`, and set `abort` once `cancel` is set.
-/// Returns when every worker has finished.
-fn watch<T>(
-    handles: &[thread::ScopedJoinHandle<'_, T>],
+/// Returns when every worker has signed off at `line`.
+fn watch(
+    line: &FinishLine,
     progress: &[Progress],
     planned: u64,
     start: Instant,
@@ -236,14 +281,13 @@ fn watch<T>(
     abort: &AtomicBool,
     obs: &mut dyn crate::Observer,
 ) {
-    while !handles.iter().all(|h| h.is_finished()) {
-        thread::park_timeout(crate::micro::PROGRESS_PERIOD);
+    line.wait(crate::micro::PROGRESS_PERIOD, || {
         if cancel.load(Ordering::Relaxed) {
             abort.store(true, Ordering::Relaxed);
         }
         let done = progress.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
         obs.progress(done, planned, start.elapsed());
-    }
+    });
 }
 
 #[cfg(test)]
@@ -318,6 +362,41 @@ mod tests {
             assert!(h.join().is_err());
         });
         assert!(!g2.wait());
+    }
+
+    #[test]
+    fn the_waiter_wakes_when_the_last_worker_signs_off_not_when_it_returns() {
+        let _hang = iolab_testkit::timeout(120);
+        let line = FinishLine::new(2);
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let line = &line;
+        thread::scope(|s| {
+            s.spawn(|| drop(line.sign()));
+            s.spawn(move || {
+                drop(line.sign());
+                // Signed off but not returned, as a worker is between its wake-up call and
+                // its exit: it returns only once the wait below has ended. A waiter that
+                // watched the threads instead would sleep out its hour-long period.
+                rx.recv().unwrap();
+            });
+            line.wait(Duration::from_secs(3600), || {});
+            assert!(line.all_done());
+            tx.send(()).unwrap();
+        });
+    }
+
+    #[test]
+    fn a_panicking_worker_still_signs_off() {
+        let _hang = iolab_testkit::timeout(120);
+        let line = FinishLine::new(1);
+        thread::scope(|s| {
+            let h = s.spawn(|| {
+                let _signed = line.sign();
+                panic!("mid-pass");
+            });
+            line.wait(Duration::from_secs(3600), || {});
+            assert!(h.join().is_err());
+        });
     }
 
     #[test]

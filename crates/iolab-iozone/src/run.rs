@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use iolab_engine::buffer::AlignedBuf;
 use iolab_engine::clock::Clock;
-use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
+use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, FinishLine, Gate};
 use iolab_engine::micro::check_dir;
 use iolab_engine::nocancel;
 use iolab_engine::order::Order;
@@ -339,17 +339,16 @@ fn run_figure(
         failed: AtomicBool::new(false),
         progress: (0..n).map(|_| Progress::default()).collect(),
     };
-    let main_thread = thread::current();
+    let line = FinishLine::new(n);
     let (outcomes, release, end) = thread::scope(|s| {
         let mut handles = Vec::with_capacity(n);
         for (t, path) in files.iter().enumerate() {
             let shared = &shared;
-            let main_thread = &main_thread;
+            let line = &line;
             let h =
                 worker_builder(format!("iolab-iozone{t}"), t, None).spawn_scoped(s, move || {
-                    let r = child(t as u32, path, shared);
-                    main_thread.unpark();
-                    r
+                    let _signed = line.sign();
+                    child(t as u32, path, shared)
                 });
             match h {
                 Ok(h) => handles.push(h),
@@ -365,8 +364,7 @@ fn run_figure(
         }
         shared.go.wait();
         let release = clock.ticks();
-        while !handles.iter().all(|h| h.is_finished()) {
-            thread::park_timeout(PROGRESS_PERIOD);
+        line.wait(PROGRESS_PERIOD, || {
             if cancel.load(Ordering::Relaxed) {
                 shared.state.fetch_or(ABORT, Ordering::Relaxed);
             }
@@ -380,9 +378,11 @@ fn run_figure(
                 planned,
                 Duration::from_nanos(clock.ns(clock.ticks().saturating_sub(release))),
             );
-        }
+        });
+        // The parent's clock stops when the last child is done, before the joins.
+        let end = clock.ticks();
         let out: Vec<_> = handles.into_iter().map(join).collect();
-        (out, release, clock.ticks())
+        (out, release, end)
     });
     if cancel.load(Ordering::Relaxed) {
         return Err(EngineError::Interrupted);

@@ -19,7 +19,7 @@ use iolab_workload::rng::Rng;
 
 use crate::error::EngineError;
 use crate::fileset::{Fileset, PopulateOpts, PopulateReport, Undo};
-use crate::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
+use crate::gate::{spawn_failed, worker_builder, AbortOnPanic, FinishLine, Gate};
 use crate::stats::{merge_intervals, Bucket, LatencyHistogram};
 use crate::usage::Usage;
 use shared::{EventGen, GlobalCounts, Stop, SyncObjects};
@@ -426,22 +426,17 @@ pub fn run_workload(
             .as_ref()
             .is_some_and(|c| c.load(Ordering::Relaxed))
     };
-    let main_thread = thread::current();
+    let line = FinishLine::new(n);
     let outcomes: Vec<Result<Out, EngineError>> = thread::scope(|s| {
         let run = &run;
         let mut handles = Vec::with_capacity(n);
         for (i, plan) in plans.into_iter().enumerate() {
-            let (ready, go, start_cell, progress, finished, main_thread) = (
-                &ready,
-                &go,
-                &start_cell,
-                &progress[i],
-                &finished,
-                &main_thread,
-            );
+            let (ready, go, start_cell, progress, finished, line) =
+                (&ready, &go, &start_cell, &progress[i], &finished, &line);
             let seed = Rng::stream(opts.seed, 0x7e_0000 + i as u64).next_u64();
             let h = worker_builder(format!("iolab-{}", plan.spec.name), i, Some(256 << 10))
                 .spawn_scoped(s, move || {
+                    let _signed = line.sign();
                     let _guard = AbortOnPanic([ready, go]);
                     let ThreadPlan {
                         spec,
@@ -478,7 +473,6 @@ pub fn run_workload(
                         Ok(ran) => ran,
                         Err(e) => {
                             run.stop.set();
-                            main_thread.unpark();
                             return Err(e);
                         }
                     };
@@ -489,7 +483,6 @@ pub fn run_workload(
                     if ran.result.is_err() {
                         run.stop.set();
                     }
-                    main_thread.unpark();
                     ran.result.map(|()| Out {
                         intervals: ran.intervals,
                         stats: ran.stats,
@@ -524,7 +517,7 @@ pub fn run_workload(
         loop {
             let now = Instant::now();
             let done = finished.load(Ordering::Relaxed) as usize;
-            let all_ended = handles.iter().all(|h| h.is_finished());
+            let all_ended = line.all_done();
             let quit = match w.run.quit {
                 QuitMode::Timeout => false,
                 QuitMode::AllDone => done == n,
