@@ -12,7 +12,7 @@
 #
 # Usage: bench/vs-classic.sh [--jobs LIST] [--places LIST] [--pairs N] [--quick] [--iolab PATH]
 #                            [--no-build] [--tools-only] [--aa] [--mobibench PATH] [--iozone PATH]
-#                            [--bonnie PATH] [--cpu N|auto] [--level MIB|auto]
+#                            [--bonnie PATH] [--cpu N|auto] [--level MIB|auto] [--settle S]
 #                            [--iozone-latency] [--save FILE]
 # See bench/README.md ("vs-classic.sh") for the exact command lines and how to read the output.
 set -euo pipefail
@@ -30,6 +30,7 @@ TOOLS_ONLY=0
 SAVE=""
 PIN_CPU=none
 LEVEL=auto
+SETTLE=4
 IOZ_LATENCY=false
 AA=0
 export VS_CLASSIC_AA=0
@@ -64,6 +65,8 @@ Usage: bench/vs-classic.sh [options]
   --level MIB|auto  before every run, touch and free MIB MiB of memory so that both tools
                     allocate from the same kind of pages (default auto: the job's file +
                     512 MiB on tmpfs, 512 MiB on dev; 0: off)
+  --settle S        then wait S seconds before the run starts, so that the freed memory has
+                    been handed back to the host before either tool allocates (default 4; 0: off)
   --iozone-latency  time every record in iolab's iozone runs (its default; the bench's is
                     --latency false, as iozone times passes only)
   --save FILE       also write every run's parsed numbers to FILE (JSON lines)
@@ -103,6 +106,8 @@ while [ $# -gt 0 ]; do
         --cpu=*) PIN_CPU=${1#*=}; shift ;;
         --level) LEVEL=${2:?--level needs a value}; shift 2 ;;
         --level=*) LEVEL=${1#*=}; shift ;;
+        --settle) SETTLE=${2:?--settle needs a value}; shift 2 ;;
+        --settle=*) SETTLE=${1#*=}; shift ;;
         --iozone-latency) IOZ_LATENCY=true; shift ;;
         --save) SAVE=${2:?--save needs a value}; shift 2 ;;
         --save=*) SAVE=${1#*=}; shift ;;
@@ -116,6 +121,7 @@ if [ -z "$PAIRS" ]; then
 fi
 [[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || die "--pairs must be a positive integer, got '$PAIRS'"
 [ "$LEVEL" = auto ] || [[ "$LEVEL" =~ ^[0-9]+$ ]] || die "--level must be a number of MiB or 'auto', got '$LEVEL'"
+[[ "$SETTLE" =~ ^[0-9]+$ ]] || die "--settle must be a whole number of seconds, got '$SETTLE'"
 [ "$IS_ROOT" = 1 ] || die "needs root: it attaches a loop device, mounts ext4 and a tmpfs"
 
 declare -A WANT=()
@@ -680,6 +686,10 @@ fresh_dir() { # fresh_dir DIR
 # just touched read 1.15x faster (18 pairs). Before every run, a helper touches LEVEL_MIB of memory
 # and exits, so both tools allocate from the same, just-freed kind of pages; with that the
 # A/A difference was 1.00-1.04. auto: the job's file + 512 MiB on tmpfs, 512 MiB on dev.
+# Then SETTLE seconds of quiet: the guest reports freed memory to the host about 2 s after it is
+# freed, and a run that starts inside that window races it. bonnie++'s 4 GiB block write on tmpfs
+# ran at 1.19-1.44 GB/s when started at once and at 1.01-1.18 GB/s when started 4 s later (8 runs
+# each): unsettled, which tool wins the race decided a pair's write ratio (0.76-1.46).
 level_mib() { # level_mib JOB PLACE
     if [ "$LEVEL" != auto ]; then echo "$LEVEL"; return; fi
     if [ "$2" = tmpfs ]; then
@@ -698,6 +708,7 @@ level_memory() { # level_memory JOB PLACE
     [ "$mib" -gt 0 ] || return 0
     python3 "$HELPER" level "$mib" || die "cannot touch $mib MiB of memory to level it (--level 0 turns this off)"
 }
+settle() { [ "$SETTLE" -gt 0 ] && sleep "$SETTLE"; return 0; }
 
 # run_one JOB PLACE PAIR POS TOOL: one timed run, parsed into $RESULTS.
 # The CPU of a run is the whole process's (and its waited-for children's) user + system time,
@@ -732,6 +743,7 @@ run_one() {
         script="echo \$\$ >'$CGROUP/cgroup.procs' && $script"
     fi
     level_memory "$job" "$place"
+    settle
     read -r b0 t0 < <(cpu_jiffies)
     w0=$(date +%s%N)
     if ! "${prefix[@]}" sh -c "$script" sh python3 "$HELPER" run "$tf" -- "${CMD[@]}" \
@@ -826,7 +838,7 @@ if [ "$TOOLS_ONLY" = 1 ]; then echo "iolab: not run (--tools-only)"
 elif [ "$AA" = 1 ]; then echo "iolab: not run (--aa: the columns headed iolab are the reference tool's second copy)"
 else echo "iolab: $IOLAB ($("$IOLAB" --version))"; fi
 echo "pairs: $PAIRS$([ "$QUICK" = 1 ] && echo ' (quick)'); jobs: ${!WANT[*]}; places: ${!WHERE[*]}"
-echo "memory levelling before each run: $([ "$LEVEL" = auto ] && echo "auto (job file + 512 MiB on tmpfs, 512 MiB on dev)" || echo "$LEVEL MiB")$([ "$LEVEL" = 0 ] && echo " (off)"); iolab iozone per-record latency: $IOZ_LATENCY"
+echo "memory levelling before each run: $([ "$LEVEL" = auto ] && echo "auto (job file + 512 MiB on tmpfs, 512 MiB on dev)" || echo "$LEVEL MiB")$([ "$LEVEL" = 0 ] && echo " (off)"); settle: ${SETTLE} s; iolab iozone per-record latency: $IOZ_LATENCY"
 echo "CPU: $([ "$PIN_CPU" = none ] && echo "not pinned" || echo "both tools on CPU $PIN_CPU (taskset; --cpu)")"
 echo "load average at start: $(cut -d' ' -f1-4 /proc/loadavg)   (1, 5, 15 min; running/total tasks)"
 cat <<'EOF'
