@@ -14,6 +14,7 @@
 #                            [--no-build] [--tools-only] [--aa] [--mobibench PATH] [--iozone PATH]
 #                            [--bonnie PATH] [--cpu N|auto] [--level MIB|auto] [--settle S]
 #                            [--iozone-latency] [--save FILE]
+#        bench/vs-classic.sh --tables FILE[,FILE...]
 # See bench/README.md ("vs-classic.sh") for the exact command lines and how to read the output.
 set -euo pipefail
 
@@ -33,6 +34,7 @@ LEVEL=auto
 SETTLE=4
 IOZ_LATENCY=false
 AA=0
+TABLES=""
 export VS_CLASSIC_AA=0
 MOBIBENCH="${MOBIBENCH:-}"
 IOZONE="${IOZONE:-}"
@@ -70,6 +72,8 @@ Usage: bench/vs-classic.sh [options]
   --iozone-latency  time every record in iolab's iozone runs (its default; the bench's is
                     --latency false, as iozone times passes only)
   --save FILE       also write every run's parsed numbers to FILE (JSON lines)
+  --tables LIST     run nothing: print the tables and the summary of the --save FILEs given
+                    (comma-separated), their pairs pooled per job and place (no root needed)
   -h, --help        this text
 
 Needs root (losetup, mkfs.ext4, mount, unshare). Mobibench and iozone are not built by this
@@ -111,6 +115,8 @@ while [ $# -gt 0 ]; do
         --iozone-latency) IOZ_LATENCY=true; shift ;;
         --save) SAVE=${2:?--save needs a value}; shift 2 ;;
         --save=*) SAVE=${1#*=}; shift ;;
+        --tables) TABLES=${2:?--tables needs a value}; shift 2 ;;
+        --tables=*) TABLES=${1#*=}; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -122,7 +128,14 @@ fi
 [[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || die "--pairs must be a positive integer, got '$PAIRS'"
 [ "$LEVEL" = auto ] || [[ "$LEVEL" =~ ^[0-9]+$ ]] || die "--level must be a number of MiB or 'auto', got '$LEVEL'"
 [[ "$SETTLE" =~ ^[0-9]+$ ]] || die "--settle must be a whole number of seconds, got '$SETTLE'"
-[ "$IS_ROOT" = 1 ] || die "needs root: it attaches a loop device, mounts ext4 and a tmpfs"
+[ -n "$TABLES" ] || [ "$IS_ROOT" = 1 ] || die "needs root: it attaches a loop device, mounts ext4 and a tmpfs"
+declare -a TABLE_FILES=()
+if [ -n "$TABLES" ]; then
+    IFS=',' read -r -a TABLE_FILES <<<"$TABLES"
+    for f in "${TABLE_FILES[@]}"; do
+        [ -r "$f" ] || die "--tables: cannot read '$f' (a file written by --save)"
+    done
+fi
 
 declare -A WANT=()
 ALL_JOBS="mobi-wal mobi-truncate iozone bonnie"
@@ -172,6 +185,7 @@ TMPFS_SIZE=$((BON_TMPFS_MIB / 1024 + 1))g
 # ---------------------------------------------------------------------------------------------
 # Tools.
 need python3 python3
+if [ -z "$TABLES" ]; then
 need losetup mount
 need mkfs.ext4 e2fsprogs
 need unshare util-linux
@@ -236,8 +250,9 @@ if want bonnie && [ -z "$BONNIE" ]; then
     unset 'WANT[bonnie]'
 fi
 [ ${#WANT[@]} -gt 0 ] || { note "no job left to run"; exit 0; }
+fi
 
-if [ "$TOOLS_ONLY" = 1 ] || [ "$AA" = 1 ]; then
+if [ "$TOOLS_ONLY" = 1 ] || [ "$AA" = 1 ] || [ -n "$TABLES" ]; then
     IOLAB=""
 else
     resolve_iolab
@@ -458,13 +473,30 @@ def f_rate(x):
 def f_ratio(x):
     return "-" if x is None else f"{x:.3f}"
 
-def verdict(place, ratio, cratio):
+def verdict(place, ratio, cratio, ci=None):
+    """PASS or FAIL on the median, then where the median's 95 % CI lies against the target:
+    inside it (sure), outside it (sure) or across its bound (within noise: more pairs)."""
     if ratio is None:
         return "n/a"
     if place == "dev":
-        return "PASS" if abs(ratio - 1.0) <= 0.05 else "FAIL"
-    ok = ratio >= 1.0 and (cratio is None or cratio <= 1.0)
-    return "PASS" if ok else "FAIL"
+        inside = lambda x: abs(x - 1.0) <= 0.05
+        ok = inside(ratio)
+    else:
+        inside = lambda x: x >= 1.0
+        ok = inside(ratio)
+        if cratio is not None and cratio > 1.0:
+            return "FAIL (CPU)"
+    v = "PASS" if ok else "FAIL"
+    if ci is None:
+        return v
+    lo, hi = inside(ci[0]), inside(ci[1])
+    if place == "dev" and not lo and not hi and ci[0] < 0.95 < 1.05 < ci[1]:
+        return v + ", CI across both bounds"
+    if lo and hi:
+        return v + (", CI inside" if ok else ", CI across")
+    if not lo and not hi:
+        return v + (", CI outside" if not ok else ", CI across")
+    return v + ", CI across"
 
 def table(args):
     results, job, place, title, toolname = args
@@ -542,7 +574,7 @@ def table(args):
     for k, label, _ in figs:
         m = med(ratios[k])
         ci = med_ci(ratios[k])
-        v = verdict(place, m, cm)
+        v = verdict(place, m, cm, ci)
         print(f"    {label:<13} median ratio {f_ratio(m)} (95 % CI {f_ci(ci)})"
               f"   CPU-s/op ratio {f_ratio(cm)} (95 % CI {f_ci(med_ci(cratios))})   {v}")
         out.append({"job": job, "place": place, "figure": label, "ratio": m, "ratio_ci": ci,
@@ -603,10 +635,33 @@ def level(args):
         m.write(chunk)
     m.close()
 
+def pool(args):
+    """pool OUT FILE...: the runs of several --save files as one, each file's pairs numbered
+    after the last file's (per job and place); prints the "job place" combinations found."""
+    out, *files = args
+    last, seen, rows = {}, [], []
+    for path in files:
+        here = [json.loads(l) for l in open(path) if l.strip()]
+        base = dict(last)
+        for r in here:
+            key = (r["job"], r["place"])
+            r["pair"] += base.get(key, 0)
+            last[key] = max(last.get(key, 0), r["pair"])
+            if key not in seen:
+                seen.append(key)
+            rows.append(r)
+    with open(out, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    for job, place in seen:
+        print(job, place)
+
 if __name__ == "__main__":
     cmd, *rest = sys.argv[1:]
-    {"record": record, "table": table, "summary": summary, "run": run, "level": level}[cmd](rest)
+    {"record": record, "table": table, "summary": summary, "run": run, "level": level,
+     "pool": pool}[cmd](rest)
 PY
+
 
 # ---------------------------------------------------------------------------------------------
 # The jobs: the reference tool's and iolab's command lines, with the same parameters.
@@ -826,6 +881,16 @@ run_job() {
     mv "$RESULTS.tmp" "$RESULTS"
     python3 "$HELPER" table "$RESULTS" "$job" "$place" "$(job_title "$job" "$place")" "$(tool_name "$job")"
 }
+
+if [ -n "$TABLES" ]; then
+    # Saved runs only: pooled, then the same tables and summary as after a run.
+    while read -r job place; do
+        python3 "$HELPER" table "$RESULTS" "$job" "$place" "$(job_title "$job" "$place")" \
+            "$(tool_name "$job")"
+    done < <(python3 "$HELPER" pool "$RESULTS" "${TABLE_FILES[@]}")
+    python3 "$HELPER" summary "$RESULTS.summary"
+    exit 0
+fi
 
 # ---------------------------------------------------------------------------------------------
 START=$(date +%s)

@@ -198,13 +198,15 @@ impl Crew {
     /// Runs `work(t)` on threads `name0`, `name1`, … (one per progress counter). Each worker
     /// sets up, then calls [`Crew::released`]; once all are ready, `obs.started()` runs and
     /// they are released together. While they work the caller reports progress towards
-    /// `planned` operations and turns `cancel` into `abort`. Nobody starts when a thread
+    /// `planned` operations (or, under a time `limit`, towards what the rate so far will reach
+    /// by then) and turns `cancel` into `abort`. Nobody starts when a thread
     /// cannot be started (its error is the only outcome), a worker panics before the gates,
     /// or a worker sets `abort` while setting up.
     pub fn run<T: Send, E: Send + From<crate::EngineError>>(
         &self,
         name: &str,
         planned: u64,
+        limit: Option<Duration>,
         cancel: &AtomicBool,
         obs: &mut dyn crate::Observer,
         work: &(dyn Fn(usize) -> Result<T, E> + Sync),
@@ -238,19 +240,38 @@ impl Crew {
             if !self.go.wait() {
                 return handles.into_iter().map(join).collect();
             }
-            watch(
-                &line,
-                &self.progress,
-                planned,
-                self.start(),
-                cancel,
-                &self.abort,
-                obs,
-            );
+            self.watch(&line, planned, limit, cancel, obs);
             let out: Vec<_> = handles.into_iter().map(join).collect();
             obs.finished();
             out
         })
+    }
+
+    /// The caller's part while the workers run: every
+    /// [`PROGRESS_PERIOD`](crate::micro::PROGRESS_PERIOD) (or when a worker signs off), tell
+    /// `obs` the operations done so far (against [`expected`]), and set `abort` once `cancel`
+    /// is set. Returns when every worker has signed off at `line`.
+    fn watch(
+        &self,
+        line: &FinishLine,
+        planned: u64,
+        limit: Option<Duration>,
+        cancel: &AtomicBool,
+        obs: &mut dyn crate::Observer,
+    ) {
+        let start = self.start();
+        line.wait(crate::micro::PROGRESS_PERIOD, || {
+            if cancel.load(Ordering::Relaxed) {
+                self.abort.store(true, Ordering::Relaxed);
+            }
+            let done = self
+                .progress
+                .iter()
+                .map(|p| p.0.load(Ordering::Relaxed))
+                .sum();
+            let elapsed = start.elapsed();
+            obs.progress(done, expected(done, planned, limit, elapsed), elapsed);
+        });
     }
 }
 
@@ -268,26 +289,17 @@ fn join<T, E: From<crate::EngineError>>(
 #[derive(Default)]
 pub struct Progress(pub AtomicU64);
 
-/// The caller's part while the workers run: every
-/// [`PROGRESS_PERIOD`](crate::micro::PROGRESS_PERIOD) (or when a worker signs off), tell
-/// `obs` the operations done so far of `planned`, and set `abort` once `cancel` is set.
-/// Returns when every worker has signed off at `line`.
-fn watch(
-    line: &FinishLine,
-    progress: &[Progress],
-    planned: u64,
-    start: Instant,
-    cancel: &AtomicBool,
-    abort: &AtomicBool,
-    obs: &mut dyn crate::Observer,
-) {
-    line.wait(crate::micro::PROGRESS_PERIOD, || {
-        if cancel.load(Ordering::Relaxed) {
-            abort.store(true, Ordering::Relaxed);
+/// The operations a run will have done when it ends: `planned`, or under a time `limit` what
+/// the rate so far reaches by then (never fewer than are done), so that progress tracks the
+/// clock when the limit comes first.
+fn expected(done: u64, planned: u64, limit: Option<Duration>, elapsed: Duration) -> u64 {
+    match limit {
+        Some(l) if done > 0 && !elapsed.is_zero() => {
+            let by_then = done as f64 * l.as_secs_f64() / elapsed.as_secs_f64();
+            (by_then as u64).clamp(done, planned.max(done))
         }
-        let done = progress.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
-        obs.progress(done, planned, start.elapsed());
-    });
+        _ => planned,
+    }
 }
 
 #[cfg(test)]
@@ -321,6 +333,19 @@ pub fn worker_builder(name: String, index: usize, stack: Option<usize>) -> threa
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn progress_under_a_time_limit_follows_the_clock() {
+        let s = Duration::from_secs;
+        // No limit, or nothing done yet: the plan.
+        assert_eq!(expected(10, 1000, None, s(1)), 1000);
+        assert_eq!(expected(0, 1000, Some(s(10)), s(1)), 1000);
+        // A tenth of the way to the limit with 10 done: 100 expected, 10 %.
+        assert_eq!(expected(10, 1000, Some(s(10)), s(1)), 100);
+        // The plan still caps it, and past the limit what is done is all there will be.
+        assert_eq!(expected(500, 1000, Some(s(10)), s(1)), 1000);
+        assert_eq!(expected(40, 1000, Some(s(10)), s(20)), 40);
+    }
 
     #[test]
     fn opens_when_all_arrive() {

@@ -436,9 +436,11 @@ fn execute(
         clock: Clock::new(),
     };
     let planned = plan.records_per_thread * u64::from(plan.threads) * u64::from(plan.loops);
-    let outcomes = shared.crew.run("iolab-w", planned, cancel, obs, &|t| {
-        worker(t as u32, prepared.get(t).map(|p| p.path.as_path()), &shared)
-    });
+    let outcomes = shared
+        .crew
+        .run("iolab-w", planned, plan.time_limit, cancel, obs, &|t| {
+            worker(t as u32, prepared.get(t).map(|p| p.path.as_path()), &shared)
+        });
     if cancel.load(Ordering::Relaxed) {
         return Err(EngineError::Interrupted);
     }

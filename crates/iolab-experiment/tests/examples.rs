@@ -111,6 +111,14 @@ fn mobibench_sqlite_is_seed_report_002_s_db_experiment() {
             "{}",
             c.label
         );
+        // Long enough for 5 one-second intervals (short-run), with a cap that does not end
+        // it first.
+        assert!(
+            s.time_limit >= Some(std::time::Duration::from_secs(6)),
+            "{}",
+            c.label
+        );
+        assert!(s.transactions >= 1_000_000, "{}", c.label);
         // Mobibench's SQLite build settings, as pragmas.
         assert_eq!(s.auto_vacuum, iolab_sqlite::AutoVacuum::Full);
         assert_eq!(s.temp_store, iolab_sqlite::TempStore::Memory);

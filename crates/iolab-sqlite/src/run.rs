@@ -91,6 +91,8 @@ pub struct SqliteResult {
     /// From the release of the threads to the last thread's end (checkpoint included).
     pub elapsed_ns: u64,
     pub transactions: u64,
+    /// The time limit ended the run before all of the plan's transactions.
+    pub time_limited: bool,
     /// Per transaction: its `sqlite3_exec`, without the pause after it.
     pub latency: LatencyHistogram,
     /// Longest final WAL checkpoint among the threads (0 in other journal modes).
@@ -233,11 +235,14 @@ fn execute(
         crew: Crew::new(n),
         cancel,
     };
-    let outcomes = shared
-        .crew
-        .run("iolab-sql", plan.transactions, cancel, obs, &|t| {
-            worker(t as u32, &shared)
-        });
+    let outcomes = shared.crew.run(
+        "iolab-sql",
+        plan.transactions,
+        plan.time_limit,
+        cancel,
+        obs,
+        &|t| worker(t as u32, &shared),
+    );
     let mut stats = Vec::with_capacity(n);
     let mut errors = Vec::new();
     for o in outcomes {
@@ -283,6 +288,7 @@ fn merge(plan: &SqlitePlan, stats: Vec<ThreadStats>) -> SqliteResult {
             .max()
             .unwrap_or(0),
         transactions: stats.iter().map(|s| s.summary.transactions).sum(),
+        time_limited: stats.iter().map(|s| s.summary.transactions).sum::<u64>() < plan.transactions,
         latency,
         checkpoint_ns: stats
             .iter()
@@ -414,6 +420,10 @@ impl Setup {
         let calls0 = Calls::thread();
         let mut written = calls0.write_bytes;
         let mut done = 0;
+        // Every thread's limit counts from the common start, as micro's does.
+        let deadline = plan
+            .time_limit
+            .map(|d| start.saturating_add(clock.ticks_in(d)));
         for tx in 0..self.transactions {
             let sql = self.statements.build(tx, &mut self.ids);
             let t0 = clock.ticks();
@@ -435,6 +445,10 @@ impl Setup {
             }
             if let Some(pause) = plan.sleep {
                 thread::sleep(pause);
+            }
+            // After the pause, which belongs to the transaction before it.
+            if deadline.is_some_and(|d| clock.ticks() >= d) {
+                break;
             }
         }
         let mut checkpoint_ns = 0;

@@ -173,9 +173,23 @@ pub const OPTIONS: &[SqliteOption] = &[
         },
         default: Some("1000"),
         aliases: &[],
-        help: "Transactions in all, split evenly over the threads",
+        help: "Transactions in all, split evenly over the threads (with --time, the most a run does)",
         original: "",
         apply: |s, v| s.transactions = u64::from(v.count_u32()),
+    },
+    SqliteOption {
+        name: "time",
+        value_name: "DURATION",
+        kind: OptionKind::Duration,
+        default: None,
+        aliases: &[],
+        help: "Stop each thread after this long even if transactions remain (e.g. 10s; at least 1ms)",
+        original: "",
+        apply: |s, v| {
+            if let OptionValue::Duration(d) = v {
+                s.time_limit = Some(d);
+            }
+        },
     },
     SqliteOption {
         name: "journal",
@@ -286,6 +300,9 @@ pub fn option(name: &str) -> Option<&'static SqliteOption> {
 pub struct SqliteSpec {
     pub mode: Mode,
     pub transactions: u64,
+    /// `time`: the timed region ends here even if transactions remain (`transactions` is then
+    /// the most a run does).
+    pub time_limit: Option<Duration>,
     pub journal: Journal,
     pub synchronous: Synchronous,
     pub tables: u32,
@@ -307,6 +324,8 @@ pub enum SqliteSpecError {
     ZeroTransactions,
     #[error("--threads must be at least 1")]
     ZeroThreads,
+    #[error("--time must be longer than zero")]
+    ZeroTime,
     #[error("--transactions {transactions} split over --threads {threads} leaves some threads without a transaction (give at least {threads} transactions)")]
     FewerTransactionsThanThreads { transactions: u64, threads: u32 },
     #[error("--tables must be at least 1")]
@@ -330,6 +349,7 @@ impl SqliteSpecError {
             SqliteSpecError::ZeroTransactions
             | SqliteSpecError::FewerTransactionsThanThreads { .. } => "transactions",
             SqliteSpecError::ZeroThreads => "threads",
+            SqliteSpecError::ZeroTime => "time",
             SqliteSpecError::ZeroTables => "tables",
             SqliteSpecError::BadDatabases(_) => "databases",
             SqliteSpecError::RandomNeedsInsert(_) => "random",
@@ -373,6 +393,7 @@ impl SqliteSpec {
         let mut spec = SqliteSpec {
             mode: Mode::Insert,
             transactions: 0,
+            time_limit: None,
             journal: Journal::Truncate,
             synchronous: Synchronous::Full,
             tables: 0,
@@ -402,6 +423,9 @@ impl SqliteSpec {
                 transactions: self.transactions,
                 threads: self.threads,
             });
+        }
+        if self.time_limit == Some(Duration::ZERO) {
+            return Err(SqliteSpecError::ZeroTime);
         }
         if self.tables == 0 {
             return Err(SqliteSpecError::ZeroTables);

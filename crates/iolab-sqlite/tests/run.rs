@@ -39,6 +39,7 @@ fn rollback_journals_sync_the_journal_its_directory_and_the_database() {
         let r = run(&p);
         let c = r.calls;
         assert_eq!(r.transactions, 10);
+        assert!(!r.time_limited);
         assert_eq!(c.fsync, 10 * fsync, "{journal}: {c:?}");
         assert_eq!(c.unlink, 10 * unlink, "{journal}: {c:?}");
         assert_eq!(c.ftruncate, 10 * ftruncate, "{journal}: {c:?}");
@@ -54,6 +55,33 @@ fn rollback_journals_sync_the_journal_its_directory_and_the_database() {
             leftovers(dir.path())
         );
     }
+}
+
+#[test]
+fn a_time_limit_ends_every_thread_early_and_still_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    // A million transactions with a 20 ms pause after each would take hours: the limit ends
+    // them after a few, in both threads.
+    let p = plan(dir.path(), |s| {
+        s.journal = Journal::Wal;
+        s.threads = 2;
+        s.transactions = 1_000_000;
+        s.sleep = Some(std::time::Duration::from_millis(20));
+        s.time_limit = Some(std::time::Duration::from_millis(100));
+    });
+    let r = run(&p);
+    assert!(r.time_limited);
+    assert!(r.transactions < 1_000_000, "{}", r.transactions);
+    assert_eq!(r.threads.len(), 2);
+    for t in &r.threads {
+        assert!(t.transactions >= 1, "{:?}", r.threads);
+        // The thread's region still ends with its checkpoint (the WAL's and the database's
+        // syncs).
+        assert!(t.checkpoint_ns > 0, "{:?}", r.threads);
+    }
+    assert_eq!(r.latency.count(), r.transactions);
+    assert_eq!(r.calls.fsync, r.transactions + 2 * 2, "{:?}", r.calls);
+    assert!(leftovers(dir.path()).is_empty());
 }
 
 #[test]

@@ -183,8 +183,8 @@ fn report_of_seed_000s_experiment_in_every_format_and_a_browser() {
 }
 
 /// Seed report 002's SQLite experiment, examples/mobibench-sqlite.toml, scaled to fit the
-/// test's time: 50 transactions instead of 500, 2 runs of each configuration, everything
-/// else as shipped (every journal × synchronous × filesystem on fresh loop images).
+/// test's time: runs of 50 transactions instead of 6 s, 2 runs of each configuration,
+/// everything else as shipped (every journal × synchronous × filesystem on fresh loop images).
 fn seed_002_sqlite_experiment(dir: &Path) -> Expect {
     let shipped = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mobibench-sqlite.toml"),
@@ -192,7 +192,10 @@ fn seed_002_sqlite_experiment(dir: &Path) -> Expect {
     .unwrap();
     let mut scaled = shipped.clone();
     for (from, to) in [
-        ("transactions = 500", "transactions = 50"),
+        (
+            "time = \"6s\", transactions = 10000000",
+            "transactions = 50",
+        ),
         ("min = 3\nmax = 4", "min = 2\nmax = 2"),
     ] {
         assert!(scaled.contains(from), "the example no longer has {from}");

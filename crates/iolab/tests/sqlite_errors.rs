@@ -40,6 +40,8 @@ fn bad_flags_are_refused_at_the_flag() {
         "must be between 1 and 11",
     );
     assert_clean_failure(&sqlite(&["--sleep", "soon"]), 2, "is not a duration");
+    assert_clean_failure(&sqlite(&["--time", "soon"]), 2, "is not a duration");
+    assert_clean_failure(&sqlite(&["--time", "0s"]), 2, "must be longer than zero");
     assert_clean_failure(
         &sqlite(&["--transactions", "3", "--threads", "4"]),
         2,
@@ -91,6 +93,11 @@ fn bad_keys_are_located_in_the_file() {
             "sqlite = { transactions = 2, threads = 4 }",
             "5:27",
             ":5:27: `workload.sqlite.transactions` 2 split over `workload.sqlite.threads` 4",
+        ),
+        (
+            "sqlite = { time = \"10 parsecs\" }",
+            "5:19",
+            "`workload.sqlite.time`",
         ),
         (
             "sqlite = { journl = \"wal\" }",

@@ -168,7 +168,7 @@ impl Workload for SqliteWorkload {
     }
 
     fn planned_duration(&self) -> Option<Duration> {
-        None
+        self.spec.time_limit
     }
 
     /// The SQLite library the runs use: its version and compile-time options change the
@@ -215,10 +215,13 @@ pub fn from_command_line(
     seed: u64,
 ) -> Result<ExperimentPlan, UsageError> {
     let (spec, _) = table::from_values(values, dir.to_path_buf(), seed)?;
-    let name = format!(
+    let mut name = format!(
         "sqlite {} journal={} synchronous={} transactions={} threads={}",
         spec.mode, spec.journal, spec.synchronous, spec.transactions, spec.threads
     );
+    if let Some(t) = spec.time_limit {
+        name.push_str(&format!(" time={}ms", t.as_millis()));
+    }
     let workload_json = json!({ KEY: options_json(&spec) });
     single(SingleRun {
         name,
@@ -238,6 +241,9 @@ fn options_json(spec: &SqliteSpec) -> Value {
     let mut o = Map::new();
     o.insert("mode".into(), json!(spec.mode.name()));
     o.insert("transactions".into(), json!(spec.transactions));
+    if let Some(t) = spec.time_limit {
+        o.insert("time".into(), json!(format!("{}ms", t.as_millis())));
+    }
     o.insert("journal".into(), json!(spec.journal.name()));
     o.insert("synchronous".into(), json!(spec.synchronous.name()));
     o.insert("tables".into(), json!(spec.tables));
@@ -300,6 +306,7 @@ fn add_record(record: &mut RunRecord, r: &SqliteResult) {
             "tables": p.tables,
             "databases": p.databases,
             "threads": p.threads,
+            "time_limited": r.time_limited,
             "calls": c,
             "settings": r.settings,
             "sqlite_library": library_json(),

@@ -49,9 +49,17 @@ impl Formatter<SqliteReport> for Human {
         }
         let elapsed_s = r.elapsed_ns as f64 / 1e9;
         let per_s = |x: f64| if elapsed_s > 0.0 { x / elapsed_s } else { 0.0 };
+        let limited = if r.time_limited {
+            format!(
+                " of {} planned, stopped by --time",
+                thousands(p.transactions)
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "  elapsed     {elapsed_s:.3} s, {} (set-up before it: {:.3} s)",
+            "  elapsed     {elapsed_s:.3} s, {}{limited} (set-up before it: {:.3} s)",
             plural(r.transactions, "transaction"),
             r.setup_ns as f64 / 1e9
         )?;

@@ -40,6 +40,7 @@ impl Formatter<SqliteReport> for Json {
                 "elapsed_ns": r.elapsed_ns,
                 "setup_ns": r.setup_ns,
                 "transactions": r.transactions,
+                "time_limited": r.time_limited,
                 "transactions_per_s": per_s(r.transactions as f64),
                 "latency": r.latency.summary(),
                 "latency_histogram": r.latency.buckets(),
