@@ -116,7 +116,7 @@ while [ $# -gt 0 ]; do
         --save) SAVE=${2:?--save needs a value}; shift 2 ;;
         --save=*) SAVE=${1#*=}; shift ;;
         --tables) TABLES=${2:?--tables needs a value}; shift 2 ;;
-        --tables=*) TABLES=${1#*=}; shift ;;
+        --tables=*) TABLES=${1#*=}; [ -n "$TABLES" ] || die "--tables needs a value"; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -441,7 +441,8 @@ def record(args):
     if total > 0:
         bg = max(0.0, (busy - cpu * int(hz)) / total * 100.0)
     r.update({"job": job, "place": place, "pair": int(pair), "pos": int(pos), "tool": tool,
-              "ops": int(ops), "wall_ns": int(wall_ns), "proc_elapsed_s": elapsed,
+              "aa": os.environ.get("VS_CLASSIC_AA") == "1",
+              "title": os.environ.get("VS_CLASSIC_TITLE", ""), "ops": int(ops), "wall_ns": int(wall_ns), "proc_elapsed_s": elapsed,
               "proc_user_s": user, "proc_sys_s": sys_, "proc_cpu_s": cpu, "maxrss_kib": maxrss,
               "cpu_us_per_op": cpu * 1e6 / int(ops), "bg_pct": bg})
     print(json.dumps(r))
@@ -473,30 +474,38 @@ def f_rate(x):
 def f_ratio(x):
     return "-" if x is None else f"{x:.3f}"
 
-def verdict(place, ratio, cratio, ci=None):
+def verdict(place, ratio, cratio, ci=None, cci=None):
     """PASS or FAIL on the median, then where the median's 95 % CI lies against the target:
-    inside it (sure), outside it (sure) or across its bound (within noise: more pairs)."""
+    inside it (sure), outside it (sure) or across its bound (within noise: more pairs). On
+    tmpfs the CPU ratio is judged the same way, after a semicolon."""
     if ratio is None:
         return "n/a"
+    def where(ok, ci, inside):
+        if ci is None:
+            return ""
+        lo, hi = inside(ci[0]), inside(ci[1])
+        if place == "dev" and not lo and not hi and ci[0] < 0.95 < 1.05 < ci[1]:
+            return ", CI across both bounds"
+        if lo and hi:
+            return ", CI inside" if ok else ", CI across"
+        if not lo and not hi:
+            return ", CI outside" if not ok else ", CI across"
+        return ", CI across"
     if place == "dev":
         inside = lambda x: abs(x - 1.0) <= 0.05
         ok = inside(ratio)
-    else:
-        inside = lambda x: x >= 1.0
-        ok = inside(ratio)
-        if cratio is not None and cratio > 1.0:
-            return "FAIL (CPU)"
-    v = "PASS" if ok else "FAIL"
-    if ci is None:
+        return ("PASS" if ok else "FAIL") + where(ok, ci, inside)
+    inside = lambda x: x >= 1.0
+    ok = inside(ratio)
+    v = ("PASS" if ok else "FAIL") + where(ok, ci, inside)
+    if cratio is None:
         return v
-    lo, hi = inside(ci[0]), inside(ci[1])
-    if place == "dev" and not lo and not hi and ci[0] < 0.95 < 1.05 < ci[1]:
-        return v + ", CI across both bounds"
-    if lo and hi:
-        return v + (", CI inside" if ok else ", CI across")
-    if not lo and not hi:
-        return v + (", CI outside" if not ok else ", CI across")
-    return v + ", CI across"
+    cpu_in = lambda x: x <= 1.0
+    cok = cpu_in(cratio)
+    v += "; CPU " + ("ok" if cok else "FAIL") + where(cok, cci, cpu_in)
+    if ok and not cok:
+        v = "FAIL" + v[4:]
+    return v
 
 def table(args):
     results, job, place, title, toolname = args
@@ -507,6 +516,10 @@ def table(args):
     pairs = sorted({r["pair"] for r in rows})
     tools = [t for t in ("tool", "iolab") if any(r["tool"] == t for r in rows)]
     both = len(tools) == 2
+    # Saved runs carry their own title (sizes, options); older files do not.
+    title = next((r["title"] for r in rows if r.get("title")), title)
+    if any(r.get("aa") for r in rows):
+        title += " [A/A: the tool against itself]"
     print(f"\n== {job} on {place}: {title} ==")
     short = {"tool": "T", "iolab": "I"}
     # Per pair: each figure of each tool (and the ratio), then CPU us/op; a group per figure.
@@ -574,7 +587,7 @@ def table(args):
     for k, label, _ in figs:
         m = med(ratios[k])
         ci = med_ci(ratios[k])
-        v = verdict(place, m, cm, ci)
+        v = verdict(place, m, cm, ci, med_ci(cratios))
         print(f"    {label:<13} median ratio {f_ratio(m)} (95 % CI {f_ci(ci)})"
               f"   CPU-s/op ratio {f_ratio(cm)} (95 % CI {f_ci(med_ci(cratios))})   {v}")
         out.append({"job": job, "place": place, "figure": label, "ratio": m, "ratio_ci": ci,
@@ -637,14 +650,36 @@ def level(args):
 
 def pool(args):
     """pool OUT FILE...: the runs of several --save files as one, each file's pairs numbered
-    after the last file's (per job and place); prints the "job place" combinations found."""
+    after the last file's (per job and place); prints the "job place" combinations found.
+    Refuses lines that are not --save lines, and A/A runs pooled with iolab runs or runs of
+    different sizes under one job and place."""
     out, *files = args
-    last, seen, rows = {}, [], []
+    last, seen, rows, kind = {}, [], [], {}
     for path in files:
-        here = [json.loads(l) for l in open(path) if l.strip()]
+        here = []
+        for n, l in enumerate(open(path), 1):
+            if not l.strip():
+                continue
+            try:
+                r = json.loads(l)
+            except ValueError:
+                raise SystemExit(f"{path}:{n}: not JSON (expected a line written by --save)")
+            if not isinstance(r, dict) or not all(k in r for k in
+                                                  ("job", "place", "pair", "pos", "tool")):
+                raise SystemExit(f"{path}:{n}: not a --save line (no job, place, pair, pos "
+                                 "or tool)")
+            here.append(r)
         base = dict(last)
         for r in here:
             key = (r["job"], r["place"])
+            k = (bool(r.get("aa")), r.get("title") or None)
+            prev = kind.setdefault(key, (k, path))
+            if prev[0][0] != k[0]:
+                raise SystemExit(f"{path}: {key[0]} on {key[1]}: an A/A run cannot be pooled "
+                                 f"with an iolab run ({prev[1]})")
+            if k[1] and prev[0][1] and prev[0][1] != k[1]:
+                raise SystemExit(f"{path}: {key[0]} on {key[1]}: a different job "
+                                 f"('{k[1]}') from {prev[1]} ('{prev[0][1]}')")
             r["pair"] += base.get(key, 0)
             last[key] = max(last.get(key, 0), r["pair"])
             if key not in seen:
@@ -808,7 +843,8 @@ run_one() {
     fi
     w1=$(date +%s%N)
     read -r b1 t1 < <(cpu_jiffies)
-    python3 "$HELPER" record "$job" "$place" "$pair" "$pos" "$tool" "$out" \
+    VS_CLASSIC_TITLE="$(job_title "$job" "$place")" \
+        python3 "$HELPER" record "$job" "$place" "$pair" "$pos" "$tool" "$out" \
         "$(job_ops "$job" "$place")" $((w1 - w0)) "$b0" "$t0" "$b1" "$t1" "$HZ" "$tf" \
         >>"$RESULTS" || die "cannot parse the $tool output of $job on $place, pair $pair (in $out)"
     rm -rf "$dir"
@@ -884,10 +920,12 @@ run_job() {
 
 if [ -n "$TABLES" ]; then
     # Saved runs only: pooled, then the same tables and summary as after a run.
+    python3 "$HELPER" pool "$RESULTS" "${TABLE_FILES[@]}" >"$WORK/combos" \
+        || die "--tables: cannot pool $TABLES"
     while read -r job place; do
         python3 "$HELPER" table "$RESULTS" "$job" "$place" "$(job_title "$job" "$place")" \
             "$(tool_name "$job")"
-    done < <(python3 "$HELPER" pool "$RESULTS" "${TABLE_FILES[@]}")
+    done <"$WORK/combos"
     python3 "$HELPER" summary "$RESULTS.summary"
     exit 0
 fi

@@ -183,7 +183,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         kind: OptionKind::Duration,
         default: None,
         aliases: &[],
-        help: "Stop each thread after this long even if transactions remain (e.g. 10s; at least 1ms)",
+        help: "Start no transaction after this long, even if some remain (e.g. 10s; at least 1ms)",
         original: "",
         apply: |s, v| {
             if let OptionValue::Duration(d) = v {
@@ -300,8 +300,9 @@ pub fn option(name: &str) -> Option<&'static SqliteOption> {
 pub struct SqliteSpec {
     pub mode: Mode,
     pub transactions: u64,
-    /// `time`: the timed region ends here even if transactions remain (`transactions` is then
-    /// the most a run does).
+    /// `time`: no transaction starts after this long from the common start (`transactions`
+    /// is then the most a run does); the one under way, its pause and the WAL checkpoint
+    /// still finish inside the timed region.
     pub time_limit: Option<Duration>,
     pub journal: Journal,
     pub synchronous: Synchronous,

@@ -192,10 +192,7 @@ fn seed_002_sqlite_experiment(dir: &Path) -> Expect {
     .unwrap();
     let mut scaled = shipped.clone();
     for (from, to) in [
-        (
-            "time = \"6s\", transactions = 10000000",
-            "transactions = 50",
-        ),
+        ("time = \"6s\", transactions = 1000000", "transactions = 50"),
         ("min = 3\nmax = 4", "min = 2\nmax = 2"),
     ] {
         assert!(scaled.contains(from), "the example no longer has {from}");

@@ -100,6 +100,11 @@ fn bad_keys_are_located_in_the_file() {
             "`workload.sqlite.time`",
         ),
         (
+            "sqlite = { journal = \"wal\" }\ntime = \"6s\"",
+            "6:1",
+            "hint: give a SQLite run's time limit inside it",
+        ),
+        (
             "sqlite = { journl = \"wal\" }",
             "5:12",
             "unknown key `journl` in `workload.sqlite`",

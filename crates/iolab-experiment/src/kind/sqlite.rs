@@ -34,9 +34,12 @@ pub(crate) static SQLITE: TableKind = TableKind {
     noun: "SQLite runs",
     example: "sqlite = { … }",
     metrics: || METRICS,
-    misplaced: |_| {
-        "remove it: a SQLite run is given by its own keys, e.g. sqlite = { journal = \"wal\", \
-         transactions = 1000 }"
+    misplaced: |key| match key {
+        "time" => "give a SQLite run's time limit inside it: sqlite = { …, time = \"10s\" }",
+        _ => {
+            "remove it: a SQLite run is given by its own keys, e.g. sqlite = { journal = \
+             \"wal\", transactions = 1000 }"
+        }
     },
     needs_target: true,
     resolve: |cx, entry, at| {

@@ -26,7 +26,13 @@ impl Formatter<SqliteReport> for Mobibench {
             writeln!(out, "DB time interval : {} ms", d.as_millis())?;
         }
         writeln!(out, "Operation : {}", p.mode.mobibench_number())?;
-        writeln!(out, "Transactions per thread: {}", p.transactions_of(0))?;
+        // Mobibench runs exactly its count; a run `time` ended says what it did.
+        let per_thread = if r.time_limited {
+            r.threads.first().map_or(0, |t| t.transactions)
+        } else {
+            p.transactions_of(0)
+        };
+        writeln!(out, "Transactions per thread: {per_thread}")?;
         writeln!(out, "# of Tables : {}", p.tables)?;
         writeln!(out, "# of Databases : {}", p.databases)?;
         writeln!(out, "# of Threads : {}", p.threads)?;
