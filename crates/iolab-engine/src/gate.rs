@@ -109,6 +109,37 @@ impl Gate {
         s.open
     }
 
+    /// [`Gate::wait`] that calls `tick` (outside the lock) at least every `period` while it
+    /// waits: the caller's way to report the parties' set-up.
+    pub fn wait_ticking(&self, period: Duration, mut tick: impl FnMut()) -> bool {
+        let mut s = self.lock();
+        if s.open {
+            return true;
+        }
+        if s.aborted {
+            return false;
+        }
+        s.arrived += 1;
+        if s.arrived >= self.parties {
+            s.open = true;
+            self.cv.notify_all();
+            return true;
+        }
+        while !s.open && !s.aborted {
+            let (g, timeout) = self
+                .cv
+                .wait_timeout(s, period)
+                .unwrap_or_else(|p| p.into_inner());
+            s = g;
+            if timeout.timed_out() && !s.open && !s.aborted {
+                drop(s);
+                tick();
+                s = self.lock();
+            }
+        }
+        s.open
+    }
+
     /// Releases every waiting party with false, and makes later waits return false at once.
     /// No effect once the gate has opened.
     pub fn abort(&self) {
@@ -167,6 +198,12 @@ pub struct Crew {
     /// Set when the run is cancelled or a worker failed: the others stop.
     pub abort: AtomicBool,
     pub progress: Vec<Progress>,
+    /// Each worker's set-up work done and in all (units of its choosing; a worker that
+    /// reports none leaves both at 0), reported as preparing while the crew sets up.
+    pub setup_done: Vec<Progress>,
+    pub setup_total: Vec<Progress>,
+    /// What those counters count (singular), for the progress display.
+    pub setup_unit: &'static str,
 }
 
 impl Crew {
@@ -178,6 +215,9 @@ impl Crew {
             start: OnceLock::new(),
             abort: AtomicBool::new(false),
             progress: (0..n).map(|_| Progress::default()).collect(),
+            setup_done: (0..n).map(|_| Progress::default()).collect(),
+            setup_total: (0..n).map(|_| Progress::default()).collect(),
+            setup_unit: "step",
         }
     }
 
@@ -230,10 +270,25 @@ impl Crew {
                     }
                 }
             }
-            if !self.ready.wait() || self.abort.load(Ordering::Relaxed) {
+            let sum = |v: &[Progress]| v.iter().map(|p| p.0.load(Ordering::Relaxed)).sum::<u64>();
+            let set_up = self.ready.wait_ticking(crate::micro::PROGRESS_PERIOD, || {
+                if cancel.load(Ordering::Relaxed) {
+                    self.abort.store(true, Ordering::Relaxed);
+                }
+                let total = sum(&self.setup_total);
+                if total > 0 {
+                    obs.setting_up(sum(&self.setup_done), total, self.setup_unit);
+                }
+            });
+            if !set_up || self.abort.load(Ordering::Relaxed) {
                 // A worker panicked or failed before the start: that is the error.
                 self.go.abort();
                 return handles.into_iter().map(join).collect();
+            }
+            // The set-up's last word: all of it done.
+            let total = sum(&self.setup_total);
+            if total > 0 {
+                obs.setting_up(sum(&self.setup_done), total, self.setup_unit);
             }
             obs.started();
             let _ = self.start.set(Instant::now());
@@ -345,6 +400,31 @@ mod tests {
         // The plan still caps it, and past the limit what is done is all there will be.
         assert_eq!(expected(500, 1000, Some(s(10)), s(1)), 1000);
         assert_eq!(expected(40, 1000, Some(s(10)), s(20)), 40);
+    }
+
+    #[test]
+    fn a_ticking_wait_ticks_until_the_others_arrive() {
+        let _hang = iolab_testkit::timeout(120);
+        let g = Gate::new(2);
+        let ticked = AtomicUsize::new(0);
+        thread::scope(|s| {
+            // The other party arrives only once the waiter has ticked twice.
+            s.spawn(|| {
+                while ticked.load(Ordering::Acquire) < 2 {
+                    thread::yield_now();
+                }
+                assert!(g.wait());
+            });
+            let open = g.wait_ticking(Duration::from_millis(1), || {
+                ticked.fetch_add(1, Ordering::Release);
+            });
+            assert!(open);
+        });
+        assert!(ticked.load(Ordering::Relaxed) >= 2);
+        // An aborted gate ends a ticking wait with false.
+        let g = Gate::new(2);
+        let open = g.wait_ticking(Duration::from_millis(1), || g.abort());
+        assert!(!open);
     }
 
     #[test]

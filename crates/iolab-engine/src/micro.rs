@@ -38,6 +38,9 @@ const FILL_CHUNK: usize = 1 << 20;
 pub trait Observer {
     /// Pre-filling data files: `done` of `total` bytes written.
     fn preparing(&mut self, _done: u64, _total: u64) {}
+    /// Workers setting themselves up before the timed region (a SQLite run filling its
+    /// tables): `done` of `total` `unit`s (singular), summed over the workers.
+    fn setting_up(&mut self, _done: u64, _total: u64, _unit: &'static str) {}
     /// Called about every [`PROGRESS_PERIOD`] during the timed region: records completed so
     /// far, records planned (all passes), time since the start.
     fn progress(&mut self, _done: u64, _planned: u64, _elapsed: Duration) {}

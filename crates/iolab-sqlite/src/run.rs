@@ -13,7 +13,7 @@ use std::ffi::{c_char, CStr};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -30,7 +30,7 @@ use rusqlite::{ffi, Connection, OpenFlags};
 use serde::Serialize;
 
 use crate::count::{self, Calls};
-use crate::spec::{Mode, SqlitePlan, INSERT_VALUE, UPDATE_VALUE};
+use crate::spec::{Mode, SqlitePlan, Synchronous, INSERT_VALUE, UPDATE_VALUE};
 use crate::SqliteError;
 
 /// Width of the per-interval counters.
@@ -229,10 +229,12 @@ fn execute(
     cancel: &AtomicBool,
 ) -> Result<SqliteResult, SqliteError> {
     let n = plan.threads as usize;
+    let mut crew = Crew::new(n);
+    crew.setup_unit = "row";
     let shared = Shared {
         plan,
         clock: Clock::new(),
-        crew: Crew::new(n),
+        crew,
         cancel,
     };
     let outcomes = shared.crew.run(
@@ -310,7 +312,7 @@ fn worker(t: u32, shared: &Shared<'_>) -> Result<ThreadStats, SqliteError> {
     let began = Instant::now();
     let stop =
         || shared.cancel.load(Ordering::Relaxed) || shared.crew.abort.load(Ordering::Relaxed);
-    let setup = Setup::new(shared.plan, t, &stop);
+    let setup = Setup::new(shared.plan, t, &shared.crew, &stop);
     if setup.is_err() {
         shared.crew.abort.store(true, Ordering::Relaxed);
     }
@@ -340,15 +342,25 @@ struct Setup {
 }
 
 impl Setup {
-    /// `stop` says when to give up (Ctrl-C, or another thread failed).
-    fn new(plan: &SqlitePlan, t: u32, stop: &dyn Fn() -> bool) -> Result<Setup, SqliteError> {
+    /// `stop` says when to give up (Ctrl-C, or another thread failed); `crew`'s set-up
+    /// counters of thread `t` count the rows filled.
+    fn new(
+        plan: &SqlitePlan,
+        t: u32,
+        crew: &Crew,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Setup, SqliteError> {
         let mut conns = Vec::with_capacity(plan.databases as usize);
         let mut paths = Vec::with_capacity(plan.databases as usize);
         let rows = plan.rows_of(t);
+        let filled = &crew.setup_done[t as usize].0;
+        crew.setup_total[t as usize]
+            .0
+            .store(rows * u64::from(plan.databases), Ordering::Relaxed);
         for d in 0..plan.databases {
             let path = plan.db_file(t, d);
             let conn = open(plan, &path)?;
-            fill(plan, &conn, &path, rows, stop)?;
+            fill(plan, &conn, &path, rows, filled, stop)?;
             conns.push(conn);
             paths.push(path);
         }
@@ -541,6 +553,7 @@ fn fill(
     conn: &Connection,
     path: &Path,
     rows: u64,
+    progress: &AtomicU64,
     stop: &dyn Fn() -> bool,
 ) -> Result<(), SqliteError> {
     let err = |e: rusqlite::Error| SqliteError::sqlite("creating the tables of", path, &e);
@@ -558,6 +571,16 @@ fn fill(
     }
     sql.push_str("COMMIT;");
     conn.execute_batch(&sql).map_err(err)?;
+    if rows == 0 {
+        return Ok(());
+    }
+    // Row by row as Mobibench fills, but unsynced: the same files, without a sync per row
+    // (hundreds of thousands of rows took minutes). They are synced once, after the set-up.
+    let sync = |level: u8| {
+        conn.execute_batch(&format!("PRAGMA synchronous={level};"))
+            .map_err(|e| SqliteError::sqlite("setting synchronous on", path, &e))
+    };
+    sync(Synchronous::Off.level())?;
     for row in 0..rows {
         if stop() {
             return Err(SqliteError::Interrupted);
@@ -571,8 +594,9 @@ fn fill(
         sql.push_str("COMMIT;");
         conn.execute_batch(&sql)
             .map_err(|e| SqliteError::sqlite("filling the tables of", path, &e))?;
+        progress.fetch_add(1, Ordering::Relaxed);
     }
-    Ok(())
+    sync(plan.synchronous.level())
 }
 
 fn settings(conn: &Connection) -> rusqlite::Result<Settings> {

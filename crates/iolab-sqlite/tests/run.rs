@@ -163,6 +163,42 @@ fn updates_deletes_threads_and_attached_databases_run() {
     assert_eq!(r.transactions, 50);
 }
 
+/// The set-up progress a run reports, as the caller's observer sees it.
+#[derive(Default)]
+struct SetUp(Vec<(u64, u64, &'static str)>);
+
+impl iolab_engine::Observer for SetUp {
+    fn setting_up(&mut self, done: u64, total: u64, unit: &'static str) {
+        self.0.push((done, total, unit));
+    }
+}
+
+#[test]
+fn the_fill_reports_its_rows_and_leaves_the_synchronous_level_asked_for() {
+    let _hang = iolab_testkit::timeout(600);
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(dir.path(), |s| {
+        s.mode = Mode::Update;
+        s.journal = Journal::Wal;
+        s.threads = 2;
+        s.transactions = 20;
+    });
+    let mut seen = SetUp::default();
+    let r = run_sqlite(&p, &mut seen, &AtomicBool::new(false)).unwrap();
+    // 10 transactions a thread fill the minimum of 296 rows in each thread's database, and
+    // the last report says all of them are in.
+    assert_eq!(
+        seen.0.last(),
+        Some(&(2 * 296, 2 * 296, "row")),
+        "{:?}",
+        seen.0
+    );
+    // The fill ran unsynced; the run itself is at FULL: a WAL sync per commit, and each
+    // thread's checkpoint syncs its WAL and its database.
+    assert_eq!(r.settings.synchronous, 2);
+    assert_eq!(r.calls.fsync, 20 + 2 * 2, "{:?}", r.calls);
+}
+
 #[test]
 fn a_transaction_over_attached_databases_commits_through_a_super_journal() {
     let dir = tempfile::tempdir().unwrap();

@@ -151,6 +151,12 @@ pub enum EngineEvent<'a> {
         done: u64,
         total: u64,
     },
+    /// Workers setting up before the timed region: `done` of `total` `unit`s (singular).
+    SettingUp {
+        done: u64,
+        total: u64,
+        unit: &'static str,
+    },
     /// Creating a WML fileset's files.
     Populating {
         fileset: &'a str,
@@ -242,6 +248,11 @@ impl EngineObs<'_> {
 impl iolab_engine::Observer for EngineObs<'_> {
     fn preparing(&mut self, done: u64, total: u64) {
         self.outer.engine(&EngineEvent::Filling { done, total });
+    }
+
+    fn setting_up(&mut self, done: u64, total: u64, unit: &'static str) {
+        self.outer
+            .engine(&EngineEvent::SettingUp { done, total, unit });
     }
 
     fn started(&mut self) {

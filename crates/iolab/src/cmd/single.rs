@@ -341,6 +341,16 @@ impl EngineView for Counting {
                     ));
                 }
             }
+            // Called every progress period while the workers set up; shown from the first.
+            EngineEvent::SettingUp { done, total, unit } if line.enabled() && total > 0 => {
+                line.show(format_args!(
+                    "setting up: {} of {} {unit}{} ({}%)",
+                    thousands(done),
+                    thousands(total),
+                    if total == 1 { "" } else { "s" },
+                    done * 100 / total
+                ));
+            }
             EngineEvent::TimedStart => line.keep(),
             EngineEvent::Records {
                 done,
