@@ -87,22 +87,32 @@ impl Gate {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits until every party has arrived (true) or the gate is aborted (false; at once if
-    /// it already was).
-    pub fn wait(&self) -> bool {
+    /// Arrives at the gate: the outcome when it is decided at once (the gate was open or
+    /// aborted, or this was the last party), else the lock to wait on.
+    fn arrive(&self) -> Result<bool, MutexGuard<'_, GateState>> {
         let mut s = self.lock();
         if s.open {
-            return true;
+            return Ok(true);
         }
         if s.aborted {
-            return false;
+            return Ok(false);
         }
         s.arrived += 1;
         if s.arrived >= self.parties {
             s.open = true;
             self.cv.notify_all();
-            return true;
+            return Ok(true);
         }
+        Err(s)
+    }
+
+    /// Waits until every party has arrived (true) or the gate is aborted (false; at once if
+    /// it already was).
+    pub fn wait(&self) -> bool {
+        let mut s = match self.arrive() {
+            Ok(decided) => return decided,
+            Err(s) => s,
+        };
         while !s.open && !s.aborted {
             s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
         }
@@ -112,19 +122,10 @@ impl Gate {
     /// [`Gate::wait`] that calls `tick` (outside the lock) at least every `period` while it
     /// waits: the caller's way to report the parties' set-up.
     pub fn wait_ticking(&self, period: Duration, mut tick: impl FnMut()) -> bool {
-        let mut s = self.lock();
-        if s.open {
-            return true;
-        }
-        if s.aborted {
-            return false;
-        }
-        s.arrived += 1;
-        if s.arrived >= self.parties {
-            s.open = true;
-            self.cv.notify_all();
-            return true;
-        }
+        let mut s = match self.arrive() {
+            Ok(decided) => return decided,
+            Err(s) => s,
+        };
         while !s.open && !s.aborted {
             let (g, timeout) = self
                 .cv
