@@ -73,7 +73,8 @@ Usage: bench/vs-classic.sh [options]
                     --latency false, as iozone times passes only)
   --save FILE       also write every run's parsed numbers to FILE (JSON lines)
   --tables LIST     run nothing: print the tables and the summary of the --save FILEs given
-                    (comma-separated), their pairs pooled per job and place (no root needed)
+                    (comma-separated), their pairs pooled per job and place (no root needed);
+                    --jobs and --places select among them, --save keeps the pooled runs
   -h, --help        this text
 
 Needs root (losetup, mkfs.ext4, mount, unshare). Mobibench and iozone are not built by this
@@ -923,9 +924,13 @@ if [ -n "$TABLES" ]; then
     python3 "$HELPER" pool "$RESULTS" "${TABLE_FILES[@]}" >"$WORK/combos" \
         || die "--tables: cannot pool $TABLES"
     while read -r job place; do
+        { want "$job" && where "$place"; } || continue
         python3 "$HELPER" table "$RESULTS" "$job" "$place" "$(job_title "$job" "$place")" \
             "$(tool_name "$job")"
     done <"$WORK/combos"
+    if [ -n "$SAVE" ]; then
+        cp "$RESULTS" "$SAVE" && echo "pooled runs saved to $SAVE"
+    fi
     python3 "$HELPER" summary "$RESULTS.summary"
     exit 0
 fi
