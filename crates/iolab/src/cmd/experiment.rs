@@ -16,6 +16,7 @@ use iolab_store::{ConfigOutcome, ExperimentId, ExperimentStatus, RunStatus};
 use crate::cli::RunArgs;
 use crate::cmd::show;
 use crate::error::CliError;
+use crate::fmt::thousands;
 use crate::term::StatusLine;
 
 pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
@@ -132,6 +133,7 @@ fn run_one(
         metric: plan.repetitions.metric.clone(),
         current: None,
         phase: Phase::Preparing,
+        setting_up: None,
         db: args.db.db.display().to_string(),
         told: Default::default(),
     };
@@ -240,6 +242,8 @@ struct Progress {
     metric: String,
     current: Option<RunInfo>,
     phase: Phase,
+    /// The workers' set-up of the current run while it prepares: (done, total, unit).
+    setting_up: Option<(u64, u64, &'static str)>,
     db: String,
     /// (configuration, check) pairs already printed.
     told: std::collections::BTreeSet<(String, String)>,
@@ -285,6 +289,15 @@ impl Progress {
         line.push_str(&format!(
             " · {}",
             match self.phase {
+                // A workload's own set-up (a SQLite fill) comes while it creates its files.
+                Phase::Preparing | Phase::Populating if self.setting_up.is_some() => {
+                    let (done, total, unit) = self.setting_up.unwrap_or_default();
+                    format!(
+                        "setting up {}% of {} {unit}s",
+                        done * 100 / total.max(1),
+                        thousands(total)
+                    )
+                }
                 Phase::Preparing => "preparing".to_string(),
                 Phase::Populating => "creating files".into(),
                 Phase::DroppingCaches => "dropping caches".into(),
@@ -334,6 +347,7 @@ impl RunnerObserver for Progress {
     fn run_started(&mut self, run: &RunInfo) {
         self.current = Some(run.clone());
         self.phase = Phase::Preparing;
+        self.setting_up = None;
         self.draw(None);
     }
 
@@ -378,6 +392,10 @@ impl RunnerObserver for Progress {
     }
 
     fn engine(&mut self, event: &EngineEvent<'_>) {
+        if let EngineEvent::SettingUp { done, total, unit } = *event {
+            self.setting_up = Some((done, total, unit));
+            self.draw(None);
+        }
         // Told once per configuration; the `system-skipped` finding is stored with each run.
         if let (EngineEvent::SystemSkipped(command), Some(run)) = (event, &self.current) {
             if self
