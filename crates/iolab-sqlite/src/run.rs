@@ -270,11 +270,13 @@ fn merge(plan: &SqlitePlan, stats: Vec<ThreadStats>) -> SqliteResult {
     let mut latency = LatencyHistogram::default();
     let mut usage = Usage::default();
     let mut calls = Calls::default();
+    let mut transactions = 0;
     let mut series = Vec::with_capacity(stats.len());
     for s in &stats {
         latency.merge(&s.latency);
         usage = usage + s.summary.usage;
         calls = calls + s.summary.calls;
+        transactions += s.summary.transactions;
         series.push(s.intervals.clone());
     }
     SqliteResult {
@@ -289,8 +291,8 @@ fn merge(plan: &SqlitePlan, stats: Vec<ThreadStats>) -> SqliteResult {
             .map(|s| s.summary.elapsed_ns)
             .max()
             .unwrap_or(0),
-        transactions: stats.iter().map(|s| s.summary.transactions).sum(),
-        time_limited: stats.iter().map(|s| s.summary.transactions).sum::<u64>() < plan.transactions,
+        transactions,
+        time_limited: transactions < plan.transactions,
         latency,
         checkpoint_ns: stats
             .iter()
