@@ -145,7 +145,8 @@ mod tests {
 
     #[test]
     fn oversized_files_are_refused() {
-        let f = tempfile_path("big.f");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("big.f");
         let file = std::fs::File::create(&f).unwrap();
         // Sparse: no disk space is used.
         file.set_len(MAX_FILE_SIZE + 1).unwrap();
@@ -159,7 +160,8 @@ mod tests {
 
     #[test]
     fn a_byte_order_mark_is_skipped() {
-        let f = tempfile_path("bom.f");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("bom.f");
         std::fs::write(&f, "\u{feff}bogus\n").unwrap();
         let e = parse_file(&f).unwrap_err();
         // The text starts after the mark, which takes no column.
@@ -172,21 +174,13 @@ mod tests {
         std::fs::remove_file(&f).unwrap();
     }
 
-    fn tempfile_path(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("iolab-wml-lib-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join(name)
-    }
-
     #[test]
     fn load_file_reports_parse_errors_as_a_list() {
-        let dir = std::env::temp_dir().join(format!("iolab-wml-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("bad.f");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("bad.f");
         std::fs::write(&f, "set $a = 1\nbogus\n").unwrap();
         let errs = load_file(&f).unwrap_err();
         assert_eq!(errs.len(), 1);
         assert_eq!(errs.first().span, Span::new(2, 1));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
