@@ -141,6 +141,24 @@ impl FigureResult {
     pub fn flush_ns(&self) -> u64 {
         self.children.iter().map(|c| c.flush_ns).max().unwrap_or(0)
     }
+
+    /// iozone's CPU utilization (`-+u`), in percent: the threads' CPU time (user + system)
+    /// over the longest thread's timed window, each window taken as at least its thread's CPU
+    /// time, as iozone does. Above 100 with more than one thread; 0 when nothing was timed.
+    pub fn cpu_utilization(&self) -> f64 {
+        let cpu: u64 = self.children.iter().map(|c| c.usage.cpu_ns()).sum();
+        let wall = self
+            .children
+            .iter()
+            .map(|c| c.elapsed_ns.max(c.usage.cpu_ns()))
+            .max()
+            .unwrap_or(0);
+        if wall == 0 {
+            0.0
+        } else {
+            100.0 * cpu as f64 / wall as f64
+        }
+    }
 }
 
 /// What a run measured.
@@ -932,6 +950,38 @@ mod tests {
         s.record = 4 << 10;
         s.threads = threads;
         s.validate().unwrap()
+    }
+
+    #[test]
+    fn cpu_utilization_is_cpu_over_the_longest_window_as_iozone_computes_it() {
+        let child = |elapsed_ms: u64, user_ms: u64, sys_ms: u64| ChildResult {
+            elapsed_ns: elapsed_ms * 1_000_000,
+            usage: Usage {
+                user_ns: user_ms * 1_000_000,
+                sys_ns: sys_ms * 1_000_000,
+                ..Usage::default()
+            },
+            ..ChildResult::default()
+        };
+        let figure = |children: Vec<ChildResult>| FigureResult {
+            figure: Figure::Write,
+            children,
+            elapsed_ns: 0,
+            parent_ns: 0,
+            latency: LatencyHistogram::default(),
+            usage: Usage::default(),
+        };
+        // One thread: 30 ms of user + 50 ms of system time in a 100 ms window.
+        assert_eq!(figure(vec![child(100, 30, 50)]).cpu_utilization(), 80.0);
+        // Two threads: their CPU adds up, over the longer window (100 ms): 150 %.
+        let two = figure(vec![child(100, 10, 80), child(80, 0, 60)]);
+        assert_eq!(two.cpu_utilization(), 150.0);
+        // A window shorter than its thread's CPU time (clock granularity) counts as the CPU
+        // time, so one thread never exceeds 100 %.
+        assert_eq!(figure(vec![child(10, 8, 4)]).cpu_utilization(), 100.0);
+        // Nothing timed: 0, not NaN.
+        assert_eq!(figure(vec![child(0, 0, 0)]).cpu_utilization(), 0.0);
+        assert_eq!(figure(Vec::new()).cpu_utilization(), 0.0);
     }
 
     #[test]

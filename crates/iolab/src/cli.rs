@@ -711,6 +711,11 @@ pub struct IozoneArgs {
     #[arg(long, requires = "auto")]
     pub auto_all_records: bool,
 
+    /// With --format iozone, add iozone's CPU utilization blocks (iozone -+u); the other
+    /// formats always show each figure's CPU utilization
+    #[arg(long)]
+    pub cpu_utilization: bool,
+
     /// Seed for the random orders
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,

@@ -1,7 +1,8 @@
 //! `iolab iozone --format iozone` parses like iozone's own `-R` report: the same block
 //! titles in the same order, the same header of quoted record sizes, the same row labels and
 //! the same number of values per row as real iozone 3.508 output captured in
-//! tests/data/iozone/ (single stream, auto mode, throughput mode).
+//! tests/data/iozone/ (single stream, auto mode, throughput mode), with and without iozone's
+//! CPU utilization blocks (`-+u`, iolab's `--cpu-utilization`).
 
 mod common;
 
@@ -19,7 +20,9 @@ struct Block {
 }
 
 /// The blocks after `Excel output is below:`, parsed with the regexes scripts use:
-/// `^"(.*) report"$`, a header of `"N"` fields, rows `^"N"` followed by integers.
+/// `^"(.*) report"$` (or `^"(.*) CPU utilization report (Zero values should be ignored)"$`),
+/// a header of `"N"` fields, rows `^"N"` followed by integers (kB/s) or, in the CPU blocks,
+/// numbers with two decimals (percent).
 fn excel_blocks(text: &str) -> Vec<Block> {
     let start = text
         .find("Excel output is below:")
@@ -30,7 +33,10 @@ fn excel_blocks(text: &str) -> Vec<Block> {
         if t.is_empty() {
             continue;
         }
-        if t.starts_with('"') && t.ends_with(" report\"") {
+        if t.starts_with('"')
+            && (t.ends_with(" report\"")
+                || t.ends_with(" report (Zero values should be ignored)\""))
+        {
             blocks.push(Block {
                 title: t.trim_matches('"').to_string(),
                 header: Vec::new(),
@@ -52,10 +58,18 @@ fn excel_blocks(text: &str) -> Vec<Block> {
             let label = fields.next().unwrap();
             assert!(label.starts_with('"') && label.ends_with('"'), "{line:?}");
             let values: Vec<&str> = fields.collect();
-            assert!(
-                values.iter().all(|v| v.parse::<u64>().is_ok()),
-                "kB/s are integers: {line:?}"
-            );
+            if b.title.contains("CPU utilization") {
+                assert!(
+                    values.iter().all(|v| v.parse::<f64>().is_ok()
+                        && v.split_once('.').is_some_and(|(_, d)| d.len() == 2)),
+                    "CPU% has two decimals: {line:?}"
+                );
+            } else {
+                assert!(
+                    values.iter().all(|v| v.parse::<u64>().is_ok()),
+                    "kB/s are integers: {line:?}"
+                );
+            }
             b.rows
                 .push((label.trim_matches('"').to_string(), values.len()));
         }
@@ -63,12 +77,13 @@ fn excel_blocks(text: &str) -> Vec<Block> {
     blocks
 }
 
-/// The throughput block: its three header lines (normalised) and its rows' labels with the
-/// number of values.
-fn throughput_block(text: &str) -> (Vec<String>, Vec<(String, usize)>) {
+/// A throughput-mode block (`"Throughput report …"` or, with `-+u`, `"CPU utilization
+/// report …"`): its three header lines (normalised) and its rows' labels with the number of
+/// values.
+fn throughput_block(text: &str, title: &str) -> (Vec<String>, Vec<(String, usize)>) {
     let start = text
-        .find("\"Throughput report")
-        .expect("a throughput report");
+        .find(&format!("\"{title} report Y-axis"))
+        .unwrap_or_else(|| panic!("a {title} report"));
     let mut head = Vec::new();
     let mut rows = Vec::new();
     for line in text[start..].lines() {
@@ -83,6 +98,9 @@ fn throughput_block(text: &str) -> (Vec<String>, Vec<(String, usize)>) {
         let Some(rest) = t.strip_prefix('"') else {
             break;
         };
+        if rest.contains(" report Y-axis") {
+            break; // the next block
+        }
         let (label, values) = rest.split_once("\" ").expect("a quoted label");
         assert_eq!(label.len(), 16, "%15s and a space: {line:?}");
         let values: Vec<&str> = values.split_whitespace().collect();
@@ -153,8 +171,72 @@ fn auto_mode_blocks_match_iozone() {
 #[test]
 fn throughput_block_matches_iozone() {
     // iozone -R -t 2 -i 0 -i 1 -s 1m -r 4k
-    let (want_head, want_rows) = throughput_block(&captured("iozone-3.508-tp.txt"));
-    let (got_head, got_rows) = throughput_block(&iolab_iozone(&[
+    let (want_head, want_rows) = throughput_block(&captured("iozone-3.508-tp.txt"), "Throughput");
+    let (got_head, got_rows) = throughput_block(
+        &iolab_iozone(&[
+            "--threads",
+            "2",
+            "--tests",
+            "write,read",
+            "--size",
+            "1m",
+            "--record",
+            "4k",
+        ]),
+        "Throughput",
+    );
+    assert_eq!(got_head, want_head);
+    assert_eq!(
+        want_rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        ["Initial write", "Rewrite", "Read", "Re-read"]
+    );
+    assert_eq!(got_rows, want_rows);
+}
+
+#[test]
+fn single_stream_cpu_blocks_match_iozone() {
+    // iozone -+u -R -i 0 -i 1 -i 2 -s 1m -r 4k
+    let want = excel_blocks(&captured("iozone-3.508-cpu.txt"));
+    let got = excel_blocks(&iolab_iozone(&[
+        "--tests",
+        "write,read,random",
+        "--size",
+        "1m",
+        "--record",
+        "4k",
+        "--cpu-utilization",
+    ]));
+    assert_eq!(want.len(), 12, "6 throughput blocks, then 6 CPU blocks");
+    assert_eq!(
+        want[6].title,
+        "Writer CPU utilization report (Zero values should be ignored)"
+    );
+    assert_eq!(got, want);
+}
+
+#[test]
+fn auto_mode_cpu_blocks_match_iozone() {
+    // iozone -a -+u -R -i 0 -g 1m
+    let want = excel_blocks(&captured("iozone-3.508-auto-cpu.txt"));
+    let got = excel_blocks(&iolab_iozone(&[
+        "--auto",
+        "--auto-max-size",
+        "1m",
+        "--tests",
+        "write",
+        "--cpu-utilization",
+    ]));
+    assert_eq!(want.len(), 4);
+    assert_eq!(want[2].header.len(), 13, "4 kB … 16 MB");
+    assert_eq!(want[2].rows.len(), 5, "64 kB … 1 MB");
+    assert_eq!(got, want);
+}
+
+#[test]
+fn throughput_cpu_block_matches_iozone() {
+    // iozone -+u -R -t 2 -i 0 -i 1 -s 1m -r 4k
+    let text = captured("iozone-3.508-tp-cpu.txt");
+    let got_text = iolab_iozone(&[
         "--threads",
         "2",
         "--tests",
@@ -163,11 +245,23 @@ fn throughput_block_matches_iozone() {
         "1m",
         "--record",
         "4k",
-    ]));
-    assert_eq!(got_head, want_head);
-    assert_eq!(
-        want_rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
-        ["Initial write", "Rewrite", "Read", "Re-read"]
-    );
-    assert_eq!(got_rows, want_rows);
+        "--cpu-utilization",
+    ]);
+    for title in ["Throughput", "CPU utilization"] {
+        let (want_head, want_rows) = throughput_block(&text, title);
+        let (got_head, got_rows) = throughput_block(&got_text, title);
+        assert_eq!(got_head, want_head, "{title}");
+        assert_eq!(want_rows.len(), 4, "{title}");
+        assert_eq!(got_rows, want_rows, "{title}");
+    }
+    // iozone prints the CPU block after the throughput block.
+    assert!(got_text.find("\"Throughput report") < got_text.find("\"CPU utilization report"));
+}
+
+#[test]
+fn without_the_flag_there_are_no_cpu_blocks() {
+    let got = iolab_iozone(&["--tests", "write", "--size", "64k", "--record", "4k"]);
+    assert!(!got.contains("CPU utilization"), "{got}");
+    let got = iolab_iozone(&["--threads", "2", "--tests", "write", "--size", "64k"]);
+    assert!(!got.contains("CPU utilization"), "{got}");
 }

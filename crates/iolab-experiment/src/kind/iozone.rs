@@ -497,6 +497,7 @@ fn add_record(record: &mut RunRecord, r: &IozoneResult) {
                 "parent_sees_mib_per_s": f.parent_sees() / MIB,
                 "min_xfer_bytes": f.min_xfer(),
                 "cpu_s": f.usage.cpu_ns() as f64 / 1e9,
+                "cpu_utilization_percent": f.cpu_utilization(),
             }),
         });
     }

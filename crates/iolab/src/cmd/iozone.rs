@@ -64,6 +64,7 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             .collect(),
         results: runs.into_iter().map(|r| r.output).collect(),
         matrix_records,
+        cpu_utilization: args.cpu_utilization,
         host: Host::probe(),
         started_at,
     };

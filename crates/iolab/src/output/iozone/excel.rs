@@ -4,6 +4,8 @@
 //! cell auto mode skips; the row ends at the first record larger than the file); in
 //! throughput mode iozone's throughput block, one row of "children see" kB/s per test.
 //! Units are iozone's: 1 kB = 1024 bytes, rates truncated to whole kB/s as iozone prints them.
+//! With `--cpu-utilization` (iozone's `-+u`), the same blocks again for CPU utilization in
+//! percent, after the throughput ones, as iozone prints them.
 
 use std::io::{self, Write};
 
@@ -20,18 +22,38 @@ impl Formatter<IozoneReport> for Iozone {
             .results
             .iter()
             .partition(|r| r.plan.throughput_mode());
+        let cpu = report.cpu_utilization;
         if !single.is_empty() {
-            excel(&single, &report.matrix_records, out)?;
+            writeln!(out, "Excel output is below:")?;
+            excel(&single, &report.matrix_records, Cell::Rate, out)?;
+            if cpu {
+                excel(&single, &report.matrix_records, Cell::Cpu, out)?;
+            }
         }
         for r in throughput {
-            throughput_block(r, out)?;
+            throughput_block(r, Cell::Rate, out)?;
+            if cpu {
+                throughput_block(r, Cell::Cpu, out)?;
+            }
         }
         Ok(())
     }
 }
 
-/// The single-stream blocks over every cell.
-fn excel(results: &[&IozoneResult], header: &[u64], out: &mut dyn Write) -> io::Result<()> {
+/// What a block shows per cell: iozone's kB/s, or (`-+u`) its CPU utilization.
+#[derive(Clone, Copy)]
+enum Cell {
+    Rate,
+    Cpu,
+}
+
+/// The single-stream blocks of one kind over every cell.
+fn excel(
+    results: &[&IozoneResult],
+    header: &[u64],
+    cell: Cell,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut sizes: Vec<u64> = results.iter().map(|r| r.plan.size).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -39,7 +61,6 @@ fn excel(results: &[&IozoneResult], header: &[u64], out: &mut dyn Write) -> io::
     records.extend_from_slice(header);
     records.sort_unstable();
     records.dedup();
-    writeln!(out, "Excel output is below:")?;
     for fig in Figure::ALL {
         let Some(title) = fig.report_title() else {
             continue;
@@ -47,7 +68,14 @@ fn excel(results: &[&IozoneResult], header: &[u64], out: &mut dyn Write) -> io::
         if !results.iter().any(|r| r.figure(fig).is_some()) {
             continue;
         }
-        writeln!(out, "\n\"{title}\"")?;
+        match cell {
+            Cell::Rate => writeln!(out, "\n\"{title}\"")?,
+            Cell::Cpu => writeln!(
+                out,
+                "\n\"{} CPU utilization report (Zero values should be ignored)\"",
+                title.strip_suffix(" report").unwrap_or(title)
+            )?,
+        }
         write!(out, "      ")?;
         for r in &records {
             write!(out, "  \"{}\"", r / 1024)?;
@@ -59,12 +87,15 @@ fn excel(results: &[&IozoneResult], header: &[u64], out: &mut dyn Write) -> io::
             }
             write!(out, "\"{}\"  ", size / 1024)?;
             for &record in records.iter().take_while(|&&r| r <= size) {
-                let v = results
+                let f = results
                     .iter()
                     .find(|r| r.plan.size == size && r.plan.record == record)
-                    .and_then(|r| r.figure(fig))
-                    .map_or(0, |f| kib_per_s(f.rate()));
-                write!(out, " {v} ")?;
+                    .and_then(|r| r.figure(fig));
+                // A cell auto mode skips is 0, as iozone prints it.
+                match cell {
+                    Cell::Rate => write!(out, " {} ", f.map_or(0, |f| kib_per_s(f.rate())))?,
+                    Cell::Cpu => write!(out, " {:6.2}", f.map_or(0.0, cpu_percent))?,
+                }
             }
         }
         writeln!(out)?;
@@ -72,24 +103,42 @@ fn excel(results: &[&IozoneResult], header: &[u64], out: &mut dyn Write) -> io::
     Ok(())
 }
 
-/// iozone's throughput-mode `-R` block: a row per test it knows, "children see" in kB/s.
-fn throughput_block(r: &IozoneResult, out: &mut dyn Write) -> io::Result<()> {
+/// iozone's throughput-mode `-R` block: a row per test it knows, "children see" in kB/s or
+/// (`-+u`) the CPU utilization.
+fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Result<()> {
+    let (what, unit) = match cell {
+        Cell::Rate => ("Throughput", "kBytes/sec"),
+        Cell::Cpu => ("CPU utilization", "CPU%"),
+    };
     writeln!(
         out,
-        "\n\"Throughput report Y-axis is type of test X-axis is number of threads\""
+        "\n\"{what} report Y-axis is type of test X-axis is number of threads\""
     )?;
     writeln!(out, "\"Record size = {} kBytes \"", r.plan.record / 1024)?;
-    writeln!(out, "\"Output is in kBytes/sec\"\n")?;
+    writeln!(out, "\"Output is in {unit}\"\n")?;
     for fig in Figure::THROUGHPUT_ORDER {
         let Some(f) = r.figure(fig) else { continue };
         let label = fig.throughput_label().unwrap_or_default();
-        writeln!(out, "\"{label:>15} \" {:>10.2} \n", children_kib(f))?;
+        let v = match cell {
+            Cell::Rate => children_kib(f),
+            Cell::Cpu => cpu_percent(f),
+        };
+        writeln!(out, "\"{label:>15} \" {v:>10.2} \n")?;
     }
     Ok(())
 }
 
 fn children_kib(f: &FigureResult) -> f64 {
     let v = f.children_see() / 1024.0;
+    if v.is_finite() {
+        v
+    } else {
+        0.0
+    }
+}
+
+fn cpu_percent(f: &FigureResult) -> f64 {
+    let v = f.cpu_utilization();
     if v.is_finite() {
         v
     } else {
@@ -152,6 +201,7 @@ mod tests {
                 .map(|c| result(c.size, c.record))
                 .collect(),
             matrix_records: matrix::records(&b),
+            cpu_utilization: false,
             host: Host::probe(),
             started_at: std::time::SystemTime::now(),
             findings: Vec::new(),

@@ -1,5 +1,5 @@
-//! The terminal summary: per run, a line per figure with iolab's throughput and, in
-//! throughput mode, iozone's two figures beside it.
+//! The terminal summary: per run, a line per figure with iolab's throughput, its CPU
+//! utilization and, in throughput mode, iozone's two figures beside it.
 
 use std::io::{self, Write};
 
@@ -45,20 +45,21 @@ impl Formatter<IozoneReport> for Human {
             if tp {
                 writeln!(
                     out,
-                    "  {:<15} {:>11} {:>14} {:>13} {:>11} {:>10} {:>10}",
+                    "  {:<15} {:>11} {:>14} {:>13} {:>11} {:>6} {:>10} {:>10}",
                     "test",
                     "iolab MiB/s",
                     "children MiB/s",
                     "parent MiB/s",
                     "min xfer",
+                    "CPU%",
                     "p50",
                     "p99"
                 )?;
             } else {
                 writeln!(
                     out,
-                    "  {:<15} {:>11} {:>12} {:>10} {:>10} {:>10}",
-                    "test", "MiB/s", "kB/s", "flush", "p50", "p99"
+                    "  {:<15} {:>11} {:>12} {:>10} {:>6} {:>10} {:>10}",
+                    "test", "MiB/s", "kB/s", "flush", "CPU%", "p50", "p99"
                 )?;
             }
             for f in &r.figures {
@@ -71,23 +72,25 @@ impl Formatter<IozoneReport> for Human {
                 if tp {
                     writeln!(
                         out,
-                        "  {:<15} {:>11.1} {:>14.1} {:>13.1} {:>11} {:>10} {:>10}",
+                        "  {:<15} {:>11.1} {:>14.1} {:>13.1} {:>11} {:>6.1} {:>10} {:>10}",
                         f.figure.title(),
                         f.rate() / MIB,
                         f.children_see() / MIB,
                         f.parent_sees() / MIB,
                         format_bytes(f.min_xfer()),
+                        f.cpu_utilization(),
                         p50,
                         p99
                     )?;
                 } else {
                     writeln!(
                         out,
-                        "  {:<15} {:>11.1} {:>12} {:>10} {:>10} {:>10}",
+                        "  {:<15} {:>11.1} {:>12} {:>10} {:>6.1} {:>10} {:>10}",
                         f.figure.title(),
                         f.rate() / MIB,
                         super::kib_per_s(f.rate()),
                         format_ns(f.flush_ns() as f64),
+                        f.cpu_utilization(),
                         p50,
                         p99
                     )?;
@@ -98,7 +101,8 @@ impl Formatter<IozoneReport> for Human {
                     out,
                     "  iolab: all bytes over the whole timed region. children see (iozone): sum of \
                      each thread's rate up to the stone-wall; parent sees (iozone): bytes at the \
-                     stone-wall over the time until every thread ended."
+                     stone-wall over the time until every thread ended. CPU%: the threads' CPU \
+                     time over the longest thread's timed window (iozone -+u)."
                 )?;
             }
         }

@@ -41,6 +41,7 @@ impl Formatter<IozoneReport> for Json {
                             "flush_ns": f.flush_ns(),
                             "latency": (f.latency.count() > 0).then(|| f.latency.summary()),
                             "cpu": f.usage,
+                            "cpu_utilization_percent": f.cpu_utilization(),
                             "cpu_ns_per_op": if f.ops() > 0 {
                                 f.usage.cpu_ns() as f64 / f.ops() as f64
                             } else {

@@ -20,6 +20,8 @@ pub struct IozoneReport {
     /// The record sizes of auto mode's matrix, which iozone's `-R` header lists whether or
     /// not a file ran them; empty: the record sizes of the results.
     pub matrix_records: Vec<u64>,
+    /// iozone's `-+u`: `--format iozone` adds its CPU utilization blocks.
+    pub cpu_utilization: bool,
     pub host: Host,
     pub started_at: SystemTime,
     /// What the checks found, per run (same order as `results`).
