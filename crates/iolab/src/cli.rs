@@ -703,9 +703,21 @@ pub struct IozoneArgs {
     #[arg(long)]
     pub auto: bool,
 
-    /// Auto mode: the largest file size (iozone -g)
+    /// Auto mode: the smallest file size (iozone -n; default 64k)
+    #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
+    pub auto_min_size: Option<u64>,
+
+    /// Auto mode: the largest file size (iozone -g; default 512m)
     #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
     pub auto_max_size: Option<u64>,
+
+    /// Auto mode: the smallest record size (iozone -y; default 4k)
+    #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
+    pub auto_min_record: Option<u64>,
+
+    /// Auto mode: the largest record size (iozone -q; default 16m)
+    #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
+    pub auto_max_record: Option<u64>,
 
     /// Auto mode: keep the records below 64 KiB for files above 16 MiB (iozone -z)
     #[arg(long, requires = "auto")]

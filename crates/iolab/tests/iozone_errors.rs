@@ -44,6 +44,30 @@ fn bad_command_lines_name_the_flag() {
         "expected one of included, excluded",
     );
     assert_usage(&iozone(&["--record", "4q"]), "is not a size");
+    assert_usage(
+        &iozone(&["--auto", "--auto-min-size", "1m", "--auto-max-size", "256k"]),
+        "--auto-min-size 1MiB is above --auto-max-size 256KiB",
+    );
+    assert_usage(
+        &iozone(&[
+            "--auto",
+            "--auto-min-record",
+            "64k",
+            "--auto-max-record",
+            "8k",
+        ]),
+        "--auto-min-record 64KiB is above --auto-max-record 8KiB",
+    );
+    assert_usage(
+        &iozone(&["--auto", "--auto-min-record", "0"]),
+        "--auto-min-record must be at least 1 byte",
+    );
+    assert_usage(
+        &iozone(&["--auto", "--auto-min-record", "2m", "--auto-max-size", "1m"]),
+        "the auto matrix is empty: no record size from 2MiB to 16MiB fits",
+    );
+    // The matrix bounds belong to auto mode.
+    assert_eq!(iozone(&["--auto-min-record", "8k"]).status.code(), Some(2));
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
     let o = run(&["iozone", "--dir", "/nonexistent/iolab-iozone", "--no-db"]);
     assert_usage(&o, "does not exist");

@@ -169,6 +169,28 @@ fn auto_mode_blocks_match_iozone() {
 }
 
 #[test]
+fn auto_mode_bounds_match_iozone() {
+    // iozone -a -n 256k -g 1m -y 8k -q 64k -R -i 0
+    let want = excel_blocks(&captured("iozone-3.508-auto-bounds.txt"));
+    let got = excel_blocks(&iolab_iozone(&[
+        "--auto",
+        "--auto-min-size",
+        "256k",
+        "--auto-max-size",
+        "1m",
+        "--auto-min-record",
+        "8k",
+        "--auto-max-record",
+        "64k",
+        "--tests",
+        "write",
+    ]));
+    assert_eq!(want[0].header, ["8", "16", "32", "64"]);
+    assert_eq!(want[0].rows.len(), 3, "256 kB … 1 MB");
+    assert_eq!(got, want);
+}
+
+#[test]
 fn throughput_block_matches_iozone() {
     // iozone -R -t 2 -i 0 -i 1 -s 1m -r 4k
     let (want_head, want_rows) = throughput_block(&captured("iozone-3.508-tp.txt"), "Throughput");

@@ -342,6 +342,46 @@ pub fn auto_specs(
         .collect()
 }
 
+/// The cells of `bounds`, or why there are none: a bound of 0, a minimum above its maximum,
+/// or no record that fits in a file.
+fn auto_cells(b: &iolab_iozone::matrix::Bounds) -> Result<Vec<Cell>, UsageError> {
+    let size = |v: u64| iolab_workload::format_bytes(v).replace(' ', "");
+    for (name, v) in [
+        ("--auto-min-size", b.min_size),
+        ("--auto-max-size", b.max_size),
+        ("--auto-min-record", b.min_record),
+        ("--auto-max-record", b.max_record),
+    ] {
+        if v == 0 {
+            return Err(UsageError::new(format!("{name} must be at least 1 byte")));
+        }
+    }
+    for (what, min, max) in [
+        ("size", b.min_size, b.max_size),
+        ("record", b.min_record, b.max_record),
+    ] {
+        if min > max {
+            return Err(UsageError::new(format!(
+                "--auto-min-{what} {} is above --auto-max-{what} {}: the matrix would be empty",
+                size(min),
+                size(max)
+            )));
+        }
+    }
+    let cells = iolab_iozone::matrix::cells(b);
+    if cells.is_empty() {
+        return Err(UsageError::new(format!(
+            "the auto matrix is empty: no record size from {} to {} fits in a file of {} to {} \
+             (files above 16 MiB also skip records below 64 KiB unless --auto-all-records)",
+            size(b.min_record),
+            size(b.max_record),
+            size(b.min_size),
+            size(b.max_size)
+        )));
+    }
+    Ok(cells)
+}
+
 /// `iolab iozone --auto`: one configuration per cell of the matrix (factors `size` and
 /// `record`), each run once, in the matrix's order — the experiment an `[factors]` table of
 /// file sizes × record sizes would give.
@@ -351,12 +391,7 @@ pub fn from_command_line_auto(
     dir: &Path,
     seed: u64,
 ) -> Result<ExperimentPlan, UsageError> {
-    let cells = iolab_iozone::matrix::cells(bounds);
-    if cells.is_empty() {
-        return Err(UsageError::new(
-            "the auto matrix is empty: --auto-max-size is below the smallest file (64 KiB)",
-        ));
-    }
+    let cells = auto_cells(bounds)?;
     let specs = auto_specs(values, &cells, dir, seed)?;
     let mut plan = from_command_line(values, dir, seed)?;
     let base = plan.configs[0].clone();

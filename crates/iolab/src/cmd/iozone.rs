@@ -22,8 +22,15 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         all_records: args.auto_all_records,
         ..Bounds::default()
     };
-    if let Some(max) = args.auto_max_size {
-        bounds.max_size = max;
+    for (given, bound) in [
+        (args.auto_min_size, &mut bounds.min_size),
+        (args.auto_max_size, &mut bounds.max_size),
+        (args.auto_min_record, &mut bounds.min_record),
+        (args.auto_max_record, &mut bounds.max_record),
+    ] {
+        if let Some(v) = given {
+            *bound = v;
+        }
     }
     let matrix_records = if args.auto {
         iolab_iozone::matrix::records(&bounds)
