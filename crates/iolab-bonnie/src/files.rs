@@ -28,7 +28,7 @@ use iolab_engine::EngineError;
 use iolab_workload::rng::Rng;
 
 use crate::error::BonnieError;
-use crate::io::{read_full, write_full, Fd};
+use crate::io::{fsync, read_full, write_full, Fd};
 use crate::phase::Phase;
 use crate::run::{io_err, Started, Worker};
 
@@ -238,6 +238,11 @@ fn create(
             write_full(fd.0, &buf[..n]).map_err(|e| failed("write", e))?;
             left -= n;
         }
+        if plan.sync {
+            // bonnie++ -b: the file, then its directory, before the close.
+            fsync(fd.0).map_err(|e| failed("fsync", e))?;
+            fsync(dirs.fds[d].0).map_err(|e| failed("fsync (directory)", e))?;
+        }
         fd.close().map_err(|e| failed("close", e))?;
         lat.record(clock.ns(clock.ticks() - t0));
         bytes += size;
@@ -281,6 +286,7 @@ fn stat_file(dir: RawFd, name: &CStr, buf: &mut [u8]) -> Result<u64, (&'static s
 #[inline]
 fn visit(
     delete: bool,
+    sync: bool,
     dir: RawFd,
     name: &CStr,
     buf: &mut [u8],
@@ -291,6 +297,10 @@ fn visit(
     // SAFETY: a NUL-terminated name relative to the open directory.
     if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
         return Err(("unlink", io::Error::last_os_error()));
+    }
+    // bonnie++ -b: the directory after each unlink.
+    if sync {
+        fsync(dir).map_err(|e| ("fsync (directory)", e))?;
     }
     Ok(0)
 }
@@ -330,7 +340,7 @@ fn by_readdir(
                 if name.to_bytes().first() == Some(&b'.') {
                     continue;
                 }
-                bytes += visit(delete, dfd, name, buf)
+                bytes += visit(delete, plan.sync, dfd, name, buf)
                     .map_err(|(op, e)| io_err(op, &dirs_path(dirs, d, name), e))?;
                 lat.record(clock.ns(clock.ticks() - t0));
                 count += 1;
@@ -362,6 +372,7 @@ fn by_name(
 ) -> Result<Timed, BonnieError> {
     let clock = w.clock();
     let delete = phase == Phase::RanDel;
+    let sync = w.plan().sync;
     let mut lat = LatencyHistogram::default();
     let mut bytes = 0u64;
     let s = w.start();
@@ -370,7 +381,7 @@ fn by_name(
         let (d, name) = (names.dir(i), names.name(i));
         let dfd = dirs.fds[d].0;
         let t0 = clock.ticks();
-        bytes += visit(delete, dfd, name, buf)
+        bytes += visit(delete, sync, dfd, name, buf)
             .map_err(|(op, e)| io_err(op, &dirs_path(dirs, d, name), e))?;
         lat.record(clock.ns(clock.ticks() - t0));
         w.tick()?;

@@ -118,6 +118,16 @@ fn all(
     Ok(())
 }
 
+/// `fsync` of a descriptor the caller owns (bonnie++'s `-b`).
+#[inline]
+pub(crate) fn fsync(fd: RawFd) -> io::Result<()> {
+    // SAFETY: a plain syscall on an open descriptor.
+    if unsafe { libc::fsync(fd) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Writes all of `buf` at the file position (one `write` unless the kernel takes less).
 #[inline]
 pub(crate) fn write_full(fd: RawFd, buf: &[u8]) -> io::Result<()> {
@@ -379,6 +389,9 @@ fn seeks(w: &mut Worker<'_, '_>) -> Result<PhaseResult, BonnieError> {
                 b[i] = b[i].wrapping_sub(1);
                 lseek(fd.0, at, libc::SEEK_SET).map_err(|e| fail("lseek", e))?;
                 write_full(fd.0, b).map_err(|e| fail("write", e))?;
+                if plan.sync {
+                    fsync(fd.0).map_err(|e| fail("fsync", e))?;
+                }
                 me.bytes += plan.chunk_size;
             }
             me.latency.record(clock.ns(clock.ticks() - t0));

@@ -71,6 +71,8 @@ pub struct BonnieSpec {
     pub seekers: u32,
     pub seeks: u32,
     pub phases: Phases,
+    /// bonnie++'s `-b`: sync each seek's rewrite and each created or deleted file.
+    pub sync: bool,
 }
 
 /// One option of the bonnie kind (`iolab bonnie`, `bonnie = { … }`).
@@ -198,6 +200,18 @@ pub const OPTIONS: &[BonnieOption] = &[
         original: "",
         apply: |s, v| s.phases = Phases::parse(v.name()).unwrap_or(s.phases),
     },
+    OptionDef {
+        name: "sync",
+        value_name: "BOOL",
+        kind: OptionKind::Flag,
+        default: Some("false"),
+        aliases: &[],
+        help: "No write buffering: fsync each rewrite of the seeks phase, each created file \
+               and its directory, and the directory after each delete (the sequential phases \
+               are unchanged, as in bonnie++ 2.00a)",
+        original: "-b",
+        apply: |s, v| s.sync = v.flag(),
+    },
 ];
 
 /// The option called `name`.
@@ -266,6 +280,10 @@ pub struct BonniePlan {
     pub seekers: u32,
     pub seeks: u32,
     pub phases: Phases,
+    /// bonnie++'s `-b` ("no write buffering"): an `fsync` after each rewrite of the seeks
+    /// phase; in the create phases an `fsync` of the file and of its directory before its
+    /// `close`; in the delete phases an `fsync` of the directory after each `unlink`.
+    pub sync: bool,
 }
 
 /// The multiple of `unit` to suggest for `size`: the next one up, never 0.
@@ -305,6 +323,7 @@ impl BonnieSpec {
             seekers: 0,
             seeks: 0,
             phases: Phases::All,
+            sync: false,
         };
         for o in OPTIONS {
             if let Some(v) = o.default.and_then(|d| o.parse(d).ok()) {
@@ -408,6 +427,7 @@ impl BonnieSpec {
             seekers: self.seekers,
             seeks: self.seeks,
             phases: self.phases,
+            sync: self.sync,
         })
     }
 }

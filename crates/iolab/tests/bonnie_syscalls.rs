@@ -57,6 +57,11 @@ const FILES: usize = 1024;
 
 /// Runs `iolab bonnie` under `strace -ff` and returns each thread's calls.
 fn trace(dir: &Path) -> Vec<Vec<Call>> {
+    trace_with(dir, &[])
+}
+
+/// [`trace`] with more flags.
+fn trace_with(dir: &Path, extra: &[&str]) -> Vec<Vec<Call>> {
     let out = tempfile::tempdir().unwrap();
     let prefix = out.path().join("t");
     let o = iolab_testkit::bounded("strace", common::HUNG)
@@ -90,6 +95,7 @@ fn trace(dir: &Path) -> Vec<Vec<Call>> {
             "--no-monitor",
             "--no-db",
         ])
+        .args(extra)
         .output()
         .expect("strace runs");
     assert!(
@@ -339,4 +345,70 @@ fn every_phase_issues_bonnies_calls_in_bonnies_order() {
         "a shuffle, not a near-sorted order: {ascending} of {} steps go up",
         FILES - 1
     );
+}
+
+#[test]
+#[ignore = "needs strace (scripts/test.sh installs it as root)"]
+fn sync_adds_bonnies_b_fsyncs_where_bonnie_2_00a_issues_them() {
+    let _hang = iolab_testkit::timeout(common::HUNG);
+    if !iolab_testkit::has_tool("strace") {
+        iolab_testkit::not_run("strace is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let threads = trace_with(dir.path(), &["--sync"]);
+    let creates = |t: &[Call]| {
+        t.iter()
+            .filter(|c| c.name == "openat" && c.args.contains("O_WRONLY|O_CREAT|O_EXCL"))
+            .count()
+    };
+    let worker = threads
+        .iter()
+        .find(|t| creates(t) > 0)
+        .expect("a thread creates the files");
+    assert_eq!(creates(worker), 2 * FILES);
+    // Each created file: its data, fsync of the file, fsync of its directory, close.
+    let mut synced_creates = 0;
+    for (i, c) in worker.iter().enumerate() {
+        if !(c.name == "openat" && c.args.contains("O_WRONLY|O_CREAT|O_EXCL")) {
+            continue;
+        }
+        let (dirfd, fd) = (c.fd(), c.ret.as_str());
+        let rest = &worker[i + 1..];
+        let end = rest.iter().position(|c| c.name != "write").unwrap();
+        assert!(rest[..end].iter().all(|w| w.fd() == fd));
+        let tail: Vec<(&str, &str)> = rest[end..end + 3]
+            .iter()
+            .map(|c| (c.name.as_str(), c.fd()))
+            .collect();
+        assert_eq!(tail, [("fsync", fd), ("fsync", dirfd), ("close", fd)]);
+        synced_creates += 1;
+    }
+    assert_eq!(synced_creates, 2 * FILES);
+    // Each delete: the unlink, then fsync of its directory.
+    let mut synced_dels = 0;
+    for (i, c) in worker.iter().enumerate() {
+        if c.name == "unlinkat" && c.fd() != "AT_FDCWD" {
+            let next = &worker[i + 1];
+            assert_eq!((next.name.as_str(), next.fd()), ("fsync", c.fd()));
+            synced_dels += 1;
+        }
+    }
+    assert_eq!(synced_dels, 2 * FILES);
+    // The sequential I/O phases keep their one fsync at the end (bonnie++ 2.00a's -b adds
+    // none there): putc, put_block, rewrite, getc, get_block.
+    let fsyncs = worker.iter().filter(|c| c.name == "fsync").count();
+    assert_eq!(fsyncs, 5 + 2 * 2 * FILES + 2 * FILES);
+    // The seekers: every rewrite is followed by an fsync of its descriptor.
+    let mut rewrites = 0;
+    for t in threads.iter().filter(|t| creates(t) == 0) {
+        for (i, c) in t.iter().enumerate() {
+            if c.name == "write" && c.last() == CHUNK.to_string() {
+                let next = &t[i + 1];
+                assert_eq!((next.name.as_str(), next.fd()), ("fsync", c.fd()));
+                rewrites += 1;
+            }
+        }
+    }
+    assert!(rewrites > 0, "some seeks rewrite their chunk");
 }
