@@ -9,6 +9,9 @@
 //! | get_block | `open(O_RDWR)`, `lseek(0)` | `read` of a chunk | `fsync`, `close` |
 //! | seeks | each seeker: `open(O_RDWR)` | `lseek` + `read`; 1 in 10: `lseek` + `write` | `fsync`, `close` per seeker |
 //!
+//! With `direct`, every open of the test file above adds O_DIRECT; with `sync` (bonnie++
+//! `-b`), a seek's rewrite is followed by `fsync`.
+//!
 //! The per-char phases are timed a chunk at a time (bonnie++'s latency is per chunk too):
 //! a clock read per byte would cost more than the byte's system call is worth measuring.
 
@@ -191,18 +194,19 @@ pub(crate) fn run(w: &mut Worker<'_, '_>) -> Result<(), BonnieError> {
     let path = w.shared.path.clone();
     let cpath = w.shared.cpath.clone();
     let err = |op, e| io_err(op, &path, e);
+    let direct = if plan.direct { libc::O_DIRECT } else { 0 };
     let create = |w: &mut Worker<'_, '_>| -> Result<Fd, BonnieError> {
         match std::fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(err("unlink", e)),
         }
-        let fd = Fd::open(&cpath, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL)
+        let fd = Fd::open(&cpath, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | direct)
             .map_err(|e| iolab_engine::micro::create_error(&path, &plan.dir, e))?;
         w.made_file = true;
         Ok(fd)
     };
-    let open = || Fd::open(&cpath, libc::O_RDWR).map_err(|e| err("open", e));
+    let open = || Fd::open(&cpath, libc::O_RDWR | direct).map_err(|e| err("open", e));
     let mut buf = chunk_buf(plan.chunk_size)?;
 
     if plan.runs(Phase::Putc) {
@@ -353,7 +357,8 @@ fn seeks(w: &mut Worker<'_, '_>) -> Result<PhaseResult, BonnieError> {
     let seeker = |_: usize| -> Result<Seeker, BonnieError> {
         let _guard = AbortOnPanic([&ready, &go]);
         iolab_engine::fdtable::make_private();
-        let setup = Fd::open(&shared.cpath, libc::O_RDWR)
+        let direct = if plan.direct { libc::O_DIRECT } else { 0 };
+        let setup = Fd::open(&shared.cpath, libc::O_RDWR | direct)
             .map_err(|e| io_err("open", &shared.path, e))
             .and_then(|fd| Ok((fd, chunk_buf(plan.chunk_size)?)));
         if !(ready.wait() && go.wait()) {

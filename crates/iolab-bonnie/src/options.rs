@@ -73,6 +73,9 @@ pub struct BonnieSpec {
     pub phases: Phases,
     /// bonnie++'s `-b`: sync each seek's rewrite and each created or deleted file.
     pub sync: bool,
+    /// O_DIRECT on every open of the test file (bonnie++'s `-D` sets it on the creating
+    /// opens only).
+    pub direct: bool,
 }
 
 /// One option of the bonnie kind (`iolab bonnie`, `bonnie = { … }`).
@@ -212,6 +215,18 @@ pub const OPTIONS: &[BonnieOption] = &[
         original: "-b",
         apply: |s, v| s.sync = v.flag(),
     },
+    OptionDef {
+        name: "direct",
+        value_name: "BOOL",
+        kind: OptionKind::Flag,
+        default: Some("false"),
+        aliases: &[],
+        help: "O_DIRECT on every open of the test file: block write, rewrite, block read and \
+               seeks bypass the page cache (bonnie++ -D sets it only when creating the file); \
+               needs --char-size 0 and a --chunk-size in 512-byte units",
+        original: "-D",
+        apply: |s, v| s.direct = v.flag(),
+    },
 ];
 
 /// The option called `name`.
@@ -255,6 +270,10 @@ pub enum BonnieSpecError {
         "cannot tell the machine's memory for the default --size (twice the memory): give --size"
     )]
     UnknownMemory,
+    #[error("--direct needs --char-size 0: the per-char phases move one byte per call, which O_DIRECT refuses on a block device's filesystem (bonnie++ -D fails there with \"Can't write() - disk full?\"; bonnie++ -f is --char-size 0)")]
+    DirectPerChar,
+    #[error("--direct needs --chunk-size to be a multiple of 512 bytes, not {chunk} (O_DIRECT moves whole device blocks; try --chunk-size {suggest})")]
+    DirectUnaligned { chunk: u64, suggest: u64 },
 }
 
 /// A validated bonnie run: everything the engine needs.
@@ -284,6 +303,10 @@ pub struct BonniePlan {
     /// phase; in the create phases an `fsync` of the file and of its directory before its
     /// `close`; in the delete phases an `fsync` of the directory after each `unlink`.
     pub sync: bool,
+    /// O_DIRECT on every open of the test file: the block phases and the seeks bypass the
+    /// page cache (bonnie++'s `-D` sets it on the creating opens only, so its rewrite, reads
+    /// and seeks are cached). The file phases are unaffected, as in bonnie++.
+    pub direct: bool,
 }
 
 /// The multiple of `unit` to suggest for `size`: the next one up, never 0.
@@ -324,6 +347,7 @@ impl BonnieSpec {
             seeks: 0,
             phases: Phases::All,
             sync: false,
+            direct: false,
         };
         for o in OPTIONS {
             if let Some(v) = o.default.and_then(|d| o.parse(d).ok()) {
@@ -382,6 +406,15 @@ impl BonnieSpec {
             if char_size > size {
                 return Err(E::CharSizeAboveSize { char_size, size });
             }
+            if self.direct && char_size > 0 {
+                return Err(E::DirectPerChar);
+            }
+            if self.direct && !self.chunk_size.is_multiple_of(512) {
+                return Err(E::DirectUnaligned {
+                    chunk: self.chunk_size,
+                    suggest: next_multiple(self.chunk_size, 512),
+                });
+            }
         }
         let mut files = 0;
         if self.phases.files() {
@@ -428,6 +461,7 @@ impl BonnieSpec {
             seeks: self.seeks,
             phases: self.phases,
             sync: self.sync,
+            direct: self.direct,
         })
     }
 }
@@ -548,6 +582,20 @@ mod tests {
         let mut s = spec();
         s.char_size = 128 << 20;
         assert!(matches!(s.validate(), Err(E::CharSizeAboveSize { .. })));
+        let mut s = spec();
+        s.direct = true;
+        assert_eq!(s.validate().unwrap_err(), E::DirectPerChar);
+        s.char_size = 0;
+        assert!(s.validate().unwrap().direct);
+        s.chunk_size = 1000;
+        s.size = Some(1000 * 64);
+        assert_eq!(
+            s.validate().unwrap_err(),
+            E::DirectUnaligned {
+                chunk: 1000,
+                suggest: 1024
+            }
+        );
         let mut s = spec();
         s.min_file_size = 10;
         assert!(matches!(s.validate(), Err(E::MinAboveMax { .. })));

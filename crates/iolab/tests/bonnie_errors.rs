@@ -23,6 +23,24 @@ fn bad_values_name_the_flag() {
         "--char-size 2097152 is larger than --size 1048576",
     );
     assert_clean_failure(
+        &bonnie(&["--size", "4m", "--direct"]),
+        2,
+        "--direct needs --char-size 0",
+    );
+    assert_clean_failure(
+        &bonnie(&[
+            "--size",
+            "4000k",
+            "--chunk-size",
+            "1000",
+            "--char-size",
+            "0",
+            "--direct",
+        ]),
+        2,
+        "--direct needs --chunk-size to be a multiple of 512 bytes, not 1000",
+    );
+    assert_clean_failure(
         &bonnie(&[
             "--size",
             "4m",

@@ -57,11 +57,11 @@ const FILES: usize = 1024;
 
 /// Runs `iolab bonnie` under `strace -ff` and returns each thread's calls.
 fn trace(dir: &Path) -> Vec<Vec<Call>> {
-    trace_with(dir, &[])
+    trace_with(dir, CHAR_CHUNKS, &[])
 }
 
-/// [`trace`] with more flags.
-fn trace_with(dir: &Path, extra: &[&str]) -> Vec<Vec<Call>> {
+/// [`trace`] with `char_chunks` chunks for the per-char phases and more flags.
+fn trace_with(dir: &Path, char_chunks: usize, extra: &[&str]) -> Vec<Vec<Call>> {
     let out = tempfile::tempdir().unwrap();
     let prefix = out.path().join("t");
     let o = iolab_testkit::bounded("strace", common::HUNG)
@@ -81,7 +81,7 @@ fn trace_with(dir: &Path, extra: &[&str]) -> Vec<Vec<Call>> {
             "--chunk-size",
             &format!("{CHUNK}"),
             "--char-size",
-            &format!("{}", CHUNK * CHAR_CHUNKS),
+            &format!("{}", CHUNK * char_chunks),
             "--seeks",
             &format!("{SEEKS}"),
             "--seekers",
@@ -139,6 +139,13 @@ fn shape(calls: &[Call]) -> Vec<String> {
             _ => c.name.clone(),
         })
         .collect()
+}
+
+/// Whether an open's flags include O_DIRECT (not O_DIRECTORY).
+fn o_direct(c: &Call) -> bool {
+    c.args
+        .split([',', '|'])
+        .any(|flag| flag.trim() == "O_DIRECT")
 }
 
 fn repeat(items: &[&str], n: usize) -> Vec<String> {
@@ -356,7 +363,7 @@ fn sync_adds_bonnies_b_fsyncs_where_bonnie_2_00a_issues_them() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let threads = trace_with(dir.path(), &["--sync"]);
+    let threads = trace_with(dir.path(), CHAR_CHUNKS, &["--sync"]);
     let creates = |t: &[Call]| {
         t.iter()
             .filter(|c| c.name == "openat" && c.args.contains("O_WRONLY|O_CREAT|O_EXCL"))
@@ -411,4 +418,42 @@ fn sync_adds_bonnies_b_fsyncs_where_bonnie_2_00a_issues_them() {
         }
     }
     assert!(rewrites > 0, "some seeks rewrite their chunk");
+}
+
+#[test]
+#[ignore = "needs strace (scripts/test.sh installs it as root)"]
+fn direct_opens_every_open_of_the_test_file_with_o_direct_and_nothing_else() {
+    let _hang = iolab_testkit::timeout(common::HUNG);
+    if !iolab_testkit::has_tool("strace") {
+        iolab_testkit::not_run("strace is not installed");
+        return;
+    }
+    for direct in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let extra: &[&str] = if direct { &["--direct"] } else { &[] };
+        let threads = trace_with(dir.path(), 0, extra);
+        let opens: Vec<&Call> = threads
+            .iter()
+            .flatten()
+            .filter(|c| c.name == "openat")
+            .collect();
+        let test_file: Vec<&&Call> = opens.iter().filter(|c| is_test_file(c)).collect();
+        // put_block's creating open, rewrite, get_block and the two seekers.
+        assert_eq!(test_file.len(), 5, "{test_file:?}");
+        for c in test_file {
+            assert_eq!(o_direct(c), direct, "{c:?}");
+        }
+        // The file phases' files and directories never have it.
+        let others = opens
+            .iter()
+            .filter(|c| {
+                c.path()
+                    .is_some_and(|p| p.contains("iolab-bonnie.d") || !p.contains('/'))
+            })
+            .count();
+        assert!(others >= 2 * FILES, "the file phases' opens: {others}");
+        for c in opens.iter().filter(|c| !is_test_file(c)) {
+            assert!(!o_direct(c), "{c:?}");
+        }
+    }
 }

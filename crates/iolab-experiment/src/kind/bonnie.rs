@@ -235,6 +235,7 @@ impl TableSpec for BonnieSpec {
             BonnieSpecError::HugeFiles(_) => "max_file_size",
             BonnieSpecError::NoFiles => "files",
             BonnieSpecError::DirsAboveFiles { .. } => "dirs",
+            BonnieSpecError::DirectPerChar | BonnieSpecError::DirectUnaligned { .. } => "direct",
         }
     }
 }
@@ -437,7 +438,7 @@ fn flowop_kind(p: Phase) -> &'static str {
 pub fn intent(plan: &BonniePlan, base: Intent) -> Intent {
     Intent {
         access: Some(Access::Mixed),
-        o_direct: false,
+        o_direct: plan.direct,
         sync_requested: true,
         sync_scope: Some(SyncScope::EndOfPass),
         // The seekers share one file.
