@@ -728,6 +728,11 @@ pub struct IozoneArgs {
     #[arg(long)]
     pub cpu_utilization: bool,
 
+    /// With --format iozone, rates in operations (records) per second instead of kB/s
+    /// (iozone -O)
+    #[arg(long)]
+    pub ops: bool,
+
     /// Seed for the random orders
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,

@@ -287,3 +287,40 @@ fn without_the_flag_there_are_no_cpu_blocks() {
     let got = iolab_iozone(&["--threads", "2", "--tests", "write", "--size", "64k"]);
     assert!(!got.contains("CPU utilization"), "{got}");
 }
+
+#[test]
+fn ops_blocks_match_iozone() {
+    // iozone -O -R -i 0 -i 1 -s 1m -r 4k
+    let want = excel_blocks(&captured("iozone-3.508-ops.txt"));
+    let got = excel_blocks(&iolab_iozone(&[
+        "--tests",
+        "write,read",
+        "--size",
+        "1m",
+        "--record",
+        "4k",
+        "--ops",
+    ]));
+    assert_eq!(want.len(), 4);
+    assert_eq!(got, want);
+    // iozone -O -R -t 2 -i 0 -s 1m -r 4k
+    let (want_head, want_rows) =
+        throughput_block(&captured("iozone-3.508-tp-ops.txt"), "Throughput");
+    assert_eq!(want_head[2], "\"Output is in ops/sec\"");
+    let (got_head, got_rows) = throughput_block(
+        &iolab_iozone(&[
+            "--threads",
+            "2",
+            "--tests",
+            "write",
+            "--size",
+            "1m",
+            "--record",
+            "4k",
+            "--ops",
+        ]),
+        "Throughput",
+    );
+    assert_eq!(got_head, want_head);
+    assert_eq!(got_rows, want_rows);
+}

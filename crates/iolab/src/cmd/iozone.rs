@@ -72,6 +72,7 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         results: runs.into_iter().map(|r| r.output).collect(),
         matrix_records,
         cpu_utilization: args.cpu_utilization,
+        ops: args.ops,
         host: Host::probe(),
         started_at,
     };

@@ -5,7 +5,8 @@
 //! throughput mode iozone's throughput block, one row of "children see" kB/s per test.
 //! Units are iozone's: 1 kB = 1024 bytes, rates truncated to whole kB/s as iozone prints them.
 //! With `--cpu-utilization` (iozone's `-+u`), the same blocks again for CPU utilization in
-//! percent, after the throughput ones, as iozone prints them.
+//! percent, after the throughput ones, as iozone prints them. With `--ops` (iozone's `-O`),
+//! the rates are operations (records) per second instead of kB/s.
 
 use std::io::{self, Write};
 
@@ -23,15 +24,16 @@ impl Formatter<IozoneReport> for Iozone {
             .iter()
             .partition(|r| r.plan.throughput_mode());
         let cpu = report.cpu_utilization;
+        let rate = if report.ops { Cell::Ops } else { Cell::Rate };
         if !single.is_empty() {
             writeln!(out, "Excel output is below:")?;
-            excel(&single, &report.matrix_records, Cell::Rate, out)?;
+            excel(&single, &report.matrix_records, rate, out)?;
             if cpu {
                 excel(&single, &report.matrix_records, Cell::Cpu, out)?;
             }
         }
         for r in throughput {
-            throughput_block(r, Cell::Rate, out)?;
+            throughput_block(r, rate, out)?;
             if cpu {
                 throughput_block(r, Cell::Cpu, out)?;
             }
@@ -40,10 +42,12 @@ impl Formatter<IozoneReport> for Iozone {
     }
 }
 
-/// What a block shows per cell: iozone's kB/s, or (`-+u`) its CPU utilization.
+/// What a block shows per cell: iozone's kB/s, operations per second (`-O`), or (`-+u`) its
+/// CPU utilization.
 #[derive(Clone, Copy)]
 enum Cell {
     Rate,
+    Ops,
     Cpu,
 }
 
@@ -69,7 +73,7 @@ fn excel(
             continue;
         }
         match cell {
-            Cell::Rate => writeln!(out, "\n\"{title}\"")?,
+            Cell::Rate | Cell::Ops => writeln!(out, "\n\"{title}\"")?,
             Cell::Cpu => writeln!(
                 out,
                 "\n\"{} CPU utilization report (Zero values should be ignored)\"",
@@ -94,6 +98,7 @@ fn excel(
                 // A cell auto mode skips is 0, as iozone prints it.
                 match cell {
                     Cell::Rate => write!(out, " {} ", f.map_or(0, |f| kib_per_s(f.rate())))?,
+                    Cell::Ops => write!(out, " {} ", f.map_or(0, |f| whole(ops(f.rate(), f))))?,
                     Cell::Cpu => write!(out, " {:6.2}", f.map_or(0.0, cpu_percent))?,
                 }
             }
@@ -108,6 +113,7 @@ fn excel(
 fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Result<()> {
     let (what, unit) = match cell {
         Cell::Rate => ("Throughput", "kBytes/sec"),
+        Cell::Ops => ("Throughput", "ops/sec"),
         Cell::Cpu => ("CPU utilization", "CPU%"),
     };
     writeln!(
@@ -121,6 +127,7 @@ fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Re
         let label = fig.throughput_label().unwrap_or_default();
         let v = match cell {
             Cell::Rate => children_kib(f),
+            Cell::Ops => finite(ops(f.children_see(), f)),
             Cell::Cpu => cpu_percent(f),
         };
         writeln!(out, "\"{label:>15} \" {v:>10.2} \n")?;
@@ -130,6 +137,33 @@ fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Re
 
 fn children_kib(f: &FigureResult) -> f64 {
     let v = f.children_see() / 1024.0;
+    if v.is_finite() {
+        v
+    } else {
+        0.0
+    }
+}
+
+/// A rate in bytes/s as records per second (iozone's `-O`).
+fn ops(bytes_per_s: f64, f: &FigureResult) -> f64 {
+    let record = f.bytes().checked_div(f.ops()).unwrap_or(0);
+    if record == 0 {
+        0.0
+    } else {
+        bytes_per_s / record as f64
+    }
+}
+
+/// Truncated to an integer, as iozone prints its single-stream cells; 0 when not finite.
+fn whole(v: f64) -> u64 {
+    if v.is_finite() && v > 0.0 {
+        v as u64
+    } else {
+        0
+    }
+}
+
+fn finite(v: f64) -> f64 {
     if v.is_finite() {
         v
     } else {
@@ -184,6 +218,40 @@ mod tests {
         }
     }
 
+    fn report(results: Vec<IozoneResult>, cpu_utilization: bool, ops: bool) -> String {
+        let report = IozoneReport {
+            results,
+            matrix_records: Vec::new(),
+            cpu_utilization,
+            ops,
+            host: Host::probe(),
+            started_at: std::time::SystemTime::now(),
+            findings: Vec::new(),
+            system: Vec::new(),
+        };
+        let mut out = Vec::new();
+        Iozone.write(&report, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn ops_are_records_per_second_and_cpu_blocks_follow_the_rates() {
+        // 1 MiB in 4 KiB records in one second: 1024 kB/s, 256 ops/s.
+        let text = report(vec![result(1 << 20, 4 << 10)], false, false);
+        assert!(text.contains("\"Writer report\"\n        \"4\"\n\"1024\"   1024 \n"));
+        let text = report(vec![result(1 << 20, 4 << 10)], false, true);
+        assert!(text.contains("\"Writer report\"\n        \"4\"\n\"1024\"   256 \n"));
+        assert!(!text.contains("CPU utilization"));
+        let text = report(vec![result(1 << 20, 4 << 10)], true, false);
+        let rates = text.find("\"Re-writer report\"").unwrap();
+        let cpu = text
+            .find("\"Writer CPU utilization report (Zero values should be ignored)\"")
+            .unwrap();
+        assert!(rates < cpu, "{text}");
+        // No CPU time was measured in this synthetic run: 0.00, as iozone prints it.
+        assert!(text[cpu..].contains("\"1024\"     0.00\n"), "{text}");
+    }
+
     #[test]
     fn auto_mode_rows_skip_as_iozone_does() {
         // Files of 16 and 32 MiB, records of 4 KiB … 128 KiB: the 32 MiB file skips the
@@ -202,6 +270,7 @@ mod tests {
                 .collect(),
             matrix_records: matrix::records(&b),
             cpu_utilization: false,
+            ops: false,
             host: Host::probe(),
             started_at: std::time::SystemTime::now(),
             findings: Vec::new(),

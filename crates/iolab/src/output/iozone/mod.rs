@@ -22,6 +22,8 @@ pub struct IozoneReport {
     pub matrix_records: Vec<u64>,
     /// iozone's `-+u`: `--format iozone` adds its CPU utilization blocks.
     pub cpu_utilization: bool,
+    /// iozone's `-O`: `--format iozone` gives operations per second instead of kB/s.
+    pub ops: bool,
     pub host: Host,
     pub started_at: SystemTime,
     /// What the checks found, per run (same order as `results`).
