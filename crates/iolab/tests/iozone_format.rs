@@ -136,18 +136,18 @@ fn iolab_iozone(args: &[&str]) -> String {
     stdout(&o)
 }
 
+/// `iolab iozone --format iozone` over 1 MiB files in 4 KiB records: `tests` and `extra`.
+fn small(tests: &str, extra: &[&str]) -> String {
+    let mut a = vec!["--tests", tests, "--size", "1m", "--record", "4k"];
+    a.extend_from_slice(extra);
+    iolab_iozone(&a)
+}
+
 #[test]
 fn single_stream_blocks_match_iozone() {
     // iozone -R -i 0 -i 1 -s 1m -r 4k
     let want = excel_blocks(&captured("iozone-3.508-single.txt"));
-    let got = excel_blocks(&iolab_iozone(&[
-        "--tests",
-        "write,read",
-        "--size",
-        "1m",
-        "--record",
-        "4k",
-    ]));
+    let got = excel_blocks(&small("write,read", &[]));
     assert_eq!(want.len(), 4);
     assert_eq!(got, want);
 }
@@ -194,19 +194,8 @@ fn auto_mode_bounds_match_iozone() {
 fn throughput_block_matches_iozone() {
     // iozone -R -t 2 -i 0 -i 1 -s 1m -r 4k
     let (want_head, want_rows) = throughput_block(&captured("iozone-3.508-tp.txt"), "Throughput");
-    let (got_head, got_rows) = throughput_block(
-        &iolab_iozone(&[
-            "--threads",
-            "2",
-            "--tests",
-            "write,read",
-            "--size",
-            "1m",
-            "--record",
-            "4k",
-        ]),
-        "Throughput",
-    );
+    let (got_head, got_rows) =
+        throughput_block(&small("write,read", &["--threads", "2"]), "Throughput");
     assert_eq!(got_head, want_head);
     assert_eq!(
         want_rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
@@ -219,15 +208,7 @@ fn throughput_block_matches_iozone() {
 fn single_stream_cpu_blocks_match_iozone() {
     // iozone -+u -R -i 0 -i 1 -i 2 -s 1m -r 4k
     let want = excel_blocks(&captured("iozone-3.508-cpu.txt"));
-    let got = excel_blocks(&iolab_iozone(&[
-        "--tests",
-        "write,read,random",
-        "--size",
-        "1m",
-        "--record",
-        "4k",
-        "--cpu-utilization",
-    ]));
+    let got = excel_blocks(&small("write,read,random", &["--cpu-utilization"]));
     assert_eq!(want.len(), 12, "6 throughput blocks, then 6 CPU blocks");
     assert_eq!(
         want[6].title,
@@ -258,17 +239,7 @@ fn auto_mode_cpu_blocks_match_iozone() {
 fn throughput_cpu_block_matches_iozone() {
     // iozone -+u -R -t 2 -i 0 -i 1 -s 1m -r 4k
     let text = captured("iozone-3.508-tp-cpu.txt");
-    let got_text = iolab_iozone(&[
-        "--threads",
-        "2",
-        "--tests",
-        "write,read",
-        "--size",
-        "1m",
-        "--record",
-        "4k",
-        "--cpu-utilization",
-    ]);
+    let got_text = small("write,read", &["--threads", "2", "--cpu-utilization"]);
     for title in ["Throughput", "CPU utilization"] {
         let (want_head, want_rows) = throughput_block(&text, title);
         let (got_head, got_rows) = throughput_block(&got_text, title);
@@ -292,35 +263,15 @@ fn without_the_flag_there_are_no_cpu_blocks() {
 fn ops_blocks_match_iozone() {
     // iozone -O -R -i 0 -i 1 -s 1m -r 4k
     let want = excel_blocks(&captured("iozone-3.508-ops.txt"));
-    let got = excel_blocks(&iolab_iozone(&[
-        "--tests",
-        "write,read",
-        "--size",
-        "1m",
-        "--record",
-        "4k",
-        "--ops",
-    ]));
+    let got = excel_blocks(&small("write,read", &["--ops"]));
     assert_eq!(want.len(), 4);
     assert_eq!(got, want);
     // iozone -O -R -t 2 -i 0 -s 1m -r 4k
     let (want_head, want_rows) =
         throughput_block(&captured("iozone-3.508-tp-ops.txt"), "Throughput");
     assert_eq!(want_head[2], "\"Output is in ops/sec\"");
-    let (got_head, got_rows) = throughput_block(
-        &iolab_iozone(&[
-            "--threads",
-            "2",
-            "--tests",
-            "write",
-            "--size",
-            "1m",
-            "--record",
-            "4k",
-            "--ops",
-        ]),
-        "Throughput",
-    );
+    let (got_head, got_rows) =
+        throughput_block(&small("write", &["--threads", "2", "--ops"]), "Throughput");
     assert_eq!(got_head, want_head);
     assert_eq!(got_rows, want_rows);
 }

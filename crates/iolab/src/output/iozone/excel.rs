@@ -219,9 +219,18 @@ mod tests {
     }
 
     fn report(results: Vec<IozoneResult>, cpu_utilization: bool, ops: bool) -> String {
+        report_with(results, Vec::new(), cpu_utilization, ops)
+    }
+
+    fn report_with(
+        results: Vec<IozoneResult>,
+        matrix_records: Vec<u64>,
+        cpu_utilization: bool,
+        ops: bool,
+    ) -> String {
         let report = IozoneReport {
             results,
-            matrix_records: Vec::new(),
+            matrix_records,
             cpu_utilization,
             ops,
             host: Host::probe(),
@@ -263,22 +272,11 @@ mod tests {
             max_record: 128 << 10,
             all_records: false,
         };
-        let report = IozoneReport {
-            results: matrix::cells(&b)
-                .into_iter()
-                .map(|c| result(c.size, c.record))
-                .collect(),
-            matrix_records: matrix::records(&b),
-            cpu_utilization: false,
-            ops: false,
-            host: Host::probe(),
-            started_at: std::time::SystemTime::now(),
-            findings: Vec::new(),
-            system: Vec::new(),
-        };
-        let mut out = Vec::new();
-        Iozone.write(&report, &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
+        let results = matrix::cells(&b)
+            .into_iter()
+            .map(|c| result(c.size, c.record))
+            .collect();
+        let text = report_with(results, matrix::records(&b), false, false);
         let block = &text[text.find("\"Writer report\"").unwrap()..];
         let lines: Vec<&str> = block.lines().take(4).collect();
         assert_eq!(
