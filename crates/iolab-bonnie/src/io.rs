@@ -25,13 +25,13 @@ use iolab_engine::buffer::AlignedBuf;
 use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
 use iolab_engine::nocancel;
 use iolab_engine::stats::LatencyHistogram;
-use iolab_engine::usage::Usage;
+use iolab_engine::usage::{thread_cpu_ns, Usage};
 use iolab_engine::EngineError;
 use iolab_workload::rng::{mix64, Rng};
 
 use crate::error::BonnieError;
 use crate::phase::Phase;
-use crate::run::{io_err, thread_cpu_ns, PhaseResult, Worker};
+use crate::run::{io_err, PhaseResult, Worker};
 
 /// An open descriptor, closed when dropped (after a failure); a phase ends with
 /// [`Fd::sync_close`] inside its timing.

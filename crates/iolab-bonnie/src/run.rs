@@ -17,7 +17,7 @@ use iolab_engine::clock::Clock;
 use iolab_engine::gate::{worker_builder, AbortOnPanic, FinishLine, Gate};
 use iolab_engine::micro::{check_dir, existing_file, Observer, PROGRESS_PERIOD};
 use iolab_engine::stats::LatencyHistogram;
-use iolab_engine::usage::Usage;
+use iolab_engine::usage::{thread_cpu_ns, Usage};
 use iolab_engine::EngineError;
 use serde::Serialize;
 
@@ -202,18 +202,6 @@ pub(crate) struct Started {
     ticks: u64,
     cpu_ns: u64,
     usage: Usage,
-}
-
-/// The calling thread's CPU time so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`: the
-/// scheduler's runtime brought up to now, unlike getrusage's tick-sampled figures).
-pub(crate) fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime fills the struct; this clock exists on every Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl Worker<'_, '_> {

@@ -225,6 +225,20 @@ impl Figure {
         })
     }
 
+    /// Whether it is a re-test (the second pass of a test over the same file), which iozone's
+    /// `-+n` skips.
+    pub fn is_retest(self) -> bool {
+        matches!(
+            self,
+            Figure::Rewrite
+                | Figure::Reread
+                | Figure::Refwrite
+                | Figure::Refread
+                | Figure::Repwrite
+                | Figure::Repread
+        )
+    }
+
     /// Its label in iozone's throughput-mode output (`Children see throughput for 2 initial
     /// writers`, the `-R` throughput rows); `None` for figures iozone measures only in single
     /// stream mode.
@@ -470,6 +484,17 @@ pub const OPTIONS: &[IozoneOption] = &[
         apply: |s, v| s.stonewall = v.flag(),
     },
     OptionDef {
+        name: "retests",
+        original: "-+n",
+        value_name: "BOOL",
+        kind: OptionKind::Flag,
+        default: Some("true"),
+        aliases: &[],
+        help: "Run each test's second pass (rewrite, re-read, re-fwrite, re-fread, re-pwrite, \
+               re-pread); false is iozone -+n",
+        apply: |s, v| s.retests = v.flag(),
+    },
+    OptionDef {
         name: "latency",
         original: "",
         value_name: "BOOL",
@@ -500,6 +525,7 @@ pub struct IozoneSpec {
     pub stride: u64,
     pub mix_read_percent: Option<u8>,
     pub stonewall: bool,
+    pub retests: bool,
     pub latency: bool,
     pub dir: PathBuf,
     pub seed: u64,
@@ -566,6 +592,8 @@ pub struct IozonePlan {
     pub stride: u64,
     pub mix_read_percent: Option<u8>,
     pub stonewall: bool,
+    /// false: the re-test figures are skipped (iozone `-+n`).
+    pub retests: bool,
     pub latency: bool,
     pub dir: PathBuf,
     pub seed: u64,
@@ -589,6 +617,7 @@ impl IozoneSpec {
             stride: 0,
             mix_read_percent: None,
             stonewall: false,
+            retests: true,
             latency: false,
             dir,
             seed,
@@ -665,6 +694,7 @@ impl IozoneSpec {
             stride: self.stride,
             mix_read_percent: self.mix_read_percent,
             stonewall: self.stonewall,
+            retests: self.retests,
             latency: self.latency,
             dir: self.dir.clone(),
             seed: self.seed,
@@ -675,6 +705,13 @@ impl IozoneSpec {
 impl IozonePlan {
     /// The figures the run measures, in order.
     pub fn figures(&self) -> impl Iterator<Item = Figure> + '_ {
+        self.test_figures()
+            .filter(move |f| self.retests || !f.is_retest())
+    }
+
+    /// Every figure of the tests asked for, the re-tests that `retests = false` skips
+    /// included (iozone's `-R` report prints them as 0).
+    pub fn test_figures(&self) -> impl Iterator<Item = Figure> + '_ {
         self.tests.iter().flat_map(|t| t.figures().iter().copied())
     }
 

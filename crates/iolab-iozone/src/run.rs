@@ -28,7 +28,7 @@ use iolab_engine::micro::check_dir;
 use iolab_engine::nocancel;
 use iolab_engine::order::Order;
 use iolab_engine::stats::LatencyHistogram;
-use iolab_engine::usage::Usage;
+use iolab_engine::usage::{thread_cpu_ns, Usage};
 use iolab_engine::{EngineError, Observer};
 use iolab_workload::rng::Rng;
 use serde::Serialize;
@@ -59,8 +59,11 @@ pub struct ChildResult {
     pub stonewall: Option<(u64, u64)>,
     /// Whether it read (random mix: its role).
     pub reads: bool,
-    /// CPU time of its timed window.
+    /// CPU time of its timed window (getrusage: user and system apart, tick-sampled).
     pub usage: Usage,
+    /// CPU time of its timed window from the scheduler's clock (`CLOCK_THREAD_CPUTIME_ID`):
+    /// exact also for passes of a few milliseconds.
+    pub cpu_ns: u64,
 }
 
 impl ChildResult {
@@ -142,15 +145,17 @@ impl FigureResult {
         self.children.iter().map(|c| c.flush_ns).max().unwrap_or(0)
     }
 
-    /// iozone's CPU utilization (`-+u`), in percent: the threads' CPU time (user + system)
-    /// over the longest thread's timed window, each window taken as at least its thread's CPU
-    /// time, as iozone does. Above 100 with more than one thread; 0 when nothing was timed.
+    /// iozone's CPU utilization (`-+u`), in percent: the threads' CPU time over the longest
+    /// thread's timed window, each window taken as at least its thread's CPU time, as iozone
+    /// does. Above 100 with more than one thread; 0 when nothing was timed. The CPU time is
+    /// the scheduler's (`cpu_ns`), not getrusage's ticks, which iozone uses and which make
+    /// its figure for a short pass 0 or far above the truth.
     pub fn cpu_utilization(&self) -> f64 {
-        let cpu: u64 = self.children.iter().map(|c| c.usage.cpu_ns()).sum();
+        let cpu: u64 = self.children.iter().map(|c| c.cpu_ns).sum();
         let wall = self
             .children
             .iter()
-            .map(|c| c.elapsed_ns.max(c.usage.cpu_ns()))
+            .map(|c| c.elapsed_ns.max(c.cpu_ns))
             .max()
             .unwrap_or(0);
         if wall == 0 {
@@ -748,6 +753,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
     let included = plan.flush == Flush::Included;
     // The timed region starts here: getrusage marks it.
     let before = Usage::thread();
+    let cpu_before = thread_cpu_ns();
     let t0 = clock.ticks();
     let mut tm = Timing {
         clock,
@@ -903,15 +909,21 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         let f1 = clock.ticks();
         Ok((f1, clock.ns(f1 - f0)))
     };
-    let (end, flush_ns, usage) = if included {
+    let (end, flush_ns, usage, cpu_ns) = if included {
         let (end, ns) = flush_timed(h)?;
-        (end, ns, Usage::thread() - before)
+        (
+            end,
+            ns,
+            Usage::thread() - before,
+            thread_cpu_ns() - cpu_before,
+        )
     } else {
         let end = clock.ticks();
+        let cpu_ns = thread_cpu_ns() - cpu_before;
         let usage = Usage::thread() - before;
         // The timed region has ended (getrusage marks it); the flush follows.
         let (_, ns) = flush_timed(h)?;
-        (end, ns, usage)
+        (end, ns, usage, cpu_ns)
     };
     Ok(Child {
         result: ChildResult {
@@ -922,6 +934,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
             stonewall: tm.stonewall,
             reads: !p.writes(),
             usage,
+            cpu_ns,
         },
         latency: tm.latency,
         start: t0,
@@ -954,13 +967,14 @@ mod tests {
 
     #[test]
     fn cpu_utilization_is_cpu_over_the_longest_window_as_iozone_computes_it() {
+        // getrusage's figures are not used: only the scheduler's CPU time counts.
         let child = |elapsed_ms: u64, user_ms: u64, sys_ms: u64| ChildResult {
             elapsed_ns: elapsed_ms * 1_000_000,
             usage: Usage {
-                user_ns: user_ms * 1_000_000,
-                sys_ns: sys_ms * 1_000_000,
+                user_ns: 999_000_000,
                 ..Usage::default()
             },
+            cpu_ns: (user_ms + sys_ms) * 1_000_000,
             ..ChildResult::default()
         };
         let figure = |children: Vec<ChildResult>| FigureResult {
@@ -982,6 +996,25 @@ mod tests {
         // Nothing timed: 0, not NaN.
         assert_eq!(figure(vec![child(0, 0, 0)]).cpu_utilization(), 0.0);
         assert_eq!(figure(Vec::new()).cpu_utilization(), 0.0);
+    }
+
+    #[test]
+    fn without_retests_only_the_first_pass_of_each_test_runs() {
+        let _hang = iolab_testkit::timeout(120);
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path(), &Test::ALL, 1);
+        p.retests = false;
+        let r = run_iozone(&p, &mut (), &AtomicBool::new(false)).unwrap();
+        let got: Vec<Figure> = r.figures.iter().map(|f| f.figure).collect();
+        let want: Vec<Figure> = Figure::ALL.into_iter().filter(|f| !f.is_retest()).collect();
+        assert_eq!(got, want);
+        assert_eq!(p.test_figures().count(), Figure::ALL.len());
+        // Every pass that ran did all its records, its CPU measured on the scheduler's clock.
+        for f in &r.figures {
+            assert_eq!(f.ops(), 16, "{}", f.figure);
+            assert!(f.children[0].cpu_ns > 0, "{}", f.figure);
+        }
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
 
     #[test]

@@ -275,3 +275,24 @@ fn ops_blocks_match_iozone() {
     assert_eq!(got_head, want_head);
     assert_eq!(got_rows, want_rows);
 }
+
+#[test]
+fn skipped_retests_print_as_zero_as_iozone_does() {
+    // iozone -+n -R -i 0 -i 1 -i 2 -s 1m -r 4k
+    let want = excel_blocks(&captured("iozone-3.508-noretest.txt"));
+    let text = small("write,read,random", &["--retests", "false"]);
+    let got = excel_blocks(&text);
+    assert_eq!(want.len(), 6);
+    assert_eq!(got, want);
+    for title in ["Re-writer report", "Re-Reader report"] {
+        let block = &text[text.find(&format!("\"{title}\"")).unwrap()..];
+        assert_eq!(block.lines().nth(2), Some("\"1024\"   0 "), "{title}");
+    }
+    // iozone -+n -R -t 2 -i 0 -i 1 -s 1m -r 4k
+    let (want_head, want_rows) =
+        throughput_block(&captured("iozone-3.508-tp-noretest.txt"), "Throughput");
+    let text = small("write,read", &["--threads", "2", "--retests", "false"]);
+    let (got_head, got_rows) = throughput_block(&text, "Throughput");
+    assert_eq!((got_head, got_rows), (want_head, want_rows));
+    assert!(text.contains("\"        Rewrite \"       0.00 "), "{text}");
+}

@@ -69,7 +69,11 @@ fn excel(
         let Some(title) = fig.report_title() else {
             continue;
         };
-        if !results.iter().any(|r| r.figure(fig).is_some()) {
+        // A re-test skipped by `retests = false` (iozone -+n) still has its block, of 0s.
+        if !results
+            .iter()
+            .any(|r| r.plan.test_figures().any(|f| f == fig))
+        {
             continue;
         }
         match cell {
@@ -123,13 +127,16 @@ fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Re
     writeln!(out, "\"Record size = {} kBytes \"", r.plan.record / 1024)?;
     writeln!(out, "\"Output is in {unit}\"\n")?;
     for fig in Figure::THROUGHPUT_ORDER {
-        let Some(f) = r.figure(fig) else { continue };
+        if !r.plan.test_figures().any(|f| f == fig) {
+            continue;
+        }
         let label = fig.throughput_label().unwrap_or_default();
-        let v = match cell {
+        // A skipped re-test (iozone -+n) is 0.00, as iozone prints it.
+        let v = r.figure(fig).map_or(0.0, |f| match cell {
             Cell::Rate => children_kib(f),
             Cell::Ops => finite(ops(f.children_see(), f)),
             Cell::Cpu => cpu_percent(f),
-        };
+        });
         writeln!(out, "\"{label:>15} \" {v:>10.2} \n")?;
     }
     Ok(())
