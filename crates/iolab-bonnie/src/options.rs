@@ -274,6 +274,8 @@ pub enum BonnieSpecError {
     DirectPerChar,
     #[error("--direct needs --chunk-size to be a multiple of 512 bytes, not {chunk} (O_DIRECT moves whole device blocks; try --chunk-size {suggest})")]
     DirectUnaligned { chunk: u64, suggest: u64 },
+    #[error("--direct with --phases files does nothing: O_DIRECT applies to the I/O phases' test file, not to the create/stat/delete files (bonnie++ -D neither); drop --direct or run --phases all")]
+    DirectWithoutIo,
 }
 
 /// A validated bonnie run: everything the engine needs.
@@ -410,11 +412,20 @@ impl BonnieSpec {
                 return Err(E::DirectPerChar);
             }
             if self.direct && !self.chunk_size.is_multiple_of(512) {
+                // The next multiple of 512 that still divides the file, else 4 KiB or 512.
+                let up = next_multiple(self.chunk_size, 512);
+                let suggest = [up, 4096, 512]
+                    .into_iter()
+                    .find(|c| size.is_multiple_of(*c))
+                    .unwrap_or(512);
                 return Err(E::DirectUnaligned {
                     chunk: self.chunk_size,
-                    suggest: next_multiple(self.chunk_size, 512),
+                    suggest,
                 });
             }
+        }
+        if self.direct && !self.phases.io() {
+            return Err(E::DirectWithoutIo);
         }
         let mut files = 0;
         if self.phases.files() {
@@ -589,6 +600,15 @@ mod tests {
         assert!(s.validate().unwrap().direct);
         s.chunk_size = 1000;
         s.size = Some(1000 * 64);
+        // 1024 does not divide the file, 4096 does not either: 512 does.
+        assert_eq!(
+            s.validate().unwrap_err(),
+            E::DirectUnaligned {
+                chunk: 1000,
+                suggest: 512
+            }
+        );
+        s.size = Some(1000 * 1024);
         assert_eq!(
             s.validate().unwrap_err(),
             E::DirectUnaligned {
@@ -596,6 +616,10 @@ mod tests {
                 suggest: 1024
             }
         );
+        let mut s = spec();
+        s.direct = true;
+        s.phases = Phases::Files;
+        assert_eq!(s.validate().unwrap_err(), E::DirectWithoutIo);
         let mut s = spec();
         s.min_file_size = 10;
         assert!(matches!(s.validate(), Err(E::MinAboveMax { .. })));

@@ -66,6 +66,16 @@ fn bad_command_lines_name_the_flag() {
         &iozone(&["--auto", "--auto-min-record", "2m", "--auto-max-size", "1m"]),
         "the auto matrix is empty: no record size from 2MiB to 16MiB fits",
     );
+    assert_usage(
+        &iozone(&[
+            "--auto",
+            "--auto-min-size",
+            "96k",
+            "--auto-max-size",
+            "192k",
+        ]),
+        "the auto matrix has files of 96KiB in records of 64KiB, which is not whole records",
+    );
     // The matrix bounds belong to auto mode.
     assert_eq!(iozone(&["--auto-min-record", "8k"]).status.code(), Some(2));
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));

@@ -110,6 +110,57 @@ fn throughput_block(text: &str, title: &str) -> (Vec<String>, Vec<(String, usize
     (head, rows)
 }
 
+/// The Excel section's lines (from `Excel output is below:`, or from the throughput report
+/// on) with every unquoted number, and the spaces before it, as ` N`: what a script's
+/// regexes see of the layout — quotes, labels, blank lines, trailing spaces. ("processes"
+/// reads "threads", as iozone -T prints it.)
+fn skeleton(text: &str) -> Vec<String> {
+    let start = text
+        .find("Excel output is below:")
+        .or_else(|| text.find("\"Throughput report"))
+        .expect("an Excel section");
+    let mut lines: Vec<String> = text[start..]
+        .lines()
+        .take_while(|l| !l.starts_with("iozone test complete"))
+        // iolab runs threads: iozone -T's word.
+        .map(|line| line.replace("number of processes", "number of threads"))
+        .map(|line| {
+            let mut out = String::new();
+            let mut quoted = false;
+            let mut chars = line.chars().peekable();
+            while let Some(c) = chars.next() {
+                if c == '"' {
+                    quoted = !quoted;
+                }
+                if !quoted && (c == ' ' || c.is_ascii_digit()) {
+                    // A run of spaces then a number, or a number: ` N`.
+                    let mut run = String::from(c);
+                    while let Some(&d) = chars.peek() {
+                        if d == ' ' && run.trim().is_empty() || d.is_ascii_digit() || d == '.' {
+                            run.push(d);
+                            chars.next();
+                        } else {
+                            break;
+                        }
+                    }
+                    if run.trim().is_empty() {
+                        out.push_str(&run);
+                    } else {
+                        out.push_str(" N");
+                    }
+                    continue;
+                }
+                out.push(c);
+            }
+            out
+        })
+        .collect();
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
 fn captured(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/iozone")
@@ -187,6 +238,28 @@ fn auto_mode_bounds_match_iozone() {
     ]));
     assert_eq!(want[0].header, ["8", "16", "32", "64"]);
     assert_eq!(want[0].rows.len(), 3, "256 kB … 1 MB");
+    assert_eq!(got, want);
+}
+
+#[test]
+fn record_bounds_keep_the_small_records_of_large_files_as_iozone_does() {
+    // iozone -a -n 32m -g 32m -y 4k -q 8k -R -i 0: with -y or -q, a 32 MiB file still takes
+    // 4 KiB records (without them, files above 16 MiB start at 64 KiB).
+    let want = excel_blocks(&captured("iozone-3.508-auto-records.txt"));
+    let got = excel_blocks(&iolab_iozone(&[
+        "--auto",
+        "--auto-min-size",
+        "32m",
+        "--auto-max-size",
+        "32m",
+        "--auto-min-record",
+        "4k",
+        "--auto-max-record",
+        "8k",
+        "--tests",
+        "write",
+    ]));
+    assert_eq!(want[0].rows, [("32768".to_string(), 2)]);
     assert_eq!(got, want);
 }
 
@@ -295,4 +368,32 @@ fn skipped_retests_print_as_zero_as_iozone_does() {
     let (got_head, got_rows) = throughput_block(&text, "Throughput");
     assert_eq!((got_head, got_rows), (want_head, want_rows));
     assert!(text.contains("\"        Rewrite \"       0.00 "), "{text}");
+}
+
+#[test]
+fn the_layout_matches_iozones_line_for_line() {
+    for (capture, tests, extra) in [
+        ("iozone-3.508-single.txt", "write,read", &[][..]),
+        (
+            "iozone-3.508-cpu.txt",
+            "write,read,random",
+            &["--cpu-utilization"][..],
+        ),
+        ("iozone-3.508-ops.txt", "write,read", &["--ops"][..]),
+        (
+            "iozone-3.508-noretest.txt",
+            "write,read,random",
+            &["--retests", "false"][..],
+        ),
+        (
+            "iozone-3.508-tp-cpu.txt",
+            "write,read",
+            &["--threads", "2", "--cpu-utilization"][..],
+        ),
+    ] {
+        let want = skeleton(&captured(capture));
+        let got = skeleton(&small(tests, extra));
+        assert!(want.len() > 4, "{capture}: {want:?}");
+        assert_eq!(got, want, "{capture}");
+    }
 }

@@ -235,7 +235,9 @@ impl TableSpec for BonnieSpec {
             BonnieSpecError::HugeFiles(_) => "max_file_size",
             BonnieSpecError::NoFiles => "files",
             BonnieSpecError::DirsAboveFiles { .. } => "dirs",
-            BonnieSpecError::DirectPerChar | BonnieSpecError::DirectUnaligned { .. } => "direct",
+            BonnieSpecError::DirectPerChar
+            | BonnieSpecError::DirectUnaligned { .. }
+            | BonnieSpecError::DirectWithoutIo => "direct",
         }
     }
 }
@@ -251,9 +253,18 @@ impl BonnieWorkload {
     /// An error in the user's words: flags on the command line, keys in a file.
     fn failure(&self, e: &BonnieError) -> RunFailure {
         let rewrite = |t: &str| table::rewrite::<BonnieSpec>(self.origin, t);
+        let einval = matches!(e, BonnieError::Engine(e) if e.os_error() == Some(libc::EINVAL));
+        let hint = if einval && self.spec.direct {
+            Some(
+                "with --direct, chunks must be multiples of the device's logical block size \
+                 and the filesystem must take O_DIRECT: try --chunk-size 4k, or drop --direct",
+            )
+        } else {
+            e.hint()
+        };
         RunFailure {
             message: rewrite(&e.to_string()),
-            hint: e.hint().map(rewrite),
+            hint: hint.map(rewrite),
             bad_input: e.is_bad_input(),
             interrupted: e.is_interrupted(),
             located: false,
@@ -362,6 +373,8 @@ fn options_json(spec: &BonnieSpec) -> Value {
     o.insert("dirs".into(), json!(spec.dirs));
     o.insert("file_chunk_size".into(), json!(spec.file_chunk_size));
     o.insert("phases".into(), json!(spec.phases.name()));
+    o.insert("sync".into(), json!(spec.sync));
+    o.insert("direct".into(), json!(spec.direct));
     Value::Object(o)
 }
 
@@ -438,7 +451,8 @@ fn flowop_kind(p: Phase) -> &'static str {
 pub fn intent(plan: &BonniePlan, base: Intent) -> Intent {
     Intent {
         access: Some(Access::Mixed),
-        o_direct: plan.direct,
+        // O_DIRECT is on the test file only, which the file phases alone do not use.
+        o_direct: plan.direct && plan.size > 0,
         sync_requested: true,
         sync_scope: Some(SyncScope::EndOfPass),
         // The seekers share one file.
@@ -452,6 +466,16 @@ pub fn intent(plan: &BonniePlan, base: Intent) -> Intent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stored_spec_has_every_option() {
+        let mut spec = BonnieSpec::with_defaults(PathBuf::from("/d"), 1);
+        spec.size = Some(1 << 20);
+        let stored = options_json(&spec);
+        for o in iolab_bonnie::OPTIONS {
+            assert!(stored.get(o.name).is_some(), "`{}` is not stored", o.name);
+        }
+    }
 
     #[test]
     fn metrics_are_the_phases_names() {

@@ -369,6 +369,15 @@ fn auto_cells(b: &iolab_iozone::matrix::Bounds) -> Result<Vec<Cell>, UsageError>
         }
     }
     let cells = iolab_iozone::matrix::cells(b);
+    if let Some(c) = cells.iter().find(|c| !c.size.is_multiple_of(c.record)) {
+        return Err(UsageError::new(format!(
+            "the auto matrix has files of {} in records of {}, which is not whole records: \
+             give --auto-min-size and --auto-min-record whose doublings divide each other \
+             (powers of two do; iozone would silently leave out the rest of the file)",
+            size(c.size),
+            size(c.record)
+        )));
+    }
     if cells.is_empty() {
         return Err(UsageError::new(format!(
             "the auto matrix is empty: no record size from {} to {} fits in a file of {} to {} \
@@ -463,6 +472,7 @@ fn options_json(spec: &IozoneSpec) -> Value {
         o.insert("mix_read_percent".into(), json!(p));
     }
     o.insert("stonewall".into(), json!(spec.stonewall));
+    o.insert("retests".into(), json!(spec.retests));
     o.insert("latency".into(), json!(spec.latency));
     Value::Object(o)
 }
@@ -573,6 +583,16 @@ mod tests {
     use super::*;
     use iolab_store::{NewRun, RunStatus, Timestamp};
     use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn the_stored_spec_has_every_option() {
+        let mut spec = IozoneSpec::with_defaults(PathBuf::from("/d"), 1);
+        spec.mix_read_percent = Some(50);
+        let stored = options_json(&spec);
+        for o in iolab_iozone::OPTIONS {
+            assert!(stored.get(o.name).is_some(), "`{}` is not stored", o.name);
+        }
+    }
 
     #[test]
     fn metrics_are_declared_with_units_and_iozone_figures_only_in_throughput_mode() {

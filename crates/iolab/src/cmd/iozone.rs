@@ -32,6 +32,11 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             *bound = v;
         }
     }
+    // iozone skips the small records of large files only when neither -y nor -q sets the
+    // records (iozone.c's auto_test): given record bounds are run in full.
+    if args.auto_min_record.is_some() || args.auto_max_record.is_some() {
+        bounds.all_records = true;
+    }
     let matrix_records = if args.auto {
         iolab_iozone::matrix::records(&bounds)
     } else {
