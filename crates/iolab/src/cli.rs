@@ -909,6 +909,18 @@ mod tests {
         assert_eq!(get("phases"), Some(OptionValue::Name("io")));
         assert_eq!(get("chunk_size"), Some(OptionValue::Bytes(8192)));
         assert_eq!(get("size"), None, "twice the memory unless given");
+        let cli = Cli::try_parse_from([
+            "iolab", "bonnie", "--dir", "/d", "--sync", "--direct", "true",
+        ])
+        .unwrap();
+        let Command::Bonnie(b) = cli.command else {
+            panic!("not bonnie")
+        };
+        assert_eq!(value_of(&b.options, "sync"), Some(OptionValue::Flag(true)));
+        assert_eq!(
+            value_of(&b.options, "direct"),
+            Some(OptionValue::Flag(true))
+        );
         help_lists_the_table("bonnie", iolab_bonnie::OPTIONS);
     }
 
@@ -929,12 +941,16 @@ mod tests {
             .render_long_help()
             .to_string();
         for o in table {
-            assert!(
-                help.contains(&format!("--{} <{}>", o.flag(), o.value_name)),
-                "{}",
-                o.name
-            );
-            if let Some(d) = o.default {
+            // A flag's value is optional (`--sync` alone is `--sync true`), and its help shows
+            // no default.
+            let flag = matches!(o.kind, iolab_workload::option::OptionKind::Flag);
+            let shown = if flag {
+                format!("--{} [<{}>]", o.flag(), o.value_name)
+            } else {
+                format!("--{} <{}>", o.flag(), o.value_name)
+            };
+            assert!(help.contains(&shown), "{}: {shown}", o.name);
+            if let Some(d) = o.default.filter(|_| !flag) {
                 assert!(
                     help.contains(&format!("[default: {d}]")),
                     "{}: {help}",
