@@ -730,8 +730,13 @@ pub struct IozoneArgs {
 
     /// With --format iozone, rates in operations (records) per second instead of kB/s
     /// (iozone -O)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "us_per_op")]
     pub ops: bool,
+
+    /// With --format iozone, microseconds per operation (record) instead of kB/s, truncated
+    /// as iozone prints them (iozone -N; single stream only, as in iozone)
+    #[arg(long)]
+    pub us_per_op: bool,
 
     /// Seed for the random orders
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]

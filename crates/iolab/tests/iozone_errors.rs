@@ -76,6 +76,16 @@ fn bad_command_lines_name_the_flag() {
         ]),
         "the auto matrix has files of 96KiB in records of 64KiB, which is not whole records",
     );
+    // iozone -N refuses throughput mode ("Microsecond mode not supported in throughput
+    // mode"), and so does iolab, before anything runs.
+    let o = iozone(&["--threads", "2", "--us-per-op", "--format", "iozone"]);
+    assert_usage(&o, "--us-per-op is single-stream only");
+    assert!(stderr(&o).contains("--ops"), "{}", stderr(&o));
+    assert_eq!(
+        iozone(&["--ops", "--us-per-op"]).status.code(),
+        Some(2),
+        "one unit at a time"
+    );
     // The matrix bounds belong to auto mode.
     assert_eq!(iozone(&["--auto-min-record", "8k"]).status.code(), Some(2));
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));

@@ -380,6 +380,7 @@ fn the_layout_matches_iozones_line_for_line() {
             &["--cpu-utilization"][..],
         ),
         ("iozone-3.508-ops.txt", "write,read", &["--ops"][..]),
+        ("iozone-3.508-us.txt", "write,read", &["--us-per-op"][..]),
         (
             "iozone-3.508-noretest.txt",
             "write,read,random",

@@ -18,6 +18,17 @@ use crate::term::StatusLine;
 
 pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let values = &args.options.0;
+    let threads = values
+        .iter()
+        .find(|(o, _)| o.name == "threads")
+        .map_or(1, |(_, v)| v.count_u32());
+    if args.us_per_op && threads > 1 {
+        return Err(CliError::usage(
+            "--us-per-op is single-stream only: throughput mode sums rates over threads, \
+             which microseconds per operation cannot (iozone -N refuses -t too)",
+        )
+        .with_hint("drop --us-per-op, or use --ops for operations per second"));
+    }
     let mut bounds = Bounds {
         all_records: args.auto_all_records,
         ..Bounds::default()
@@ -78,6 +89,7 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         matrix_records,
         cpu_utilization: args.cpu_utilization,
         ops: args.ops,
+        us_per_op: args.us_per_op,
         host: Host::probe(),
         started_at,
     };

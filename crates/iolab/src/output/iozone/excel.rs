@@ -6,7 +6,8 @@
 //! Units are iozone's: 1 kB = 1024 bytes, rates truncated to whole kB/s as iozone prints them.
 //! With `--cpu-utilization` (iozone's `-+u`), the same blocks again for CPU utilization in
 //! percent, after the throughput ones, as iozone prints them. With `--ops` (iozone's `-O`),
-//! the rates are operations (records) per second instead of kB/s.
+//! the rates are operations (records) per second instead of kB/s; with `--us-per-op`
+//! (`-N`, single stream only), microseconds per operation.
 
 use std::io::{self, Write};
 
@@ -24,7 +25,13 @@ impl Formatter<IozoneReport> for Iozone {
             .iter()
             .partition(|r| r.plan.throughput_mode());
         let cpu = report.cpu_utilization;
-        let rate = if report.ops { Cell::Ops } else { Cell::Rate };
+        let rate = if report.ops {
+            Cell::Ops
+        } else if report.us_per_op {
+            Cell::Us
+        } else {
+            Cell::Rate
+        };
         if !single.is_empty() {
             writeln!(out, "Excel output is below:")?;
             excel(&single, &report.matrix_records, rate, out)?;
@@ -42,12 +49,13 @@ impl Formatter<IozoneReport> for Iozone {
     }
 }
 
-/// What a block shows per cell: iozone's kB/s, operations per second (`-O`), or (`-+u`) its
-/// CPU utilization.
+/// What a block shows per cell: iozone's kB/s, operations per second (`-O`), microseconds
+/// per operation (`-N`), or (`-+u`) its CPU utilization.
 #[derive(Clone, Copy)]
 enum Cell {
     Rate,
     Ops,
+    Us,
     Cpu,
 }
 
@@ -77,7 +85,7 @@ fn excel(
             continue;
         }
         match cell {
-            Cell::Rate | Cell::Ops => writeln!(out, "\n\"{title}\"")?,
+            Cell::Rate | Cell::Ops | Cell::Us => writeln!(out, "\n\"{title}\"")?,
             Cell::Cpu => writeln!(
                 out,
                 "\n\"{} CPU utilization report (Zero values should be ignored)\"",
@@ -103,6 +111,7 @@ fn excel(
                 match cell {
                     Cell::Rate => write!(out, " {} ", f.map_or(0, |f| kib_per_s(f.rate())))?,
                     Cell::Ops => write!(out, " {} ", f.map_or(0, |f| whole(ops(f.rate(), f))))?,
+                    Cell::Us => write!(out, " {} ", f.map_or(0, |f| whole(us_per_op(f))))?,
                     Cell::Cpu => write!(out, " {:6.2}", f.map_or(0.0, cpu_percent))?,
                 }
             }
@@ -118,6 +127,7 @@ fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Re
     let (what, unit) = match cell {
         Cell::Rate => ("Throughput", "kBytes/sec"),
         Cell::Ops => ("Throughput", "ops/sec"),
+        Cell::Us => ("Throughput", "microseconds/op"),
         Cell::Cpu => ("CPU utilization", "CPU%"),
     };
     writeln!(
@@ -135,6 +145,7 @@ fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Re
         let v = r.figure(fig).map_or(0.0, |f| match cell {
             Cell::Rate => children_kib(f),
             Cell::Ops => finite(ops(f.children_see(), f)),
+            Cell::Us => finite(us_per_op(f)),
             Cell::Cpu => cpu_percent(f),
         });
         writeln!(out, "\"{label:>15} \" {v:>10.2} \n")?;
@@ -158,6 +169,16 @@ fn ops(bytes_per_s: f64, f: &FigureResult) -> f64 {
         0.0
     } else {
         bytes_per_s / record as f64
+    }
+}
+
+/// Microseconds per operation over the figure's timed region (iozone's `-N`).
+fn us_per_op(f: &FigureResult) -> f64 {
+    let ops = f.ops();
+    if ops == 0 {
+        0.0
+    } else {
+        f.elapsed_ns as f64 / 1000.0 / ops as f64
     }
 }
 
@@ -225,40 +246,46 @@ mod tests {
         }
     }
 
-    fn report(results: Vec<IozoneResult>, cpu_utilization: bool, ops: bool) -> String {
-        report_with(results, Vec::new(), cpu_utilization, ops)
-    }
-
-    fn report_with(
-        results: Vec<IozoneResult>,
-        matrix_records: Vec<u64>,
-        cpu_utilization: bool,
-        ops: bool,
-    ) -> String {
-        let report = IozoneReport {
+    /// A report of `results` with no option set.
+    fn base(results: Vec<IozoneResult>) -> IozoneReport {
+        IozoneReport {
             results,
-            matrix_records,
-            cpu_utilization,
-            ops,
+            matrix_records: Vec::new(),
+            cpu_utilization: false,
+            ops: false,
+            us_per_op: false,
             host: Host::probe(),
             started_at: std::time::SystemTime::now(),
             findings: Vec::new(),
             system: Vec::new(),
-        };
+        }
+    }
+
+    fn render(report: &IozoneReport) -> String {
         let mut out = Vec::new();
-        Iozone.write(&report, &mut out).unwrap();
+        Iozone.write(report, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
     #[test]
     fn ops_are_records_per_second_and_cpu_blocks_follow_the_rates() {
-        // 1 MiB in 4 KiB records in one second: 1024 kB/s, 256 ops/s.
-        let text = report(vec![result(1 << 20, 4 << 10)], false, false);
-        assert!(text.contains("\"Writer report\"\n        \"4\"\n\"1024\"   1024 \n"));
-        let text = report(vec![result(1 << 20, 4 << 10)], false, true);
-        assert!(text.contains("\"Writer report\"\n        \"4\"\n\"1024\"   256 \n"));
+        // 1 MiB in 4 KiB records in one second: 1024 kB/s, 256 ops/s, 3906.25 µs per op.
+        let one = || base(vec![result(1 << 20, 4 << 10)]);
+        let cell = |v: &str| format!("\"Writer report\"\n        \"4\"\n\"1024\"   {v} \n");
+        let text = render(&one());
+        assert!(text.contains(&cell("1024")), "{text}");
+        let text = render(&IozoneReport { ops: true, ..one() });
+        assert!(text.contains(&cell("256")), "{text}");
         assert!(!text.contains("CPU utilization"));
-        let text = report(vec![result(1 << 20, 4 << 10)], true, false);
+        let text = render(&IozoneReport {
+            us_per_op: true,
+            ..one()
+        });
+        assert!(text.contains(&cell("3906")), "{text}");
+        let text = render(&IozoneReport {
+            cpu_utilization: true,
+            ..one()
+        });
         let rates = text.find("\"Re-writer report\"").unwrap();
         let cpu = text
             .find("\"Writer CPU utilization report (Zero values should be ignored)\"")
@@ -283,7 +310,10 @@ mod tests {
             .into_iter()
             .map(|c| result(c.size, c.record))
             .collect();
-        let text = report_with(results, matrix::records(&b), false, false);
+        let text = render(&IozoneReport {
+            matrix_records: matrix::records(&b),
+            ..base(results)
+        });
         let block = &text[text.find("\"Writer report\"").unwrap()..];
         let lines: Vec<&str> = block.lines().take(4).collect();
         assert_eq!(

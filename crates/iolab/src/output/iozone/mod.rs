@@ -24,6 +24,8 @@ pub struct IozoneReport {
     pub cpu_utilization: bool,
     /// iozone's `-O`: `--format iozone` gives operations per second instead of kB/s.
     pub ops: bool,
+    /// iozone's `-N`: `--format iozone` gives microseconds per operation (single stream).
+    pub us_per_op: bool,
     pub host: Host,
     pub started_at: SystemTime,
     /// What the checks found, per run (same order as `results`).
