@@ -711,11 +711,12 @@ pub struct IozoneArgs {
     #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
     pub auto_max_size: Option<u64>,
 
-    /// Auto mode: the smallest record size (iozone -y; default 4k)
+    /// Auto mode: the smallest record size (iozone -y; default 4k). Giving a record bound
+    /// keeps the small records of files above 16 MiB, as in iozone
     #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
     pub auto_min_record: Option<u64>,
 
-    /// Auto mode: the largest record size (iozone -q; default 16m)
+    /// Auto mode: the largest record size (iozone -q; default 16m); see --auto-min-record
     #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
     pub auto_max_record: Option<u64>,
 
