@@ -15,4 +15,4 @@ pub mod units;
 pub use micro::{
     Access, DataPattern, EngineKind, MicroOption, MicroPlan, MicroSpec, MicroSpecError, SyncMode,
 };
-pub use units::{format_bytes, format_ns, parse_duration, parse_size, UnitError};
+pub use units::{duration_text, format_bytes, format_ns, parse_duration, parse_size, UnitError};

@@ -77,6 +77,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     Duration::try_from_secs_f64(secs).map_err(|_| UnitError::BadDuration(text.to_string()))
 }
 
+/// A duration as [`parse_duration`] reads it back, in the largest unit that keeps it whole:
+/// `10s`, `1500ms`, `250us`, `0.5us` — for stored options, which must not round (`1500us`
+/// is not `1ms`).
+pub fn duration_text(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns.is_multiple_of(1_000_000_000) {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns.is_multiple_of(1_000_000) {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns.is_multiple_of(1_000) {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{}us", ns as f64 / 1e3)
+    }
+}
+
 /// A byte count in the largest binary unit that keeps it at least 1, one decimal unless whole:
 /// `512 B`, `4 KiB`, `1.5 GiB`. The one byte formatter for everything iolab prints.
 pub fn format_bytes(bytes: u64) -> String {
@@ -121,6 +137,17 @@ pub fn format_ns(ns: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duration_text_reads_back_exactly() {
+        for text in ["10s", "1500ms", "250us", "1500us", "0.5us", "3m", "90ms"] {
+            let d = parse_duration(text).unwrap();
+            assert_eq!(parse_duration(&duration_text(d)).unwrap(), d, "{text}");
+        }
+        assert_eq!(duration_text(Duration::from_micros(1500)), "1500us");
+        assert_eq!(duration_text(Duration::from_secs(180)), "180s");
+        assert_eq!(duration_text(Duration::from_millis(1500)), "1500ms");
+    }
 
     #[test]
     fn sizes() {

@@ -221,7 +221,7 @@ fn options_json(spec: &MicroSpec) -> Value {
         o.insert("iodepth".into(), json!(d));
     }
     if let Some(t) = spec.time_limit {
-        o.insert("time".into(), json!(format!("{}ms", t.as_millis())));
+        o.insert("time".into(), json!(iolab_workload::duration_text(t)));
     }
     o.insert("loops".into(), json!(spec.loops));
     o.insert("data".into(), json!(spec.data.name()));

@@ -223,7 +223,7 @@ pub fn from_command_line(
         spec.mode, spec.journal, spec.synchronous, spec.transactions, spec.threads
     );
     if let Some(t) = spec.time_limit {
-        name.push_str(&format!(" time={}ms", t.as_millis()));
+        name.push_str(&format!(" time={}", iolab_workload::duration_text(t)));
     }
     let workload_json = json!({ KEY: options_json(&spec) });
     single(SingleRun {
@@ -245,7 +245,7 @@ fn options_json(spec: &SqliteSpec) -> Value {
     o.insert("mode".into(), json!(spec.mode.name()));
     o.insert("transactions".into(), json!(spec.transactions));
     if let Some(t) = spec.time_limit {
-        o.insert("time".into(), json!(format!("{}ms", t.as_millis())));
+        o.insert("time".into(), json!(iolab_workload::duration_text(t)));
     }
     o.insert("journal".into(), json!(spec.journal.name()));
     o.insert("synchronous".into(), json!(spec.synchronous.name()));
@@ -253,7 +253,7 @@ fn options_json(spec: &SqliteSpec) -> Value {
     o.insert("databases".into(), json!(spec.databases));
     o.insert("threads".into(), json!(spec.threads));
     if let Some(d) = spec.sleep {
-        o.insert("sleep".into(), json!(format!("{}ms", d.as_millis())));
+        o.insert("sleep".into(), json!(iolab_workload::duration_text(d)));
     }
     if spec.random {
         o.insert("random".into(), json!(true));

@@ -819,7 +819,7 @@ fn command_line_json(c: &CommandLine, source: &str) -> Value {
         w.insert("set".into(), Value::Object(sets));
     }
     if let Some(t) = c.settings.duration {
-        w.insert("time".into(), json!(format!("{}ms", t.as_millis())));
+        w.insert("time".into(), json!(iolab_workload::duration_text(t)));
     }
     if let Some(f) = c.settings.size_scale {
         w.insert("size_scale".into(), json!(f));
