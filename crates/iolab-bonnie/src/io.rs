@@ -25,7 +25,7 @@ use iolab_engine::buffer::AlignedBuf;
 use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, Gate};
 use iolab_engine::nocancel;
 use iolab_engine::stats::LatencyHistogram;
-use iolab_engine::usage::{thread_cpu_ns, Usage};
+use iolab_engine::usage::{CpuMark, Usage};
 use iolab_engine::EngineError;
 use iolab_workload::rng::{mix64, Rng};
 
@@ -65,9 +65,8 @@ impl Fd {
     pub fn sync_close(self) -> io::Result<()> {
         let fd = self.0;
         std::mem::forget(self);
-        // SAFETY: plain calls on a descriptor this Fd owned.
-        let synced = unsafe { libc::fsync(fd) };
-        let e = (synced != 0).then(io::Error::last_os_error);
+        let e = fsync(fd).err();
+        // SAFETY: a plain call on a descriptor this Fd owned.
         let closed = unsafe { libc::close(fd) };
         match e {
             Some(e) => Err(e),
@@ -373,8 +372,7 @@ fn seeks(w: &mut Worker<'_, '_>) -> Result<PhaseResult, BonnieError> {
             io_err(op, &shared.path, e)
         };
         let mut me = Seeker::default();
-        let before = Usage::thread();
-        let cpu_before = thread_cpu_ns();
+        let cpu0 = CpuMark::now();
         loop {
             let k = shared.seeks_claimed.fetch_add(1, Ordering::Relaxed);
             if k >= u64::from(plan.seeks)
@@ -405,8 +403,7 @@ fn seeks(w: &mut Worker<'_, '_>) -> Result<PhaseResult, BonnieError> {
         }
         fd.sync_close().map_err(|e| fail("fsync", e))?;
         me.end = clock.ticks();
-        me.cpu_ns = thread_cpu_ns() - cpu_before;
-        me.usage = Usage::thread() - before;
+        (me.usage, me.cpu_ns) = cpu0.since();
         Ok(me)
     };
     let (start, outcomes) = thread::scope(|s| {

@@ -599,23 +599,16 @@ mod tests {
         s.char_size = 0;
         assert!(s.validate().unwrap().direct);
         s.chunk_size = 1000;
-        s.size = Some(1000 * 64);
-        // 1024 does not divide the file, 4096 does not either: 512 does.
-        assert_eq!(
-            s.validate().unwrap_err(),
-            E::DirectUnaligned {
+        // 64 chunks: 1024 does not divide the file, 4096 does not either, 512 does; 1024
+        // chunks: 1024 does.
+        for (chunks, suggest) in [(64, 512), (1024, 1024)] {
+            s.size = Some(1000 * chunks);
+            let want = E::DirectUnaligned {
                 chunk: 1000,
-                suggest: 512
-            }
-        );
-        s.size = Some(1000 * 1024);
-        assert_eq!(
-            s.validate().unwrap_err(),
-            E::DirectUnaligned {
-                chunk: 1000,
-                suggest: 1024
-            }
-        );
+                suggest,
+            };
+            assert_eq!(s.validate().unwrap_err(), want);
+        }
         let mut s = spec();
         s.direct = true;
         s.phases = Phases::Files;

@@ -17,7 +17,7 @@ use iolab_engine::clock::Clock;
 use iolab_engine::gate::{worker_builder, AbortOnPanic, FinishLine, Gate};
 use iolab_engine::micro::{check_dir, existing_file, Observer, PROGRESS_PERIOD};
 use iolab_engine::stats::LatencyHistogram;
-use iolab_engine::usage::{thread_cpu_ns, Usage};
+use iolab_engine::usage::{CpuMark, Usage};
 use iolab_engine::EngineError;
 use serde::Serialize;
 
@@ -200,8 +200,7 @@ pub(crate) struct Worker<'a, 's> {
 /// The start of a timed phase.
 pub(crate) struct Started {
     ticks: u64,
-    cpu_ns: u64,
-    usage: Usage,
+    cpu: CpuMark,
 }
 
 impl Worker<'_, '_> {
@@ -225,12 +224,10 @@ impl Worker<'_, '_> {
     }
 
     pub fn start(&self) -> Started {
-        let usage = Usage::thread();
-        let cpu_ns = thread_cpu_ns();
+        let cpu = CpuMark::now();
         Started {
             ticks: self.shared.clock.ticks(),
-            cpu_ns,
-            usage,
+            cpu,
         }
     }
 
@@ -244,8 +241,7 @@ impl Worker<'_, '_> {
         latency: LatencyHistogram,
     ) {
         let end = self.shared.clock.ticks();
-        let cpu_ns = thread_cpu_ns().saturating_sub(s.cpu_ns);
-        let usage = Usage::thread() - s.usage;
+        let (usage, cpu_ns) = s.cpu.since();
         self.results.push(PhaseResult {
             phase,
             elapsed_ns: self.shared.clock.ns(end.saturating_sub(s.ticks)),

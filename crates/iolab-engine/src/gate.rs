@@ -236,6 +236,15 @@ impl Crew {
             .expect("the start is set before the workers are released")
     }
 
+    /// Tells `obs` the workers' set-up so far, summed over them, when any reports one.
+    fn report_setup(&self, obs: &mut dyn crate::Observer) {
+        let sum = |v: &[Progress]| v.iter().map(|p| p.0.load(Ordering::Relaxed)).sum::<u64>();
+        let total = sum(&self.setup_total);
+        if total > 0 {
+            obs.setting_up(sum(&self.setup_done), total, self.setup_unit);
+        }
+    }
+
     /// Runs `work(t)` on threads `name0`, `name1`, … (one per progress counter). Each worker
     /// sets up, then calls [`Crew::released`]; once all are ready, `obs.started()` runs and
     /// they are released together. While they work the caller reports progress towards
@@ -271,15 +280,11 @@ impl Crew {
                     }
                 }
             }
-            let sum = |v: &[Progress]| v.iter().map(|p| p.0.load(Ordering::Relaxed)).sum::<u64>();
             let set_up = self.ready.wait_ticking(crate::micro::PROGRESS_PERIOD, || {
                 if cancel.load(Ordering::Relaxed) {
                     self.abort.store(true, Ordering::Relaxed);
                 }
-                let total = sum(&self.setup_total);
-                if total > 0 {
-                    obs.setting_up(sum(&self.setup_done), total, self.setup_unit);
-                }
+                self.report_setup(obs);
             });
             if !set_up || self.abort.load(Ordering::Relaxed) {
                 // A worker panicked or failed before the start: that is the error.
@@ -287,10 +292,7 @@ impl Crew {
                 return handles.into_iter().map(join).collect();
             }
             // The set-up's last word: all of it done.
-            let total = sum(&self.setup_total);
-            if total > 0 {
-                obs.setting_up(sum(&self.setup_done), total, self.setup_unit);
-            }
+            self.report_setup(obs);
             obs.started();
             let _ = self.start.set(Instant::now());
             if !self.go.wait() {

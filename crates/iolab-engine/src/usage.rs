@@ -29,6 +29,31 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The calling thread's CPU at one moment, both ways: getrusage (user and system apart,
+/// tick-sampled) and the scheduler's clock (exact). A timed region starts with one and ends
+/// with [`CpuMark::since`].
+#[derive(Debug, Clone, Copy)]
+pub struct CpuMark {
+    usage: Usage,
+    ns: u64,
+}
+
+impl CpuMark {
+    pub fn now() -> CpuMark {
+        CpuMark {
+            usage: Usage::thread(),
+            ns: thread_cpu_ns(),
+        }
+    }
+
+    /// What the calling thread used since the mark: getrusage's usage, and the scheduler's
+    /// CPU time in nanoseconds.
+    pub fn since(self) -> (Usage, u64) {
+        let now = CpuMark::now();
+        (now.usage - self.usage, now.ns.saturating_sub(self.ns))
+    }
+}
+
 impl Usage {
     /// The calling thread's usage so far.
     pub fn thread() -> Usage {

@@ -28,7 +28,7 @@ use iolab_engine::micro::check_dir;
 use iolab_engine::nocancel;
 use iolab_engine::order::Order;
 use iolab_engine::stats::LatencyHistogram;
-use iolab_engine::usage::{thread_cpu_ns, Usage};
+use iolab_engine::usage::{CpuMark, Usage};
 use iolab_engine::{EngineError, Observer};
 use iolab_workload::rng::Rng;
 use serde::Serialize;
@@ -752,8 +752,7 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
     let ptr = buf.as_mut_ptr();
     let included = plan.flush == Flush::Included;
     // The timed region starts here: getrusage marks it.
-    let before = Usage::thread();
-    let cpu_before = thread_cpu_ns();
+    let cpu0 = CpuMark::now();
     let t0 = clock.ticks();
     let mut tm = Timing {
         clock,
@@ -909,21 +908,15 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
         let f1 = clock.ticks();
         Ok((f1, clock.ns(f1 - f0)))
     };
-    let (end, flush_ns, usage, cpu_ns) = if included {
+    let (end, flush_ns, (usage, cpu_ns)) = if included {
         let (end, ns) = flush_timed(h)?;
-        (
-            end,
-            ns,
-            Usage::thread() - before,
-            thread_cpu_ns() - cpu_before,
-        )
+        (end, ns, cpu0.since())
     } else {
         let end = clock.ticks();
-        let cpu_ns = thread_cpu_ns() - cpu_before;
-        let usage = Usage::thread() - before;
+        let cpu = cpu0.since();
         // The timed region has ended (getrusage marks it); the flush follows.
         let (_, ns) = flush_timed(h)?;
-        (end, ns, usage, cpu_ns)
+        (end, ns, cpu)
     };
     Ok(Child {
         result: ChildResult {

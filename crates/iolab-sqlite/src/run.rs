@@ -460,9 +460,17 @@ impl Setup {
             if let Some(pause) = plan.sleep {
                 thread::sleep(pause);
             }
-            // After the pause, which belongs to the transaction before it.
-            if deadline.is_some_and(|d| clock.ticks() >= d) {
-                break;
+            if let Some(d) = deadline {
+                // After the pause, which belongs to the transaction before it; without one,
+                // the reading taken after the transaction is still the time.
+                let now = if plan.sleep.is_some() {
+                    clock.ticks()
+                } else {
+                    t1
+                };
+                if now >= d {
+                    break;
+                }
             }
         }
         let mut checkpoint_ns = 0;

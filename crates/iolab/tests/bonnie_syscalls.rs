@@ -357,11 +357,8 @@ fn every_phase_issues_bonnies_calls_in_bonnies_order() {
 #[test]
 #[ignore = "needs strace (scripts/test.sh installs it as root)"]
 fn sync_adds_bonnies_b_fsyncs_where_bonnie_2_00a_issues_them() {
+    iolab_testkit::require_tool("strace");
     let _hang = iolab_testkit::timeout(common::HUNG);
-    if !iolab_testkit::has_tool("strace") {
-        iolab_testkit::not_run("strace is not installed");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let threads = trace_with(dir.path(), CHAR_CHUNKS, &["--sync"]);
     let creates = |t: &[Call]| {
@@ -423,11 +420,8 @@ fn sync_adds_bonnies_b_fsyncs_where_bonnie_2_00a_issues_them() {
 #[test]
 #[ignore = "needs strace (scripts/test.sh installs it as root)"]
 fn direct_opens_every_open_of_the_test_file_with_o_direct_and_nothing_else() {
+    iolab_testkit::require_tool("strace");
     let _hang = iolab_testkit::timeout(common::HUNG);
-    if !iolab_testkit::has_tool("strace") {
-        iolab_testkit::not_run("strace is not installed");
-        return;
-    }
     for direct in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let extra: &[&str] = if direct { &["--direct"] } else { &[] };

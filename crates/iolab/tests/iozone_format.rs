@@ -194,6 +194,16 @@ fn small(tests: &str, extra: &[&str]) -> String {
     iolab_iozone(&a)
 }
 
+/// The blocks of a captured real output and of `iolab iozone ARGS` (split on spaces):
+/// (want, got).
+fn both(capture: &str, args: &str) -> (Vec<Block>, Vec<Block>) {
+    let args: Vec<&str> = args.split_whitespace().collect();
+    (
+        excel_blocks(&captured(capture)),
+        excel_blocks(&iolab_iozone(&args)),
+    )
+}
+
 #[test]
 fn single_stream_blocks_match_iozone() {
     // iozone -R -i 0 -i 1 -s 1m -r 4k
@@ -206,14 +216,10 @@ fn single_stream_blocks_match_iozone() {
 #[test]
 fn auto_mode_blocks_match_iozone() {
     // iozone -a -R -i 0 -i 1 -g 1m
-    let want = excel_blocks(&captured("iozone-3.508-auto.txt"));
-    let got = excel_blocks(&iolab_iozone(&[
-        "--auto",
-        "--auto-max-size",
-        "1m",
-        "--tests",
-        "write,read",
-    ]));
+    let (want, got) = both(
+        "iozone-3.508-auto.txt",
+        "--auto --auto-max-size 1m --tests write,read",
+    );
     assert_eq!(want[0].header.len(), 13, "4 kB … 16 MB");
     assert_eq!(want[0].rows.len(), 5, "64 kB … 1 MB");
     assert_eq!(got, want);
@@ -222,20 +228,11 @@ fn auto_mode_blocks_match_iozone() {
 #[test]
 fn auto_mode_bounds_match_iozone() {
     // iozone -a -n 256k -g 1m -y 8k -q 64k -R -i 0
-    let want = excel_blocks(&captured("iozone-3.508-auto-bounds.txt"));
-    let got = excel_blocks(&iolab_iozone(&[
-        "--auto",
-        "--auto-min-size",
-        "256k",
-        "--auto-max-size",
-        "1m",
-        "--auto-min-record",
-        "8k",
-        "--auto-max-record",
-        "64k",
-        "--tests",
-        "write",
-    ]));
+    let (want, got) = both(
+        "iozone-3.508-auto-bounds.txt",
+        "--auto --auto-min-size 256k --auto-max-size 1m --auto-min-record 8k \
+         --auto-max-record 64k --tests write",
+    );
     assert_eq!(want[0].header, ["8", "16", "32", "64"]);
     assert_eq!(want[0].rows.len(), 3, "256 kB … 1 MB");
     assert_eq!(got, want);
@@ -245,20 +242,11 @@ fn auto_mode_bounds_match_iozone() {
 fn record_bounds_keep_the_small_records_of_large_files_as_iozone_does() {
     // iozone -a -n 32m -g 32m -y 4k -q 8k -R -i 0: with -y or -q, a 32 MiB file still takes
     // 4 KiB records (without them, files above 16 MiB start at 64 KiB).
-    let want = excel_blocks(&captured("iozone-3.508-auto-records.txt"));
-    let got = excel_blocks(&iolab_iozone(&[
-        "--auto",
-        "--auto-min-size",
-        "32m",
-        "--auto-max-size",
-        "32m",
-        "--auto-min-record",
-        "4k",
-        "--auto-max-record",
-        "8k",
-        "--tests",
-        "write",
-    ]));
+    let (want, got) = both(
+        "iozone-3.508-auto-records.txt",
+        "--auto --auto-min-size 32m --auto-max-size 32m --auto-min-record 4k \
+         --auto-max-record 8k --tests write",
+    );
     assert_eq!(want[0].rows, [("32768".to_string(), 2)]);
     assert_eq!(got, want);
 }
@@ -293,15 +281,10 @@ fn single_stream_cpu_blocks_match_iozone() {
 #[test]
 fn auto_mode_cpu_blocks_match_iozone() {
     // iozone -a -+u -R -i 0 -g 1m
-    let want = excel_blocks(&captured("iozone-3.508-auto-cpu.txt"));
-    let got = excel_blocks(&iolab_iozone(&[
-        "--auto",
-        "--auto-max-size",
-        "1m",
-        "--tests",
-        "write",
-        "--cpu-utilization",
-    ]));
+    let (want, got) = both(
+        "iozone-3.508-auto-cpu.txt",
+        "--auto --auto-max-size 1m --tests write --cpu-utilization",
+    );
     assert_eq!(want.len(), 4);
     assert_eq!(want[2].header.len(), 13, "4 kB … 16 MB");
     assert_eq!(want[2].rows.len(), 5, "64 kB … 1 MB");

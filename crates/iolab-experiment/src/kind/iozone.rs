@@ -310,7 +310,7 @@ pub fn from_command_line(
 }
 
 /// The spec of the given values over the defaults, validated.
-fn spec_from(
+pub fn spec_from(
     values: &[(&'static IozoneOption, OptionValue)],
     dir: &Path,
     seed: u64,

@@ -18,11 +18,9 @@ use crate::term::StatusLine;
 
 pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let values = &args.options.0;
-    let threads = values
-        .iter()
-        .find(|(o, _)| o.name == "threads")
-        .map_or(1, |(_, v)| v.count_u32());
-    if args.us_per_op && threads > 1 {
+    let spec = iolab_experiment::kind::iozone::spec_from(values, &args.dir, args.seed)
+        .map_err(crate::cmd::usage)?;
+    if args.us_per_op && spec.threads > 1 {
         return Err(CliError::usage(
             "--us-per-op is single-stream only: throughput mode sums rates over threads, \
              which microseconds per operation cannot (iozone -N refuses -t too)",

@@ -13,7 +13,7 @@ use std::io::{self, Write};
 
 use iolab_iozone::{Figure, FigureResult, IozoneResult};
 
-use super::{kib_per_s, IozoneReport};
+use super::IozoneReport;
 use crate::output::Formatter;
 
 pub struct Iozone;
@@ -57,6 +57,26 @@ enum Cell {
     Ops,
     Us,
     Cpu,
+}
+
+impl Cell {
+    /// The value of figure `f` of a run with `record`-byte records; `rate` is the figure's
+    /// rate in bytes/s (iolab's in single stream, "children see" in throughput mode). 0 when
+    /// not finite.
+    fn value(self, f: &FigureResult, rate: f64, record: u64) -> f64 {
+        let v = match self {
+            Cell::Rate => rate / 1024.0,
+            Cell::Ops => rate / record as f64,
+            Cell::Us if f.ops() == 0 => 0.0,
+            Cell::Us => f.elapsed_ns as f64 / 1000.0 / f.ops() as f64,
+            Cell::Cpu => f.cpu_utilization(),
+        };
+        if v.is_finite() {
+            v
+        } else {
+            0.0
+        }
+    }
 }
 
 /// The single-stream blocks of one kind over every cell.
@@ -103,16 +123,16 @@ fn excel(
             }
             write!(out, "\"{}\"  ", size / 1024)?;
             for &record in records.iter().take_while(|&&r| r <= size) {
-                let f = results
+                // A cell auto mode skips is 0, as iozone prints it.
+                let v = results
                     .iter()
                     .find(|r| r.plan.size == size && r.plan.record == record)
-                    .and_then(|r| r.figure(fig));
-                // A cell auto mode skips is 0, as iozone prints it.
+                    .and_then(|r| r.figure(fig))
+                    .map_or(0.0, |f| cell.value(f, f.rate(), record));
                 match cell {
-                    Cell::Rate => write!(out, " {} ", f.map_or(0, |f| kib_per_s(f.rate())))?,
-                    Cell::Ops => write!(out, " {} ", f.map_or(0, |f| whole(ops(f.rate(), f))))?,
-                    Cell::Us => write!(out, " {} ", f.map_or(0, |f| whole(us_per_op(f))))?,
-                    Cell::Cpu => write!(out, " {:6.2}", f.map_or(0.0, cpu_percent))?,
+                    // Truncated, as iozone prints its rates.
+                    Cell::Rate | Cell::Ops | Cell::Us => write!(out, " {} ", v as u64)?,
+                    Cell::Cpu => write!(out, " {v:6.2}")?,
                 }
             }
         }
@@ -121,8 +141,8 @@ fn excel(
     Ok(())
 }
 
-/// iozone's throughput-mode `-R` block: a row per test it knows, "children see" in kB/s or
-/// (`-+u`) the CPU utilization.
+/// iozone's throughput-mode `-R` block: a row per test it knows, "children see" in the
+/// cell's unit, or (`-+u`) the CPU utilization.
 fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Result<()> {
     let (what, unit) = match cell {
         Cell::Rate => ("Throughput", "kBytes/sec"),
@@ -142,70 +162,12 @@ fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Re
         }
         let label = fig.throughput_label().unwrap_or_default();
         // A skipped re-test (iozone -+n) is 0.00, as iozone prints it.
-        let v = r.figure(fig).map_or(0.0, |f| match cell {
-            Cell::Rate => children_kib(f),
-            Cell::Ops => finite(ops(f.children_see(), f)),
-            Cell::Us => finite(us_per_op(f)),
-            Cell::Cpu => cpu_percent(f),
-        });
+        let v = r
+            .figure(fig)
+            .map_or(0.0, |f| cell.value(f, f.children_see(), r.plan.record));
         writeln!(out, "\"{label:>15} \" {v:>10.2} \n")?;
     }
     Ok(())
-}
-
-fn children_kib(f: &FigureResult) -> f64 {
-    let v = f.children_see() / 1024.0;
-    if v.is_finite() {
-        v
-    } else {
-        0.0
-    }
-}
-
-/// A rate in bytes/s as records per second (iozone's `-O`).
-fn ops(bytes_per_s: f64, f: &FigureResult) -> f64 {
-    let record = f.bytes().checked_div(f.ops()).unwrap_or(0);
-    if record == 0 {
-        0.0
-    } else {
-        bytes_per_s / record as f64
-    }
-}
-
-/// Microseconds per operation over the figure's timed region (iozone's `-N`).
-fn us_per_op(f: &FigureResult) -> f64 {
-    let ops = f.ops();
-    if ops == 0 {
-        0.0
-    } else {
-        f.elapsed_ns as f64 / 1000.0 / ops as f64
-    }
-}
-
-/// Truncated to an integer, as iozone prints its single-stream cells; 0 when not finite.
-fn whole(v: f64) -> u64 {
-    if v.is_finite() && v > 0.0 {
-        v as u64
-    } else {
-        0
-    }
-}
-
-fn finite(v: f64) -> f64 {
-    if v.is_finite() {
-        v
-    } else {
-        0.0
-    }
-}
-
-fn cpu_percent(f: &FigureResult) -> f64 {
-    let v = f.cpu_utilization();
-    if v.is_finite() {
-        v
-    } else {
-        0.0
-    }
 }
 
 #[cfg(test)]
