@@ -449,6 +449,17 @@ pub const OPTIONS: &[IozoneOption] = &[
         apply: |s, v| s.threads = v.count_u32(),
     },
     OptionDef {
+        name: "throughput",
+        original: "-t 1, -l 1 -u 1",
+        value_name: "BOOL",
+        kind: OptionKind::Flag,
+        default: None,
+        aliases: &[],
+        help: "iozone's throughput mode even with one thread (children see / parent sees \
+               figures and iozone's throughput report); more than one thread always is",
+        apply: |s, v| s.throughput = v.flag(),
+    },
+    OptionDef {
         name: "stride",
         original: "-j",
         value_name: "RECORDS",
@@ -522,6 +533,8 @@ pub struct IozoneSpec {
     pub direct: bool,
     pub osync: bool,
     pub threads: u32,
+    /// Throughput mode with one thread too (more than one always is).
+    pub throughput: bool,
     pub stride: u64,
     pub mix_read_percent: Option<u8>,
     pub stonewall: bool,
@@ -589,6 +602,8 @@ pub struct IozonePlan {
     pub direct: bool,
     pub osync: bool,
     pub threads: u32,
+    /// Throughput mode with one thread too (more than one always is).
+    pub throughput: bool,
     pub stride: u64,
     pub mix_read_percent: Option<u8>,
     pub stonewall: bool,
@@ -603,7 +618,17 @@ pub struct IozonePlan {
 /// with larger blocks).
 pub const DIRECT_ALIGN: u64 = 512;
 
+/// iozone's throughput mode: more than one thread, or asked for with one.
+fn throughput_mode(threads: u32, asked: bool) -> bool {
+    threads > 1 || asked
+}
+
 impl IozoneSpec {
+    /// Whether the run is in iozone's throughput mode (see [`IozonePlan::throughput_mode`]).
+    pub fn throughput_mode(&self) -> bool {
+        throughput_mode(self.threads, self.throughput)
+    }
+
     /// The defaults of [`OPTIONS`], in `dir` with `seed`.
     pub fn with_defaults(dir: PathBuf, seed: u64) -> IozoneSpec {
         let mut spec = IozoneSpec {
@@ -614,6 +639,7 @@ impl IozoneSpec {
             direct: false,
             osync: false,
             threads: 0,
+            throughput: false,
             stride: 0,
             mix_read_percent: None,
             stonewall: false,
@@ -691,6 +717,7 @@ impl IozoneSpec {
             direct: self.direct,
             osync: self.osync,
             threads: self.threads,
+            throughput: self.throughput,
             stride: self.stride,
             mix_read_percent: self.mix_read_percent,
             stonewall: self.stonewall,
@@ -734,9 +761,9 @@ impl IozonePlan {
         }
     }
 
-    /// Whether this is iozone's throughput mode (more than one thread).
+    /// Whether this is iozone's throughput mode: more than one thread, or asked for.
     pub fn throughput_mode(&self) -> bool {
-        self.threads > 1
+        throughput_mode(self.threads, self.throughput)
     }
 }
 

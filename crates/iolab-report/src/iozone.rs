@@ -1,9 +1,11 @@
 //! iozone's matrix as heatmaps: per figure (write, read, random read, …) a grid of file size
 //! × record size, each cell the mean throughput of its configuration's ok runs.
 //!
-//! An iozone run stores one flowop row per figure with the run's file size and record size
-//! (`extra.size`, `extra.record`) and its timed region (`extra.elapsed_ns`), so the matrix
-//! needs neither the factor names nor the metric definitions.
+//! An iozone run stores one flowop row per figure with the run's file size, record size and
+//! threads (`extra.size`, `extra.record`, `extra.threads`) and its timed region
+//! (`extra.elapsed_ns`), so the matrix needs neither the factor names nor the metric
+//! definitions. Runs with different thread counts (a factor `threads`) get a grid each per
+//! figure: averaging them into one cell would mix loads.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -24,8 +26,11 @@ pub struct IozoneMatrix {
 /// One figure over the cells that ran it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FigureMatrix {
-    /// The flowop name: `write`, `random_read`, …
+    /// The flowop name: `write`, `random_read`, … (with `, N threads` when the experiment
+    /// ran several thread counts).
     pub figure: String,
+    /// The threads of the runs in this grid.
+    pub threads: u64,
     /// File sizes, ascending (rows).
     pub sizes: Vec<u64>,
     /// Record sizes, ascending (columns).
@@ -45,8 +50,8 @@ pub struct IozoneCell {
 /// Collects the figures of the iozone runs of an experiment, configuration by configuration.
 #[derive(Default)]
 pub(crate) struct Collector {
-    /// figure → first-seen index; (figure index, size, record) → (sum, n).
-    order: Vec<String>,
+    /// (figure, threads) → first-seen index; (that index, size, record) → (sum, n).
+    order: Vec<(String, u64)>,
     sums: BTreeMap<(usize, u64, u64), (f64, usize)>,
 }
 
@@ -65,10 +70,15 @@ impl Collector {
                 ) else {
                     continue;
                 };
-                let i = match self.order.iter().position(|n| *n == f.name) {
+                let threads = f.extra.get("threads").and_then(|v| v.as_u64()).unwrap_or(1);
+                let i = match self
+                    .order
+                    .iter()
+                    .position(|(n, t)| *n == f.name && *t == threads)
+                {
                     Some(i) => i,
                     None => {
-                        self.order.push(f.name.clone());
+                        self.order.push((f.name.clone(), threads));
                         self.order.len() - 1
                     }
                 };
@@ -85,11 +95,12 @@ impl Collector {
         if self.sums.is_empty() {
             return None;
         }
+        let several = self.order.iter().any(|(_, t)| *t != self.order[0].1);
         let figures = self
             .order
             .iter()
             .enumerate()
-            .map(|(i, name)| {
+            .map(|(i, (name, threads))| {
                 let cells: Vec<IozoneCell> = self
                     .sums
                     .range((i, 0, 0)..=(i, u64::MAX, u64::MAX))
@@ -107,7 +118,15 @@ impl Collector {
                 records.sort_unstable();
                 records.dedup();
                 FigureMatrix {
-                    figure: name.clone(),
+                    figure: if several {
+                        format!(
+                            "{name}, {threads} thread{}",
+                            if *threads == 1 { "" } else { "s" }
+                        )
+                    } else {
+                        name.clone()
+                    },
+                    threads: *threads,
                     sizes,
                     records,
                     cells,
@@ -303,6 +322,20 @@ mod tests {
         assert!(svg.contains(">4K<") && svg.contains(">64K<") && svg.contains(">1M<"));
         assert_eq!(svg.matches("<rect").count(), 2, "two cells ran");
         assert!(Collector::default().finish().is_none());
+        // Several thread counts: a grid per figure and count, named by it.
+        let mut two = row("write", mib, 4096, 8 * mib, 1_000_000_000);
+        two.extra["threads"] = json!(2);
+        let mut col = Collector::default();
+        col.add(&[&a]);
+        col.add(&[&vec![two]]);
+        let m = col.finish().unwrap();
+        let names: Vec<_> = m
+            .figures
+            .iter()
+            .map(|f| (f.figure.as_str(), f.threads))
+            .collect();
+        assert_eq!(names, [("write, 1 thread", 1), ("write, 2 threads", 2)]);
+        assert_eq!(m.figures[1].cells[0].mib_per_s, 8.0);
         // Rows without the iozone fields are not iozone's.
         let mut other = row("x", 1, 1, 1, 1);
         other.extra = json!({});

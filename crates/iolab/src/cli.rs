@@ -724,6 +724,12 @@ pub struct IozoneArgs {
     #[arg(long, requires = "auto")]
     pub auto_all_records: bool,
 
+    /// Throughput mode for each thread count from --threads up to this one, one run each
+    /// (iozone -l THREADS -u MAX); --format iozone prints one column per count
+    #[arg(long, value_name = "MAX", conflicts_with = "auto",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads_max: Option<u32>,
+
     /// With --format iozone, add iozone's CPU utilization blocks (iozone -+u); the other
     /// formats always show each figure's CPU utilization
     #[arg(long)]

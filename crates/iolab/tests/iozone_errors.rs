@@ -81,6 +81,26 @@ fn bad_command_lines_name_the_flag() {
     let o = iozone(&["--threads", "2", "--us-per-op", "--format", "iozone"]);
     assert_usage(&o, "--us-per-op is single-stream only");
     assert!(stderr(&o).contains("--ops"), "{}", stderr(&o));
+    for extra in [&["--throughput"][..], &["--threads-max", "2"][..]] {
+        let mut a = vec!["--us-per-op"];
+        a.extend_from_slice(extra);
+        assert_usage(&iozone(&a), "--us-per-op is single-stream only");
+    }
+    // A range of thread counts (iozone -l/-u) that is empty, or beside auto mode.
+    assert_usage(
+        &iozone(&["--threads", "3", "--threads-max", "2"]),
+        "--threads-max 2 is below --threads 3",
+    );
+    assert_eq!(
+        iozone(&["--threads-max", "0"]).status.code(),
+        Some(2),
+        "at least one thread"
+    );
+    assert_eq!(
+        iozone(&["--auto", "--threads-max", "2"]).status.code(),
+        Some(2),
+        "auto mode is single stream"
+    );
     assert_eq!(
         iozone(&["--ops", "--us-per-op"]).status.code(),
         Some(2),

@@ -1,7 +1,8 @@
 //! `iolab iozone --format iozone` parses like iozone's own `-R` report: the same block
 //! titles in the same order, the same header of quoted record sizes, the same row labels and
 //! the same number of values per row as real iozone 3.508 output captured in
-//! tests/data/iozone/ (single stream, auto mode, throughput mode), with and without iozone's
+//! tests/data/iozone/ (single stream, auto mode, throughput mode with one thread, two, or a
+//! range of counts), with and without iozone's
 //! CPU utilization blocks (`-+u`, iolab's `--cpu-utilization`).
 
 mod common;
@@ -266,6 +267,36 @@ fn throughput_block_matches_iozone() {
 }
 
 #[test]
+fn a_range_of_thread_counts_is_one_block_with_a_column_per_count_as_iozone_prints_it() {
+    // iozone -R -l 1 -u 3 -i 0 -i 1 -s 1m -r 4k
+    let (want_head, want_rows) =
+        throughput_block(&captured("iozone-3.508-tp-range.txt"), "Throughput");
+    let text = small("write,read", &["--threads", "1", "--threads-max", "3"]);
+    let (got_head, got_rows) = throughput_block(&text, "Throughput");
+    assert_eq!(got_head, want_head);
+    assert_eq!(
+        want_rows,
+        ["Initial write", "Rewrite", "Read", "Re-read"].map(|l| (l.to_string(), 3))
+    );
+    assert_eq!(got_rows, want_rows);
+    assert_eq!(text.matches("report Y-axis").count(), 1, "{text}");
+}
+
+#[test]
+fn one_thread_in_throughput_mode_prints_iozones_throughput_blocks() {
+    // iozone -+u -R -t 1 -i 0 -s 1m -r 4k (the same as -l 1 -u 1)
+    let text = captured("iozone-3.508-tp-one.txt");
+    let got_text = small("write", &["--throughput", "--cpu-utilization"]);
+    assert!(!got_text.contains("Excel output is below"), "{got_text}");
+    for title in ["Throughput", "CPU utilization"] {
+        let (want_head, want_rows) = throughput_block(&text, title);
+        let (got_head, got_rows) = throughput_block(&got_text, title);
+        assert_eq!(want_rows.len(), 2, "{title}");
+        assert_eq!((got_head, got_rows), (want_head, want_rows), "{title}");
+    }
+}
+
+#[test]
 fn single_stream_cpu_blocks_match_iozone() {
     // iozone -+u -R -i 0 -i 1 -i 2 -s 1m -r 4k
     let want = excel_blocks(&captured("iozone-3.508-cpu.txt"));
@@ -373,6 +404,16 @@ fn the_layout_matches_iozones_line_for_line() {
             "iozone-3.508-tp-cpu.txt",
             "write,read",
             &["--threads", "2", "--cpu-utilization"][..],
+        ),
+        (
+            "iozone-3.508-tp-range.txt",
+            "write,read",
+            &["--threads", "1", "--threads-max", "3"][..],
+        ),
+        (
+            "iozone-3.508-tp-one.txt",
+            "write",
+            &["--throughput", "--cpu-utilization"][..],
         ),
     ] {
         let want = skeleton(&captured(capture));

@@ -285,11 +285,7 @@ pub fn from_command_line(
     let spec = spec_from(values, dir, seed)?;
     let name = format!(
         "iozone {} size={} record={} threads={} flush={}",
-        spec.tests
-            .iter()
-            .map(|t| t.name())
-            .collect::<Vec<_>>()
-            .join(","),
+        test_names(&spec),
         spec.size,
         spec.record,
         spec.threads,
@@ -402,32 +398,98 @@ pub fn from_command_line_auto(
 ) -> Result<ExperimentPlan, UsageError> {
     let cells = auto_cells(bounds)?;
     let specs = auto_specs(values, &cells, dir, seed)?;
-    let mut plan = from_command_line(values, dir, seed)?;
-    let base = plan.configs[0].clone();
-    plan.name = format!(
+    let name = format!(
         "iozone auto {} sizes {}..{}",
-        specs[0]
-            .tests
-            .iter()
-            .map(|t| t.name())
-            .collect::<Vec<_>>()
-            .join(","),
+        test_names(&specs[0]),
         bounds.min_size,
         bounds.max_size
     );
+    let bytes = |v: u64| iolab_workload::format_bytes(v).replace(' ', "");
+    configurations(values, dir, seed, name, specs, |spec| {
+        (
+            format!("size={} record={}", bytes(spec.size), bytes(spec.record)),
+            [("size", spec.size), ("record", spec.record)],
+        )
+    })
+}
+
+/// `iolab iozone --threads MIN --threads-max MAX` (iozone `-l MIN -u MAX`): one
+/// configuration per thread count from `min` to `max` (factor `threads`), each in throughput
+/// mode, one thread included, run once in order.
+pub fn from_command_line_thread_range(
+    values: &[(&'static IozoneOption, OptionValue)],
+    max: u32,
+    dir: &Path,
+    seed: u64,
+) -> Result<ExperimentPlan, UsageError> {
+    let base = spec_from(values, dir, seed)?;
+    let min = base.threads;
+    if max < min {
+        return Err(UsageError::new(format!(
+            "--threads-max {max} is below --threads {min}: the range of thread counts would \
+             be empty"
+        )));
+    }
+    if u64::from(max) > iolab_iozone::options::MAX_THREADS {
+        return Err(UsageError::new(format!(
+            "--threads-max {max} is above {}, the most threads iolab runs",
+            iolab_iozone::options::MAX_THREADS
+        )));
+    }
+    let specs = (min..=max)
+        .map(|threads| {
+            let mut spec = base.clone();
+            spec.threads = threads;
+            spec.throughput = true;
+            spec.validate().map_err(|e| usage(&e))?;
+            Ok(spec)
+        })
+        .collect::<Result<Vec<_>, UsageError>>()?;
+    let name = format!(
+        "iozone {} threads {min}..{max} size={} record={}",
+        test_names(&base),
+        base.size,
+        base.record
+    );
+    configurations(values, dir, seed, name, specs, |spec| {
+        (
+            format!("threads={}", spec.threads),
+            [("threads", u64::from(spec.threads))],
+        )
+    })
+}
+
+fn test_names(spec: &IozoneSpec) -> String {
+    spec.tests
+        .iter()
+        .map(|t| t.name())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The command line's plan with one configuration per spec, labelled and with the factors
+/// `label_factors` gives, each run once, in order.
+fn configurations<const N: usize>(
+    values: &[(&'static IozoneOption, OptionValue)],
+    dir: &Path,
+    seed: u64,
+    name: String,
+    specs: Vec<IozoneSpec>,
+    label_factors: impl Fn(&IozoneSpec) -> (String, [(&'static str, u64); N]),
+) -> Result<ExperimentPlan, UsageError> {
+    let mut plan = from_command_line(values, dir, seed)?;
+    let base = plan.configs[0].clone();
+    plan.name = name;
     plan.procedure.order = crate::plan::Order::Sequential;
     let mut configs_json = Vec::new();
     plan.configs = specs
         .into_iter()
         .map(|spec| {
-            let label = format!(
-                "size={} record={}",
-                iolab_workload::format_bytes(spec.size).replace(' ', ""),
-                iolab_workload::format_bytes(spec.record).replace(' ', "")
-            );
-            let mut factors = Map::new();
-            factors.insert("size".into(), json!(spec.size));
-            factors.insert("record".into(), json!(spec.record));
+            let (label, given) = label_factors(&spec);
+            let factors: Map<String, Value> = given
+                .iter()
+                .map(|&(k, v)| (k.to_string(), json!(v)))
+                .collect();
             configs_json.push(json!({
                 "label": label,
                 "factors": factors,
@@ -467,6 +529,7 @@ fn options_json(spec: &IozoneSpec) -> Value {
     o.insert("direct".into(), json!(spec.direct));
     o.insert("osync".into(), json!(spec.osync));
     o.insert("threads".into(), json!(spec.threads));
+    o.insert("throughput".into(), json!(spec.throughput));
     o.insert("stride".into(), json!(spec.stride));
     if let Some(p) = spec.mix_read_percent {
         o.insert("mix_read_percent".into(), json!(p));
@@ -598,11 +661,13 @@ mod tests {
     fn metrics_are_declared_with_units_and_iozone_figures_only_in_throughput_mode() {
         let _hang = iolab_testkit::timeout(120);
         let dir = tempfile::tempdir().unwrap();
-        for threads in [1, 2] {
+        // One thread, one thread in throughput mode (iozone -t 1), two threads.
+        for (threads, throughput) in [(1, false), (1, true), (2, false)] {
             let mut s = IozoneSpec::with_defaults(dir.path().to_path_buf(), 1);
             s.tests = vec![iolab_iozone::Test::Write, iolab_iozone::Test::Random];
             s.size = 256 << 10;
             s.threads = threads;
+            s.throughput = throughput;
             let r = run_iozone(&s.validate().unwrap(), &mut (), &AtomicBool::new(false)).unwrap();
             let mut rec = RunRecord::new(NewRun {
                 config: iolab_store::ConfigId(1),
@@ -625,7 +690,10 @@ mod tests {
             let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).map(|m| m.value);
             assert_eq!(get("ops"), Some(4.0 * 64.0 * f64::from(threads)));
             assert!(get("random_write_mib_per_s").unwrap() > 0.0);
-            assert_eq!(get("write_children_mib_per_s").is_some(), threads > 1);
+            assert_eq!(
+                get("write_children_mib_per_s").is_some(),
+                threads > 1 || throughput
+            );
             assert_eq!(rec.flowops.len(), 4);
             assert_eq!(rec.flowops[0].name, "write");
         }

@@ -1,5 +1,6 @@
 //! `iolab iozone`: the iozone kind's one-run plan (or, with `--auto`, one configuration per
-//! cell of the matrix), run by the experiment runner, printed in the chosen format.
+//! cell of the matrix; with `--threads-max`, one per thread count), run by the experiment
+//! runner, printed in the chosen format.
 
 use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
@@ -20,7 +21,7 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let values = &args.options.0;
     let spec = iolab_experiment::kind::iozone::spec_from(values, &args.dir, args.seed)
         .map_err(crate::cmd::usage)?;
-    if args.us_per_op && spec.threads > 1 {
+    if args.us_per_op && (spec.throughput_mode() || args.threads_max.is_some()) {
         return Err(CliError::usage(
             "--us-per-op is single-stream only: throughput mode sums rates over threads, \
              which microseconds per operation cannot (iozone -N refuses -t too)",
@@ -54,6 +55,10 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let plan = if args.auto {
         iolab_experiment::kind::iozone::from_command_line_auto(
             values, &bounds, &args.dir, args.seed,
+        )
+    } else if let Some(max) = args.threads_max {
+        iolab_experiment::kind::iozone::from_command_line_thread_range(
+            values, max, &args.dir, args.seed,
         )
     } else {
         iolab_experiment::kind::iozone::from_command_line(values, &args.dir, args.seed)

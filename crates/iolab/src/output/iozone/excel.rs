@@ -39,10 +39,22 @@ impl Formatter<IozoneReport> for Iozone {
                 excel(&single, &report.matrix_records, Cell::Cpu, out)?;
             }
         }
+        // Runs of the same file and record size (a range of thread counts, iozone -l/-u)
+        // share a block: a column per run, in order.
+        let mut groups: Vec<Vec<&IozoneResult>> = Vec::new();
         for r in throughput {
-            throughput_block(r, rate, out)?;
+            match groups
+                .iter_mut()
+                .find(|g| g[0].plan.size == r.plan.size && g[0].plan.record == r.plan.record)
+            {
+                Some(g) => g.push(r),
+                None => groups.push(vec![r]),
+            }
+        }
+        for g in &groups {
+            throughput_block(g, rate, out)?;
             if cpu {
-                throughput_block(r, Cell::Cpu, out)?;
+                throughput_block(g, Cell::Cpu, out)?;
             }
         }
         Ok(())
@@ -141,9 +153,11 @@ fn excel(
     Ok(())
 }
 
-/// iozone's throughput-mode `-R` block: a row per test it knows, "children see" in the
-/// cell's unit, or (`-+u`) the CPU utilization.
-fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Result<()> {
+/// iozone's throughput-mode `-R` block over runs of one file and record size: a row per
+/// test it knows, with a column per run (thread count) of "children see" in the cell's unit,
+/// or (`-+u`) the CPU utilization.
+fn throughput_block(runs: &[&IozoneResult], cell: Cell, out: &mut dyn Write) -> io::Result<()> {
+    let r = runs[0];
     let (what, unit) = match cell {
         Cell::Rate => ("Throughput", "kBytes/sec"),
         Cell::Ops => ("Throughput", "ops/sec"),
@@ -157,15 +171,19 @@ fn throughput_block(r: &IozoneResult, cell: Cell, out: &mut dyn Write) -> io::Re
     writeln!(out, "\"Record size = {} kBytes \"", r.plan.record / 1024)?;
     writeln!(out, "\"Output is in {unit}\"\n")?;
     for fig in Figure::THROUGHPUT_ORDER {
-        if !r.plan.test_figures().any(|f| f == fig) {
+        if !runs.iter().any(|r| r.plan.test_figures().any(|f| f == fig)) {
             continue;
         }
         let label = fig.throughput_label().unwrap_or_default();
-        // A skipped re-test (iozone -+n) is 0.00, as iozone prints it.
-        let v = r
-            .figure(fig)
-            .map_or(0.0, |f| cell.value(f, f.children_see(), r.plan.record));
-        writeln!(out, "\"{label:>15} \" {v:>10.2} \n")?;
+        write!(out, "\"{label:>15} \"")?;
+        for r in runs {
+            // A skipped re-test (iozone -+n) is 0.00, as iozone prints it.
+            let v = r
+                .figure(fig)
+                .map_or(0.0, |f| cell.value(f, f.children_see(), r.plan.record));
+            write!(out, " {v:>10.2} ")?;
+        }
+        writeln!(out, "\n")?;
     }
     Ok(())
 }
