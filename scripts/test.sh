@@ -2,7 +2,7 @@
 # iolab's test suite: formatting, lints, and every test of the workspace.
 #
 # Tests that need root (real mounts, loop devices, tunables) or a tool this script installs
-# as root (strace, chromium, mkfs.xfs…) are marked #[ignore = "needs …"]. As root this script
+# as root (strace, chromium, mkfs.xfs, bonnie++…) are marked #[ignore = "needs …"]. As root this script
 # installs those tools (idempotently) and runs every test, ignored ones included; as another
 # user `cargo test` lists them as ignored, with the reason.
 #
@@ -23,7 +23,7 @@ if [ -n "${CI:-}" ] && [ $root = 0 ]; then
 fi
 
 need=()
-for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium; do
+for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium bon_csv2txt:bonnie++; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then

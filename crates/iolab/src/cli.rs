@@ -357,6 +357,11 @@ pub struct BonnieArgs {
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,
 
+    /// The machine's name in bonnie++'s tables and CSV line, e.g. to tell configurations apart
+    /// in bon_csv2html (bonnie++ -m; default: the host name)
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+
     #[command(flatten)]
     pub run: KindRunArgs<BonnieFormat>,
 }

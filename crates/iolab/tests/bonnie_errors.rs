@@ -14,6 +14,11 @@ fn bad_values_name_the_flag() {
         a.extend_from_slice(args);
         run(&a)
     };
+    // bonnie++'s CSV has no quoting: a comma in the machine name would shift every field.
+    let o = bonnie(&["--size", "1m", "--machine", "ssd,ext4"]);
+    assert_clean_failure(&o, 2, "--machine \"ssd,ext4\" holds a comma");
+    assert!(stderr(&o).contains("without commas"), "{}", stderr(&o));
+    assert_clean_failure(&bonnie(&["--machine", ""]), 2, "is empty");
     let o = bonnie(&["--size", "10000"]);
     assert_clean_failure(&o, 2, "--size 10000 is not a multiple of --chunk-size 8192");
     assert!(stderr(&o).contains("try --size 16384"), "{}", stderr(&o));

@@ -12,6 +12,17 @@ use crate::error::CliError;
 use crate::output;
 
 pub fn run(args: BonnieArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
+    if let Some(why) = args
+        .machine
+        .as_deref()
+        .and_then(output::bonnie::bad_machine_name)
+    {
+        return Err(CliError::usage(format!(
+            "--machine {:?} {why}",
+            args.machine.unwrap_or_default()
+        ))
+        .with_hint("give a name without commas, e.g. --machine ssd-ext4"));
+    }
     let plan =
         iolab_experiment::kind::bonnie::from_command_line(&args.options.0, &args.dir, args.seed)
             .map_err(crate::cmd::usage)?;
@@ -22,7 +33,9 @@ pub fn run(args: BonnieArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         "operation",
         "interrupted; the files of the run were removed",
     )?;
-    output::emit(|out| output::bonnie::write(args.run.format(), &report, out))?;
+    output::emit(|out| {
+        output::bonnie::write(args.run.format(), &report, args.machine.as_deref(), out)
+    })?;
     single::epilogue(&args.run, &report.findings, stored);
     Ok(())
 }

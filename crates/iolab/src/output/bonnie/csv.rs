@@ -21,11 +21,14 @@ pub const FORMAT_VERSION: &str = "1.98";
 /// The bonnie++ version whose semantics iolab follows.
 pub const BONNIE_VERSION: &str = "2.00a";
 
-pub struct Csv;
+pub struct Csv<'a> {
+    /// bonnie++ `-m`; the host name when `None`.
+    pub machine: Option<&'a str>,
+}
 
-impl Formatter<BonnieReport> for Csv {
+impl Formatter<BonnieReport> for Csv<'_> {
     fn write(&self, report: &BonnieReport, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "{}", line(report))
+        writeln!(out, "{}", line(report, self.machine))
     }
 }
 
@@ -68,15 +71,11 @@ pub(super) fn latency(p: Option<&PhaseResult>) -> String {
 }
 
 /// The whole line, without its newline.
-pub fn line(report: &BonnieReport) -> String {
+pub fn line(report: &BonnieReport, machine: Option<&str>) -> String {
     let r = &report.result;
     let plan = &r.plan;
     let get = |phase: Phase| r.phase(phase);
-    let name = if report.host.hostname.is_empty() {
-        "localhost"
-    } else {
-        &report.host.hostname
-    };
+    let name = super::machine_name(report, machine);
     let mut out = format!("{FORMAT_VERSION},{BONNIE_VERSION},{name},1,{}", plan.seed);
     if plan.size > 0 {
         let size = if plan.size.is_multiple_of(1 << 20) {

@@ -10,7 +10,10 @@ use iolab_workload::{format_bytes, format_ns};
 use super::BonnieReport;
 use crate::output::Formatter;
 
-pub struct Human;
+pub struct Human<'a> {
+    /// bonnie++ `-m`; the host name when `None`.
+    pub machine: Option<&'a str>,
+}
 
 /// bonnie++'s text cell for an I/O rate in K/sec.
 fn kib_cell(kib: f64) -> String {
@@ -60,7 +63,7 @@ fn name_cell(name: &str, size: &str) -> String {
     format!("{name:<width$} {size}")
 }
 
-impl Formatter<BonnieReport> for Human {
+impl Formatter<BonnieReport> for Human<'_> {
     fn write(&self, report: &BonnieReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let p = &r.plan;
@@ -109,7 +112,7 @@ impl Formatter<BonnieReport> for Human {
             what.join(" / "),
             p.seed
         )?;
-        let host = &report.host.hostname;
+        let host = super::machine_name(report, self.machine);
         if p.size > 0 {
             writeln!(out)?;
             writeln!(
