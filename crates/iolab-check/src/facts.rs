@@ -175,6 +175,9 @@ pub struct RunFacts {
     pub reads_cold: Option<bool>,
     /// O_DIRECT requested for the data files.
     pub o_direct: Option<bool>,
+    /// The workload empties its files' page cache before each of its passes (iozone's
+    /// `purge`, `-U`): every pass reads from the device whatever the cache could hold.
+    pub cache_purged_each_pass: Option<bool>,
     /// Durability requested: fsync, fdatasync, O_SYNC, O_DSYNC or msync(MS_SYNC) — including
     /// a single sync at the end of a write pass (see [`Self::sync_scope`] for which writes).
     pub sync_requested: Option<bool>,
@@ -276,6 +279,8 @@ pub struct PlanFacts {
     /// `procedure.drop_caches`, or O_DIRECT reads.
     pub reads_cold: Option<bool>,
     pub o_direct: Option<bool>,
+    /// See [`RunFacts::cache_purged_each_pass`].
+    pub cache_purged_each_pass: Option<bool>,
     pub sync_requested: Option<bool>,
     /// Which writes are meant to be durable.
     pub sync_scope: Option<SyncScope>,
@@ -308,6 +313,7 @@ impl PlanFacts {
             access: self.access,
             reads_cold: self.reads_cold,
             o_direct: self.o_direct,
+            cache_purged_each_pass: self.cache_purged_each_pass,
             sync_requested: self.sync_requested,
             sync_scope: self.sync_scope,
             elapsed_ns: self.duration_ns,

@@ -13,6 +13,6 @@ pub mod options;
 pub mod run;
 
 pub use options::{
-    Figure, Flush, IozoneOption, IozonePlan, IozoneSpec, IozoneSpecError, Test, OPTIONS,
+    Figure, Flush, IozoneOption, IozonePlan, IozoneSpec, IozoneSpecError, Purge, Test, OPTIONS,
 };
-pub use run::{run_iozone, ChildResult, FigureResult, IozoneResult};
+pub use run::{run_iozone, BetweenPasses, ChildResult, FigureResult, IozoneResult};

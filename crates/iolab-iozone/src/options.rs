@@ -340,6 +340,42 @@ impl Flush {
     }
 }
 
+/// How the page cache of the files is emptied before every pass, untimed (iozone `-U`
+/// remounts), so that reads and re-reads come from the device, not from memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purge {
+    /// Nothing: a pass reads what earlier passes left cached (iozone's default).
+    None,
+    /// `fdatasync` and `posix_fadvise(POSIX_FADV_DONTNEED)` on each data file: only the run's
+    /// own pages go, no root needed.
+    Fadvise,
+    /// `syncfs`, then the kernel drops every clean page cache page (root; the whole machine).
+    DropCaches,
+    /// Unmount and mount the filesystem again (iozone `-U`): its page cache, dentries and
+    /// inodes go. Experiments whose target iolab mounts only.
+    Remount,
+}
+
+impl Purge {
+    pub const NAMES: [&'static str; 4] = ["none", "fadvise", "drop_caches", "remount"];
+
+    pub fn name(self) -> &'static str {
+        Purge::NAMES[self as usize]
+    }
+
+    pub fn parse(text: &str) -> Option<Purge> {
+        [
+            Purge::None,
+            Purge::Fadvise,
+            Purge::DropCaches,
+            Purge::Remount,
+        ]
+        .into_iter()
+        .find(|p| p.name() == text)
+    }
+}
+
 /// One option of the iozone kind, declared once: `--NAME VALUE` for `iolab iozone` (dashes
 /// for underscores), `NAME = VALUE` in `[workload] iozone = { … }`, and a row of the option
 /// tables in docs/iozone.md and docs/experiments.md; `original` is iozone's own flag.
@@ -506,6 +542,19 @@ pub const OPTIONS: &[IozoneOption] = &[
         apply: |s, v| s.retests = v.flag(),
     },
     OptionDef {
+        name: "purge",
+        original: "-U",
+        value_name: "HOW",
+        kind: OptionKind::Choice(&Purge::NAMES),
+        default: Some("none"),
+        aliases: &[],
+        help: "Before every pass, untimed, empty the page cache of the files: none; fadvise \
+               (fdatasync + POSIX_FADV_DONTNEED on each file); drop_caches (syncfs, then the \
+               whole page cache; root); remount (unmount and mount again, as iozone -U; \
+               experiments whose target iolab mounts)",
+        apply: |s, v| s.purge = Purge::parse(v.name()).unwrap_or(s.purge),
+    },
+    OptionDef {
         name: "latency",
         original: "",
         value_name: "BOOL",
@@ -539,6 +588,7 @@ pub struct IozoneSpec {
     pub mix_read_percent: Option<u8>,
     pub stonewall: bool,
     pub retests: bool,
+    pub purge: Purge,
     pub latency: bool,
     pub dir: PathBuf,
     pub seed: u64,
@@ -609,6 +659,8 @@ pub struct IozonePlan {
     pub stonewall: bool,
     /// false: the re-test figures are skipped (iozone `-+n`).
     pub retests: bool,
+    /// Done before every pass, untimed.
+    pub purge: Purge,
     pub latency: bool,
     pub dir: PathBuf,
     pub seed: u64,
@@ -644,6 +696,7 @@ impl IozoneSpec {
             mix_read_percent: None,
             stonewall: false,
             retests: true,
+            purge: Purge::None,
             latency: false,
             dir,
             seed,
@@ -722,6 +775,7 @@ impl IozoneSpec {
             mix_read_percent: self.mix_read_percent,
             stonewall: self.stonewall,
             retests: self.retests,
+            purge: self.purge,
             latency: self.latency,
             dir: self.dir.clone(),
             seed: self.seed,

@@ -11,6 +11,10 @@
 //! Throughput mode keeps iozone's two figures next to iolab's own: when the first thread
 //! finishes its records it raises the stone-wall flag; every other thread notes its bytes
 //! and time so far at its next record and carries on.
+//!
+//! Before every pass, untimed, the caller ([`BetweenPasses`], which controls the system under
+//! test) empties the files' page cache as the plan's purge says (iozone `-U` remounts) and
+//! measures how much of them is still cached.
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -33,7 +37,7 @@ use iolab_engine::{EngineError, Observer};
 use iolab_workload::rng::Rng;
 use serde::Serialize;
 
-use crate::options::{stride_next, Figure, Flush, IozonePlan, Test};
+use crate::options::{stride_next, Figure, Flush, IozonePlan, Purge, Test};
 
 /// How often [`Observer::progress`] is called.
 pub const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
@@ -102,6 +106,11 @@ pub struct FigureResult {
     #[serde(skip)]
     pub latency: LatencyHistogram,
     pub usage: Usage,
+    /// The purge before the pass (untimed; 0 without one).
+    pub purge_ns: u64,
+    /// Bytes of the data files in the page cache when the pass started (after the purge):
+    /// what a read pass may find in memory instead of on the device. `None`: not measured.
+    pub cached_bytes: Option<u64>,
 }
 
 impl FigureResult {
@@ -191,11 +200,36 @@ pub fn data_file(dir: &Path, thread: u32) -> PathBuf {
     dir.join(format!("iolab-iozone.{thread}"))
 }
 
+/// What the caller does between passes, untimed, with no data file open: it controls the
+/// system under test and measures the page cache (iolab-sut), which this crate does not.
+pub trait BetweenPasses {
+    /// Empties the page cache of `files` as `how` says (never [`Purge::None`]); the error
+    /// is in the user's words.
+    fn purge(&mut self, how: Purge, files: &[PathBuf]) -> Result<(), String>;
+    /// The bytes of `files` in the page cache now; `None` when not measured.
+    fn cached_bytes(&mut self, files: &[PathBuf]) -> Option<u64>;
+}
+
+/// No purge and no measurement: for runs whose plan has `purge = none`.
+impl BetweenPasses for () {
+    fn purge(&mut self, how: Purge, _files: &[PathBuf]) -> Result<(), String> {
+        Err(format!(
+            "purge = \"{}\" needs the system under test, which this run does not control",
+            how.name()
+        ))
+    }
+
+    fn cached_bytes(&mut self, _files: &[PathBuf]) -> Option<u64> {
+        None
+    }
+}
+
 /// Runs `plan`; ends early with [`EngineError::Interrupted`] once `cancel` is set. The data
 /// files are removed at the end, whatever happened.
 pub fn run_iozone(
     plan: &IozonePlan,
     obs: &mut dyn Observer,
+    between: &mut dyn BetweenPasses,
     cancel: &AtomicBool,
 ) -> Result<IozoneResult, EngineError> {
     check_dir(&plan.dir)?;
@@ -203,7 +237,7 @@ pub fn run_iozone(
     for f in &files {
         refuse_foreign(f)?;
     }
-    let result = run_figures(plan, &files, obs, cancel);
+    let result = run_figures(plan, &files, obs, between, cancel);
     for f in &files {
         let _ = fs::remove_file(f);
     }
@@ -214,6 +248,7 @@ fn run_figures(
     plan: &IozonePlan,
     files: &[PathBuf],
     obs: &mut dyn Observer,
+    between: &mut dyn BetweenPasses,
     cancel: &AtomicBool,
 ) -> Result<IozoneResult, EngineError> {
     // Tests that do not create the files read (or overwrite) what an earlier run would have
@@ -235,7 +270,18 @@ fn run_figures(
         if cancel.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
         }
-        let r = run_figure(plan, fig, files, clock, obs, cancel, done, planned)?;
+        let mut purge_ns = 0;
+        if plan.purge != Purge::None {
+            let t0 = clock.ticks();
+            between.purge(plan.purge, files).map_err(|e| {
+                EngineError::Workload(format!("purge = \"{}\": {e}", plan.purge.name()))
+            })?;
+            purge_ns = clock.ns(clock.ticks().saturating_sub(t0)).max(1);
+        }
+        let cached_bytes = between.cached_bytes(files);
+        let mut r = run_figure(plan, fig, files, clock, obs, cancel, done, planned)?;
+        r.purge_ns = purge_ns;
+        r.cached_bytes = cached_bytes;
         done += r.ops();
         out.push(r);
     }
@@ -443,6 +489,8 @@ fn run_figure(
         parent_ns: clock.ns(end.saturating_sub(start)),
         latency,
         usage,
+        purge_ns: 0,
+        cached_bytes: None,
     })
 }
 
@@ -977,6 +1025,8 @@ mod tests {
             parent_ns: 0,
             latency: LatencyHistogram::default(),
             usage: Usage::default(),
+            purge_ns: 0,
+            cached_bytes: None,
         };
         // One thread: 30 ms of user + 50 ms of system time in a 100 ms window.
         assert_eq!(figure(vec![child(100, 30, 50)]).cpu_utilization(), 80.0);
@@ -997,7 +1047,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut p = plan(dir.path(), &Test::ALL, 1);
         p.retests = false;
-        let r = run_iozone(&p, &mut (), &AtomicBool::new(false)).unwrap();
+        let r = run_iozone(&p, &mut (), &mut (), &AtomicBool::new(false)).unwrap();
         let got: Vec<Figure> = r.figures.iter().map(|f| f.figure).collect();
         let want: Vec<Figure> = Figure::ALL.into_iter().filter(|f| !f.is_retest()).collect();
         assert_eq!(got, want);
@@ -1010,12 +1060,83 @@ mod tests {
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
 
+    /// Records what the run asks between passes: the purge, and which data files exist and
+    /// are open (through /proc/self/fd) at that moment.
+    #[derive(Default)]
+    struct Probe {
+        purges: Vec<(Purge, usize, usize)>,
+        fail: bool,
+    }
+
+    impl BetweenPasses for Probe {
+        fn purge(&mut self, how: Purge, files: &[PathBuf]) -> Result<(), String> {
+            let open = fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+                .filter(|target| files.contains(target))
+                .count();
+            let exist = files.iter().filter(|f| f.exists()).count();
+            self.purges.push((how, exist, open));
+            if self.fail {
+                Err("the device went away".into())
+            } else {
+                Ok(())
+            }
+        }
+
+        fn cached_bytes(&mut self, files: &[PathBuf]) -> Option<u64> {
+            Some(files.len() as u64)
+        }
+    }
+
+    #[test]
+    fn the_purge_comes_before_every_pass_with_no_file_open() {
+        let _hang = iolab_testkit::timeout(120);
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path(), &[Test::Write, Test::Read], 2);
+        p.purge = Purge::Fadvise;
+        let mut probe = Probe::default();
+        let r = run_iozone(&p, &mut (), &mut probe, &AtomicBool::new(false)).unwrap();
+        // write, rewrite, read, re-read: a purge before each; the write pass finds no file.
+        assert_eq!(
+            probe.purges,
+            [
+                (Purge::Fadvise, 0, 0),
+                (Purge::Fadvise, 2, 0),
+                (Purge::Fadvise, 2, 0),
+                (Purge::Fadvise, 2, 0)
+            ]
+        );
+        for f in &r.figures {
+            assert!(f.purge_ns > 0, "{}", f.figure);
+            assert_eq!(f.cached_bytes, Some(2), "{}", f.figure);
+        }
+        // Without a purge nothing is asked but the cache's contents.
+        p.purge = Purge::None;
+        let mut probe = Probe::default();
+        let r = run_iozone(&p, &mut (), &mut probe, &AtomicBool::new(false)).unwrap();
+        assert!(probe.purges.is_empty());
+        assert!(r.figures.iter().all(|f| f.purge_ns == 0));
+        // A purge that fails ends the run with its reason, and the files go.
+        p.purge = Purge::Remount;
+        let mut probe = Probe {
+            fail: true,
+            ..Probe::default()
+        };
+        let e = run_iozone(&p, &mut (), &mut probe, &AtomicBool::new(false)).unwrap_err();
+        assert_eq!(e.to_string(), "purge = \"remount\": the device went away");
+        // Without a system under test, a purge cannot be done.
+        let e = run_iozone(&p, &mut (), &mut (), &AtomicBool::new(false)).unwrap_err();
+        assert!(e.to_string().contains("needs the system under test"), "{e}");
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
     #[test]
     fn every_test_runs_every_record_and_leaves_nothing_behind() {
         let _hang = iolab_testkit::timeout(120);
         let dir = tempfile::tempdir().unwrap();
         let p = plan(dir.path(), &Test::ALL, 2);
-        let r = run_iozone(&p, &mut (), &AtomicBool::new(false)).unwrap();
+        let r = run_iozone(&p, &mut (), &mut (), &AtomicBool::new(false)).unwrap();
         assert_eq!(r.figures.len(), Figure::ALL.len());
         for f in &r.figures {
             assert_eq!(f.ops(), 2 * 16, "{}", f.figure);
@@ -1042,7 +1163,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut p = plan(dir.path(), &[Test::Backward], 1);
         p.latency = false;
-        let r = run_iozone(&p, &mut (), &AtomicBool::new(false)).unwrap();
+        let r = run_iozone(&p, &mut (), &mut (), &AtomicBool::new(false)).unwrap();
         let f = &r.figures[0];
         assert_eq!(f.ops(), 16);
         assert_eq!(f.latency.count(), 0);
@@ -1055,7 +1176,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("iolab-iozone.0")).unwrap();
         let p = plan(dir.path(), &[Test::Write], 1);
-        let e = run_iozone(&p, &mut (), &AtomicBool::new(false)).unwrap_err();
+        let e = run_iozone(&p, &mut (), &mut (), &AtomicBool::new(false)).unwrap_err();
         assert!(matches!(e, EngineError::NotOurFile { .. }), "{e}");
         assert!(dir.path().join("iolab-iozone.0").is_dir());
     }

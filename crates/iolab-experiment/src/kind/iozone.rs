@@ -18,8 +18,8 @@ use iolab_engine::EngineError;
 use iolab_iozone::matrix::Cell;
 use iolab_iozone::options::Direction;
 use iolab_iozone::{
-    run_iozone, Figure, IozoneOption, IozonePlan, IozoneResult, IozoneSpec, IozoneSpecError,
-    OPTIONS,
+    run_iozone, BetweenPasses, Figure, IozoneOption, IozonePlan, IozoneResult, IozoneSpec,
+    IozoneSpecError, Purge, OPTIONS,
 };
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
@@ -34,7 +34,7 @@ use crate::plan::tree::Entry;
 use crate::plan::{ExperimentPlan, Origin, UsageError};
 use crate::run::monitor::Intent;
 use crate::run::record::{headline, latency_stats, metric};
-use crate::run::{KindRun, Ran, RunFailure};
+use crate::run::{KindRun, Ran, RunFailure, SutControl};
 
 /// The `[workload]` key.
 pub const KEY: &str = "iozone";
@@ -250,7 +250,9 @@ impl Workload for IozoneWorkload {
                 .map(|t| iolab_iozone::run::data_file(&plan.dir, t))
                 .collect(),
         );
-        let r = run_iozone(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
+        let mut between = Between { sut: run.sut };
+        let r =
+            run_iozone(&plan, run.obs, &mut between, run.cancel).map_err(|e| self.failure(&e))?;
         add_record(run.record, &r);
         Ok(Ran::new(r))
     }
@@ -260,10 +262,76 @@ impl Workload for IozoneWorkload {
     }
 }
 
+/// Between passes: the purge, through the runner's system under test, and how much of the
+/// data files the page cache holds.
+struct Between<'a> {
+    sut: &'a mut dyn SutControl,
+}
+
+impl BetweenPasses for Between<'_> {
+    fn purge(&mut self, how: Purge, files: &[PathBuf]) -> Result<(), String> {
+        match how {
+            Purge::None => Ok(()),
+            Purge::Fadvise => files.iter().try_for_each(|f| fadvise_dontneed(f)),
+            Purge::DropCaches => {
+                let dir = files
+                    .first()
+                    .and_then(|f| f.parent())
+                    .unwrap_or(Path::new("."));
+                super::pagecache::syncfs(dir)?;
+                super::pagecache::drop_all("purge = \"drop_caches\"").map(|_| ())
+            }
+            Purge::Remount => self.sut.remount().map(|_| ()),
+        }
+    }
+
+    fn cached_bytes(&mut self, files: &[PathBuf]) -> Option<u64> {
+        Some(
+            iolab_sut::residency::RunFiles::open(files)
+                .residency()
+                .resident_bytes(),
+        )
+    }
+}
+
+/// Writes the file's dirty pages, then asks the kernel to drop its cached ones: the file's
+/// page cache only, no root needed. A file not written yet has nothing cached.
+fn fadvise_dontneed(path: &Path) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("opening {}: {e}", path.display())),
+    };
+    // Dirty pages are not dropped: write them first.
+    f.sync_data()
+        .map_err(|e| format!("fdatasync {}: {e}", path.display()))?;
+    // SAFETY: a valid open descriptor; the whole file.
+    let r = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if r != 0 {
+        return Err(format!(
+            "posix_fadvise(DONTNEED) {}: {}",
+            path.display(),
+            std::io::Error::from_raw_os_error(r)
+        ));
+    }
+    Ok(())
+}
+
 /// Reads `iozone = { … }` (see [`table::read`]) and checks its files against the target's
 /// size.
 fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<IozoneSpec> {
     let r = table::read::<IozoneSpec>(cx, entry, at)?;
+    if r.spec.purge == Purge::Remount && at.remountable == Some(false) {
+        cx.error_hint(
+            &r.at("purge"),
+            "`workload.iozone.purge` = \"remount\" needs a filesystem iolab mounts and that \
+             keeps its files (this target is a directory or a tmpfs)",
+            "use a loop_image or block_device target, or purge = \"fadvise\" (or \
+             \"drop_caches\", as root)",
+        );
+        return None;
+    }
     let total = r.spec.size.saturating_mul(u64::from(r.spec.threads));
     r.fits(
         cx,
@@ -273,6 +341,26 @@ fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<IozoneSpec> {
         "make the target larger, or the files smaller or fewer",
     )
     .then_some(r.spec)
+}
+
+/// A purge the command line cannot do: `remount` (iolab does not remount a `--dir` it did
+/// not mount) and, without root, `drop_caches`.
+fn refuse_purge(spec: &IozoneSpec) -> Result<(), UsageError> {
+    match spec.purge {
+        Purge::Remount => Err(UsageError::new(
+            "--purge remount: iolab does not remount a --dir it did not mount",
+        )
+        .hint(
+            "use --purge fadvise (or drop_caches, as root), or an experiment file with a \
+             loop_image target and purge = \"remount\"",
+        )),
+        // SAFETY: geteuid has no preconditions.
+        Purge::DropCaches if unsafe { libc::geteuid() } != 0 => Err(UsageError::new(
+            "--purge drop_caches needs root: only root may drop the kernel's caches",
+        )
+        .hint("run as root, or use --purge fadvise (the run's own files, no root needed)")),
+        _ => Ok(()),
+    }
 }
 
 /// `iolab iozone`: the given option values over the table's defaults, validated (the
@@ -311,7 +399,9 @@ pub fn spec_from(
     dir: &Path,
     seed: u64,
 ) -> Result<IozoneSpec, UsageError> {
-    table::from_values(values, dir.to_path_buf(), seed).map(|(spec, _)| spec)
+    let (spec, _) = table::from_values(values, dir.to_path_buf(), seed)?;
+    refuse_purge(&spec)?;
+    Ok(spec)
 }
 
 fn usage(e: &IozoneSpecError) -> UsageError {
@@ -536,6 +626,7 @@ fn options_json(spec: &IozoneSpec) -> Value {
     }
     o.insert("stonewall".into(), json!(spec.stonewall));
     o.insert("retests".into(), json!(spec.retests));
+    o.insert("purge".into(), json!(spec.purge.name()));
     o.insert("latency".into(), json!(spec.latency));
     Value::Object(o)
 }
@@ -604,6 +695,9 @@ fn add_record(record: &mut RunRecord, r: &IozoneResult) {
                 "children_see_mib_per_s": f.children_see() / MIB,
                 "parent_sees_mib_per_s": f.parent_sees() / MIB,
                 "min_xfer_bytes": f.min_xfer(),
+                "purge": r.plan.purge.name(),
+                "purge_ns": f.purge_ns,
+                "cached_bytes": f.cached_bytes,
                 "cpu_s": f.usage.cpu_ns() as f64 / 1e9,
                 "cpu_utilization_percent": f.cpu_utilization(),
             }),
@@ -637,6 +731,7 @@ pub fn intent(plan: &IozonePlan, base: Intent) -> Intent {
         // iozone reads what it has just written: only files larger than the cache make those
         // reads reach the device (its own rule: files of 3× the cache).
         reads_meant_cold: true,
+        cache_purged_each_pass: plan.purge != Purge::None,
         ..base
     }
 }
@@ -668,7 +763,13 @@ mod tests {
             s.size = 256 << 10;
             s.threads = threads;
             s.throughput = throughput;
-            let r = run_iozone(&s.validate().unwrap(), &mut (), &AtomicBool::new(false)).unwrap();
+            let r = run_iozone(
+                &s.validate().unwrap(),
+                &mut (),
+                &mut (),
+                &AtomicBool::new(false),
+            )
+            .unwrap();
             let mut rec = RunRecord::new(NewRun {
                 config: iolab_store::ConfigId(1),
                 repetition: 0,

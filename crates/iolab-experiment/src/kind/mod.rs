@@ -11,6 +11,7 @@ pub mod bonnie;
 pub mod cachesim;
 pub mod iozone;
 pub mod micro;
+mod pagecache;
 pub mod replay;
 pub mod sqlite;
 mod table;

@@ -8,7 +8,7 @@
 use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use iolab_check::{Access, SyncScope};
 use iolab_engine::stats::LatencySummary;
@@ -350,22 +350,6 @@ fn device_counters(dev: Option<DevT>) -> Option<DiskCounters> {
         .map(|d| d.counters)
 }
 
-/// `syncfs` of the filesystem `dir` is on (not `sync`: other filesystems' dirty data are
-/// not the day's), timed.
-fn sync(dir: &Path) -> Result<Duration, String> {
-    let d = std::fs::File::open(dir).map_err(|e| format!("opening {}: {e}", dir.display()))?;
-    let t = Instant::now();
-    // SAFETY: a valid open descriptor.
-    if unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&d)) } != 0 {
-        return Err(format!(
-            "syncfs {}: {}",
-            dir.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
-    Ok(t.elapsed())
-}
-
 impl DayEnd for Ender<'_> {
     fn end_of_day(&mut self, dir: &Path, _day: u32) -> Result<DayEndReport, String> {
         let mut r = DayEndReport::default();
@@ -377,14 +361,11 @@ impl DayEnd for Ender<'_> {
                 r.mount_id = m.mount_id;
             }
             BetweenDays::DropCaches => {
-                r.flush_ns = sync(dir)?.as_nanos() as u64;
-                let t = Instant::now();
-                iolab_sut::cache::drop_caches_unchecked(&[]).map_err(|e| {
-                    format!("dropping caches: {e} (between_days = \"drop_caches\" needs root)")
-                })?;
-                r.other_ns = t.elapsed().as_nanos() as u64;
+                r.flush_ns = super::pagecache::syncfs(dir)?.as_nanos() as u64;
+                r.other_ns =
+                    super::pagecache::drop_all("between_days = \"drop_caches\"")?.as_nanos() as u64;
             }
-            BetweenDays::None => r.flush_ns = sync(dir)?.as_nanos() as u64,
+            BetweenDays::None => r.flush_ns = super::pagecache::syncfs(dir)?.as_nanos() as u64,
         }
         let now = device_counters(self.dev);
         if let (Some(a), Some(b)) = (self.last, now) {

@@ -401,6 +401,8 @@ pub struct Intent {
     /// run: iozone reads the files it has just written, so only files larger than the cache
     /// make that so.
     pub reads_meant_cold: bool,
+    /// The workload empties its files' page cache before each pass (iozone's `purge`).
+    pub cache_purged_each_pass: bool,
     /// The WML `system` commands the run skipped (`--no-system`); `None` for kinds without
     /// them.
     pub skipped_system: Option<Vec<String>>,
@@ -495,6 +497,7 @@ pub fn run_facts(
         access: intent.access,
         reads_cold: Some(intent.caches_dropped || intent.o_direct || intent.reads_meant_cold),
         o_direct: Some(intent.o_direct),
+        cache_purged_each_pass: Some(intent.cache_purged_each_pass),
         sync_requested: Some(intent.sync_requested),
         sync_scope: intent.sync_scope,
         writes_in_flight_per_file: intent.writes_in_flight_per_file,

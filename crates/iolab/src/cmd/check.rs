@@ -81,6 +81,7 @@ fn plan_facts(plan: &ExperimentPlan, c: &ConfigPlan) -> PlanFacts {
         access: intent.access,
         reads_cold: Some(intent.caches_dropped || intent.o_direct || intent.reads_meant_cold),
         o_direct: Some(intent.o_direct),
+        cache_purged_each_pass: Some(intent.cache_purged_each_pass),
         sync_requested: Some(intent.sync_requested),
         sync_scope: intent.sync_scope,
         dataset_bytes: intent.dataset_bytes,

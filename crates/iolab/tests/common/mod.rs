@@ -245,6 +245,31 @@ impl Scratch {
         serde_json::from_slice(&o.stdout).unwrap()
     }
 
+    /// Runs the experiment file `f`, which must succeed and leave nothing mounted or
+    /// attached; its configurations as exported, each with its one ok run:
+    /// `(label, run)`.
+    pub fn run_ok_once(&self, f: &Path) -> Vec<(String, Value)> {
+        let o = self.run(&["run", f.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            self.mounts().is_empty(),
+            "left mounted: {:?}",
+            self.mounts()
+        );
+        assert!(self.loops().is_empty(), "left attached: {:?}", self.loops());
+        self.latest()["configs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let label = c["label"].as_str().unwrap().to_string();
+                let run = c["runs"][0].clone();
+                assert_eq!(run["status"], "ok", "{label}: {}", run["error"]);
+                (label, run)
+            })
+            .collect()
+    }
+
     /// iolab's mounts (under its mount root).
     pub fn mounts(&self) -> Vec<Mount> {
         mounts_under(&self.state().join("mnt"))

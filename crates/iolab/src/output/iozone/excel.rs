@@ -217,6 +217,8 @@ mod tests {
                 parent_ns: 1_000_000_000,
                 latency: Default::default(),
                 usage: Default::default(),
+                purge_ns: 0,
+                cached_bytes: None,
             })
             .collect();
         IozoneResult {

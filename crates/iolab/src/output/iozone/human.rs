@@ -45,7 +45,7 @@ impl Formatter<IozoneReport> for Human {
             if tp {
                 writeln!(
                     out,
-                    "  {:<15} {:>11} {:>14} {:>13} {:>11} {:>6} {:>10} {:>10}",
+                    "  {:<15} {:>11} {:>14} {:>13} {:>11} {:>6} {:>10} {:>10} {:>10}",
                     "test",
                     "iolab MiB/s",
                     "children MiB/s",
@@ -53,13 +53,14 @@ impl Formatter<IozoneReport> for Human {
                     "min xfer",
                     "CPU%",
                     "p50",
-                    "p99"
+                    "p99",
+                    "cached"
                 )?;
             } else {
                 writeln!(
                     out,
-                    "  {:<15} {:>11} {:>12} {:>10} {:>6} {:>10} {:>10}",
-                    "test", "MiB/s", "kB/s", "flush", "CPU%", "p50", "p99"
+                    "  {:<15} {:>11} {:>12} {:>10} {:>6} {:>10} {:>10} {:>10}",
+                    "test", "MiB/s", "kB/s", "flush", "CPU%", "p50", "p99", "cached"
                 )?;
             }
             for f in &r.figures {
@@ -69,10 +70,11 @@ impl Formatter<IozoneReport> for Human {
                 } else {
                     ("-".into(), "-".into())
                 };
+                let cached = f.cached_bytes.map_or("-".into(), format_bytes);
                 if tp {
                     writeln!(
                         out,
-                        "  {:<15} {:>11.1} {:>14.1} {:>13.1} {:>11} {:>6.1} {:>10} {:>10}",
+                        "  {:<15} {:>11.1} {:>14.1} {:>13.1} {:>11} {:>6.1} {:>10} {:>10} {:>10}",
                         f.figure.title(),
                         f.rate() / MIB,
                         f.children_see() / MIB,
@@ -80,22 +82,32 @@ impl Formatter<IozoneReport> for Human {
                         format_bytes(f.min_xfer()),
                         f.cpu_utilization(),
                         p50,
-                        p99
+                        p99,
+                        cached
                     )?;
                 } else {
                     writeln!(
                         out,
-                        "  {:<15} {:>11.1} {:>12} {:>10} {:>6.1} {:>10} {:>10}",
+                        "  {:<15} {:>11.1} {:>12} {:>10} {:>6.1} {:>10} {:>10} {:>10}",
                         f.figure.title(),
                         f.rate() / MIB,
                         super::kib_per_s(f.rate()),
                         format_ns(f.flush_ns() as f64),
                         f.cpu_utilization(),
                         p50,
-                        p99
+                        p99,
+                        cached
                     )?;
                 }
             }
+            writeln!(
+                out,
+                "  cached: the files' bytes in the page cache as the pass began{}",
+                match p.purge {
+                    iolab_iozone::Purge::None => String::from(" (no purge between passes)"),
+                    how => format!(", after the purge ({})", how.name()),
+                }
+            )?;
             if tp {
                 writeln!(
                     out,

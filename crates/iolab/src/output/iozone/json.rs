@@ -39,6 +39,8 @@ impl Formatter<IozoneReport> for Json {
                             "parent_ns": f.parent_ns,
                             "min_xfer_bytes": f.min_xfer(),
                             "flush_ns": f.flush_ns(),
+                            "purge_ns": f.purge_ns,
+                            "cached_bytes": f.cached_bytes,
                             "latency": (f.latency.count() > 0).then(|| f.latency.summary()),
                             "cpu": f.usage,
                             "cpu_utilization_percent": f.cpu_utilization(),
