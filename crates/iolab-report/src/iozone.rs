@@ -4,8 +4,9 @@
 //! An iozone run stores one flowop row per figure with the run's file size, record size and
 //! threads (`extra.size`, `extra.record`, `extra.threads`) and its timed region
 //! (`extra.elapsed_ns`), so the matrix needs neither the factor names nor the metric
-//! definitions. Runs with different thread counts (a factor `threads`) get a grid each per
-//! figure: averaging them into one cell would mix loads.
+//! definitions. Runs with different thread counts (a factor `threads`) or purges
+//! (`extra.purge`) get a grid each per figure: averaging them into one cell would mix loads,
+//! or the page cache's figures with the device's.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -31,6 +32,8 @@ pub struct FigureMatrix {
     pub figure: String,
     /// The threads of the runs in this grid.
     pub threads: u64,
+    /// Their purge between passes (`none`, `fadvise`, …).
+    pub purge: String,
     /// File sizes, ascending (rows).
     pub sizes: Vec<u64>,
     /// Record sizes, ascending (columns).
@@ -50,8 +53,8 @@ pub struct IozoneCell {
 /// Collects the figures of the iozone runs of an experiment, configuration by configuration.
 #[derive(Default)]
 pub(crate) struct Collector {
-    /// (figure, threads) → first-seen index; (that index, size, record) → (sum, n).
-    order: Vec<(String, u64)>,
+    /// (figure, threads, purge) → first-seen index; (that index, size, record) → (sum, n).
+    order: Vec<(String, u64, String)>,
     sums: BTreeMap<(usize, u64, u64), (f64, usize)>,
 }
 
@@ -71,14 +74,20 @@ impl Collector {
                     continue;
                 };
                 let threads = f.extra.get("threads").and_then(|v| v.as_u64()).unwrap_or(1);
+                let purge = f
+                    .extra
+                    .get("purge")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("none")
+                    .to_string();
                 let i = match self
                     .order
                     .iter()
-                    .position(|(n, t)| *n == f.name && *t == threads)
+                    .position(|(n, t, p)| *n == f.name && *t == threads && *p == purge)
                 {
                     Some(i) => i,
                     None => {
-                        self.order.push((f.name.clone(), threads));
+                        self.order.push((f.name.clone(), threads, purge));
                         self.order.len() - 1
                     }
                 };
@@ -95,12 +104,13 @@ impl Collector {
         if self.sums.is_empty() {
             return None;
         }
-        let several = self.order.iter().any(|(_, t)| *t != self.order[0].1);
+        let threads_vary = self.order.iter().any(|(_, t, _)| *t != self.order[0].1);
+        let purges_vary = self.order.iter().any(|(_, _, p)| *p != self.order[0].2);
         let figures = self
             .order
             .iter()
             .enumerate()
-            .map(|(i, (name, threads))| {
+            .map(|(i, (name, threads, purge))| {
                 let cells: Vec<IozoneCell> = self
                     .sums
                     .range((i, 0, 0)..=(i, u64::MAX, u64::MAX))
@@ -117,16 +127,18 @@ impl Collector {
                 let mut records: Vec<u64> = cells.iter().map(|c| c.record).collect();
                 records.sort_unstable();
                 records.dedup();
+                let mut figure = name.clone();
+                if threads_vary {
+                    let s = if *threads == 1 { "" } else { "s" };
+                    figure.push_str(&format!(", {threads} thread{s}"));
+                }
+                if purges_vary {
+                    figure.push_str(&format!(", purge {purge}"));
+                }
                 FigureMatrix {
-                    figure: if several {
-                        format!(
-                            "{name}, {threads} thread{}",
-                            if *threads == 1 { "" } else { "s" }
-                        )
-                    } else {
-                        name.clone()
-                    },
+                    figure,
                     threads: *threads,
+                    purge: purge.clone(),
                     sizes,
                     records,
                     cells,
@@ -336,6 +348,16 @@ mod tests {
             .collect();
         assert_eq!(names, [("write, 1 thread", 1), ("write, 2 threads", 2)]);
         assert_eq!(m.figures[1].cells[0].mib_per_s, 8.0);
+        // Purged runs are not averaged with the others: the cache's figures and the device's.
+        let mut purged = row("write", mib, 4096, 2 * mib, 1_000_000_000);
+        purged.extra["purge"] = json!("remount");
+        let mut col = Collector::default();
+        col.add(&[&a]);
+        col.add(&[&vec![purged]]);
+        let m = col.finish().unwrap();
+        let names: Vec<_> = m.figures.iter().map(|f| f.figure.as_str()).collect();
+        assert_eq!(names, ["write, purge none", "write, purge remount"]);
+        assert_eq!(m.figures[1].purge, "remount");
         // Rows without the iozone fields are not iozone's.
         let mut other = row("x", 1, 1, 1, 1);
         other.extra = json!({});

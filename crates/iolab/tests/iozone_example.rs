@@ -1,6 +1,7 @@
 //! `examples/iozone-cache-rule.toml` (seed report 001) runs to completion as shipped, the
-//! `cache-fit` check tells its two configurations apart (before running and on every run),
-//! and its HTML report draws the iozone matrix and renders in a browser.
+//! `cache-fit` check tells its configurations apart (before running and on every run), the
+//! purged one's passes begin with nothing cached, and its HTML report draws the iozone
+//! matrix and renders in a browser.
 
 mod common;
 
@@ -47,7 +48,7 @@ fn the_cache_rule_example_runs_and_its_checks_explain_the_difference() {
     ok(&o);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let configs = v["configs"].as_array().unwrap();
-    assert_eq!(configs.len(), 2);
+    assert_eq!(configs.len(), 3);
     for c in configs {
         let label = c["label"].as_str().unwrap();
         let runs = c["runs"].as_array().unwrap();
@@ -59,6 +60,25 @@ fn the_cache_rule_example_runs_and_its_checks_explain_the_difference() {
                 label == "file=fits",
                 "cache-fit on a run of {label}"
             );
+            let cached = |figure: &str| {
+                r["flowops"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|f| f["name"] == figure)
+                    .and_then(|f| f["extra"]["cached_bytes"].as_u64())
+                    .unwrap_or_else(|| panic!("{label}: {figure}'s cached bytes"))
+            };
+            match label {
+                // The re-read finds the file the read has just read.
+                "file=fits" => assert_eq!(cached("reread"), 8 << 20, "{label}"),
+                "file=fits-purged" => {
+                    for figure in ["write", "rewrite", "read", "reread", "random_read"] {
+                        assert_eq!(cached(figure), 0, "{label}: {figure}");
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
@@ -72,7 +92,11 @@ fn the_cache_rule_example_runs_and_its_checks_explain_the_difference() {
     ok(&o);
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.contains("id=\"iozone\""), "the matrix section");
-    // write, rewrite, read, reread, random read, random write.
-    assert_eq!(text.matches("class=\"chart heatmap\"").count(), 6);
+    // write, rewrite, read, reread, random read, random write; without and with the purge.
+    assert_eq!(text.matches("class=\"chart heatmap\"").count(), 12);
+    assert!(
+        text.contains("reread, purge remount"),
+        "a grid of the purged runs"
+    );
     common::chromium_renders(s.path(), &html, &["experiment", "findings", "iozone"]);
 }
