@@ -750,6 +750,11 @@ pub struct IozoneArgs {
     #[arg(long)]
     pub us_per_op: bool,
 
+    /// Also write iozone's -R report as an Excel worksheet (BIFF, .xls), cell for cell where
+    /// iozone -b puts it, whatever --format is (iozone -b)
+    #[arg(long, value_name = "FILE")]
+    pub excel: Option<PathBuf>,
+
     /// Seed for the random orders
     #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
     pub seed: u64,

@@ -422,3 +422,173 @@ fn the_layout_matches_iozones_line_for_line() {
         assert_eq!(got, want, "{capture}");
     }
 }
+
+/// A cell of a BIFF2 worksheet: row, column and a label's text or a number.
+#[derive(Debug, Clone, PartialEq)]
+enum XlsCell {
+    Label(u16, u16, String),
+    Number(u16, u16, f64),
+}
+
+/// The cells of a BIFF2 stream as iozone -b writes it (BOF, LABEL and NUMBER records, EOF),
+/// checking the record framing on the way.
+fn xls_cells(bytes: &[u8]) -> Vec<XlsCell> {
+    let mut cells = Vec::new();
+    let mut i = 0;
+    let mut kinds = Vec::new();
+    while i < bytes.len() {
+        assert!(i + 4 <= bytes.len(), "a record header at {i}");
+        let kind = u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+        let len = usize::from(u16::from_le_bytes([bytes[i + 2], bytes[i + 3]]));
+        let body = &bytes[i + 4..i + 4 + len];
+        let rc = || {
+            (
+                u16::from_le_bytes([body[0], body[1]]),
+                u16::from_le_bytes([body[2], body[3]]),
+            )
+        };
+        match kind {
+            0x0009 => assert_eq!(body, [2, 0, 0x10, 0], "BOF: Excel 2 worksheet"),
+            0x0004 => {
+                let (r, c) = rc();
+                let n = usize::from(body[7]);
+                let text = std::str::from_utf8(&body[8..8 + n]).unwrap().to_string();
+                cells.push(XlsCell::Label(r, c, text));
+            }
+            0x0003 => {
+                let (r, c) = rc();
+                assert_eq!(len, 15, "NUMBER: 7 bytes of cell, an IEEE double");
+                let v = f64::from_le_bytes(body[7..15].try_into().unwrap());
+                cells.push(XlsCell::Number(r, c, v));
+            }
+            0x000a => assert_eq!(len, 0),
+            other => panic!("record type {other:#x}"),
+        }
+        kinds.push(kind);
+        i += 4 + len;
+    }
+    assert_eq!(kinds.first(), Some(&0x0009), "starts with BOF");
+    assert_eq!(kinds.last(), Some(&0x000a), "ends with EOF");
+    cells
+}
+
+/// The cells with what a run measures blanked: the command line (row 0), and the numbers
+/// that are not a record size (a grid's header row) or a file size (column 0). iozone's
+/// "processes" reads "threads", as iolab runs threads (iozone -T's word).
+fn xls_shape(cells: &[XlsCell]) -> Vec<XlsCell> {
+    let headers: Vec<u16> = cells
+        .iter()
+        .filter_map(|c| match c {
+            XlsCell::Label(r, 0, t) if t.ends_with("Report") || t.ends_with("ignored)") => {
+                Some(r + 1)
+            }
+            _ => None,
+        })
+        .collect();
+    cells
+        .iter()
+        .map(|c| match c {
+            XlsCell::Label(0, 0, _) => XlsCell::Label(0, 0, "COMMAND".into()),
+            XlsCell::Label(r, c, t) => XlsCell::Label(
+                *r,
+                *c,
+                t.replace("number of processes", "number of threads"),
+            ),
+            XlsCell::Number(r, c, v) if *c == 0 || headers.contains(r) => {
+                XlsCell::Number(*r, *c, *v)
+            }
+            XlsCell::Number(r, c, v) => {
+                assert!(v.is_finite() && *v >= 0.0, "({r}, {c}): {v}");
+                XlsCell::Number(*r, *c, -1.0)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_excel_workbook_has_iozones_cells_where_iozone_puts_them() {
+    for (capture, args) in [
+        // iozone -R -b F -i 0 -i 1 -s 1m -r 4k
+        (
+            "iozone-3.508-single.xls",
+            "--tests write,read --size 1m --record 4k",
+        ),
+        // iozone -+u -R -b F -i 0 -i 1 -i 2 -s 1m -r 4k
+        (
+            "iozone-3.508-cpu.xls",
+            "--tests write,read,random --size 1m --record 4k --cpu-utilization",
+        ),
+        // iozone -a -g 1m -R -b F -i 0 -i 1
+        (
+            "iozone-3.508-auto.xls",
+            "--auto --auto-max-size 1m --tests write,read",
+        ),
+        // iozone -+u -R -b F -l 1 -u 3 -i 0 -i 1 -s 1m -r 4k
+        (
+            "iozone-3.508-tp-range.xls",
+            "--tests write,read --size 1m --record 4k --threads 1 --threads-max 3 \
+             --cpu-utilization",
+        ),
+    ] {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/iozone")
+            .join(capture);
+        let want = xls_shape(&xls_cells(&std::fs::read(&p).unwrap()));
+        let out = tempfile::tempdir().unwrap();
+        let book = out.path().join("out.xls");
+        let mut a: Vec<&str> = args.split_whitespace().collect();
+        a.extend(["--excel", book.to_str().unwrap()]);
+        // --format iozone too: the text and the workbook come from one run.
+        let text = iolab_iozone(&a);
+        let got = xls_cells(&std::fs::read(&book).unwrap());
+        assert!(
+            matches!(&got[0], XlsCell::Label(0, 0, t) if t.contains("iozone")),
+            "{capture}: the command line first: {:?}",
+            got[0]
+        );
+        assert!(want.len() > 8, "{capture}: {want:?}");
+        assert_eq!(xls_shape(&got), want, "{capture}");
+        // The workbook holds the figures the text shows (rates truncated alike).
+        if capture == "iozone-3.508-single.xls" {
+            let writer = text
+                .lines()
+                .skip_while(|l| *l != "\"Writer report\"")
+                .nth(2);
+            let kbs: f64 = writer
+                .unwrap()
+                .split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(got.contains(&XlsCell::Number(5, 1, kbs)), "{text}\n{got:?}");
+        }
+    }
+}
+
+#[test]
+fn a_bad_excel_destination_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (path, needle) in [
+        (
+            "/nonexistent-iolab/out.xls",
+            "directory /nonexistent-iolab does not exist",
+        ),
+        (d, "is a directory"),
+    ] {
+        let o = run(&[
+            "iozone",
+            "--dir",
+            d,
+            "--excel",
+            path,
+            "--no-db",
+            "--no-monitor",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}

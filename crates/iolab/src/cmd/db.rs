@@ -122,19 +122,14 @@ pub fn export(args: ExportArgs) -> Result<(), CliError> {
     }
 }
 
-/// Writes an output file (`-o`) whole or not at all: into a temporary file beside it, synced,
-/// then renamed over it, so a reader never sees half a file and a failure leaves any previous
-/// one in place. Bad destinations are refused before anything is written (exit 2): the
-/// results database itself, a directory, a directory that does not exist.
-pub fn write_output(
-    path: &Path,
-    db: &Path,
-    render: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
-) -> Result<(), CliError> {
+/// Refuses a bad destination for an output file given with `flag` (`-o`, `--excel`), before
+/// anything runs (exit 2): the results database itself, a directory, a directory that does
+/// not exist. The directory to write in.
+pub fn check_output(path: &Path, db: &Path, flag: &str) -> Result<std::path::PathBuf, CliError> {
     if path.is_dir() {
         return Err(
             CliError::usage(format!("{} is a directory", path.display()))
-                .with_hint("name a file for -o"),
+                .with_hint(format!("name a file for {flag}")),
         );
     }
     let is_db = |candidate: &Path| match (candidate.canonicalize(), path.canonicalize()) {
@@ -148,7 +143,7 @@ pub fn write_output(
             "{} is the results database (or one of its files); writing there would destroy it",
             path.display()
         ))
-        .with_hint("name another file for -o"));
+        .with_hint(format!("name another file for {flag}")));
     }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -162,6 +157,18 @@ pub fn write_output(
         ))
         .with_hint("create the directory first, or name a file in an existing one"));
     }
+    Ok(dir)
+}
+
+/// Writes an output file (`-o`) whole or not at all: into a temporary file beside it, synced,
+/// then renamed over it, so a reader never sees half a file and a failure leaves any previous
+/// one in place. Bad destinations are refused before anything is written ([`check_output`]).
+pub fn write_output(
+    path: &Path,
+    db: &Path,
+    render: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let dir = check_output(path, db, "-o")?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -64,6 +64,9 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         iolab_experiment::kind::iozone::from_command_line(values, &args.dir, args.seed)
     }
     .map_err(crate::cmd::usage)?;
+    if let Some(path) = &args.excel {
+        crate::cmd::db::check_output(path, &args.run.db.db, "--excel")?;
+    }
     let format = args.run.format();
     let storage = Storage::from_args(args.run.no_db, &args.run.db.db)?;
     let mut display = single::Shown {
@@ -97,6 +100,15 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         started_at,
     };
     output::emit(|out| write_iozone(format, &report, out))?;
+    if let Some(path) = &args.excel {
+        // The workbook's first cell is the command line, as iozone's is.
+        let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+        let book = crate::output::iozone::xls::workbook(&report, &command_line);
+        crate::cmd::db::write_output(path, &args.run.db.db, |w| {
+            w.write_all(&book)
+                .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))
+        })?;
+    }
     if format == IozoneFormat::Human {
         for f in &report.findings {
             crate::cmd::watch::print_findings(f, "");

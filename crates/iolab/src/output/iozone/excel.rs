@@ -8,6 +8,9 @@
 //! percent, after the throughput ones, as iozone prints them. With `--ops` (iozone's `-O`),
 //! the rates are operations (records) per second instead of kB/s; with `--us-per-op`
 //! (`-N`, single stream only), microseconds per operation.
+//!
+//! The blocks are laid out once ([`sections`]); this module prints them as the `-R` text,
+//! [`super::xls`] as the `-b` workbook.
 
 use std::io::{self, Write};
 
@@ -20,41 +23,19 @@ pub struct Iozone;
 
 impl Formatter<IozoneReport> for Iozone {
     fn write(&self, report: &IozoneReport, out: &mut dyn Write) -> io::Result<()> {
-        let (throughput, single): (Vec<&IozoneResult>, Vec<&IozoneResult>) = report
-            .results
-            .iter()
-            .partition(|r| r.plan.throughput_mode());
-        let cpu = report.cpu_utilization;
-        let rate = if report.ops {
-            Cell::Ops
-        } else if report.us_per_op {
-            Cell::Us
-        } else {
-            Cell::Rate
-        };
-        if !single.is_empty() {
-            writeln!(out, "Excel output is below:")?;
-            excel(&single, &report.matrix_records, rate, out)?;
-            if cpu {
-                excel(&single, &report.matrix_records, Cell::Cpu, out)?;
-            }
-        }
-        // Runs of the same file and record size (a range of thread counts, iozone -l/-u)
-        // share a block: a column per run, in order.
-        let mut groups: Vec<Vec<&IozoneResult>> = Vec::new();
-        for r in throughput {
-            match groups
-                .iter_mut()
-                .find(|g| g[0].plan.size == r.plan.size && g[0].plan.record == r.plan.record)
-            {
-                Some(g) => g.push(r),
-                None => groups.push(vec![r]),
-            }
-        }
-        for g in &groups {
-            throughput_block(g, rate, out)?;
-            if cpu {
-                throughput_block(g, Cell::Cpu, out)?;
+        let mut first_grid = true;
+        for section in sections(report) {
+            match section {
+                Section::Grids { cell, grids } => {
+                    if first_grid {
+                        writeln!(out, "Excel output is below:")?;
+                        first_grid = false;
+                    }
+                    for g in &grids {
+                        grid_text(g, cell, out)?;
+                    }
+                }
+                Section::Throughput(t) => throughput_text(&t, out)?,
             }
         }
         Ok(())
@@ -63,8 +44,8 @@ impl Formatter<IozoneReport> for Iozone {
 
 /// What a block shows per cell: iozone's kB/s, operations per second (`-O`), microseconds
 /// per operation (`-N`), or (`-+u`) its CPU utilization.
-#[derive(Clone, Copy)]
-enum Cell {
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cell {
     Rate,
     Ops,
     Us,
@@ -89,15 +70,93 @@ impl Cell {
             0.0
         }
     }
+
+    /// The single-stream value as iozone holds it: rates truncated to whole units, CPU
+    /// utilization as it is.
+    fn held(self, v: f64) -> f64 {
+        if self == Cell::Cpu {
+            v
+        } else {
+            v.trunc()
+        }
+    }
+}
+
+/// iozone's report, laid out once for its `-R` text and its `-b` workbook.
+pub(super) enum Section {
+    /// The single-stream blocks of one kind of cell, a block per figure.
+    Grids { cell: Cell, grids: Vec<Grid> },
+    /// A throughput-mode block.
+    Throughput(ThroughputBlock),
+}
+
+/// One figure's block: a header of record sizes, a row per file size.
+pub(super) struct Grid {
+    pub figure: Figure,
+    /// Record sizes in bytes (the header).
+    pub records: Vec<u64>,
+    /// Per file size (bytes): a value per record size up to the file's size (0 for a cell
+    /// that did not run), as iozone holds it.
+    pub rows: Vec<(u64, Vec<f64>)>,
+}
+
+/// A throughput-mode block over runs of one file and record size.
+pub(super) struct ThroughputBlock {
+    pub cell: Cell,
+    pub record: u64,
+    /// Per test iozone knows: its label and a value per run (thread count).
+    pub rows: Vec<(&'static str, Vec<f64>)>,
+}
+
+/// The report's sections in iozone's order: the single-stream rate blocks, then their CPU
+/// blocks (`-+u`); the throughput blocks, each followed by its CPU block.
+pub(super) fn sections(report: &IozoneReport) -> Vec<Section> {
+    let (throughput, single): (Vec<&IozoneResult>, Vec<&IozoneResult>) = report
+        .results
+        .iter()
+        .partition(|r| r.plan.throughput_mode());
+    let rate = if report.ops {
+        Cell::Ops
+    } else if report.us_per_op {
+        Cell::Us
+    } else {
+        Cell::Rate
+    };
+    let mut cells = vec![rate];
+    if report.cpu_utilization {
+        cells.push(Cell::Cpu);
+    }
+    let mut out = Vec::new();
+    if !single.is_empty() {
+        for &cell in &cells {
+            out.push(Section::Grids {
+                cell,
+                grids: grids(&single, &report.matrix_records, cell),
+            });
+        }
+    }
+    // Runs of the same file and record size (a range of thread counts, iozone -l/-u)
+    // share a block: a column per run, in order.
+    let mut groups: Vec<Vec<&IozoneResult>> = Vec::new();
+    for r in throughput {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].plan.size == r.plan.size && g[0].plan.record == r.plan.record)
+        {
+            Some(g) => g.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    for g in &groups {
+        for &cell in &cells {
+            out.push(Section::Throughput(throughput_block(g, cell)));
+        }
+    }
+    out
 }
 
 /// The single-stream blocks of one kind over every cell.
-fn excel(
-    results: &[&IozoneResult],
-    header: &[u64],
-    cell: Cell,
-    out: &mut dyn Write,
-) -> io::Result<()> {
+fn grids(results: &[&IozoneResult], header: &[u64], cell: Cell) -> Vec<Grid> {
     let mut sizes: Vec<u64> = results.iter().map(|r| r.plan.size).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -105,82 +164,125 @@ fn excel(
     records.extend_from_slice(header);
     records.sort_unstable();
     records.dedup();
-    for fig in Figure::ALL {
-        let Some(title) = fig.report_title() else {
-            continue;
-        };
-        // A re-test skipped by `retests = false` (iozone -+n) still has its block, of 0s.
-        if !results
-            .iter()
-            .any(|r| r.plan.test_figures().any(|f| f == fig))
-        {
-            continue;
-        }
-        match cell {
-            Cell::Rate | Cell::Ops | Cell::Us => writeln!(out, "\n\"{title}\"")?,
-            Cell::Cpu => writeln!(
-                out,
-                "\n\"{} CPU utilization report (Zero values should be ignored)\"",
-                title.strip_suffix(" report").unwrap_or(title)
-            )?,
-        }
-        write!(out, "      ")?;
-        for r in &records {
-            write!(out, "  \"{}\"", r / 1024)?;
-        }
-        writeln!(out)?;
-        for (i, &size) in sizes.iter().enumerate() {
-            if i > 0 {
-                writeln!(out)?;
-            }
-            write!(out, "\"{}\"  ", size / 1024)?;
-            for &record in records.iter().take_while(|&&r| r <= size) {
-                // A cell auto mode skips is 0, as iozone prints it.
-                let v = results
+    Figure::ALL
+        .into_iter()
+        // Random mix has no single-stream block in iozone. A re-test skipped by
+        // `retests = false` (iozone -+n) still has its block, of 0s.
+        .filter(|&fig| {
+            fig.report_title().is_some()
+                && results
                     .iter()
-                    .find(|r| r.plan.size == size && r.plan.record == record)
-                    .and_then(|r| r.figure(fig))
-                    .map_or(0.0, |f| cell.value(f, f.rate(), record));
-                match cell {
-                    // Truncated, as iozone prints its rates.
-                    Cell::Rate | Cell::Ops | Cell::Us => write!(out, " {} ", v as u64)?,
-                    Cell::Cpu => write!(out, " {v:6.2}")?,
-                }
-            }
-        }
-        writeln!(out)?;
-    }
-    Ok(())
+                    .any(|r| r.plan.test_figures().any(|f| f == fig))
+        })
+        .map(|fig| Grid {
+            figure: fig,
+            records: records.clone(),
+            rows: sizes
+                .iter()
+                .map(|&size| {
+                    let values = records
+                        .iter()
+                        .take_while(|&&r| r <= size)
+                        .map(|&record| {
+                            // A cell auto mode skips is 0, as iozone prints it.
+                            results
+                                .iter()
+                                .find(|r| r.plan.size == size && r.plan.record == record)
+                                .and_then(|r| r.figure(fig))
+                                .map_or(0.0, |f| cell.held(cell.value(f, f.rate(), record)))
+                        })
+                        .collect();
+                    (size, values)
+                })
+                .collect(),
+        })
+        .collect()
 }
 
-/// iozone's throughput-mode `-R` block over runs of one file and record size: a row per
-/// test it knows, with a column per run (thread count) of "children see" in the cell's unit,
-/// or (`-+u`) the CPU utilization.
-fn throughput_block(runs: &[&IozoneResult], cell: Cell, out: &mut dyn Write) -> io::Result<()> {
-    let r = runs[0];
-    let (what, unit) = match cell {
+/// iozone's throughput-mode block over runs of one file and record size: a row per test it
+/// knows, with a column per run (thread count) of "children see" in the cell's unit, or
+/// (`-+u`) the CPU utilization.
+fn throughput_block(runs: &[&IozoneResult], cell: Cell) -> ThroughputBlock {
+    let rows = Figure::THROUGHPUT_ORDER
+        .into_iter()
+        .filter(|&fig| runs.iter().any(|r| r.plan.test_figures().any(|f| f == fig)))
+        .map(|fig| {
+            let values = runs
+                .iter()
+                .map(|r| {
+                    // A skipped re-test (iozone -+n) is 0.00, as iozone prints it.
+                    r.figure(fig)
+                        .map_or(0.0, |f| cell.value(f, f.children_see(), r.plan.record))
+                })
+                .collect();
+            (fig.throughput_label().unwrap_or_default(), values)
+        })
+        .collect();
+    ThroughputBlock {
+        cell,
+        record: runs[0].plan.record,
+        rows,
+    }
+}
+
+/// A block's title in the `-R` text.
+fn grid_title(figure: Figure, cell: Cell) -> String {
+    let title = figure.report_title().unwrap_or_default();
+    match cell {
+        Cell::Rate | Cell::Ops | Cell::Us => title.to_string(),
+        Cell::Cpu => format!(
+            "{} CPU utilization report (Zero values should be ignored)",
+            title.strip_suffix(" report").unwrap_or(title)
+        ),
+    }
+}
+
+fn grid_text(g: &Grid, cell: Cell, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "\n\"{}\"", grid_title(g.figure, cell))?;
+    write!(out, "      ")?;
+    for r in &g.records {
+        write!(out, "  \"{}\"", r / 1024)?;
+    }
+    writeln!(out)?;
+    for (i, (size, values)) in g.rows.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        write!(out, "\"{}\"  ", size / 1024)?;
+        for &v in values {
+            match cell {
+                // Truncated, as iozone prints its rates.
+                Cell::Rate | Cell::Ops | Cell::Us => write!(out, " {} ", v as u64)?,
+                Cell::Cpu => write!(out, " {v:6.2}")?,
+            }
+        }
+    }
+    writeln!(out)
+}
+
+/// A throughput block's three header lines (the text's, unquoted).
+pub(super) fn throughput_head(t: &ThroughputBlock) -> [String; 3] {
+    let (what, unit) = match t.cell {
         Cell::Rate => ("Throughput", "kBytes/sec"),
         Cell::Ops => ("Throughput", "ops/sec"),
         Cell::Us => ("Throughput", "microseconds/op"),
         Cell::Cpu => ("CPU utilization", "CPU%"),
     };
-    writeln!(
-        out,
-        "\n\"{what} report Y-axis is type of test X-axis is number of threads\""
-    )?;
-    writeln!(out, "\"Record size = {} kBytes \"", r.plan.record / 1024)?;
-    writeln!(out, "\"Output is in {unit}\"\n")?;
-    for fig in Figure::THROUGHPUT_ORDER {
-        if !runs.iter().any(|r| r.plan.test_figures().any(|f| f == fig)) {
-            continue;
-        }
-        let label = fig.throughput_label().unwrap_or_default();
+    [
+        format!("{what} report Y-axis is type of test X-axis is number of threads"),
+        format!("Record size = {} kBytes", t.record / 1024),
+        format!("Output is in {unit}"),
+    ]
+}
+
+fn throughput_text(t: &ThroughputBlock, out: &mut dyn Write) -> io::Result<()> {
+    let [title, record, unit] = throughput_head(t);
+    writeln!(out, "\n\"{title}\"")?;
+    writeln!(out, "\"{record} \"")?;
+    writeln!(out, "\"{unit}\"\n")?;
+    for (label, values) in &t.rows {
         write!(out, "\"{label:>15} \"")?;
-        for r in runs {
-            // A skipped re-test (iozone -+n) is 0.00, as iozone prints it.
-            let v = r
-                .figure(fig)
-                .map_or(0.0, |f| cell.value(f, f.children_see(), r.plan.record));
+        for v in values {
             write!(out, " {v:>10.2} ")?;
         }
         writeln!(out, "\n")?;

@@ -4,6 +4,7 @@
 pub mod excel;
 pub mod human;
 pub mod json;
+pub mod xls;
 
 use std::io::{self, Write};
 use std::time::SystemTime;
