@@ -225,6 +225,31 @@ impl Figure {
         })
     }
 
+    /// The title of its block in iozone's `-b` workbook, capitalised unlike the `-R` text's;
+    /// `None` where [`Figure::report_title`] is.
+    pub fn workbook_title(self) -> Option<&'static str> {
+        Some(match self {
+            Figure::Write => "Writer Report",
+            Figure::Rewrite => "Re-writer Report",
+            Figure::Read => "Reader Report",
+            Figure::Reread => "Re-reader Report",
+            Figure::RandomRead => "Random Read Report",
+            Figure::RandomWrite => "Random Write Report",
+            Figure::BackwardRead => "Backward Read Report",
+            Figure::RecordRewrite => "Record Rewrite Report",
+            Figure::StrideRead => "Stride Read Report",
+            Figure::Fwrite => "Fwrite Report",
+            Figure::Refwrite => "Re-fwrite Report",
+            Figure::Fread => "Fread Report",
+            Figure::Refread => "Re-fread Report",
+            Figure::RandomMix => return None,
+            Figure::Pwrite => "Pwrite Report",
+            Figure::Repwrite => "Re-pwrite Report",
+            Figure::Pread => "Pread Report",
+            Figure::Repread => "Re-pread Report",
+        })
+    }
+
     /// Whether it is a re-test (the second pass of a test over the same file), which iozone's
     /// `-+n` skips.
     pub fn is_retest(self) -> bool {
@@ -358,21 +383,29 @@ pub enum Purge {
 }
 
 impl Purge {
-    pub const NAMES: [&'static str; 4] = ["none", "fadvise", "drop_caches", "remount"];
+    /// Every purge with its name, in the order help lists them.
+    const ALL: [(Purge, &'static str); 4] = [
+        (Purge::None, "none"),
+        (Purge::Fadvise, "fadvise"),
+        (Purge::DropCaches, "drop_caches"),
+        (Purge::Remount, "remount"),
+    ];
+    pub const NAMES: [&'static str; 4] = [
+        Purge::ALL[0].1,
+        Purge::ALL[1].1,
+        Purge::ALL[2].1,
+        Purge::ALL[3].1,
+    ];
 
     pub fn name(self) -> &'static str {
-        Purge::NAMES[self as usize]
+        Purge::ALL
+            .iter()
+            .find(|(p, _)| *p == self)
+            .map_or("none", |(_, n)| n)
     }
 
     pub fn parse(text: &str) -> Option<Purge> {
-        [
-            Purge::None,
-            Purge::Fadvise,
-            Purge::DropCaches,
-            Purge::Remount,
-        ]
-        .into_iter()
-        .find(|p| p.name() == text)
+        Purge::ALL.iter().find(|(_, n)| *n == text).map(|(p, _)| *p)
     }
 }
 

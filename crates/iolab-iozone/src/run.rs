@@ -1065,7 +1065,8 @@ mod tests {
     #[derive(Default)]
     struct Probe {
         purges: Vec<(Purge, usize, usize)>,
-        fail: bool,
+        /// Fail the purge with this number (1 = the first).
+        fail_at: Option<usize>,
     }
 
     impl BetweenPasses for Probe {
@@ -1077,7 +1078,7 @@ mod tests {
                 .count();
             let exist = files.iter().filter(|f| f.exists()).count();
             self.purges.push((how, exist, open));
-            if self.fail {
+            if self.fail_at == Some(self.purges.len()) {
                 Err("the device went away".into())
             } else {
                 Ok(())
@@ -1117,13 +1118,16 @@ mod tests {
         let r = run_iozone(&p, &mut (), &mut probe, &AtomicBool::new(false)).unwrap();
         assert!(probe.purges.is_empty());
         assert!(r.figures.iter().all(|f| f.purge_ns == 0));
-        // A purge that fails ends the run with its reason, and the files go.
+        // A purge that fails ends the run with its reason (here the third, with the files
+        // written), and the files go.
         p.purge = Purge::Remount;
         let mut probe = Probe {
-            fail: true,
+            fail_at: Some(3),
             ..Probe::default()
         };
         let e = run_iozone(&p, &mut (), &mut probe, &AtomicBool::new(false)).unwrap_err();
+        assert_eq!(probe.purges.len(), 3);
+        assert_eq!(probe.purges[2].1, 2, "the files existed when it failed");
         assert_eq!(e.to_string(), "purge = \"remount\": the device went away");
         // Without a system under test, a purge cannot be done.
         let e = run_iozone(&p, &mut (), &mut (), &AtomicBool::new(false)).unwrap_err();

@@ -155,6 +155,12 @@ fn page_size() -> u64 {
     u64::try_from(n).ok().filter(|n| *n > 0).unwrap_or(4096)
 }
 
+/// Whether `dir` is on a filesystem that keeps its files in memory (tmpfs, ramfs), whose
+/// pages no cache drop or advice can empty; `None` when it cannot be told.
+pub fn is_memory_fs(dir: &Path) -> Option<bool> {
+    File::open(dir).ok().map(|f| on_memory_fs(&f))
+}
+
 fn on_memory_fs(f: &File) -> bool {
     // SAFETY: all-zero bytes are a valid `statfs` (plain integers).
     let mut s: libc::statfs = unsafe { std::mem::zeroed() };

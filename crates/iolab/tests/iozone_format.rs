@@ -590,5 +590,23 @@ fn a_bad_excel_destination_is_refused_before_the_run() {
         assert!(stderr(&o).contains(needle), "{}", stderr(&o));
         assert!(o.stdout.is_empty());
     }
+    // A worksheet has 256 columns; a throughput row's values start in the third.
+    let book = dir.path().join("x.xls");
+    let o = run(&[
+        "iozone",
+        "--dir",
+        d,
+        "--threads-max",
+        "300",
+        "--excel",
+        book.to_str().unwrap(),
+        "--no-db",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("300 thread counts need 300 columns"),
+        "{}",
+        stderr(&o)
+    );
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }

@@ -132,6 +132,35 @@ fn a_remount_needs_a_filesystem_iolab_mounts() {
         "{}",
         stderr(&o)
     );
+    // A tmpfs keeps its files in the page cache: no purge empties it.
+    let f = s.write(
+        "tmpfs.toml",
+        "[sut]\ntarget = { kind = \"tmpfs\", size = \"64M\" }\n[workload]\n\
+         iozone = { size = \"1m\",\n  purge = \"fadvise\" }\n",
+    );
+    let o = s.run(&["check", f.to_str().unwrap()]);
+    common::assert_clean_failure(&o, 2, "tmpfs.toml:5:");
+    assert!(
+        stderr(&o).contains("`workload.iozone.purge` = \"fadvise\" cannot empty a tmpfs"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_purge_on_a_tmpfs_directory_is_refused() {
+    let shm = std::path::Path::new("/dev/shm");
+    if !shm.is_dir() || on_disk(shm) {
+        iolab_testkit::not_run("/dev/shm is not a tmpfs here");
+        return;
+    }
+    let dir = tempfile::tempdir_in(shm).unwrap();
+    let d = dir.path().to_str().unwrap();
+    for purge in ["fadvise", "drop_caches"] {
+        let o = common::run(&["iozone", "--dir", d, "--purge", purge, "--no-db"]);
+        common::assert_clean_failure(&o, 2, "the directory is on a tmpfs");
+    }
+    assert!(common::entries(dir.path()).is_empty());
 }
 
 #[test]

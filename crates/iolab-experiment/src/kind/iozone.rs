@@ -250,6 +250,13 @@ impl Workload for IozoneWorkload {
                 .map(|t| iolab_iozone::run::data_file(&plan.dir, t))
                 .collect(),
         );
+        if plan.purge != Purge::None && memory_fs(&plan.dir) {
+            // A directory target on a tmpfs: found only now.
+            let e = memory_fs_purge(plan.purge);
+            return Err(RunFailure::bad_input(
+                e.to_string().replace("--purge ", "purge = "),
+            ));
+        }
         let mut between = Between { sut: run.sut };
         let r =
             run_iozone(&plan, run.obs, &mut between, run.cancel).map_err(|e| self.failure(&e))?;
@@ -272,14 +279,9 @@ impl BetweenPasses for Between<'_> {
     fn purge(&mut self, how: Purge, files: &[PathBuf]) -> Result<(), String> {
         match how {
             Purge::None => Ok(()),
-            Purge::Fadvise => files.iter().try_for_each(|f| fadvise_dontneed(f)),
+            Purge::Fadvise => fadvise_dontneed(files),
             Purge::DropCaches => {
-                let dir = files
-                    .first()
-                    .and_then(|f| f.parent())
-                    .unwrap_or(Path::new("."));
-                super::pagecache::syncfs(dir)?;
-                super::pagecache::drop_all("purge = \"drop_caches\"").map(|_| ())
+                super::pagecache::drop_all(files, "purge = \"drop_caches\"").map(|_| ())
             }
             Purge::Remount => self.sut.remount().map(|_| ()),
         }
@@ -294,26 +296,27 @@ impl BetweenPasses for Between<'_> {
     }
 }
 
-/// Writes the file's dirty pages, then asks the kernel to drop its cached ones: the file's
-/// page cache only, no root needed. A file not written yet has nothing cached.
-fn fadvise_dontneed(path: &Path) -> Result<(), String> {
-    use std::os::fd::AsRawFd;
-    let f = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(format!("opening {}: {e}", path.display())),
-    };
-    // Dirty pages are not dropped: write them first.
-    f.sync_data()
-        .map_err(|e| format!("fdatasync {}: {e}", path.display()))?;
-    // SAFETY: a valid open descriptor; the whole file.
-    let r = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if r != 0 {
-        return Err(format!(
-            "posix_fadvise(DONTNEED) {}: {}",
-            path.display(),
-            std::io::Error::from_raw_os_error(r)
-        ));
+/// Writes the files' dirty pages, then asks the kernel to drop their cached ones: the run's
+/// own pages only, no root needed. A page held for an instant in a CPU's LRU batch can survive
+/// one advice: it is given again, as iolab's cache drop does. A file not written yet has
+/// nothing cached.
+fn fadvise_dontneed(files: &[PathBuf]) -> Result<(), String> {
+    for path in files {
+        let f = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("opening {}: {e}", path.display())),
+        };
+        // Dirty pages are not dropped: write them first.
+        f.sync_data()
+            .map_err(|e| format!("fdatasync {}: {e}", path.display()))?;
+    }
+    let run = iolab_sut::residency::RunFiles::open(files);
+    for _ in 0..iolab_sut::cache::DROP_ATTEMPTS {
+        run.evict();
+        if run.residency().resident_bytes() == 0 {
+            break;
+        }
     }
     Ok(())
 }
@@ -322,6 +325,18 @@ fn fadvise_dontneed(path: &Path) -> Result<(), String> {
 /// size.
 fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<IozoneSpec> {
     let r = table::read::<IozoneSpec>(cx, entry, at)?;
+    if r.spec.purge != Purge::None && at.memory_fs == Some(true) {
+        cx.error_hint(
+            &r.at("purge"),
+            format!(
+                "`workload.iozone.purge` = \"{}\" cannot empty a tmpfs: its files live in \
+                 the page cache",
+                r.spec.purge.name()
+            ),
+            "use a loop_image or block_device target to measure the device, or purge = \"none\"",
+        );
+        return None;
+    }
     if r.spec.purge == Purge::Remount && at.remountable == Some(false) {
         cx.error_hint(
             &r.at("purge"),
@@ -343,9 +358,26 @@ fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<IozoneSpec> {
     .then_some(r.spec)
 }
 
+/// Whether `dir` keeps its files in memory (tmpfs, ramfs).
+fn memory_fs(dir: &Path) -> bool {
+    iolab_sut::residency::is_memory_fs(dir) == Some(true)
+}
+
+fn memory_fs_purge(how: Purge) -> UsageError {
+    UsageError::new(format!(
+        "--purge {}: the directory is on a tmpfs, whose files live in the page cache; no \
+         purge can empty it",
+        how.name()
+    ))
+    .hint("give a --dir on a disk's filesystem to measure the device, or drop --purge")
+}
+
 /// A purge the command line cannot do: `remount` (iolab does not remount a `--dir` it did
 /// not mount) and, without root, `drop_caches`.
 fn refuse_purge(spec: &IozoneSpec) -> Result<(), UsageError> {
+    if spec.purge != Purge::None && memory_fs(&spec.dir) {
+        return Err(memory_fs_purge(spec.purge));
+    }
     match spec.purge {
         Purge::Remount => Err(UsageError::new(
             "--purge remount: iolab does not remount a --dir it did not mount",

@@ -87,6 +87,9 @@ pub(crate) struct LoadContext<'a> {
     /// Whether iolab mounts the target and its files survive a remount (`Some(false)` for
     /// a directory or a tmpfs; `None` when the target is not known).
     pub remountable: Option<bool>,
+    /// Whether the target keeps its files in memory (a tmpfs: `Some(true)`), where the page
+    /// cache cannot be emptied; `None` when not known (a directory).
+    pub memory_fs: Option<bool>,
 }
 
 /// A validated workload, ready to run any number of times.

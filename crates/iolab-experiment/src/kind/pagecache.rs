@@ -2,7 +2,7 @@
 //! parts (replay between days, iozone between passes): `syncfs` of the run's filesystem and
 //! the kernel's cache drop, timed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// `syncfs` of the filesystem `dir` is on (not `sync`: other filesystems' dirty data are
@@ -21,12 +21,12 @@ pub(crate) fn syncfs(dir: &Path) -> Result<Duration, String> {
     Ok(t.elapsed())
 }
 
-/// The kernel drops every clean page of the page cache (and the dentries and inodes it can),
-/// the whole machine's; `setting` names what asked for it, for the error. Root only. How
-/// long the drop took.
-pub(crate) fn drop_all(setting: &str) -> Result<Duration, String> {
+/// `sync`, then the kernel drops every clean page of the page cache (and the dentries and
+/// inodes it can), the whole machine's, tried again while pages of `files` stay;
+/// `setting` names what asked for it, for the error. Root only. How long it took.
+pub(crate) fn drop_all(files: &[PathBuf], setting: &str) -> Result<Duration, String> {
     let t = Instant::now();
-    iolab_sut::cache::drop_caches_unchecked(&[])
+    iolab_sut::cache::drop_caches_unchecked(files)
         .map_err(|e| format!("dropping caches: {e} ({setting} needs root)"))?;
     Ok(t.elapsed())
 }

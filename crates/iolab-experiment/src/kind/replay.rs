@@ -362,8 +362,8 @@ impl DayEnd for Ender<'_> {
             }
             BetweenDays::DropCaches => {
                 r.flush_ns = super::pagecache::syncfs(dir)?.as_nanos() as u64;
-                r.other_ns =
-                    super::pagecache::drop_all("between_days = \"drop_caches\"")?.as_nanos() as u64;
+                r.other_ns = super::pagecache::drop_all(&[], "between_days = \"drop_caches\"")?
+                    .as_nanos() as u64;
             }
             BetweenDays::None => r.flush_ns = super::pagecache::syncfs(dir)?.as_nanos() as u64,
         }

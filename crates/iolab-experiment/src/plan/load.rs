@@ -569,10 +569,16 @@ fn resolve_configs(
         let remountable = sut
             .as_ref()
             .map(|(_, p)| matches!(p.target, Target::LoopImage(_) | Target::BlockDevice(_)));
+        let memory_fs = sut.as_ref().and_then(|(_, p)| match p.target {
+            Target::Tmpfs(_) => Some(true),
+            Target::LoopImage(_) | Target::BlockDevice(_) => Some(false),
+            Target::Directory(_) => None,
+        });
         let at = LoadContext {
             base,
             target_bytes,
             remountable,
+            memory_fs,
             cache_limit,
         };
         let workload = kind::resolve(&mut ccx, &w_sub, kind, &at);

@@ -113,7 +113,7 @@ pub fn export(args: ExportArgs) -> Result<(), CliError> {
         ExportArg::Csv => &export::Csv,
     };
     match &args.output {
-        Some(path) => write_output(path, &args.db.db, |w| {
+        Some(path) => write_output(path, &args.db.db, "-o", |w| {
             format
                 .write(&doc, w)
                 .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))
@@ -166,9 +166,10 @@ pub fn check_output(path: &Path, db: &Path, flag: &str) -> Result<std::path::Pat
 pub fn write_output(
     path: &Path,
     db: &Path,
+    flag: &str,
     render: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
-    let dir = check_output(path, db, "-o")?;
+    let dir = check_output(path, db, flag)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

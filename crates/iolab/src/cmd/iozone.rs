@@ -66,6 +66,20 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     .map_err(crate::cmd::usage)?;
     if let Some(path) = &args.excel {
         crate::cmd::db::check_output(path, &args.run.db.db, "--excel")?;
+        let most = crate::output::iozone::xls::MAX_COLUMNS
+            - crate::output::iozone::xls::THROUGHPUT_FIRST_COLUMN;
+        if let Some(max) = args.threads_max {
+            let counts = max.saturating_sub(spec.threads) as usize + 1;
+            if counts > most {
+                return Err(CliError::usage(format!(
+                    "--excel: {counts} thread counts need {counts} columns, more than the \
+                     {most} an Excel worksheet of iozone's format has for them"
+                ))
+                .with_hint(format!(
+                    "give at most {most} thread counts, or drop --excel (--format json has them all)"
+                )));
+            }
+        }
     }
     let format = args.run.format();
     let storage = Storage::from_args(args.run.no_db, &args.run.db.db)?;
@@ -102,9 +116,12 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     output::emit(|out| write_iozone(format, &report, out))?;
     if let Some(path) = &args.excel {
         // The workbook's first cell is the command line, as iozone's is.
-        let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+        let command_line = std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
         let book = crate::output::iozone::xls::workbook(&report, &command_line);
-        crate::cmd::db::write_output(path, &args.run.db.db, |w| {
+        crate::cmd::db::write_output(path, &args.run.db.db, "--excel", |w| {
             w.write_all(&book)
                 .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))
         })?;

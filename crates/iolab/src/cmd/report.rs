@@ -35,7 +35,7 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
     let store = open_existing(&args.db.db)?;
     let id = resolve(&store, args.id.as_deref())?;
     let data = iolab_report::load(&store, id).map_err(CliError::failed)?;
-    write_output(&args.output, &args.db.db, |w| {
+    write_output(&args.output, &args.db.db, "-o", |w| {
         format
             .formatter()
             .write(&data, w)

@@ -225,20 +225,22 @@ fn throughput_block(runs: &[&IozoneResult], cell: Cell) -> ThroughputBlock {
     }
 }
 
-/// A block's title in the `-R` text.
-fn grid_title(figure: Figure, cell: Cell) -> String {
-    let title = figure.report_title().unwrap_or_default();
+/// A single-stream block's title from its figure's `title` (ending in `suffix`: the text's
+/// " report", the workbook's " Report"): the title itself, or for the CPU blocks iozone's
+/// "… CPU utilization report (Zero values should be ignored)".
+pub(super) fn block_title(title: &str, suffix: &str, cell: Cell) -> String {
     match cell {
         Cell::Rate | Cell::Ops | Cell::Us => title.to_string(),
         Cell::Cpu => format!(
             "{} CPU utilization report (Zero values should be ignored)",
-            title.strip_suffix(" report").unwrap_or(title)
+            title.strip_suffix(suffix).unwrap_or(title)
         ),
     }
 }
 
 fn grid_text(g: &Grid, cell: Cell, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "\n\"{}\"", grid_title(g.figure, cell))?;
+    let title = g.figure.report_title().unwrap_or_default();
+    writeln!(out, "\n\"{}\"", block_title(title, " report", cell))?;
     write!(out, "      ")?;
     for r in &g.records {
         write!(out, "  \"{}\"", r / 1024)?;

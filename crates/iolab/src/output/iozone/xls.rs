@@ -10,8 +10,6 @@
 //! - throughput mode: row 0 the command line, then per block its three header labels and a
 //!   row per test: its label in column 0, a value per thread count from column 2.
 
-use iolab_iozone::Figure;
-
 use super::excel::{self, Cell, Section};
 use super::IozoneReport;
 
@@ -22,6 +20,10 @@ const LABEL: u16 = 0x0004;
 const EOF: u16 = 0x000a;
 /// A BIFF2 label holds at most 255 bytes.
 const MAX_LABEL: usize = 255;
+/// The most columns of a BIFF2 worksheet.
+pub const MAX_COLUMNS: usize = 256;
+/// A throughput block's values start in this column (iozone's).
+pub const THROUGHPUT_FIRST_COLUMN: usize = 2;
 
 /// A BIFF2 worksheet being written.
 struct Sheet {
@@ -58,15 +60,17 @@ impl Sheet {
         self.record(NUMBER, &b);
     }
 
-    /// A text cell; text beyond 255 bytes is cut at a character boundary.
+    /// A text cell, in the single-byte code page BIFF2 readers assume: characters up to
+    /// U+00FF as Latin-1, any other as `?`; beyond 255 characters the text is cut.
     fn label(&mut self, row: u16, col: u16, text: &str) {
-        let mut end = text.len().min(MAX_LABEL);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let bytes: Vec<u8> = text
+            .chars()
+            .take(MAX_LABEL)
+            .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+            .collect();
         let mut b = Sheet::cell_head(row, col);
-        b.push(end as u8);
-        b.extend_from_slice(&text.as_bytes()[..end]);
+        b.push(bytes.len() as u8);
+        b.extend_from_slice(&bytes);
         self.record(LABEL, &b);
     }
 
@@ -76,35 +80,11 @@ impl Sheet {
     }
 }
 
-/// A figure's block title in iozone's workbook (its capitals differ from the `-R` text's).
-fn title(figure: Figure) -> &'static str {
-    match figure {
-        Figure::Write => "Writer Report",
-        Figure::Rewrite => "Re-writer Report",
-        Figure::Read => "Reader Report",
-        Figure::Reread => "Re-reader Report",
-        Figure::RandomRead => "Random Read Report",
-        Figure::RandomWrite => "Random Write Report",
-        Figure::BackwardRead => "Backward Read Report",
-        Figure::RecordRewrite => "Record Rewrite Report",
-        Figure::StrideRead => "Stride Read Report",
-        Figure::Fwrite => "Fwrite Report",
-        Figure::Refwrite => "Re-fwrite Report",
-        Figure::Fread => "Fread Report",
-        Figure::Refread => "Re-fread Report",
-        Figure::Pwrite => "Pwrite Report",
-        Figure::Repwrite => "Re-pwrite Report",
-        Figure::Pread => "Pread Report",
-        Figure::Repread => "Re-pread Report",
-        // No single-stream block (see `Figure::report_title`).
-        Figure::RandomMix => "Random Mix Report",
-    }
-}
-
 /// The workbook of `report`, headed by `command_line` as iozone heads it with its own.
 pub fn workbook(report: &IozoneReport, command_line: &str) -> Vec<u8> {
     let mut s = Sheet::new();
-    // Rows beyond 65535 cannot be addressed in BIFF2: they are left out.
+    // Rows beyond 65535 and columns beyond 255 cannot be addressed in BIFF2: they are left
+    // out (`iolab iozone --excel` refuses thread ranges that would need them).
     let mut row: u32 = 0;
     let at = |r: u32| u16::try_from(r).ok();
     let put_label = |s: &mut Sheet, r: u32, c: u16, t: &str| {
@@ -113,8 +93,8 @@ pub fn workbook(report: &IozoneReport, command_line: &str) -> Vec<u8> {
         }
     };
     let put_number = |s: &mut Sheet, r: u32, c: usize, v: f64| {
-        if let (Some(r), Ok(c)) = (at(r), u16::try_from(c)) {
-            s.number(r, c, v)
+        if let (Some(r), true) = (at(r), c < MAX_COLUMNS) {
+            s.number(r, c as u16, v)
         }
     };
     put_label(&mut s, row, 0, command_line);
@@ -138,15 +118,8 @@ pub fn workbook(report: &IozoneReport, command_line: &str) -> Vec<u8> {
                     row += 1;
                 }
                 for g in &grids {
-                    let t = title(g.figure);
-                    let t = match cell {
-                        Cell::Cpu => format!(
-                            "{} CPU utilization report (Zero values should be ignored)",
-                            t.strip_suffix(" Report").unwrap_or(t)
-                        ),
-                        _ => t.to_string(),
-                    };
-                    put_label(&mut s, row, 0, &t);
+                    let t = g.figure.workbook_title().unwrap_or_default();
+                    put_label(&mut s, row, 0, &excel::block_title(t, " Report", cell));
                     row += 1;
                     for (j, r) in g.records.iter().enumerate() {
                         put_number(&mut s, row, j + 1, (r / 1024) as f64);
@@ -169,7 +142,7 @@ pub fn workbook(report: &IozoneReport, command_line: &str) -> Vec<u8> {
                 for (label, values) in &t.rows {
                     put_label(&mut s, row, 0, &format!("{label:>15} "));
                     for (j, &v) in values.iter().enumerate() {
-                        put_number(&mut s, row, j + 2, v);
+                        put_number(&mut s, row, j + THROUGHPUT_FIRST_COLUMN, v);
                     }
                     row += 1;
                 }
@@ -200,7 +173,8 @@ mod tests {
     fn records_are_biff2_little_endian_and_long_labels_are_cut() {
         let mut s = Sheet::new();
         s.number(3, 1, 1024.5);
-        s.label(258, 0, &"é".repeat(200));
+        s.label(258, 0, &format!("{}€", "é".repeat(299)));
+        s.label(0, 1, "a€b");
         let r = records(&s.finish());
         assert_eq!(r[0], (BOF, vec![2, 0, 0x10, 0]));
         assert_eq!(r[1].0, NUMBER);
@@ -211,9 +185,10 @@ mod tests {
         );
         assert_eq!(r[2].0, LABEL);
         assert_eq!(&r[2].1[..4], &[2, 1, 0, 0], "row 258");
-        // 200 two-byte characters: cut at 254 bytes, not inside a character.
-        assert_eq!(r[2].1[7], 254);
-        assert!(std::str::from_utf8(&r[2].1[8..]).is_ok());
-        assert_eq!(r[3], (EOF, Vec::new()));
+        // Latin-1, one byte a character, cut at 255 characters.
+        assert_eq!(r[2].1[7], 255);
+        assert_eq!(&r[2].1[8..], &[0xe9; 255][..]);
+        assert_eq!(&r[3].1[7..], b"\x03a?b", "no € in the code page");
+        assert_eq!(r[4], (EOF, Vec::new()));
     }
 }
