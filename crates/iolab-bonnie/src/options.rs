@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use iolab_workload::option::{OptionDef, OptionKind};
+use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 use serde::Serialize;
 
 use crate::phase::Phase;
@@ -93,6 +93,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Size of the test file (bonnie++ -s) [default: twice the memory, bonnie++'s rule]",
         original: "",
         apply: |s, v| s.size = Some(v.bytes()),
+        get: |s| s.size.map(OptionValue::Bytes),
     },
     OptionDef {
         name: "chunk_size",
@@ -103,6 +104,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Bytes per block read or write, and per timed chunk of the per-char phases",
         original: "",
         apply: |s, v| s.chunk_size = v.bytes(),
+        get: |s| Some(OptionValue::Bytes(s.chunk_size)),
     },
     OptionDef {
         name: "char_size",
@@ -113,6 +115,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Bytes the per-char phases write and read one at a time (bonnie++ -f); 0 skips them",
         original: "",
         apply: |s, v| s.char_size = v.bytes(),
+        get: |s| Some(OptionValue::Bytes(s.char_size)),
     },
     OptionDef {
         name: "seekers",
@@ -123,6 +126,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Concurrent seekers sharing the seeks, each with its own descriptor",
         original: "",
         apply: |s, v| s.seekers = v.count_u32(),
+        get: |s| Some(OptionValue::Count(u64::from(s.seekers))),
     },
     OptionDef {
         name: "seeks",
@@ -136,6 +140,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Random seeks in all (an lseek and a chunk read each; one in ten also rewrites it)",
         original: "",
         apply: |s, v| s.seeks = v.count_u32(),
+        get: |s| Some(OptionValue::Count(u64::from(s.seeks))),
     },
     OptionDef {
         name: "files",
@@ -149,6 +154,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Files of the create/stat/delete phases, in units of 1024 (bonnie++ -n); 0 skips them",
         original: "",
         apply: |s, v| s.files = v.count_u32(),
+        get: |s| Some(OptionValue::Count(u64::from(s.files))),
     },
     OptionDef {
         name: "max_file_size",
@@ -159,6 +165,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Largest size of those files (0: empty files)",
         original: "",
         apply: |s, v| s.max_file_size = v.bytes(),
+        get: |s| Some(OptionValue::Bytes(s.max_file_size)),
     },
     OptionDef {
         name: "min_file_size",
@@ -169,6 +176,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Smallest size of those files (sizes are drawn uniformly between the two)",
         original: "",
         apply: |s, v| s.min_file_size = v.bytes(),
+        get: |s| Some(OptionValue::Bytes(s.min_file_size)),
     },
     OptionDef {
         name: "dirs",
@@ -182,6 +190,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Directories the files are spread over",
         original: "",
         apply: |s, v| s.dirs = v.count_u32(),
+        get: |s| Some(OptionValue::Count(u64::from(s.dirs))),
     },
     OptionDef {
         name: "file_chunk_size",
@@ -192,6 +201,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Bytes per write and read of those files' data",
         original: "",
         apply: |s, v| s.file_chunk_size = v.bytes(),
+        get: |s| Some(OptionValue::Bytes(s.file_chunk_size)),
     },
     OptionDef {
         name: "phases",
@@ -202,6 +212,7 @@ pub const OPTIONS: &[BonnieOption] = &[
         help: "Which phases run (io: the file I/O phases only, bonnie++ -n 0; files: create/stat/delete only, -s 0)",
         original: "",
         apply: |s, v| s.phases = Phases::parse(v.name()).unwrap_or(s.phases),
+        get: |s| Some(OptionValue::Name(s.phases.name())),
     },
     OptionDef {
         name: "sync",
@@ -214,6 +225,7 @@ pub const OPTIONS: &[BonnieOption] = &[
                are unchanged, as in bonnie++ 2.00a)",
         original: "-b",
         apply: |s, v| s.sync = v.flag(),
+        get: |s| Some(OptionValue::Flag(s.sync)),
     },
     OptionDef {
         name: "direct",
@@ -226,6 +238,7 @@ pub const OPTIONS: &[BonnieOption] = &[
                needs --char-size 0 and a --chunk-size in 512-byte units",
         original: "-D",
         apply: |s, v| s.direct = v.flag(),
+        get: |s| Some(OptionValue::Flag(s.direct)),
     },
 ];
 

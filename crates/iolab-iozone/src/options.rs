@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use iolab_workload::option::{OptionDef, OptionKind};
+use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 use serde::Serialize;
 
 /// A test as iozone numbers it (`-i N`); most report two figures (the test and its re-test).
@@ -451,6 +451,13 @@ pub const OPTIONS: &[IozoneOption] = &[
                backward (3), record-rewrite (4), stride (5), fwrite (6), fread (7), mix (8), \
                pwrite (9), pread (10); run in iozone's order",
         apply: |s, v| s.tests = v.set_members().map(|i| Test::ALL[i]).collect(),
+        get: |s| {
+            Some(OptionValue::set_of(
+                s.tests
+                    .iter()
+                    .filter_map(|t| Test::ALL.iter().position(|a| a == t)),
+            ))
+        },
     },
     OptionDef {
         name: "size",
@@ -461,6 +468,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         aliases: &[],
         help: "File size, per thread in throughput mode (e.g. 64m, 1g)",
         apply: |s, v| s.size = v.bytes(),
+        get: |s| Some(OptionValue::Bytes(s.size)),
     },
     OptionDef {
         name: "record",
@@ -471,6 +479,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         aliases: &[],
         help: "Record size: the bytes of each read or write call (e.g. 4k, 1m)",
         apply: |s, v| s.record = v.bytes(),
+        get: |s| Some(OptionValue::Bytes(s.record)),
     },
     OptionDef {
         name: "flush",
@@ -483,6 +492,7 @@ pub const OPTIONS: &[IozoneOption] = &[
                after it (excluded, alias iozone: iozone's default, which times writes into the \
                page cache)",
         apply: |s, v| s.flush = Flush::parse(v.name()).unwrap_or(s.flush),
+        get: |s| Some(OptionValue::Name(s.flush.name())),
     },
     OptionDef {
         name: "direct",
@@ -493,6 +503,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         aliases: &[],
         help: "Open the files with O_DIRECT (records must be multiples of 512 bytes)",
         apply: |s, v| s.direct = v.flag(),
+        get: |s| Some(OptionValue::Flag(s.direct)),
     },
     OptionDef {
         name: "osync",
@@ -503,6 +514,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         aliases: &[],
         help: "Open the files for writing with O_SYNC",
         apply: |s, v| s.osync = v.flag(),
+        get: |s| Some(OptionValue::Flag(s.osync)),
     },
     OptionDef {
         name: "threads",
@@ -516,6 +528,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         aliases: &[],
         help: "Threads, each with its own file; above 1 is iozone's throughput mode",
         apply: |s, v| s.threads = v.count_u32(),
+        get: |s| Some(OptionValue::Count(u64::from(s.threads))),
     },
     OptionDef {
         name: "throughput",
@@ -527,6 +540,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         help: "iozone's throughput mode even with one thread (children see / parent sees \
                figures and iozone's throughput report); more than one thread always is",
         apply: |s, v| s.throughput = v.flag(),
+        get: |s| Some(OptionValue::Flag(s.throughput)),
     },
     OptionDef {
         name: "stride",
@@ -540,6 +554,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         aliases: &[],
         help: "Stride read: records from one read to the next",
         apply: |s, v| s.stride = v.count_u32() as u64,
+        get: |s| Some(OptionValue::Count(s.stride)),
     },
     OptionDef {
         name: "mix_read_percent",
@@ -551,6 +566,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         help: "Random mix: the share of threads that read (the first ones); unset, even threads \
                read and odd ones write",
         apply: |s, v| s.mix_read_percent = Some(v.count_u32() as u8),
+        get: |s| s.mix_read_percent.map(|n| OptionValue::Count(u64::from(n))),
     },
     OptionDef {
         name: "stonewall",
@@ -562,6 +578,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         help: "Throughput mode: when the first thread finishes, note every thread's bytes and \
                time so far (iozone's stone-walling; false is iozone -x)",
         apply: |s, v| s.stonewall = v.flag(),
+        get: |s| Some(OptionValue::Flag(s.stonewall)),
     },
     OptionDef {
         name: "retests",
@@ -573,6 +590,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         help: "Run each test's second pass (rewrite, re-read, re-fwrite, re-fread, re-pwrite, \
                re-pread); false is iozone -+n",
         apply: |s, v| s.retests = v.flag(),
+        get: |s| Some(OptionValue::Flag(s.retests)),
     },
     OptionDef {
         name: "purge",
@@ -586,6 +604,7 @@ pub const OPTIONS: &[IozoneOption] = &[
                whole page cache; root); remount (unmount and mount again, as iozone -U; \
                experiments whose target iolab mounts)",
         apply: |s, v| s.purge = Purge::parse(v.name()).unwrap_or(s.purge),
+        get: |s| Some(OptionValue::Name(s.purge.name())),
     },
     OptionDef {
         name: "latency",
@@ -597,6 +616,7 @@ pub const OPTIONS: &[IozoneOption] = &[
         help: "Time every record (one clock read per record) for the latency percentiles; false \
                leaves only the pass's totals, as iozone",
         apply: |s, v| s.latency = v.flag(),
+        get: |s| Some(OptionValue::Flag(s.latency)),
     },
 ];
 

@@ -163,6 +163,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         help: "What each transaction does to every table",
         original: "",
         apply: |s, v| s.mode = Mode::parse(v.name()).unwrap_or(s.mode),
+        get: |s| Some(OptionValue::Name(s.mode.name())),
     },
     SqliteOption {
         name: "transactions",
@@ -176,6 +177,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         help: "Transactions in all, split evenly over the threads (with --time, the most a run does)",
         original: "",
         apply: |s, v| s.transactions = u64::from(v.count_u32()),
+        get: |s| Some(OptionValue::Count(s.transactions)),
     },
     SqliteOption {
         name: "time",
@@ -190,6 +192,7 @@ pub const OPTIONS: &[SqliteOption] = &[
                 s.time_limit = Some(d);
             }
         },
+        get: |s| s.time_limit.map(OptionValue::Duration),
     },
     SqliteOption {
         name: "journal",
@@ -200,6 +203,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         help: "Journal mode (PRAGMA journal_mode)",
         original: "",
         apply: |s, v| s.journal = Journal::parse(v.name()).unwrap_or(s.journal),
+        get: |s| Some(OptionValue::Name(s.journal.name())),
     },
     SqliteOption {
         name: "synchronous",
@@ -210,6 +214,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         help: "When SQLite syncs (PRAGMA synchronous)",
         original: "",
         apply: |s, v| s.synchronous = Synchronous::parse(v.name()).unwrap_or(s.synchronous),
+        get: |s| Some(OptionValue::Name(s.synchronous.name())),
     },
     SqliteOption {
         name: "tables",
@@ -220,6 +225,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         help: "Tables per database; a transaction touches one row of each",
         original: "",
         apply: |s, v| s.tables = v.count_u32(),
+        get: |s| Some(OptionValue::Count(u64::from(s.tables))),
     },
     SqliteOption {
         name: "databases",
@@ -233,6 +239,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         help: "Database files per thread, 1 to 11; the second and later are ATTACHed, so a transaction spans them all",
         original: "",
         apply: |s, v| s.databases = v.count_u32(),
+        get: |s| Some(OptionValue::Count(u64::from(s.databases))),
     },
     SqliteOption {
         name: "threads",
@@ -243,6 +250,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         help: "Threads, each with its own database files",
         original: "",
         apply: |s, v| s.threads = v.count_u32(),
+        get: |s| Some(OptionValue::Count(u64::from(s.threads))),
     },
     SqliteOption {
         name: "sleep",
@@ -257,6 +265,7 @@ pub const OPTIONS: &[SqliteOption] = &[
                 s.sleep = Some(d);
             }
         },
+        get: |s| s.sleep.map(OptionValue::Duration),
     },
     SqliteOption {
         name: "random",
@@ -267,6 +276,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         help: "Insert rows in a random order of ids instead of ascending (insert mode)",
         original: "",
         apply: |s, v| s.random = v.flag(),
+        get: |s| Some(OptionValue::Flag(s.random)),
     },
     SqliteOption {
         name: "auto_vacuum",
@@ -277,6 +287,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         help: "PRAGMA auto_vacuum for new databases (full: as Mobibench's SQLite build)",
         original: "",
         apply: |s, v| s.auto_vacuum = AutoVacuum::parse(v.name()).unwrap_or(s.auto_vacuum),
+        get: |s| Some(OptionValue::Name(s.auto_vacuum.name())),
     },
     SqliteOption {
         name: "temp_store",
@@ -287,6 +298,7 @@ pub const OPTIONS: &[SqliteOption] = &[
         help: "PRAGMA temp_store (memory: as Mobibench's SQLite build)",
         original: "",
         apply: |s, v| s.temp_store = TempStore::parse(v.name()).unwrap_or(s.temp_store),
+        get: |s| Some(OptionValue::Name(s.temp_store.name())),
     },
 ];
 

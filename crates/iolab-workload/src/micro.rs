@@ -350,6 +350,7 @@ pub const OPTIONS: &[MicroOption] = &[
         help: "Access pattern",
         original: "",
         apply: |s, v| s.access = Access::parse(v.name()).unwrap_or(s.access),
+        get: |s| Some(OptionValue::Name(s.access.name())),
     },
     MicroOption {
         name: "sync",
@@ -360,6 +361,7 @@ pub const OPTIONS: &[MicroOption] = &[
         help: "Sync mode",
         original: "",
         apply: |s, v| s.sync = SyncMode::parse(v.name()).unwrap_or(s.sync),
+        get: |s| Some(OptionValue::Name(s.sync.name())),
     },
     MicroOption {
         name: "bs",
@@ -370,6 +372,7 @@ pub const OPTIONS: &[MicroOption] = &[
         help: "Record size (e.g. 4k, 1m)",
         original: "",
         apply: |s, v| s.bs = v.bytes(),
+        get: |s| Some(OptionValue::Bytes(s.bs)),
     },
     MicroOption {
         name: "size",
@@ -380,6 +383,7 @@ pub const OPTIONS: &[MicroOption] = &[
         help: "Total data size, split evenly over the threads (e.g. 64m, 1g)",
         original: "",
         apply: |s, v| s.size = v.bytes(),
+        get: |s| Some(OptionValue::Bytes(s.size)),
     },
     MicroOption {
         name: "threads",
@@ -393,6 +397,7 @@ pub const OPTIONS: &[MicroOption] = &[
         help: "Worker threads, each with its own file",
         original: "",
         apply: |s, v| s.threads = v.count_u32(),
+        get: |s| Some(OptionValue::Count(u64::from(s.threads))),
     },
     MicroOption {
         name: "engine",
@@ -403,6 +408,7 @@ pub const OPTIONS: &[MicroOption] = &[
         help: "I/O engine [default: psync; mmap for mmap modes]",
         original: "",
         apply: |s, v| s.engine = EngineKind::parse(v.name()),
+        get: |s| s.engine.map(|e| OptionValue::Name(e.name())),
     },
     MicroOption {
         name: "iodepth",
@@ -416,6 +422,7 @@ pub const OPTIONS: &[MicroOption] = &[
         help: "Records in flight per thread, 1 to 4096 (io_uring only)",
         original: "",
         apply: |s, v| s.iodepth = Some(v.count_u32()),
+        get: |s| s.iodepth.map(|n| OptionValue::Count(u64::from(n))),
     },
     MicroOption {
         name: "time",
@@ -430,6 +437,7 @@ pub const OPTIONS: &[MicroOption] = &[
                 s.time_limit = Some(d);
             }
         },
+        get: |s| s.time_limit.map(OptionValue::Duration),
     },
     MicroOption {
         name: "loops",
@@ -443,6 +451,7 @@ pub const OPTIONS: &[MicroOption] = &[
         help: "Visit every record this many times",
         original: "",
         apply: |s, v| s.loops = v.count_u32(),
+        get: |s| Some(OptionValue::Count(u64::from(s.loops))),
     },
     MicroOption {
         name: "data",
@@ -453,6 +462,7 @@ pub const OPTIONS: &[MicroOption] = &[
         help: "Contents of written records",
         original: "",
         apply: |s, v| s.data = DataPattern::parse(v.name()).unwrap_or(s.data),
+        get: |s| Some(OptionValue::Name(s.data.name())),
     },
 ];
 

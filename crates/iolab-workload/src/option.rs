@@ -41,6 +41,16 @@ pub enum OptionValue {
 }
 
 impl OptionValue {
+    /// The [`OptionValue::Set`] of the names at these positions.
+    pub fn set_of(positions: impl IntoIterator<Item = usize>) -> OptionValue {
+        OptionValue::Set(
+            positions
+                .into_iter()
+                .filter(|&i| i < 64)
+                .fold(0, |bits, i| bits | 1 << i),
+        )
+    }
+
     /// The name of a [`OptionValue::Name`] (empty otherwise).
     pub fn name(self) -> &'static str {
         match self {
@@ -97,6 +107,9 @@ pub struct OptionDef<S> {
     pub original: &'static str,
     /// Puts a value of this option's kind into a spec.
     pub apply: fn(&mut S, OptionValue),
+    /// Takes it out again: the spec's value, as `apply` would put it; `None` for an option
+    /// without a default that is not set. Stored specs are written from it.
+    pub get: fn(&S) -> Option<OptionValue>,
 }
 
 /// The shortest duration an option accepts (and any duration the command line measures

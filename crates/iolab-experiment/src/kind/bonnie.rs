@@ -359,23 +359,7 @@ pub fn from_command_line(
 
 /// A spec as `bonnie = { … }` would write it.
 fn options_json(spec: &BonnieSpec) -> Value {
-    let mut o = serde_json::Map::new();
-    if let Some(s) = spec.size {
-        o.insert("size".into(), json!(s));
-    }
-    o.insert("chunk_size".into(), json!(spec.chunk_size));
-    o.insert("char_size".into(), json!(spec.char_size));
-    o.insert("seekers".into(), json!(spec.seekers));
-    o.insert("seeks".into(), json!(spec.seeks));
-    o.insert("files".into(), json!(spec.files));
-    o.insert("max_file_size".into(), json!(spec.max_file_size));
-    o.insert("min_file_size".into(), json!(spec.min_file_size));
-    o.insert("dirs".into(), json!(spec.dirs));
-    o.insert("file_chunk_size".into(), json!(spec.file_chunk_size));
-    o.insert("phases".into(), json!(spec.phases.name()));
-    o.insert("sync".into(), json!(spec.sync));
-    o.insert("direct".into(), json!(spec.direct));
-    Value::Object(o)
+    table::options_json(spec)
 }
 
 /// Adds a bonnie run's measurements to `record`: the common metrics over all phases, each

@@ -635,32 +635,7 @@ fn configurations<const N: usize>(
 
 /// A spec as `iozone = { … }` would write it.
 fn options_json(spec: &IozoneSpec) -> Value {
-    let mut o = Map::new();
-    o.insert(
-        "tests".into(),
-        json!(spec
-            .tests
-            .iter()
-            .map(|t| t.name())
-            .collect::<Vec<_>>()
-            .join(",")),
-    );
-    o.insert("size".into(), json!(spec.size));
-    o.insert("record".into(), json!(spec.record));
-    o.insert("flush".into(), json!(spec.flush.name()));
-    o.insert("direct".into(), json!(spec.direct));
-    o.insert("osync".into(), json!(spec.osync));
-    o.insert("threads".into(), json!(spec.threads));
-    o.insert("throughput".into(), json!(spec.throughput));
-    o.insert("stride".into(), json!(spec.stride));
-    if let Some(p) = spec.mix_read_percent {
-        o.insert("mix_read_percent".into(), json!(p));
-    }
-    o.insert("stonewall".into(), json!(spec.stonewall));
-    o.insert("retests".into(), json!(spec.retests));
-    o.insert("purge".into(), json!(spec.purge.name()));
-    o.insert("latency".into(), json!(spec.latency));
-    Value::Object(o)
+    table::options_json(spec)
 }
 
 const MIB: f64 = 1048576.0;

@@ -208,24 +208,7 @@ pub fn from_command_line(
 
 /// A spec as `micro = { … }` would write it (set options only).
 fn options_json(spec: &MicroSpec) -> Value {
-    let mut o = serde_json::Map::new();
-    o.insert("access".into(), json!(spec.access.name()));
-    o.insert("sync".into(), json!(spec.sync.name()));
-    o.insert("bs".into(), json!(spec.bs));
-    o.insert("size".into(), json!(spec.size));
-    o.insert("threads".into(), json!(spec.threads));
-    if let Some(e) = spec.engine {
-        o.insert("engine".into(), json!(e.name()));
-    }
-    if let Some(d) = spec.iodepth {
-        o.insert("iodepth".into(), json!(d));
-    }
-    if let Some(t) = spec.time_limit {
-        o.insert("time".into(), json!(iolab_workload::duration_text(t)));
-    }
-    o.insert("loops".into(), json!(spec.loops));
-    o.insert("data".into(), json!(spec.data.name()));
-    Value::Object(o)
+    table::options_json(spec)
 }
 
 /// Adds a micro test's measurements to `record`: the common metrics, `final_sync_ns`, one

@@ -241,26 +241,7 @@ pub fn from_command_line(
 
 /// A spec as `sqlite = { … }` would write it.
 fn options_json(spec: &SqliteSpec) -> Value {
-    let mut o = Map::new();
-    o.insert("mode".into(), json!(spec.mode.name()));
-    o.insert("transactions".into(), json!(spec.transactions));
-    if let Some(t) = spec.time_limit {
-        o.insert("time".into(), json!(iolab_workload::duration_text(t)));
-    }
-    o.insert("journal".into(), json!(spec.journal.name()));
-    o.insert("synchronous".into(), json!(spec.synchronous.name()));
-    o.insert("tables".into(), json!(spec.tables));
-    o.insert("databases".into(), json!(spec.databases));
-    o.insert("threads".into(), json!(spec.threads));
-    if let Some(d) = spec.sleep {
-        o.insert("sleep".into(), json!(iolab_workload::duration_text(d)));
-    }
-    if spec.random {
-        o.insert("random".into(), json!(true));
-    }
-    o.insert("auto_vacuum".into(), json!(spec.auto_vacuum.name()));
-    o.insert("temp_store".into(), json!(spec.temp_store.name()));
-    Value::Object(o)
+    table::options_json(spec)
 }
 
 /// Adds a SQLite run's measurements to `record`: the common metrics (ops = transactions,

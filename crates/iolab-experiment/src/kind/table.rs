@@ -132,6 +132,39 @@ pub(crate) fn from_values<S: TableSpec>(
     Ok((spec, plan))
 }
 
+/// A spec as `KIND = { … }` would write it, from the kind's one option table: every option
+/// that is set, names and durations as text, sizes and counts as numbers, flags as booleans,
+/// a set as its names comma-separated. Stored with every configuration.
+pub(crate) fn options_json<S: TableSpec>(spec: &S) -> serde_json::Value {
+    use iolab_workload::option::OptionKind;
+    use serde_json::json;
+    let mut o = serde_json::Map::new();
+    for def in S::options() {
+        let Some(v) = (def.get)(spec) else {
+            continue;
+        };
+        let value = match v {
+            OptionValue::Name(n) => json!(n),
+            OptionValue::Bytes(b) | OptionValue::Count(b) => json!(b),
+            OptionValue::Duration(d) => json!(iolab_workload::duration_text(d)),
+            OptionValue::Flag(f) => json!(f),
+            OptionValue::Set(_) => {
+                let names = match def.kind {
+                    OptionKind::Set { names, .. } => names,
+                    _ => &[],
+                };
+                json!(v
+                    .set_members()
+                    .filter_map(|i| names.get(i).copied())
+                    .collect::<Vec<_>>()
+                    .join(","))
+            }
+        };
+        o.insert(def.name.to_string(), value);
+    }
+    serde_json::Value::Object(o)
+}
+
 /// A kind that reads everything from its own `KIND = { … }` entry, as the loader sees it: what
 /// it is called, its metrics, whether it needs a target, and how it makes a workload of the
 /// entry. The kinds with one option table use it, and so do replay and cachesim.
@@ -185,5 +218,62 @@ impl Kind for TableKind {
         at: &LoadContext,
     ) -> Option<Arc<dyn Workload>> {
         (self.resolve)(cx, entry, at)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use iolab_workload::option::OptionKind;
+
+    /// Values of every kind an option can take, to put in and take out again.
+    fn samples(kind: OptionKind) -> Vec<OptionValue> {
+        match kind {
+            OptionKind::Choice(names) => names.iter().map(|&n| OptionValue::Name(n)).collect(),
+            OptionKind::Size => vec![OptionValue::Bytes(12288)],
+            OptionKind::Count { min, max } => {
+                vec![
+                    OptionValue::Count(min),
+                    OptionValue::Count(max.min(min + 1)),
+                ]
+            }
+            OptionKind::Duration => vec![OptionValue::Duration(std::time::Duration::from_secs(2))],
+            OptionKind::Flag => vec![OptionValue::Flag(true), OptionValue::Flag(false)],
+            OptionKind::Set { names, .. } => (0..names.len())
+                .map(|i| OptionValue::set_of([i]))
+                .chain([OptionValue::set_of(0..names.len())])
+                .collect(),
+        }
+    }
+
+    /// Every option of `S`'s table gives back, through `get`, what `apply` put in: the
+    /// stored spec is the spec.
+    pub(crate) fn get_undoes_apply<S: TableSpec>() {
+        for def in S::options() {
+            for v in samples(def.kind) {
+                let mut spec = S::defaults(PLACEHOLDER_DIR.into(), 0);
+                def.apply(&mut spec, v);
+                assert_eq!((def.get)(&spec), Some(v), "{}::{}", S::KIND, def.name);
+            }
+            // A default is stored as the default.
+            if let Some(d) = def.default {
+                let spec = S::defaults(PLACEHOLDER_DIR.into(), 0);
+                assert_eq!(
+                    (def.get)(&spec),
+                    def.parse(d).ok(),
+                    "{}::{}",
+                    S::KIND,
+                    def.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_tables_getters_undo_its_appliers() {
+        get_undoes_apply::<iolab_workload::micro::MicroSpec>();
+        get_undoes_apply::<iolab_sqlite::SqliteSpec>();
+        get_undoes_apply::<iolab_bonnie::BonnieSpec>();
+        get_undoes_apply::<iolab_iozone::IozoneSpec>();
     }
 }
