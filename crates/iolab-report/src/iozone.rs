@@ -99,9 +99,19 @@ impl Collector {
         }
     }
 
-    /// The matrix, or `None` when no run was an iozone run.
+    /// The matrix, or `None` when no run was an iozone run — or when the runs differ only in
+    /// threads or purge, each grid one cell: those are drawn against their factor instead.
     pub fn finish(self) -> Option<IozoneMatrix> {
         if self.sums.is_empty() {
+            return None;
+        }
+        let one_cell_each = (0..self.order.len())
+            .all(|i| self.sums.range((i, 0, 0)..=(i, u64::MAX, u64::MAX)).count() == 1);
+        let mut figures: Vec<&str> = self.order.iter().map(|o| o.0.as_str()).collect();
+        figures.sort_unstable();
+        figures.dedup();
+        let several_variants = self.order.len() > figures.len();
+        if one_cell_each && several_variants {
             return None;
         }
         let threads_vary = self.order.iter().any(|(_, t, _)| *t != self.order[0].1);
@@ -335,11 +345,23 @@ mod tests {
         assert_eq!(svg.matches("<rect").count(), 2, "two cells ran");
         assert!(Collector::default().finish().is_none());
         // Several thread counts: a grid per figure and count, named by it.
-        let mut two = row("write", mib, 4096, 8 * mib, 1_000_000_000);
-        two.extra["threads"] = json!(2);
+        let variant = |size: u64, bytes: u64, key: &str, v: serde_json::Value| {
+            let mut r = row("write", size, 4096, bytes, 1_000_000_000);
+            r.extra[key] = v;
+            vec![r]
+        };
+        let two = variant(mib, 8 * mib, "threads", json!(2));
+        let two_large = variant(4 * mib, 8 * mib, "threads", json!(2));
         let mut col = Collector::default();
         col.add(&[&a]);
-        col.add(&[&vec![two]]);
+        col.add(&[&two]);
+        // One cell per grid: the runs differ in threads only, which the report draws
+        // against the factor instead of as grids of one cell.
+        let mut single = Collector::default();
+        single.add(&[&a]);
+        single.add(&[&two]);
+        assert!(single.finish().is_none());
+        col.add(&[&two_large]);
         let m = col.finish().unwrap();
         let names: Vec<_> = m
             .figures
@@ -349,11 +371,12 @@ mod tests {
         assert_eq!(names, [("write, 1 thread", 1), ("write, 2 threads", 2)]);
         assert_eq!(m.figures[1].cells[0].mib_per_s, 8.0);
         // Purged runs are not averaged with the others: the cache's figures and the device's.
-        let mut purged = row("write", mib, 4096, 2 * mib, 1_000_000_000);
-        purged.extra["purge"] = json!("remount");
+        let purged = variant(mib, 2 * mib, "purge", json!("remount"));
+        let purged_large = variant(4 * mib, 2 * mib, "purge", json!("remount"));
         let mut col = Collector::default();
         col.add(&[&a]);
-        col.add(&[&vec![purged]]);
+        col.add(&[&purged]);
+        col.add(&[&purged_large]);
         let m = col.finish().unwrap();
         let names: Vec<_> = m.figures.iter().map(|f| f.figure.as_str()).collect();
         assert_eq!(names, ["write, purge none", "write, purge remount"]);

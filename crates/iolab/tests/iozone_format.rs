@@ -610,3 +610,47 @@ fn a_bad_excel_destination_is_refused_before_the_run() {
     );
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }
+
+#[test]
+fn a_range_of_thread_counts_is_reported_against_the_thread_count() {
+    let _hang = iolab_testkit::timeout(300);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let o = run(&[
+        "iozone",
+        "--dir",
+        data.to_str().unwrap(),
+        "--tests",
+        "write",
+        "--size",
+        "256k",
+        "--threads",
+        "1",
+        "--threads-max",
+        "3",
+        "--latency",
+        "false",
+        "--no-monitor",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = dir.path().join("r.html");
+    let o = run(&[
+        "report",
+        "--db",
+        db.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    // Each metric against the thread count, 1 … 3; no grids of one cell per count.
+    let sweep = &text[text
+        .find("<section id=\"sweep\">")
+        .expect("a sweep section")..];
+    assert!(sweep.contains("threads"), "the factor is named");
+    assert!(!text.contains("id=\"iozone\""), "no one-cell heatmaps");
+}

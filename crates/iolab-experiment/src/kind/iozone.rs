@@ -573,12 +573,17 @@ pub fn from_command_line_thread_range(
         base.size,
         base.record
     );
-    configurations(values, dir, seed, name, specs, |spec| {
+    let mut plan = configurations(values, dir, seed, name, specs, |spec| {
         (
             format!("threads={}", spec.threads),
             [("threads", u64::from(spec.threads))],
         )
-    })
+    })?;
+    // Listed as the experiment's factor, so that the report draws each metric against the
+    // thread count (the auto matrix is drawn as heatmaps instead).
+    plan.resolved["factors"] =
+        json!([{ "name": "threads", "levels": (min..=max).collect::<Vec<_>>() }]);
+    Ok(plan)
 }
 
 fn test_names(spec: &IozoneSpec) -> String {
