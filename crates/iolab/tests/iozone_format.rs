@@ -637,6 +637,18 @@ fn a_range_of_thread_counts_is_reported_against_the_thread_count() {
         db.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The table ends with iolab's figure per test and thread count.
+    let text = stdout(&o);
+    let table = &text[text
+        .find("MiB/s (iolab's figure) by threads")
+        .expect("a table by threads")..];
+    let head: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(head, ["test", "1", "2", "3"]);
+    let write: Vec<&str> = table.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(write.len(), 4, "{table}");
+    assert!(write[1..]
+        .iter()
+        .all(|v| v.parse::<f64>().is_ok_and(|x| x > 0.0)));
     let html = dir.path().join("r.html");
     let o = run(&[
         "report",

@@ -118,6 +118,37 @@ impl Formatter<IozoneReport> for Human {
                 )?;
             }
         }
-        Ok(())
+        scaling(&report.results, out)
     }
+}
+
+/// After the runs of a range of thread counts (`--threads-max`, iozone -l/-u): iolab's
+/// figure per test and thread count in one table, as iozone's throughput report lays it
+/// out.
+fn scaling(results: &[iolab_iozone::IozoneResult], out: &mut dyn Write) -> io::Result<()> {
+    const MIB: f64 = 1048576.0;
+    let counts: Vec<u32> = results.iter().map(|r| r.plan.threads).collect();
+    let one_cell = results
+        .windows(2)
+        .all(|w| w[0].plan.size == w[1].plan.size && w[0].plan.record == w[1].plan.record);
+    if results.len() < 2 || !one_cell || counts.windows(2).any(|w| w[0] == w[1]) {
+        return Ok(());
+    }
+    writeln!(out, "iolab iozone: MiB/s (iolab's figure) by threads")?;
+    write!(out, "  {:<15}", "test")?;
+    for t in &counts {
+        write!(out, " {:>10}", t)?;
+    }
+    writeln!(out)?;
+    for f in &results[0].figures {
+        write!(out, "  {:<15}", f.figure.title())?;
+        for r in results {
+            match r.figure(f.figure) {
+                Some(g) => write!(out, " {:>10.1}", g.rate() / MIB)?,
+                None => write!(out, " {:>10}", "-")?,
+            }
+        }
+        writeln!(out)?;
+    }
+    Ok(())
 }
