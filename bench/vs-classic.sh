@@ -535,6 +535,9 @@ def table(args):
     hdr += f" {'bg CPU%':>8}"
     print(hdr)
     ratios = {k: [] for k, _, _ in figs}
+    # The same ratios by the order within the pair: what the run before carries over shows
+    # as a difference between the two.
+    by_order = {}
     cratios = []
     for p in pairs:
         prs = [by.get((p, t)) for t in tools]
@@ -552,6 +555,7 @@ def table(args):
                 x = iv / tv if (iv is not None and tv) else None
                 if x is not None:
                     ratios[k].append(x)
+                    by_order.setdefault(order, {}).setdefault(k, []).append(x)
                 line += f" {f_rate(iv):>12} {f_ratio(x):>7}"
         line += f" {t['cpu_us_per_op'] if t else 0:>12.2f}"
         if both:
@@ -594,6 +598,13 @@ def table(args):
         out.append({"job": job, "place": place, "figure": label, "ratio": m, "ratio_ci": ci,
                     "cpu_ratio": cm, "cpu_ratio_ci": med_ci(cratios),
                     "n": len(ratios[k]), "verdict": v})
+    if len(by_order) == 2:
+        print("  by order within the pair (median ratio; balanced orders cancel what each "
+              "run inherits from the one before):")
+        for order, rs in sorted(by_order.items()):
+            n = max(len(v) for v in rs.values())
+            cells = ", ".join(f"{label} {f_ratio(med(rs.get(k, [])))}" for k, label, _ in figs)
+            print(f"    {order} ({n} pairs): {cells}")
     with open(results + ".summary", "a") as f:
         for o in out:
             f.write(json.dumps(o) + "\n")
