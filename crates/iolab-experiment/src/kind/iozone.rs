@@ -225,6 +225,13 @@ impl Workload for IozoneWorkload {
         None
     }
 
+    fn needs_root(&self) -> Option<String> {
+        (self.spec.purge == Purge::DropCaches).then(|| {
+            "dropping the page cache between passes (workload.iozone.purge = \"drop_caches\")"
+                .to_string()
+        })
+    }
+
     fn describe(&self) -> Map<String, Value> {
         let mut m = Map::new();
         m.insert(

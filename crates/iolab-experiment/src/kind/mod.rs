@@ -113,6 +113,12 @@ pub trait Workload: Debug + Send + Sync {
     fn common_headline(&self) -> bool {
         true
     }
+    /// What this workload does that needs root, in the words of the runner's list ("dropping
+    /// the page cache between passes (…)"), checked before anything is touched (default:
+    /// nothing).
+    fn needs_root(&self) -> Option<String> {
+        None
+    }
     /// Fields added to the workload's entry in the stored experiment (e.g. the resolved
     /// path of a WML file).
     fn describe(&self) -> Map<String, Value> {

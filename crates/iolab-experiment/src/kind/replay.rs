@@ -382,6 +382,14 @@ impl Workload for ReplayWorkload {
         KEY
     }
 
+    fn needs_root(&self) -> Option<String> {
+        (self.spec.between_days == BetweenDays::DropCaches).then(|| {
+            "dropping the page cache between days (workload.replay.between_days = \
+             \"drop_caches\")"
+                .to_string()
+        })
+    }
+
     fn metrics(&self) -> &'static [MetricDef] {
         METRICS
     }

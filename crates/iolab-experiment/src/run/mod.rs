@@ -221,6 +221,11 @@ pub fn root_requirements(plan: &ExperimentPlan) -> Vec<String> {
     if plan.procedure.save_block_trace {
         why.push("tracing the block layer (procedure.save_block_trace = true)".into());
     }
+    for w in plan.configs.iter().filter_map(|c| c.workload.needs_root()) {
+        if !why.contains(&w) {
+            why.push(w);
+        }
+    }
     why
 }
 
@@ -1197,6 +1202,28 @@ mod tests {
         assert_ne!(a, b, "rounds are shuffled independently");
         assert_eq!(a, round_order(Order::Random, 7, 0, 6), "and reproducibly");
         assert_eq!(round_order(Order::Sequential, 7, 3, 4), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_workload_that_drops_caches_needs_root_even_in_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = |workload: &str| {
+            let text = format!(
+                "[sut]\ntarget = {{ kind = \"directory\", path = \"{}\" }}\n\
+                 [procedure]\ndrop_caches = false\n[workload]\n{workload}\n",
+                dir.path().display()
+            );
+            crate::plan::load::load_str(&dir.path().join("x.toml"), &text).unwrap()
+        };
+        assert!(root_requirements(&plan("iozone = { size = \"1m\" }")).is_empty());
+        let need = root_requirements(&plan("iozone = { size = \"1m\", purge = \"drop_caches\" }"));
+        assert_eq!(
+            need,
+            ["dropping the page cache between passes (workload.iozone.purge = \"drop_caches\")"]
+        );
+        assert!(
+            root_requirements(&plan("iozone = { size = \"1m\", purge = \"fadvise\" }")).is_empty()
+        );
     }
 
     #[test]
