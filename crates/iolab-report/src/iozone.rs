@@ -100,8 +100,9 @@ impl Collector {
     }
 
     /// The matrix, or `None` when no run was an iozone run — or when the runs differ only in
-    /// threads or purge, each grid one cell: those are drawn against their factor instead.
-    pub fn finish(self) -> Option<IozoneMatrix> {
+    /// threads or purge, each grid one cell, and the report draws its metrics against a
+    /// factor (`swept`): one-cell grids would only repeat that.
+    pub fn finish(self, swept: bool) -> Option<IozoneMatrix> {
         if self.sums.is_empty() {
             return None;
         }
@@ -111,7 +112,7 @@ impl Collector {
         figures.sort_unstable();
         figures.dedup();
         let several_variants = self.order.len() > figures.len();
-        if one_cell_each && several_variants {
+        if swept && one_cell_each && several_variants {
             return None;
         }
         let threads_vary = self.order.iter().any(|(_, t, _)| *t != self.order[0].1);
@@ -326,7 +327,7 @@ mod tests {
         let mut col = Collector::default();
         col.add(&[&a, &b]);
         col.add(&[&c]);
-        let m = col.finish().unwrap();
+        let m = col.finish(true).unwrap();
         assert_eq!(m.figures.len(), 2);
         let w = &m.figures[0];
         assert_eq!(w.figure, "write");
@@ -343,7 +344,7 @@ mod tests {
         let svg = heatmap(w);
         assert!(svg.contains(">4K<") && svg.contains(">64K<") && svg.contains(">1M<"));
         assert_eq!(svg.matches("<rect").count(), 2, "two cells ran");
-        assert!(Collector::default().finish().is_none());
+        assert!(Collector::default().finish(true).is_none());
         // Several thread counts: a grid per figure and count, named by it.
         let variant = |size: u64, bytes: u64, key: &str, v: serde_json::Value| {
             let mut r = row("write", size, 4096, bytes, 1_000_000_000);
@@ -360,9 +361,14 @@ mod tests {
         let mut single = Collector::default();
         single.add(&[&a]);
         single.add(&[&two]);
-        assert!(single.finish().is_none());
+        assert!(single.finish(true).is_none());
+        // Unless nothing draws them against their factor (two counts, or no factor listed).
+        let mut unswept = Collector::default();
+        unswept.add(&[&a]);
+        unswept.add(&[&two]);
+        assert_eq!(unswept.finish(false).unwrap().figures.len(), 2);
         col.add(&[&two_large]);
-        let m = col.finish().unwrap();
+        let m = col.finish(true).unwrap();
         let names: Vec<_> = m
             .figures
             .iter()
@@ -377,7 +383,7 @@ mod tests {
         col.add(&[&a]);
         col.add(&[&purged]);
         col.add(&[&purged_large]);
-        let m = col.finish().unwrap();
+        let m = col.finish(true).unwrap();
         let names: Vec<_> = m.figures.iter().map(|f| f.figure.as_str()).collect();
         assert_eq!(names, ["write, purge none", "write, purge remount"]);
         assert_eq!(m.figures[1].purge, "remount");
@@ -386,6 +392,6 @@ mod tests {
         other.extra = json!({});
         let mut col = Collector::default();
         col.add(&[&vec![other]]);
-        assert!(col.finish().is_none());
+        assert!(col.finish(true).is_none());
     }
 }

@@ -579,7 +579,9 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
         experiment: details.experiment,
         headline,
         configs,
-        iozone: iozone.finish(),
+        // One-cell iozone grids per thread count or purge are left out only when the sweep
+        // draws the metrics against a factor instead (three or more levels).
+        iozone: iozone.finish(factors.iter().any(|f| f.levels.len() >= 3)),
         replay: replay.finish(),
         factors,
         miss_ratio_curves: curves.finish(),

@@ -665,4 +665,39 @@ fn a_range_of_thread_counts_is_reported_against_the_thread_count() {
         .expect("a sweep section")..];
     assert!(sweep.contains("threads"), "the factor is named");
     assert!(!text.contains("id=\"iozone\""), "no one-cell heatmaps");
+
+    // Two counts draw no sweep (it takes three levels): the grids stay.
+    let db2 = dir.path().join("r2.db");
+    let o = run(&[
+        "iozone",
+        "--dir",
+        data.to_str().unwrap(),
+        "--tests",
+        "write",
+        "--size",
+        "256k",
+        "--threads-max",
+        "2",
+        "--latency",
+        "false",
+        "--no-monitor",
+        "--db",
+        db2.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&[
+        "report",
+        "--db",
+        db2.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(!text.contains("<section id=\"sweep\">"));
+    assert!(
+        text.contains("id=\"iozone\""),
+        "the grids, one per thread count"
+    );
+    assert!(text.contains("write, 2 threads"), "named by their count");
 }
