@@ -615,30 +615,39 @@ fn a_bad_excel_destination_is_refused_before_the_run() {
 fn a_range_of_thread_counts_is_reported_against_the_thread_count() {
     let _hang = iolab_testkit::timeout(300);
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let o = run(&[
-        "iozone",
-        "--dir",
-        data.to_str().unwrap(),
-        "--tests",
-        "write",
-        "--size",
-        "256k",
-        "--threads",
-        "1",
-        "--threads-max",
-        "3",
-        "--latency",
-        "false",
-        "--no-monitor",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let html = dir.path().join("r.html");
+    // `iolab iozone --threads 1 --threads-max MAX` stored in its own database: its output,
+    // then its HTML report.
+    let range = |max: &str| {
+        let db = dir.path().join(format!("r{max}.db"));
+        let (data, db_s) = (data.to_str().unwrap(), db.to_str().unwrap());
+        let o = run(&[
+            "iozone",
+            "--dir",
+            data,
+            "--tests",
+            "write",
+            "--size",
+            "256k",
+            "--threads",
+            "1",
+            "--threads-max",
+            max,
+            "--latency",
+            "false",
+            "--no-monitor",
+            "--db",
+            db_s,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = run(&["report", "--db", db_s, "-o", html.to_str().unwrap()]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        (stdout(&o), std::fs::read_to_string(&html).unwrap())
+    };
+    let (text, report) = range("3");
     // The table ends with iolab's figure per test and thread count.
-    let text = stdout(&o);
     let table = &text[text
         .find("MiB/s (iolab's figure) by threads")
         .expect("a table by threads")..];
@@ -649,55 +658,19 @@ fn a_range_of_thread_counts_is_reported_against_the_thread_count() {
     assert!(write[1..]
         .iter()
         .all(|v| v.parse::<f64>().is_ok_and(|x| x > 0.0)));
-    let html = dir.path().join("r.html");
-    let o = run(&[
-        "report",
-        "--db",
-        db.to_str().unwrap(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = std::fs::read_to_string(&html).unwrap();
     // Each metric against the thread count, 1 … 3; no grids of one cell per count.
-    let sweep = &text[text
+    let sweep = &report[report
         .find("<section id=\"sweep\">")
         .expect("a sweep section")..];
     assert!(sweep.contains("threads"), "the factor is named");
-    assert!(!text.contains("id=\"iozone\""), "no one-cell heatmaps");
+    assert!(!report.contains("id=\"iozone\""), "no one-cell heatmaps");
 
     // Two counts draw no sweep (it takes three levels): the grids stay.
-    let db2 = dir.path().join("r2.db");
-    let o = run(&[
-        "iozone",
-        "--dir",
-        data.to_str().unwrap(),
-        "--tests",
-        "write",
-        "--size",
-        "256k",
-        "--threads-max",
-        "2",
-        "--latency",
-        "false",
-        "--no-monitor",
-        "--db",
-        db2.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(&[
-        "report",
-        "--db",
-        db2.to_str().unwrap(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = std::fs::read_to_string(&html).unwrap();
-    assert!(!text.contains("<section id=\"sweep\">"));
+    let (_, report) = range("2");
+    assert!(!report.contains("<section id=\"sweep\">"));
     assert!(
-        text.contains("id=\"iozone\""),
+        report.contains("id=\"iozone\""),
         "the grids, one per thread count"
     );
-    assert!(text.contains("write, 2 threads"), "named by their count");
+    assert!(report.contains("write, 2 threads"), "named by their count");
 }
