@@ -17,13 +17,7 @@ static PAGE_CACHE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Whether `dir` is on a filesystem whose page cache can be emptied (not tmpfs or ramfs).
 fn on_disk(dir: &std::path::Path) -> bool {
-    let c = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
-    // SAFETY: a valid path and a zeroed out-parameter.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut st) }, 0);
-    // ramfs has no constant in libc.
-    const RAMFS_MAGIC: libc::c_long = 0x8584_58f6;
-    !matches!(st.f_type, libc::TMPFS_MAGIC | RAMFS_MAGIC)
+    iolab_sut::residency::is_memory_fs(dir) == Some(false)
 }
 
 /// `(figure, cached_bytes)` of every figure of `iolab iozone --json` output.

@@ -16,7 +16,7 @@ use iolab_engine::stats::LatencyHistogram;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::option::{OptionDef, OptionValue};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::table::{self, TableKind, TableSpec};
 use super::{LoadContext, Workload};
@@ -343,7 +343,7 @@ pub fn from_command_line(
         "bonnie size={} chunk={} files={}k",
         plan.size, plan.chunk_size, plan.files_k
     );
-    let workload_json = json!({ KEY: options_json(&spec) });
+    let workload_json = json!({ KEY: table::options_json(&spec) });
     single(SingleRun {
         name,
         source: "iolab bonnie".into(),
@@ -355,11 +355,6 @@ pub fn from_command_line(
         }),
         workload_json,
     })
-}
-
-/// A spec as `bonnie = { … }` would write it.
-fn options_json(spec: &BonnieSpec) -> Value {
-    table::options_json(spec)
 }
 
 /// Adds a bonnie run's measurements to `record`: the common metrics over all phases, each
@@ -455,7 +450,7 @@ mod tests {
     fn the_stored_spec_has_every_option() {
         let mut spec = BonnieSpec::with_defaults(PathBuf::from("/d"), 1);
         spec.size = Some(1 << 20);
-        let stored = options_json(&spec);
+        let stored = table::options_json(&spec);
         for o in iolab_bonnie::OPTIONS {
             assert!(stored.get(o.name).is_some(), "`{}` is not stored", o.name);
         }

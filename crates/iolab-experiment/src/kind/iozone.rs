@@ -418,7 +418,7 @@ pub fn from_command_line(
         spec.threads,
         spec.flush.name()
     );
-    let workload_json = json!({ KEY: options_json(&spec) });
+    let workload_json = json!({ KEY: table::options_json(&spec) });
     single(SingleRun {
         name,
         source: "iolab iozone".into(),
@@ -627,7 +627,7 @@ fn configurations<const N: usize>(
             configs_json.push(json!({
                 "label": label,
                 "factors": factors,
-                "workload": { KEY: options_json(&spec) },
+                "workload": { KEY: table::options_json(&spec) },
             }));
             crate::plan::ConfigPlan {
                 label,
@@ -643,11 +643,6 @@ fn configurations<const N: usize>(
     plan.resolved["configs"] = Value::Array(configs_json);
     plan.resolved["name"] = json!(plan.name);
     Ok(plan)
-}
-
-/// A spec as `iozone = { … }` would write it.
-fn options_json(spec: &IozoneSpec) -> Value {
-    table::options_json(spec)
 }
 
 const MIB: f64 = 1048576.0;
@@ -765,7 +760,7 @@ mod tests {
     fn the_stored_spec_has_every_option() {
         let mut spec = IozoneSpec::with_defaults(PathBuf::from("/d"), 1);
         spec.mix_read_percent = Some(50);
-        let stored = options_json(&spec);
+        let stored = table::options_json(&spec);
         for o in iolab_iozone::OPTIONS {
             assert!(stored.get(o.name).is_some(), "`{}` is not stored", o.name);
         }

@@ -15,7 +15,7 @@ use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::micro::{
     MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionValue, RecordSync, OPTIONS,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::table::{self, TableKind, TableSpec};
 use super::{LoadContext, Workload};
@@ -192,7 +192,7 @@ pub fn from_command_line(
         spec.size,
         spec.threads
     );
-    let workload_json = json!({ KEY: options_json(&spec) });
+    let workload_json = json!({ KEY: table::options_json(&spec) });
     single(SingleRun {
         name,
         source: "iolab micro".into(),
@@ -204,11 +204,6 @@ pub fn from_command_line(
         }),
         workload_json,
     })
-}
-
-/// A spec as `micro = { … }` would write it (set options only).
-fn options_json(spec: &MicroSpec) -> Value {
-    table::options_json(spec)
 }
 
 /// Adds a micro test's measurements to `record`: the common metrics, `final_sync_ns`, one

@@ -225,7 +225,7 @@ pub fn from_command_line(
     if let Some(t) = spec.time_limit {
         name.push_str(&format!(" time={}", iolab_workload::duration_text(t)));
     }
-    let workload_json = json!({ KEY: options_json(&spec) });
+    let workload_json = json!({ KEY: table::options_json(&spec) });
     single(SingleRun {
         name,
         source: "iolab sqlite".into(),
@@ -237,11 +237,6 @@ pub fn from_command_line(
         }),
         workload_json,
     })
-}
-
-/// A spec as `sqlite = { … }` would write it.
-fn options_json(spec: &SqliteSpec) -> Value {
-    table::options_json(spec)
 }
 
 /// Adds a SQLite run's measurements to `record`: the common metrics (ops = transactions,
