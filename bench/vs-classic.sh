@@ -744,7 +744,7 @@ iolab_cmd() {
         # iolab's default also reads the clock after every record (its latency percentiles),
         # which costs ~2 % of a 4 KiB tmpfs read (bench/README.md has the measurement).
         iozone) CMD=("$IOLAB" iozone --dir "$dir" --tests write,read,random --size "${IOZ_MIB}m"
-                     --record 4k --direct --flush included --latency "$IOZ_LATENCY" --json --no-db) ;;
+                     --record 4k --direct --flush fsync --latency "$IOZ_LATENCY" --json --no-db) ;;
         bonnie) CMD=("$IOLAB" bonnie --dir "$dir" --size "$(bonnie_mib "$place")m" --char-size 0
                      --phases io --json --no-db) ;;
     esac

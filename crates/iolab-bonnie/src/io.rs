@@ -124,7 +124,7 @@ fn all(
 #[inline]
 pub(crate) fn fsync(fd: RawFd) -> io::Result<()> {
     // SAFETY: a plain syscall on an open descriptor.
-    if unsafe { libc::fsync(fd) } != 0 {
+    if unsafe { nocancel::fsync(fd) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -163,7 +163,7 @@ pub(crate) fn read_full(fd: RawFd, buf: &mut [u8]) -> io::Result<()> {
 #[inline]
 fn lseek(fd: RawFd, offset: i64, whence: libc::c_int) -> io::Result<()> {
     // SAFETY: a plain call on an open descriptor.
-    if unsafe { libc::lseek(fd, offset, whence) } < 0 {
+    if unsafe { nocancel::lseek(fd, offset, whence) } < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())

@@ -332,26 +332,30 @@ impl fmt::Display for Figure {
     }
 }
 
-/// Where the flush (fsync, then close) of each pass goes.
+/// Where the flush (fsync, then close) of each pass goes: both inside the timed region, only
+/// the fsync, or neither. Every pass ends with both either way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Flush {
     /// Inside the timed region (iolab's default; iozone `-e -c`): a write is done when its
     /// data is on stable storage.
     Included,
+    /// The fsync inside the timed region, the close after it (iozone `-e` alone).
+    Fsync,
     /// After the timed region (iozone's default, without `-e`/`-c`): writes are timed into the
     /// page cache only.
     Excluded,
 }
 
 impl Flush {
-    pub const NAMES: [&'static str; 2] = ["included", "excluded"];
+    pub const NAMES: [&'static str; 3] = ["included", "fsync", "excluded"];
     /// `iozone` names iozone's default.
     pub const ALIASES: &'static [(&'static str, &'static str)] = &[("iozone", "excluded")];
 
     pub fn name(self) -> &'static str {
         match self {
             Flush::Included => "included",
+            Flush::Fsync => "fsync",
             Flush::Excluded => "excluded",
         }
     }
@@ -359,6 +363,7 @@ impl Flush {
     pub fn parse(text: &str) -> Option<Flush> {
         match text {
             "included" => Some(Flush::Included),
+            "fsync" => Some(Flush::Fsync),
             "excluded" | "iozone" => Some(Flush::Excluded),
             _ => None,
         }
@@ -483,14 +488,14 @@ pub const OPTIONS: &[IozoneOption] = &[
     },
     OptionDef {
         name: "flush",
-        original: "-e -c",
+        original: "-e -c / -e",
         value_name: "FLUSH",
         kind: OptionKind::Choice(&Flush::NAMES),
         default: Some("included"),
         aliases: Flush::ALIASES,
-        help: "fsync + close of every pass inside the timing (iolab's default, iozone -e -c) or \
-               after it (excluded, alias iozone: iozone's default, which times writes into the \
-               page cache)",
+        help: "fsync + close of every pass inside the timing (included: iolab's default, iozone \
+               -e -c), only the fsync inside it (fsync: iozone -e), or both after it (excluded, \
+               alias iozone: iozone's default, which times writes into the page cache)",
         apply: |s, v| s.flush = Flush::parse(v.name()).unwrap_or(s.flush),
         get: |s| Some(OptionValue::Name(s.flush.name())),
     },

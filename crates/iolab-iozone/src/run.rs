@@ -53,10 +53,10 @@ const ABORT: u8 = 2;
 pub struct ChildResult {
     pub ops: u64,
     pub bytes: u64,
-    /// Its own timed window: from its release to its last record, or to the end of its flush
-    /// when the flush is included.
+    /// Its own timed window: from its release to its last record, or to the end of its fsync
+    /// (`flush = "fsync"`) or of its close (`flush = "included"`).
     pub elapsed_ns: u64,
-    /// The flush (fsync + close), inside the window or after it.
+    /// The flush (fsync + close), inside the window, partly or after it.
     pub flush_ns: u64,
     /// Bytes done and time taken when the stone-wall flag reached it (`None`: it finished
     /// its records first, or stone-walling is off).
@@ -630,17 +630,19 @@ fn open(plan: &IozonePlan, figure: Figure, p: Pattern, path: &Path) -> Result<Ha
     })
 }
 
-/// Flushes and closes a pass's file: `fsync`, then `close` (its error is reported, as
-/// iozone does).
-fn flush(h: Handle, path: &Path) -> Result<(), EngineError> {
-    let file = match h {
+/// A pass's file as a plain descriptor, its buffered writes written.
+fn unbuffer(h: Handle, path: &Path) -> Result<File, EngineError> {
+    Ok(match h {
         Handle::Fd(f) => f,
         Handle::Writer(w) => w
             .into_inner()
             .map_err(|e| io_err("write", path, e.into_error()))?,
         Handle::Reader(r) => r.into_inner(),
-    };
-    file.sync_all().map_err(|e| io_err("fsync", path, e))?;
+    })
+}
+
+/// Closes a pass's file, reporting the error (as iozone does).
+fn close(file: File, path: &Path) -> Result<(), EngineError> {
     let fd = file.into_raw_fd();
     // SAFETY: we own the descriptor and close it once.
     if unsafe { libc::close(fd) } != 0 {
@@ -680,7 +682,7 @@ fn check_len(r: isize, len: usize, op: &'static str, offset: u64) -> Result<(), 
 #[inline(always)]
 fn seek(fd: RawFd, offset: u64) -> Result<(), Fail> {
     // SAFETY: a plain syscall on a descriptor the pass owns.
-    let r = unsafe { libc::lseek(fd, offset as libc::off_t, libc::SEEK_SET) };
+    let r = unsafe { iolab_engine::nocancel::lseek(fd, offset as libc::off_t, libc::SEEK_SET) };
     if r < 0 {
         return Err(Fail {
             op: "lseek",
@@ -792,13 +794,12 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
     // Priming: iozone's read test reads the first record and seeks back before its timer.
     if p == Pattern::SeqRead {
         // SAFETY: the buffer holds `len` bytes; the descriptor is the pass's own.
-        let r = unsafe { libc::read(fd, buf.as_mut_ptr().cast::<libc::c_void>(), len) };
+        let r = unsafe { nocancel::read(fd, buf.as_mut_ptr().cast::<libc::c_void>(), len) };
         check_len(r, len, "read", 0)
             .and_then(|()| seek(fd, 0))
             .map_err(|f| fail(path, f))?;
     }
     let ptr = buf.as_mut_ptr();
-    let included = plan.flush == Flush::Included;
     // The timed region starts here: getrusage marks it.
     let cpu0 = CpuMark::now();
     let t0 = clock.ticks();
@@ -949,23 +950,19 @@ fn child(t: u32, path: &Path, shared: &Shared<'_>) -> Result<Child, EngineError>
     if plan.stonewall {
         shared.state.fetch_or(STONEWALL, Ordering::Relaxed);
     }
-    // The flush and the clock reading after it: (that reading, the flush's length).
-    let flush_timed = |h: Handle| -> Result<(u64, u64), EngineError> {
-        let f0 = clock.ticks();
-        flush(h, path)?;
-        let f1 = clock.ticks();
-        Ok((f1, clock.ns(f1 - f0)))
-    };
-    let (end, flush_ns, (usage, cpu_ns)) = if included {
-        let (end, ns) = flush_timed(h)?;
-        (end, ns, cpu0.since())
-    } else {
-        let end = clock.ticks();
-        let cpu = cpu0.since();
-        // The timed region has ended (getrusage marks it); the flush follows.
-        let (_, ns) = flush_timed(h)?;
-        (end, ns, cpu)
-    };
+    // The flush: fsync, then close. The timer (and the CPU reading) stops before both
+    // (excluded), between them (fsync) or after both (included).
+    let f0 = clock.ticks();
+    let mut stop = (plan.flush == Flush::Excluded).then(|| (f0, cpu0.since()));
+    let file = unbuffer(h, path)?;
+    file.sync_all().map_err(|e| io_err("fsync", path, e))?;
+    if plan.flush == Flush::Fsync {
+        stop = Some((clock.ticks(), cpu0.since()));
+    }
+    close(file, path)?;
+    let f1 = clock.ticks();
+    let (end, (usage, cpu_ns)) = stop.unwrap_or_else(|| (f1, cpu0.since()));
+    let flush_ns = clock.ns(f1 - f0);
     Ok(Child {
         result: ChildResult {
             ops: tm.ops,

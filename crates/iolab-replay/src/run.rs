@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use iolab_engine::nocancel;
 use iolab_engine::usage::Usage;
 use serde::Serialize;
 
@@ -329,13 +330,13 @@ fn run_phase(
                 let mut left = size;
                 while left > 0 {
                     let len = left.min(CHUNK as u64) as usize;
-                    let w = unsafe { libc::write(fd, data.as_ptr().cast(), len) };
+                    let w = unsafe { nocancel::write(fd, data.as_ptr().cast(), len) };
                     if w <= 0 {
                         return Err(io_err("write", dir, name));
                     }
                     left -= w as u64;
                 }
-                if fsync && unsafe { libc::fsync(fd) } != 0 {
+                if fsync && unsafe { nocancel::fsync(fd) } != 0 {
                     return Err(io_err("fsync", dir, name));
                 }
                 drop(f);
@@ -347,7 +348,7 @@ fn run_phase(
                 }
                 let _f = unsafe { OwnedFd::from_raw_fd(fd) };
                 loop {
-                    let r = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+                    let r = unsafe { nocancel::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
                     if r < 0 {
                         return Err(io_err("read", dir, name));
                     }
@@ -366,7 +367,7 @@ fn run_phase(
                 while done < len {
                     let l = (len - done).min(buf.len() as u64) as usize;
                     let r = unsafe {
-                        libc::pread(
+                        nocancel::pread(
                             fd,
                             buf.as_mut_ptr().cast(),
                             l,
@@ -388,7 +389,7 @@ fn run_phase(
                     return Err(io_err("open", dir, name));
                 }
                 let _f = unsafe { OwnedFd::from_raw_fd(fd) };
-                if unsafe { libc::fsync(fd) } != 0 {
+                if unsafe { nocancel::fsync(fd) } != 0 {
                     return Err(io_err("fsync", dir, name));
                 }
             }

@@ -141,7 +141,7 @@ fn trace(args: &[&str]) -> Vec<Pass> {
 #[ignore = "needs strace (scripts/test.sh installs it as root)"]
 fn the_write_test_times_no_fsync_unless_asked() {
     iolab_testkit::require_tool("strace");
-    for flush in ["excluded", "included"] {
+    for flush in ["excluded", "fsync", "included"] {
         let passes = trace(&["--tests", "write", "--size", "64k", "--flush", flush]);
         assert_eq!(passes.len(), 2, "write and rewrite: {passes:#?}");
         for (i, p) in passes.iter().enumerate() {
@@ -168,17 +168,27 @@ fn the_write_test_times_no_fsync_unless_asked() {
             assert!(named(timed, "lseek").is_empty(), "sequential; {ctx}");
             let in_fsync = named(timed, "fsync").len();
             let out_fsync = named(p.after(), "fsync").len();
-            if flush == "excluded" {
-                assert_eq!(
-                    (in_fsync, out_fsync),
-                    (0, 1),
-                    "fsync after the timer; {ctx}"
-                );
-                assert!(named(timed, "close").is_empty(), "{ctx}");
-            } else {
-                assert_eq!((in_fsync, out_fsync), (1, 0), "fsync timed; {ctx}");
-                let last = timed.last().unwrap();
-                assert!(last.starts_with("close("), "close ends the region; {ctx}");
+            let last = timed.last().unwrap();
+            let after_close = named(p.after(), "close").len();
+            match flush {
+                // iozone's default: the timer stops after the last write.
+                "excluded" => {
+                    assert_eq!((in_fsync, out_fsync), (0, 1), "fsync after; {ctx}");
+                    assert!(last.starts_with("write("), "{ctx}");
+                    assert_eq!(after_close, 1, "{ctx}");
+                }
+                // iozone -e: after the fsync, before the close.
+                "fsync" => {
+                    assert_eq!((in_fsync, out_fsync), (1, 0), "fsync timed; {ctx}");
+                    assert!(last.starts_with("fsync("), "fsync ends the region; {ctx}");
+                    assert_eq!(after_close, 1, "close after the timer; {ctx}");
+                }
+                // iozone -e -c: after the close.
+                _ => {
+                    assert_eq!((in_fsync, out_fsync), (1, 0), "fsync timed; {ctx}");
+                    assert!(last.starts_with("close("), "close ends the region; {ctx}");
+                    assert_eq!(after_close, 0, "{ctx}");
+                }
             }
         }
     }

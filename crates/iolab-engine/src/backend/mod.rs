@@ -228,9 +228,9 @@ pub(crate) fn fd_sync(fd: libc::c_int, data_only: bool) -> io::Result<()> {
     // SAFETY: plain syscalls on a descriptor we own.
     check(unsafe {
         if data_only {
-            libc::fdatasync(fd)
+            crate::nocancel::fdatasync(fd)
         } else {
-            libc::fsync(fd)
+            crate::nocancel::fsync(fd)
         }
     })
 }

@@ -51,7 +51,7 @@ impl Backend for SyncBackend {
         let fd = f.file.as_raw_fd();
         if offset != f.pos {
             // SAFETY: lseek on a descriptor we own.
-            let r = unsafe { libc::lseek(fd, offset as libc::off_t, libc::SEEK_SET) };
+            let r = unsafe { crate::nocancel::lseek(fd, offset as libc::off_t, libc::SEEK_SET) };
             if r < 0 {
                 return Err(io::Error::last_os_error());
             }

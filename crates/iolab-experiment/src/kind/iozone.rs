@@ -125,7 +125,8 @@ pub static METRICS: LazyLock<Vec<MetricDef>> = LazyLock::new(|| {
             Some(Better::Higher),
             f.title(),
             "iozone test pass: all the bytes of every thread over the whole timed region \
-             (the flush inside it unless `flush = \"excluded\"`)",
+             (fsync + close inside it, the fsync only with `flush = \"fsync\"`, neither with \
+             `flush = \"excluded\"`)",
         ));
     }
     for f in Figure::ALL {

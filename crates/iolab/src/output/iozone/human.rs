@@ -37,6 +37,7 @@ impl Formatter<IozoneReport> for Human {
                 if p.threads == 1 { "" } else { "s" },
                 match p.flush {
                     Flush::Included => "included (fsync + close timed)",
+                    Flush::Fsync => "fsync (fsync timed, close after the timer: iozone -e)",
                     Flush::Excluded => "excluded (iozone's default: fsync + close after the timer)",
                 },
                 p.seed
