@@ -31,7 +31,7 @@ pub enum Command {
     /// Run iozone's tests natively: write/rewrite, read/re-read, random, backward, stride… per
     /// file size × record size, single stream or with threads (throughput mode)
     #[command(
-        after_help = "Examples:\n  iolab iozone --dir /mnt/test --tests write,read,random --size 64m --record 4k\n  iolab iozone --dir /mnt/test --tests 0,1 --flush excluded --format iozone   # iozone's own default timing\n  iolab iozone --dir /mnt/test --threads 4 --size 256m --direct\n  iolab iozone --dir /mnt/test --auto --auto-max-size 64m --format iozone\n\nThe flush (fsync + close) of every pass is timed by default: --flush excluded\n(alias iozone) times writes into the page cache only, as iozone does without -e.\nFiles are named iolab-iozone.N (one per thread) and removed at the end.\nSee docs/iozone.md."
+        after_help = "Examples:\n  iolab iozone --dir /mnt/test --tests write,read,random --size 64m --record 4k\n  iolab iozone --dir /mnt/test --tests 0,1 --flush excluded --format iozone   # iozone's own default timing\n  iolab iozone --dir /mnt/test --threads 4 --size 256m --direct\n  iolab iozone --dir /mnt/test --auto --auto-max-size 64m --format iozone\n\nThe flush (fsync + close) of every pass is timed by default (iozone -e -c): --flush\nfsync times the fsync only (iozone -e); --flush excluded (alias iozone) times writes\ninto the page cache only, as iozone does without -e.\nFiles are named iolab-iozone.N (one per thread) and removed at the end.\nSee docs/iozone.md."
     )]
     Iozone(IozoneArgs),
     /// Time SQLite transactions under a journal mode and synchronous level (Mobibench's DB mode)

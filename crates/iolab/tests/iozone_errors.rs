@@ -41,7 +41,7 @@ fn bad_command_lines_name_the_flag() {
     assert_usage(&iozone(&["--threads", "0"]), "--threads");
     assert_usage(
         &iozone(&["--flush", "sometimes"]),
-        "expected one of included, excluded",
+        "expected one of included, fsync, excluded",
     );
     assert_usage(&iozone(&["--record", "4q"]), "is not a size");
     assert_usage(
