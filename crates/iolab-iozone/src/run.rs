@@ -682,7 +682,7 @@ fn check_len(r: isize, len: usize, op: &'static str, offset: u64) -> Result<(), 
 #[inline(always)]
 fn seek(fd: RawFd, offset: u64) -> Result<(), Fail> {
     // SAFETY: a plain syscall on a descriptor the pass owns.
-    let r = unsafe { iolab_engine::nocancel::lseek(fd, offset as libc::off_t, libc::SEEK_SET) };
+    let r = unsafe { nocancel::lseek(fd, offset as libc::off_t, libc::SEEK_SET) };
     if r < 0 {
         return Err(Fail {
             op: "lseek",

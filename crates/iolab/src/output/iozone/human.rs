@@ -9,11 +9,13 @@ use iolab_workload::{format_bytes, format_ns};
 use super::IozoneReport;
 use crate::output::Formatter;
 
+/// Rates are printed in MiB/s.
+const MIB: f64 = 1048576.0;
+
 pub struct Human;
 
 impl Formatter<IozoneReport> for Human {
     fn write(&self, report: &IozoneReport, out: &mut dyn Write) -> io::Result<()> {
-        const MIB: f64 = 1048576.0;
         for r in &report.results {
             let p = &r.plan;
             let mut flags = Vec::new();
@@ -127,7 +129,6 @@ impl Formatter<IozoneReport> for Human {
 /// figure per test and thread count in one table, as iozone's throughput report lays it
 /// out.
 fn scaling(results: &[iolab_iozone::IozoneResult], out: &mut dyn Write) -> io::Result<()> {
-    const MIB: f64 = 1048576.0;
     let counts: Vec<u32> = results.iter().map(|r| r.plan.threads).collect();
     let one_cell = results
         .windows(2)
