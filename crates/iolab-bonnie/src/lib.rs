@@ -8,11 +8,12 @@
 //! [`BonniePlan`] that [`run_bonnie_cancellable`] runs. Unlike bonnie++, a phase too short
 //! to time with a 1 µs clock is not hidden behind `+++++`: every phase is timed on iolab's
 //! clock and says how precise its figure is ([`PhaseResult::rel_error`]). Libraries never
-//! print: progress goes through the engine's [`iolab_engine::Observer`].
+//! print: progress goes through the engine's [`iolab_kind::RunHooks`].
 
 mod error;
 mod files;
 mod io;
+pub mod kind;
 mod options;
 mod phase;
 mod run;

@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 
 use iolab_engine::clock::Clock;
 use iolab_engine::gate::{worker_builder, AbortOnPanic, FinishLine, Gate};
-use iolab_engine::micro::{check_dir, existing_file, Observer, PROGRESS_PERIOD};
+use iolab_engine::micro::{check_dir, existing_file, PROGRESS_PERIOD};
 use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::{CpuMark, Usage};
 use iolab_engine::EngineError;
+use iolab_kind::RunHooks;
 use serde::Serialize;
 
 use crate::error::BonnieError;
@@ -267,15 +268,18 @@ pub(crate) fn io_err(op: &'static str, path: &Path, e: io::Error) -> BonnieError
 }
 
 /// Runs `plan`. On failure, what the run created is removed.
-pub fn run_bonnie(plan: &BonniePlan, obs: &mut dyn Observer) -> Result<BonnieResult, BonnieError> {
-    run_bonnie_cancellable(plan, obs, &AtomicBool::new(false))
+pub fn run_bonnie(
+    plan: &BonniePlan,
+    hooks: &mut dyn RunHooks,
+) -> Result<BonnieResult, BonnieError> {
+    run_bonnie_cancellable(plan, hooks, &AtomicBool::new(false))
 }
 
 /// [`run_bonnie`] that ends early with an interruption once `cancel` is set: within a timed
 /// operation (a chunk, a seek, a file). What the run created is removed.
 pub fn run_bonnie_cancellable(
     plan: &BonniePlan,
-    obs: &mut dyn Observer,
+    hooks: &mut dyn RunHooks,
     cancel: &AtomicBool,
 ) -> Result<BonnieResult, BonnieError> {
     prepare(plan)?;
@@ -322,7 +326,7 @@ pub fn run_bonnie_cancellable(
             shared.go.abort();
             return (join(h), 0);
         }
-        obs.started();
+        hooks.timed_start();
         let start = Instant::now();
         if !shared.go.wait() {
             return (join(h), 0);
@@ -333,11 +337,11 @@ pub fn run_bonnie_cancellable(
                 .load(Ordering::Relaxed)
                 .min(u64::from(plan.seeks));
             let done = shared.progress.load(Ordering::Relaxed) + claimed;
-            obs.progress(done.min(planned), planned, start.elapsed());
+            hooks.records(done.min(planned), planned, start.elapsed());
         });
         let out = join(h);
         let elapsed = start.elapsed().as_nanos() as u64;
-        obs.finished();
+        hooks.timed_end();
         (out, elapsed)
     });
     let phases = outcome?;

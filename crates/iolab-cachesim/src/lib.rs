@@ -12,6 +12,7 @@
 //! open-addressing map ([`map::IdMap`]). The simulation is deterministic.
 
 pub mod cache;
+pub mod kind;
 pub mod list;
 pub mod map;
 mod mem;

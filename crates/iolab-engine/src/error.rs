@@ -61,6 +61,18 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// The run's failure, with the kind's hint (in the words of where its settings came
+    /// from).
+    pub fn failure(&self, hint: Option<String>) -> iolab_kind::RunFailure {
+        iolab_kind::RunFailure {
+            message: self.to_string(),
+            hint,
+            bad_input: self.is_bad_input(),
+            interrupted: self.is_interrupted(),
+            located: false,
+        }
+    }
+
     /// A buffer for `what` could not be allocated.
     pub fn alloc(what: impl Into<String>, e: crate::buffer::AllocError) -> EngineError {
         EngineError::Alloc {

@@ -6,6 +6,7 @@
 //! to release them (it could not be started either). [`worker_builder`] names the threads
 //! and is the one place where they are configured.
 
+use iolab_kind::run::{Event, RunHooks};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread;
@@ -236,17 +237,21 @@ impl Crew {
             .expect("the start is set before the workers are released")
     }
 
-    /// Tells `obs` the workers' set-up so far, summed over them, when any reports one.
-    fn report_setup(&self, obs: &mut dyn crate::Observer) {
+    /// Tells `hooks` the workers' set-up so far, summed over them, when any reports one.
+    fn report_setup(&self, hooks: &mut dyn RunHooks) {
         let sum = |v: &[Progress]| v.iter().map(|p| p.0.load(Ordering::Relaxed)).sum::<u64>();
         let total = sum(&self.setup_total);
         if total > 0 {
-            obs.setting_up(sum(&self.setup_done), total, self.setup_unit);
+            hooks.event(&Event::SettingUp {
+                done: sum(&self.setup_done),
+                total,
+                unit: self.setup_unit,
+            });
         }
     }
 
     /// Runs `work(t)` on threads `name0`, `name1`, … (one per progress counter). Each worker
-    /// sets up, then calls [`Crew::released`]; once all are ready, `obs.started()` runs and
+    /// sets up, then calls [`Crew::released`]; once all are ready, `hooks.timed_start()` runs and
     /// they are released together. While they work the caller reports progress towards
     /// `planned` operations (or, under a time `limit`, towards what the rate so far will reach
     /// by then) and turns `cancel` into `abort`. Nobody starts when a thread
@@ -258,7 +263,7 @@ impl Crew {
         planned: u64,
         limit: Option<Duration>,
         cancel: &AtomicBool,
-        obs: &mut dyn crate::Observer,
+        hooks: &mut dyn RunHooks,
         work: &(dyn Fn(usize) -> Result<T, E> + Sync),
     ) -> Vec<Result<T, E>> {
         let n = self.progress.len();
@@ -284,7 +289,7 @@ impl Crew {
                 if cancel.load(Ordering::Relaxed) {
                     self.abort.store(true, Ordering::Relaxed);
                 }
-                self.report_setup(obs);
+                self.report_setup(hooks);
             });
             if !set_up || self.abort.load(Ordering::Relaxed) {
                 // A worker panicked or failed before the start: that is the error.
@@ -292,22 +297,22 @@ impl Crew {
                 return handles.into_iter().map(join).collect();
             }
             // The set-up's last word: all of it done.
-            self.report_setup(obs);
-            obs.started();
+            self.report_setup(hooks);
+            hooks.timed_start();
             let _ = self.start.set(Instant::now());
             if !self.go.wait() {
                 return handles.into_iter().map(join).collect();
             }
-            self.watch(&line, planned, limit, cancel, obs);
+            self.watch(&line, planned, limit, cancel, hooks);
             let out: Vec<_> = handles.into_iter().map(join).collect();
-            obs.finished();
+            hooks.timed_end();
             out
         })
     }
 
     /// The caller's part while the workers run: every
     /// [`PROGRESS_PERIOD`](crate::micro::PROGRESS_PERIOD) (or when a worker signs off), tell
-    /// `obs` the operations done so far (against [`expected`]), and set `abort` once `cancel`
+    /// `hooks` the operations done so far (against [`expected`]), and set `abort` once `cancel`
     /// is set. Returns when every worker has signed off at `line`.
     fn watch(
         &self,
@@ -315,7 +320,7 @@ impl Crew {
         planned: u64,
         limit: Option<Duration>,
         cancel: &AtomicBool,
-        obs: &mut dyn crate::Observer,
+        hooks: &mut dyn RunHooks,
     ) {
         let start = self.start();
         line.wait(crate::micro::PROGRESS_PERIOD, || {
@@ -328,7 +333,11 @@ impl Crew {
                 .map(|p| p.0.load(Ordering::Relaxed))
                 .sum();
             let elapsed = start.elapsed();
-            obs.progress(done, expected(done, planned, limit, elapsed), elapsed);
+            hooks.event(&Event::Records {
+                done,
+                planned: expected(done, planned, limit, elapsed),
+                elapsed,
+            });
         });
     }
 }

@@ -23,4 +23,4 @@ pub mod workload;
 mod testutil;
 
 pub use error::EngineError;
-pub use micro::{run_micro, MicroResult, Observer};
+pub use micro::{run_micro, MicroResult};

@@ -6,6 +6,7 @@
 //! allocating buffers and computing the visiting order. Inside: the records and, for write
 //! passes, the final fsync/msync (docs/micro.md).
 
+use iolab_kind::run::{Event, RunHooks};
 use std::fs::{self, File};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -27,30 +28,12 @@ use crate::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram, T
 use crate::usage::Usage;
 use iolab_workload::rng::Rng;
 
-/// How often [`Observer::progress`] is called.
+/// How often progress ([`Event::Records`]) is reported.
 pub const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
 /// Width of the per-interval counters.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 /// Chunk size for pre-filling files: large enough to stream, small enough for smooth progress.
 const FILL_CHUNK: usize = 1 << 20;
-
-/// Hooks for the caller, all called from the calling thread.
-pub trait Observer {
-    /// Pre-filling data files: `done` of `total` bytes written.
-    fn preparing(&mut self, _done: u64, _total: u64) {}
-    /// Workers setting themselves up before the timed region (a SQLite run filling its
-    /// tables): `done` of `total` `unit`s (singular), summed over the workers.
-    fn setting_up(&mut self, _done: u64, _total: u64, _unit: &'static str) {}
-    /// Called about every [`PROGRESS_PERIOD`] during the timed region: records completed so
-    /// far, records planned (all passes), time since the start.
-    fn progress(&mut self, _done: u64, _planned: u64, _elapsed: Duration) {}
-    /// Every worker is ready; the timed region starts right after this returns.
-    fn started(&mut self) {}
-    /// The last worker finished; the timed region has ended.
-    fn finished(&mut self) {}
-}
-
-impl Observer for () {}
 
 /// What a micro run measured.
 #[derive(Debug, Clone)]
@@ -98,8 +81,8 @@ pub fn data_file(dir: &Path, thread: u32) -> PathBuf {
 }
 
 /// Runs `plan`. On failure, files this run created are removed.
-pub fn run_micro(plan: &MicroPlan, obs: &mut dyn Observer) -> Result<MicroResult, EngineError> {
-    run_micro_cancellable(plan, obs, &AtomicBool::new(false))
+pub fn run_micro(plan: &MicroPlan, hooks: &mut dyn RunHooks) -> Result<MicroResult, EngineError> {
+    run_micro_cancellable(plan, hooks, &AtomicBool::new(false))
 }
 
 /// [`run_micro`] that ends early with [`EngineError::Interrupted`] once `cancel` is set (from
@@ -107,12 +90,12 @@ pub fn run_micro(plan: &MicroPlan, obs: &mut dyn Observer) -> Result<MicroResult
 /// [`PROGRESS_PERIOD`] while running. Files it created are removed.
 pub fn run_micro_cancellable(
     plan: &MicroPlan,
-    obs: &mut dyn Observer,
+    hooks: &mut dyn RunHooks,
     cancel: &AtomicBool,
 ) -> Result<MicroResult, EngineError> {
     let mut prepared = Vec::new();
-    let result = prepare(plan, obs, &mut prepared, cancel)
-        .and_then(|()| execute(plan, &prepared, obs, cancel));
+    let result = prepare(plan, hooks, &mut prepared, cancel)
+        .and_then(|()| execute(plan, &prepared, hooks, cancel));
     if result.is_err() {
         for p in prepared.iter().filter(|p| p.created) {
             let _ = fs::remove_file(&p.path);
@@ -209,7 +192,7 @@ fn is_sparse(m: &fs::Metadata, size: u64) -> bool {
 
 fn prepare(
     plan: &MicroPlan,
-    obs: &mut dyn Observer,
+    hooks: &mut dyn RunHooks,
     out: &mut Vec<Prepared>,
     cancel: &AtomicBool,
 ) -> Result<(), EngineError> {
@@ -271,7 +254,7 @@ fn prepare(
             .then(|| Rng::stream(plan.seed, 1_000_000 + i as u64));
         fill(&out[idx].path, plan.file_size, rng.as_mut(), &mut |n| {
             done += n;
-            obs.preparing(done, total);
+            hooks.event(&Event::Filling { done, total });
             !cancel.load(Ordering::Relaxed)
         })?;
     }
@@ -429,7 +412,7 @@ struct Shared<'a> {
 fn execute(
     plan: &MicroPlan,
     prepared: &[Prepared],
-    obs: &mut dyn Observer,
+    hooks: &mut dyn RunHooks,
     cancel: &AtomicBool,
 ) -> Result<MicroResult, EngineError> {
     let n = plan.threads as usize;
@@ -441,7 +424,7 @@ fn execute(
     let planned = plan.records_per_thread * u64::from(plan.threads) * u64::from(plan.loops);
     let outcomes = shared
         .crew
-        .run("iolab-w", planned, plan.time_limit, cancel, obs, &|t| {
+        .run("iolab-w", planned, plan.time_limit, cancel, hooks, &|t| {
             worker(t as u32, prepared.get(t).map(|p| p.path.as_path()), &shared)
         });
     if cancel.load(Ordering::Relaxed) {

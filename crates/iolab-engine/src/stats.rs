@@ -76,19 +76,9 @@ impl LatencyHistogram {
     }
 }
 
-/// Percentiles and moments of one histogram. Values are the histogram's (±0.1%).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct LatencySummary {
-    pub count: u64,
-    pub mean_ns: f64,
-    pub stdev_ns: f64,
-    pub min_ns: u64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub p999_ns: u64,
-    pub max_ns: u64,
-}
+/// Percentiles and moments of one histogram (values are the histogram's, ±0.1%): the
+/// record's type, so a kind stores what the engine measured as it is.
+pub use iolab_kind::record::LatencyStats as LatencySummary;
 
 /// Work completed in one interval of the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

@@ -16,6 +16,18 @@ pub struct Usage {
     pub major_faults: u64,
 }
 
+impl Usage {
+    /// The CPU figures a run's record keeps.
+    pub fn cpu(&self) -> iolab_kind::record::Cpu {
+        iolab_kind::record::Cpu {
+            user_ns: self.user_ns,
+            sys_ns: self.sys_ns,
+            voluntary_switches: self.voluntary_switches,
+            involuntary_switches: self.involuntary_switches,
+        }
+    }
+}
+
 /// The calling thread's CPU time so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`: the
 /// scheduler's runtime brought up to now, unlike getrusage's tick-sampled figures, which
 /// can charge a pass of a few milliseconds nothing or a whole tick).

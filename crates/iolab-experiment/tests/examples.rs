@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use iolab_kind::table::from_stored;
+
 fn load(name: &str) -> iolab_experiment::ExperimentPlan {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples")
@@ -20,18 +22,13 @@ fn quickstart() {
     // Long enough for the checks to judge steadiness: short-run asks for 5 full intervals
     // of 1 s (the quickstart used to run ~0.5 s and fire it on every run).
     let min = std::time::Duration::from_secs(iolab_check::checks::short_run::MIN_INTERVALS);
-    for c in &p.configs {
-        match c
-            .workload
-            .as_any()
-            .downcast_ref::<iolab_experiment::kind::micro::MicroWorkload>()
-        {
-            Some(w) => {
-                let m = &w.spec;
+    for (i, c) in p.configs.iter().enumerate() {
+        match from_stored::<iolab_micro::kind::MicroTable>(p.stored_workload(i)) {
+            Ok(m) => {
                 assert!(m.time_limit >= Some(min), "{}: {:?}", c.label, m.time_limit);
                 assert!(m.loops > 1, "{}: time-limited, not one pass", c.label);
             }
-            None => panic!("{}: {:?}", c.label, c.workload),
+            Err(_) => panic!("{}: {:?}", c.label, c.workload),
         }
     }
 }
@@ -81,13 +78,10 @@ fn bonnie_keeps_bonnies_rule_under_the_cache_cap() {
     let p = load("bonnie.toml");
     assert_eq!(p.configs.len(), 2);
     assert!(p.repetitions.rule.max <= 3, "the example must stay short");
-    for c in &p.configs {
-        let w = c
-            .workload
-            .as_any()
-            .downcast_ref::<iolab_experiment::kind::bonnie::BonnieWorkload>()
-            .unwrap_or_else(|| panic!("{}: {:?}", c.label, c.workload));
-        let plan = w.spec.validate().unwrap();
+    for (i, c) in p.configs.iter().enumerate() {
+        let spec = from_stored::<iolab_bonnie::kind::BonnieTable>(p.stored_workload(i))
+            .unwrap_or_else(|_| panic!("{}: {:?}", c.label, c.workload));
+        let plan = spec.validate().unwrap();
         let cap = c.sut.cache_limit.expect("a page-cache cap");
         assert!(plan.size >= 2 * cap, "{}: bonnie++'s rule", c.label);
     }
@@ -97,13 +91,9 @@ fn bonnie_keeps_bonnies_rule_under_the_cache_cap() {
 fn mobibench_sqlite_is_seed_report_002_s_db_experiment() {
     let p = load("mobibench-sqlite.toml");
     assert_eq!(p.configs.len(), 18);
-    for c in &p.configs {
-        let w = c
-            .workload
-            .as_any()
-            .downcast_ref::<iolab_experiment::kind::sqlite::SqliteWorkload>()
-            .unwrap_or_else(|| panic!("{}: {:?}", c.label, c.workload));
-        let s = &w.spec;
+    for (i, c) in p.configs.iter().enumerate() {
+        let s = &from_stored::<iolab_sqlite::kind::SqliteTable>(p.stored_workload(i))
+            .unwrap_or_else(|_| panic!("{}: {:?}", c.label, c.workload));
         assert_eq!(s.mode, iolab_sqlite::Mode::Insert, "{}", c.label);
         assert!(
             c.label.contains(&format!("journal={}", s.journal))

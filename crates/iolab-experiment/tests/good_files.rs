@@ -3,10 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use iolab_experiment::kind::micro::MicroWorkload;
-use iolab_experiment::kind::wml::WmlWorkload;
 use iolab_experiment::{load, ExperimentPlan, Order};
+use iolab_kind::table::from_stored;
+use iolab_micro::kind::MicroTable;
 use iolab_sut::target::{Target, TmpfsSize};
+use iolab_wml::kind::WmlWorkload;
 use iolab_workload::micro::{Access, EngineKind, MicroSpec, SyncMode};
 use serde_json::json;
 
@@ -24,19 +25,16 @@ fn labels(p: &ExperimentPlan) -> Vec<&str> {
     p.configs.iter().map(|c| c.label.as_str()).collect()
 }
 
-fn wml(p: &ExperimentPlan, i: usize) -> &WmlWorkload {
-    let w = &p.configs[i].workload;
-    w.as_any()
-        .downcast_ref()
-        .unwrap_or_else(|| panic!("not WML: {w:?}"))
+/// Configuration `i`'s WML workload, read again from the stored experiment.
+fn wml(p: &ExperimentPlan, i: usize) -> WmlWorkload {
+    let w = p.stored_workload(i);
+    WmlWorkload::from_stored(w).unwrap_or_else(|e| panic!("not WML: {w}: {e}"))
 }
 
-fn micro(p: &ExperimentPlan, i: usize) -> &MicroSpec {
-    let w = &p.configs[i].workload;
-    &w.as_any()
-        .downcast_ref::<MicroWorkload>()
-        .unwrap_or_else(|| panic!("not a micro test: {w:?}"))
-        .spec
+/// Configuration `i`'s micro test, read again from the stored experiment.
+fn micro(p: &ExperimentPlan, i: usize) -> MicroSpec {
+    let w = p.stored_workload(i);
+    from_stored::<MicroTable>(w).unwrap_or_else(|e| panic!("not a micro test: {w}: {e}"))
 }
 
 #[test]
@@ -78,14 +76,25 @@ fn ext4_journal_modes() {
     let w = wml(&p, 2);
     assert_eq!(w.source, "builtin:webserver");
     assert!(w.parsed.filesets().next().is_some());
+    // Read again from the stored experiment, where `set` is a table: its keys in order.
     assert_eq!(
         w.settings.sets,
         [
-            ("nthreads".to_string(), "100".to_string()),
-            ("nfiles".to_string(), "100".to_string())
+            ("nfiles".to_string(), "100".to_string()),
+            ("nthreads".to_string(), "100".to_string())
         ]
     );
-    assert_eq!(wml(&p, 0).settings.sets[0].1, "1");
+    let nthreads = |i| {
+        let w = wml(&p, i);
+        w.settings
+            .sets
+            .iter()
+            .find(|(k, _)| k == "nthreads")
+            .unwrap()
+            .1
+            .clone()
+    };
+    assert_eq!(nthreads(0), "1");
     assert_eq!(w.settings.duration, Some(Duration::from_secs(30)));
     assert_eq!(w.settings.size_scale, Some(0.01));
     assert!(!w.settings.pick_random);

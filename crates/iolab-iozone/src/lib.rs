@@ -8,6 +8,7 @@
 //! a plan with real syscalls; [`matrix`] is auto mode's file-size × record-size matrix. The
 //! crate never prints.
 
+pub mod kind;
 pub mod matrix;
 pub mod options;
 pub mod run;

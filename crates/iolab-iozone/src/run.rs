@@ -33,13 +33,14 @@ use iolab_engine::nocancel;
 use iolab_engine::order::Order;
 use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::{CpuMark, Usage};
-use iolab_engine::{EngineError, Observer};
+use iolab_engine::EngineError;
+use iolab_kind::RunHooks;
 use iolab_workload::rng::Rng;
 use serde::Serialize;
 
 use crate::options::{stride_next, Figure, Flush, IozonePlan, Purge, Test};
 
-/// How often [`Observer::progress`] is called.
+/// How often [`RunHooks::records`] is called.
 pub const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
 /// Chunk size for writing files that a run reads before it writes them.
 const FILL_CHUNK: u64 = 1 << 20;
@@ -228,7 +229,7 @@ impl BetweenPasses for () {
 /// files are removed at the end, whatever happened.
 pub fn run_iozone(
     plan: &IozonePlan,
-    obs: &mut dyn Observer,
+    hooks: &mut dyn RunHooks,
     between: &mut dyn BetweenPasses,
     cancel: &AtomicBool,
 ) -> Result<IozoneResult, EngineError> {
@@ -237,7 +238,7 @@ pub fn run_iozone(
     for f in &files {
         refuse_foreign(f)?;
     }
-    let result = run_figures(plan, &files, obs, between, cancel);
+    let result = run_figures(plan, &files, hooks, between, cancel);
     for f in &files {
         let _ = fs::remove_file(f);
     }
@@ -247,7 +248,7 @@ pub fn run_iozone(
 fn run_figures(
     plan: &IozonePlan,
     files: &[PathBuf],
-    obs: &mut dyn Observer,
+    hooks: &mut dyn RunHooks,
     between: &mut dyn BetweenPasses,
     cancel: &AtomicBool,
 ) -> Result<IozoneResult, EngineError> {
@@ -258,12 +259,12 @@ fn run_figures(
         Some(Test::Write | Test::Fwrite | Test::Pwrite)
     );
     if !creates {
-        fill(files, plan.size, obs, cancel)?;
+        fill(files, plan.size, hooks, cancel)?;
     }
     let clock = Clock::new();
     let figures: Vec<Figure> = plan.figures().collect();
     let planned = figures.len() as u64 * u64::from(plan.threads) * plan.records;
-    obs.started();
+    hooks.timed_start();
     let mut out = Vec::with_capacity(figures.len());
     let mut done = 0;
     for fig in figures {
@@ -279,13 +280,13 @@ fn run_figures(
             purge_ns = clock.ns(clock.ticks().saturating_sub(t0)).max(1);
         }
         let cached_bytes = between.cached_bytes(files);
-        let mut r = run_figure(plan, fig, files, clock, obs, cancel, done, planned)?;
+        let mut r = run_figure(plan, fig, files, clock, hooks, cancel, done, planned)?;
         r.purge_ns = purge_ns;
         r.cached_bytes = cached_bytes;
         done += r.ops();
         out.push(r);
     }
-    obs.finished();
+    hooks.timed_end();
     Ok(IozoneResult {
         plan: plan.clone(),
         figures: out,
@@ -335,7 +336,7 @@ fn io_err(op: &'static str, path: &Path, e: io::Error) -> EngineError {
 fn fill(
     files: &[PathBuf],
     size: u64,
-    obs: &mut dyn Observer,
+    hooks: &mut dyn RunHooks,
     cancel: &AtomicBool,
 ) -> Result<(), EngineError> {
     let total = size * files.len() as u64;
@@ -358,7 +359,7 @@ fn fill(
                 .map_err(|e| io_err("write", path, e))?;
             off += n as u64;
             done += n as u64;
-            obs.preparing(done, total);
+            hooks.filling(done, total);
             if cancel.load(Ordering::Relaxed) {
                 return Err(EngineError::Interrupted);
             }
@@ -392,7 +393,7 @@ fn run_figure(
     figure: Figure,
     files: &[PathBuf],
     clock: Clock,
-    obs: &mut dyn Observer,
+    hooks: &mut dyn RunHooks,
     cancel: &AtomicBool,
     done_before: u64,
     planned: u64,
@@ -442,7 +443,7 @@ fn run_figure(
                 .iter()
                 .map(|p| p.0.load(Ordering::Relaxed))
                 .sum();
-            obs.progress(
+            hooks.records(
                 done_before + done,
                 planned,
                 Duration::from_nanos(clock.ns(clock.ticks().saturating_sub(release))),

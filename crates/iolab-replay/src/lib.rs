@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod generate;
+pub mod kind;
 pub mod list;
 pub mod run;
 

@@ -13,6 +13,7 @@
 
 pub mod count;
 mod error;
+pub mod kind;
 pub mod run;
 pub mod spec;
 

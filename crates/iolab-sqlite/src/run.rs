@@ -24,7 +24,8 @@ use iolab_engine::micro::{check_dir, create_error, existing_file};
 use iolab_engine::order::Order;
 use iolab_engine::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram};
 use iolab_engine::usage::Usage;
-use iolab_engine::{EngineError, Observer};
+use iolab_engine::EngineError;
+use iolab_kind::RunHooks;
 use iolab_workload::rng::Rng;
 use rusqlite::{ffi, Connection, OpenFlags};
 use serde::Serialize;
@@ -135,7 +136,7 @@ impl SqliteResult {
 /// database files (and SQLite's journals) are removed afterwards, whatever happened.
 pub fn run_sqlite(
     plan: &SqlitePlan,
-    obs: &mut dyn Observer,
+    hooks: &mut dyn RunHooks,
     cancel: &AtomicBool,
 ) -> Result<SqliteResult, SqliteError> {
     check_dir(&plan.dir)?;
@@ -149,7 +150,7 @@ pub fn run_sqlite(
     // A run starts from new files: page size and auto_vacuum only apply to a new database,
     // and every repetition must measure the same thing.
     remove(&files).map_err(|(path, e)| create_error(&path, &plan.dir, e))?;
-    let result = execute(plan, obs, cancel);
+    let result = execute(plan, hooks, cancel);
     let _ = remove(&files);
     remove_super_journals(plan);
     result
@@ -225,7 +226,7 @@ struct ThreadStats {
 
 fn execute(
     plan: &SqlitePlan,
-    obs: &mut dyn Observer,
+    hooks: &mut dyn RunHooks,
     cancel: &AtomicBool,
 ) -> Result<SqliteResult, SqliteError> {
     let n = plan.threads as usize;
@@ -242,7 +243,7 @@ fn execute(
         plan.transactions,
         plan.time_limit,
         cancel,
-        obs,
+        hooks,
         &|t| worker(t as u32, &shared),
     );
     let mut stats = Vec::with_capacity(n);

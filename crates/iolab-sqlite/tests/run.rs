@@ -167,9 +167,14 @@ fn updates_deletes_threads_and_attached_databases_run() {
 #[derive(Default)]
 struct SetUp(Vec<(u64, u64, &'static str)>);
 
-impl iolab_engine::Observer for SetUp {
-    fn setting_up(&mut self, done: u64, total: u64, unit: &'static str) {
-        self.0.push((done, total, unit));
+impl iolab_kind::RunHooks for SetUp {
+    fn run_files(&mut self, _: Vec<std::path::PathBuf>) {}
+    fn timed_start(&mut self) {}
+    fn timed_end(&mut self) {}
+    fn event(&mut self, event: &iolab_kind::Event<'_>) {
+        if let iolab_kind::Event::SettingUp { done, total, unit } = *event {
+            self.0.push((done, total, unit));
+        }
     }
 }
 

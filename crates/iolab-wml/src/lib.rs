@@ -32,6 +32,7 @@ pub mod builtin;
 mod check;
 mod env;
 mod error;
+pub mod kind;
 mod lexer;
 pub mod lower;
 mod parser;

@@ -5,6 +5,7 @@
 mod shared;
 mod worker;
 
+use iolab_kind::run::{Event, RunHooks};
 use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::process::Command;
@@ -52,7 +53,7 @@ pub struct RunOptions {
     /// [`AIO_DEPTH`]). `None` = those defaults.
     pub iodepth: Option<u32>,
     /// Run the workload's `system` commands. `false` (for files one does not trust) skips
-    /// each one and reports it through [`WorkloadObserver::system_skipped`].
+    /// each one and reports it through an [`Event::SystemSkipped`].
     pub run_system: bool,
 }
 
@@ -111,31 +112,6 @@ pub fn check_options(w: &Workload, opts: &RunOptions) -> Result<(), OptionsError
     }
     Ok(())
 }
-
-/// Hooks for the caller, called from the calling thread.
-pub trait WorkloadObserver {
-    fn populating(&mut self, _fileset: &str) {}
-    fn populated(&mut self, _fileset: &str, _report: &PopulateReport) {}
-    /// An `echo` line of the workload.
-    fn echo(&mut self, _text: &str) {}
-    /// A `system` command of the workload is about to run.
-    fn system(&mut self, _command: &str) {}
-    /// A `system` command exited unsuccessfully; the workload goes on (filebench's semantics).
-    fn system_failed(&mut self, _command: &str, _status: std::process::ExitStatus) {}
-    /// A `system` command was not run ([`RunOptions::run_system`] is false).
-    fn system_skipped(&mut self, _command: &str) {}
-    /// Every thread is created and waiting; the timed region starts when this returns (the
-    /// place to drop caches after population).
-    fn ready(&mut self) {}
-    fn started(&mut self, _threads: usize) {}
-    /// About every half second: data ops so far, time since the start, planned duration.
-    fn progress(&mut self, _ops: u64, _elapsed: Duration, _planned: Duration) {}
-    /// `psrun`: statistics every period (data ops and bytes so far).
-    fn report(&mut self, _ops: u64, _bytes: u64, _elapsed: Duration) {}
-    fn finished(&mut self) {}
-}
-
-impl WorkloadObserver for () {}
 
 /// One flowop's statistics over all threads that have it.
 #[derive(Debug, Clone)]
@@ -266,7 +242,7 @@ fn needs_global(w: &Workload) -> bool {
 pub fn run_workload(
     w: &Workload,
     opts: &RunOptions,
-    obs: &mut dyn WorkloadObserver,
+    hooks: &mut dyn RunHooks,
 ) -> Result<WorkloadResult, EngineError> {
     let duration = opts.duration.or(w.run.duration).ok_or_else(|| {
         EngineError::Workload(format!(
@@ -296,7 +272,7 @@ pub fn run_workload(
     let mut populated = vec![false; filesets.len()];
     let mut populate_reports = Vec::new();
     let mut populate_all =
-        |obs: &mut dyn WorkloadObserver, populated: &mut Vec<bool>| -> Result<(), EngineError> {
+        |hooks: &mut dyn RunHooks, populated: &mut Vec<bool>| -> Result<(), EngineError> {
             if no_io {
                 return Ok(());
             }
@@ -315,7 +291,7 @@ pub fn run_workload(
                     continue;
                 }
                 let name = &w.filesets[i].name;
-                obs.populating(name);
+                hooks.event(&Event::Populating { fileset: name });
                 // The run must not start while population's dirty data is still being written
                 // back (filebench does not wait): sync the filesystem at the end.
                 let result = fs.populate_undoable(PopulateOpts {
@@ -337,7 +313,7 @@ pub fn run_workload(
                     }
                 };
                 made.push((i, undo));
-                obs.populated(name, &report);
+                hooks.event(&Event::Populated { fileset: name });
                 populate_reports.push((name.clone(), report));
                 populated[i] = true;
             }
@@ -345,11 +321,13 @@ pub fn run_workload(
         };
     for action in &w.prelude {
         match action {
-            MasterAction::CreateFiles => populate_all(obs, &mut populated)?,
-            MasterAction::Echo(t) => obs.echo(t),
-            MasterAction::System(cmd) if !opts.run_system => obs.system_skipped(cmd),
+            MasterAction::CreateFiles => populate_all(hooks, &mut populated)?,
+            MasterAction::Echo(t) => hooks.event(&Event::Echo(t)),
+            MasterAction::System(cmd) if !opts.run_system => {
+                hooks.event(&Event::SystemSkipped(cmd))
+            }
             MasterAction::System(cmd) => {
-                obs.system(cmd);
+                hooks.event(&Event::System(cmd));
                 let mut child = Command::new("/bin/sh");
                 child.arg("-c").arg(cmd);
                 // The command's output is not iolab's: its stdout goes to stderr, so that a
@@ -360,7 +338,10 @@ pub fn run_workload(
                 match child.status() {
                     Err(e) => return Err(EngineError::Workload(format!("system \"{cmd}\": {e}"))),
                     // As in filebench, a failed command does not stop the workload.
-                    Ok(status) if !status.success() => obs.system_failed(cmd, status),
+                    Ok(status) if !status.success() => hooks.event(&Event::SystemFailed {
+                        command: cmd,
+                        status,
+                    }),
                     Ok(_) => {}
                 }
             }
@@ -372,7 +353,7 @@ pub fn run_workload(
             },
         }
     }
-    populate_all(obs, &mut populated)?;
+    populate_all(hooks, &mut populated)?;
 
     // Thread plans: processes × instances × threads × instances, in definition order.
     let mut objs = InstanceObjects::default();
@@ -501,13 +482,12 @@ pub fn run_workload(
             go.abort();
             return join_all(handles);
         }
-        obs.ready();
+        hooks.timed_start();
         let start = Instant::now();
         let _ = start_cell.set(start);
         if let (Some(cell), Some(rate)) = (&run.events, w.event_rate) {
             let _ = cell.set(EventGen::new(rate, start));
         }
-        obs.started(n);
         if !go.wait() {
             return join_all(handles);
         }
@@ -532,10 +512,18 @@ pub fn run_workload(
                 break;
             }
             let ops = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
-            obs.progress(ops, now - start, duration);
+            hooks.event(&Event::Operations {
+                ops,
+                elapsed: now - start,
+                planned: duration,
+            });
             if let Some(t) = next_report {
                 if now >= t {
-                    obs.report(ops, 0, now - start);
+                    hooks.event(&Event::Report {
+                        ops,
+                        bytes: 0,
+                        elapsed: now - start,
+                    });
                     next_report = w.run.report_every.map(|(p, _)| t + p);
                 }
             }
@@ -545,7 +533,7 @@ pub fn run_workload(
         }
         run.stop.set();
         let out = join_all(handles);
-        obs.finished();
+        hooks.timed_end();
         out
     });
 
@@ -822,12 +810,16 @@ mod tests {
             ran: Vec<String>,
             skipped: Vec<String>,
         }
-        impl WorkloadObserver for Seen {
-            fn system(&mut self, command: &str) {
-                self.ran.push(command.into());
-            }
-            fn system_skipped(&mut self, command: &str) {
-                self.skipped.push(command.into());
+        impl RunHooks for Seen {
+            fn run_files(&mut self, _: Vec<std::path::PathBuf>) {}
+            fn timed_start(&mut self) {}
+            fn timed_end(&mut self) {}
+            fn event(&mut self, event: &Event<'_>) {
+                match *event {
+                    Event::System(command) => self.ran.push(command.into()),
+                    Event::SystemSkipped(command) => self.skipped.push(command.into()),
+                    _ => {}
+                }
             }
         }
         let dir = tempfile::tempdir().unwrap();

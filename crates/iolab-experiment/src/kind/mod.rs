@@ -1,134 +1,18 @@
-//! Workload kinds: what runs in the prepared directory.
-//!
-//! Each kind is one module here, behind two small traits: [`Kind`] reads its `[workload]`
-//! keys (with located errors) into a validated plan, a [`Workload`]; a [`Workload`] says what
-//! it means to do (for the checks), which metrics it records besides the common ones, and
-//! runs once on the engine. A kind that has a subcommand (`iolab micro`, `iolab run FILE.f`)
-//! also maps that subcommand's values to its plan, in its module. The loader and the runner
-//! never name a kind: adding one is a module and a line in [`KINDS`] (docs/architecture.md).
+//! The workload kinds as the loader sees them: which kind `[workload]` names, with its keys
+//! checked, and the metrics a stopping rule may watch. The kinds themselves are in the
+//! registry ([`iolab_kinds::KINDS`]), each in its own crate behind the traits of
+//! iolab-kind; nothing here names one.
 
-pub mod bonnie;
-pub mod cachesim;
-pub mod iozone;
-pub mod micro;
-mod pagecache;
-pub mod replay;
-pub mod sqlite;
-mod table;
-pub mod wml;
-
-use std::any::Any;
-use std::fmt::Debug;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use iolab_metrics::MetricDef;
-use serde_json::{Map, Value};
+
+pub use iolab_kind::kind::{DynWorkload, Kind, LoadContext, Workload};
 
 use crate::plan::read::{join, Ctx};
-use crate::plan::tree::{Entry, Node, Table};
-use crate::run::monitor::Intent;
-use crate::run::{KindRun, Ran, RunFailure};
+use crate::plan::tree::{Entry, Node};
 
-/// Every kind, in the order messages list them. A new kind is one line here.
-pub(crate) static KINDS: &[&dyn Kind] = &[
-    &wml::WML,
-    &wml::BUILTIN,
-    &micro::MICRO,
-    &iozone::IOZONE,
-    &sqlite::SQLITE,
-    &bonnie::BONNIE,
-    &replay::REPLAY,
-    &cachesim::CACHESIM,
-];
-
-/// A kind of workload, as experiment files name it.
-pub(crate) trait Kind: Sync {
-    /// The `[workload]` key that selects it (`micro`, `wml`, `builtin`); exactly one is given.
-    fn key(&self) -> &'static str;
-    /// What its workloads are called in messages: `micro tests`.
-    fn noun(&self) -> &'static str;
-    /// How to write it, for hints: `micro = { … }`.
-    fn example(&self) -> &'static str;
-    /// The other `[workload]` keys it reads.
-    fn keys(&self) -> &'static [&'static str];
-    /// Advice for a key another kind reads, given with this one (default: remove it).
-    fn misplaced_hint(&self, _key: &str) -> Option<&'static str> {
-        None
-    }
-    /// The metrics its runs record besides [`iolab_metrics::COMMON`].
-    fn metrics(&self) -> &'static [MetricDef];
-    /// Whether its runs do I/O in the target's directory (default). A kind that does not (a
-    /// simulation) may be given without `[sut]`: its runs then get the experiment file's
-    /// directory, untouched, and the page cache is not dropped unless the file asks.
-    fn needs_target(&self) -> bool {
-        true
-    }
-    /// Reads one configuration's substituted `[workload]` table (`entry` is its own key),
-    /// reporting every mistake in `cx`; `None` after an error.
-    fn resolve(
-        &self,
-        cx: &mut Ctx,
-        section: &Table,
-        entry: &Entry,
-        at: &LoadContext,
-    ) -> Option<Arc<dyn Workload>>;
-}
-
-/// What a kind may need to know about the rest of the configuration.
-pub(crate) struct LoadContext<'a> {
-    /// The experiment file's directory: relative workload paths start there.
-    pub base: &'a Path,
-    /// The target's capacity when known (tmpfs and loop image sizes).
-    pub target_bytes: Option<u64>,
-    /// The page-cache cap of the configuration (`sut.cache_limit`), if any.
-    pub cache_limit: Option<u64>,
-    /// Whether iolab mounts the target and its files survive a remount (`Some(false)` for
-    /// a directory or a tmpfs; `None` when the target is not known).
-    pub remountable: Option<bool>,
-    /// Whether the target keeps its files in memory (a tmpfs: `Some(true)`), where the page
-    /// cache cannot be emptied; `None` when not known (a directory).
-    pub memory_fs: Option<bool>,
-}
-
-/// A validated workload, ready to run any number of times.
-pub trait Workload: Debug + Send + Sync {
-    /// The `[workload]` key of its kind.
-    fn kind(&self) -> &'static str;
-    /// The metrics its runs record besides [`iolab_metrics::COMMON`].
-    fn metrics(&self) -> &'static [MetricDef];
-    /// What it means to do, for the checks (before running, in `iolab check`, and after).
-    fn intent(&self, base: Intent) -> Intent;
-    /// The timed region's planned length, when it is known beforehand.
-    fn planned_duration(&self) -> Option<Duration>;
-    /// Whether every run gives the same values (a simulation): the stopping rule then
-    /// accepts one run as exact and says so (default: no).
-    fn deterministic(&self) -> bool {
-        false
-    }
-    /// Whether the common headline metrics (throughput, bandwidth, latency) are headline
-    /// ones for this kind too (default: yes). A simulation's throughput is its speed and it
-    /// has no latency: its own results are what tables and charts show.
-    fn common_headline(&self) -> bool {
-        true
-    }
-    /// What this workload does that needs root, in the words of the runner's list ("dropping
-    /// the page cache between passes (…)"), checked before anything is touched (default:
-    /// nothing).
-    fn needs_root(&self) -> Option<String> {
-        None
-    }
-    /// Fields added to the workload's entry in the stored experiment (e.g. the resolved
-    /// path of a WML file).
-    fn describe(&self) -> Map<String, Value> {
-        Map::new()
-    }
-    /// Runs once in `run.dir`, adding its measurements to `run.record`.
-    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure>;
-    /// For callers that know the kind (its command, tests).
-    fn as_any(&self) -> &dyn Any;
-}
+use iolab_kinds::KINDS;
 
 /// A key of some kind that is given with another.
 fn owner_of(key: &str) -> Option<&'static dyn Kind> {
@@ -233,7 +117,7 @@ pub(crate) fn resolve(
     w: &Node,
     kind: &dyn Kind,
     at: &LoadContext,
-) -> Option<Arc<dyn Workload>> {
+) -> Option<Arc<dyn DynWorkload>> {
     let t = w.value.as_table()?;
     let entry = t.get(kind.key())?;
     kind.resolve(cx, t, entry, at)
@@ -285,92 +169,6 @@ mod tests {
     fn row<'a>(text: &'a str, key: &str) -> Option<&'a str> {
         text.lines()
             .find(|l| l.starts_with(&format!("| `{key}` |")))
-    }
-
-    #[test]
-    fn the_docs_list_the_micro_options_of_the_one_table() {
-        let all = doc("experiments.md");
-        // The micro table, after the `[workload]` one (which has a `time` row too).
-        let text = &all[all.find("`micro` (see").expect("the micro table")..];
-        for o in iolab_workload::micro::OPTIONS {
-            let r = row(text, o.name)
-                .unwrap_or_else(|| panic!("docs/experiments.md has no row for `{}`", o.name));
-            if let Some(d) = o.default {
-                let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
-                assert_eq!(last, format!("`{d}`"), "default of `{}`", o.name);
-            }
-        }
-    }
-
-    #[test]
-    fn the_docs_list_the_bonnie_options_of_the_one_table() {
-        let all = doc("experiments.md");
-        let text = &all[all.find("`bonnie` (see").expect("the bonnie table")..];
-        for o in iolab_bonnie::OPTIONS {
-            let r = row(text, o.name)
-                .unwrap_or_else(|| panic!("docs/experiments.md has no row for `{}`", o.name));
-            let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
-            match o.default {
-                Some(d) => assert_eq!(last, format!("`{d}`"), "default of `{}`", o.name),
-                None => assert_eq!(last, "twice the memory", "default of `{}`", o.name),
-            }
-        }
-        let bonnie = doc("bonnie.md");
-        for o in iolab_bonnie::OPTIONS {
-            assert!(
-                row(&bonnie, o.name).is_some(),
-                "docs/bonnie.md has no row for `{}`",
-                o.name
-            );
-        }
-    }
-
-    #[test]
-    fn the_docs_list_the_iozone_options_of_the_one_table() {
-        for (page, start) in [
-            ("experiments.md", "`iozone` (see"),
-            ("iozone.md", "## Options"),
-        ] {
-            let all = doc(page);
-            let text = &all[all.find(start).expect("the iozone table")..];
-            for o in iolab_iozone::OPTIONS {
-                let r = row(text, o.name)
-                    .unwrap_or_else(|| panic!("docs/{page} has no row for `{}`", o.name));
-                if let Some(d) = o.default {
-                    assert!(
-                        r.contains(&format!("`{d}`")),
-                        "default of `{}` in {page}",
-                        o.name
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn the_docs_list_the_sqlite_options_of_the_one_table() {
-        for (file, start) in [
-            ("experiments.md", "`sqlite` (see"),
-            ("sqlite.md", "## Options"),
-        ] {
-            let all = doc(file);
-            let text = &all[all
-                .find(start)
-                .unwrap_or_else(|| panic!("docs/{file} has no `{start}`"))..];
-            for o in iolab_sqlite::OPTIONS {
-                let r = row(text, o.name)
-                    .unwrap_or_else(|| panic!("docs/{file} has no row for `{}`", o.name));
-                if let Some(d) = o.default {
-                    let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
-                    assert_eq!(
-                        last,
-                        format!("`{d}`"),
-                        "docs/{file}: default of `{}`",
-                        o.name
-                    );
-                }
-            }
-        }
     }
 
     #[test]

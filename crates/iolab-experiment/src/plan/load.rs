@@ -821,12 +821,9 @@ mod tests {
                 save_block_trace: false,
             }
         );
-        let m = &p.configs[0]
-            .workload
-            .as_any()
-            .downcast_ref::<crate::kind::micro::MicroWorkload>()
-            .unwrap()
-            .spec;
+        let m =
+            &iolab_kind::table::from_stored::<iolab_micro::kind::MicroTable>(p.stored_workload(0))
+                .unwrap();
         assert_eq!((m.bs, m.size, m.threads, m.loops), (4096, 1 << 20, 1, 1));
         assert_eq!(p.resolved["repetitions"]["level"], json!(0.95));
         assert_eq!(p.resolved["configs"][0]["label"], json!("default"));

@@ -5,14 +5,14 @@
 //! one-run plan of `iolab micro` and `iolab run FILE.f`. Every field of a plan is already
 //! checked, so running it can only fail on the machine (mkfs, mount, I/O), never on the input.
 
-pub(crate) mod error;
 pub(crate) mod factors;
 pub(crate) mod load;
-pub(crate) mod read;
 pub mod single;
 pub(crate) mod subst;
 pub(crate) mod sut;
-pub(crate) mod tree;
+
+pub use iolab_kind::command::{Origin, UsageError};
+pub(crate) use iolab_kind::input::{error, read, tree};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ use iolab_stats::{Level, StoppingRule};
 use iolab_sut::{SutPlan, SutSpec};
 use serde_json::{Map, Value};
 
-use crate::kind::Workload;
+use iolab_kind::kind::DynWorkload;
 
 pub use iolab_metrics::DEFAULT_METRIC;
 
@@ -81,6 +81,12 @@ impl Stage {
 }
 
 impl ExperimentPlan {
+    /// Configuration `i`'s `[workload]` section as stored with the experiment (substituted,
+    /// with what its kind adds): what the kind's `from_stored` reads again.
+    pub fn stored_workload(&self, i: usize) -> &Value {
+        &self.resolved["configs"][i]["workload"]
+    }
+
     /// Whether configuration `i` stops after one exact run: its workload is deterministic and
     /// the stopping metric is one of its exact ones (a simulation's speed is not).
     pub fn deterministic(&self, i: usize) -> bool {
@@ -222,131 +228,12 @@ pub struct ConfigPlan {
     /// The validated SUT.
     pub sut: SutPlan,
     /// The validated workload, of one of the kinds in [`crate::kind`].
-    pub workload: Arc<dyn Workload>,
-}
-
-/// Where a plan came from: errors and hints name settings the way the user wrote them (a
-/// flag on the command line, a key in an experiment file).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    CommandLine,
-    File,
-}
-
-impl Origin {
-    /// How the user writes the setting `key` of workload kind `kind`: `--size` or
-    /// `workload.micro.size`.
-    pub fn setting(self, kind: &str, key: &str) -> String {
-        match self {
-            Origin::CommandLine => format!("--{}", key.replace('_', "-")),
-            Origin::File if kind.is_empty() => format!("workload.{key}"),
-            Origin::File => format!("workload.{kind}.{key}"),
-        }
-    }
-
-    /// How the user names the run directory: `--dir`, or the experiment's target.
-    pub fn dir(self) -> &'static str {
-        match self {
-            Origin::CommandLine => "--dir",
-            Origin::File => "sut.target",
-        }
-    }
-}
-
-/// Bad input found while building a plan from the command line: exit code 2.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct UsageError {
-    pub message: String,
-    /// What to do about it.
-    pub hint: Option<String>,
-    /// The message is a located diagnostic (`FILE:LINE:COL: error: …`) that says "error:"
-    /// itself.
-    pub located: bool,
-}
-
-impl UsageError {
-    pub fn new(message: impl Into<String>) -> UsageError {
-        UsageError {
-            message: message.into(),
-            hint: None,
-            located: false,
-        }
-    }
-
-    /// Diagnostics already located in a file (`FILE:LINE:COL: error: …`).
-    pub fn located(diagnostics: impl Into<String>) -> UsageError {
-        UsageError {
-            located: true,
-            ..UsageError::new(diagnostics)
-        }
-    }
-
-    pub fn hint(mut self, hint: impl Into<String>) -> UsageError {
-        self.hint = Some(hint.into());
-        self
-    }
-}
-
-impl Origin {
-    /// `text` (written for the command line) in this origin's words: each `--flag` of
-    /// `flags` (a setting's command-line name) becomes its key in an experiment file,
-    /// `` `workload.KIND.flag` ``, and `--dir` becomes `` `sut.target` ``. The command line's
-    /// text is returned as it is.
-    pub fn rewrite(self, text: &str, kind: &str, flags: &[&str]) -> String {
-        if self == Origin::CommandLine {
-            return text.to_string();
-        }
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(i) = rest.find("--") {
-            out.push_str(&rest[..i]);
-            let after = &rest[i + 2..];
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-                .unwrap_or(after.len());
-            let flag = &after[..end];
-            if flag == "dir" {
-                out.push_str("`sut.target`");
-            } else if flags.contains(&flag) {
-                out.push_str(&format!(
-                    "`{}`",
-                    self.setting(kind, &flag.replace('-', "_"))
-                ));
-            } else {
-                out.push_str(&rest[i..i + 2 + end]);
-            }
-            rest = &after[end..];
-        }
-        out.push_str(rest);
-        out
-    }
+    pub workload: Arc<dyn DynWorkload>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn settings_in_each_vocabulary() {
-        assert_eq!(Origin::CommandLine.setting("micro", "size"), "--size");
-        assert_eq!(Origin::File.setting("micro", "size"), "workload.micro.size");
-        assert_eq!(
-            Origin::CommandLine.setting("", "size_scale"),
-            "--size-scale"
-        );
-        assert_eq!(
-            Origin::File.setting("", "size_scale"),
-            "workload.size_scale"
-        );
-        let t = "the filesystem is full: use a smaller --size or another --dir (--sizes, --bs 4k)";
-        assert_eq!(Origin::CommandLine.rewrite(t, "micro", &["size", "bs"]), t);
-        assert_eq!(
-            Origin::File.rewrite(t, "micro", &["size", "bs"]),
-            "the filesystem is full: use a smaller `workload.micro.size` or another \
-             `sut.target` (--sizes, `workload.micro.bs` 4k)"
-        );
-    }
 
     #[test]
     fn a_single_run_has_no_stopping_rule() {

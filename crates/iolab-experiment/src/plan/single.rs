@@ -5,28 +5,14 @@
 //! `kind::micro::from_command_line`, `kind::wml::from_command_line`).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use iolab_sut::spec::TargetSpec;
 use iolab_sut::SutSpec;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
+
+use iolab_kind::command::CommandPlan;
 
 use super::{ConfigPlan, ExperimentPlan, Order, Procedure, Repetitions, UsageError};
-use crate::kind::Workload;
-
-/// What a subcommand gives for its one run.
-pub struct SingleRun {
-    /// As `iolab list` shows it, e.g. `micro randread normal bs=4096 …`.
-    pub name: String,
-    /// The workload file, or the command.
-    pub source: String,
-    /// The run directory (`--dir`): an existing directory, used as it is.
-    pub dir: PathBuf,
-    pub seed: u64,
-    pub workload: Arc<dyn Workload>,
-    /// The `[workload]` section an experiment file would have for it.
-    pub workload_json: Value,
-}
 
 /// `dir` as a run directory: it must exist and be a directory.
 pub fn check_dir(dir: &Path) -> Result<(), UsageError> {
@@ -43,9 +29,9 @@ pub fn check_dir(dir: &Path) -> Result<(), UsageError> {
     }
 }
 
-/// The one-configuration, one-run plan: the directory as it is (no mkfs, no tunables),
-/// caches not dropped, no warm-up.
-pub fn single(run: SingleRun) -> Result<ExperimentPlan, UsageError> {
+/// The plan of a command's runs: each configuration once, in order, in the directory as it
+/// is (no mkfs, no tunables), caches not dropped, no warm-up.
+pub fn single(run: CommandPlan) -> Result<ExperimentPlan, UsageError> {
     check_dir(&run.dir)?;
     let sut_spec = SutSpec {
         target: TargetSpec::Directory {
@@ -68,40 +54,46 @@ pub fn single(run: SingleRun) -> Result<ExperimentPlan, UsageError> {
         drop_caches: false,
         save_block_trace: false,
     };
-    let mut workload_json = run.workload_json;
-    if let Value::Object(o) = &mut workload_json {
-        o.extend(run.workload.describe());
-    }
     let sut_json = serde_json::to_value(&sut_spec).unwrap_or(Value::Null);
+    let mut configs = Vec::with_capacity(run.configs.len());
+    let mut configs_json = Vec::with_capacity(run.configs.len());
+    for c in run.configs {
+        let mut workload_json = c.workload_json;
+        if let Value::Object(o) = &mut workload_json {
+            o.extend(c.workload.describe());
+        }
+        configs_json.push(json!({
+            "label": c.label,
+            "factors": c.factors,
+            "sut": sut_json,
+            "workload": workload_json,
+        }));
+        configs.push(ConfigPlan {
+            label: c.label,
+            factors: c.factors,
+            sut_spec: sut_spec.clone(),
+            sut: sut.clone(),
+            workload: c.workload,
+        });
+    }
     let resolved = json!({
         "name": run.name,
         "description": Value::Null,
         "source": run.source,
         "seed": run.seed,
-        "factors": [],
+        "factors": run.factors,
         "exclude": [],
         "repetitions": repetitions.to_json(),
         "procedure": procedure.to_json(),
         "sut": sut_json,
-        "workload": workload_json,
-        "configs": [{
-            "label": "default",
-            "factors": {},
-            "sut": sut_json,
-            "workload": workload_json,
-        }],
+        "workload": configs_json.first().map_or(Value::Null, |c| c["workload"].clone()),
+        "configs": configs_json,
     });
     Ok(ExperimentPlan {
         name: run.name,
         source: PathBuf::from(run.source),
         seed: run.seed,
-        configs: vec![ConfigPlan {
-            label: "default".into(),
-            factors: Map::new(),
-            sut_spec,
-            sut,
-            workload: run.workload,
-        }],
+        configs,
         repetitions,
         procedure,
         resolved,

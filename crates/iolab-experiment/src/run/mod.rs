@@ -14,10 +14,9 @@
 
 pub mod engine;
 pub mod monitor;
-pub mod record;
+pub use iolab_kind::record;
 pub mod saved_trace;
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,10 +32,8 @@ use iolab_sut::{Prepared, Sut, SutOptions};
 use iolab_workload::rng::{mix64, Rng};
 use serde_json::{json, Value};
 
-use engine::EngineObs;
-pub use engine::{
-    EngineEvent, EngineObserver, KindRun, NoSut, Ran, Remount, RunFailure, SutControl,
-};
+use engine::Hooks;
+pub use iolab_kind::run::{Event, NoSut, Remount, RunCtx, RunFailure, RunHooks, SutControl};
 use monitor::{DeviceInfo, Intent, MonitorOptions, Watch};
 
 use crate::plan::{ConfigPlan, ExperimentPlan, Order};
@@ -157,8 +154,9 @@ pub struct RunEnd {
     pub findings: Vec<iolab_store::Finding>,
     /// Every metric the run recorded (the engine's and the monitors' whole-run values).
     pub metrics: Vec<Metric>,
-    /// The engine's own result, for the kind's command to print in its formats.
-    pub output: Option<Arc<dyn Any + Send + Sync>>,
+    /// The run's number ([`RunCtx::number`]): a command that kept its runs' outputs finds
+    /// this run's by it.
+    pub number: u64,
 }
 
 /// Callbacks for progress display, called from the runner's thread.
@@ -171,9 +169,9 @@ pub trait RunnerObserver {
     fn progress(&mut self, _fraction: f64, _elapsed: Duration) {}
     fn run_ended(&mut self, _run: &RunInfo, _end: &RunEnd) {}
     fn config_finished(&mut self, _label: &str, _outcome: &ConfigOutcome) {}
-    /// What the engine reports during a run: files being made, a workload's `echo` and
-    /// `system` lines, progress in its own units, the timed region's edges.
-    fn engine(&mut self, _event: &EngineEvent<'_>) {}
+    /// What the workload reports during a run: files being made, its `echo` and `system`
+    /// lines, progress in its own units, the timed region's edges.
+    fn event(&mut self, _event: &Event<'_>) {}
     /// Something worth telling that is not an error (e.g. a teardown step that failed
     /// and stays in the journal).
     fn warn(&mut self, _message: &str) {}
@@ -420,6 +418,7 @@ pub fn run_experiment(
         failed: 0,
         interrupted: 0,
         traces: 0,
+        runs: 0,
         pending_trace: None,
     };
     let result = session.rounds(&mut states, max);
@@ -564,6 +563,8 @@ struct Session<'a> {
     interrupted: u64,
     /// Runs whose block trace this session saved (names the pending files).
     traces: u64,
+    /// Runs started in this session, warm-ups included: the number of the run in flight.
+    runs: u64,
     /// The block trace of the run in flight, until it is stored or discarded.
     pending_trace: Option<std::path::PathBuf>,
 }
@@ -783,6 +784,8 @@ impl Session<'_> {
         config_id: Option<ConfigId>,
     ) -> Result<(RunEnd, Option<RunRecord>), RunnerError> {
         let wall = Instant::now();
+        self.runs += 1;
+        let number = self.runs;
         let config = &self.plan.configs[i];
         let seed = run_seed(self.plan.seed, i, rep, warmup);
         let started_at = Timestamp::now();
@@ -805,7 +808,7 @@ impl Session<'_> {
             ),
             Ok(mut p) => {
                 let environment = run_environment(config, &p);
-                let r = self.execute(config, &mut p, seed);
+                let r = self.execute(config, &mut p, seed, number);
                 if fresh || r.is_err() {
                     self.obs.phase(Phase::TearingDown);
                     self.teardown(p);
@@ -817,14 +820,14 @@ impl Session<'_> {
         };
         let ended_at = Timestamp::now();
         let interrupted = self.cancelled();
-        let (status, failure, mut record, output) = match outcome {
-            Ok((rec, ran)) => (RunStatus::Ok, None, Some(rec), Some(ran.output)),
+        let (status, failure, mut record) = match outcome {
+            Ok(rec) => (RunStatus::Ok, None, Some(rec)),
             Err(mut f) if interrupted || f.interrupted => {
                 f.interrupted = true;
                 f.message = "interrupted (SIGINT/SIGTERM)".into();
-                (RunStatus::Interrupted, Some(f), None, None)
+                (RunStatus::Interrupted, Some(f), None)
             }
-            Err(f) => (RunStatus::Failed, Some(f), None, None),
+            Err(f) => (RunStatus::Failed, Some(f), None),
         };
         let error = failure.as_ref().map(RunFailure::text);
         let elapsed_ns = record.as_ref().map_or(0, |r| r.run.elapsed_ns);
@@ -892,7 +895,7 @@ impl Session<'_> {
                     .as_ref()
                     .map(|r| r.metrics.clone())
                     .unwrap_or_default(),
-                output,
+                number,
             },
             record,
         ))
@@ -926,7 +929,8 @@ impl Session<'_> {
         config: &ConfigPlan,
         p: &mut Prepared,
         seed: u64,
-    ) -> Result<(RunRecord, Ran), RunFailure> {
+        number: u64,
+    ) -> Result<RunRecord, RunFailure> {
         if let Some(cg) = &p.cgroup {
             // Threads inherit the cgroup of the thread that creates them: the engine's
             // workers are charged to it; teardown moves this thread back out.
@@ -942,7 +946,7 @@ impl Session<'_> {
         let device_name = p.device.as_ref().map(|d| d.name.clone());
         let workload = &config.workload;
         let monitor_opts = self.monitor_options()?;
-        let mut obs = EngineObs {
+        let mut obs = Hooks {
             outer: &mut *self.obs,
             drop_caches: self.plan.procedure.drop_caches,
             drop_error: None,
@@ -971,11 +975,12 @@ impl Session<'_> {
         });
         obs.outer.phase(Phase::Populating);
         let dir = p.mountpoint.clone();
-        let result = workload.run(&mut KindRun {
+        let result = workload.run(&mut RunCtx {
             dir: &dir,
             seed,
+            number,
             cancel: &self.opts.cancel,
-            obs: &mut obs,
+            hooks: &mut obs,
             record: &mut rec,
             sut: &mut SessionSut {
                 sut: self.sut,
@@ -996,7 +1001,7 @@ impl Session<'_> {
             rec.metrics
                 .push(Metric::new("cache_dropped_kib", kib as f64, "KiB"));
         }
-        let ran = result?;
+        result?;
         let mut device = DeviceInfo::probe(&p.mountpoint);
         if let Some(d) = &p.device {
             device.name = Some(d.name.clone());
@@ -1014,7 +1019,7 @@ impl Session<'_> {
             intent.skipped_system = Some(skipped_system);
         }
         watch.finish(&mut rec, &intent, &device);
-        Ok((rec, ran))
+        Ok(rec)
     }
 }
 

@@ -23,11 +23,10 @@ pub fn run(args: BonnieArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         ))
         .with_hint("give a name without commas, e.g. --machine ssd-ext4"));
     }
-    let plan =
-        iolab_experiment::kind::bonnie::from_command_line(&args.options.0, &args.dir, args.seed)
-            .map_err(crate::cmd::usage)?;
+    let plan = iolab_bonnie::kind::from_command_line(&args.options.0, &args.dir, args.seed)
+        .map_err(crate::cmd::usage)?;
     let (report, stored) = single::run_kind::<BonnieResult, _>(
-        &plan,
+        plan,
         &args.run,
         &cancel,
         "operation",

@@ -26,8 +26,7 @@ pub fn run(args: CachesimArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> 
         .ok_or_else(|| CliError::usage("give the trace to simulate"))?;
     let mut values: Vec<(&str, String)> = vec![("trace", trace.to_string_lossy().into_owned())];
     values.extend(args.options.0.iter().map(|(n, v)| (*n, v.clone())));
-    let plan =
-        iolab_experiment::kind::cachesim::from_command_line(&values).map_err(crate::cmd::usage)?;
+    let plan = iolab_cachesim::kind::from_command_line(&values).map_err(crate::cmd::usage)?;
     let storage = Storage::from_args(args.no_db, &args.db.db)?;
     let mut display = single::Shown {
         status: StatusLine::new(std::io::stderr().is_terminal()),
@@ -38,14 +37,7 @@ pub fn run(args: CachesimArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> 
         enabled: false,
         ..MonitorOptions::default()
     };
-    let run = single::run::<Outcome>(
-        &plan,
-        storage,
-        monitor,
-        &cancel,
-        &mut display,
-        "interrupted",
-    );
+    let run = single::run::<Outcome>(plan, storage, monitor, &cancel, &mut display, "interrupted");
     display.status.clear();
     let run = run?;
     let report = CachesimReport {

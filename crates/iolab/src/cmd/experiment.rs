@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use iolab_experiment::run::{
-    completed, run_experiment, unfinished, EngineEvent, Phase, RunEnd, RunInfo, RunnerError,
+    completed, run_experiment, unfinished, Event, Phase, RunEnd, RunInfo, RunnerError,
     RunnerObserver, RunnerOptions,
 };
 use iolab_store::{ConfigOutcome, ExperimentId, ExperimentStatus, RunStatus};
@@ -391,13 +391,13 @@ impl RunnerObserver for Progress {
         say!("  {label}: {}", outcome.note);
     }
 
-    fn engine(&mut self, event: &EngineEvent<'_>) {
-        if let EngineEvent::SettingUp { done, total, unit } = *event {
+    fn event(&mut self, event: &Event<'_>) {
+        if let Event::SettingUp { done, total, unit } = *event {
             self.setting_up = Some((done, total, unit));
             self.draw(None);
         }
         // Told once per configuration; the `system-skipped` finding is stored with each run.
-        if let (EngineEvent::SystemSkipped(command), Some(run)) = (event, &self.current) {
+        if let (Event::SystemSkipped(command), Some(run)) = (event, &self.current) {
             if self
                 .told
                 .insert((run.config.clone(), format!("system {command}")))

@@ -19,8 +19,8 @@ use crate::term::StatusLine;
 
 pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let values = &args.options.0;
-    let spec = iolab_experiment::kind::iozone::spec_from(values, &args.dir, args.seed)
-        .map_err(crate::cmd::usage)?;
+    let spec =
+        iolab_iozone::kind::spec_from(values, &args.dir, args.seed).map_err(crate::cmd::usage)?;
     if args.us_per_op && (spec.throughput_mode() || args.threads_max.is_some()) {
         return Err(CliError::usage(
             "--us-per-op is single-stream only: throughput mode sums rates over threads, \
@@ -53,15 +53,11 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         Vec::new()
     };
     let plan = if args.auto {
-        iolab_experiment::kind::iozone::from_command_line_auto(
-            values, &bounds, &args.dir, args.seed,
-        )
+        iolab_iozone::kind::from_command_line_auto(values, &bounds, &args.dir, args.seed)
     } else if let Some(max) = args.threads_max {
-        iolab_experiment::kind::iozone::from_command_line_thread_range(
-            values, max, &args.dir, args.seed,
-        )
+        iolab_iozone::kind::from_command_line_thread_range(values, max, &args.dir, args.seed)
     } else {
-        iolab_experiment::kind::iozone::from_command_line(values, &args.dir, args.seed)
+        iolab_iozone::kind::from_command_line(values, &args.dir, args.seed)
     }
     .map_err(crate::cmd::usage)?;
     if let Some(path) = &args.excel {
@@ -89,7 +85,7 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     };
     let started_at = SystemTime::now();
     let runs = single::run_each::<IozoneResult>(
-        &plan,
+        plan,
         storage,
         args.run.monitor.options(),
         &cancel,

@@ -12,11 +12,10 @@ use crate::error::CliError;
 use crate::output;
 
 pub fn run(args: MicroArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
-    let plan =
-        iolab_experiment::kind::micro::from_command_line(&args.options.0, &args.dir, args.seed)
-            .map_err(crate::cmd::usage)?;
+    let plan = iolab_micro::kind::from_command_line(&args.options.0, &args.dir, args.seed)
+        .map_err(crate::cmd::usage)?;
     let (report, stored) = single::run_kind::<MicroResult, _>(
-        &plan,
+        plan,
         &args.run,
         &cancel,
         "record",

@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use iolab_experiment::kind::replay::{BetweenDays, ReplaySpec};
+use iolab_replay::kind::{BetweenDays, ReplaySpec};
 use iolab_replay::ReplayResult;
 
 use crate::cli::ReplayArgs;
@@ -21,10 +21,10 @@ pub fn run(args: ReplayArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         days: args.days.clone(),
         between_days,
     };
-    let plan = iolab_experiment::kind::replay::from_command_line(spec, &args.dir, args.seed)
+    let plan = iolab_replay::kind::from_command_line(spec, &args.dir, args.seed)
         .map_err(crate::cmd::usage)?;
     let (run, stored) = single::run_kind::<ReplayResult, _>(
-        &plan,
+        plan,
         &args.run,
         &cancel,
         "file",

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use iolab_engine::workload::WorkloadResult;
-use iolab_experiment::kind::wml::{self, WmlWorkload};
-use iolab_experiment::run::EngineEvent;
+use iolab_experiment::run::Event;
+use iolab_wml::kind::{self as wml, WmlWorkload};
 
 use crate::cli::{PickArg, RunArgs};
 use crate::cmd::single::{self, Storage};
@@ -27,7 +27,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         );
     }
     let seed = args.seed.unwrap_or(iolab_experiment::DEFAULT_SEED);
-    let plan = wml::from_command_line(wml::CommandLine {
+    let (runs, workload) = wml::from_command_line(wml::CommandLine {
         file: args.file.clone(),
         settings: wml::Settings {
             sets: args.sets.clone(),
@@ -42,11 +42,6 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         seed,
     })
     .map_err(crate::cmd::usage)?;
-    let workload = plan.configs[0]
-        .workload
-        .as_any()
-        .downcast_ref::<WmlWorkload>()
-        .ok_or_else(|| CliError::failed("internal error: not a WML plan"))?;
     let storage = Storage::from_args(args.no_db, &args.db.db)?;
     let warnings = workload.warnings().to_vec();
     if !args.quiet {
@@ -63,13 +58,13 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         status: StatusLine::new(std::io::stderr().is_terminal() && !args.quiet),
         view: Display {
             quiet: args.quiet,
-            workload,
+            workload: &workload,
             timed: false,
         },
     };
     let started_at = SystemTime::now();
     let run = single::run::<WorkloadResult>(
-        &plan,
+        runs,
         storage,
         args.monitor.options(),
         &cancel,
@@ -116,26 +111,26 @@ struct Display<'a> {
 }
 
 impl single::EngineView for Display<'_> {
-    fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
+    fn engine(&mut self, line: &mut StatusLine, event: &Event<'_>) {
         match *event {
-            EngineEvent::Populating { fileset } => {
+            Event::Populating { fileset } => {
                 line.show(format_args!("populating fileset {fileset}…"))
             }
-            EngineEvent::Populated { .. } => line.clear(),
-            EngineEvent::Echo(text) if !self.quiet => {
+            Event::Populated { .. } => line.clear(),
+            Event::Echo(text) if !self.quiet => {
                 line.clear();
                 say!("{text}");
             }
-            EngineEvent::System(command) if !self.quiet => {
+            Event::System(command) if !self.quiet => {
                 line.clear();
                 say!("running: {command}");
             }
-            EngineEvent::SystemSkipped(command) if !self.quiet => {
+            Event::SystemSkipped(command) if !self.quiet => {
                 line.clear();
                 let at = self.workload.system_location(command).unwrap_or_default();
                 say!("{at}: warning: `system \"{command}\"` not run (--no-system)");
             }
-            EngineEvent::SystemFailed { command, status } => {
+            Event::SystemFailed { command, status } => {
                 line.clear();
                 let at = self.workload.system_location(command).unwrap_or_default();
                 let how = match (status.code(), status.signal()) {
@@ -145,7 +140,7 @@ impl single::EngineView for Display<'_> {
                 };
                 say!("{at}: warning: `system \"{command}\"` {how}");
             }
-            EngineEvent::Operations {
+            Event::Operations {
                 ops,
                 elapsed,
                 planned,
@@ -161,7 +156,7 @@ impl single::EngineView for Display<'_> {
                     thousands((ops as f64 / elapsed.as_secs_f64()) as u64)
                 ));
             }
-            EngineEvent::Report { ops, elapsed, .. } if !self.quiet => {
+            Event::Report { ops, elapsed, .. } if !self.quiet => {
                 line.clear();
                 say!(
                     "{:.3}: {} data ops, {:.1} ops/s",
@@ -170,8 +165,8 @@ impl single::EngineView for Display<'_> {
                     ops as f64 / elapsed.as_secs_f64()
                 );
             }
-            EngineEvent::TimedStart => self.timed = true,
-            EngineEvent::TimedEnd => line.clear(),
+            Event::TimedStart => self.timed = true,
+            Event::TimedEnd => line.clear(),
             _ => {}
         }
     }

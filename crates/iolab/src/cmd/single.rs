@@ -10,11 +10,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use iolab_experiment::plan::single::single;
 use iolab_experiment::run::monitor::MonitorOptions;
 use iolab_experiment::run::{
-    run_experiment, EngineEvent, Phase, RunEnd, RunInfo, RunnerObserver, RunnerOptions,
+    run_experiment, Event, Phase, RunEnd, RunInfo, RunnerObserver, RunnerOptions,
 };
-use iolab_experiment::ExperimentPlan;
+use iolab_kind::Runs;
 use iolab_monitor::procstat::{self, CpuTimes};
 use iolab_store::{ConfigOutcome, ExperimentId, Metric, RunStatus, Store};
 use serde_json::{Map, Value};
@@ -48,7 +49,7 @@ impl Storage {
 
 /// How a single run ended, when it ran.
 pub struct Single<T> {
-    /// The kind's own engine result, for the command's formats.
+    /// The kind's own result, for the command's formats.
     pub output: T,
     pub end: RunEnd,
     /// The experiment it is stored as (`None` with `--no-db`).
@@ -57,37 +58,34 @@ pub struct Single<T> {
     pub system_cpu: Option<(CpuTimes, CpuTimes)>,
 }
 
-/// Runs `plan` (one configuration, one run) through the runner, showing progress through
-/// `display`, and gives back the kind's engine result `T`. A run that failed is an error:
-/// exit 2 when the input was at fault, 1 when the run failed, 130 with `interrupted` when
-/// Ctrl-C ended it.
-pub fn run<T: Clone + 'static>(
-    plan: &ExperimentPlan,
+/// Runs `runs` (one configuration, one run) through the runner, showing progress through
+/// `display`, and gives back the kind's result `T`. A run that failed is an error: exit 2
+/// when the input was at fault, 1 when the run failed, 130 with `interrupted` when Ctrl-C
+/// ended it.
+pub fn run<T: Send + 'static>(
+    runs: Runs<T>,
     storage: Storage,
     monitor: MonitorOptions,
     cancel: &Arc<AtomicBool>,
     display: &mut dyn RunnerObserver,
     interrupted: &str,
 ) -> Result<Single<T>, CliError> {
-    run_each(plan, storage, monitor, cancel, display, interrupted)?
+    run_each(runs, storage, monitor, cancel, display, interrupted)?
         .pop()
         .ok_or_else(|| CliError::interrupted(interrupted))
 }
 
 /// A run's end as the command's result, or its failure as the command's error.
-fn finished<T: Clone + 'static>(
+fn finished<T: Send + 'static>(
     end: RunEnd,
+    output: Option<T>,
     stored: Option<ExperimentId>,
     system_cpu: Option<(CpuTimes, CpuTimes)>,
     interrupted: &str,
 ) -> Result<Single<T>, CliError> {
     match end.status {
         RunStatus::Ok => Ok(Single {
-            output: end
-                .output
-                .as_ref()
-                .and_then(|o| o.downcast_ref::<T>())
-                .cloned()
+            output: output
                 .ok_or_else(|| CliError::failed("internal error: the run gave no result"))?,
             end,
             stored,
@@ -117,14 +115,15 @@ fn finished<T: Clone + 'static>(
 
 /// Runs a plan of several configurations, each once (`iolab iozone --auto`), like [`run`],
 /// and gives back every run's result in order. The first failed run is the error.
-pub fn run_each<T: Clone + 'static>(
-    plan: &ExperimentPlan,
+pub fn run_each<T: Send + 'static>(
+    runs: Runs<T>,
     storage: Storage,
     monitor: MonitorOptions,
     cancel: &Arc<AtomicBool>,
     display: &mut dyn RunnerObserver,
     interrupted: &str,
 ) -> Result<Vec<Single<T>>, CliError> {
+    let plan = &single(runs.plan).map_err(crate::cmd::usage)?;
     let (mut store, stored) = match storage {
         Storage::Db(store) => (store, true),
         Storage::Nowhere => (Store::open_in_memory().map_err(CliError::failed)?, false),
@@ -150,8 +149,10 @@ pub fn run_each<T: Clone + 'static>(
     }
     let mut out = Vec::with_capacity(obs.ends.len());
     for (end, system_cpu) in obs.ends {
+        let output = runs.outputs.take(end.number);
         out.push(finished(
             end,
+            output,
             stored.then_some(outcome.id),
             system_cpu,
             interrupted,
@@ -162,7 +163,7 @@ pub fn run_each<T: Clone + 'static>(
 
 /// What a command shows of the engine's events, on the progress line it is given.
 pub trait EngineView {
-    fn engine(&mut self, status: &mut StatusLine, event: &EngineEvent<'_>);
+    fn engine(&mut self, status: &mut StatusLine, event: &Event<'_>);
 }
 
 /// A command's display: its [`EngineView`] plus the runner's warnings and notes, each as
@@ -173,7 +174,7 @@ pub struct Shown<V> {
 }
 
 impl<V: EngineView> RunnerObserver for Shown<V> {
-    fn engine(&mut self, event: &EngineEvent<'_>) {
+    fn event(&mut self, event: &Event<'_>) {
         self.view.engine(&mut self.status, event);
     }
 
@@ -236,13 +237,13 @@ impl RunnerObserver for Capture<'_> {
         self.display.config_finished(label, outcome);
     }
 
-    fn engine(&mut self, event: &EngineEvent<'_>) {
+    fn event(&mut self, event: &Event<'_>) {
         match event {
-            EngineEvent::TimedStart => self.cpu_start = procstat::read().ok().map(|s| s.total),
-            EngineEvent::TimedEnd => self.cpu_end = procstat::read().ok().map(|s| s.total),
+            Event::TimedStart => self.cpu_start = procstat::read().ok().map(|s| s.total),
+            Event::TimedEnd => self.cpu_end = procstat::read().ok().map(|s| s.total),
             _ => {}
         }
-        self.display.engine(event);
+        self.display.event(event);
     }
 
     fn warn(&mut self, message: &str) {
@@ -258,8 +259,8 @@ impl RunnerObserver for Capture<'_> {
 /// is refused before anything runs, exit 2, not after the run when its result would be lost),
 /// runs the kind's one-run plan with a progress line counting `unit`s, and gives back the
 /// report for the kind's formats and the experiment it is stored as.
-pub fn run_kind<T: Clone + 'static, F: KindFormat>(
-    plan: &ExperimentPlan,
+pub fn run_kind<T: Send + 'static, F: KindFormat>(
+    runs: Runs<T>,
     args: &KindRunArgs<F>,
     cancel: &Arc<AtomicBool>,
     unit: &'static str,
@@ -267,7 +268,7 @@ pub fn run_kind<T: Clone + 'static, F: KindFormat>(
 ) -> Result<(SingleReport<T>, Option<ExperimentId>), CliError> {
     let started_at = SystemTime::now();
     let run = run_viewed::<T>(
-        plan,
+        runs,
         Storage::from_args(args.no_db, &args.db.db)?,
         args.monitor.options(),
         cancel,
@@ -287,8 +288,8 @@ pub fn run_kind<T: Clone + 'static, F: KindFormat>(
 
 /// [`run`] with `view` showing the engine's events on the status line (on a terminal),
 /// which is cleared before the result is given back.
-pub fn run_viewed<T: Clone + 'static>(
-    plan: &ExperimentPlan,
+pub fn run_viewed<T: Send + 'static>(
+    runs: Runs<T>,
     storage: Storage,
     monitor: MonitorOptions,
     cancel: &Arc<AtomicBool>,
@@ -299,7 +300,7 @@ pub fn run_viewed<T: Clone + 'static>(
         status: StatusLine::new(std::io::stderr().is_terminal()),
         view,
     };
-    let r = run::<T>(plan, storage, monitor, cancel, &mut display, interrupted);
+    let r = run::<T>(runs, storage, monitor, cancel, &mut display, interrupted);
     display.status.clear();
     r
 }
@@ -325,9 +326,9 @@ pub struct Counting {
 }
 
 impl EngineView for Counting {
-    fn engine(&mut self, line: &mut StatusLine, event: &EngineEvent<'_>) {
+    fn engine(&mut self, line: &mut StatusLine, event: &Event<'_>) {
         match *event {
-            EngineEvent::Filling { done, total } => {
+            Event::Filling { done, total } => {
                 if !line.enabled() || total < 64 << 20 {
                     return;
                 }
@@ -342,7 +343,7 @@ impl EngineView for Counting {
                 }
             }
             // Called every progress period while the workers set up; shown from the first.
-            EngineEvent::SettingUp { done, total, unit } if line.enabled() && total > 0 => {
+            Event::SettingUp { done, total, unit } if line.enabled() && total > 0 => {
                 line.show(format_args!(
                     "setting up: {} of {} {unit}{} ({}%)",
                     thousands(done),
@@ -351,8 +352,8 @@ impl EngineView for Counting {
                     done * 100 / total
                 ));
             }
-            EngineEvent::TimedStart => line.keep(),
-            EngineEvent::Records {
+            Event::TimedStart => line.keep(),
+            Event::Records {
                 done,
                 planned,
                 elapsed,
@@ -381,7 +382,7 @@ impl EngineView for Counting {
                     self.unit
                 ));
             }
-            EngineEvent::TimedEnd => line.clear(),
+            Event::TimedEnd => line.clear(),
             _ => {}
         }
     }

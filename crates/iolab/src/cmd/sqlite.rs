@@ -12,11 +12,10 @@ use crate::error::CliError;
 use crate::output;
 
 pub fn run(args: SqliteArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
-    let plan =
-        iolab_experiment::kind::sqlite::from_command_line(&args.options.0, &args.dir, args.seed)
-            .map_err(crate::cmd::usage)?;
+    let plan = iolab_sqlite::kind::from_command_line(&args.options.0, &args.dir, args.seed)
+        .map_err(crate::cmd::usage)?;
     let (report, stored) = single::run_kind::<SqliteResult, _>(
-        &plan,
+        plan,
         &args.run,
         &cancel,
         "transaction",

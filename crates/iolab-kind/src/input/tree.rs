@@ -9,11 +9,11 @@ use std::ops::Range;
 use serde_json::Value as Json;
 
 /// Byte offsets into the experiment file.
-pub(crate) type Span = Range<usize>;
+pub type Span = Range<usize>;
 
 /// A value and where it was written.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Node {
+pub struct Node {
     /// The value as written; for a `[table]`, its header; for a table that only exists because
     /// a dotted key or header implies it, the key that implies it.
     pub span: Span,
@@ -21,7 +21,7 @@ pub(crate) struct Node {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Value {
+pub enum Value {
     String(String),
     Integer(i64),
     Float(f64),
@@ -34,12 +34,12 @@ pub(crate) enum Value {
 
 /// Keys in the order written.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Table {
+pub struct Table {
     pub entries: Vec<Entry>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Entry {
+pub struct Entry {
     pub key: String,
     pub key_span: Span,
     pub node: Node,
@@ -50,7 +50,6 @@ impl Table {
         self.entries.iter().find(|e| e.key == key)
     }
 
-    #[cfg(test)]
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|e| e.key.as_str())
     }
@@ -148,14 +147,14 @@ impl Node {
 
 /// One step of a path into the tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Seg {
+pub enum Seg {
     Key(String),
     Index(usize),
 }
 
 /// Where a path leads: the deepest entry that exists along it, and whether that is the whole
 /// path.
-pub(crate) struct Found<'a> {
+pub struct Found<'a> {
     pub node: &'a Node,
     pub key_span: Option<&'a Span>,
     pub complete: bool,
@@ -173,7 +172,7 @@ impl Found<'_> {
 }
 
 /// Follows `path` from `root` as far as it exists.
-pub(crate) fn find<'a>(root: &'a Node, path: &[Seg]) -> Found<'a> {
+pub fn find<'a>(root: &'a Node, path: &[Seg]) -> Found<'a> {
     let mut found = Found {
         node: root,
         key_span: None,
@@ -202,13 +201,13 @@ pub(crate) fn find<'a>(root: &'a Node, path: &[Seg]) -> Found<'a> {
 }
 
 /// A syntax error: where and what.
-pub(crate) struct SyntaxError {
+pub struct SyntaxError {
     pub span: Span,
     pub message: String,
 }
 
 /// Parses TOML text into a tree.
-pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
+pub fn parse(text: &str) -> Result<Node, SyntaxError> {
     let doc = toml_edit::Document::parse(text).map_err(|e| SyntaxError {
         span: e.span().unwrap_or(0..0),
         message: e.message().trim().to_string(),

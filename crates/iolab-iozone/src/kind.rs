@@ -1,45 +1,44 @@
 //! iozone's tests (docs/iozone.md): `[workload] iozone = { … }` in an experiment, `iolab
 //! iozone` on the command line; both read the options of iolab-iozone's one table,
-//! [`iolab_iozone::OPTIONS`].
+//! [`crate::OPTIONS`].
 //!
 //! A run is one cell of iozone's matrix — one file size and one record size — running the
 //! chosen tests in iozone's order. Auto mode's matrix is configurations (factors `size` ×
-//! `record`, see [`iolab_iozone::matrix`]), each with its own repetitions; the report draws
+//! `record`, see [`crate::matrix`]), each with its own repetitions; the report draws
 //! the matrix from them.
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 use std::time::Duration;
 
-use iolab_check::{Access as CheckAccess, SyncScope, WorkloadKind};
-use iolab_engine::EngineError;
-use iolab_iozone::matrix::Cell;
-use iolab_iozone::options::Direction;
-use iolab_iozone::{
+use crate::matrix::Cell;
+use crate::options::Direction;
+use crate::{
     run_iozone, BetweenPasses, Figure, IozoneOption, IozonePlan, IozoneResult, IozoneSpec,
     IozoneSpecError, Purge, OPTIONS,
 };
+use iolab_check::{Access as CheckAccess, SyncScope, WorkloadKind};
+use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::option::OptionValue;
 use serde_json::{json, Map, Value};
 
-use super::table::{self, TableKind, TableSpec};
-use super::{LoadContext, Workload};
-use crate::plan::read::Ctx;
-use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::Entry;
-use crate::plan::{ExperimentPlan, Origin, UsageError};
-use crate::run::monitor::Intent;
-use crate::run::record::{headline, latency_stats, metric};
-use crate::run::{KindRun, Ran, RunFailure, SutControl};
+use iolab_kind::input::read::Ctx;
+use iolab_kind::input::tree::Entry;
+use iolab_kind::record::{headline, metric, Totals};
+use iolab_kind::table::{self, OptionTable, TableKind};
+use iolab_kind::Intent;
+use iolab_kind::{CommandConfig, CommandPlan, Outputs, Runs};
+use iolab_kind::{LoadContext, Workload};
+use iolab_kind::{Origin, UsageError};
+use iolab_kind::{RunCtx, RunFailure, SutControl};
 
 /// The `[workload]` key.
 pub const KEY: &str = "iozone";
 
-pub(crate) static IOZONE: TableKind = TableKind {
+pub static IOZONE: TableKind = TableKind {
     key: KEY,
     noun: "iozone tests",
     example: "iozone = { … }",
@@ -48,29 +47,34 @@ pub(crate) static IOZONE: TableKind = TableKind {
     needs_target: true,
     resolve: |cx, entry, at| {
         read(cx, entry, at).map(|spec| {
-            Arc::new(IozoneWorkload {
+            iolab_kind::erase(IozoneWorkload {
                 spec,
                 origin: Origin::File,
-            }) as Arc<dyn Workload>
+            })
         })
     },
 };
 
-impl TableSpec for IozoneSpec {
+/// iozone's one option table.
+pub struct IozoneTable;
+
+impl OptionTable for IozoneTable {
+    type Spec = IozoneSpec;
     type Plan = IozonePlan;
     type Error = IozoneSpecError;
     const KIND: &'static str = KEY;
+    const TOOL: &'static str = "iozone";
 
     fn options() -> &'static [IozoneOption] {
         OPTIONS
     }
 
-    fn defaults(dir: PathBuf, seed: u64) -> Self {
+    fn defaults(dir: PathBuf, seed: u64) -> IozoneSpec {
         IozoneSpec::with_defaults(dir, seed)
     }
 
-    fn validate(&self) -> Result<IozonePlan, IozoneSpecError> {
-        IozoneSpec::validate(self)
+    fn validate(spec: &IozoneSpec) -> Result<IozonePlan, IozoneSpecError> {
+        spec.validate()
     }
 
     fn fault(e: &IozoneSpecError, _given: &dyn Fn(&str) -> bool) -> &'static str {
@@ -197,16 +201,18 @@ impl IozoneWorkload {
             ),
             _ => e.hint(),
         };
-        let mut f = RunFailure::engine(e, hint.map(str::to_string));
-        f.message = table::rewrite::<IozoneSpec>(self.origin, &f.message);
+        let mut f = e.failure(hint.map(str::to_string));
+        f.message = table::rewrite::<IozoneTable>(self.origin, &f.message);
         f.hint = f
             .hint
-            .map(|h| table::rewrite::<IozoneSpec>(self.origin, &h));
+            .map(|h| table::rewrite::<IozoneTable>(self.origin, &h));
         f
     }
 }
 
 impl Workload for IozoneWorkload {
+    type Output = IozoneResult;
+
     fn kind(&self) -> &'static str {
         KEY
     }
@@ -234,7 +240,7 @@ impl Workload for IozoneWorkload {
     }
 
     fn describe(&self) -> Map<String, Value> {
-        let mut m = Map::new();
+        let mut m = table::describe::<IozoneTable>(&self.spec);
         m.insert(
             "iozone_figures".into(),
             json!(self
@@ -246,16 +252,16 @@ impl Workload for IozoneWorkload {
         m
     }
 
-    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
         let mut spec = self.spec.clone();
         spec.dir = run.dir.to_path_buf();
         spec.seed = run.seed;
         let plan = spec
             .validate()
             .map_err(|e| RunFailure::bad_input(e.to_string()))?;
-        run.obs.run_files(
+        run.hooks.run_files(
             (0..plan.threads)
-                .map(|t| iolab_iozone::run::data_file(&plan.dir, t))
+                .map(|t| crate::run::data_file(&plan.dir, t))
                 .collect(),
         );
         if plan.purge != Purge::None && memory_fs(&plan.dir) {
@@ -267,13 +273,9 @@ impl Workload for IozoneWorkload {
         }
         let mut between = Between { sut: run.sut };
         let r =
-            run_iozone(&plan, run.obs, &mut between, run.cancel).map_err(|e| self.failure(&e))?;
+            run_iozone(&plan, run.hooks, &mut between, run.cancel).map_err(|e| self.failure(&e))?;
         add_record(run.record, &r);
-        Ok(Ran::new(r))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
+        Ok(r)
     }
 }
 
@@ -289,7 +291,7 @@ impl BetweenPasses for Between<'_> {
             Purge::None => Ok(()),
             Purge::Fadvise => fadvise_dontneed(files),
             Purge::DropCaches => {
-                super::pagecache::drop_all(files, "purge = \"drop_caches\"").map(|_| ())
+                iolab_sut::cache::drop_all(files, "purge = \"drop_caches\"").map(|_| ())
             }
             Purge::Remount => self.sut.remount().map(|_| ()),
         }
@@ -332,7 +334,7 @@ fn fadvise_dontneed(files: &[PathBuf]) -> Result<(), String> {
 /// Reads `iozone = { … }` (see [`table::read`]) and checks its files against the target's
 /// size.
 fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<IozoneSpec> {
-    let r = table::read::<IozoneSpec>(cx, entry, at)?;
+    let r = table::read::<IozoneTable>(cx, entry, at)?;
     if r.spec.purge != Purge::None && at.memory_fs == Some(true) {
         cx.error_hint(
             &r.at("purge"),
@@ -409,7 +411,7 @@ pub fn from_command_line(
     values: &[(&'static IozoneOption, OptionValue)],
     dir: &Path,
     seed: u64,
-) -> Result<ExperimentPlan, UsageError> {
+) -> Result<Runs<IozoneResult>, UsageError> {
     let spec = spec_from(values, dir, seed)?;
     let name = format!(
         "iozone {} size={} record={} threads={} flush={}",
@@ -419,18 +421,18 @@ pub fn from_command_line(
         spec.threads,
         spec.flush.name()
     );
-    let workload_json = json!({ KEY: table::options_json(&spec) });
-    single(SingleRun {
+    let workload_json = json!({ KEY: table::options_json::<IozoneTable>(&spec) });
+    Ok(Runs::one(
         name,
-        source: "iolab iozone".into(),
-        dir: dir.to_path_buf(),
+        "iolab iozone",
+        dir.to_path_buf(),
         seed,
-        workload: Arc::new(IozoneWorkload {
+        IozoneWorkload {
             spec,
             origin: Origin::CommandLine,
-        }),
+        },
         workload_json,
-    })
+    ))
 }
 
 /// The spec of the given values over the defaults, validated.
@@ -439,7 +441,7 @@ pub fn spec_from(
     dir: &Path,
     seed: u64,
 ) -> Result<IozoneSpec, UsageError> {
-    let (spec, _) = table::from_values(values, dir.to_path_buf(), seed)?;
+    let (spec, _) = table::from_values::<IozoneTable>(values, dir.to_path_buf(), seed)?;
     refuse_purge(&spec)?;
     Ok(spec)
 }
@@ -470,7 +472,7 @@ pub fn auto_specs(
 
 /// The cells of `bounds`, or why there are none: a bound of 0, a minimum above its maximum,
 /// or no record that fits in a file.
-fn auto_cells(b: &iolab_iozone::matrix::Bounds) -> Result<Vec<Cell>, UsageError> {
+fn auto_cells(b: &crate::matrix::Bounds) -> Result<Vec<Cell>, UsageError> {
     let size = |v: u64| iolab_workload::format_bytes(v).replace(' ', "");
     for (name, v) in [
         ("--auto-min-size", b.min_size),
@@ -494,7 +496,7 @@ fn auto_cells(b: &iolab_iozone::matrix::Bounds) -> Result<Vec<Cell>, UsageError>
             )));
         }
     }
-    let cells = iolab_iozone::matrix::cells(b);
+    let cells = crate::matrix::cells(b);
     if let Some(c) = cells.iter().find(|c| !c.size.is_multiple_of(c.record)) {
         return Err(UsageError::new(format!(
             "the auto matrix has files of {} in records of {}, which is not whole records: \
@@ -522,10 +524,10 @@ fn auto_cells(b: &iolab_iozone::matrix::Bounds) -> Result<Vec<Cell>, UsageError>
 /// file sizes × record sizes would give.
 pub fn from_command_line_auto(
     values: &[(&'static IozoneOption, OptionValue)],
-    bounds: &iolab_iozone::matrix::Bounds,
+    bounds: &crate::matrix::Bounds,
     dir: &Path,
     seed: u64,
-) -> Result<ExperimentPlan, UsageError> {
+) -> Result<Runs<IozoneResult>, UsageError> {
     let cells = auto_cells(bounds)?;
     let specs = auto_specs(values, &cells, dir, seed)?;
     let name = format!(
@@ -535,12 +537,12 @@ pub fn from_command_line_auto(
         bounds.max_size
     );
     let bytes = |v: u64| iolab_workload::format_bytes(v).replace(' ', "");
-    configurations(values, dir, seed, name, specs, |spec| {
+    Ok(configurations(dir, seed, name, specs, |spec| {
         (
             format!("size={} record={}", bytes(spec.size), bytes(spec.record)),
             [("size", spec.size), ("record", spec.record)],
         )
-    })
+    }))
 }
 
 /// `iolab iozone --threads MIN --threads-max MAX` (iozone `-l MIN -u MAX`): one
@@ -551,7 +553,7 @@ pub fn from_command_line_thread_range(
     max: u32,
     dir: &Path,
     seed: u64,
-) -> Result<ExperimentPlan, UsageError> {
+) -> Result<Runs<IozoneResult>, UsageError> {
     let base = spec_from(values, dir, seed)?;
     let min = base.threads;
     if max < min {
@@ -560,10 +562,10 @@ pub fn from_command_line_thread_range(
              be empty"
         )));
     }
-    if u64::from(max) > iolab_iozone::options::MAX_THREADS {
+    if u64::from(max) > crate::options::MAX_THREADS {
         return Err(UsageError::new(format!(
             "--threads-max {max} is above {}, the most threads iolab runs",
-            iolab_iozone::options::MAX_THREADS
+            crate::options::MAX_THREADS
         )));
     }
     let specs = (min..=max)
@@ -581,17 +583,17 @@ pub fn from_command_line_thread_range(
         base.size,
         base.record
     );
-    let mut plan = configurations(values, dir, seed, name, specs, |spec| {
+    let mut runs = configurations(dir, seed, name, specs, |spec| {
         (
             format!("threads={}", spec.threads),
             [("threads", u64::from(spec.threads))],
         )
-    })?;
+    });
     // Listed as the experiment's factor, so that the report draws each metric against the
     // thread count (the auto matrix is drawn as heatmaps instead).
-    plan.resolved["factors"] =
-        json!([{ "name": "threads", "levels": (min..=max).collect::<Vec<_>>() }]);
-    Ok(plan)
+    runs.plan.factors =
+        vec![json!({ "name": "threads", "levels": (min..=max).collect::<Vec<_>>() })];
+    Ok(runs)
 }
 
 fn test_names(spec: &IozoneSpec) -> String {
@@ -602,22 +604,17 @@ fn test_names(spec: &IozoneSpec) -> String {
         .join(",")
 }
 
-/// The command line's plan with one configuration per spec, labelled and with the factors
+/// The command line's runs with one configuration per spec, labelled and with the factors
 /// `label_factors` gives, each run once, in order.
 fn configurations<const N: usize>(
-    values: &[(&'static IozoneOption, OptionValue)],
     dir: &Path,
     seed: u64,
     name: String,
     specs: Vec<IozoneSpec>,
     label_factors: impl Fn(&IozoneSpec) -> (String, [(&'static str, u64); N]),
-) -> Result<ExperimentPlan, UsageError> {
-    let mut plan = from_command_line(values, dir, seed)?;
-    let base = plan.configs[0].clone();
-    plan.name = name;
-    plan.procedure.order = crate::plan::Order::Sequential;
-    let mut configs_json = Vec::new();
-    plan.configs = specs
+) -> Runs<IozoneResult> {
+    let outputs = Outputs::default();
+    let configs = specs
         .into_iter()
         .map(|spec| {
             let (label, given) = label_factors(&spec);
@@ -625,25 +622,28 @@ fn configurations<const N: usize>(
                 .iter()
                 .map(|&(k, v)| (k.to_string(), json!(v)))
                 .collect();
-            configs_json.push(json!({
-                "label": label,
-                "factors": factors,
-                "workload": { KEY: table::options_json(&spec) },
-            }));
-            crate::plan::ConfigPlan {
+            CommandConfig {
                 label,
                 factors,
-                workload: Arc::new(IozoneWorkload {
+                workload_json: json!({ KEY: table::options_json::<IozoneTable>(&spec) }),
+                workload: outputs.wrap(IozoneWorkload {
                     spec,
                     origin: Origin::CommandLine,
                 }),
-                ..base.clone()
             }
         })
         .collect();
-    plan.resolved["configs"] = Value::Array(configs_json);
-    plan.resolved["name"] = json!(plan.name);
-    Ok(plan)
+    Runs {
+        plan: CommandPlan {
+            name,
+            source: "iolab iozone".into(),
+            dir: dir.to_path_buf(),
+            seed,
+            configs,
+            factors: Vec::new(),
+        },
+        outputs,
+    }
 }
 
 const MIB: f64 = 1048576.0;
@@ -663,7 +663,16 @@ fn add_record(record: &mut RunRecord, r: &IozoneResult) {
         bytes += f.bytes();
     }
     let defs: &[MetricDef] = &METRICS;
-    headline(record, ops, bytes, elapsed, &lat.summary(), &usage);
+    headline(
+        record,
+        Totals {
+            ops,
+            bytes,
+            elapsed_ns: elapsed,
+            latency: &lat.summary(),
+            cpu: usage.cpu(),
+        },
+    );
     let throughput = r.plan.throughput_mode();
     for f in &r.figures {
         record
@@ -695,7 +704,7 @@ fn add_record(record: &mut RunRecord, r: &IozoneResult) {
             ops: f.ops(),
             bytes: f.bytes(),
             errors: 0,
-            latency: latency_stats(&s),
+            latency: s,
             histogram: f.latency.buckets(),
             extra: json!({
                 "read": reads,
@@ -754,6 +763,35 @@ pub fn intent(plan: &IozonePlan, base: Intent) -> Intent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_kind::table::testing;
+
+    #[test]
+    fn the_docs_list_the_iozone_options_of_the_one_table() {
+        for (page, start) in [
+            ("experiments.md", "`iozone` (see"),
+            ("iozone.md", "## Options"),
+        ] {
+            let all = testing::doc(page);
+            let text = &all[all.find(start).expect("the iozone table")..];
+            for o in crate::OPTIONS {
+                let r = testing::row(text, o.name)
+                    .unwrap_or_else(|| panic!("docs/{page} has no row for `{}`", o.name));
+                if let Some(d) = o.default {
+                    assert!(
+                        r.contains(&format!("`{d}`")),
+                        "default of `{}` in {page}",
+                        o.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_tables_getters_undo_its_appliers() {
+        testing::get_undoes_apply::<IozoneTable>();
+    }
+
     use iolab_store::{NewRun, RunStatus, Timestamp};
     use std::sync::atomic::AtomicBool;
 
@@ -761,8 +799,8 @@ mod tests {
     fn the_stored_spec_has_every_option() {
         let mut spec = IozoneSpec::with_defaults(PathBuf::from("/d"), 1);
         spec.mix_read_percent = Some(50);
-        let stored = table::options_json(&spec);
-        for o in iolab_iozone::OPTIONS {
+        let stored = table::options_json::<IozoneTable>(&spec);
+        for o in crate::OPTIONS {
             assert!(stored.get(o.name).is_some(), "`{}` is not stored", o.name);
         }
     }
@@ -774,7 +812,7 @@ mod tests {
         // One thread, one thread in throughput mode (iozone -t 1), two threads.
         for (threads, throughput) in [(1, false), (1, true), (2, false)] {
             let mut s = IozoneSpec::with_defaults(dir.path().to_path_buf(), 1);
-            s.tests = vec![iolab_iozone::Test::Write, iolab_iozone::Test::Random];
+            s.tests = vec![crate::Test::Write, crate::Test::Random];
             s.size = 256 << 10;
             s.threads = threads;
             s.throughput = throughput;
@@ -818,9 +856,14 @@ mod tests {
     #[test]
     fn the_command_line_plan_is_one_run_and_bad_values_name_the_flag() {
         let dir = std::env::temp_dir();
-        let record = iolab_iozone::options::option("record").unwrap();
-        let size = iolab_iozone::options::option("size").unwrap();
-        let p = from_command_line(&[(record, OptionValue::Bytes(8192))], &dir, 9).unwrap();
+        let record = crate::options::option("record").unwrap();
+        let size = crate::options::option("size").unwrap();
+        let p = iolab_experiment::plan::single::single(
+            from_command_line(&[(record, OptionValue::Bytes(8192))], &dir, 9)
+                .unwrap()
+                .plan,
+        )
+        .unwrap();
         assert_eq!(p.configs.len(), 1);
         assert_eq!(p.resolved["workload"]["iozone"]["record"], json!(8192));
         let e = from_command_line(

@@ -2,9 +2,7 @@
 //! { … }` in an experiment, `iolab micro` on the command line; both read the options of
 //! iolab-workload's one table, [`iolab_workload::micro::OPTIONS`].
 
-use std::any::Any;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use iolab_check::{Access as CheckAccess, SyncScope, WorkloadKind};
@@ -17,15 +15,15 @@ use iolab_workload::micro::{
 };
 use serde_json::json;
 
-use super::table::{self, TableKind, TableSpec};
-use super::{LoadContext, Workload};
-use crate::plan::read::Ctx;
-use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::Entry;
-use crate::plan::{ExperimentPlan, Origin, UsageError};
-use crate::run::monitor::Intent;
-use crate::run::record::{headline, latency_stats, metric, series};
-use crate::run::{KindRun, Ran, RunFailure};
+use iolab_kind::input::read::Ctx;
+use iolab_kind::input::tree::Entry;
+use iolab_kind::record::{headline, metric, series, Totals};
+use iolab_kind::table::{self, OptionTable, TableKind};
+use iolab_kind::Intent;
+use iolab_kind::Runs;
+use iolab_kind::{LoadContext, Workload};
+use iolab_kind::{Origin, UsageError};
+use iolab_kind::{RunCtx, RunFailure};
 
 /// The `[workload]` key.
 pub const KEY: &str = "micro";
@@ -40,7 +38,7 @@ pub const METRICS: &[MetricDef] = &[MetricDef::new(
 )];
 
 /// The micro test kind.
-pub(crate) static MICRO: TableKind = TableKind {
+pub static MICRO: TableKind = TableKind {
     key: KEY,
     noun: "micro tests",
     example: "micro = { … }",
@@ -56,29 +54,34 @@ pub(crate) static MICRO: TableKind = TableKind {
     needs_target: true,
     resolve: |cx, entry, at| {
         read(cx, entry, at).map(|spec| {
-            Arc::new(MicroWorkload {
+            iolab_kind::erase(MicroWorkload {
                 spec,
                 origin: Origin::File,
-            }) as Arc<dyn Workload>
+            })
         })
     },
 };
 
-impl TableSpec for MicroSpec {
+/// micro's one option table.
+pub struct MicroTable;
+
+impl OptionTable for MicroTable {
+    type Spec = MicroSpec;
     type Plan = MicroPlan;
     type Error = MicroSpecError;
     const KIND: &'static str = KEY;
+    const TOOL: &'static str = "mobibench";
 
     fn options() -> &'static [MicroOption] {
         OPTIONS
     }
 
-    fn defaults(dir: PathBuf, seed: u64) -> Self {
+    fn defaults(dir: PathBuf, seed: u64) -> MicroSpec {
         MicroSpec::with_defaults(dir, seed)
     }
 
-    fn validate(&self) -> Result<MicroPlan, MicroSpecError> {
-        MicroSpec::validate(self)
+    fn validate(spec: &MicroSpec) -> Result<MicroPlan, MicroSpecError> {
+        spec.validate()
     }
 
     fn fault(e: &MicroSpecError, given: &dyn Fn(&str) -> bool) -> &'static str {
@@ -113,14 +116,22 @@ pub struct MicroWorkload {
 impl MicroWorkload {
     /// An error's hint in the user's words (the engine writes its hints for `iolab micro`).
     fn failure(&self, e: &EngineError) -> RunFailure {
-        let mut f = RunFailure::engine(e, e.hint().map(str::to_string));
-        f.message = table::rewrite::<MicroSpec>(self.origin, &f.message);
-        f.hint = f.hint.map(|h| table::rewrite::<MicroSpec>(self.origin, &h));
+        let mut f = e.failure(e.hint().map(str::to_string));
+        f.message = table::rewrite::<MicroTable>(self.origin, &f.message);
+        f.hint = f
+            .hint
+            .map(|h| table::rewrite::<MicroTable>(self.origin, &h));
         f
     }
 }
 
 impl Workload for MicroWorkload {
+    type Output = MicroResult;
+
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
+        table::describe::<MicroTable>(&self.spec)
+    }
+
     fn kind(&self) -> &'static str {
         KEY
     }
@@ -140,7 +151,7 @@ impl Workload for MicroWorkload {
         self.spec.time_limit
     }
 
-    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
         let mut spec = self.spec.clone();
         spec.dir = run.dir.to_path_buf();
         spec.seed = run.seed;
@@ -148,24 +159,21 @@ impl Workload for MicroWorkload {
         let plan = spec
             .validate()
             .map_err(|e| RunFailure::bad_input(e.to_string()))?;
-        run.obs.run_files(
+        run.hooks.run_files(
             (0..plan.threads)
                 .map(|t| iolab_engine::micro::data_file(&plan.dir, t))
                 .collect(),
         );
-        let r = run_micro_cancellable(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
+        let r =
+            run_micro_cancellable(&plan, run.hooks, run.cancel).map_err(|e| self.failure(&e))?;
         add_record(run.record, &r);
-        Ok(Ran::new(r))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
+        Ok(r)
     }
 }
 
 /// Reads `micro = { … }` (see [`table::read`]) and checks its size against the target's.
 fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<MicroSpec> {
-    let r = table::read::<MicroSpec>(cx, entry, at)?;
+    let r = table::read::<MicroTable>(cx, entry, at)?;
     r.fits(
         cx,
         "size",
@@ -182,8 +190,8 @@ pub fn from_command_line(
     values: &[(&'static MicroOption, OptionValue)],
     dir: &Path,
     seed: u64,
-) -> Result<ExperimentPlan, UsageError> {
-    let (spec, _) = table::from_values(values, dir.to_path_buf(), seed)?;
+) -> Result<Runs<MicroResult>, UsageError> {
+    let (spec, _) = table::from_values::<MicroTable>(values, dir.to_path_buf(), seed)?;
     let name = format!(
         "micro {} {} bs={} size={} threads={}",
         spec.access.name(),
@@ -192,18 +200,18 @@ pub fn from_command_line(
         spec.size,
         spec.threads
     );
-    let workload_json = json!({ KEY: table::options_json(&spec) });
-    single(SingleRun {
+    let workload_json = json!({ KEY: table::options_json::<MicroTable>(&spec) });
+    Ok(Runs::one(
         name,
-        source: "iolab micro".into(),
-        dir: dir.to_path_buf(),
+        "iolab micro",
+        dir.to_path_buf(),
         seed,
-        workload: Arc::new(MicroWorkload {
+        MicroWorkload {
             spec,
             origin: Origin::CommandLine,
-        }),
+        },
         workload_json,
-    })
+    ))
 }
 
 /// Adds a micro test's measurements to `record`: the common metrics, `final_sync_ns`, one
@@ -211,7 +219,16 @@ pub fn from_command_line(
 fn add_record(record: &mut RunRecord, r: &MicroResult) {
     record.run.elapsed_ns = r.elapsed_ns;
     let lat = r.latency.summary();
-    headline(record, r.ops, r.bytes, r.elapsed_ns, &lat, &r.usage);
+    headline(
+        record,
+        Totals {
+            ops: r.ops,
+            bytes: r.bytes,
+            elapsed_ns: r.elapsed_ns,
+            latency: &lat,
+            cpu: r.usage.cpu(),
+        },
+    );
     record
         .metrics
         .push(metric(METRICS, "final_sync_ns", r.final_sync_ns as f64));
@@ -222,7 +239,7 @@ fn add_record(record: &mut RunRecord, r: &MicroResult) {
         ops: r.ops,
         bytes: r.bytes,
         errors: 0,
-        latency: latency_stats(&lat),
+        latency: lat,
         histogram: r.latency.buckets(),
         extra: json!({
             "sync": p.sync.name(),
@@ -241,14 +258,16 @@ fn add_record(record: &mut RunRecord, r: &MicroResult) {
             ops: s.count,
             bytes: 0,
             errors: 0,
-            latency: latency_stats(&s),
+            latency: s,
             histogram: r.sync_latency.buckets(),
             extra: json!({ "sync": p.sync.name() }),
         });
     }
-    record
-        .series
-        .push(series("io", r.interval_ns, &r.intervals));
+    record.series.push(series(
+        "io",
+        r.interval_ns,
+        r.intervals.iter().map(|b| (b.ops, b.bytes)),
+    ));
 }
 
 /// What a micro test means to do, for the checks.
@@ -293,6 +312,28 @@ pub fn intent(plan: &MicroPlan, base: Intent) -> Intent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_kind::table::testing;
+
+    #[test]
+    fn the_docs_list_the_micro_options_of_the_one_table() {
+        let all = testing::doc("experiments.md");
+        // The micro table, after the `[workload]` one (which has a `time` row too).
+        let text = &all[all.find("`micro` (see").expect("the micro table")..];
+        for o in iolab_workload::micro::OPTIONS {
+            let r = testing::row(text, o.name)
+                .unwrap_or_else(|| panic!("docs/experiments.md has no row for `{}`", o.name));
+            if let Some(d) = o.default {
+                let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+                assert_eq!(last, format!("`{d}`"), "default of `{}`", o.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_tables_getters_undo_its_appliers() {
+        testing::get_undoes_apply::<MicroTable>();
+    }
+
     use iolab_workload::micro::{Access as A, DataPattern, EngineKind, SyncMode};
 
     fn spec(
@@ -356,14 +397,14 @@ mod tests {
         s.size = 4096 * 1000;
         s.dir = "/nonexistent".into();
         let r = iolab_engine::run_micro(&s.validate().unwrap(), &mut ()).unwrap();
-        let mut rec = crate::run::record::testing::record();
+        let mut rec = iolab_kind::record::testing::record();
         add_record(&mut rec, &r);
         let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
         assert_eq!(get("ops"), 1000.0);
         assert_eq!(get("bytes"), 4096.0 * 1000.0);
         let expect = 1000.0 / (r.elapsed_ns as f64 / 1e9);
         assert!((get("ops_per_s") - expect).abs() < 1e-6 * expect);
-        crate::run::record::testing::assert_declared(&rec, METRICS);
+        iolab_kind::record::testing::assert_declared(&rec, METRICS);
         assert_eq!(rec.flowops[0].ops, 1000);
         assert_eq!(rec.series[0].ops.iter().sum::<u64>(), 1000);
     }
@@ -412,24 +453,26 @@ mod tests {
     fn the_command_line_plan_is_one_run_on_the_directory() {
         let dir = std::env::temp_dir();
         let threads = iolab_workload::micro::option("threads").unwrap();
-        let p = from_command_line(&[(threads, OptionValue::Count(2))], &dir, 9).unwrap();
+        let p = iolab_experiment::plan::single::single(
+            from_command_line(&[(threads, OptionValue::Count(2))], &dir, 9)
+                .unwrap()
+                .plan,
+        )
+        .unwrap();
         assert_eq!(p.configs.len(), 1);
         assert!(p.repetitions.is_single());
         assert!(!p.procedure.drop_caches && !p.procedure.fresh_fs);
         assert_eq!(p.seed, 9);
         assert_eq!(p.name, "micro write normal bs=4096 size=67108864 threads=2");
         assert!(!p.configs[0].sut.changes_machine());
-        let w = p.configs[0]
-            .workload
-            .as_any()
-            .downcast_ref::<MicroWorkload>()
-            .unwrap();
-        assert_eq!(w.spec.threads, 2);
+        let spec = table::from_stored::<MicroTable>(p.stored_workload(0)).unwrap();
+        assert_eq!(spec.threads, 2);
         assert_eq!(p.resolved["workload"]["micro"]["threads"], json!(2));
         let bs = iolab_workload::micro::option("bs").unwrap();
         let e = from_command_line(&[(bs, OptionValue::Bytes(3000))], &dir, 1).unwrap_err();
         assert!(e.message.contains("--bs 3000"), "{e}");
-        let e = from_command_line(&[], Path::new("/nonexistent/iolab"), 1).unwrap_err();
+        let runs = from_command_line(&[], Path::new("/nonexistent/iolab"), 1).unwrap();
+        let e = iolab_experiment::plan::single::single(runs.plan).unwrap_err();
         assert_eq!(e.message, "directory /nonexistent/iolab does not exist");
     }
 }

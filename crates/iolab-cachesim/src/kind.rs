@@ -1,30 +1,28 @@
 //! Trace-driven cache simulation (docs/cachesim.md): `[workload] cachesim = { … }` in an
 //! experiment, `iolab cachesim` on the command line; both read iolab-cachesim's one option
-//! table, [`iolab_cachesim::OPTIONS`]. A simulation does no I/O in a directory (the kind
+//! table, [`crate::OPTIONS`]. A simulation does no I/O in a directory (the kind
 //! needs no target) and is deterministic (one run is exact).
 
-use std::any::Any;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use iolab_cachesim::spec::{policy_text, SpecError};
-use iolab_cachesim::{CachesimSpec, Outcome, RunError, OPTIONS};
+use crate::spec::{policy_text, SpecError};
+use crate::{CachesimSpec, Outcome, RunError, OPTIONS};
 use iolab_engine::stats::LatencySummary;
 use iolab_engine::usage::Usage;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::RunRecord;
 use serde_json::{json, Map, Value};
 
-use super::table::TableKind;
-use super::Workload;
-use crate::plan::read::Ctx;
-use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Value as TomlValue};
-use crate::plan::{ExperimentPlan, Origin, UsageError};
-use crate::run::monitor::Intent;
-use crate::run::record::{headline, metric};
-use crate::run::{KindRun, Ran, RunFailure};
+use iolab_kind::input::read::Ctx;
+use iolab_kind::input::tree::{Entry, Value as TomlValue};
+use iolab_kind::record::{headline, metric, Totals};
+use iolab_kind::table::TableKind;
+use iolab_kind::Intent;
+use iolab_kind::Runs;
+use iolab_kind::Workload;
+use iolab_kind::{Origin, UsageError};
+use iolab_kind::{RunCtx, RunFailure};
 
 /// The `[workload]` key.
 pub const KEY: &str = "cachesim";
@@ -175,7 +173,7 @@ pub const METRICS: &[MetricDef] = &[
 ];
 
 /// The cachesim kind: no target, no I/O in a directory.
-pub(crate) static CACHESIM: TableKind = TableKind {
+pub static CACHESIM: TableKind = TableKind {
     key: KEY,
     noun: "cache simulations",
     example: "cachesim = { trace = \"run.iolt\", size = \"64m\" }",
@@ -184,10 +182,10 @@ pub(crate) static CACHESIM: TableKind = TableKind {
     needs_target: false,
     resolve: |cx, entry, at| {
         read(cx, entry, at.base).map(|spec| {
-            Arc::new(CachesimWorkload {
+            iolab_kind::erase(CachesimWorkload {
                 spec,
                 origin: Origin::File,
-            }) as Arc<dyn Workload>
+            })
         })
     },
 };
@@ -279,6 +277,8 @@ impl CachesimWorkload {
 }
 
 impl Workload for CachesimWorkload {
+    type Output = Outcome;
+
     fn kind(&self) -> &'static str {
         KEY
     }
@@ -307,16 +307,12 @@ impl Workload for CachesimWorkload {
         false
     }
 
-    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
         let before = Usage::thread();
-        let out = iolab_cachesim::run(&self.spec, run.cancel).map_err(|e| self.failure(&e))?;
+        let out = crate::run(&self.spec, run.cancel).map_err(|e| self.failure(&e))?;
         let used = Usage::thread() - before;
         add_record(run.record, &out, &used);
-        Ok(Ran::new(out))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
+        Ok(out)
     }
 }
 
@@ -331,11 +327,13 @@ fn add_record(record: &mut RunRecord, o: &Outcome, usage: &Usage) {
         + s.origin.write_bytes();
     headline(
         record,
-        s.requests(),
-        bytes,
-        elapsed_ns,
-        &LatencySummary::default(),
-        usage,
+        Totals {
+            ops: s.requests(),
+            bytes,
+            elapsed_ns,
+            latency: &LatencySummary::default(),
+            cpu: usage.cpu(),
+        },
     );
     for (name, value) in [
         ("miss_ratio", s.miss_ratio()),
@@ -363,10 +361,10 @@ fn add_record(record: &mut RunRecord, o: &Outcome, usage: &Usage) {
 /// `iolab cachesim`: the given option texts (`(name, text)`, defaults filled in by the
 /// caller or here) as the one-run plan, run in the current directory (which it does not
 /// touch).
-pub fn from_command_line(values: &[(&str, String)]) -> Result<ExperimentPlan, UsageError> {
+pub fn from_command_line(values: &[(&str, String)]) -> Result<Runs<Outcome>, UsageError> {
     let mut spec = CachesimSpec::with_defaults();
     for (name, text) in values {
-        let Some(o) = iolab_cachesim::spec::option(name) else {
+        let Some(o) = crate::spec::option(name) else {
             continue;
         };
         (o.set)(&mut spec, text, Path::new(""))
@@ -392,23 +390,23 @@ pub fn from_command_line(values: &[(&str, String)]) -> Result<ExperimentPlan, Us
         spec.cache.write.name()
     );
     let workload_json = json!({ KEY: options_json(&spec) });
-    single(SingleRun {
+    Ok(Runs::one(
         name,
-        source: "iolab cachesim".into(),
-        dir: PathBuf::from("."),
-        seed: 0,
-        workload: Arc::new(CachesimWorkload {
+        "iolab cachesim",
+        PathBuf::from("."),
+        0,
+        CachesimWorkload {
             spec,
             origin: Origin::CommandLine,
-        }),
+        },
         workload_json,
-    })
+    ))
 }
 
 fn assoc_text(spec: &CachesimSpec) -> String {
     match spec.cache.assoc {
-        iolab_cachesim::Assoc::Full => "full".into(),
-        iolab_cachesim::Assoc::Ways(w) => w.to_string(),
+        crate::Assoc::Full => "full".into(),
+        crate::Assoc::Ways(w) => w.to_string(),
     }
 }
 
@@ -436,18 +434,18 @@ fn options_json(spec: &CachesimSpec) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::record::testing::{assert_declared, record};
+    use iolab_kind::record::testing::{assert_declared, record};
 
     #[test]
     fn a_simulation_records_every_declared_metric() {
         let mut spec = CachesimSpec::with_defaults();
         spec.cache.size = 4 * 4096;
-        let mut t: Vec<iolab_cachesim::Request> = [1u64, 2, 3, 1, 4, 5, 1]
+        let mut t: Vec<crate::Request> = [1u64, 2, 3, 1, 4, 5, 1]
             .iter()
-            .map(|&i| iolab_cachesim::Request::read(i, 4096))
+            .map(|&i| crate::Request::read(i, 4096))
             .collect();
-        iolab_cachesim::fill_next(&mut t, 0);
-        let o = iolab_cachesim::run::run_requests(&spec, &t).unwrap();
+        crate::fill_next(&mut t, 0);
+        let o = crate::run::run_requests(&spec, &t).unwrap();
         let mut rec = record();
         add_record(&mut rec, &o, &Usage::default());
         assert_declared(&rec, METRICS);

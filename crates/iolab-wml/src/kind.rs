@@ -6,12 +6,12 @@
 //! time (with a stand-in `$dir`), and every run with its real directory. A file is parsed
 //! once; the plan keeps the parsed tree.
 
-use std::any::Any;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::{LowerOptions, Parsed, ValidateOptions, WmlError, WmlErrors};
 use iolab_check::{Access, SyncScope, WorkloadKind};
 use iolab_engine::fileset::FilesetError;
 use iolab_engine::workload::{
@@ -20,29 +20,28 @@ use iolab_engine::workload::{
 use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
-use iolab_wml::{LowerOptions, Parsed, ValidateOptions, WmlError, WmlErrors};
 use iolab_workload::micro::{EngineKind, MAX_IODEPTH};
 use iolab_workload::model::{FlowopKind, FlowopSpec, MasterAction, Workload as Lowered};
 use iolab_workload::suggest;
 use serde_json::{json, Map, Value};
 
-use super::{Kind, LoadContext, Workload};
-use crate::plan::error::ExperimentError;
-use crate::plan::read::{join, Ctx};
-use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::{Entry, Table, Value as Toml};
-use crate::plan::{ExperimentPlan, Origin, UsageError};
-use crate::run::monitor::Intent;
-use crate::run::record::{headline, latency_stats, metric, series};
-use crate::run::{KindRun, Ran, RunFailure};
+use iolab_kind::input::error::{ExperimentError, ExperimentErrors};
+use iolab_kind::input::read::{join, Ctx};
+use iolab_kind::input::tree::{Entry, Table, Value as Toml};
+use iolab_kind::record::{headline, metric, series, Totals};
+use iolab_kind::Intent;
+use iolab_kind::{DynWorkload, Runs};
+use iolab_kind::{Kind, LoadContext, Workload};
+use iolab_kind::{Origin, UsageError};
+use iolab_kind::{RunCtx, RunFailure};
 
 /// The two ways an experiment names a WML workload.
-pub(crate) struct WmlKind {
+pub struct WmlKind {
     builtin: bool,
 }
 
-pub(crate) static WML: WmlKind = WmlKind { builtin: false };
-pub(crate) static BUILTIN: WmlKind = WmlKind { builtin: true };
+pub static WML: WmlKind = WmlKind { builtin: false };
+pub static BUILTIN: WmlKind = WmlKind { builtin: true };
 
 /// The `[workload]` keys both read besides their own.
 const KEYS: &[&str] = &[
@@ -169,17 +168,17 @@ pub fn front_end(
     }
     let predefined = overrides.iter().map(|(k, _)| k.clone()).collect();
     // The parser's warnings and the validator's, each once.
-    let warnings = iolab_wml::validate_with(parsed, &ValidateOptions { predefined })?
+    let warnings = crate::validate_with(parsed, &ValidateOptions { predefined })?
         .iter()
         .map(|w| w.to_string())
         .collect();
-    let mut workload = iolab_wml::lower(parsed, &LowerOptions { overrides })?;
+    let mut workload = crate::lower(parsed, &LowerOptions { overrides })?;
     if let Some(f) = settings.size_scale {
         for fs in &mut workload.filesets {
             fs.size = std::mem::replace(&mut fs.size, iolab_workload::rv::Rv::Const(0)).scaled(f);
         }
     }
-    iolab_wml::check(parsed, &workload)?;
+    crate::check(parsed, &workload)?;
     Ok(FrontEnd { workload, warnings })
 }
 
@@ -218,6 +217,25 @@ pub struct WmlWorkload {
 }
 
 impl WmlWorkload {
+    /// The workload a stored `[workload]` section describes (an experiment's resolved JSON
+    /// keeps one per configuration; its file's path is stored absolute), read again.
+    pub fn from_stored(workload: &Value) -> Result<WmlWorkload, ExperimentErrors> {
+        let kind = if workload.get("builtin").is_some() {
+            &BUILTIN
+        } else {
+            &WML
+        };
+        // The file as it was read (`source`, absolute), not as the experiment named it
+        // (relative to the experiment file).
+        let mut workload = workload.clone();
+        if let (Some(source), false) = (workload.get("source").cloned(), kind.builtin) {
+            workload["wml"] = source;
+        }
+        iolab_kind::input::reread(&workload, kind.key(), |cx, t, e| {
+            kind.read(cx, t, e, Path::new("/"))
+        })
+    }
+
     /// The parser's and validator's warnings.
     pub fn warnings(&self) -> &[String] {
         &self.checked.warnings
@@ -231,7 +249,7 @@ impl WmlWorkload {
             .live_commands()
             .iter()
             .filter_map(|c| match c.kind {
-                iolab_wml::CommandKind::System(_) => Some(c.span),
+                crate::CommandKind::System(_) => Some(c.span),
                 _ => None,
             });
         let commands = self
@@ -291,7 +309,7 @@ impl WmlWorkload {
                     .map(|h| o.rewrite(h, "", &[])),
             },
         };
-        RunFailure::engine(e, hint)
+        e.failure(hint)
     }
 }
 
@@ -304,7 +322,7 @@ impl WmlWorkload {
             return None;
         };
         let o = self.origin;
-        let defs: Vec<&iolab_wml::FilesetDef> = self.parsed.filesets().collect();
+        let defs: Vec<&crate::FilesetDef> = self.parsed.filesets().collect();
         let mut at = None;
         let (mut attrs, mut vars) = (BTreeSet::new(), BTreeSet::new());
         let mut path_is_dir = true;
@@ -324,8 +342,7 @@ impl WmlWorkload {
                 vars.extend(v);
             }
             let mut path_vars = BTreeSet::new();
-            if let Some(v) = iolab_wml::find_attr(&def.attrs, "path").and_then(|a| a.value.as_ref())
-            {
+            if let Some(v) = crate::find_attr(&def.attrs, "path").and_then(|a| a.value.as_ref()) {
                 v.variables(&mut path_vars);
             }
             path_is_dir &= path_vars.contains("dir");
@@ -390,6 +407,8 @@ fn two_digits_down(x: f64) -> String {
 }
 
 impl Workload for WmlWorkload {
+    type Output = WorkloadResult;
+
     fn kind(&self) -> &'static str {
         if self.source.starts_with("builtin:") {
             "builtin"
@@ -419,7 +438,7 @@ impl Workload for WmlWorkload {
         m
     }
 
-    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
         let dir = run.dir.display().to_string();
         let front = front_end(&self.parsed, &self.settings, self.sets_dir.then_some(&*dir))
             .map_err(|errs| RunFailure {
@@ -430,7 +449,7 @@ impl Workload for WmlWorkload {
             cancel: Some(Arc::clone(run.cancel)),
             ..self.settings.run_options(run.seed)
         };
-        run.obs.run_files(
+        run.hooks.run_files(
             front
                 .workload
                 .filesets
@@ -438,14 +457,10 @@ impl Workload for WmlWorkload {
                 .map(|f| f.path.join(&f.name))
                 .collect(),
         );
-        let r = run_workload(&front.workload, &opts, run.obs)
+        let r = run_workload(&front.workload, &opts, run.hooks)
             .map_err(|e| self.failure(&e, &front.workload))?;
         add_record(run.record, &r);
-        Ok(Ran::new(r))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
+        Ok(r)
     }
 }
 
@@ -494,9 +509,8 @@ impl Kind for WmlKind {
         t: &Table,
         entry: &Entry,
         at: &LoadContext,
-    ) -> Option<Arc<dyn Workload>> {
-        self.read(cx, t, entry, at.base)
-            .map(|w| Arc::new(w) as Arc<dyn Workload>)
+    ) -> Option<Arc<dyn DynWorkload>> {
+        self.read(cx, t, entry, at.base).map(iolab_kind::erase)
     }
 }
 
@@ -537,14 +551,14 @@ impl WmlKind {
             .map(|d| d as u32);
         let name = name?;
         let (source, file, text) = if self.builtin {
-            match iolab_wml::builtin::find(name) {
+            match crate::builtin::find(name) {
                 Some(b) => (
                     format!("builtin:{}", b.name),
                     PathBuf::from(format!("builtin:{}", b.name)),
                     b.text.to_string(),
                 ),
                 None => {
-                    let names = iolab_wml::builtin::BUILTIN.iter().map(|b| b.name);
+                    let names = crate::builtin::BUILTIN.iter().map(|b| b.name);
                     cx.error_hint(
                         &entry.node.span,
                         format!("`{path}`: no built-in workload is called {name:?}"),
@@ -557,7 +571,7 @@ impl WmlKind {
             let file = base.join(name);
             match std::fs::read(&file) {
                 // filebench reads bytes; a stray Latin-1 byte in a comment should not reject
-                // a file (as iolab_wml::parse_file).
+                // a file (as crate::parse_file).
                 Ok(bytes) => {
                     // Stored with every run: without `..` segments.
                     let file = std::fs::canonicalize(&file).unwrap_or(file);
@@ -569,7 +583,7 @@ impl WmlKind {
                 }
                 Err(e) => {
                     let stem = Path::new(name).file_stem().map(|s| s.to_string_lossy());
-                    let hint = match stem.as_deref().and_then(iolab_wml::builtin::find) {
+                    let hint = match stem.as_deref().and_then(crate::builtin::find) {
                         Some(b) => format!(
                             "the path is relative to the experiment file's directory; for the \
                              shipped workload write builtin = {:?}",
@@ -599,7 +613,7 @@ impl WmlKind {
                 cx.push(wml_error(&file, e, &named_at));
             }
         };
-        let parsed = match iolab_wml::parse_str(&source, &text) {
+        let parsed = match crate::parse_str(&source, &text) {
             Ok(p) => p,
             Err(e) => {
                 wml_errors(cx, vec![e]);
@@ -641,7 +655,8 @@ impl WmlKind {
             engine,
             iodepth,
         };
-        let checked = match front_end(&parsed, &settings, Some(super::table::PLACEHOLDER_DIR)) {
+        let checked = match front_end(&parsed, &settings, Some(iolab_kind::table::PLACEHOLDER_DIR))
+        {
             Ok(f) => f,
             Err(errs) => {
                 wml_errors(cx, errs.into_vec());
@@ -734,7 +749,11 @@ pub struct CommandLine {
 }
 
 /// `iolab run FILE.f`: parse, check the `--set`s, the front end, then the one-run plan.
-pub fn from_command_line(c: CommandLine) -> Result<ExperimentPlan, UsageError> {
+/// Also gives back the workload itself, for the command's display (its warnings, where its
+/// `system` commands are written).
+pub fn from_command_line(
+    c: CommandLine,
+) -> Result<(Runs<WorkloadResult>, Arc<WmlWorkload>), UsageError> {
     let parsed = load(&c.file)?;
     if let Some((name, close)) =
         unknown_variables(&parsed, c.settings.sets.iter().map(|(k, _)| k.as_str()))
@@ -778,34 +797,36 @@ pub fn from_command_line(c: CommandLine) -> Result<ExperimentPlan, UsageError> {
     // Without --dir the workload's own `$dir` is where it runs (and what is watched).
     let dir = match &c.dir {
         Some(d) => d.clone(),
-        None => match iolab_wml::Env::new(&parsed).get("dir") {
-            Some(iolab_wml::StaticValue::Str(d)) => PathBuf::from(d),
+        None => match crate::Env::new(&parsed).get("dir") {
+            Some(crate::StaticValue::Str(d)) => PathBuf::from(d),
             _ => PathBuf::from("."),
         },
     };
     let source = parsed.file.clone();
     let workload_json = command_line_json(&c, &source);
-    single(SingleRun {
-        name: format!("run {}", c.file),
+    let workload = Arc::new(WmlWorkload {
         source: source.clone(),
+        parsed: Arc::new(parsed),
+        settings: c.settings,
+        checked,
+        sets_dir: c.dir.is_some(),
+        origin: Origin::CommandLine,
+    });
+    let runs = Runs::one(
+        format!("run {}", c.file),
+        &source,
         dir,
-        seed: c.seed,
-        workload: Arc::new(WmlWorkload {
-            source,
-            parsed: Arc::new(parsed),
-            settings: c.settings,
-            checked,
-            sets_dir: c.dir.is_some(),
-            origin: Origin::CommandLine,
-        }),
+        c.seed,
+        Arc::clone(&workload),
         workload_json,
-    })
+    );
+    Ok((runs, workload))
 }
 
 /// The `[workload]` section an experiment would have for a command line.
 fn command_line_json(c: &CommandLine, source: &str) -> Value {
     let mut w = Map::new();
-    match iolab_wml::builtin::find(c.file.trim_end_matches(".f")) {
+    match crate::builtin::find(c.file.trim_end_matches(".f")) {
         Some(b) if !Path::new(&c.file).exists() => w.insert("builtin".into(), json!(b.name)),
         _ => w.insert("wml".into(), json!(source)),
     };
@@ -843,11 +864,11 @@ fn command_line_json(c: &CommandLine, source: &str) -> Value {
 fn load(name: &str) -> Result<Parsed, UsageError> {
     let path = Path::new(name);
     if path.exists() {
-        return iolab_wml::parse_file(path).map_err(|e| UsageError::located(e.to_string()));
+        return crate::parse_file(path).map_err(|e| UsageError::located(e.to_string()));
     }
     let key = name.trim_end_matches(".f");
-    match iolab_wml::builtin::find(key) {
-        Some(w) => iolab_wml::parse_str(&format!("{}.f", w.name), w.text)
+    match crate::builtin::find(key) {
+        Some(w) => crate::parse_str(&format!("{}.f", w.name), w.text)
             .map_err(|e| UsageError::located(e.to_string())),
         None => Err(
             UsageError::new(format!("{name}: no such file or built-in workload"))
@@ -867,11 +888,13 @@ fn add_record(record: &mut RunRecord, r: &WorkloadResult) {
     }
     headline(
         record,
-        ops,
-        bytes,
-        r.elapsed_ns,
-        &io_lat.summary(),
-        &r.usage,
+        Totals {
+            ops,
+            bytes,
+            elapsed_ns: r.elapsed_ns,
+            latency: &io_lat.summary(),
+            cpu: r.usage.cpu(),
+        },
     );
     let t = r.elapsed_ns as f64 / 1e9;
     if t > 0.0 {
@@ -893,7 +916,7 @@ fn add_record(record: &mut RunRecord, r: &WorkloadResult) {
             ops: f.ops,
             bytes: f.bytes,
             errors: 0,
-            latency: latency_stats(&lat),
+            latency: lat,
             histogram: f.latency.buckets(),
             extra: json!({
                 "ran_dry": f.ran_dry,
@@ -904,9 +927,11 @@ fn add_record(record: &mut RunRecord, r: &WorkloadResult) {
             }),
         });
     }
-    record
-        .series
-        .push(series("io", r.interval_ns, &r.intervals));
+    record.series.push(series(
+        "io",
+        r.interval_ns,
+        r.intervals.iter().map(|b| (b.ops, b.bytes)),
+    ));
 }
 
 /// What a WML workload means to do, for the checks: its flowops' directions and flags, and
@@ -994,7 +1019,7 @@ mod tests {
     use super::*;
 
     fn lowered(name: &str, text: &str) -> Lowered {
-        let parsed = iolab_wml::parse_str(name, text).unwrap();
+        let parsed = crate::parse_str(name, text).unwrap();
         front_end(&parsed, &Settings::default(), Some("/tmp/x"))
             .unwrap()
             .workload
@@ -1028,7 +1053,7 @@ mod tests {
         let text = "set $n = 4\ndefine fileset name=fs,path=$dir,entries=$n,size=1m,prealloc\n\
             define process name=p { thread name=t {\n\
             flowop read name=r,filesetname=fs,iosize=512k,random } }\nrun 5\n";
-        let parsed = iolab_wml::parse_str("t.f", text).unwrap();
+        let parsed = crate::parse_str("t.f", text).unwrap();
         let s = Settings {
             sets: vec![("n".into(), "8".into())],
             size_scale: Some(2.0),
@@ -1055,7 +1080,7 @@ mod tests {
 
     #[test]
     fn full_filesystem_hints_name_the_settings_as_the_user_wrote_them() {
-        let parsed = iolab_wml::parse_str("t.f", "run 5\n").unwrap();
+        let parsed = crate::parse_str("t.f", "run 5\n").unwrap();
         let w = |origin| WmlWorkload {
             source: "t.f".into(),
             checked: front_end(&parsed, &Settings::default(), Some("/d")).unwrap(),

@@ -5,30 +5,29 @@
 //! each day (the boot list, then the day's operations), ending the install and every day with
 //! a remount, a cache drop or a syncfs.
 
-use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::{DayEnd, DayEndReport, ListError, PhaseKind, Program, ReplayResult};
 use iolab_check::{Access, SyncScope};
 use iolab_engine::stats::LatencySummary;
 use iolab_metrics::{Better, MetricDef};
 use iolab_monitor::diskstats::DiskCounters;
-use iolab_replay::{DayEnd, DayEndReport, ListError, PhaseKind, Program, ReplayResult};
 use iolab_store::{FlowopStats, MonitorSeries, RunRecord};
 use iolab_sys::DevT;
 use serde_json::{json, Value};
 
-use super::table::TableKind;
-use super::{LoadContext, Workload};
-use crate::plan::error::ExperimentError;
-use crate::plan::read::Ctx;
-use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::Entry;
-use crate::plan::{ExperimentPlan, UsageError};
-use crate::run::monitor::Intent;
-use crate::run::record::{headline, latency_stats, metric};
-use crate::run::{KindRun, Ran, RunFailure, SutControl};
+use iolab_kind::input::error::ExperimentError;
+use iolab_kind::input::read::Ctx;
+use iolab_kind::input::tree::Entry;
+use iolab_kind::record::{headline, metric, Totals};
+use iolab_kind::table::TableKind;
+use iolab_kind::Intent;
+use iolab_kind::Runs;
+use iolab_kind::UsageError;
+use iolab_kind::{LoadContext, Workload};
+use iolab_kind::{RunCtx, RunFailure, SutControl};
 
 /// The `[workload]` key.
 pub const KEY: &str = "replay";
@@ -138,7 +137,7 @@ pub const METRICS: &[MetricDef] = &[
 ];
 
 /// The replay kind.
-pub(crate) static REPLAY: TableKind = TableKind {
+pub static REPLAY: TableKind = TableKind {
     key: KEY,
     noun: "file-list replays",
     example: "replay = { install = \"install.list\", days = \"days.list\" }",
@@ -148,7 +147,7 @@ pub(crate) static REPLAY: TableKind = TableKind {
         _ => "remove it: give the replay's settings inside replay = { … }",
     },
     needs_target: true,
-    resolve: |cx, entry, at| read(cx, entry, at).map(|w| Arc::new(w) as Arc<dyn Workload>),
+    resolve: |cx, entry, at| read(cx, entry, at).map(iolab_kind::erase),
 };
 
 /// The lists of a replay and how its days end.
@@ -252,7 +251,7 @@ fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<ReplayWorkload>
 }
 
 fn load(spec: &ReplaySpec) -> Result<Program, ListError> {
-    iolab_replay::load(
+    crate::load(
         spec.install.as_deref(),
         spec.boot.as_deref(),
         spec.days.as_deref(),
@@ -264,7 +263,7 @@ pub fn from_command_line(
     spec: ReplaySpec,
     dir: &Path,
     seed: u64,
-) -> Result<ExperimentPlan, UsageError> {
+) -> Result<Runs<ReplayResult>, UsageError> {
     if spec.install.is_none() && spec.boot.is_none() && spec.days.is_none() {
         return Err(UsageError::new("no list to replay")
             .hint("give at least one of --install, --boot, --days"));
@@ -288,17 +287,17 @@ pub fn from_command_line(
         spec.between_days.name()
     );
     let workload_json = json!({ KEY: spec_json(&spec) });
-    single(SingleRun {
+    Ok(Runs::one(
         name,
-        source: "iolab replay".into(),
-        dir: dir.to_path_buf(),
+        "iolab replay",
+        dir.to_path_buf(),
         seed,
-        workload: Arc::new(ReplayWorkload {
+        ReplayWorkload {
             spec,
             program: Arc::new(program),
-        }),
+        },
         workload_json,
-    })
+    ))
 }
 
 fn spec_json(spec: &ReplaySpec) -> Value {
@@ -361,11 +360,11 @@ impl DayEnd for Ender<'_> {
                 r.mount_id = m.mount_id;
             }
             BetweenDays::DropCaches => {
-                r.flush_ns = super::pagecache::syncfs(dir)?.as_nanos() as u64;
-                r.other_ns = super::pagecache::drop_all(&[], "between_days = \"drop_caches\"")?
+                r.flush_ns = iolab_sut::cache::syncfs(dir)?.as_nanos() as u64;
+                r.other_ns = iolab_sut::cache::drop_all(&[], "between_days = \"drop_caches\"")?
                     .as_nanos() as u64;
             }
-            BetweenDays::None => r.flush_ns = super::pagecache::syncfs(dir)?.as_nanos() as u64,
+            BetweenDays::None => r.flush_ns = iolab_sut::cache::syncfs(dir)?.as_nanos() as u64,
         }
         let now = device_counters(self.dev);
         if let (Some(a), Some(b)) = (self.last, now) {
@@ -378,6 +377,8 @@ impl DayEnd for Ender<'_> {
 }
 
 impl Workload for ReplayWorkload {
+    type Output = ReplayResult;
+
     fn kind(&self) -> &'static str {
         KEY
     }
@@ -399,8 +400,7 @@ impl Workload for ReplayWorkload {
             p.steps.iter().any(|(_, s)| {
                 matches!(
                     s,
-                    iolab_replay::check::Step::Fsync
-                        | iolab_replay::check::Step::Create { fsync: true, .. }
+                    crate::check::Step::Fsync | crate::check::Step::Create { fsync: true, .. }
                 )
             })
         });
@@ -444,11 +444,11 @@ impl Workload for ReplayWorkload {
         m
     }
 
-    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
-        iolab_engine::Observer::started(&mut *run.obs);
+    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
+        run.hooks.timed_start();
         let mut ender = Ender::new(&mut *run.sut, self.spec.between_days, run.dir);
-        let r = iolab_replay::replay(&self.program, run.dir, run.cancel, &mut ender);
-        iolab_engine::Observer::finished(&mut *run.obs);
+        let r = crate::replay(&self.program, run.dir, run.cancel, &mut ender);
+        run.hooks.timed_end();
         let r = r.map_err(|e| RunFailure {
             message: e.to_string(),
             hint: e.hint().map(str::to_string),
@@ -457,11 +457,7 @@ impl Workload for ReplayWorkload {
             located: false,
         })?;
         add_record(run.record, &r);
-        Ok(Ran::new(r))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
+        Ok(r)
     }
 }
 
@@ -491,15 +487,16 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
     let bytes: u64 = phases().map(|p| p.read_bytes + p.write_bytes).sum();
     headline(
         record,
-        files,
-        bytes,
-        r.elapsed_ns,
-        &LatencySummary::default(),
-        &r.usage,
+        Totals {
+            ops: files,
+            bytes,
+            elapsed_ns: r.elapsed_ns,
+            latency: &LatencySummary::default(),
+            cpu: r.usage.cpu(),
+        },
     );
-    let phase_of = |k: PhaseKind| {
-        move |d: &iolab_replay::DayResult| d.phases.iter().find(|p| p.kind == k).cloned()
-    };
+    let phase_of =
+        |k: PhaseKind| move |d: &crate::DayResult| d.phases.iter().find(|p| p.kind == k).cloned();
     let days = &r.days;
     let mut put = |name: &str, v: f64| record.metrics.push(metric(METRICS, name, v));
     put("day_s", mean(days.iter().map(|d| d.time_ns as f64 / 1e9)));
@@ -584,7 +581,7 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
         }
     }
 
-    let none = latency_stats(&LatencySummary::default());
+    let none = LatencySummary::default();
     for d in r.all() {
         let label = if d.day == 0 {
             "install".to_string()
@@ -622,25 +619,22 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::record::testing;
+    use iolab_kind::record::testing;
 
     #[test]
     fn a_replay_records_its_declared_metrics_and_a_row_per_day() {
         let dir = std::env::temp_dir().join(format!("iolab-replay-kind-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let l = |t: &str, r| Some(iolab_replay::parse(Path::new("x"), t, r).unwrap());
-        let program = iolab_replay::check(&iolab_replay::Lists {
-            install: l("a/b, 5000, c\n", iolab_replay::Role::Plain),
-            boot: l("a/b, 5000, s\n", iolab_replay::Role::Plain),
-            days: l(
-                "[day 1]\nc, 10, c\n[day 2]\nc, 10, d\n",
-                iolab_replay::Role::Days,
-            ),
+        let l = |t: &str, r| Some(crate::parse(Path::new("x"), t, r).unwrap());
+        let program = crate::check(&crate::Lists {
+            install: l("a/b, 5000, c\n", crate::Role::Plain),
+            boot: l("a/b, 5000, s\n", crate::Role::Plain),
+            days: l("[day 1]\nc, 10, c\n[day 2]\nc, 10, d\n", crate::Role::Days),
         })
         .unwrap();
-        let mut no_sut = crate::run::NoSut;
+        let mut no_sut = iolab_kind::NoSut;
         let mut ender = Ender::new(&mut no_sut, BetweenDays::None, &dir);
-        let r = iolab_replay::replay(
+        let r = crate::replay(
             &program,
             &dir,
             &std::sync::atomic::AtomicBool::new(false),

@@ -1,7 +1,7 @@
 //! What the kinds with one option table (micro, iozone, sqlite, bonnie) share: reading
 //! `KIND = { … }` into their spec and validating it with located errors, the target-size
 //! check, and turning a command line's values into the spec. Each kind says only what is
-//! its own ([`TableSpec`]); the reading is written once here.
+//! its own ([`OptionTable`]); the reading is written once here.
 
 use std::fmt::Display;
 use std::path::PathBuf;
@@ -10,46 +10,51 @@ use std::sync::Arc;
 use iolab_metrics::MetricDef;
 use iolab_workload::option::{OptionDef, OptionValue};
 
-use super::{Kind, LoadContext, Workload};
-use crate::plan::read::Ctx;
-use crate::plan::tree::{Entry, Span, Table};
-use crate::plan::{Origin, UsageError};
+use crate::command::{Origin, UsageError};
+use crate::input::read::Ctx;
+use crate::input::tree::{Entry, Span, Table};
+use crate::kind::{DynWorkload, Kind, LoadContext};
 
 /// Stand-in for the run directory (`$dir`) until the runner knows it.
-pub(crate) const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
+pub const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
 
-/// A kind's spec, filled from its one option table.
-pub(crate) trait TableSpec: Sized + 'static {
+/// A kind's one option table: the spec it fills, how the spec is validated, and which
+/// option is at fault for each error. A kind implements it on a unit type of its own.
+pub trait OptionTable: 'static {
+    /// What the options fill.
+    type Spec: 'static;
     type Plan;
     type Error: Display;
     /// The `[workload]` key of the kind.
     const KIND: &'static str;
-    fn options() -> &'static [OptionDef<Self>];
+    /// The tool whose flags the table's `original` fields name (for help: `[iozone -I]`).
+    const TOOL: &'static str;
+    fn options() -> &'static [OptionDef<Self::Spec>];
     /// The table's defaults, in `dir` with `seed`.
-    fn defaults(dir: PathBuf, seed: u64) -> Self;
-    fn validate(&self) -> Result<Self::Plan, Self::Error>;
+    fn defaults(dir: PathBuf, seed: u64) -> Self::Spec;
+    fn validate(spec: &Self::Spec) -> Result<Self::Plan, Self::Error>;
     /// The option at fault for `e` (`given` tells which keys the file sets).
     fn fault(e: &Self::Error, given: &dyn Fn(&str) -> bool) -> &'static str;
     /// Fills what depends on the configuration (before validation); nothing by default.
-    fn fit_to(&mut self, _at: &LoadContext) {}
+    fn fit_to(_spec: &mut Self::Spec, _at: &LoadContext) {}
 }
 
 /// `text` (written with the command line's flags) in `origin`'s words.
-pub(crate) fn rewrite<S: TableSpec>(origin: Origin, text: &str) -> String {
-    let flags: Vec<String> = S::options().iter().map(OptionDef::flag).collect();
+pub fn rewrite<T: OptionTable>(origin: Origin, text: &str) -> String {
+    let flags: Vec<String> = T::options().iter().map(OptionDef::flag).collect();
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    origin.rewrite(text, S::KIND, &flags)
+    origin.rewrite(text, T::KIND, &flags)
 }
 
 /// A spec read from an experiment file, with its plan and the table it came from.
-pub(crate) struct Read<'t, S: TableSpec> {
-    pub spec: S,
-    pub plan: S::Plan,
+pub struct Read<'t, T: OptionTable> {
+    pub spec: T::Spec,
+    pub plan: T::Plan,
     table: &'t Table,
     entry: &'t Entry,
 }
 
-impl<S: TableSpec> Read<'_, S> {
+impl<T: OptionTable> Read<'_, T> {
     /// Where key `k` is written (the kind's own key when it is not).
     pub fn at(&self, k: &str) -> Span {
         self.table
@@ -67,7 +72,7 @@ impl<S: TableSpec> Read<'_, S> {
             &self.at(k),
             format!(
                 "`workload.{}.{k}`: {} of data do not fit on the {} target",
-                S::KIND,
+                T::KIND,
                 iolab_workload::format_bytes(bytes),
                 iolab_workload::format_bytes(cap)
             ),
@@ -80,17 +85,17 @@ impl<S: TableSpec> Read<'_, S> {
 /// Reads `KIND = { … }`: every key of the kind's table, typed as the table says, then
 /// validated as the kind's command would; the error is located at the key at fault and
 /// names keys, not flags.
-pub(crate) fn read<'t, S: TableSpec>(
+pub fn read<'t, T: OptionTable>(
     cx: &mut Ctx,
     entry: &'t Entry,
     at: &LoadContext,
-) -> Option<Read<'t, S>> {
-    let path = format!("workload.{}", S::KIND);
+) -> Option<Read<'t, T>> {
+    let path = format!("workload.{}", T::KIND);
     // The runner gives every run its own directory and seed.
-    let mut spec = S::defaults(PLACEHOLDER_DIR.into(), 0);
-    let table = cx.options(entry, &path, S::options(), &mut spec)?;
-    spec.fit_to(at);
-    match spec.validate() {
+    let mut spec = T::defaults(PLACEHOLDER_DIR.into(), 0);
+    let table = cx.options(entry, &path, T::options(), &mut spec)?;
+    T::fit_to(&mut spec, at);
+    match T::validate(&spec) {
         Ok(plan) => Some(Read {
             spec,
             plan,
@@ -98,9 +103,9 @@ pub(crate) fn read<'t, S: TableSpec>(
             entry,
         }),
         Err(e) => {
-            let k = S::fault(&e, &|k| table.get(k).is_some());
+            let k = T::fault(&e, &|k| table.get(k).is_some());
             let key = format!("`{path}.{k}`");
-            let message = rewrite::<S>(Origin::File, &e.to_string());
+            let message = rewrite::<T>(Origin::File, &e.to_string());
             let message = if message.starts_with(&key) {
                 message
             } else {
@@ -115,31 +120,55 @@ pub(crate) fn read<'t, S: TableSpec>(
     }
 }
 
+/// What a spec adds to its configuration's stored `[workload]` section: the whole spec, every
+/// option with its default filled in ([`options_json`]), under the kind's key — so that the
+/// stored experiment says exactly what ran, and [`from_stored`] reads it back.
+pub fn describe<T: OptionTable>(spec: &T::Spec) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    m.insert(T::KIND.to_string(), options_json::<T>(spec));
+    m
+}
+
+/// The spec a stored `[workload]` section holds (as [`options_json`] wrote it under the
+/// kind's key), read again with the table: the stored spec is the spec.
+pub fn from_stored<T: OptionTable>(
+    workload: &serde_json::Value,
+) -> Result<T::Spec, crate::input::error::ExperimentErrors> {
+    crate::input::reread(workload, T::KIND, |cx, _, entry| {
+        let mut spec = T::defaults(PLACEHOLDER_DIR.into(), 0);
+        cx.options(
+            entry,
+            &format!("workload.{}", T::KIND),
+            T::options(),
+            &mut spec,
+        )?;
+        Some(spec)
+    })
+}
+
 /// A command line's option values over the table's defaults, in `dir` with `seed`,
 /// validated (the messages name the flags).
-pub(crate) fn from_values<S: TableSpec>(
-    values: &[(&'static OptionDef<S>, OptionValue)],
+pub fn from_values<T: OptionTable>(
+    values: &[(&'static OptionDef<T::Spec>, OptionValue)],
     dir: PathBuf,
     seed: u64,
-) -> Result<(S, S::Plan), UsageError> {
-    let mut spec = S::defaults(dir, seed);
+) -> Result<(T::Spec, T::Plan), UsageError> {
+    let mut spec = T::defaults(dir, seed);
     for (o, v) in values {
         o.apply(&mut spec, *v);
     }
-    let plan = spec
-        .validate()
-        .map_err(|e| UsageError::new(e.to_string()))?;
+    let plan = T::validate(&spec).map_err(|e| UsageError::new(e.to_string()))?;
     Ok((spec, plan))
 }
 
 /// A spec as `KIND = { … }` would write it, from the kind's one option table: every option
 /// that is set, names and durations as text, sizes and counts as numbers, flags as booleans,
 /// a set as its names comma-separated. Stored with every configuration.
-pub(crate) fn options_json<S: TableSpec>(spec: &S) -> serde_json::Value {
+pub fn options_json<T: OptionTable>(spec: &T::Spec) -> serde_json::Value {
     use iolab_workload::option::OptionKind;
     use serde_json::json;
     let mut o = serde_json::Map::new();
-    for def in S::options() {
+    for def in T::options() {
         let Some(v) = (def.get)(spec) else {
             continue;
         };
@@ -168,7 +197,7 @@ pub(crate) fn options_json<S: TableSpec>(spec: &S) -> serde_json::Value {
 /// A kind that reads everything from its own `KIND = { … }` entry, as the loader sees it: what
 /// it is called, its metrics, whether it needs a target, and how it makes a workload of the
 /// entry. The kinds with one option table use it, and so do replay and cachesim.
-pub(crate) struct TableKind {
+pub struct TableKind {
     pub key: &'static str,
     pub noun: &'static str,
     /// How to write it, for hints: `micro = { … }`.
@@ -178,7 +207,7 @@ pub(crate) struct TableKind {
     pub misplaced: fn(&str) -> &'static str,
     /// See [`Kind::needs_target`].
     pub needs_target: bool,
-    pub resolve: fn(&mut Ctx, &Entry, &LoadContext) -> Option<Arc<dyn Workload>>,
+    pub resolve: fn(&mut Ctx, &Entry, &LoadContext) -> Option<Arc<dyn DynWorkload>>,
 }
 
 impl Kind for TableKind {
@@ -216,14 +245,26 @@ impl Kind for TableKind {
         _section: &Table,
         entry: &Entry,
         at: &LoadContext,
-    ) -> Option<Arc<dyn Workload>> {
+    ) -> Option<Arc<dyn DynWorkload>> {
         (self.resolve)(cx, entry, at)
     }
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
+/// For each kind's tests of its option table.
+pub mod testing {
     use super::*;
+
+    /// The text of the repository's `docs/NAME`.
+    pub fn doc(name: &str) -> String {
+        let p = format!("{}/../../docs/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    /// The row of a Markdown table whose first cell is `` `key` ``.
+    pub fn row<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+        text.lines()
+            .find(|l| l.starts_with(&format!("| `{key}` |")))
+    }
     use iolab_workload::option::OptionKind;
 
     /// Values of every kind an option can take, to put in and take out again.
@@ -246,34 +287,26 @@ pub(crate) mod tests {
         }
     }
 
-    /// Every option of `S`'s table gives back, through `get`, what `apply` put in: the
+    /// Every option of `T`'s table gives back, through `get`, what `apply` put in: the
     /// stored spec is the spec.
-    pub(crate) fn get_undoes_apply<S: TableSpec>() {
-        for def in S::options() {
+    pub fn get_undoes_apply<T: OptionTable>() {
+        for def in T::options() {
             for v in samples(def.kind) {
-                let mut spec = S::defaults(PLACEHOLDER_DIR.into(), 0);
+                let mut spec = T::defaults(PLACEHOLDER_DIR.into(), 0);
                 def.apply(&mut spec, v);
-                assert_eq!((def.get)(&spec), Some(v), "{}::{}", S::KIND, def.name);
+                assert_eq!((def.get)(&spec), Some(v), "{}::{}", T::KIND, def.name);
             }
             // A default is stored as the default.
             if let Some(d) = def.default {
-                let spec = S::defaults(PLACEHOLDER_DIR.into(), 0);
+                let spec = T::defaults(PLACEHOLDER_DIR.into(), 0);
                 assert_eq!(
                     (def.get)(&spec),
                     def.parse(d).ok(),
                     "{}::{}",
-                    S::KIND,
+                    T::KIND,
                     def.name
                 );
             }
         }
-    }
-
-    #[test]
-    fn every_tables_getters_undo_its_appliers() {
-        get_undoes_apply::<iolab_workload::micro::MicroSpec>();
-        get_undoes_apply::<iolab_sqlite::SqliteSpec>();
-        get_undoes_apply::<iolab_bonnie::BonnieSpec>();
-        get_undoes_apply::<iolab_iozone::IozoneSpec>();
     }
 }

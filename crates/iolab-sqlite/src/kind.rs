@@ -1,35 +1,33 @@
 //! SQLite transactions: Mobibench's DB mode with real SQLite (docs/sqlite.md). `[workload]
 //! sqlite = { … }` in an experiment, `iolab sqlite` on the command line; both read the one
-//! option table, [`iolab_sqlite::OPTIONS`].
+//! option table, [`crate::OPTIONS`].
 
-use std::any::Any;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use iolab_check::{Access as CheckAccess, SyncScope};
-use iolab_metrics::{Better, MetricDef};
-use iolab_sqlite::{
+use crate::{
     run_sqlite, SqliteError, SqliteOption, SqliteResult, SqliteSpec, SqliteSpecError, Synchronous,
     OPTIONS,
 };
+use iolab_check::{Access as CheckAccess, SyncScope};
+use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::option::OptionValue;
 use serde_json::{json, Map, Value};
 
-use super::table::{self, TableKind, TableSpec};
-use super::Workload;
-use crate::plan::single::{single, SingleRun};
-use crate::plan::{ExperimentPlan, Origin, UsageError};
-use crate::run::monitor::Intent;
-use crate::run::record::{headline, latency_stats, metric, series};
-use crate::run::{KindRun, Ran, RunFailure};
+use iolab_kind::record::{headline, metric, series, Totals};
+use iolab_kind::table::{self, OptionTable, TableKind};
+use iolab_kind::Intent;
+use iolab_kind::Runs;
+use iolab_kind::Workload;
+use iolab_kind::{Origin, UsageError};
+use iolab_kind::{RunCtx, RunFailure};
 
 /// The `[workload]` key.
 pub const KEY: &str = "sqlite";
 
 /// The SQLite kind.
-pub(crate) static SQLITE: TableKind = TableKind {
+pub static SQLITE: TableKind = TableKind {
     key: KEY,
     noun: "SQLite runs",
     example: "sqlite = { … }",
@@ -43,29 +41,34 @@ pub(crate) static SQLITE: TableKind = TableKind {
     },
     needs_target: true,
     resolve: |cx, entry, at| {
-        let r = table::read::<SqliteSpec>(cx, entry, at)?;
-        Some(Arc::new(SqliteWorkload {
+        let r = table::read::<SqliteTable>(cx, entry, at)?;
+        Some(iolab_kind::erase(SqliteWorkload {
             spec: r.spec,
             origin: Origin::File,
-        }) as Arc<dyn Workload>)
+        }))
     },
 };
 
-impl TableSpec for SqliteSpec {
-    type Plan = iolab_sqlite::SqlitePlan;
+/// sqlite's one option table.
+pub struct SqliteTable;
+
+impl OptionTable for SqliteTable {
+    type Spec = SqliteSpec;
+    type Plan = crate::SqlitePlan;
     type Error = SqliteSpecError;
     const KIND: &'static str = KEY;
+    const TOOL: &'static str = "mobibench";
 
     fn options() -> &'static [SqliteOption] {
         OPTIONS
     }
 
-    fn defaults(dir: PathBuf, seed: u64) -> Self {
+    fn defaults(dir: PathBuf, seed: u64) -> SqliteSpec {
         SqliteSpec::with_defaults(dir, seed)
     }
 
-    fn validate(&self) -> Result<Self::Plan, SqliteSpecError> {
-        SqliteSpec::validate(self)
+    fn validate(spec: &SqliteSpec) -> Result<Self::Plan, SqliteSpecError> {
+        spec.validate()
     }
 
     fn fault(e: &SqliteSpecError, _given: &dyn Fn(&str) -> bool) -> &'static str {
@@ -133,10 +136,10 @@ impl SqliteWorkload {
     /// An error in the user's words (the library writes for `iolab sqlite`).
     fn failure(&self, e: &SqliteError) -> RunFailure {
         RunFailure {
-            message: table::rewrite::<SqliteSpec>(self.origin, &e.to_string()),
+            message: table::rewrite::<SqliteTable>(self.origin, &e.to_string()),
             hint: e
                 .hint()
-                .map(|h| table::rewrite::<SqliteSpec>(self.origin, h)),
+                .map(|h| table::rewrite::<SqliteTable>(self.origin, h)),
             bad_input: e.is_bad_input(),
             interrupted: e.is_interrupted(),
             located: false,
@@ -145,6 +148,8 @@ impl SqliteWorkload {
 }
 
 impl Workload for SqliteWorkload {
+    type Output = SqliteResult;
+
     fn kind(&self) -> &'static str {
         KEY
     }
@@ -177,12 +182,12 @@ impl Workload for SqliteWorkload {
     /// The SQLite library the runs use: its version and compile-time options change the
     /// I/O of a transaction.
     fn describe(&self) -> Map<String, Value> {
-        let mut m = Map::new();
+        let mut m = table::describe::<SqliteTable>(&self.spec);
         m.insert("sqlite_library".into(), library_json());
         m
     }
 
-    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
         let mut spec = self.spec.clone();
         spec.dir = run.dir.to_path_buf();
         spec.seed = run.seed;
@@ -190,19 +195,15 @@ impl Workload for SqliteWorkload {
         let plan = spec
             .validate()
             .map_err(|e| RunFailure::bad_input(e.to_string()))?;
-        run.obs.run_files(plan.db_files());
-        let r = run_sqlite(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
+        run.hooks.run_files(plan.db_files());
+        let r = run_sqlite(&plan, run.hooks, run.cancel).map_err(|e| self.failure(&e))?;
         add_record(run.record, &r);
-        Ok(Ran::new(r))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
+        Ok(r)
     }
 }
 
 fn library_json() -> Value {
-    let l = iolab_sqlite::library();
+    let l = crate::library();
     json!({
         "version": l.version,
         "source_id": l.source_id,
@@ -216,8 +217,8 @@ pub fn from_command_line(
     values: &[(&'static SqliteOption, OptionValue)],
     dir: &Path,
     seed: u64,
-) -> Result<ExperimentPlan, UsageError> {
-    let (spec, _) = table::from_values(values, dir.to_path_buf(), seed)?;
+) -> Result<Runs<SqliteResult>, UsageError> {
+    let (spec, _) = table::from_values::<SqliteTable>(values, dir.to_path_buf(), seed)?;
     let mut name = format!(
         "sqlite {} journal={} synchronous={} transactions={} threads={}",
         spec.mode, spec.journal, spec.synchronous, spec.transactions, spec.threads
@@ -225,18 +226,18 @@ pub fn from_command_line(
     if let Some(t) = spec.time_limit {
         name.push_str(&format!(" time={}", iolab_workload::duration_text(t)));
     }
-    let workload_json = json!({ KEY: table::options_json(&spec) });
-    single(SingleRun {
+    let workload_json = json!({ KEY: table::options_json::<SqliteTable>(&spec) });
+    Ok(Runs::one(
         name,
-        source: "iolab sqlite".into(),
-        dir: dir.to_path_buf(),
+        "iolab sqlite",
+        dir.to_path_buf(),
         seed,
-        workload: Arc::new(SqliteWorkload {
+        SqliteWorkload {
             spec,
             origin: Origin::CommandLine,
-        }),
+        },
         workload_json,
-    })
+    ))
 }
 
 /// Adds a SQLite run's measurements to `record`: the common metrics (ops = transactions,
@@ -249,11 +250,13 @@ fn add_record(record: &mut RunRecord, r: &SqliteResult) {
     let c = &r.calls;
     headline(
         record,
-        r.transactions,
-        c.write_bytes,
-        r.elapsed_ns,
-        &lat,
-        &r.usage,
+        Totals {
+            ops: r.transactions,
+            bytes: c.write_bytes,
+            elapsed_ns: r.elapsed_ns,
+            latency: &lat,
+            cpu: r.usage.cpu(),
+        },
     );
     for (name, count) in [
         ("fsyncs_per_tx", c.fsync),
@@ -276,7 +279,7 @@ fn add_record(record: &mut RunRecord, r: &SqliteResult) {
         ops: r.transactions,
         bytes: c.write_bytes,
         errors: 0,
-        latency: latency_stats(&lat),
+        latency: lat,
         histogram: r.latency.buckets(),
         extra: json!({
             "mode": p.mode.name(),
@@ -291,20 +294,59 @@ fn add_record(record: &mut RunRecord, r: &SqliteResult) {
             "sqlite_library": library_json(),
         }),
     });
-    record
-        .series
-        .push(series("io", r.interval_ns, &r.intervals));
+    record.series.push(series(
+        "io",
+        r.interval_ns,
+        r.intervals.iter().map(|b| (b.ops, b.bytes)),
+    ));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_kind::table::testing;
+
+    #[test]
+    fn the_docs_list_the_sqlite_options_of_the_one_table() {
+        for (file, start) in [
+            ("experiments.md", "`sqlite` (see"),
+            ("sqlite.md", "## Options"),
+        ] {
+            let all = testing::doc(file);
+            let text = &all[all
+                .find(start)
+                .unwrap_or_else(|| panic!("docs/{file} has no `{start}`"))..];
+            for o in crate::OPTIONS {
+                let r = testing::row(text, o.name)
+                    .unwrap_or_else(|| panic!("docs/{file} has no row for `{}`", o.name));
+                if let Some(d) = o.default {
+                    let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+                    assert_eq!(
+                        last,
+                        format!("`{d}`"),
+                        "docs/{file}: default of `{}`",
+                        o.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_tables_getters_undo_its_appliers() {
+        testing::get_undoes_apply::<SqliteTable>();
+    }
 
     #[test]
     fn the_command_line_plan_is_one_run_on_the_directory() {
         let dir = std::env::temp_dir();
-        let j = iolab_sqlite::option("journal").unwrap();
-        let p = from_command_line(&[(j, OptionValue::Name("wal"))], &dir, 9).unwrap();
+        let j = crate::option("journal").unwrap();
+        let p = iolab_experiment::plan::single::single(
+            from_command_line(&[(j, OptionValue::Name("wal"))], &dir, 9)
+                .unwrap()
+                .plan,
+        )
+        .unwrap();
         assert_eq!(p.configs.len(), 1);
         assert!(p.repetitions.is_single());
         assert_eq!(
@@ -313,8 +355,8 @@ mod tests {
         );
         assert_eq!(p.resolved["workload"]["sqlite"]["journal"], json!("wal"));
         assert!(p.resolved["workload"]["sqlite_library"]["version"].is_string());
-        let t = iolab_sqlite::option("threads").unwrap();
-        let n = iolab_sqlite::option("transactions").unwrap();
+        let t = crate::option("threads").unwrap();
+        let n = crate::option("transactions").unwrap();
         let e = from_command_line(
             &[(t, OptionValue::Count(8)), (n, OptionValue::Count(4))],
             &dir,
@@ -334,18 +376,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut spec = SqliteSpec::with_defaults(dir.path().to_path_buf(), 1);
         spec.transactions = 20;
-        spec.journal = iolab_sqlite::Journal::Wal;
+        spec.journal = crate::Journal::Wal;
         spec.synchronous = Synchronous::Off;
         let plan = spec.validate().unwrap();
         let r = run_sqlite(&plan, &mut (), &std::sync::atomic::AtomicBool::new(false)).unwrap();
-        let mut rec = crate::run::record::testing::record();
+        let mut rec = iolab_kind::record::testing::record();
         add_record(&mut rec, &r);
         let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
         assert_eq!(get("ops"), 20.0);
         // synchronous=off: SQLite syncs nothing at all.
         assert_eq!(get("fsyncs_per_tx"), 0.0);
         assert!(get("writes_per_tx") >= 3.0, "{}", get("writes_per_tx"));
-        crate::run::record::testing::assert_declared(&rec, METRICS);
+        iolab_kind::record::testing::assert_declared(&rec, METRICS);
         assert_eq!(rec.flowops[0].extra["settings"]["journal_mode"], "wal");
         assert_eq!(rec.flowops[0].extra["settings"]["page_size"], 4096);
         assert_eq!(rec.flowops[0].extra["settings"]["auto_vacuum"], 1);

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::plan::tree::Span;
+use crate::input::tree::Span;
 
 /// One mistake in an experiment, with where it is and what to do about it.
 ///
@@ -25,7 +25,7 @@ pub struct ExperimentError {
 }
 
 impl ExperimentError {
-    pub(crate) fn new(file: &Path, line: u32, column: u32, message: impl Into<String>) -> Self {
+    pub fn new(file: &Path, line: u32, column: u32, message: impl Into<String>) -> Self {
         ExperimentError {
             file: file.to_path_buf(),
             line,
@@ -35,12 +35,12 @@ impl ExperimentError {
         }
     }
 
-    pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
 
-    pub(crate) fn hint_opt(mut self, hint: Option<String>) -> Self {
+    pub fn hint_opt(mut self, hint: Option<String>) -> Self {
         if hint.is_some() {
             self.hint = hint;
         }
@@ -75,7 +75,7 @@ pub struct ExperimentErrors(Vec<ExperimentError>);
 
 impl ExperimentErrors {
     /// `None` when there is nothing to report.
-    pub(crate) fn from_vec(mut errors: Vec<ExperimentError>, source: &Path) -> Option<Self> {
+    pub fn from_vec(mut errors: Vec<ExperimentError>, source: &Path) -> Option<Self> {
         errors.sort_by(|a, b| {
             (a.file != source, &a.file, a.line, a.column).cmp(&(
                 b.file != source,
@@ -125,13 +125,13 @@ impl<'a> IntoIterator for &'a ExperimentErrors {
 }
 
 /// A list of one error.
-pub(crate) fn one(e: ExperimentError) -> ExperimentErrors {
+pub fn one(e: ExperimentError) -> ExperimentErrors {
     ExperimentErrors(vec![e])
 }
 
 /// The experiment file's text, for turning byte offsets into line:column.
 #[derive(Debug)]
-pub(crate) struct Source {
+pub struct Source {
     pub path: PathBuf,
     pub text: String,
     line_starts: Vec<usize>,
@@ -170,7 +170,7 @@ impl Source {
 
 /// Errors collected while reading, in the order found.
 #[derive(Debug, Default)]
-pub(crate) struct Diag {
+pub struct Diag {
     pub errors: Vec<ExperimentError>,
 }
 
@@ -181,6 +181,10 @@ impl Diag {
 
     pub fn len(&self) -> usize {
         self.errors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_empty()
     }
 }
 

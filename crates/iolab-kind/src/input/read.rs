@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use crate::plan::error::{Diag, ExperimentError, Source};
-use crate::plan::tree::{Entry, Span, Table, Value};
+use crate::input::error::{Diag, ExperimentError, Source};
+use crate::input::tree::{Entry, Span, Table, Value};
 use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 use iolab_workload::suggest;
 
 /// The file being read and the errors found so far.
-pub(crate) struct Ctx<'s> {
+pub struct Ctx<'s> {
     pub src: &'s Source,
     pub diag: Diag,
 }
@@ -273,7 +273,7 @@ impl<'s> Ctx<'s> {
 }
 
 /// `a.b` for messages, from a parent path and a key (quoted when it is not a bare key).
-pub(crate) fn join(parent: &str, key: &str) -> String {
+pub fn join(parent: &str, key: &str) -> String {
     let bare = !key.is_empty()
         && key
             .chars()
@@ -293,7 +293,7 @@ pub(crate) fn join(parent: &str, key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::tree;
+    use crate::input::tree;
     use std::path::Path;
 
     fn with<T>(text: &str, f: impl FnOnce(&mut Ctx, &Table) -> T) -> (T, Vec<String>) {

@@ -1,13 +1,11 @@
 //! bonnie++'s phases (docs/bonnie.md): `[workload] bonnie = { … }` in an experiment, `iolab
 //! bonnie` on the command line; both read the options of iolab-bonnie's one table,
-//! [`iolab_bonnie::OPTIONS`].
+//! [`crate::OPTIONS`].
 
-use std::any::Any;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use iolab_bonnie::{
+use crate::{
     run_bonnie_cancellable, BonnieError, BonniePlan, BonnieResult, BonnieSpec, BonnieSpecError,
     Phase, OPTIONS,
 };
@@ -18,15 +16,15 @@ use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::option::{OptionDef, OptionValue};
 use serde_json::json;
 
-use super::table::{self, TableKind, TableSpec};
-use super::{LoadContext, Workload};
-use crate::plan::read::Ctx;
-use crate::plan::single::{single, SingleRun};
-use crate::plan::tree::Entry;
-use crate::plan::{ExperimentPlan, Origin, UsageError};
-use crate::run::monitor::Intent;
-use crate::run::record::{headline, latency_stats, metric};
-use crate::run::{KindRun, Ran, RunFailure};
+use iolab_kind::input::read::Ctx;
+use iolab_kind::input::tree::Entry;
+use iolab_kind::record::{headline, metric, Totals};
+use iolab_kind::table::{self, OptionTable, TableKind};
+use iolab_kind::Intent;
+use iolab_kind::Runs;
+use iolab_kind::{LoadContext, Workload};
+use iolab_kind::{Origin, UsageError};
+use iolab_kind::{RunCtx, RunFailure};
 
 /// The `[workload]` key.
 pub const KEY: &str = "bonnie";
@@ -43,7 +41,7 @@ macro_rules! metric_prefix {
 }
 
 /// Four metrics per phase: its rate, its CPU use, its slowest operation and its elapsed
-/// time, named after bonnie++'s CSV labels (`iolab_bonnie::Phase`'s names; a test keeps them
+/// time, named after bonnie++'s CSV labels (`crate::Phase`'s names; a test keeps them
 /// in step).
 macro_rules! phase_metrics {
     ($(($label:literal $(as $name:literal)?, $rate:literal, $unit:literal, $title:literal, $what:literal $(, $headline:ident)?)),* $(,)?) => {
@@ -171,7 +169,7 @@ pub const METRICS: &[MetricDef] = phase_metrics![
 ];
 
 /// The bonnie kind.
-pub(crate) static BONNIE: TableKind = TableKind {
+pub static BONNIE: TableKind = TableKind {
     key: KEY,
     noun: "bonnie runs",
     example: "bonnie = { … }",
@@ -186,38 +184,43 @@ pub(crate) static BONNIE: TableKind = TableKind {
     needs_target: true,
     resolve: |cx, entry, at| {
         read(cx, entry, at).map(|spec| {
-            Arc::new(BonnieWorkload {
+            iolab_kind::erase(BonnieWorkload {
                 spec,
                 origin: Origin::File,
-            }) as Arc<dyn Workload>
+            })
         })
     },
 };
 
-impl TableSpec for BonnieSpec {
+/// bonnie's one option table.
+pub struct BonnieTable;
+
+impl OptionTable for BonnieTable {
+    type Spec = BonnieSpec;
     type Plan = BonniePlan;
     type Error = BonnieSpecError;
     const KIND: &'static str = KEY;
+    const TOOL: &'static str = "bonnie++";
 
     fn options() -> &'static [OptionDef<BonnieSpec>] {
         OPTIONS
     }
 
-    fn defaults(dir: PathBuf, seed: u64) -> Self {
+    fn defaults(dir: PathBuf, seed: u64) -> BonnieSpec {
         BonnieSpec::with_defaults(dir, seed)
     }
 
-    fn validate(&self) -> Result<BonniePlan, BonnieSpecError> {
-        BonnieSpec::validate(self)
+    fn validate(spec: &BonnieSpec) -> Result<BonniePlan, BonnieSpecError> {
+        spec.validate()
     }
 
     /// bonnie++'s rule is a file of twice the memory that could cache it: with a page-cache
     /// cap that is twice the cap (cheap), not twice the machine's memory.
-    fn fit_to(&mut self, at: &LoadContext) {
-        if let (None, Some(cap)) = (self.size, at.cache_limit) {
-            self.size = Some(
+    fn fit_to(spec: &mut BonnieSpec, at: &LoadContext) {
+        if let (None, Some(cap)) = (spec.size, at.cache_limit) {
+            spec.size = Some(
                 cap.saturating_mul(2)
-                    .next_multiple_of(self.chunk_size.max(1)),
+                    .next_multiple_of(spec.chunk_size.max(1)),
             );
         }
     }
@@ -252,7 +255,7 @@ pub struct BonnieWorkload {
 impl BonnieWorkload {
     /// An error in the user's words: flags on the command line, keys in a file.
     fn failure(&self, e: &BonnieError) -> RunFailure {
-        let rewrite = |t: &str| table::rewrite::<BonnieSpec>(self.origin, t);
+        let rewrite = |t: &str| table::rewrite::<BonnieTable>(self.origin, t);
         let einval = matches!(e, BonnieError::Engine(e) if e.os_error() == Some(libc::EINVAL));
         let hint = if einval && self.spec.direct {
             Some(
@@ -273,6 +276,12 @@ impl BonnieWorkload {
 }
 
 impl Workload for BonnieWorkload {
+    type Output = BonnieResult;
+
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
+        table::describe::<BonnieTable>(&self.spec)
+    }
+
     fn kind(&self) -> &'static str {
         KEY
     }
@@ -292,28 +301,25 @@ impl Workload for BonnieWorkload {
         None
     }
 
-    fn run(&self, run: &mut KindRun<'_>) -> Result<Ran, RunFailure> {
+    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
         let mut spec = self.spec.clone();
         spec.dir = run.dir.to_path_buf();
         spec.seed = run.seed;
         let plan = spec.validate().map_err(|e| {
-            RunFailure::bad_input(table::rewrite::<BonnieSpec>(self.origin, &e.to_string()))
+            RunFailure::bad_input(table::rewrite::<BonnieTable>(self.origin, &e.to_string()))
         })?;
-        run.obs.run_files(vec![iolab_bonnie::data_file(&plan.dir)]);
-        let r = run_bonnie_cancellable(&plan, run.obs, run.cancel).map_err(|e| self.failure(&e))?;
+        run.hooks.run_files(vec![crate::data_file(&plan.dir)]);
+        let r =
+            run_bonnie_cancellable(&plan, run.hooks, run.cancel).map_err(|e| self.failure(&e))?;
         add_record(run.record, &r);
-        Ok(Ran::new(r))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
+        Ok(r)
     }
 }
 
 /// Reads `bonnie = { … }` (see [`table::read`]) and checks its data against the target's
 /// size.
 fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<BonnieSpec> {
-    let r = table::read::<BonnieSpec>(cx, entry, at)?;
+    let r = table::read::<BonnieTable>(cx, entry, at)?;
     let bytes = r.plan.dataset_bytes();
     let k = if r.plan.size >= bytes {
         "size"
@@ -337,24 +343,24 @@ pub fn from_command_line(
     values: &[(&'static OptionDef<BonnieSpec>, OptionValue)],
     dir: &Path,
     seed: u64,
-) -> Result<ExperimentPlan, UsageError> {
-    let (spec, plan) = table::from_values(values, dir.to_path_buf(), seed)?;
+) -> Result<Runs<BonnieResult>, UsageError> {
+    let (spec, plan) = table::from_values::<BonnieTable>(values, dir.to_path_buf(), seed)?;
     let name = format!(
         "bonnie size={} chunk={} files={}k",
         plan.size, plan.chunk_size, plan.files_k
     );
-    let workload_json = json!({ KEY: table::options_json(&spec) });
-    single(SingleRun {
+    let workload_json = json!({ KEY: table::options_json::<BonnieTable>(&spec) });
+    Ok(Runs::one(
         name,
-        source: "iolab bonnie".into(),
-        dir: dir.to_path_buf(),
+        "iolab bonnie",
+        dir.to_path_buf(),
         seed,
-        workload: Arc::new(BonnieWorkload {
+        BonnieWorkload {
             spec,
             origin: Origin::CommandLine,
-        }),
+        },
         workload_json,
-    })
+    ))
 }
 
 /// Adds a bonnie run's measurements to `record`: the common metrics over all phases, each
@@ -368,7 +374,16 @@ fn add_record(record: &mut RunRecord, r: &BonnieResult) {
         ops += p.ops;
         bytes += p.bytes;
     }
-    headline(record, ops, bytes, r.elapsed_ns, &all.summary(), &r.usage());
+    headline(
+        record,
+        Totals {
+            ops,
+            bytes,
+            elapsed_ns: r.elapsed_ns,
+            latency: &all.summary(),
+            cpu: r.usage().cpu(),
+        },
+    );
     for p in &r.phases {
         let f = p.figures();
         let ph = p.phase;
@@ -395,7 +410,7 @@ fn add_record(record: &mut RunRecord, r: &BonnieResult) {
             ops: p.ops,
             bytes: p.bytes,
             errors: 0,
-            latency: latency_stats(&lat),
+            latency: lat,
             histogram: p.latency.buckets(),
             extra: json!({
                 "read": ph.reads(),
@@ -445,13 +460,42 @@ pub fn intent(plan: &BonniePlan, base: Intent) -> Intent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_kind::table::testing;
+
+    #[test]
+    fn the_docs_list_the_bonnie_options_of_the_one_table() {
+        let all = testing::doc("experiments.md");
+        let text = &all[all.find("`bonnie` (see").expect("the bonnie table")..];
+        for o in crate::OPTIONS {
+            let r = testing::row(text, o.name)
+                .unwrap_or_else(|| panic!("docs/experiments.md has no row for `{}`", o.name));
+            let last = r.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+            match o.default {
+                Some(d) => assert_eq!(last, format!("`{d}`"), "default of `{}`", o.name),
+                None => assert_eq!(last, "twice the memory", "default of `{}`", o.name),
+            }
+        }
+        let bonnie = testing::doc("bonnie.md");
+        for o in crate::OPTIONS {
+            assert!(
+                testing::row(&bonnie, o.name).is_some(),
+                "docs/bonnie.md has no row for `{}`",
+                o.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_tables_getters_undo_its_appliers() {
+        testing::get_undoes_apply::<BonnieTable>();
+    }
 
     #[test]
     fn the_stored_spec_has_every_option() {
         let mut spec = BonnieSpec::with_defaults(PathBuf::from("/d"), 1);
         spec.size = Some(1 << 20);
-        let stored = table::options_json(&spec);
-        for o in iolab_bonnie::OPTIONS {
+        let stored = table::options_json::<BonnieTable>(&spec);
+        for o in crate::OPTIONS {
             assert!(stored.get(o.name).is_some(), "`{}` is not stored", o.name);
         }
     }
@@ -483,7 +527,7 @@ mod tests {
         spec.char_size = 16 << 10;
         spec.files = 1;
         spec.seeks = 100;
-        let r = iolab_bonnie::run_bonnie(&spec.validate().unwrap(), &mut ()).unwrap();
+        let r = crate::run_bonnie(&spec.validate().unwrap(), &mut ()).unwrap();
         std::fs::remove_dir(&dir).unwrap();
         let mut rec = RunRecord::new(iolab_store::NewRun {
             config: iolab_store::ConfigId(1),
@@ -529,21 +573,27 @@ mod tests {
             )
         };
         let size = |t: &str| {
-            let p = crate::plan::load::load_str(Path::new("b.toml"), t).unwrap();
-            let w = p.configs[0].workload.as_any();
-            w.downcast_ref::<BonnieWorkload>().unwrap().spec.size
+            let p = iolab_experiment::load_str(Path::new("b.toml"), t).unwrap();
+            table::from_stored::<BonnieTable>(p.stored_workload(0))
+                .unwrap()
+                .size
         };
         assert_eq!(size(&text("cache_limit = \"100M\"")), Some(200 << 20));
         // Without a cap the rule is twice the machine's memory, which a 1 GiB tmpfs refuses.
-        let e = crate::plan::load::load_str(Path::new("b.toml"), &text("")).unwrap_err();
+        let e = iolab_experiment::load_str(Path::new("b.toml"), &text("")).unwrap_err();
         assert!(e.to_string().contains("set `sut.cache_limit`"), "{e}");
     }
 
     #[test]
     fn the_command_line_plan_is_one_run_and_errors_name_the_flags() {
         let dir = std::env::temp_dir();
-        let size = iolab_bonnie::option("size").unwrap();
-        let p = from_command_line(&[(size, OptionValue::Bytes(64 << 20))], &dir, 3).unwrap();
+        let size = crate::option("size").unwrap();
+        let p = iolab_experiment::plan::single::single(
+            from_command_line(&[(size, OptionValue::Bytes(64 << 20))], &dir, 3)
+                .unwrap()
+                .plan,
+        )
+        .unwrap();
         assert_eq!(p.configs.len(), 1);
         assert!(p.repetitions.is_single());
         assert_eq!(p.resolved["workload"]["bonnie"]["size"], json!(64 << 20));

@@ -1,0 +1,222 @@
+//! A command's runs as the kind makes them ([`CommandPlan`]: one configuration per run, each
+//! run once, on an existing directory), and how bad input found while making them is said
+//! ([`UsageError`], in the words of where the input came from, [`Origin`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::kind::{DynWorkload, Outputs, Workload};
+
+/// What a kind's command gives the runner: one or more configurations, each run once, in
+/// order, in an existing directory (`--dir`, used as it is).
+#[derive(Debug)]
+pub struct CommandPlan {
+    /// As `iolab list` shows it, e.g. `micro randread normal bs=4096 …`.
+    pub name: String,
+    /// The workload file, or the command.
+    pub source: String,
+    /// The run directory (`--dir`).
+    pub dir: PathBuf,
+    pub seed: u64,
+    pub configs: Vec<CommandConfig>,
+    /// The factors the configurations vary, as an experiment file's `[factors]` would be
+    /// stored (`[{"name": …, "levels": […]}]`); empty when there is one configuration or the
+    /// report should not draw metrics against them.
+    pub factors: Vec<Value>,
+}
+
+/// A command's runs and where their typed outputs go.
+pub struct Runs<O> {
+    pub plan: CommandPlan,
+    /// Each run's output, by run number.
+    pub outputs: Outputs<O>,
+}
+
+impl<O> std::fmt::Debug for Runs<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.plan.fmt(f)
+    }
+}
+
+impl<O: Send + 'static> Runs<O> {
+    /// One run of `workload` in `dir`, its output kept.
+    pub fn one<W: Workload<Output = O>>(
+        name: String,
+        source: &str,
+        dir: PathBuf,
+        seed: u64,
+        workload: W,
+        workload_json: Value,
+    ) -> Runs<O> {
+        let outputs = Outputs::default();
+        let workload = outputs.wrap(workload);
+        Runs {
+            plan: CommandPlan::one(name, source, dir, seed, workload, workload_json),
+            outputs,
+        }
+    }
+}
+
+/// One configuration of a [`CommandPlan`].
+#[derive(Debug)]
+pub struct CommandConfig {
+    /// `default` for a command's only configuration.
+    pub label: String,
+    /// Factor name → level.
+    pub factors: Map<String, Value>,
+    pub workload: Arc<dyn DynWorkload>,
+    /// The `[workload]` section an experiment file would have for it.
+    pub workload_json: Value,
+}
+
+impl CommandPlan {
+    /// The plan of one run of `workload`.
+    pub fn one(
+        name: String,
+        source: &str,
+        dir: PathBuf,
+        seed: u64,
+        workload: Arc<dyn DynWorkload>,
+        workload_json: Value,
+    ) -> CommandPlan {
+        CommandPlan {
+            name,
+            source: source.into(),
+            dir,
+            seed,
+            configs: vec![CommandConfig {
+                label: "default".into(),
+                factors: Map::new(),
+                workload,
+                workload_json,
+            }],
+            factors: Vec::new(),
+        }
+    }
+}
+
+/// Where a plan came from: errors and hints name settings the way the user wrote them (a
+/// flag on the command line, a key in an experiment file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    CommandLine,
+    File,
+}
+
+impl Origin {
+    /// How the user writes the setting `key` of workload kind `kind`: `--size` or
+    /// `workload.micro.size`.
+    pub fn setting(self, kind: &str, key: &str) -> String {
+        match self {
+            Origin::CommandLine => format!("--{}", key.replace('_', "-")),
+            Origin::File if kind.is_empty() => format!("workload.{key}"),
+            Origin::File => format!("workload.{kind}.{key}"),
+        }
+    }
+
+    /// How the user names the run directory: `--dir`, or the experiment's target.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Origin::CommandLine => "--dir",
+            Origin::File => "sut.target",
+        }
+    }
+}
+
+/// Bad input found while building a plan from the command line: exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct UsageError {
+    pub message: String,
+    /// What to do about it.
+    pub hint: Option<String>,
+    /// The message is a located diagnostic (`FILE:LINE:COL: error: …`) that says "error:"
+    /// itself.
+    pub located: bool,
+}
+
+impl UsageError {
+    pub fn new(message: impl Into<String>) -> UsageError {
+        UsageError {
+            message: message.into(),
+            hint: None,
+            located: false,
+        }
+    }
+
+    /// Diagnostics already located in a file (`FILE:LINE:COL: error: …`).
+    pub fn located(diagnostics: impl Into<String>) -> UsageError {
+        UsageError {
+            located: true,
+            ..UsageError::new(diagnostics)
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> UsageError {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl Origin {
+    /// `text` (written for the command line) in this origin's words: each `--flag` of
+    /// `flags` (a setting's command-line name) becomes its key in an experiment file,
+    /// `` `workload.KIND.flag` ``, and `--dir` becomes `` `sut.target` ``. The command line's
+    /// text is returned as it is.
+    pub fn rewrite(self, text: &str, kind: &str, flags: &[&str]) -> String {
+        if self == Origin::CommandLine {
+            return text.to_string();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(i) = rest.find("--") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                .unwrap_or(after.len());
+            let flag = &after[..end];
+            if flag == "dir" {
+                out.push_str("`sut.target`");
+            } else if flags.contains(&flag) {
+                out.push_str(&format!(
+                    "`{}`",
+                    self.setting(kind, &flag.replace('-', "_"))
+                ));
+            } else {
+                out.push_str(&rest[i..i + 2 + end]);
+            }
+            rest = &after[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_in_each_vocabulary() {
+        assert_eq!(Origin::CommandLine.setting("micro", "size"), "--size");
+        assert_eq!(Origin::File.setting("micro", "size"), "workload.micro.size");
+        assert_eq!(
+            Origin::CommandLine.setting("", "size_scale"),
+            "--size-scale"
+        );
+        assert_eq!(
+            Origin::File.setting("", "size_scale"),
+            "workload.size_scale"
+        );
+        let t = "the filesystem is full: use a smaller --size or another --dir (--sizes, --bs 4k)";
+        assert_eq!(Origin::CommandLine.rewrite(t, "micro", &["size", "bs"]), t);
+        assert_eq!(
+            Origin::File.rewrite(t, "micro", &["size", "bs"]),
+            "the filesystem is full: use a smaller `workload.micro.size` or another \
+             `sut.target` (--sizes, `workload.micro.bs` 4k)"
+        );
+    }
+}

@@ -1,0 +1,35 @@
+//! What a workload means to do, as the checks need to know it: each kind fills an [`Intent`]
+//! from its validated plan, the runner adds what the procedure did, and the checks judge
+//! the run against it.
+
+use iolab_check::{Access, SyncScope, WorkloadKind};
+
+/// What the workload meant to do, for the checks.
+#[derive(Debug, Clone, Default)]
+pub struct Intent {
+    pub workload: Option<WorkloadKind>,
+    pub access: Option<Access>,
+    pub o_direct: bool,
+    pub sync_requested: bool,
+    /// Which writes are meant to be durable (`RunFacts::sync_scope`).
+    pub sync_scope: Option<SyncScope>,
+    /// The most writes in flight to one file at once (`RunFacts::writes_in_flight_per_file`).
+    pub writes_in_flight_per_file: Option<u32>,
+    /// Bytes of files the workload works on.
+    pub dataset_bytes: Option<u64>,
+    pub threads: Option<u32>,
+    /// Page cache dropped right before the timed region.
+    pub caches_dropped: bool,
+    pub cache_limit: Option<u64>,
+    /// No I/O happens (the null engine): nothing to check.
+    pub no_io: bool,
+    /// The workload means its reads to reach the device whatever the cache held before the
+    /// run: iozone reads the files it has just written, so only files larger than the cache
+    /// make that so.
+    pub reads_meant_cold: bool,
+    /// The workload empties its files' page cache before each pass (iozone's `purge`).
+    pub cache_purged_each_pass: bool,
+    /// The WML `system` commands the run skipped (`--no-system`); `None` for kinds without
+    /// them.
+    pub skipped_system: Option<Vec<String>>,
+}

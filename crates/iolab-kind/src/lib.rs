@@ -1,0 +1,33 @@
+//! iolab-kind: the seam between a workload kind and the rest of iolab.
+//!
+//! A kind (micro tests, filebench WML, SQLite transactions, iozone, bonnie++, file-list
+//! replay, the cache simulator, …) lives in one place of its own and meets the rest of
+//! iolab only here:
+//!
+//! - [`input`]: reading its `[workload]` keys from an experiment file, every mistake located
+//!   at file:line:column;
+//! - [`kind`]: the traits it implements — [`Kind`] (its keys, metrics, how it resolves a
+//!   configuration) and [`Workload`] (what a validated workload means to do, how it runs once
+//!   and what typed result it gives back);
+//! - [`run`]: what a run gets ([`RunCtx`]) and the hooks through which it tells the runner
+//!   where its timed region is ([`RunHooks`]);
+//! - [`record`]: how it writes its measurements (the common metrics, its own);
+//! - [`intent`]: what it tells the checks;
+//! - [`command`]: the runs its command asks for ([`CommandPlan`]) and usage errors;
+//! - [`table`]: the generic kind of a spec filled from one option table.
+//!
+//! The plan, the runner, the kinds and the engine depend on this crate; it depends on none of
+//! them.
+
+pub mod command;
+pub mod input;
+pub mod intent;
+pub mod kind;
+pub mod record;
+pub mod run;
+pub mod table;
+
+pub use command::{CommandConfig, CommandPlan, Origin, Runs, UsageError};
+pub use intent::Intent;
+pub use kind::{erase, DynWorkload, Kind, LoadContext, Outputs, Workload};
+pub use run::{Event, NoSut, Remount, RunCtx, RunFailure, RunHooks, SutControl};
