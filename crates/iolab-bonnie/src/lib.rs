@@ -10,12 +10,15 @@
 //! clock and says how precise its figure is ([`PhaseResult::rel_error`]). Libraries never
 //! print: progress goes through the engine's [`iolab_kind::RunHooks`].
 
+pub mod command;
 mod error;
 mod files;
 mod io;
 pub mod kind;
 mod options;
+pub mod output;
 mod phase;
+pub mod report;
 mod run;
 
 pub use error::BonnieError;
@@ -27,4 +30,13 @@ pub use phase::{Phase, RateUnit};
 pub use run::{
     data_file, file_dir, run_bonnie, run_bonnie_cancellable, BonnieResult, PhaseFigures,
     PhaseResult, MIN_TIME,
+};
+
+/// What this place gives the rest of iolab (see [`iolab_kind::Plugin`]); its one line in the
+/// registry is `&iolab_bonnie::PLUGIN`.
+pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
+    kinds: &[&kind::BONNIE],
+    commands: &[&command::BonnieCommand],
+    sections: &[&report::BonnieSection],
+    schemas: &[output::SCHEMA],
 };

@@ -307,6 +307,15 @@ pub(crate) mod testutil {
     }
 }
 
+/// What this place gives the rest of iolab (see [`iolab_kind::Plugin`]); its one line in the
+/// registry is `&iolab_cachesim::PLUGIN`.
+pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
+    kinds: &[&kind::CACHESIM],
+    commands: &[],
+    sections: &[],
+    schemas: &[],
+};
+
 #[cfg(test)]
 mod tests {
     use super::testutil::*;

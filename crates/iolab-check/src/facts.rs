@@ -9,16 +9,22 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Which front end produced the run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WorkloadKind {
-    /// `iolab micro` (one access pattern, one sync mode).
-    Micro,
-    /// A filebench WML workload.
-    Wml,
-    /// iozone's tests (`iolab iozone`): reads follow the writes of the same files.
-    Iozone,
+/// How the workload makes its dataset larger and its reads cold, in its own words: what
+/// `cache-fit` proposes when the dataset fits in the cache. Each kind says it of itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DatasetAdvice {
+    /// How to grow the dataset: `{needed}` stands for the size it must exceed (e.g.
+    /// `192 MiB`) and `{value}` for a value the size parser takes (e.g. `193M`); e.g.
+    /// ``raise `size` above {needed} (`size = "{value}"`)``.
+    pub grow: Option<String>,
+    /// Why the cache serves the reads, when the workload's own reads make it so (the reads
+    /// follow the workload's own writes of the same files); default: the cache drop only
+    /// makes first reads cold.
+    pub why: Option<String>,
+    /// The fixes besides growing the dataset and capping the cache, each as `; or …`, the
+    /// sentence's end included (default: `; or read with O_DIRECT.`).
+    pub other_fixes: Option<String>,
 }
 
 /// What the workload's timed region does.
@@ -168,7 +174,8 @@ pub struct StoppingOutcome {
 #[serde(default)]
 pub struct RunFacts {
     // --- What was asked for -------------------------------------------------------------
-    pub workload: Option<WorkloadKind>,
+    /// How the workload grows its dataset (the fix `cache-fit` proposes).
+    pub dataset_advice: Option<DatasetAdvice>,
     pub access: Option<Access>,
     /// Reads are meant to hit the device: caches were dropped before the run, or the reads
     /// use O_DIRECT.
@@ -274,7 +281,8 @@ pub struct RunFacts {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PlanFacts {
-    pub workload: Option<WorkloadKind>,
+    /// See [`RunFacts::dataset_advice`].
+    pub dataset_advice: Option<DatasetAdvice>,
     pub access: Option<Access>,
     /// `procedure.drop_caches`, or O_DIRECT reads.
     pub reads_cold: Option<bool>,
@@ -309,7 +317,7 @@ impl PlanFacts {
     /// everything measured is unknown. The planned duration becomes `elapsed_ns`.
     pub fn to_run_facts(&self) -> RunFacts {
         RunFacts {
-            workload: self.workload,
+            dataset_advice: self.dataset_advice.clone(),
             access: self.access,
             reads_cold: self.reads_cold,
             o_direct: self.o_direct,

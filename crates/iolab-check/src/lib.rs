@@ -43,8 +43,8 @@ mod format;
 mod testutil;
 
 pub use facts::{
-    full_intervals, Access, CacheDropFacts, DeviceFacts, FlowopCount, PlanFacts, RunFacts,
-    StoppingOutcome, SyncScope, WorkloadKind, FULL_INTERVAL_SLACK_DIVISOR,
+    full_intervals, Access, CacheDropFacts, DatasetAdvice, DeviceFacts, FlowopCount, PlanFacts,
+    RunFacts, StoppingOutcome, SyncScope, FULL_INTERVAL_SLACK_DIVISOR,
 };
 pub use finding::{Finding, Severity};
 
@@ -237,7 +237,7 @@ mod tests {
     #[test]
     fn pre_run_checks_judge_the_plan() {
         let plan = PlanFacts {
-            workload: Some(WorkloadKind::Micro),
+            dataset_advice: None,
             access: Some(Access::Write),
             reads_cold: Some(true),
             o_direct: Some(false),
@@ -262,7 +262,7 @@ mod tests {
             access: Some(Access::Read),
             duration_ns: Some(60_000_000_000),
             loop_direct_io: Some(true),
-            ..plan
+            ..plan.clone()
         };
         let ids: Vec<&str> = pre_run_checks(&read_plan).iter().map(|x| x.id).collect();
         assert_eq!(ids, ["cache-fit"]);

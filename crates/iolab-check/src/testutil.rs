@@ -1,6 +1,6 @@
 //! Realistic facts of healthy runs, for tests to spoil one fact at a time.
 
-use crate::{Access, DeviceFacts, Finding, RunFacts, SyncScope, WorkloadKind};
+use crate::{Access, DatasetAdvice, DeviceFacts, Finding, RunFacts, SyncScope};
 use serde_json::Value;
 
 pub(crate) const GIB: u64 = 1 << 30;
@@ -12,7 +12,10 @@ pub(crate) const SEC: u64 = 1_000_000_000;
 /// read what the application read (plus readahead), was busy, nobody else was around.
 pub(crate) fn cold_read() -> RunFacts {
     RunFacts {
-        workload: Some(WorkloadKind::Micro),
+        dataset_advice: Some(DatasetAdvice {
+            grow: Some("raise `size` above {needed} (`size = \"{value}\"`)".into()),
+            ..DatasetAdvice::default()
+        }),
         access: Some(Access::Read),
         reads_cold: Some(true),
         o_direct: Some(false),
@@ -75,7 +78,10 @@ pub(crate) fn cold_read() -> RunFacts {
 /// plus ext4's journal.
 pub(crate) fn sync_write() -> RunFacts {
     RunFacts {
-        workload: Some(WorkloadKind::Micro),
+        dataset_advice: Some(DatasetAdvice {
+            grow: Some("raise `size` above {needed} (`size = \"{value}\"`)".into()),
+            ..DatasetAdvice::default()
+        }),
         access: Some(Access::Write),
         reads_cold: Some(true),
         o_direct: Some(false),

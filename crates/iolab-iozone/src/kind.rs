@@ -18,7 +18,7 @@ use crate::{
     run_iozone, BetweenPasses, Figure, IozoneOption, IozonePlan, IozoneResult, IozoneSpec,
     IozoneSpecError, Purge, OPTIONS,
 };
-use iolab_check::{Access as CheckAccess, SyncScope, WorkloadKind};
+use iolab_check::{Access as CheckAccess, DatasetAdvice, SyncScope};
 use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
@@ -733,7 +733,27 @@ fn add_record(record: &mut RunRecord, r: &IozoneResult) {
 pub fn intent(plan: &IozonePlan, base: Intent) -> Intent {
     let (reads, writes) = (plan.reads(), plan.writes());
     Intent {
-        workload: Some(WorkloadKind::Iozone),
+        dataset_advice: Some(DatasetAdvice {
+            grow: Some(
+                "raise the files' `size` (× `threads`) above {needed} (`size = \"{value}\"` with \
+                 one thread)"
+                    .into(),
+            ),
+            // iozone reads the files it has just written: the page cache holds them unless
+            // they are larger than it, whether caches were dropped before the run or not.
+            why: Some(
+                "iozone reads the files it has just written, and writes without the flush in \
+                 their timing end in the page cache: both measure memory unless the files are \
+                 larger than the cache"
+                    .into(),
+            ),
+            other_fixes: Some(
+                "; or empty the files' cache before every pass (iozone `purge = \"fadvise\"`, \
+                 or `\"remount\"` as iozone -U does); or read with O_DIRECT (iozone \
+                 `direct = true`)."
+                    .into(),
+            ),
+        }),
         access: Some(match (reads, writes) {
             (true, true) => CheckAccess::Mixed,
             (false, _) => CheckAccess::Write,

@@ -11,9 +11,19 @@
 pub mod kind;
 pub mod matrix;
 pub mod options;
+pub mod report;
 pub mod run;
 
 pub use options::{
     Figure, Flush, IozoneOption, IozonePlan, IozoneSpec, IozoneSpecError, Purge, Test, OPTIONS,
 };
 pub use run::{run_iozone, BetweenPasses, ChildResult, FigureResult, IozoneResult};
+
+/// What this place gives the rest of iolab (see [`iolab_kind::Plugin`]); its one line in the
+/// registry is `&iolab_iozone::PLUGIN`.
+pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
+    kinds: &[&kind::IOZONE],
+    commands: &[],
+    sections: &[&report::IozoneSection],
+    schemas: &[],
+};

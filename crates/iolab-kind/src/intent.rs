@@ -2,12 +2,13 @@
 //! from its validated plan, the runner adds what the procedure did, and the checks judge
 //! the run against it.
 
-use iolab_check::{Access, SyncScope, WorkloadKind};
+use iolab_check::{Access, DatasetAdvice, SyncScope};
 
 /// What the workload meant to do, for the checks.
 #[derive(Debug, Clone, Default)]
 pub struct Intent {
-    pub workload: Option<WorkloadKind>,
+    /// How the workload grows its dataset and makes its reads cold, in its own words.
+    pub dataset_advice: Option<DatasetAdvice>,
     pub access: Option<Access>,
     pub o_direct: bool,
     pub sync_requested: bool,

@@ -14,20 +14,29 @@
 //! - [`record`]: how it writes its measurements (the common metrics, its own);
 //! - [`intent`]: what it tells the checks;
 //! - [`command`]: the runs its command asks for ([`CommandPlan`]) and usage errors;
-//! - [`table`]: the generic kind of a spec filled from one option table.
+//! - [`table`]: the generic kind of a spec filled from one option table;
+//! - [`cli`]: its commands on the command line, and what they ask of the binary ([`cli::Host`]);
+//! - [`output`]: its results in its formats, and the one JSON stamp.
 //!
 //! The plan, the runner, the kinds and the engine depend on this crate; it depends on none of
 //! them.
 
+pub mod cli;
 pub mod command;
 pub mod input;
 pub mod intent;
 pub mod kind;
+pub mod output;
+pub mod plugin;
 pub mod record;
 pub mod run;
 pub mod table;
 
+/// The seed of an experiment that names none, and of a command without `--seed`.
+pub const DEFAULT_SEED: u64 = 1;
+
 pub use command::{CommandConfig, CommandPlan, Origin, Runs, UsageError};
 pub use intent::Intent;
 pub use kind::{erase, DynWorkload, Kind, LoadContext, Outputs, Workload};
+pub use plugin::Plugin;
 pub use run::{Event, NoSut, Remount, RunCtx, RunFailure, RunHooks, SutControl};

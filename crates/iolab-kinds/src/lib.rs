@@ -1,18 +1,42 @@
-//! The registry of workload kinds: every kind iolab knows, one line each, in the order
-//! messages list them. The loader, the runner, the command line and the reports iterate
-//! this list and never name a kind; adding a kind is its own crate and a line here
+//! The registry of iolab's workload kinds: one line per kind's place, in the order messages,
+//! help and reports list them. The loader, the command line and the reports iterate this
+//! list and never name a kind; adding one is its own crate and a line here
 //! (docs/architecture.md).
 
-use iolab_kind::Kind;
+use iolab_kind::cli::Subcommand;
+use iolab_kind::{Kind, Plugin};
+use iolab_report::section::Section;
 
-/// Every kind.
-pub static KINDS: &[&dyn Kind] = &[
-    &iolab_wml::kind::WML,
-    &iolab_wml::kind::BUILTIN,
-    &iolab_micro::kind::MICRO,
-    &iolab_iozone::kind::IOZONE,
-    &iolab_sqlite::kind::SQLITE,
-    &iolab_bonnie::kind::BONNIE,
-    &iolab_replay::kind::REPLAY,
-    &iolab_cachesim::kind::CACHESIM,
+/// Every kind's place.
+pub static PLUGINS: &[&Plugin] = &[
+    &iolab_wml::PLUGIN,
+    &iolab_micro::PLUGIN,
+    &iolab_iozone::PLUGIN,
+    &iolab_sqlite::PLUGIN,
+    &iolab_bonnie::PLUGIN,
+    &iolab_replay::PLUGIN,
+    &iolab_cachesim::PLUGIN,
 ];
+
+/// Every `[workload]` kind.
+pub fn kinds() -> impl Iterator<Item = &'static dyn Kind> + Clone {
+    PLUGINS.iter().flat_map(|p| p.kinds.iter().copied())
+}
+
+/// Every kind's command.
+pub fn commands() -> impl Iterator<Item = &'static dyn Subcommand> {
+    PLUGINS.iter().flat_map(|p| p.commands.iter().copied())
+}
+
+/// Every kind's parts of the report, in the registry's order.
+pub fn sections() -> Vec<&'static dyn Section> {
+    PLUGINS
+        .iter()
+        .flat_map(|p| p.sections.iter().copied())
+        .collect()
+}
+
+/// The JSON schemas the kinds' formats write.
+pub fn schemas() -> impl Iterator<Item = &'static str> {
+    PLUGINS.iter().flat_map(|p| p.schemas.iter().copied())
+}

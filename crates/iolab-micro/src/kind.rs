@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use iolab_check::{Access as CheckAccess, SyncScope, WorkloadKind};
+use iolab_check::{Access as CheckAccess, DatasetAdvice, SyncScope};
 use iolab_engine::micro::run_micro_cancellable;
 use iolab_engine::{EngineError, MicroResult};
 use iolab_metrics::{Better, MetricDef};
@@ -282,7 +282,11 @@ pub fn intent(plan: &MicroPlan, base: Intent) -> Intent {
                 Some(RecordSync::Fsync | RecordSync::Fdatasync | RecordSync::MsyncSync)
             ));
     Intent {
-        workload: Some(WorkloadKind::Micro),
+        dataset_advice: Some(DatasetAdvice {
+            grow: Some("raise `size` above {needed} (`size = \"{value}\"`)".into()),
+            why: None,
+            other_fixes: Some("; or read with O_DIRECT (micro `sync = \"direct\"`).".into()),
+        }),
         access: Some(if plan.writes() {
             CheckAccess::Write
         } else {

@@ -3,3 +3,12 @@
 //! in an experiment and `iolab micro` on the command line.
 
 pub mod kind;
+
+/// What this place gives the rest of iolab (see [`iolab_kind::Plugin`]); its one line in the
+/// registry is `&iolab_micro::PLUGIN`.
+pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
+    kinds: &[&kind::MICRO],
+    commands: &[],
+    sections: &[],
+    schemas: &[],
+};

@@ -6,6 +6,7 @@ pub mod check;
 pub mod generate;
 pub mod kind;
 pub mod list;
+pub mod report;
 pub mod run;
 
 use std::path::Path;
@@ -57,3 +58,12 @@ pub fn load(
     };
     check(&lists)
 }
+
+/// What this place gives the rest of iolab (see [`iolab_kind::Plugin`]); its one line in the
+/// registry is `&iolab_replay::PLUGIN`.
+pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
+    kinds: &[&kind::REPLAY],
+    commands: &[],
+    sections: &[&report::ReplaySection],
+    schemas: &[],
+};

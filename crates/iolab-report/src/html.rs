@@ -7,6 +7,7 @@ use crate::model::{
     check_scope, evidence_line, hit_scope, outcome_text, ConfigReport, ReportData, RunTimeline,
 };
 use crate::num;
+use crate::section::Placement;
 use crate::svg::{self, BarInput, Line, LineOpts};
 use crate::Result;
 use iolab_workload::{format_bytes, format_ns};
@@ -50,18 +51,17 @@ pub fn render_html(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()
     experiment(&mut h, data);
     findings(&mut h, data);
     summary(&mut h, data);
-    crate::bonnie::render(&mut h, data);
+    for p in data.sections.at(Placement::Summary) {
+        p.view.html(&mut h, data);
+    }
     check_details(&mut h, data);
     charts(&mut h, data);
     crate::sweep::render(&mut h, data);
     if let Some(c) = &data.miss_ratio_curves {
         crate::mrc::render(&mut h, c);
     }
-    if let Some(m) = &data.iozone {
-        crate::iozone::render(&mut h, m);
-    }
-    if let Some(r) = &data.replay {
-        crate::replay::render(&mut h, r);
+    for p in data.sections.at(Placement::Details) {
+        p.view.html(&mut h, data);
     }
     timeseries(&mut h, data);
     latency(&mut h, data);

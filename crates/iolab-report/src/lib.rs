@@ -15,31 +15,27 @@
 //! One file per format behind one function each (STYLE 2: hyperfine's `export/`); the
 //! binary puts them behind its `Formatter` trait.
 
-mod bonnie;
 mod error;
-mod escape;
+pub mod escape;
 mod html;
-mod iozone;
 mod markdown;
 mod model;
 mod mrc;
-mod num;
-mod replay;
-mod svg;
+pub mod num;
+pub mod section;
+pub mod svg;
 mod sweep;
+pub mod testing;
 
-pub use bonnie::BonniePhase;
 pub use error::{ReportError, Result};
 pub use escape::escape_html;
 pub use html::render_html;
-pub use iozone::{FigureMatrix, IozoneCell, IozoneMatrix};
 pub use markdown::render_markdown;
 pub use model::{
     interval_rates, load, CheckFindings, CheckHit, ConfigReport, Evidence, FlowopRow, HostSummary,
     MetricSummary, Outlier, ReportData, RunTimeline, MAX_TIMELINE_RUNS, MIN_PARTIAL_INTERVAL,
 };
 pub use mrc::{ConfigCurve, MissRatioCurves};
-pub use replay::{ConfigDays, DayTime, ReplayDays};
 pub use sweep::{FactorLevels, MAX_LINES};
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Markdown tables for papers and pull requests.
 
+use crate::section::Placement;
 use std::fmt::Write as _;
 
 use crate::escape::escape_md as md;
@@ -72,7 +73,9 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
         let (conv, note) = outcome_text(&c.config.outcome);
         let _ = writeln!(s, " {conv} | {} |", md(&note));
     }
-    crate::bonnie::markdown(&mut s, data);
+    for p in data.sections.at(Placement::Summary) {
+        p.view.markdown(&mut s, data);
+    }
 
     if !data.findings.is_empty() {
         s.push_str("\n## What the checks found\n");
@@ -111,11 +114,8 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
     if let Some(c) = &data.miss_ratio_curves {
         crate::mrc::markdown(&mut s, c);
     }
-    if let Some(m) = &data.iozone {
-        crate::iozone::markdown(&mut s, m);
-    }
-    if let Some(r) = &data.replay {
-        crate::replay::markdown(&mut s, r);
+    for p in data.sections.at(Placement::Details) {
+        p.view.markdown(&mut s, data);
     }
     s.push_str("\n## Flowops\n\n");
     if data.configs.iter().all(|c| c.flowops.is_empty()) {

@@ -56,11 +56,10 @@ pub struct ReportData {
     /// widespread): a check that fired on every configuration is explained once.
     pub findings: Vec<CheckFindings>,
     pub configs: Vec<ConfigReport>,
-    /// iozone runs: each figure's file size × record size matrix (`None` without iozone
-    /// runs).
-    pub iozone: Option<crate::iozone::IozoneMatrix>,
-    /// Replay runs: each configuration's time per day (`None` without replay runs).
-    pub replay: Option<crate::replay::ReplayDays>,
+    /// What the sections given to [`load`] collected (a workload kind's own tables), each
+    /// under its key in JSON.
+    #[serde(flatten)]
+    pub sections: crate::section::Sections,
     /// The factors and their levels, in the experiment file's order
     /// ([`ConfigReport::levels`] points into them).
     pub factors: Vec<crate::sweep::FactorLevels>,
@@ -137,8 +136,9 @@ pub struct ConfigReport {
     pub timeline: Vec<RunTimeline>,
     /// Runs left out of [`Self::timeline`].
     pub timeline_omitted: usize,
-    /// bonnie++'s phases, when the configuration ran them (`iolab bonnie`).
-    pub bonnie: Vec<crate::bonnie::BonniePhase>,
+    /// What the sections say about this configuration, each under its key in JSON.
+    #[serde(flatten)]
+    pub sections: BTreeMap<String, Value>,
 }
 
 /// A headline metric over a configuration's ok runs.
@@ -506,8 +506,13 @@ pub fn interval_rates(width_ns: u64, values: &[u64], elapsed_ns: u64) -> Vec<(f6
 }
 
 /// Reads everything the report of `experiment` needs: a few whole-experiment queries plus
-/// the details of at most [`MAX_TIMELINE_RUNS`] runs per configuration.
-pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
+/// the details of at most [`MAX_TIMELINE_RUNS`] runs per configuration, and what each of
+/// `sections` (the workload kinds' own parts) collects.
+pub fn load(
+    store: &Store,
+    experiment: ExperimentId,
+    sections: &[&dyn crate::section::Section],
+) -> Result<ReportData> {
     let details = store.experiment_details(experiment)?;
     let headline: Vec<MetricDef> = iolab_metrics::headline(&store.metric_defs(experiment)?)
         .cloned()
@@ -515,8 +520,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
     let findings = store.findings(experiment)?;
     let flowops = store.experiment_flowops(experiment)?;
     let mut configs = Vec::with_capacity(details.configs.len());
-    let mut iozone = crate::iozone::Collector::default();
-    let mut replay = crate::replay::Collector::default();
+    let mut ok_by_config = Vec::with_capacity(details.configs.len());
     let mut curves = crate::mrc::Collector::default();
     let (factors, levels) = crate::sweep::factors(&details.experiment.spec, &details.configs);
     for (config, levels) in details.configs.into_iter().zip(levels) {
@@ -548,16 +552,15 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
             .filter_map(|r| flowops.get(&r.id))
             .collect();
         let (rows, latency_histogram, size_histogram) = aggregate_flowops(&ok_flowops);
-        iozone.add(&ok_flowops);
-        replay.add(&config.label, &ok_flowops);
         curves.add(&config.label, &runs, &flowops);
 
         let mut timeline = Vec::new();
         for r in runs.iter().take(MAX_TIMELINE_RUNS) {
             timeline.push(RunTimeline::from_details(&store.run(r.id)?));
         }
+        ok_by_config.push((ok, ok_flowops));
         configs.push(ConfigReport {
-            bonnie: crate::bonnie::phases(&ok),
+            sections: BTreeMap::new(),
             timeline_omitted: runs.len() - timeline.len(),
             config,
             levels,
@@ -569,6 +572,26 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
             timeline,
         });
     }
+    let runs: Vec<crate::section::ConfigRuns> = configs
+        .iter()
+        .zip(&ok_by_config)
+        .map(|(c, (ok, f))| crate::section::ConfigRuns {
+            label: &c.config.label,
+            ok_metrics: ok,
+            ok_flowops: f,
+        })
+        .collect();
+    let sections = crate::section::Sections::collect(
+        sections,
+        &crate::section::SectionInput {
+            configs: &runs,
+            factors: &factors,
+        },
+    );
+    drop(runs);
+    for (i, c) in configs.iter_mut().enumerate() {
+        c.sections = sections.config_json(i);
+    }
     let totals: Vec<(&Config, u64)> = configs
         .iter()
         .map(|c| (&c.config, c.runs.total()))
@@ -579,10 +602,7 @@ pub fn load(store: &Store, experiment: ExperimentId) -> Result<ReportData> {
         experiment: details.experiment,
         headline,
         configs,
-        // One-cell iozone grids per thread count or purge are left out only when the sweep
-        // draws the metrics against a factor instead (three or more levels).
-        iozone: iozone.finish(factors.iter().any(|f| f.levels.len() >= 3)),
-        replay: replay.finish(),
+        sections,
         factors,
         miss_ratio_curves: curves.finish(),
     })

@@ -3,140 +3,13 @@
 use iolab_store::*;
 use serde_json::json;
 
+use crate::testing::*;
 use crate::*;
-
-fn store_with(configs: &[&str]) -> (Store, ExperimentId, Vec<ConfigId>) {
-    let mut store = Store::open_in_memory().unwrap();
-    let exp = store
-        .create_experiment(&NewExperiment {
-            name: "<b>x</b> & \"y\"".into(),
-            source: "exp.toml".into(),
-            spec: json!({"note": "<script>alert(1)</script>"}),
-            seed: 7,
-            created_at: Timestamp(1_700_000_000_000_000_000),
-            iolab_version: "0.1.0".into(),
-            host: json!({"kernel_release": "6.1.0"}),
-        })
-        .unwrap();
-    let ids = configs
-        .iter()
-        .map(|l| {
-            store
-                .add_config(&NewConfig {
-                    experiment: exp,
-                    label: (*l).into(),
-                    factors: Default::default(),
-                })
-                .unwrap()
-        })
-        .collect();
-    (store, exp, ids)
-}
-
-fn record(config: ConfigId, rep: u32, status: RunStatus, ops: f64) -> RunRecord {
-    let mut r = RunRecord::new(NewRun {
-        config,
-        repetition: rep,
-        seed: 1,
-        status,
-        error: None,
-        started_at: Timestamp(0),
-        ended_at: Timestamp(2_000_000_000),
-        elapsed_ns: 2_000_000_000,
-        environment: json!({}),
-    });
-    r.metrics.push(Metric::new("ops_per_s", ops, "op/s"));
-    r.metrics
-        .push(Metric::new("mib_per_s", ops / 256.0, "MiB/s"));
-    r.metrics.push(Metric::new("lat_mean_ns", 1e9 / ops, "ns"));
-    r.metrics.push(Metric::new("lat_p99_ns", f64::NAN, "ns"));
-    r.flowops.push(FlowopStats {
-        name: "w<1>".into(),
-        kind: "write".into(),
-        ops: 100,
-        bytes: 409_600,
-        errors: 0,
-        latency: LatencyStats {
-            count: 100,
-            mean_ns: 1000.0,
-            p99_ns: 5000,
-            max_ns: 9000,
-            ..LatencyStats::default()
-        },
-        histogram: vec![(1000, 60), (5000, 39), (9000, 1)],
-        extra: json!({}),
-    });
-    r.flowops.push(FlowopStats {
-        name: "block trace".into(),
-        kind: "trace".into(),
-        ops: 10,
-        bytes: 40960,
-        errors: 0,
-        latency: LatencyStats::default(),
-        histogram: vec![(4096, 8), (65536, 2)],
-        extra: json!({}),
-    });
-    r.series.push(Series {
-        name: "io".into(),
-        width_ns: 1_000_000_000,
-        ops: vec![50, 50],
-        bytes: vec![204_800, 204_800],
-    });
-    r.monitor.push(MonitorSeries {
-        metric: "cpu.usr_pct".into(),
-        unit: "%".into(),
-        points: vec![(1_000_000_000, 10.0), (2_000_000_000, f64::NAN)],
-    });
-    r.findings.push(Finding {
-        check: "cache-fit".into(),
-        severity: Severity::Warning,
-        evidence: json!({}),
-        explanation: "fits in <cache>".into(),
-        fix: "use a bigger file".into(),
-    });
-    r
-}
-
-/// HTML, Markdown, and the model as JSON.
-fn render_all(data: &ReportData) -> (String, String, String) {
-    let mut h = Vec::new();
-    render_html(data, &mut h).unwrap();
-    let mut m = Vec::new();
-    render_markdown(data, &mut m).unwrap();
-    (
-        String::from_utf8(h).unwrap(),
-        String::from_utf8(m).unwrap(),
-        serde_json::to_string_pretty(data).unwrap(),
-    )
-}
-
-fn assert_structure(html: &str) {
-    for id in [
-        "experiment",
-        "findings",
-        "summary",
-        "charts",
-        "timeseries",
-        "latency",
-        "flowops",
-    ] {
-        assert!(html.contains(&format!("id=\"{id}\"")), "missing #{id}");
-    }
-    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
-    assert_eq!(html.matches("<svg").count(), html.matches("</svg>").count());
-    assert!(
-        !html.contains("<script"),
-        "a user string got through unescaped"
-    );
-    assert!(!html.contains("NaN") && !html.contains("inf\""));
-    // Findings come right after the header.
-    assert!(html.find("id=\"findings\"") < html.find("id=\"summary\""));
-}
 
 #[test]
 fn experiment_without_runs_renders() {
     let (store, exp, _) = store_with(&["a", "b"]);
-    let data = load(&store, exp).unwrap();
+    let data = load(&store, exp, &[]).unwrap();
     let (html, md, json) = render_all(&data);
     assert_structure(&html);
     assert!(html.contains("&lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;"));
@@ -145,7 +18,7 @@ fn experiment_without_runs_renders() {
     assert_eq!(v["configs"].as_array().unwrap().len(), 2);
 
     let (store, exp, _) = store_with(&[]);
-    assert_structure(&render_all(&load(&store, exp).unwrap()).0);
+    assert_structure(&render_all(&load(&store, exp, &[]).unwrap()).0);
 }
 
 #[test]
@@ -154,7 +27,7 @@ fn failed_runs_only_render() {
     store
         .record_run(&record(c[0], 0, RunStatus::Failed, 100.0))
         .unwrap();
-    let data = load(&store, exp).unwrap();
+    let data = load(&store, exp, &[]).unwrap();
     assert_eq!(data.configs[0].runs.failed, 1);
     assert_eq!(data.configs[0].metrics[0].n, 0);
     let (html, md, _) = render_all(&data);
@@ -178,7 +51,7 @@ fn full_report_has_charts_outliers_and_escaped_labels() {
                 .unwrap();
         }
     }
-    let data = load(&store, exp).unwrap();
+    let data = load(&store, exp, &[]).unwrap();
     let m = &data.configs[0].metrics[0];
     assert_eq!(m.n, 6);
     assert_eq!(m.outliers.len(), 1);
@@ -217,7 +90,7 @@ fn time_series_use_the_real_length_of_a_partial_interval() {
         };
         store.record_run(&r).unwrap();
     }
-    let data = load(&store, exp).unwrap();
+    let data = load(&store, exp, &[]).unwrap();
     let t = &data.configs[0].timeline;
     assert_eq!(t.len(), 2);
     for (run, elapsed_s) in t.iter().zip([0.009, 0.0086]) {
@@ -295,7 +168,7 @@ fn findings_are_grouped_by_check_and_explained_once_after_the_summary() {
             )
             .unwrap();
     }
-    let data = load(&store, exp).unwrap();
+    let data = load(&store, exp, &[]).unwrap();
     let got: Vec<(&str, usize)> = data
         .findings
         .iter()
@@ -353,83 +226,6 @@ fn findings_are_grouped_by_check_and_explained_once_after_the_summary() {
     let fit = &v["findings"][1]["hits"][0]["evidence"];
     assert_eq!(fit["ratio"], json!({"min": 0.5, "max": 0.6}));
     assert_eq!(fit["dataset_bytes"], 1u64 << 30);
-}
-
-#[test]
-fn bonnie_runs_get_bonnies_tables_and_other_runs_none() {
-    let (mut store, exp, c) = store_with(&["journal=ordered", "other"]);
-    for rep in 0..2 {
-        let mut r = record(c[0], rep, RunStatus::Ok, 100.0);
-        for (i, p) in iolab_bonnie::Phase::ALL.iter().enumerate() {
-            if *p == iolab_bonnie::Phase::Putc {
-                continue; // skipped, as with a char_size of 0
-            }
-            r.metrics.push(Metric::new(
-                p.rate_metric(),
-                100.0 + i as f64 + rep as f64,
-                "op/s",
-            ));
-            r.metrics.push(Metric::new(p.cpu_metric(), 50.0, "%"));
-            r.metrics.push(Metric::new(
-                p.latency_metric(),
-                1000.0 * (rep + 1) as f64,
-                "ns",
-            ));
-            let elapsed = if *p == iolab_bonnie::Phase::Seeks {
-                0.01
-            } else {
-                2.0
-            };
-            r.metrics
-                .push(Metric::new(p.elapsed_metric(), elapsed, "s"));
-        }
-        store.record_run(&r).unwrap();
-    }
-    store
-        .record_run(&record(c[1], 0, RunStatus::Ok, 100.0))
-        .unwrap();
-    let data = load(&store, exp).unwrap();
-    assert_eq!(data.configs[0].bonnie.len(), 11);
-    assert!(data.configs[1].bonnie.is_empty());
-    let seeks = data.configs[0]
-        .bonnie
-        .iter()
-        .find(|b| b.phase == "seeks")
-        .unwrap();
-    assert_eq!(seeks.rate.n, 2);
-    assert_eq!(seeks.lat_max_ns, 2000.0, "the slowest of any run");
-    assert!(seeks.short(), "10 ms: bonnie++'s +++++");
-    assert!(!data.configs[0].bonnie[0].short());
-    let (html, markdown, json) = render_all(&data);
-    assert_structure(&html);
-    assert!(markdown.contains("## bonnie++ phases"), "{markdown}");
-    assert!(
-        markdown.contains("| journal=ordered | seeks |"),
-        "{markdown}"
-    );
-    let section = &html[html.find("id=\"bonnie\"").expect("a bonnie section")..];
-    let section = &section[..section.find("</section>").unwrap()];
-    for h in [
-        "Sequential Output",
-        "Sequential Input",
-        "Random Create",
-        "%CP",
-    ] {
-        assert!(section.contains(h), "{h}");
-    }
-    assert!(section.contains("journal=ordered") && !section.contains(">other<"));
-    assert_eq!(
-        section.matches("*</td>").count(),
-        1,
-        "the seeks' rate is marked"
-    );
-    assert!(section.contains("under 0.5 s in at least one run"));
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(v["configs"][0]["bonnie"].as_array().unwrap().len(), 11);
-    // An experiment without bonnie runs has no such section.
-    let (store, exp, _) = store_with(&["a"]);
-    let (html, _, _) = render_all(&load(&store, exp).unwrap());
-    assert!(!html.contains("id=\"bonnie\""));
 }
 
 /// An experiment whose resolved specification lists `factors` (name, levels) and whose
@@ -517,7 +313,7 @@ fn a_sweep_draws_each_metric_against_each_factor_of_three_or_more_levels() {
                 .unwrap();
         }
     }
-    let data = load(&store, exp).unwrap();
+    let data = load(&store, exp, &[]).unwrap();
     let names: Vec<(&str, usize)> = data
         .factors
         .iter()
@@ -613,7 +409,7 @@ fn a_sweep_with_many_combinations_is_split_into_readable_charts() {
             .record_run(&record(id, 0, RunStatus::Ok, base + i as f64))
             .unwrap();
     }
-    let data = load(&store, exp).unwrap();
+    let data = load(&store, exp, &[]).unwrap();
     let (html, _, _) = render_all(&data);
     let sweep = section(&html, "sweep");
     let title = |t: &str| sweep.contains(&format!("<title>Throughput (op/s) by {t}</title>"));
@@ -649,7 +445,7 @@ fn a_sweep_with_many_combinations_is_split_into_readable_charts() {
             .record_run(&record(id, 0, RunStatus::Ok, 100.0))
             .unwrap();
     }
-    let (html, md, _) = render_all(&load(&store, exp).unwrap());
+    let (html, md, _) = render_all(&load(&store, exp, &[]).unwrap());
     let sweep = section(&html, "sweep");
     let title = |t: &str| sweep.contains(&format!("<title>Throughput (op/s) by {t}</title>"));
     assert!(title("a (part 1)") && title("a (part 2)"), "{sweep}");
@@ -677,7 +473,7 @@ fn no_sweep_section_without_a_factor_of_three_levels() {
     store
         .record_run(&record(ids[0], 0, RunStatus::Ok, 100.0))
         .unwrap();
-    let (html, md, _) = render_all(&load(&store, exp).unwrap());
+    let (html, md, _) = render_all(&load(&store, exp, &[]).unwrap());
     assert!(!html.contains("id=\"sweep\"") && !md.contains("by factor"));
     assert!(!html.contains("id=\"mrc\""));
 
@@ -691,7 +487,7 @@ fn no_sweep_section_without_a_factor_of_three_levels() {
                 .record_run(&record(id, 0, RunStatus::Ok, 100.0))
                 .unwrap();
         }
-        let data = load(&store, exp).unwrap();
+        let data = load(&store, exp, &[]).unwrap();
         assert_eq!(data.factors.len(), want);
         let (html, _, _) = render_all(&data);
         assert_eq!(html.contains("id=\"sweep\""), want == 1);
@@ -747,7 +543,7 @@ fn miss_ratio_curves_of_saved_traces_are_drawn_per_configuration() {
     store
         .record_run(&record(c[2], 0, RunStatus::Ok, 100.0))
         .unwrap();
-    let data = load(&store, exp).unwrap();
+    let data = load(&store, exp, &[]).unwrap();
     let m = data.miss_ratio_curves.as_ref().expect("curves");
     let got: Vec<(&str, RunId, f64)> = m
         .configs
@@ -800,7 +596,7 @@ fn a_large_sweep_folds_its_table_and_draws_no_bars() {
                 .record_run(&record(id, 0, RunStatus::Ok, 100.0 + i as f64))
                 .unwrap();
         }
-        let data = load(&store, exp).unwrap();
+        let data = load(&store, exp, &[]).unwrap();
         let (html, _, _) = render_all(&data);
         let summary = section(&html, "summary");
         let charts = section(&html, "charts");

@@ -24,3 +24,12 @@ pub use spec::{
     option, AutoVacuum, Journal, Mode, SqliteOption, SqlitePlan, SqliteSpec, SqliteSpecError,
     Synchronous, TempStore, OPTIONS,
 };
+
+/// What this place gives the rest of iolab (see [`iolab_kind::Plugin`]); its one line in the
+/// registry is `&iolab_sqlite::PLUGIN`.
+pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
+    kinds: &[&kind::SQLITE],
+    commands: &[],
+    sections: &[],
+    schemas: &[],
+};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{LowerOptions, Parsed, ValidateOptions, WmlError, WmlErrors};
-use iolab_check::{Access, SyncScope, WorkloadKind};
+use iolab_check::{Access, DatasetAdvice, SyncScope};
 use iolab_engine::fileset::FilesetError;
 use iolab_engine::workload::{
     check_options, run_workload, OptionsError, RunOptions, WorkloadResult,
@@ -991,7 +991,14 @@ pub fn intent(w: &Lowered, base: Intent) -> Intent {
         .map(|f| f.entries as f64 * f.prealloc_pct as f64 / 100.0 * f.size.mean())
         .sum();
     Intent {
-        workload: Some(WorkloadKind::Wml),
+        dataset_advice: Some(DatasetAdvice {
+            grow: Some(
+                "grow the filesets beyond {needed} (`size_scale`, or the filesets' `entries` \
+                 and `filesize`)"
+                    .into(),
+            ),
+            ..DatasetAdvice::default()
+        }),
         access: Some(match (reads, writes) {
             (true, true) => Access::Mixed,
             (false, true) => Access::Write,

@@ -118,6 +118,15 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<(Parsed, Vec<Warning>), WmlEr
     Ok((parsed, warnings))
 }
 
+/// What this place gives the rest of iolab (see [`iolab_kind::Plugin`]); its one line in the
+/// registry is `&iolab_wml::PLUGIN`.
+pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
+    kinds: &[&kind::WML, &kind::BUILTIN],
+    commands: &[],
+    sections: &[],
+    schemas: &[],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

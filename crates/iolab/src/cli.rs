@@ -9,6 +9,13 @@ use iolab_iozone::IozoneOption;
 use iolab_workload::micro::{self, EngineKind, MicroOption};
 use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 
+/// The whole command line: iolab's own commands and every kind's (from the registry).
+pub fn command() -> clap::Command {
+    iolab_kinds::commands().fold(<Cli as clap::CommandFactory>::command(), |cmd, c| {
+        cmd.subcommand(c.command())
+    })
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "iolab",
@@ -39,11 +46,6 @@ pub enum Command {
         after_help = "Examples:\n  iolab sqlite --dir /mnt/test --journal wal --synchronous full --transactions 1000\n  iolab sqlite --dir /mnt/test --mode update --journal delete --threads 4 --format mobibench\n\nEach thread uses its own database files, iolab-sqlite.THREAD.DB.db, made new for the run\nand removed after it. Semantics and the system calls of each journal mode: docs/sqlite.md."
     )]
     Sqlite(SqliteArgs),
-    /// Run bonnie++'s phases: per-char and block I/O, rewrite, random seeks, create/stat/delete
-    #[command(
-        after_help = "Examples:\n  iolab bonnie --dir /mnt/test --size 2g\n  iolab bonnie --dir /mnt/test --size 1g --char-size 0 --phases io --format bonnie\n  iolab bonnie --dir /mnt/test --phases files --files 64 --max-file-size 4k --min-file-size 1k\n\nThe test file is iolab-bonnie and the file phases' directory iolab-bonnie.d, both removed\nwhen the run ends. bonnie++'s rule is a test file of at least twice the memory (the default\n--size); under an experiment's sut.cache_limit, the cap counts instead of the memory."
-    )]
-    Bonnie(BonnieArgs),
     /// Replay file lists in a directory: an install, a boot read set and workdays (docs/replay.md)
     #[command(
         after_help = "Examples:\n  iolab filelist scan /usr/share/doc -o install.list\n  iolab filelist sample install.list --bytes 20m -o boot.list\n  iolab filelist workday --sets 4 --read 2 --create 1 --delete 1 --days 5 --set-bytes 10m -o days.list\n  iolab replay --dir /mnt/test --install install.list --boot boot.list --days days.list\n\nThe replay's files are removed when it ends. A quick replay ends each day with a syncfs\n(--between-days none) or, as root, a syncfs and a cache drop (drop_caches); remounting between\ndays (the default in experiment files) needs a target iolab mounts: an experiment with a\nloop_image or block_device target. See docs/replay.md."
@@ -305,11 +307,6 @@ impl KindFormat for Format {
     const JSON: Self = Format::Json;
 }
 
-impl KindFormat for BonnieFormat {
-    const HUMAN: Self = BonnieFormat::Human;
-    const JSON: Self = BonnieFormat::Json;
-}
-
 impl KindFormat for ReplayFormat {
     const HUMAN: Self = ReplayFormat::Human;
     const JSON: Self = ReplayFormat::Json;
@@ -341,29 +338,6 @@ pub struct KindRunArgs<F: KindFormat = Format> {
     /// Do not store the result in the database
     #[arg(long)]
     pub no_db: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct BonnieArgs {
-    /// Directory for the test file and the file phases (must exist)
-    #[arg(long, value_name = "DIR")]
-    pub dir: PathBuf,
-
-    /// bonnie's own options, from iolab-bonnie's table (`iolab_bonnie::OPTIONS`).
-    #[command(flatten)]
-    pub options: BonnieOptions,
-
-    /// Seed for the seeks, the file names, sizes and orders
-    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
-    pub seed: u64,
-
-    /// The machine's name in bonnie++'s tables and CSV line, e.g. to tell configurations apart
-    /// in bon_csv2html (bonnie++ -m; default: the host name)
-    #[arg(long, value_name = "NAME")]
-    pub machine: Option<String>,
-
-    #[command(flatten)]
-    pub run: KindRunArgs<BonnieFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -461,16 +435,6 @@ pub enum FilelistCommand {
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<PathBuf>,
     },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BonnieFormat {
-    /// bonnie++'s tables (with the file phases' rates) and iolab's figures per phase
-    Human,
-    /// Everything, machine-readable and versioned
-    Json,
-    /// bonnie++'s CSV line (format 1.98, 50 fields)
-    Bonnie,
 }
 
 impl<F: KindFormat> KindRunArgs<F> {
@@ -612,13 +576,6 @@ impl OptionTable for iolab_sqlite::SqliteSpec {
     }
 }
 
-impl OptionTable for iolab_bonnie::BonnieSpec {
-    const TOOL: &'static str = "bonnie++";
-    fn options() -> &'static [iolab_bonnie::BonnieOption] {
-        iolab_bonnie::OPTIONS
-    }
-}
-
 impl OptionTable for iolab_iozone::IozoneSpec {
     const TOOL: &'static str = "iozone";
     fn options() -> &'static [IozoneOption] {
@@ -636,8 +593,6 @@ pub struct KindOptions<S: 'static>(pub Vec<(&'static OptionDef<S>, OptionValue)>
 pub type MicroOptions = KindOptions<micro::MicroSpec>;
 /// `iolab sqlite`'s options (`iolab_sqlite::OPTIONS`).
 pub type SqliteOptions = KindOptions<iolab_sqlite::SqliteSpec>;
-/// `iolab bonnie`'s options (`iolab_bonnie::OPTIONS`).
-pub type BonnieOptions = KindOptions<iolab_bonnie::BonnieSpec>;
 /// `iolab iozone`'s options (`iolab_iozone::OPTIONS`).
 pub type IozoneOptions = KindOptions<iolab_iozone::IozoneSpec>;
 
@@ -908,42 +863,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown test `42`"), "{e}");
-    }
-
-    #[test]
-    fn bonnie_flags_come_from_its_option_table() {
-        let cli = Cli::try_parse_from([
-            "iolab",
-            "bonnie",
-            "--dir",
-            "/d",
-            "--char-size",
-            "0",
-            "--phases",
-            "io",
-        ])
-        .unwrap();
-        let Command::Bonnie(b) = cli.command else {
-            panic!("not bonnie")
-        };
-        let get = |n: &str| value_of(&b.options, n);
-        assert_eq!(get("char_size"), Some(OptionValue::Bytes(0)));
-        assert_eq!(get("phases"), Some(OptionValue::Name("io")));
-        assert_eq!(get("chunk_size"), Some(OptionValue::Bytes(8192)));
-        assert_eq!(get("size"), None, "twice the memory unless given");
-        let cli = Cli::try_parse_from([
-            "iolab", "bonnie", "--dir", "/d", "--sync", "--direct", "true",
-        ])
-        .unwrap();
-        let Command::Bonnie(b) = cli.command else {
-            panic!("not bonnie")
-        };
-        assert_eq!(value_of(&b.options, "sync"), Some(OptionValue::Flag(true)));
-        assert_eq!(
-            value_of(&b.options, "direct"),
-            Some(OptionValue::Flag(true))
-        );
-        help_lists_the_table("bonnie", iolab_bonnie::OPTIONS);
     }
 
     /// The parsed value of option `name`.

@@ -34,10 +34,8 @@ mod term;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let matches = cli::command().get_matches();
     let cancel = match signals::install() {
         Ok(c) => c,
         Err(e) => {
@@ -45,10 +43,10 @@ fn main() -> ExitCode {
             return ExitCode::from(error::EXIT_FAILED);
         }
     };
-    match cmd::dispatch(cli, cancel) {
+    match cmd::dispatch(&matches, cancel) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            e.print();
+            error::print(&e);
             ExitCode::from(e.exit_code())
         }
     }

@@ -14,7 +14,7 @@
 //! `loops`, random reads over a timed run), and the number measures the page cache.
 
 use crate::format::{ratio, size_value};
-use crate::{Check, Finding, RunFacts, Severity, WorkloadKind};
+use crate::{Check, Finding, RunFacts, Severity};
 use iolab_workload::units::format_bytes;
 use serde_json::json;
 
@@ -67,25 +67,13 @@ impl Check for CacheFit {
         // Values for the experiment file are written as its size parser accepts them (a
         // whole number with K/M/G/T), rounded so that they pass the rule: exactly 3× fires,
         // so the dataset must exceed `needed` and the cap must stay below dataset ÷ 3.
-        let grow = match f.workload {
-            Some(WorkloadKind::Micro) => format!(
-                "raise `size` above {} (`size = \"{}\"`)",
-                format_bytes(needed),
-                size_value(needed.saturating_add(1), true)
-            ),
-            Some(WorkloadKind::Iozone) => format!(
-                "raise the files' `size` (× `threads`) above {} (`size = \"{}\"` with one \
-                 thread)",
-                format_bytes(needed),
-                size_value(needed.saturating_add(1), true)
-            ),
-            Some(WorkloadKind::Wml) => format!(
-                "grow the filesets beyond {} (`size_scale`, or the filesets' `entries` and \
-                 `filesize`)",
-                format_bytes(needed)
-            ),
-            None => format!("make the dataset larger than {}", format_bytes(needed)),
-        };
+        let advice = f.dataset_advice.clone().unwrap_or_default();
+        let grow = advice
+            .grow
+            .as_deref()
+            .unwrap_or("make the dataset larger than {needed}")
+            .replace("{needed}", &format_bytes(needed))
+            .replace("{value}", &size_value(needed.saturating_add(1), true));
         // The largest cap under which the dataset is more than 3× the cache, rounded down.
         let cap = dataset.saturating_sub(1) / MIN_DATASET_TO_CACHE;
         let cap_value = (cap >= MIN_CACHE_LIMIT).then(|| size_value(cap, false));
@@ -93,16 +81,10 @@ impl Check for CacheFit {
             .as_ref()
             .map(|v| format!(", or cap the page cache with `sut.cache_limit = \"{v}\"` (or less)"))
             .unwrap_or_default();
-        // iozone reads the files it has just written: the page cache holds them unless
-        // they are larger than it, whether caches were dropped before the run or not.
-        let why = if f.workload == Some(WorkloadKind::Iozone) {
-            "iozone reads the files it has just written, and writes without the flush in their \
-             timing end in the page cache: both measure memory unless the files are larger \
-             than the cache"
-        } else {
+        let why = advice.why.as_deref().unwrap_or(
             "Dropping caches makes only the first read of each block cold: after that the page \
-             cache can serve the reads, so the number may measure memory rather than the device"
-        };
+             cache can serve the reads, so the number may measure memory rather than the device",
+        );
         Some(Finding {
             id: ID,
             severity: Severity::Warning,
@@ -122,15 +104,13 @@ impl Check for CacheFit {
                 format_bytes(dataset),
                 format_bytes(cache),
             ),
-            fix: if f.workload == Some(WorkloadKind::Iozone) {
-                format!(
-                    "{grow}{cap_hint}; or empty the files' cache before every pass (iozone \
-                     `purge = \"fadvise\"`, or `\"remount\"` as iozone -U does); or read with \
-                     O_DIRECT (iozone `direct = true`)."
-                )
-            } else {
-                format!("{grow}{cap_hint}; or read with O_DIRECT (micro `sync = \"direct\"`).")
-            },
+            fix: format!(
+                "{grow}{cap_hint}{}",
+                advice
+                    .other_fixes
+                    .as_deref()
+                    .unwrap_or("; or read with O_DIRECT.")
+            ),
         })
     }
 }
@@ -278,7 +258,14 @@ mod tests {
     #[test]
     fn judged_from_a_plan_with_a_wml_fix() {
         let f = RunFacts {
-            workload: Some(WorkloadKind::Wml),
+            dataset_advice: Some(crate::DatasetAdvice {
+                grow: Some(
+                    "grow the filesets beyond {needed} (`size_scale`, or the filesets' \
+                     `entries` and `filesize`)"
+                        .into(),
+                ),
+                ..crate::DatasetAdvice::default()
+            }),
             access: Some(Access::Mixed),
             reads_cold: Some(true),
             o_direct: Some(false),

@@ -326,7 +326,6 @@ mod tests {
     fn sync_flowops_give_no_byte_bound_and_at_most_a_warning() {
         // A WML workload with fsync flowops: which writes they covered is unknown.
         let mut f = testutil::sync_write();
-        f.workload = Some(crate::WorkloadKind::Wml);
         f.sync_scope = Some(SyncScope::SomeWrites);
         f.access = Some(Access::Mixed);
         f.app_write_bytes = Some(2 * GIB);

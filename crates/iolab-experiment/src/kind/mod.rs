@@ -1,6 +1,6 @@
 //! The workload kinds as the loader sees them: which kind `[workload]` names, with its keys
 //! checked, and the metrics a stopping rule may watch. The kinds themselves are in the
-//! registry ([`iolab_kinds::KINDS`]), each in its own crate behind the traits of
+//! registry ([`iolab_kinds::kinds`]), each in its own crate behind the traits of
 //! iolab-kind; nothing here names one.
 
 use std::sync::Arc;
@@ -12,16 +12,16 @@ pub use iolab_kind::kind::{DynWorkload, Kind, LoadContext, Workload};
 use crate::plan::read::{join, Ctx};
 use crate::plan::tree::{Entry, Node};
 
-use iolab_kinds::KINDS;
+use iolab_kinds::kinds;
 
 /// A key of some kind that is given with another.
 fn owner_of(key: &str) -> Option<&'static dyn Kind> {
-    KINDS.iter().copied().find(|k| k.keys().contains(&key))
+    kinds().find(|k| k.keys().contains(&key))
 }
 
 /// `wml = "file.f", builtin = "webserver" or micro = { … }`.
 fn examples() -> String {
-    let all: Vec<&str> = KINDS.iter().map(|k| k.example()).collect();
+    let all: Vec<&str> = kinds().map(|k| k.example()).collect();
     match all.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         _ => all.join(""),
@@ -42,7 +42,7 @@ pub(crate) fn select(cx: &mut Ctx, entry: Option<&Entry>) -> Option<&'static dyn
     let before = cx.errors();
     let t = cx.table(entry, "workload")?;
     let mut known: Vec<&str> = Vec::new();
-    for k in KINDS {
+    for k in kinds() {
         for key in std::iter::once(k.key()).chain(k.keys().iter().copied()) {
             if !known.contains(&key) {
                 known.push(key);
@@ -53,7 +53,7 @@ pub(crate) fn select(cx: &mut Ctx, entry: Option<&Entry>) -> Option<&'static dyn
     let named: Vec<(&Entry, &'static dyn Kind)> = t
         .entries
         .iter()
-        .filter_map(|e| Some((e, *KINDS.iter().find(|k| k.key() == e.key)?)))
+        .filter_map(|e| Some((e, kinds().find(|k| k.key() == e.key)?)))
         .collect();
     let kind = match named.as_slice() {
         [] => {
@@ -65,7 +65,7 @@ pub(crate) fn select(cx: &mut Ctx, entry: Option<&Entry>) -> Option<&'static dyn
             return None;
         }
         [(first, _), (second, _), ..] => {
-            let keys: Vec<&str> = KINDS.iter().map(|k| k.key()).collect();
+            let keys: Vec<&str> = kinds().map(|k| k.key()).collect();
             cx.error_hint(
                 &second.key_span,
                 format!(
@@ -143,7 +143,7 @@ pub(crate) fn default_metric(kind: Option<&dyn Kind>) -> &'static str {
 pub(crate) fn stopping_metrics(kind: Option<&dyn Kind>) -> Vec<&'static str> {
     let own: Vec<&'static MetricDef> = match kind {
         Some(k) => k.metrics().iter().collect(),
-        None => KINDS.iter().flat_map(|k| k.metrics()).collect(),
+        None => kinds().flat_map(|k| k.metrics()).collect(),
     };
     let mut names: Vec<&'static str> = Vec::new();
     for d in iolab_metrics::COMMON.iter().chain(own) {
@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn every_declared_metric_is_documented() {
         let text = doc("metrics.md");
-        for k in KINDS {
+        for k in kinds() {
             for d in iolab_metrics::COMMON.iter().chain(k.metrics()) {
                 assert!(
                     text.contains(&format!("`{}`", d.name)),
@@ -200,11 +200,11 @@ mod tests {
 
     #[test]
     fn kinds_have_distinct_keys_and_their_metrics_are_new() {
-        let mut keys: Vec<&str> = KINDS.iter().map(|k| k.key()).collect();
+        let mut keys: Vec<&str> = kinds().map(|k| k.key()).collect();
         keys.sort_unstable();
         keys.dedup();
-        assert_eq!(keys.len(), KINDS.len());
-        for k in KINDS {
+        assert_eq!(keys.len(), kinds().count());
+        for k in kinds() {
             for d in k.metrics() {
                 assert!(
                     iolab_metrics::find(iolab_metrics::COMMON, &d.name).is_none(),

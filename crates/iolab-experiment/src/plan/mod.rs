@@ -27,9 +27,7 @@ use iolab_kind::kind::DynWorkload;
 
 pub use iolab_metrics::DEFAULT_METRIC;
 
-/// The seed of an experiment that names none, and of `iolab micro` / `iolab run` without
-/// `--seed`.
-pub const DEFAULT_SEED: u64 = 1;
+pub use iolab_kind::DEFAULT_SEED;
 
 /// A whole experiment, ready to run.
 #[derive(Debug, Clone)]

@@ -463,7 +463,7 @@ pub fn run_facts(
     let cpu_total = total("cpu.total_s").filter(|t| *t > 0.0 && long_enough);
     let usr_pct = total("cpu.usr_pct").filter(|_| long_enough);
     RunFacts {
-        workload: intent.workload,
+        dataset_advice: intent.dataset_advice.clone(),
         access: intent.access,
         reads_cold: Some(intent.caches_dropped || intent.o_direct || intent.reads_meant_cold),
         o_direct: Some(intent.o_direct),

@@ -1,19 +1,14 @@
 //! `iolab cachesim`: the cachesim kind's one-run plan, run by the experiment runner, printed
 //! as a table or JSON.
 
-use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use iolab_cachesim::Outcome;
-use iolab_experiment::run::monitor::MonitorOptions;
-
 use crate::cli::{CachesimAction, CachesimArgs};
-use crate::cmd::single::{self, Storage};
+use crate::cmd::single;
 use crate::error::CliError;
+use crate::output;
 use crate::output::cachesim::CachesimReport;
-use crate::output::{self, Host};
-use crate::term::StatusLine;
 
 pub fn run(args: CachesimArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     match args.action {
@@ -27,22 +22,25 @@ pub fn run(args: CachesimArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> 
     let mut values: Vec<(&str, String)> = vec![("trace", trace.to_string_lossy().into_owned())];
     values.extend(args.options.0.iter().map(|(n, v)| (*n, v.clone())));
     let plan = iolab_cachesim::kind::from_command_line(&values).map_err(crate::cmd::usage)?;
-    let storage = Storage::from_args(args.no_db, &args.db.db)?;
-    let mut display = single::Shown {
-        status: StatusLine::new(std::io::stderr().is_terminal()),
-        view: single::Counting { unit: "request" },
-    };
     // A simulation is CPU work on a trace: sampling the machine would only watch iolab.
-    let monitor = MonitorOptions {
-        enabled: false,
-        ..MonitorOptions::default()
+    let run_args = iolab_kind::cli::RunArgs {
+        format: iolab_kind::cli::HUMAN.name,
+        db: args.db.db.clone(),
+        no_db: args.no_db,
+        monitor: false,
+        monitor_interval: std::time::Duration::from_secs(1),
+        trace_blocks: false,
     };
-    let run = single::run::<Outcome>(plan, storage, monitor, &cancel, &mut display, "interrupted");
-    display.status.clear();
-    let run = run?;
+    let run = iolab_kind::cli::run_one(
+        &mut single::CliHost { cancel },
+        plan,
+        &run_args,
+        &mut iolab_kind::cli::Counting { unit: "request" },
+        "interrupted",
+    )?;
     let report = CachesimReport {
         result: run.output,
-        host: Host::probe(),
+        host: crate::cmd::single::machine().clone(),
         findings: run.end.findings.clone(),
     };
     if args.json {
@@ -50,7 +48,7 @@ pub fn run(args: CachesimArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> 
     } else {
         output::emit(|out| output::cachesim::human(&report, out))?;
         crate::cmd::watch::print_findings(&report.findings, "");
-        if let Some(id) = run.stored {
+        if let Some(id) = run.end.stored {
             say!("stored as experiment {} in {}", id.0, args.db.db.display());
         }
     }

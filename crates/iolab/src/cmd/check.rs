@@ -77,7 +77,7 @@ fn plan_facts(plan: &ExperimentPlan, c: &ConfigPlan) -> PlanFacts {
         Target::Directory(_) => (None, None, None),
     };
     PlanFacts {
-        workload: intent.workload,
+        dataset_advice: intent.dataset_advice.clone(),
         access: intent.access,
         reads_cold: Some(intent.caches_dropped || intent.o_direct || intent.reads_meant_cold),
         o_direct: Some(intent.o_direct),

@@ -2,20 +2,17 @@
 //! cell of the matrix; with `--threads-max`, one per thread count), run by the experiment
 //! runner, printed in the chosen format.
 
-use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use iolab_iozone::matrix::Bounds;
-use iolab_iozone::IozoneResult;
 
 use crate::cli::{IozoneArgs, IozoneFormat};
-use crate::cmd::single::{self, Storage};
+use crate::cmd::single;
 use crate::error::CliError;
+use crate::output;
 use crate::output::iozone::{write_iozone, IozoneReport};
-use crate::output::{self, Host};
-use crate::term::StatusLine;
 
 pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     let values = &args.options.0;
@@ -78,35 +75,27 @@ pub fn run(args: IozoneArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         }
     }
     let format = args.run.format();
-    let storage = Storage::from_args(args.run.no_db, &args.run.db.db)?;
-    let mut display = single::Shown {
-        status: StatusLine::new(std::io::stderr().is_terminal()),
-        view: single::Counting { unit: "record" },
-    };
     let started_at = SystemTime::now();
-    let runs = single::run_each::<IozoneResult>(
+    let runs = iolab_kind::cli::run(
+        &mut single::CliHost { cancel },
         plan,
-        storage,
-        args.run.monitor.options(),
-        &cancel,
-        &mut display,
+        &single::run_args(&args.run),
+        &mut iolab_kind::cli::Counting { unit: "record" },
         "interrupted; the files of the run were removed",
-    );
-    display.status.clear();
-    let runs = runs?;
-    let stored = runs.first().and_then(|r| r.stored);
+    )?;
+    let stored = runs.first().and_then(|r| r.end.stored);
     let report = IozoneReport {
         findings: runs.iter().map(|r| r.end.findings.clone()).collect(),
         system: runs
             .iter()
-            .map(|r| single::system_summary(&r.end.metrics))
+            .map(|r| iolab_kind::output::system_summary(&r.end.metrics))
             .collect(),
         results: runs.into_iter().map(|r| r.output).collect(),
         matrix_records,
         cpu_utilization: args.cpu_utilization,
         ops: args.ops,
         us_per_op: args.us_per_op,
-        host: Host::probe(),
+        host: crate::cmd::single::machine().clone(),
         started_at,
     };
     output::emit(|out| write_iozone(format, &report, out))?;

@@ -1,6 +1,5 @@
 //! One module per subcommand.
 
-mod bonnie;
 mod cachesim;
 pub mod cachesim_gen;
 pub mod cachesim_mrc;
@@ -17,7 +16,7 @@ mod replay;
 pub mod report;
 mod run;
 mod show;
-mod single;
+pub mod single;
 mod sqlite;
 pub mod trace;
 pub mod trace_convert;
@@ -30,12 +29,18 @@ use std::sync::Arc;
 use crate::cli::{Cli, Command};
 use crate::error::CliError;
 
-pub fn dispatch(cli: Cli, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
+/// Runs the command `m` names: a kind's (from the registry) or one of the binary's own.
+pub fn dispatch(m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
+    if let Some((name, sub)) = m.subcommand() {
+        if let Some(c) = iolab_kinds::commands().find(|c| c.command().get_name() == name) {
+            return c.run(sub, &mut single::CliHost { cancel });
+        }
+    }
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(m).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::Micro(args) => micro::run(args, cancel),
         Command::Iozone(args) => iozone::run(args, cancel),
         Command::Sqlite(args) => sqlite::run(args, cancel),
-        Command::Bonnie(args) => bonnie::run(args, cancel),
         Command::Replay(args) => replay::run(args, cancel),
         Command::Filelist(c) => filelist::run(c),
         Command::Cachesim(args) => cachesim::run(args, cancel),

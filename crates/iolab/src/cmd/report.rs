@@ -34,7 +34,8 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
     };
     let store = open_existing(&args.db.db)?;
     let id = resolve(&store, args.id.as_deref())?;
-    let data = iolab_report::load(&store, id).map_err(CliError::failed)?;
+    let data =
+        iolab_report::load(&store, id, &iolab_kinds::sections()).map_err(CliError::failed)?;
     write_output(&args.output, &args.db.db, "-o", |w| {
         format
             .formatter()

@@ -1,13 +1,11 @@
 //! `iolab run FILE.f|NAME`: the WML kind's one-run plan (parse → front end → plan), run by
 //! the experiment runner, printed in the chosen format.
 
-use std::io::IsTerminal;
 use std::os::unix::process::ExitStatusExt;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use iolab_engine::workload::WorkloadResult;
 use iolab_experiment::run::Event;
 use iolab_wml::kind::{self as wml, WmlWorkload};
 
@@ -16,8 +14,7 @@ use crate::cmd::single::{self, Storage};
 use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::output::run::{write_run, RunFormat, RunReport};
-use crate::output::Host;
-use crate::term::StatusLine;
+use iolab_kind::cli::{Status, View};
 
 pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     if args.resume {
@@ -42,7 +39,8 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         seed,
     })
     .map_err(crate::cmd::usage)?;
-    let storage = Storage::from_args(args.no_db, &args.db.db)?;
+    // A database that cannot take the result is refused before anything is said or run.
+    drop(Storage::from_args(args.no_db, &args.db.db)?);
     let warnings = workload.warnings().to_vec();
     if !args.quiet {
         for w in &warnings {
@@ -54,26 +52,29 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     } else {
         args.format
     };
-    let mut display = single::Shown {
-        status: StatusLine::new(std::io::stderr().is_terminal() && !args.quiet),
-        view: Display {
-            quiet: args.quiet,
-            workload: &workload,
-            timed: false,
-        },
+    let mut display = Display {
+        quiet: args.quiet,
+        workload: &workload,
+        timed: false,
     };
     let started_at = SystemTime::now();
-    let run = single::run::<WorkloadResult>(
+    let run_args = iolab_kind::cli::RunArgs {
+        format: iolab_kind::cli::HUMAN.name,
+        db: args.db.db.clone(),
+        no_db: args.no_db,
+        monitor: !args.monitor.no_monitor,
+        monitor_interval: args.monitor.monitor_interval,
+        trace_blocks: args.monitor.trace_blocks,
+    };
+    let run = iolab_kind::cli::run_one(
+        &mut single::CliHost { cancel },
         runs,
-        storage,
-        args.monitor.options(),
-        &cancel,
+        &run_args,
         &mut display,
         "interrupted; the files created so far are left in place",
     );
-    display.status.clear();
     let run = run.map_err(|e| {
-        if e.exit_code() == crate::error::EXIT_INTERRUPTED && !display.view.timed {
+        if e.exit_code() == crate::error::EXIT_INTERRUPTED && !display.timed {
             // Population removes what it created when it is interrupted.
             CliError::interrupted("interrupted while populating; the files it created were removed")
         } else {
@@ -84,18 +85,18 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         source: workload.parsed.file.clone(),
         seed,
         result: run.output,
-        system_cpu: run.system_cpu,
-        host: Host::probe(),
+        system_cpu: run.end.system_cpu,
+        host: crate::cmd::single::machine().clone(),
         started_at,
         warnings,
         lathist: workload.checked.workload.lathist,
         findings: run.end.findings.clone(),
-        system: single::system_summary(&run.end.metrics),
+        system: iolab_kind::output::system_summary(&run.end.metrics),
     };
     crate::output::emit(|out| write_run(format, &report, out))?;
     if !args.quiet && format == RunFormat::Human {
         crate::cmd::watch::print_findings(&report.findings, "");
-        if let Some(id) = run.stored {
+        if let Some(id) = run.end.stored {
             say!("stored as experiment {} in {}", id.0, args.db.db.display());
         }
     }
@@ -110,42 +111,40 @@ struct Display<'a> {
     timed: bool,
 }
 
-impl single::EngineView for Display<'_> {
-    fn engine(&mut self, line: &mut StatusLine, event: &Event<'_>) {
+impl View for Display<'_> {
+    fn event(&mut self, line: &mut dyn Status, event: &Event<'_>) {
         match *event {
-            Event::Populating { fileset } => {
+            Event::Populating { fileset } if !self.quiet => {
                 line.show(format_args!("populating fileset {fileset}…"))
             }
             Event::Populated { .. } => line.clear(),
             Event::Echo(text) if !self.quiet => {
-                line.clear();
-                say!("{text}");
+                line.line(text);
             }
             Event::System(command) if !self.quiet => {
-                line.clear();
-                say!("running: {command}");
+                line.line(&format!("running: {command}"));
             }
             Event::SystemSkipped(command) if !self.quiet => {
-                line.clear();
                 let at = self.workload.system_location(command).unwrap_or_default();
-                say!("{at}: warning: `system \"{command}\"` not run (--no-system)");
+                line.line(&format!(
+                    "{at}: warning: `system \"{command}\"` not run (--no-system)"
+                ));
             }
             Event::SystemFailed { command, status } => {
-                line.clear();
                 let at = self.workload.system_location(command).unwrap_or_default();
                 let how = match (status.code(), status.signal()) {
                     (Some(code), _) => format!("exited with status {code}"),
                     (None, Some(sig)) => format!("was killed by signal {sig}"),
                     _ => format!("failed ({status})"),
                 };
-                say!("{at}: warning: `system \"{command}\"` {how}");
+                line.line(&format!("{at}: warning: `system \"{command}\"` {how}"));
             }
             Event::Operations {
                 ops,
                 elapsed,
                 planned,
             } => {
-                if elapsed < Duration::from_secs(1) {
+                if elapsed < Duration::from_secs(1) || self.quiet {
                     return;
                 }
                 line.show(format_args!(
@@ -157,13 +156,12 @@ impl single::EngineView for Display<'_> {
                 ));
             }
             Event::Report { ops, elapsed, .. } if !self.quiet => {
-                line.clear();
-                say!(
+                line.line(&format!(
                     "{:.3}: {} data ops, {:.1} ops/s",
                     elapsed.as_secs_f64(),
                     thousands(ops),
                     ops as f64 / elapsed.as_secs_f64()
-                );
+                ));
             }
             Event::TimedStart => self.timed = true,
             Event::TimedEnd => line.clear(),

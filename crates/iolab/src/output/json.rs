@@ -1,7 +1,8 @@
 //! The one JSON stamp. Every JSON document iolab writes (`--json`, `--format json`,
 //! `export --format json`, `report -o x.json`) starts with `"schema": "iolab.<kind>/<n>"` and
-//! `"iolab_version"` at its root. The kinds and their versions are declared here and nowhere
-//! else; docs/json.md lists each kind's fields (a test below checks it names them all).
+//! `"iolab_version"` at its root ([`iolab_kind::output::json`]). The binary's own documents'
+//! kinds and versions are declared here, each workload kind's with its formats; docs/json.md
+//! lists each's fields (a test below checks it names them all).
 //!
 //! A kind's version goes up when a field changes meaning or goes away; new fields may appear
 //! within a version.
@@ -18,7 +19,6 @@ pub enum Kind {
     Micro,
     Iozone,
     Sqlite,
-    Bonnie,
     Replay,
     Cachesim,
     Run,
@@ -33,11 +33,10 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 14] = [
+    const ALL: [Kind; 13] = [
         Kind::Micro,
         Kind::Iozone,
         Kind::Sqlite,
-        Kind::Bonnie,
         Kind::Replay,
         Kind::Cachesim,
         Kind::Run,
@@ -56,7 +55,6 @@ impl Kind {
             Kind::Micro => "iolab.micro/1",
             Kind::Iozone => "iolab.iozone/1",
             Kind::Sqlite => "iolab.sqlite/1",
-            Kind::Bonnie => "iolab.bonnie/1",
             Kind::Replay => "iolab.replay/1",
             Kind::Cachesim => "iolab.cachesim/1",
             Kind::Run => "iolab.run/1",
@@ -86,23 +84,10 @@ impl<R: Document> Formatter<R> for Json {
     }
 }
 
-#[derive(Serialize)]
-struct Stamped<'a, T: ?Sized> {
-    schema: &'static str,
-    iolab_version: &'static str,
-    #[serde(flatten)]
-    doc: &'a T,
-}
-
-/// Writes `doc` as pretty JSON with the stamp first at its root, and a final newline.
+/// Writes `doc` as pretty JSON with the stamp of `kind` first at its root (the one stamp,
+/// [`iolab_kind::output::json::write`]), and a final newline.
 pub fn write<T: Serialize + ?Sized>(kind: Kind, doc: &T, out: &mut dyn Write) -> io::Result<()> {
-    let stamped = Stamped {
-        schema: kind.schema(),
-        iolab_version: env!("CARGO_PKG_VERSION"),
-        doc,
-    };
-    serde_json::to_writer_pretty(&mut *out, &stamped)?;
-    writeln!(out)
+    iolab_kind::output::json::write(kind.schema(), doc, out)
 }
 
 #[cfg(test)]
@@ -131,8 +116,8 @@ mod tests {
     fn every_kind_is_distinct_and_documented() {
         let docs = include_str!("../../../../docs/json.md");
         let mut seen = std::collections::BTreeSet::new();
-        for k in Kind::ALL {
-            let s = k.schema();
+        let kinds = iolab_kinds::schemas();
+        for s in Kind::ALL.iter().map(|k| k.schema()).chain(kinds) {
             assert!(seen.insert(s), "{s} twice");
             let (name, version) = s
                 .strip_prefix("iolab.")

@@ -295,7 +295,6 @@ fn throughput_text(t: &ThroughputBlock, out: &mut dyn Write) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::Host;
     use iolab_iozone::matrix::{self, Bounds};
     use iolab_iozone::{ChildResult, IozoneSpec, Test};
 
@@ -340,7 +339,7 @@ mod tests {
             cpu_utilization: false,
             ops: false,
             us_per_op: false,
-            host: Host::probe(),
+            host: crate::cmd::single::machine().clone(),
             started_at: std::time::SystemTime::now(),
             findings: Vec::new(),
             system: Vec::new(),

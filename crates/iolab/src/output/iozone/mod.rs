@@ -11,8 +11,9 @@ use std::time::SystemTime;
 
 use iolab_iozone::IozoneResult;
 
-use super::{Formatter, Host};
+use super::Formatter;
 use crate::cli::IozoneFormat;
+use iolab_kind::cli::Machine as Host;
 
 /// The runs of one `iolab iozone` command and what was observed around them.
 pub struct IozoneReport {

@@ -14,7 +14,7 @@ impl Formatter<MicroReport> for Human {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let p = &r.plan;
-        let d = report.derived();
+        let d = crate::output::derived(report);
         let depth = if p.iodepth > 1 {
             format!(", iodepth {}", p.iodepth)
         } else {
@@ -92,6 +92,6 @@ impl Formatter<MicroReport> for Human {
             r.usage.user_ns as f64 / 1e9,
             r.usage.sys_ns as f64 / 1e9
         )?;
-        write_system_and_switches(out, d.system, &r.usage)
+        write_system_and_switches(out, d.system, &r.usage.cpu())
     }
 }

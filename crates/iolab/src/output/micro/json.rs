@@ -14,7 +14,7 @@ pub struct Json;
 impl Formatter<MicroReport> for Json {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
-        let d = report.derived();
+        let d = crate::output::derived(report);
         let p = &r.plan;
         let started = report
             .started_at

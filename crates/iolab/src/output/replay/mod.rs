@@ -7,8 +7,9 @@ use std::io::{self, Write};
 
 use iolab_replay::ReplayResult;
 
-use super::{Formatter, Host};
+use super::Formatter;
 use crate::cli::ReplayFormat;
+use iolab_kind::cli::Machine as Host;
 
 /// A replay plus what was observed around it.
 pub struct ReplayReport {

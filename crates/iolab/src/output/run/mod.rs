@@ -10,7 +10,8 @@ use std::time::SystemTime;
 use iolab_engine::workload::WorkloadResult;
 use iolab_monitor::procstat::CpuTimes;
 
-use super::{Formatter, Host};
+use super::Formatter;
+use iolab_kind::cli::Machine as Host;
 
 /// A workload run plus what was observed around it.
 pub struct RunReport {

@@ -101,6 +101,6 @@ impl Formatter<SqliteReport> for Human {
             format_ns(cpu_per_tx)
         )?;
         let system = report.system_cpu.map(|(a, b)| b.percent_since(&a));
-        write_system_and_switches(out, system, &r.usage)
+        write_system_and_switches(out, system, &r.usage.cpu())
     }
 }

@@ -8,13 +8,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use iolab_bonnie::{Phase, RateUnit};
+use iolab_report::escape::{escape_html as esc, escape_md};
+use iolab_report::num;
+use iolab_report::section::{Placement, Section, SectionInput, SectionView};
+use iolab_report::{MetricSummary, ReportData};
 use iolab_store::MetricValues;
 use serde::Serialize;
 
-use crate::escape::escape_html as esc;
-use crate::model::{MetricSummary, ReportData};
-use crate::num;
+use crate::{Phase, RateUnit};
 
 /// One phase of one configuration, over its ok runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -32,12 +33,69 @@ pub struct BonniePhase {
 impl BonniePhase {
     /// Some run's phase lasted less than bonnie++'s 0.5 s: bonnie++ would show `+++++`.
     pub fn short(&self) -> bool {
-        self.elapsed_min_s < iolab_bonnie::MIN_TIME.as_secs_f64()
+        self.elapsed_min_s < crate::MIN_TIME.as_secs_f64()
+    }
+}
+
+/// The report's `bonnie` section: bonnie++'s tables.
+pub struct BonnieSection;
+
+impl Section for BonnieSection {
+    fn key(&self) -> &'static str {
+        "bonnie"
+    }
+
+    fn placement(&self) -> Placement {
+        Placement::Summary
+    }
+
+    fn collect(&self, input: &SectionInput<'_>) -> Option<Box<dyn SectionView>> {
+        let configs: Vec<ConfigPhases> = input
+            .configs
+            .iter()
+            .map(|c| ConfigPhases {
+                label: c.label.to_string(),
+                phases: phases(c.ok_metrics),
+            })
+            .collect();
+        if configs.iter().all(|c| c.phases.is_empty()) {
+            return None;
+        }
+        Some(Box::new(BonnieTables { configs }))
+    }
+}
+
+/// One configuration's phases.
+#[derive(Debug, Clone, PartialEq)]
+struct ConfigPhases {
+    label: String,
+    phases: Vec<BonniePhase>,
+}
+
+/// bonnie++'s tables of every configuration (configurations without bonnie runs have no
+/// phases).
+#[derive(Debug)]
+struct BonnieTables {
+    configs: Vec<ConfigPhases>,
+}
+
+impl SectionView for BonnieTables {
+    fn html(&self, h: &mut String, _data: &ReportData) {
+        render(h, &self.configs);
+    }
+
+    fn markdown(&self, s: &mut String, _data: &ReportData) {
+        markdown(s, &self.configs);
+    }
+
+    /// Each configuration's phases, in its entry of the JSON report.
+    fn config_json(&self, i: usize) -> Option<serde_json::Value> {
+        serde_json::to_value(&self.configs.get(i)?.phases).ok()
     }
 }
 
 /// The bonnie phases a configuration's runs recorded (none for other kinds).
-pub(crate) fn phases(ok: &BTreeMap<String, MetricValues>) -> Vec<BonniePhase> {
+pub fn phases(ok: &BTreeMap<String, MetricValues>) -> Vec<BonniePhase> {
     let summary = |name: &str| {
         ok.get(name)
             .map(|v| MetricSummary::new(name, &v.unit, &v.values, &v.runs))
@@ -126,14 +184,13 @@ fn percent(v: f64) -> String {
 }
 
 /// A configuration's figures for `p`, when it ran it.
-fn has(c: &crate::ConfigReport, p: Phase) -> Option<&BonniePhase> {
-    c.bonnie.iter().find(|b| b.phase == p.label())
+fn has(c: &ConfigPhases, p: Phase) -> Option<&BonniePhase> {
+    c.phases.iter().find(|b| b.phase == p.label())
 }
 
 /// One of bonnie++'s two tables, or nothing when no configuration ran its phases.
-fn table(h: &mut String, data: &ReportData, groups: &[Group]) {
-    let configs: Vec<&crate::ConfigReport> = data
-        .configs
+fn table(h: &mut String, all: &[ConfigPhases], groups: &[Group]) {
+    let configs: Vec<&ConfigPhases> = all
         .iter()
         .filter(|c| {
             groups
@@ -162,7 +219,7 @@ fn table(h: &mut String, data: &ReportData, groups: &[Group]) {
     }
     h.push_str("</tr></thead><tbody>");
     for c in &configs {
-        let _ = write!(h, "<tr><td>{}</td>", esc(&c.config.label));
+        let _ = write!(h, "<tr><td>{}</td>", esc(&c.label));
         for (_, cols) in groups {
             for (_, p) in *cols {
                 match has(c, *p) {
@@ -194,17 +251,13 @@ fn table(h: &mut String, data: &ReportData, groups: &[Group]) {
 }
 
 /// The `bonnie` section: bonnie++'s tables for the configurations that ran bonnie phases.
-pub(crate) fn render(h: &mut String, data: &ReportData) {
-    if data.configs.iter().all(|c| c.bonnie.is_empty()) {
-        return;
-    }
+fn render(h: &mut String, configs: &[ConfigPhases]) {
     h.push_str("<section id=\"bonnie\"><h2>bonnie++ phases</h2><p class=\"muted\">bonnie++'s tables: rates (MiB/s for the I/O phases, seeks and files per second) and %CP, mean ± half-width of the 95% interval over the ok runs; the slowest operation of any run below. Every phase has a number: where bonnie++ prints +++++ (a phase under 0.5 s), iolab's clock measured it (docs/bonnie.md).</p>");
-    table(h, data, IO);
-    table(h, data, FILES);
-    if data
-        .configs
+    table(h, configs, IO);
+    table(h, configs, FILES);
+    if configs
         .iter()
-        .flat_map(|c| &c.bonnie)
+        .flat_map(|c| &c.phases)
         .any(BonniePhase::short)
     {
         h.push_str("<p class=\"muted\">* under 0.5 s in at least one run, where bonnie++ prints +++++: iolab's clock times it to within two clock reads (tens of nanoseconds); how much such a short phase varies from run to run is what the ± interval says.</p>");
@@ -213,13 +266,10 @@ pub(crate) fn render(h: &mut String, data: &ReportData) {
 }
 
 /// The same tables in Markdown, one row per configuration and phase group.
-pub(crate) fn markdown(s: &mut String, data: &ReportData) {
-    if data.configs.iter().all(|c| c.bonnie.is_empty()) {
-        return;
-    }
+fn markdown(s: &mut String, configs: &[ConfigPhases]) {
     s.push_str("\n## bonnie++ phases\n\nRate and %CP per phase (mean ± half-width of the 95% interval over the ok runs), the slowest operation of any run; no +++++: a rate marked * lasted under 0.5 s in some run, where bonnie++ prints +++++ (docs/bonnie.md).\n\n| configuration | phase | rate | %CP | max latency |\n|---|---|---:|---:|---:|\n");
-    for c in &data.configs {
-        for b in &c.bonnie {
+    for c in configs {
+        for b in &c.phases {
             let unit = Phase::ALL
                 .iter()
                 .find(|p| p.label() == b.phase)
@@ -227,7 +277,7 @@ pub(crate) fn markdown(s: &mut String, data: &ReportData) {
             let _ = writeln!(
                 s,
                 "| {} | {} | {}{} {unit} | {} | {} |",
-                crate::escape::escape_md(&c.config.label),
+                escape_md(&c.label),
                 b.phase,
                 cell(&b.rate),
                 if b.short() { "*" } else { "" },
@@ -235,5 +285,89 @@ pub(crate) fn markdown(s: &mut String, data: &ReportData) {
                 iolab_workload::format_ns(b.lat_max_ns)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_report::load;
+    use iolab_report::testing::{assert_structure, record, render_all, store_with};
+    use iolab_store::{Metric, RunStatus};
+
+    #[test]
+    fn bonnie_runs_get_bonnies_tables_and_other_runs_none() {
+        let (mut store, exp, c) = store_with(&["journal=ordered", "other"]);
+        for rep in 0..2 {
+            let mut r = record(c[0], rep, RunStatus::Ok, 100.0);
+            for (i, p) in Phase::ALL.iter().enumerate() {
+                if *p == Phase::Putc {
+                    continue; // skipped, as with a char_size of 0
+                }
+                r.metrics.push(Metric::new(
+                    p.rate_metric(),
+                    100.0 + i as f64 + rep as f64,
+                    "op/s",
+                ));
+                r.metrics.push(Metric::new(p.cpu_metric(), 50.0, "%"));
+                r.metrics.push(Metric::new(
+                    p.latency_metric(),
+                    1000.0 * (rep + 1) as f64,
+                    "ns",
+                ));
+                let elapsed = if *p == Phase::Seeks { 0.01 } else { 2.0 };
+                r.metrics
+                    .push(Metric::new(p.elapsed_metric(), elapsed, "s"));
+            }
+            store.record_run(&r).unwrap();
+        }
+        store
+            .record_run(&record(c[1], 0, RunStatus::Ok, 100.0))
+            .unwrap();
+        let data = load(&store, exp, &[&BonnieSection]).unwrap();
+        assert_eq!(
+            data.configs[0].sections["bonnie"].as_array().unwrap().len(),
+            11
+        );
+        assert!(data.configs[1].sections["bonnie"]
+            .as_array()
+            .unwrap()
+            .is_empty());
+        let ok = phases(&store.ok_metrics(c[0]).unwrap());
+        let seeks = ok.iter().find(|b| b.phase == "seeks").unwrap();
+        assert_eq!(seeks.rate.n, 2);
+        assert_eq!(seeks.lat_max_ns, 2000.0, "the slowest of any run");
+        assert!(seeks.short(), "10 ms: bonnie++'s +++++");
+        assert!(!ok[0].short());
+        let (html, markdown, json) = render_all(&data);
+        assert_structure(&html);
+        assert!(markdown.contains("## bonnie++ phases"), "{markdown}");
+        assert!(
+            markdown.contains("| journal=ordered | seeks |"),
+            "{markdown}"
+        );
+        let section = &html[html.find("id=\"bonnie\"").expect("a bonnie section")..];
+        let section = &section[..section.find("</section>").unwrap()];
+        for h in [
+            "Sequential Output",
+            "Sequential Input",
+            "Random Create",
+            "%CP",
+        ] {
+            assert!(section.contains(h), "{h}");
+        }
+        assert!(section.contains("journal=ordered") && !section.contains(">other<"));
+        assert_eq!(
+            section.matches("*</td>").count(),
+            1,
+            "the seeks' rate is marked"
+        );
+        assert!(section.contains("under 0.5 s in at least one run"));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["configs"][0]["bonnie"].as_array().unwrap().len(), 11);
+        // An experiment without bonnie runs has no such section.
+        let (store, exp, _) = store_with(&["a"]);
+        let (html, _, _) = render_all(&load(&store, exp, &[&BonnieSection]).unwrap());
+        assert!(!html.contains("id=\"bonnie\""));
     }
 }

@@ -4,11 +4,11 @@
 
 use std::io::{self, Write};
 
-use iolab_bonnie::{Phase, PhaseResult, RateUnit, MIN_TIME};
+use crate::{Phase, PhaseResult, RateUnit, MIN_TIME};
 use iolab_workload::{format_bytes, format_ns};
 
 use super::BonnieReport;
-use crate::output::Formatter;
+use iolab_kind::output::Formatter;
 
 pub struct Human<'a> {
     /// bonnie++ `-m`; the host name when `None`.

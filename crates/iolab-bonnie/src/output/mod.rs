@@ -7,26 +7,42 @@ pub mod json;
 
 use std::io::{self, Write};
 
-use iolab_bonnie::BonnieResult;
+use iolab_kind::cli::Format;
+use iolab_kind::output::{Formatter, SingleReport};
 
-use super::Formatter;
-use crate::cli::BonnieFormat;
+use crate::BonnieResult;
 
 /// A bonnie run as its formats see it.
-pub type BonnieReport = crate::output::SingleReport<BonnieResult>;
+pub type BonnieReport = SingleReport<BonnieResult>;
 
-/// Writes `report` in `format`; `machine` is the name bonnie++'s tables and CSV line show
-/// (bonnie++ `-m`), the host name when not given.
+/// The stamp of `iolab bonnie --json` (docs/json.md).
+pub const SCHEMA: &str = "iolab.bonnie/1";
+
+/// `iolab bonnie`'s formats, the default first.
+pub const FORMATS: &[Format] = &[
+    Format {
+        name: "human",
+        help: "bonnie++'s tables (with the file phases' rates) and iolab's figures per phase",
+    },
+    iolab_kind::cli::JSON,
+    Format {
+        name: "bonnie",
+        help: "bonnie++'s CSV line (format 1.98, 50 fields)",
+    },
+];
+
+/// Writes `report` in the format named `format` (one of [`FORMATS`]); `machine` is the name
+/// bonnie++'s tables and CSV line show (bonnie++ `-m`), the host name when not given.
 pub fn write(
-    format: BonnieFormat,
+    format: &str,
     report: &BonnieReport,
     machine: Option<&str>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let f: &dyn Formatter<BonnieReport> = match format {
-        BonnieFormat::Human => &human::Human { machine },
-        BonnieFormat::Json => &json::Json,
-        BonnieFormat::Bonnie => &csv::Csv { machine },
+        "json" => &json::Json,
+        "bonnie" => &csv::Csv { machine },
+        _ => &human::Human { machine },
     };
     f.write(report, out)
 }

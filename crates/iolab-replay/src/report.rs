@@ -10,9 +10,46 @@ use std::fmt::Write as _;
 use iolab_store::FlowopStats;
 use serde::Serialize;
 
-use crate::escape::escape_html as esc;
-use crate::num;
-use crate::svg::{self, Line, LineOpts};
+use iolab_report::escape::escape_html as esc;
+use iolab_report::num;
+use iolab_report::section::{Placement, Section, SectionInput, SectionView};
+use iolab_report::svg::{self, Line, LineOpts};
+use iolab_report::ReportData;
+
+/// The report's `replay` section: the time per day.
+pub struct ReplaySection;
+
+impl Section for ReplaySection {
+    fn key(&self) -> &'static str {
+        "replay"
+    }
+
+    fn placement(&self) -> Placement {
+        Placement::Details
+    }
+
+    fn collect(&self, input: &SectionInput<'_>) -> Option<Box<dyn SectionView>> {
+        let mut c = Collector::default();
+        for config in input.configs {
+            c.add(config.label, config.ok_flowops);
+        }
+        Some(Box::new(c.finish()?))
+    }
+}
+
+impl SectionView for ReplayDays {
+    fn html(&self, h: &mut String, _data: &ReportData) {
+        render(h, self);
+    }
+
+    fn markdown(&self, s: &mut String, _data: &ReportData) {
+        markdown(s, self);
+    }
+
+    fn json(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self).ok()
+    }
+}
 
 /// Every configuration's days.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -39,7 +76,7 @@ pub struct DayTime {
 
 /// Collects the days of the replay runs of an experiment, configuration by configuration.
 #[derive(Default)]
-pub(crate) struct Collector {
+struct Collector {
     configs: Vec<ConfigDays>,
 }
 
@@ -89,7 +126,7 @@ impl Collector {
 
 /// The chart: time per day (the install left out), one line per configuration, and dots for
 /// the runs' range where a configuration ran more than once.
-pub(crate) fn render(h: &mut String, r: &ReplayDays) {
+fn render(h: &mut String, r: &ReplayDays) {
     h.push_str(
         "<section id=\"replay\"><h2>Replay: time per day</h2><p class=\"muted\">Per \
          configuration, the mean over its ok runs of each day's time from mount to completed \
@@ -167,7 +204,7 @@ fn day_name(day: u32) -> String {
 }
 
 /// The days as a Markdown table: a row per day, a column per configuration, mean seconds.
-pub(crate) fn markdown(s: &mut String, r: &ReplayDays) {
+fn markdown(s: &mut String, r: &ReplayDays) {
     s.push_str("\n## Replay: time per day\n\nMean seconds from mount to completed unmount over each configuration's ok runs.\n\n| day |");
     for c in &r.configs {
         let _ = write!(s, " {} |", c.label);

@@ -11,10 +11,10 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use iolab_bonnie::{Phase, PhaseResult};
+use crate::{Phase, PhaseResult};
 
 use super::BonnieReport;
-use crate::output::Formatter;
+use iolab_kind::output::Formatter;
 
 /// bonnie++'s CSV format version.
 pub const FORMAT_VERSION: &str = "1.98";
@@ -152,7 +152,7 @@ fn secs(p: &PhaseResult) -> f64 {
 
 /// The bytes bonnie++ divides by a phase's time: the per-char size or the file size (the
 /// rewrite counts the file once).
-fn plan_bytes(plan: &iolab_bonnie::BonniePlan, phase: Phase) -> u64 {
+fn plan_bytes(plan: &crate::BonniePlan, phase: Phase) -> u64 {
     match phase {
         Phase::Putc | Phase::Getc => plan.char_size,
         _ => plan.size,

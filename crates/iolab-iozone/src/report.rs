@@ -14,9 +14,49 @@ use std::fmt::Write as _;
 use iolab_store::FlowopStats;
 use serde::Serialize;
 
-use crate::escape::escape_html as esc;
-use crate::num;
+use iolab_report::escape::escape_html as esc;
+use iolab_report::num;
+use iolab_report::section::{Placement, Section, SectionInput, SectionView};
+use iolab_report::ReportData;
 use iolab_workload::format_bytes;
+
+/// The report's `iozone` section: the matrix as heatmaps.
+pub struct IozoneSection;
+
+impl Section for IozoneSection {
+    fn key(&self) -> &'static str {
+        "iozone"
+    }
+
+    fn placement(&self) -> Placement {
+        Placement::Details
+    }
+
+    fn collect(&self, input: &SectionInput<'_>) -> Option<Box<dyn SectionView>> {
+        let mut c = Collector::default();
+        for config in input.configs {
+            c.add(config.ok_flowops);
+        }
+        // One-cell grids per thread count or purge are left out only when the sweep draws
+        // the metrics against a factor instead (three or more levels).
+        let swept = input.factors.iter().any(|f| f.levels.len() >= 3);
+        Some(Box::new(c.finish(swept)?))
+    }
+}
+
+impl SectionView for IozoneMatrix {
+    fn html(&self, h: &mut String, _data: &ReportData) {
+        render(h, self);
+    }
+
+    fn markdown(&self, s: &mut String, _data: &ReportData) {
+        markdown(s, self);
+    }
+
+    fn json(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self).ok()
+    }
+}
 
 /// Every figure's grid.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -52,7 +92,7 @@ pub struct IozoneCell {
 
 /// Collects the figures of the iozone runs of an experiment, configuration by configuration.
 #[derive(Default)]
-pub(crate) struct Collector {
+struct Collector {
     /// (figure, threads, purge) → first-seen index; (that index, size, record) → (sum, n).
     order: Vec<(String, u64, String)>,
     sums: BTreeMap<(usize, u64, u64), (f64, usize)>,
@@ -161,7 +201,7 @@ impl Collector {
 }
 
 /// The heatmaps section.
-pub(crate) fn render(h: &mut String, m: &IozoneMatrix) {
+fn render(h: &mut String, m: &IozoneMatrix) {
     h.push_str(
         "<section id=\"iozone\"><h2>iozone matrix</h2><p class=\"muted\">Per test: file size \
          (rows) × record size (columns); each cell the mean MiB/s of its configuration's runs \
@@ -176,7 +216,7 @@ pub(crate) fn render(h: &mut String, m: &IozoneMatrix) {
 
 /// The matrices as Markdown tables: per figure, a row per file size, a column per record
 /// size, mean MiB/s in the cells.
-pub(crate) fn markdown(s: &mut String, m: &IozoneMatrix) {
+fn markdown(s: &mut String, m: &IozoneMatrix) {
     s.push_str("\n## iozone matrix\n\nMean MiB/s of each configuration's ok runs; rows: file size, columns: record size.\n");
     for f in &m.figures {
         let _ = write!(s, "\n### {}\n\n| file |", f.figure);

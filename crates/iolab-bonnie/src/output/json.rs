@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde_json::json;
 
 use super::BonnieReport;
-use crate::output::Formatter;
+use iolab_kind::output::Formatter;
 
 pub struct Json;
 
@@ -55,6 +55,6 @@ impl Formatter<BonnieReport> for Json {
                 "file_dir": r.file_dir,
             },
         });
-        crate::output::json::write(crate::output::json::Kind::Bonnie, &doc, out)
+        iolab_kind::output::json::write(super::SCHEMA, &doc, out)
     }
 }

@@ -1,0 +1,21 @@
+//! Everything a kind's place gives the rest of iolab, in one value: its `[workload]` kinds,
+//! its commands, its parts of the report and the JSON schemas its formats write. The
+//! registry (the `iolab-kinds` crate) lists one [`Plugin`] per place; the loader, the
+//! command line, the reports and the docs tests iterate it and never name a kind.
+
+use iolab_report::section::Section;
+
+use crate::cli::Subcommand;
+use crate::kind::Kind;
+
+/// What one place contributes.
+pub struct Plugin {
+    /// The `[workload]` kinds it reads (most places have one; WML has `wml` and `builtin`).
+    pub kinds: &'static [&'static dyn Kind],
+    /// Its commands (`iolab bonnie`, …).
+    pub commands: &'static [&'static dyn Subcommand],
+    /// Its parts of the report, drawn in this order among the other places'.
+    pub sections: &'static [&'static dyn Section],
+    /// The JSON schemas its formats write (`iolab.bonnie/1`); docs/json.md describes each.
+    pub schemas: &'static [&'static str],
+}
