@@ -99,7 +99,7 @@ impl From<UsageError> for CommandError {
     }
 }
 
-/// A command a kind adds to `iolab` (`iolab bonnie`, `iolab cachesim`, `iolab filelist`).
+/// A command a kind adds to `iolab` (`iolab KIND`, and any tools of its own).
 pub trait Subcommand: Sync {
     /// Its definition: name, help, arguments. A command that runs workloads adds the common
     /// ones with [`run_args`].

@@ -13,7 +13,7 @@ use crate::kind::{DynWorkload, Outputs, Workload};
 /// order, in an existing directory (`--dir`, used as it is).
 #[derive(Debug)]
 pub struct CommandPlan {
-    /// As `iolab list` shows it, e.g. `micro randread normal bs=4096 …`.
+    /// As `iolab list` shows it: the command and its main settings.
     pub name: String,
     /// The workload file, or the command.
     pub source: String,

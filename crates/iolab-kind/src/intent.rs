@@ -25,10 +25,10 @@ pub struct Intent {
     /// No I/O happens (the null engine): nothing to check.
     pub no_io: bool,
     /// The workload means its reads to reach the device whatever the cache held before the
-    /// run: iozone reads the files it has just written, so only files larger than the cache
+    /// run: a workload that reads the files it has just written makes only files larger than the cache
     /// make that so.
     pub reads_meant_cold: bool,
-    /// The workload empties its files' page cache before each pass (iozone's `purge`).
+    /// The workload empties its files' page cache before each of its passes.
     pub cache_purged_each_pass: bool,
     /// The WML `system` commands the run skipped (`--no-system`); `None` for kinds without
     /// them.

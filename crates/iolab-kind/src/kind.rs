@@ -22,11 +22,11 @@ use crate::run::{RunCtx, RunFailure};
 
 /// A kind of workload, as experiment files name it.
 pub trait Kind: Sync {
-    /// The `[workload]` key that selects it (`micro`, `wml`, `builtin`); exactly one is given.
+    /// The `[workload]` key that selects it; an experiment gives exactly one.
     fn key(&self) -> &'static str;
-    /// What its workloads are called in messages: `micro tests`.
+    /// What its workloads are called in messages (plural: `file-list replays`).
     fn noun(&self) -> &'static str;
-    /// How to write it, for hints: `micro = { … }`.
+    /// How to write it, for hints: `KIND = { … }`.
     fn example(&self) -> &'static str;
     /// The other `[workload]` keys it reads.
     fn keys(&self) -> &'static [&'static str] {

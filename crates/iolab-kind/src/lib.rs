@@ -1,7 +1,7 @@
 //! iolab-kind: the seam between a workload kind and the rest of iolab.
 //!
-//! A kind (micro tests, filebench WML, SQLite transactions, iozone, bonnie++, file-list
-//! replay, the cache simulator, …) lives in one place of its own and meets the rest of
+//! A kind (a workload language, a classic benchmark done natively, a simulation, …) lives in
+//! one place of its own — a crate — and meets the rest of
 //! iolab only here:
 //!
 //! - [`input`]: reading its `[workload]` keys from an experiment file, every mistake located

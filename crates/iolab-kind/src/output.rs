@@ -257,8 +257,8 @@ mod tests {
         );
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!((v["a"].as_str(), v["b"].as_u64()), (Some("x"), Some(1)));
-        assert!(json::is_schema("iolab.bonnie/1"));
-        assert!(!json::is_schema("iolab.bonnie"));
+        assert!(json::is_schema("iolab.some_kind/1"));
+        assert!(!json::is_schema("iolab.some_kind"));
     }
 
     #[test]

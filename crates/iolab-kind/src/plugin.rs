@@ -10,12 +10,13 @@ use crate::kind::Kind;
 
 /// What one place contributes.
 pub struct Plugin {
-    /// The `[workload]` kinds it reads (most places have one; WML has `wml` and `builtin`).
+    /// The `[workload]` kinds it reads (most places have one; a language may have two keys,
+    /// one for files and one for the workloads it ships).
     pub kinds: &'static [&'static dyn Kind],
-    /// Its commands (`iolab bonnie`, …).
+    /// Its commands (`iolab KIND`, and its tools).
     pub commands: &'static [&'static dyn Subcommand],
     /// Its parts of the report, drawn in this order among the other places'.
     pub sections: &'static [&'static dyn Section],
-    /// The JSON schemas its formats write (`iolab.bonnie/1`); docs/json.md describes each.
+    /// The JSON schemas its formats write (`iolab.KIND/1`); docs/json.md describes each.
     pub schemas: &'static [&'static str],
 }

@@ -1,4 +1,4 @@
-//! What the kinds with one option table (micro, iozone, sqlite, bonnie) share: reading
+//! What the kinds whose settings are one option table share: reading
 //! `KIND = { … }` into their spec and validating it with located errors, the target-size
 //! check, and turning a command line's values into the spec. Each kind says only what is
 //! its own ([`OptionTable`]); the reading is written once here.
@@ -27,7 +27,7 @@ pub trait OptionTable: 'static {
     type Error: Display;
     /// The `[workload]` key of the kind.
     const KIND: &'static str;
-    /// The tool whose flags the table's `original` fields name (for help: `[iozone -I]`).
+    /// The tool whose flags the table's `original` fields name (for help: `[TOOL -x]`).
     const TOOL: &'static str;
     fn options() -> &'static [OptionDef<Self::Spec>];
     /// The table's defaults, in `dir` with `seed`.
@@ -196,11 +196,11 @@ pub fn options_json<T: OptionTable>(spec: &T::Spec) -> serde_json::Value {
 
 /// A kind that reads everything from its own `KIND = { … }` entry, as the loader sees it: what
 /// it is called, its metrics, whether it needs a target, and how it makes a workload of the
-/// entry. The kinds with one option table use it, and so do replay and cachesim.
+/// entry. The kinds with one option table use it, and so do others that read their own entry.
 pub struct TableKind {
     pub key: &'static str,
     pub noun: &'static str,
-    /// How to write it, for hints: `micro = { … }`.
+    /// How to write it, for hints: `KIND = { … }`.
     pub example: &'static str,
     pub metrics: fn() -> &'static [MetricDef],
     /// Advice for a `[workload]` key of another kind given with this one.

@@ -37,8 +37,8 @@ const MONITOR_METRICS: [&str; 6] = [
     "dev.wkB_per_s",
 ];
 
-/// Whether a stored flowop row moves data (filebench's IO Summary operations and the micro
-/// tests' `read`/`write` records): its histogram joins the latency CDF. Kinds are flowop
+/// Whether a stored flowop row moves data (filebench's IO Summary operations and the
+/// `read`/`write` records of single-pattern tests): its histogram joins the latency CDF. Kinds are flowop
 /// names ([`FlowopKind::name`]).
 fn moves_data(kind: &str) -> bool {
     FlowopKind::parse(kind).is_some_and(|k| k.is_io())

@@ -1,5 +1,6 @@
 //! Parts of the report that something outside this crate contributes — a workload kind's own
-//! tables and charts (bonnie++'s table, iozone's grids, a replay's days) — behind one small
+//! tables and charts (a classic tool's own tables, a matrix of heatmaps, a chart per day) —
+//! behind one small
 //! trait, so that the report names no kind. A [`Section`] reads what it shows from the
 //! configurations' stored runs; its [`SectionView`] draws it in each format. The caller of
 //! [`crate::load`] passes the sections it knows (the registry of kinds).

@@ -190,7 +190,7 @@ impl<'s> Ctx<'s> {
     ) -> Option<OptionValue> {
         match kind {
             OptionKind::Choice(names) => {
-                // Another spelling of a name (`flush = "iozone"`) means that name.
+                // Another spelling of a name (a tool's own word for it) means that name.
                 if let Value::String(s) = &e.node.value {
                     if let Some((_, name)) = aliases.iter().find(|(a, _)| a == s) {
                         return Some(OptionValue::Name(name));
@@ -232,7 +232,7 @@ impl<'s> Ctx<'s> {
         }
     }
 
-    /// Reads a kind's options table (`micro = { … }`, `sqlite = { … }`; `path` names it) into
+    /// Reads a kind's options table (`KIND = { … }`; `path` names it) into
     /// `spec`: every key of `options`, typed as its kind says, other keys reported. The table
     /// when it was read without an error.
     pub fn options<'t, S>(
