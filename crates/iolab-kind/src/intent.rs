@@ -2,7 +2,7 @@
 //! from its validated plan, the runner adds what the procedure did, and the checks judge
 //! the run against it.
 
-use iolab_check::{Access, DatasetAdvice, SyncScope};
+use iolab_check::{Access, DatasetAdvice, PlanFacts, SyncScope};
 
 /// What the workload meant to do, for the checks.
 #[derive(Debug, Clone, Default)]
@@ -33,4 +33,23 @@ pub struct Intent {
     /// The WML `system` commands the run skipped (`--no-system`); `None` for kinds without
     /// them.
     pub skipped_system: Option<Vec<String>>,
+}
+
+impl Intent {
+    /// What the checks know of the workload from its intent alone — the same before it runs
+    /// (`iolab check`) and after (the runner adds what it measured).
+    pub fn facts(&self) -> PlanFacts {
+        PlanFacts {
+            dataset_advice: self.dataset_advice.clone(),
+            access: self.access,
+            reads_cold: Some(self.caches_dropped || self.o_direct || self.reads_meant_cold),
+            o_direct: Some(self.o_direct),
+            cache_purged_each_pass: Some(self.cache_purged_each_pass),
+            sync_requested: Some(self.sync_requested),
+            sync_scope: self.sync_scope,
+            dataset_bytes: self.dataset_bytes,
+            cgroup_cache_limit_bytes: self.cache_limit,
+            ..PlanFacts::default()
+        }
+    }
 }

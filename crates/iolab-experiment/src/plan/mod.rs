@@ -6,6 +6,7 @@
 //! checked, so running it can only fail on the machine (mkfs, mount, I/O), never on the input.
 
 pub(crate) mod factors;
+mod facts;
 pub(crate) mod load;
 pub mod single;
 pub(crate) mod subst;

@@ -34,7 +34,7 @@ use serde_json::{json, Value};
 
 use engine::Hooks;
 pub use iolab_kind::run::{Event, NoSut, Remount, RunCtx, RunFailure, RunHooks, SutControl};
-use monitor::{DeviceInfo, Intent, MonitorOptions, Watch};
+use monitor::{DeviceInfo, MonitorOptions, Watch};
 
 use crate::plan::{ConfigPlan, ExperimentPlan, Order};
 
@@ -1010,11 +1010,7 @@ impl Session<'_> {
         if p.direct_io.is_some() {
             device.loop_direct_io = p.direct_io;
         }
-        let mut intent = workload.intent(Intent {
-            caches_dropped: self.plan.procedure.drop_caches,
-            cache_limit: config.sut.cache_limit,
-            ..Intent::default()
-        });
+        let mut intent = self.plan.intent(config);
         if !skipped_system.is_empty() {
             intent.skipped_system = Some(skipped_system);
         }

@@ -462,14 +462,15 @@ pub fn run_facts(
     let long_enough = total("sampler.window_s").is_some_and(|w| w >= MIN_CPU_WINDOW_S);
     let cpu_total = total("cpu.total_s").filter(|t| *t > 0.0 && long_enough);
     let usr_pct = total("cpu.usr_pct").filter(|_| long_enough);
+    let meant = intent.facts();
     RunFacts {
-        dataset_advice: intent.dataset_advice.clone(),
-        access: intent.access,
-        reads_cold: Some(intent.caches_dropped || intent.o_direct || intent.reads_meant_cold),
-        o_direct: Some(intent.o_direct),
-        cache_purged_each_pass: Some(intent.cache_purged_each_pass),
-        sync_requested: Some(intent.sync_requested),
-        sync_scope: intent.sync_scope,
+        dataset_advice: meant.dataset_advice,
+        access: meant.access,
+        reads_cold: meant.reads_cold,
+        o_direct: meant.o_direct,
+        cache_purged_each_pass: meant.cache_purged_each_pass,
+        sync_requested: meant.sync_requested,
+        sync_scope: meant.sync_scope,
         writes_in_flight_per_file: intent.writes_in_flight_per_file,
         app_read_bytes: Some(read),
         app_write_bytes: Some(write),
@@ -482,9 +483,9 @@ pub fn run_facts(
         engine_usr_sys_ns: metric("cpu_usr_s")
             .zip(metric("cpu_sys_s"))
             .map(|(u, s)| ((u + s) * 1e9) as u64),
-        dataset_bytes: intent.dataset_bytes,
+        dataset_bytes: meant.dataset_bytes,
         mem_total_bytes: iolab_sys::meminfo::read().ok().map(|m| m.mem_total),
-        cgroup_cache_limit_bytes: intent.cache_limit,
+        cgroup_cache_limit_bytes: meant.cgroup_cache_limit_bytes,
         cached_at_start_bytes: None,
         caches_dropped: Some(intent.caches_dropped),
         cache_drop: None,

@@ -1,0 +1,61 @@
+//! What the checks know of a configuration from its plan: the workload's intent with what the
+//! procedure does, and — before running (`iolab check`) — its target and tunables. The runner
+//! starts from the same intent and adds what it measured (`run::monitor::run_facts`).
+
+use iolab_check::PlanFacts;
+use iolab_kind::Intent;
+use iolab_sut::Target;
+
+use super::{ConfigPlan, ExperimentPlan};
+
+impl ExperimentPlan {
+    /// What configuration `c`'s workload means to do, with what the procedure does around it.
+    pub fn intent(&self, c: &ConfigPlan) -> Intent {
+        c.workload.intent(Intent {
+            caches_dropped: self.procedure.drop_caches,
+            cache_limit: c.sut.cache_limit,
+            ..Intent::default()
+        })
+    }
+
+    /// What the checks can judge of configuration `c` before it runs: its workload's intent,
+    /// its target, the tunables it will run with.
+    pub fn pre_run_facts(&self, c: &ConfigPlan) -> PlanFacts {
+        let duration = c.workload.planned_duration();
+        let (is_loop, loop_direct_io, fs_type) = match &c.sut.target {
+            Target::LoopImage(l) => (Some(true), Some(l.direct_io), None),
+            Target::Tmpfs(_) => (Some(false), None, Some("tmpfs".to_string())),
+            Target::BlockDevice(_) => (Some(false), None, None),
+            Target::Directory(_) => (None, None, None),
+        };
+        PlanFacts {
+            mem_total_bytes: iolab_sys::meminfo::read().ok().map(|m| m.mem_total),
+            duration_ns: duration.map(|d| d.as_nanos() as u64),
+            interval_ns: Some(1_000_000_000),
+            dirty_expire_centisecs: tunable(c, "vm.dirty_expire_centisecs"),
+            dirty_writeback_centisecs: tunable(c, "vm.dirty_writeback_centisecs"),
+            fs_type: c.sut.fs.as_ref().map(|f| f.kind.to_string()).or(fs_type),
+            device_name: None,
+            is_loop,
+            loop_direct_io,
+            throttle_limits_writes: c.sut.throttle.map(|t| t.limits_writes()),
+            ..self.intent(c).facts()
+        }
+    }
+}
+
+/// The value of tunable `name` the configuration will run with: its own, else the machine's.
+fn tunable(c: &ConfigPlan, name: &str) -> Option<u64> {
+    c.sut
+        .tunables
+        .iter()
+        .find(|t| t.name.to_string() == name)
+        .and_then(|t| t.value.parse().ok())
+        .or_else(|| {
+            std::fs::read_to_string(format!("/proc/sys/{}", name.replace('.', "/")))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
+}
