@@ -13,7 +13,7 @@ use iolab_workload::model::FlowopKind;
 
 use crate::ast::*;
 use crate::env::{Env, Locals, StaticValue};
-use crate::error::{ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
+use crate::error::{elsewhere, ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
 use crate::schema::{self, AttrSpec, Ty};
 use iolab_workload::suggest::{closest, did_you_mean, suggestion};
 
@@ -39,8 +39,18 @@ pub fn validate_with(parsed: &Parsed, opts: &ValidateOptions) -> Result<Vec<Warn
     let Validator {
         errors,
         mut warnings,
+        dormant_unknown,
         ..
     } = v;
+    for (at, mut also) in dormant_unknown.into_values() {
+        if !also.is_empty() {
+            // A composite used twice reports its inner flowops twice.
+            also.sort();
+            also.dedup();
+            also.retain(|s| *s != warnings[at].span);
+            warnings[at].message.push_str(&elsewhere(&also));
+        }
+    }
     if let Some(errors) = WmlErrors::from_vec(errors) {
         return Err(errors);
     }
@@ -73,6 +83,9 @@ struct Validator<'a> {
     /// Names of all flowops that exist at run time, for `target=`.
     flowop_names: HashSet<String>,
     flowop_names_complete: bool,
+    /// Unknown filesets of threads that never start: the warning's index, and the other
+    /// places the name is used.
+    dormant_unknown: HashMap<String, (usize, Vec<Span>)>,
     errors: Vec<WmlError>,
     warnings: Vec<Warning>,
 }
@@ -120,6 +133,7 @@ impl<'a> Validator<'a> {
             composites: HashMap::new(),
             flowop_names: HashSet::new(),
             flowop_names_complete: true,
+            dormant_unknown: HashMap::new(),
             errors: Vec::new(),
             warnings: Vec::new(),
         }
@@ -952,13 +966,16 @@ impl<'a> Validator<'a> {
                         d.span
                     )),
                     None => {
-                        let usable = self
+                        let mut usable: Vec<&str> = self
                             .composites
                             .iter()
                             .filter(|(_, (i, _))| *i < scope.limit)
-                            .map(|(n, _)| *n);
+                            .map(|(n, _)| *n)
+                            .collect();
+                        usable.sort_unstable();
                         let builtin = FlowopKind::names().map(|n| -> &str { n });
-                        did_you_mean(op, builtin.chain(usable))
+                        did_you_mean(op, builtin.chain(usable.iter().copied()))
+                            .or_else(|| Some(unknown_flowop_hint(op, &usable)))
                     }
                 };
                 let msg = format!("unknown flowop `{op}`");
@@ -994,15 +1011,22 @@ impl<'a> Validator<'a> {
         if let Some(v) = find_attr(&f.attrs, "filesetname").and_then(|a| a.value.as_ref()) {
             if let StaticValue::Str(name) = self.resolve(v, Some(scope)) {
                 if self.filesets_complete && !self.filesets.contains_key(&name) && scope.dormant {
-                    self.warn(
-                        WarningKind::Suspicious,
-                        v.span,
-                        format!(
-                            "unknown fileset `{name}`: no error because this thread never \
-                             starts (`instances=0`), and filebench looks filesets up when a \
-                             thread starts"
-                        ),
-                    );
+                    // Once per name: every flowop of a dormant thread names the same set.
+                    if let Some((_, also)) = self.dormant_unknown.get_mut(&name) {
+                        also.push(v.span);
+                    } else {
+                        self.dormant_unknown
+                            .insert(name.clone(), (self.warnings.len(), Vec::new()));
+                        self.warn(
+                            WarningKind::Suspicious,
+                            v.span,
+                            format!(
+                                "unknown fileset `{name}`: no error because this thread never \
+                                 starts (`instances=0`), and filebench looks filesets up when \
+                                 a thread starts"
+                            ),
+                        );
+                    }
                 } else if self.filesets_complete && !self.filesets.contains_key(&name) {
                     let hint = did_you_mean(&name, self.filesets.keys().map(String::as_str))
                         .or_else(|| {
@@ -1117,7 +1141,30 @@ impl<'a> Validator<'a> {
     }
 }
 
-/// The value as written, for error tokens.
+/// The hint for a flowop no spelling fix explains (`deletefilesync`): the built-in flowop its
+/// name contains, else the flowops there are.
+fn unknown_flowop_hint(op: &str, composites: &[&str]) -> String {
+    let within = FlowopKind::names()
+        .filter(|b| op.contains(b))
+        .max_by_key(|b| b.len());
+    match within {
+        Some(b) => format!("filebench has no flowop `{op}`; did you mean `{b}`?"),
+        None => {
+            let mut hint = format!(
+                "the flowops are {}",
+                iolab_workload::suggest::list(FlowopKind::names())
+            );
+            if !composites.is_empty() {
+                hint.push_str(&format!(
+                    ", and the composite flowops defined above: {}",
+                    iolab_workload::suggest::list(composites.iter().copied())
+                ));
+            }
+            hint
+        }
+    }
+}
+
 /// The `$variable`s a `set` right-hand side reads, in order.
 fn collect_var_refs<'v>(v: &'v Value, out: &mut Vec<(&'v str, Span)>) {
     fn expr<'v>(e: &'v Expr, out: &mut Vec<(&'v str, Span)>) {
@@ -1357,6 +1404,55 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    /// iolab issue 25: `deletefilesync` (no filebench flowop has that name) got no hint.
+    #[test]
+    fn an_unknown_flowop_always_gets_a_hint() {
+        let e = errors(&process("flowop deletefilesync name=d,filesetname=f1"));
+        assert_eq!(e[0].message, "unknown flowop `deletefilesync`");
+        assert_eq!(
+            e[0].hint.as_deref(),
+            Some("filebench has no flowop `deletefilesync`; did you mean `deletefile`?")
+        );
+        let e = errors(&format!(
+            "define flowop name=mine {{ flowop hog name=h,value=1 }}\n{}",
+            process("flowop frobnicate name=x")
+        ));
+        let hint = e[0].hint.as_deref().unwrap();
+        assert!(hint.starts_with("the flowops are `"), "{hint}");
+        assert!(hint.contains("`readwholefile`"), "{hint}");
+        assert!(
+            hint.ends_with("the composite flowops defined above: `mine`"),
+            "{hint}"
+        );
+        // A misspelling keeps its suggestion.
+        let e = errors(&process("flowop readwholfile name=r,filesetname=f1"));
+        assert_eq!(e[0].hint.as_deref(), Some("did you mean `readwholefile`?"));
+    }
+
+    /// iolab issue 25: the warning came once per flowop of the thread.
+    #[test]
+    fn an_unknown_fileset_of_a_thread_that_never_starts_is_warned_once() {
+        let w = warnings(&format!(
+            "{FILE}define process name=p,instances=0 {{ thread name=t {{\n\
+               flowop read name=r,filesetname=nope,iosize=1k\n\
+               flowop write name=w,filesetname=nope,iosize=1k\n\
+               flowop statfile name=s,filesetname=nope\n\
+               flowop statfile name=s2,filesetname=other\n}} }}\n"
+        ));
+        let nope: Vec<&String> = w.iter().filter(|m| m.contains("`nope`")).collect();
+        assert_eq!(nope.len(), 1, "{w:?}");
+        assert!(
+            nope[0].ends_with("(and 2 more at 4:33, 5:36)"),
+            "{}",
+            nope[0]
+        );
+        assert_eq!(
+            w.iter().filter(|m| m.contains("`other`")).count(),
+            1,
+            "{w:?}"
+        );
     }
 
     #[test]

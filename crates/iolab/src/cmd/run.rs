@@ -65,6 +65,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             quiet: args.quiet,
             workload,
             timed: false,
+            systems: 0,
         },
     };
     let started_at = SystemTime::now();
@@ -113,6 +114,18 @@ struct Display<'a> {
     workload: &'a WmlWorkload,
     /// The timed region has started (population is over).
     timed: bool,
+    /// `system` commands run or skipped so far.
+    systems: usize,
+}
+
+impl Display<'_> {
+    /// Where the latest `system` command is written.
+    fn system_at(&self) -> String {
+        self.systems
+            .checked_sub(1)
+            .and_then(|i| self.workload.system_location(i))
+            .unwrap_or_default()
+    }
 }
 
 impl single::EngineView for Display<'_> {
@@ -126,18 +139,25 @@ impl single::EngineView for Display<'_> {
                 line.clear();
                 say!("{text}");
             }
-            EngineEvent::System(command) if !self.quiet => {
-                line.clear();
-                say!("running: {command}");
+            // Counted quiet or not: the count says which `system` of the file a failure is.
+            EngineEvent::System(command) => {
+                self.systems += 1;
+                if !self.quiet {
+                    line.clear();
+                    say!("running: {command}");
+                }
             }
-            EngineEvent::SystemSkipped(command) if !self.quiet => {
-                line.clear();
-                let at = self.workload.system_location(command).unwrap_or_default();
-                say!("{at}: warning: `system \"{command}\"` not run (--no-system)");
+            EngineEvent::SystemSkipped(command) => {
+                self.systems += 1;
+                if !self.quiet {
+                    line.clear();
+                    let at = self.system_at();
+                    say!("{at}: warning: `system \"{command}\"` not run (--no-system)");
+                }
             }
-            EngineEvent::SystemFailed { command, status } => {
+            EngineEvent::SystemFailed { command, status } if !self.quiet => {
                 line.clear();
-                let at = self.workload.system_location(command).unwrap_or_default();
+                let at = self.system_at();
                 let how = match (status.code(), status.signal()) {
                     (Some(code), _) => format!("exited with status {code}"),
                     (None, Some(sig)) => format!("was killed by signal {sig}"),
