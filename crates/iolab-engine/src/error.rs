@@ -58,6 +58,22 @@ pub enum EngineError {
     /// The caller's cancel flag was set (Ctrl-C): the run ended early and has no result.
     #[error("interrupted")]
     Interrupted,
+    /// A flowop's I/O failed during the run: which flowop, where the workload defines it
+    /// (`FILE:LINE:COL`, when known), and the error, which names the file.
+    #[error("{}", flowop_message(.flowop, .at.as_deref(), .error))]
+    Flowop {
+        flowop: String,
+        at: Option<String>,
+        error: Box<EngineError>,
+    },
+}
+
+/// "w.f:4:5: flowop `app`: append /d/big/00000001/00000001: No space left on device".
+fn flowop_message(flowop: &str, at: Option<&str>, error: &EngineError) -> String {
+    match at {
+        Some(at) => format!("{at}: flowop `{flowop}`: {error}"),
+        None => format!("flowop `{flowop}`: {error}"),
+    }
 }
 
 impl EngineError {
@@ -70,6 +86,19 @@ impl EngineError {
             bad_input: self.is_bad_input(),
             interrupted: self.is_interrupted(),
             located: false,
+        }
+    }
+
+    /// This error as one of flowop `flowop`, written at `at`: an I/O error gets the flowop
+    /// named; the others name it already, or are not its own.
+    pub fn in_flowop(self, flowop: &str, at: Option<&str>) -> EngineError {
+        match self {
+            EngineError::Io { .. } | EngineError::IoAt { .. } => EngineError::Flowop {
+                flowop: flowop.to_string(),
+                at: at.map(str::to_string),
+                error: Box::new(self),
+            },
+            other => other,
         }
     }
 
@@ -102,8 +131,10 @@ impl EngineError {
 
     /// True when the user's input is at fault (exit code 2), false when the run failed (1).
     pub fn is_bad_input(&self) -> bool {
-        if let EngineError::Fileset(f) = self {
-            return f.is_bad_input();
+        match self {
+            EngineError::Fileset(f) => return f.is_bad_input(),
+            EngineError::Flowop { error, .. } => return error.is_bad_input(),
+            _ => {}
         }
         matches!(
             self,
@@ -123,6 +154,7 @@ impl EngineError {
     pub fn os_error(&self) -> Option<i32> {
         match self {
             EngineError::Fileset(f) => f.os_error(),
+            EngineError::Flowop { error, .. } => error.os_error(),
             EngineError::Io { source, .. }
             | EngineError::IoAt { source, .. }
             | EngineError::DirNotWritable { source, .. }
@@ -136,6 +168,7 @@ impl EngineError {
         match self {
             EngineError::Fileset(f) => return f.hint(),
             EngineError::Options(o) => return Some(o.hint()),
+            EngineError::Flowop { error, .. } => return error.hint(),
             _ => {}
         }
         Some(match self {

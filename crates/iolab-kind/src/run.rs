@@ -142,6 +142,21 @@ pub trait SutControl {
     /// user's words, when iolab did not mount the target (a directory) or a remount would
     /// lose the files (tmpfs). No file of the filesystem may be open.
     fn remount(&mut self) -> Result<Remount, String>;
+
+    /// Makes a directory the workload needs and its missing parents (a fileset's directory
+    /// that the workload's language creates): `None` when it exists. Journalled when the
+    /// session keeps a journal; remove it after the run, failed or not, with
+    /// [`SutControl::remove_dir`].
+    fn make_dir(&mut self, path: &Path) -> Result<Option<iolab_sut::WorkDir>, String> {
+        iolab_sut::workdir::make_work_dir(path).map_err(|e| e.to_string())
+    }
+
+    /// Removes a directory [`SutControl::make_dir`] made, with everything in it.
+    fn remove_dir(&mut self, dir: iolab_sut::WorkDir) -> Result<(), String> {
+        iolab_sut::workdir::remove_work_dir(dir)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// For a run with no system under test to control (tests of a kind's run).

@@ -105,6 +105,13 @@ pub enum Entry {
         /// The cgroup directory.
         path: PathBuf,
     },
+    /// A directory a workload needed that did not exist (a WML fileset's `path`), the
+    /// topmost of those iolab made. Undo: remove it with everything in it, on its own
+    /// filesystem, if it was born no earlier than the record (see [`crate::workdir`]).
+    WorkDir {
+        /// The directory.
+        path: PathBuf,
+    },
     /// The change with sequence number `of` has been put back.
     Undone {
         /// Sequence number of the change.
@@ -138,6 +145,7 @@ impl Entry {
                 ratio_path.display()
             ),
             Entry::Cgroup { path } => format!("cgroup {}", path.display()),
+            Entry::WorkDir { path } => format!("workload directory {}", path.display()),
             Entry::Undone { of } => format!("undone #{of}"),
         }
     }

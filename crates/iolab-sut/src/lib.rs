@@ -18,11 +18,13 @@
 //! | [`safety`] | refusing mounted, root, busy, foreign or signed devices |
 //! | [`journal`], [`recover()`] | every change written down before it is made; undoing them |
 //! | [`session`] | [`Sut`]: prepare/teardown, teardown on drop and from a signal thread |
+//! | [`workdir`] | directories a workload needs that do not exist: made, journalled, removed after the run |
 //!
 //! Safety rules: iolab formats only loop images it created, or a device the experiment
 //! names with `allow_destroy = true`; it refuses a device that is mounted, holds `/`, is in
 //! use, or carries a signature (unless `force = true`); it undoes only what its journal
-//! lists, and each undo checks that the entry names something iolab creates (`iolab-…`).
+//! lists, and each undo checks that the entry names something iolab creates (`iolab-…`; a
+//! workload's directory by its birth time, see [`workdir`]).
 //!
 //! f2fs is supported where the kernel has it; [`fs::availability`] says clearly when it does
 //! not (e.g. a kernel built without CONFIG_F2FS_FS and no module loader). So do dm-cache and
@@ -51,6 +53,7 @@ pub mod throttle;
 pub mod tunable;
 mod undo;
 mod util;
+pub mod workdir;
 
 pub use blockdev::DevInfo;
 pub use cache::{drop_caches, DropReport};
@@ -70,3 +73,4 @@ pub use throttle::{Charged, Throttle, ThrottleCgroup};
 pub use tunable::{AppliedTunable, TunableName};
 pub use undo::Outcome;
 pub use util::NAME_PREFIX;
+pub use workdir::WorkDir;

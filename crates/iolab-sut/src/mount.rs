@@ -303,20 +303,7 @@ const STATX_MNT_ID_UNIQUE: u32 = 0x4000;
 
 /// The unique id of the mount `path` is on, when the kernel has one (Linux ≥ 6.8).
 pub fn unique_mount_id(path: &Path) -> Option<u64> {
-    let c = util::cstring(path).ok()?;
-    // SAFETY: an all-zero statx is a valid buffer for the kernel to fill.
-    let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: valid C string and buffer.
-    let r = unsafe {
-        libc::statx(
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            libc::AT_STATX_SYNC_AS_STAT,
-            STATX_MNT_ID_UNIQUE,
-            &mut st,
-        )
-    };
-    (r == 0 && st.stx_mask & STATX_MNT_ID_UNIQUE != 0).then_some(st.stx_mnt_id)
+    util::statx(path, libc::AT_STATX_SYNC_AS_STAT, STATX_MNT_ID_UNIQUE).map(|st| st.stx_mnt_id)
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ pub(crate) fn undo_one(
 ) -> Option<UndoAction> {
     let rec = journal.get(seq)?.clone();
     release(seq);
-    let mut result = undo::undo(seq, &rec.entry);
+    let mut result = undo::undo(seq, &rec.entry, rec.time);
     if result.is_ok() {
         if let Err(e) = journal.mark_undone(seq) {
             result = Err(e);

@@ -39,7 +39,9 @@ use crate::stack;
 use crate::target::Acquired;
 use crate::throttle::{self, Throttle, ThrottleCgroup};
 use crate::tunable::{self, AppliedTunable};
+use crate::undo::Outcome;
 use crate::util;
+use crate::workdir::{self, WorkDir};
 use iolab_sys::mountinfo::{self, Mount};
 
 /// Where a session keeps its journal, mount points and images.
@@ -249,6 +251,49 @@ impl Sut {
     /// The journal's path.
     pub fn journal_path(&self) -> PathBuf {
         lock(&self.shared).journal.path().to_owned()
+    }
+
+    /// Makes `path` and its missing parents for a workload that puts its files there
+    /// (filebench creates a fileset's missing `path`): `None` when it exists. The topmost
+    /// directory made is journalled before it is made, when the session keeps a journal, so
+    /// that a crash is recovered like any other change; remove it after the run with
+    /// [`Sut::remove_work_dir`].
+    pub fn make_work_dir(&self, path: &Path) -> Result<Option<WorkDir>> {
+        let mut inner = lock(&self.shared);
+        if inner.journal.is_detached() {
+            return workdir::make_work_dir(path);
+        }
+        let Some(top) = workdir::topmost_missing(path)? else {
+            return Ok(None);
+        };
+        let seq = inner.journal.append(Entry::WorkDir { path: top.clone() })?;
+        let since = inner.journal.get(seq).map_or(0, |r| r.time);
+        match workdir::create(path, &top) {
+            Ok(id) => Ok(Some(WorkDir {
+                path: top,
+                since,
+                seq: Some(seq),
+                id,
+            })),
+            Err(e) => {
+                // `create` removed what it made.
+                let _ = inner.journal.mark_undone(seq);
+                let _ = inner.journal.clear_if_done();
+                Err(e)
+            }
+        }
+    }
+
+    /// Removes a directory [`Sut::make_work_dir`] made, with everything in it, and marks it
+    /// undone in the journal. On failure it stays outstanding, for teardown and `recover`.
+    pub fn remove_work_dir(&self, dir: WorkDir) -> Result<Outcome> {
+        let outcome = workdir::remove(&dir.path, dir.since, Some(dir.id))?;
+        if let Some(seq) = dir.seq {
+            let mut inner = lock(&self.shared);
+            inner.journal.mark_undone(seq)?;
+            let _ = inner.journal.clear_if_done();
+        }
+        Ok(outcome)
     }
 }
 

@@ -17,6 +17,7 @@ use crate::loopdev;
 use crate::mount::{self, Unmounted};
 use crate::tunable;
 use crate::util::{self, has_our_prefix};
+use crate::workdir;
 use iolab_sys::mountinfo;
 
 /// What undoing one change did.
@@ -35,9 +36,18 @@ fn foreign(seq: u64, why: impl Into<String>) -> Error {
     }
 }
 
-/// Undo one recorded change.
-pub(crate) fn undo(seq: u64, entry: &Entry) -> Result<Outcome> {
+/// Undo one recorded change, recorded at `time` (seconds since the epoch).
+pub(crate) fn undo(seq: u64, entry: &Entry, time: u64) -> Result<Outcome> {
     match entry {
+        Entry::WorkDir { path } => {
+            if !path.is_absolute() || path.parent().is_none() {
+                return Err(foreign(
+                    seq,
+                    format!("{} is not a directory iolab makes", path.display()),
+                ));
+            }
+            workdir::remove(path, time, None)
+        }
         Entry::Mkdir { path } => {
             if !has_our_prefix(path) {
                 return Err(foreign(

@@ -128,6 +128,17 @@ pub(crate) fn cstring(p: &Path) -> io::Result<CString> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
 }
 
+/// statx(2) of `path` with `flags`, when the call succeeds and the kernel filled every field
+/// of `mask` (a filesystem or kernel without them leaves them out).
+pub(crate) fn statx(path: &Path, flags: i32, mask: u32) -> Option<libc::statx> {
+    let c = cstring(path).ok()?;
+    // SAFETY: an all-zero statx is a valid buffer for the kernel to fill.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: valid C string and buffer.
+    let r = unsafe { libc::statx(libc::AT_FDCWD, c.as_ptr(), flags, mask, &mut st) };
+    (r == 0 && st.stx_mask & mask == mask).then_some(st)
+}
+
 pub(crate) fn cstr(s: &str) -> io::Result<CString> {
     CString::new(s).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
 }

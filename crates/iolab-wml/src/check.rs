@@ -83,6 +83,69 @@ pub(crate) fn check_with(parsed: &Parsed, w: &Workload, checks: Checks) -> Resul
     }
 }
 
+/// The workload starts no thread at all (no process, or `instances=0` on every process or
+/// every thread), which the engine refuses: an error located where that is decided — the
+/// first `instances=0`, else the `run` command — with what to add. `None` when a thread runs.
+pub fn no_threads(parsed: &Parsed, w: &Workload) -> Option<WmlError> {
+    let runs = w
+        .processes
+        .iter()
+        .any(|p| p.instances > 0 && p.threads.iter().any(|t| t.instances > 0));
+    if runs {
+        return None;
+    }
+    let live = parsed.live_commands();
+    let ast_processes = live.iter().filter_map(|c| match &c.kind {
+        CommandKind::DefineProcess(p) => Some(p),
+        _ => None,
+    });
+    // Lowering keeps the definitions' order; an `instances` that lowered to 0 is the cause.
+    let zero = |attrs: &[crate::ast::Attr], n: u32| {
+        (n == 0)
+            .then(|| {
+                find_attr(attrs, "instances")?
+                    .value
+                    .as_ref()
+                    .map(|v| v.span)
+            })
+            .flatten()
+    };
+    let mut first_zero = None;
+    for (ast_p, p) in ast_processes.zip(&w.processes) {
+        let at = zero(&ast_p.attrs, p.instances).or_else(|| {
+            ast_p
+                .threads
+                .iter()
+                .zip(&p.threads)
+                .find_map(|(ast_t, t)| zero(&ast_t.attrs, t.instances))
+        });
+        if at.is_some() {
+            first_zero = first_zero.or(at);
+        }
+    }
+    let (kind, span, message, hint) = match first_zero {
+        Some(span) => (
+            ErrorKind::OutOfRange,
+            span,
+            "the workload defines no threads that run: every process or thread has \
+             `instances=0`",
+            "give this one `instances=1` or more",
+        ),
+        None => (
+            ErrorKind::MissingAttribute,
+            live.iter()
+                .rev()
+                .find(|c| matches!(c.kind, CommandKind::Run(_) | CommandKind::Psrun { .. }))
+                .or(live.last())
+                .map_or(Span::new(1, 1), |c| c.span),
+            "the workload defines no threads, so there is nothing to run",
+            "define a process with a thread of flowops: \
+             `define process name=p { thread name=t { flowop … } }`",
+        ),
+    };
+    Some(WmlError::new(kind, &parsed.file, span, "", message).with_hint(hint))
+}
+
 fn finishes(f: &FlowopSpec) -> bool {
     match &f.kind {
         FlowopKind::FinishOnCount | FlowopKind::FinishOnBytes => true,
@@ -289,6 +352,35 @@ mod tests {
     }
 
     const FS: &str = "define fileset name=fs,path=/tmp/x,entries=4,dirwidth=4,size=4k,prealloc\n";
+
+    /// iolab issue 25: "defines no threads" came from the engine, without a location or a hint.
+    #[test]
+    fn a_workload_without_threads_is_located() {
+        let none = |src: &str| {
+            let p = parse_str("t.f", src).unwrap();
+            no_threads(&p, &lower(&p, &LowerOptions::default()).unwrap()).map(|e| e.to_string())
+        };
+        assert_eq!(
+            none(&format!("{FS}run 1\n")).unwrap(),
+            "t.f:2:1: error: the workload defines no threads, so there is nothing to run\n  \
+             hint: define a process with a thread of flowops: \
+             `define process name=p { thread name=t { flowop … } }`"
+        );
+        let src = format!(
+            "{FS}set $n = 0\ndefine process name=p,instances=$n {{ thread name=t {{ flowop hog name=h }} }}\n\
+             define process name=q {{ thread name=t,instances=0 {{ flowop hog name=h }} }}\nrun 1\n"
+        );
+        let e = none(&src).unwrap();
+        assert!(
+            e.starts_with("t.f:3:33: error: the workload defines no threads that run"),
+            "{e}"
+        );
+        assert!(
+            e.ends_with("hint: give this one `instances=1` or more"),
+            "{e}"
+        );
+        assert_eq!(none(&thread("flowop hog name=h")), None);
+    }
 
     fn thread(body: &str) -> String {
         format!("{FS}define process name=p {{\n thread name=t {{\n{body}\n }}\n}}\nrun 1\n")

@@ -183,7 +183,7 @@ impl std::error::Error for WmlErrors {}
 const MAX_LISTED: usize = 5;
 
 /// " (and 2 more at 4:38, 5:38)".
-fn elsewhere(spans: &[Span]) -> String {
+pub(crate) fn elsewhere(spans: &[Span]) -> String {
     let mut listed: Vec<String> = spans.iter().take(MAX_LISTED).map(Span::to_string).collect();
     if spans.len() > MAX_LISTED {
         listed.push("…".into());

@@ -21,7 +21,7 @@ use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
 use iolab_workload::micro::{EngineKind, MAX_IODEPTH};
-use iolab_workload::model::{FlowopKind, FlowopSpec, MasterAction, Workload as Lowered};
+use iolab_workload::model::{FlowopKind, FlowopSpec, Workload as Lowered};
 use iolab_workload::suggest;
 use serde_json::{json, Map, Value};
 
@@ -33,7 +33,7 @@ use iolab_kind::Intent;
 use iolab_kind::{DynWorkload, Runs};
 use iolab_kind::{Kind, LoadContext, Workload};
 use iolab_kind::{Origin, UsageError};
-use iolab_kind::{RunCtx, RunFailure};
+use iolab_kind::{RunCtx, RunFailure, SutControl};
 
 /// The two ways an experiment names a WML workload.
 pub struct WmlKind {
@@ -241,30 +241,16 @@ impl WmlWorkload {
         &self.checked.warnings
     }
 
-    /// Where a `system "cmd"` of the prelude is written (FILE:LINE:COL), for a warning when
-    /// it fails.
-    pub fn system_location(&self, command: &str) -> Option<String> {
-        let spans = self
-            .parsed
+    /// Where the `index`-th `system "cmd"` of the prelude (counting from 0, in the order they
+    /// run or are skipped) is written (FILE:LINE:COL), for a warning about it. By position,
+    /// not by text: the same command written twice is two places.
+    pub fn system_location(&self, index: usize) -> Option<String> {
+        self.parsed
             .live_commands()
             .iter()
-            .filter_map(|c| match c.kind {
-                crate::CommandKind::System(_) => Some(c.span),
-                _ => None,
-            });
-        let commands = self
-            .checked
-            .workload
-            .prelude
-            .iter()
-            .filter_map(|a| match a {
-                MasterAction::System(cmd) => Some(cmd.as_str()),
-                _ => None,
-            });
-        commands
-            .zip(spans)
-            .find(|(c, _)| *c == command)
-            .map(|(_, span)| format!("{}:{span}", self.parsed.file))
+            .filter(|c| matches!(c.kind, crate::CommandKind::System(_)))
+            .nth(index)
+            .map(|c| format!("{}:{}", self.parsed.file, c.span))
     }
 
     /// A run's error in the user's words: `run` and experiments have no micro flags, and
@@ -318,7 +304,10 @@ impl WmlWorkload {
     /// `define`, with what makes them fit: a `set` of the variables behind their entries,
     /// size and prealloc, or a `size_scale` that would.
     fn no_space(&self, e: &EngineError, w: &Lowered) -> Option<RunFailure> {
-        let EngineError::Fileset(FilesetError::NoSpace { filesets, avail }) = e else {
+        let EngineError::Fileset(FilesetError::NoSpace {
+            filesets, fits_at, ..
+        }) = e
+        else {
             return None;
         };
         let o = self.origin;
@@ -347,7 +336,6 @@ impl WmlWorkload {
             }
             path_is_dir &= path_vars.contains("dir");
         }
-        let need = filesets.iter().fold(0u64, |t, n| t.saturating_add(n.bytes));
         let them = if filesets.len() == 1 { "it" } else { "them" };
         let mut ways = Vec::new();
         if !vars.is_empty() {
@@ -365,10 +353,10 @@ impl WmlWorkload {
                 attrs.join(", ")
             ));
         }
-        // A margin for block rounding and metadata, which the byte count leaves out.
-        let scale = self.settings.size_scale.unwrap_or(1.0) * *avail as f64 / need as f64 * 0.9;
-        if scale > 0.0 {
-            let f = two_digits_down(scale);
+        // The engine's estimate counts whole blocks and metadata; rounded down, the scale
+        // still fits.
+        if let Some(r) = fits_at {
+            let f = two_digits_down(self.settings.size_scale.unwrap_or(1.0) * r);
             ways.push(match o {
                 Origin::CommandLine => format!("--size-scale {f} (multiplies every file size)"),
                 Origin::File => format!("`workload.size_scale = {f}` (multiplies every file size)"),
@@ -457,11 +445,64 @@ impl Workload for WmlWorkload {
                 .map(|f| f.path.join(&f.name))
                 .collect(),
         );
-        let r = run_workload(&front.workload, &opts, run.hooks)
-            .map_err(|e| self.failure(&e, &front.workload))?;
+        let made = self.make_paths(&front.workload, run.sut)?;
+        let result = run_workload(&front.workload, &opts, run.hooks);
+        // Failed, interrupted or not: the run leaves no directory it made.
+        let removed = remove_paths(made, run.sut);
+        let r = result.map_err(|e| self.failure(&e, &front.workload))?;
+        removed?;
         add_record(run.record, &r);
         Ok(r)
     }
+}
+
+impl WmlWorkload {
+    /// Makes the filesets' `path` directories that do not exist, as filebench does (none on
+    /// an engine that does no I/O): the directories made, to remove after the run.
+    fn make_paths(
+        &self,
+        w: &Lowered,
+        sut: &mut dyn SutControl,
+    ) -> Result<Vec<iolab_sut::WorkDir>, RunFailure> {
+        let mut made = Vec::new();
+        if self.settings.engine.unwrap_or_default().caps().no_io {
+            return Ok(made);
+        }
+        for f in &w.filesets {
+            match sut.make_dir(&f.path) {
+                Ok(Some(d)) => made.push(d),
+                Ok(None) => {}
+                Err(e) => {
+                    // Nothing of the run may stay behind; the first error is the one to tell.
+                    let _ = remove_paths(made, sut);
+                    return Err(RunFailure::failed(format!(
+                        "cannot create {}, the path of fileset `{}`: {e}",
+                        f.path.display(),
+                        f.name
+                    )));
+                }
+            }
+        }
+        Ok(made)
+    }
+}
+
+/// Removes the directories [`WmlWorkload::make_paths`] made, the innermost first; the first
+/// failure is the error (the others are still tried).
+fn remove_paths(made: Vec<iolab_sut::WorkDir>, sut: &mut dyn SutControl) -> Result<(), RunFailure> {
+    let mut first = None;
+    for d in made.into_iter().rev() {
+        let path = d.path().to_path_buf();
+        if let Err(e) = sut.remove_dir(d) {
+            first.get_or_insert_with(|| {
+                RunFailure::failed(format!(
+                    "the run made {} for its filesets and could not remove it: {e}",
+                    path.display()
+                ))
+            });
+        }
+    }
+    first.map_or(Ok(()), Err)
 }
 
 /// Every error of a list, one per line, and how many there were.
@@ -675,6 +716,10 @@ impl WmlKind {
             cx.error_hint(at, message, Origin::File.rewrite(e.hint(), "", &flags));
             return None;
         }
+        if let Some(e) = crate::no_threads(&parsed, &checked.workload) {
+            wml_errors(cx, vec![e]);
+            return None;
+        }
         if checked.workload.run.duration.is_none() && settings.duration.is_none() {
             cx.error_hint(
                 &entry.node.span,
@@ -786,6 +831,9 @@ pub fn from_command_line(
         .map_err(|errs| UsageError::located(errors_text(&errs)))?;
     if let Err((e, _)) = c.settings.check_engine(&checked.workload) {
         return Err(UsageError::new(e.to_string()).hint(e.hint()));
+    }
+    if let Some(e) = crate::no_threads(&parsed, &checked.workload) {
+        return Err(UsageError::located(e.to_string()));
     }
     if checked.workload.run.duration.is_none() && c.settings.duration.is_none() {
         return Err(UsageError::new(format!(

@@ -43,7 +43,7 @@ use std::io::Read;
 use std::path::Path;
 
 pub use ast::*;
-pub use check::check;
+pub use check::{check, no_threads};
 pub use env::{Env, StaticValue};
 pub use error::{ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
 pub use lower::{lower, LowerOptions};

@@ -335,6 +335,7 @@ impl<'a> Lowerer<'a> {
             target: self.str_attr(a, "target", locals).map(FlowopRef),
             blocking: self.bool_attr(a, "blocking", locals),
             highwater: self.u64_attr(a, "highwater", 1, locals),
+            at: Some(format!("{}:{}", self.file, f.span)),
         }
     }
 
@@ -391,6 +392,7 @@ impl<'a> Lowerer<'a> {
             target: None,
             blocking: false,
             highwater: 0,
+            at: Some(format!("{}:{}", self.file, f.span)),
         }
     }
 

@@ -707,6 +707,19 @@ impl Parser<'_> {
         if !matches!(t.tok, Tok::Plus | Tok::Minus | Tok::Star | Tok::Slash) {
             return Ok(());
         }
+        if let Some(path) = self.written_path(attr) {
+            // `$dir/x` is a path: proposing `set $x = … / …` would be nonsense.
+            return Err(self
+                .error(
+                    ErrorKind::Syntax,
+                    &self.toks[self.pos - 1],
+                    format!("`{path}` in the value of `{attr}` is not one value"),
+                )
+                .with_hint(format!(
+                    "a path made of a `$variable` and more is written in quotes: \
+                     `{attr}=\"{path}\"` ($variables are expanded inside them)"
+                )));
+        }
         Err(self
             .error(
                 ErrorKind::Syntax,
@@ -717,6 +730,31 @@ impl Parser<'_> {
                 "compute it first, `set $x = … {} …`, then write `{attr}=$x`",
                 t.text
             )))
+    }
+
+    /// The value just read and what is written against it, when that reads as a path rather
+    /// than arithmetic: `path=$dir/$sub`, or a word after the `/` anywhere (`$dir/x`). `None`
+    /// for `8k/2` or `size=$a/$b`.
+    fn written_path(&self, attr: &str) -> Option<String> {
+        let value = &self.toks[self.pos.checked_sub(1)?];
+        let (mut text, mut end) = (value.text.clone(), value.end);
+        let (mut slash, mut word_after_slash) = (false, false);
+        for t in &self.toks[self.pos..] {
+            // Only what is written together, without spaces, is one value.
+            if t.start != end {
+                break;
+            }
+            match &t.tok {
+                Tok::Slash => slash = true,
+                Tok::Word(_) if slash => word_after_slash = true,
+                Tok::Word(_) | Tok::Var(_) | Tok::Int(_) => {}
+                Tok::Plus | Tok::Minus | Tok::Star | Tok::LParen | Tok::RParen => return None,
+                _ => break,
+            }
+            text.push_str(&t.text);
+            end = t.end;
+        }
+        (slash && (word_after_slash || attr == "path")).then_some(text)
     }
 
     fn open_brace(&mut self, what: &str) -> Result<Token, WmlError> {
@@ -1066,6 +1104,46 @@ mod tests {
             "arithmetic in the value of `size`: WML computes only in `set`"
         );
         assert!(e.hint.unwrap().contains("`set $x = … / …`"));
+    }
+
+    /// iolab issue 25: `path=$dir/x` was called arithmetic and got a hint to compute a
+    /// division in a `set`.
+    #[test]
+    fn a_path_after_a_variable_is_not_called_a_division() {
+        for (src, path, at) in [
+            ("define fileset name=a,path=$dir/x,entries=2", "$dir/x", 28),
+            (
+                "define fileset name=a,path=$dir/$sub,entries=2",
+                "$dir/$sub",
+                28,
+            ),
+            ("define fileset name=a,path=$dir/x/y", "$dir/x/y", 28),
+            ("define file name=a,path=/tmp,size=$s/data", "$s/data", 35),
+        ] {
+            let e = parse_err(src);
+            assert_eq!(e.span, Span::new(1, at), "{src}");
+            let attr = if path.starts_with("$s") {
+                "size"
+            } else {
+                "path"
+            };
+            assert_eq!(
+                e.message,
+                format!("`{path}` in the value of `{attr}` is not one value"),
+                "{src}"
+            );
+            let hint = e.hint.unwrap();
+            assert!(hint.contains(&format!("`{attr}=\"{path}\"`")), "{hint}");
+            assert!(!hint.contains("set $x"), "{hint}");
+        }
+        // Arithmetic is still arithmetic.
+        let e = parse_err("define fileset name=a,path=/x,size=$a/$b,entries=2");
+        assert!(
+            e.message.starts_with("arithmetic in the value of `size`"),
+            "{e}"
+        );
+        // The quoted form is the fix.
+        parse_ok("define fileset name=a,path=\"$dir/x\",entries=2\n");
     }
 
     #[test]

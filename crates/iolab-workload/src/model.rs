@@ -149,6 +149,9 @@ pub struct FlowopSpec {
     pub target: Option<FlowopRef>,
     pub blocking: bool,
     pub highwater: u64,
+    /// Where the workload defines it (`FILE:LINE:COL`), for errors during the run.
+    #[serde(skip)]
+    pub at: Option<String>,
 }
 
 /// A reference to a flowop by the name it has in statistics.

@@ -33,7 +33,9 @@ use iolab_workload::rng::Rng;
 use iolab_workload::rv::Rv;
 
 pub use pick::{Cursor, Want};
-pub use populate::{check_space, PopulateOpts, PopulateOrder, PopulateReport, SpaceNeed, Undo};
+pub use populate::{
+    check_space, PopulateOpts, PopulateOrder, PopulateReport, SpaceNeed, Undo, META_PER_FILE,
+};
 pub use tree::MAX_DEPTH;
 
 use pick::Pool;
@@ -81,6 +83,9 @@ pub enum FilesetError {
         filesets: Vec<SpaceNeed>,
         /// Free bytes, counting the old trees population would remove first.
         avail: u64,
+        /// The largest factor on every file size at which they would fit (a size scale to
+        /// suggest); `None` when smaller files would not do (too many files).
+        fits_at: Option<f64>,
     },
     #[error("cannot start a population thread: {0}")]
     Spawn(io::Error),
@@ -91,23 +96,41 @@ pub enum FilesetError {
 
 /// "the fileset /d/a needs 2.0 GiB but its filesystem has 1.0 GiB free", or for several "the
 /// filesets /d/a (1.0 GiB) and /d/b (1.0 GiB) need 2.0 GiB together but their filesystem has …".
+/// When the data would fit and it is the rounding to whole blocks and the metadata that do
+/// not, the sizes on disk, and why.
 fn no_space_message(filesets: &[SpaceNeed], avail: u64) -> String {
     let human = crate::buffer::human;
+    let data = filesets.iter().fold(0u64, |t, n| t.saturating_add(n.bytes));
+    // The data alone does not fit: its size says it all.
+    let by_data = data > avail;
+    let size = |n: &SpaceNeed| if by_data { n.bytes } else { n.on_disk };
+    let total = filesets.iter().fold(0u64, |t, n| t.saturating_add(size(n)));
+    let why = if by_data {
+        String::new()
+    } else {
+        let files = filesets.iter().fold(0u64, |t, n| t.saturating_add(n.files));
+        let block = filesets.first().map_or(0, |n| n.block);
+        format!(
+            " on disk ({} of data in {files} files, each rounded up to whole {} blocks, plus \
+             metadata)",
+            human(&data),
+            human(&block)
+        )
+    };
     let avail = human(&avail);
     match filesets {
         [one] => format!(
-            "the fileset {} needs {} but its filesystem has {avail} free",
+            "the fileset {} needs {}{why} but its filesystem has {avail} free",
             one.root.display(),
-            human(&one.bytes)
+            human(&size(one))
         ),
         many => {
             let each: Vec<String> = many
                 .iter()
-                .map(|n| format!("{} ({})", n.root.display(), human(&n.bytes)))
+                .map(|n| format!("{} ({})", n.root.display(), human(&size(n))))
                 .collect();
-            let total = many.iter().fold(0u64, |t, n| t.saturating_add(n.bytes));
             format!(
-                "the filesets {} need {} together but their filesystem has {avail} free",
+                "the filesets {} need {}{why} together but their filesystem has {avail} free",
                 each.join(", "),
                 human(&total)
             )

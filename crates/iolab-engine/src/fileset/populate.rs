@@ -499,21 +499,62 @@ pub struct SpaceNeed {
     pub name: String,
     /// `path/name`.
     pub root: PathBuf,
+    /// Bytes of file data.
     pub bytes: u64,
+    /// What that takes on disk, as estimated: each file rounded up to whole blocks, and the
+    /// metadata allowances ([`META_PER_FILE`], a block per directory).
+    pub on_disk: u64,
+    /// Files it creates.
+    pub files: u64,
+    /// The filesystem's block size.
+    pub block: u64,
 }
 
-/// Refuses populations that cannot fit, before any of them writes or removes anything: the
-/// bytes all of `filesets` are to write, summed per filesystem, against the space free there
-/// for unprivileged users. A fileset that fits alone may not fit beside the others, and a run
+/// The metadata a file takes besides its data blocks, in the estimate of [`check_space`]:
+/// an inode's worth. XFS (512-byte inodes) and btrfs take about that from the free space;
+/// ext4 allocates its inodes with the filesystem and tmpfs charges none, where it is margin.
+/// A directory is counted as one block (its entries).
+pub const META_PER_FILE: u64 = 512;
+
+/// The fundamental block size and the free space (for unprivileged users) of the filesystem
+/// of `path`.
+fn fs_space(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed out-struct and a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 || st.f_blocks == 0 {
+        return None;
+    }
+    // f_frsize is the unit of the block counts; some filesystems leave it 0.
+    let block = if st.f_frsize > 0 {
+        st.f_frsize
+    } else {
+        st.f_bsize
+    };
+    #[allow(clippy::useless_conversion)] // fsblkcnt_t is not u64 everywhere
+    let avail = u64::from(st.f_bavail).saturating_mul(block);
+    Some((block.max(1), avail))
+}
+
+/// `bytes` rounded up to whole blocks of `block` bytes.
+fn in_blocks(bytes: u64, block: u64) -> u64 {
+    bytes.div_ceil(block).saturating_mul(block)
+}
+
+/// Refuses populations that cannot fit, before any of them writes or removes anything: what
+/// all of `filesets` are to write, summed per filesystem, against the space free there for
+/// unprivileged users. A fileset that fits alone may not fit beside the others, and a run
 /// that finds that out only when populating the last one has filled the disk for nothing.
 ///
-/// Only when the whole would not fit does it look closer (a walk of the trees): with reuse,
-/// only what the existing files lack is written; without, the old tree that population removes
-/// first frees its blocks. The rounding of files up to whole blocks is not counted (a
-/// filesystem may store small files inline), so this catches a `size=100t` and not a fileset
-/// that misses by a few blocks; that one fails with ENOSPC and is removed again. `trusttree`
-/// filesets write nothing; filesets whose `path` does not exist are left to population to
-/// report.
+/// What a file takes is estimated with the filesystem's block size: its bytes rounded up to
+/// whole blocks (a 1.5 KiB file takes a 4 KiB block), plus [`META_PER_FILE`] and a block per
+/// directory, so that many small files whose bytes would fit are refused too. Only when the
+/// whole would not fit does it look closer (a walk of the trees): with reuse, only what the
+/// existing files lack is written; without, the old tree that population removes first frees
+/// its blocks. A filesystem that stores small files inline may take less than estimated.
+/// `trusttree` filesets write nothing; filesets whose `path` does not exist are left to
+/// population to report.
 pub fn check_space(filesets: &[&Fileset]) -> Result<(), FilesetError> {
     // Per filesystem (device of `path`): a representative path and its filesets.
     let mut groups: Vec<(u64, &Path, Vec<&Fileset>)> = Vec::new();
@@ -527,48 +568,85 @@ pub fn check_space(filesets: &[&Fileset]) -> Result<(), FilesetError> {
         }
     }
     for (dev, path, members) in groups {
-        let Some(avail) = free_space(path) else {
+        let Some((block, avail)) = fs_space(path) else {
             continue;
         };
         let whole = members
             .iter()
-            .fold(0u64, |sum, f| sum.saturating_add(f.prealloc_bytes()));
+            .fold(0u64, |sum, f| sum.saturating_add(f.on_disk(block, None)));
         if whole <= avail {
             continue;
         }
-        let mut freed = 0u64;
+        // What the old trees free: all of it when population replaces them; for the
+        // suggested scale also a reused tree's, whose files are resized to the new sizes.
+        let (mut freed, mut reused) = (0u64, 0u64);
         let mut needs = Vec::with_capacity(members.len());
-        for f in members {
+        for f in &members {
             let existing = fs::symlink_metadata(&f.root)
                 .ok()
                 .filter(|md| !md.file_type().is_symlink() && md.dev() == dev);
-            let bytes = match &existing {
-                Some(_) if f.reuse => f.missing_bytes(),
+            let (bytes, on_disk) = match &existing {
+                Some(md) if f.reuse => {
+                    reused = reused.saturating_add(blocks_under(&f.root, md, dev));
+                    f.missing(block)
+                }
                 Some(md) => {
                     freed = freed.saturating_add(blocks_under(&f.root, md, dev));
-                    f.prealloc_bytes()
+                    (f.prealloc_bytes(), f.on_disk(block, None))
                 }
-                None => f.prealloc_bytes(),
+                None => (f.prealloc_bytes(), f.on_disk(block, None)),
             };
             needs.push(SpaceNeed {
                 name: f.name.clone(),
                 root: f.root.clone(),
                 bytes,
+                on_disk,
+                files: f.existing(),
+                block,
             });
         }
         let avail = avail.saturating_add(freed);
         let need = needs
             .iter()
-            .fold(0u64, |sum, n| sum.saturating_add(n.bytes));
+            .fold(0u64, |sum, n| sum.saturating_add(n.on_disk));
         if need > avail {
-            needs.retain(|n| n.bytes > 0);
+            let fits_at = fits_at(&members, block, avail.saturating_add(reused));
+            needs.retain(|n| n.bytes > 0 || n.on_disk > 0);
             return Err(FilesetError::NoSpace {
                 filesets: needs,
                 avail,
+                fits_at,
             });
         }
     }
     Ok(())
+}
+
+/// The largest factor (below 1) on every file size at which `members` fit in `avail` bytes,
+/// to suggest as a size scale; `None` when even one-byte files do not fit (too many files:
+/// fewer are needed, not smaller ones). The sizes it tries are rounded up and a byte added,
+/// so that a scale rounded down from it and applied to the sizes as written (which round to
+/// the nearest byte) fits too.
+fn fits_at(members: &[&Fileset], block: u64, avail: u64) -> Option<f64> {
+    let need = |r: f64| {
+        members
+            .iter()
+            .fold(0u64, |sum, f| sum.saturating_add(f.on_disk(block, Some(r))))
+    };
+    // Bisection on the logarithm: factors from 1e-12 to 1, to a relative 1e-6.
+    let (mut lo, mut hi) = ((1e-12f64).ln(), 0f64);
+    if need(lo.exp()) > avail {
+        return None;
+    }
+    while hi - lo > 1e-6 {
+        let mid = (lo + hi) / 2.0;
+        if need(mid.exp()) <= avail {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo.exp())
 }
 
 /// Bytes allocated to `root` and everything under it on device `dev` (what removing it
@@ -600,10 +678,39 @@ fn blocks_under(root: &Path, md: &Metadata, dev: u64) -> u64 {
 }
 
 impl Fileset {
-    /// Bytes that reuse would write: what the preallocated files lack of their size.
-    fn missing_bytes(&self) -> u64 {
+    /// What populating writes, on a filesystem of `block`-byte blocks: every preallocated
+    /// file rounded up to whole blocks plus [`META_PER_FILE`], and a block per directory
+    /// (the tree's and the preallocated leaf directories). With `scale`, each nonempty file's
+    /// size is multiplied by it, rounded up, plus a byte (see [`fits_at`]).
+    fn on_disk(&self, block: u64, scale: Option<f64>) -> u64 {
+        let mut total = 0u64;
+        for i in 0..self.entries() as u32 {
+            let id = EntryId(i);
+            if !self.exists(id) {
+                continue;
+            }
+            let size = match (self.size(id), scale) {
+                (0, _) => 0,
+                (size, None) => size,
+                (size, Some(r)) => (size as f64 * r).ceil() as u64 + 1,
+            };
+            total = total
+                .saturating_add(in_blocks(size, block))
+                .saturating_add(META_PER_FILE);
+        }
+        let dirs = if self.single_file {
+            0
+        } else {
+            self.dirs() + self.existing_leafdirs()
+        };
+        total.saturating_add(dirs.saturating_mul(block))
+    }
+
+    /// What reuse would write, in bytes and on disk (as [`Fileset::on_disk`]): what the
+    /// preallocated files lack of their size, and the files missing altogether.
+    fn missing(&self, block: u64) -> (u64, u64) {
         let mut buf = PathBuf::new();
-        let mut need = 0u64;
+        let (mut need, mut on_disk) = (0u64, 0u64);
         for i in 0..self.entries() as u32 {
             let id = EntryId(i);
             if !self.exists(id) {
@@ -617,12 +724,15 @@ impl Fileset {
                 buf.as_path()
             };
             let have = match fs::symlink_metadata(path) {
-                Ok(md) if md.is_file() => md.len().min(size),
-                _ => 0,
+                Ok(md) if md.is_file() => Some(md.len().min(size)),
+                _ => None,
             };
-            need = need.saturating_add(size - have);
+            let more = in_blocks(size, block) - in_blocks(have.unwrap_or(0), block);
+            let meta = if have.is_none() { META_PER_FILE } else { 0 };
+            need = need.saturating_add(size - have.unwrap_or(0));
+            on_disk = on_disk.saturating_add(more).saturating_add(meta);
         }
-        need
+        (need, on_disk)
     }
 
     /// Removes what a population created (`undo` from [`Fileset::populate_undoable`] of this
@@ -673,17 +783,9 @@ impl Fileset {
 
 /// Bytes free for unprivileged users on the filesystem of `path` (statvfs `f_bavail`), or
 /// `None` when the filesystem does not say.
+#[cfg(test)]
 fn free_space(path: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: a zeroed out-struct and a NUL-terminated path.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 || st.f_blocks == 0 {
-        return None;
-    }
-    #[allow(clippy::useless_conversion)] // fsblkcnt_t is not u64 everywhere
-    let avail = u64::from(st.f_bavail).saturating_mul(st.f_frsize);
-    Some(avail)
+    fs_space(path).map(|(_, avail)| avail)
 }
 
 /// Per-thread state of the file phase.
@@ -1313,7 +1415,9 @@ mod tests {
         let fs_ = Fileset::layout(&sp, 1).unwrap();
         let err = fs_.populate(PopulateOpts::default()).unwrap_err();
         match &err {
-            FilesetError::NoSpace { filesets, avail } => {
+            FilesetError::NoSpace {
+                filesets, avail, ..
+            } => {
                 assert_eq!(filesets.len(), 1);
                 assert_eq!(filesets[0].root, fs_.root());
                 assert_eq!(filesets[0].name, "set");
@@ -1388,6 +1492,48 @@ mod tests {
         assert_eq!(tree_of(small.path()), before, "a refusal touches nothing");
     }
 
+    /// iolab issue 25: 1.5 KiB files were counted as 1.5 KiB, not as the 4 KiB block each
+    /// takes: the check let through a fileset that then filled the filesystem.
+    #[test]
+    #[ignore = "needs root: mounts a small tmpfs"]
+    fn files_are_counted_in_whole_blocks() {
+        let small = crate::testutil::Tmpfs::mount(8 << 20);
+        // 3000 files of 1.5 KiB: 4.4 MiB of data, but 11.7 MiB of 4 KiB blocks.
+        let mut sp = in_dir(small.path(), 3000, 100);
+        sp.size = Rv::Const(1536);
+        let fs_ = Fileset::layout(&sp, 1).unwrap();
+        assert!(fs_.prealloc_bytes() < 5 << 20);
+        let err = fs_.populate(PopulateOpts::default()).unwrap_err();
+        let FilesetError::NoSpace { fits_at, .. } = &err else {
+            panic!("expected NoSpace, got {err}");
+        };
+        assert!(
+            err.to_string().contains(
+                "on disk (4.4 MiB of data in 3000 files, each rounded up to whole 4 KiB blocks"
+            ),
+            "{err}"
+        );
+        // No smaller size helps: every file takes a block whatever its size.
+        assert_eq!(*fits_at, None);
+        assert_eq!(small.used(), 0, "a refusal writes nothing");
+        // 1000 files of 6 KiB (two blocks each) do not fit either, but at two thirds of
+        // their size (one block) they do; the factor found is one that fits.
+        sp.entries = 1000;
+        sp.size = Rv::Const(6 << 10);
+        let fs_ = Fileset::layout(&sp, 1).unwrap();
+        let err = check_space(&[&fs_]).unwrap_err();
+        let FilesetError::NoSpace {
+            fits_at: Some(r), ..
+        } = err
+        else {
+            panic!("expected a factor, got {err}");
+        };
+        assert!((0.6..0.67).contains(&r), "{r}");
+        sp.size = Rv::Const(6 << 10).scaled(r);
+        let fs_ = Fileset::layout(&sp, 1).unwrap();
+        fs_.populate(PopulateOpts::default()).unwrap();
+    }
+
     /// Every path under `dir`, sorted.
     fn tree_of(dir: &Path) -> Vec<PathBuf> {
         fn walk(d: &Path, out: &mut Vec<PathBuf>) {
@@ -1408,9 +1554,9 @@ mod tests {
     #[test]
     #[ignore = "needs root: mounts a small tmpfs"]
     fn a_failed_population_removes_what_it_created() {
-        // 1 MiB of tmpfs: 300 files of 100 bytes pass the byte check (30 KB) but take a
-        // 4 KiB page each, 1.2 MB: ENOSPC part of the way.
-        let small = crate::testutil::Tmpfs::mount(1 << 20);
+        // 4 MiB of tmpfs with 200 inodes: 300 files of 100 bytes pass the space check (1.4
+        // MiB of pages and metadata) but run out of inodes: ENOSPC part of the way.
+        let small = crate::testutil::Tmpfs::mount_inodes(4 << 20, 200);
         let keep = small.path().join("neighbour");
         fs::write(&keep, b"mine").unwrap();
         let mut sp = in_dir(small.path(), 300, 20);
@@ -1442,9 +1588,10 @@ mod tests {
     #[test]
     #[ignore = "needs root: mounts a small tmpfs"]
     fn a_failed_reuse_removes_only_what_it_created() {
-        // 2 MiB of tmpfs (512 pages). A first population of 300 one-page files fits; reusing
-        // that tree for 700 files needs 400 more pages (40 KB by the byte check): ENOSPC.
-        let small = crate::testutil::Tmpfs::mount(2 << 20);
+        // 8 MiB of tmpfs with 500 inodes. A first population of 300 one-page files fits;
+        // reusing that tree for 700 files passes the space check but needs 400 more inodes:
+        // ENOSPC.
+        let small = crate::testutil::Tmpfs::mount_inodes(8 << 20, 500);
         let mut sp = in_dir(small.path(), 300, 350);
         sp.dirgamma = 0;
         sp.size = Rv::Const(100);

@@ -677,6 +677,7 @@ mod tests {
             target: None,
             blocking: false,
             highwater: 1,
+            at: None,
         }
     }
 
@@ -843,20 +844,21 @@ mod tests {
 
     /// Issue 11: when a later fileset failed to populate, the earlier ones stayed on disk.
     /// Both kinds of failure: refused up front (all filesets together do not fit, though each
-    /// would), and failing midway (ENOSPC from page rounding the byte check cannot see).
+    /// would), and failing midway (ENOSPC from running out of inodes, which the space check
+    /// does not count).
     #[test]
     #[ignore = "needs root: mounts a small tmpfs"]
     fn a_failed_population_leaves_no_fileset_behind() {
         let _hang = iolab_testkit::timeout(120);
-        let small = crate::testutil::Tmpfs::mount(1 << 20);
+        let small = crate::testutil::Tmpfs::mount_inodes(4 << 20, 200);
         let mut w = workload(small.path(), 1, vec![flowop(FlowopKind::Read, "rd", 4096)]);
         let mut second = w.filesets[0].clone();
         second.name = "second".into();
-        // Refused: 600 KiB + 600 KiB on 1 MiB.
+        // Refused: 2.4 MiB + 2.4 MiB on 4 MiB.
         w.filesets[0].entries = 6;
-        w.filesets[0].size = Rv::Const(100 << 10);
+        w.filesets[0].size = Rv::Const(400 << 10);
         second.entries = 6;
-        second.size = Rv::Const(100 << 10);
+        second.size = Rv::Const(400 << 10);
         w.filesets.push(second.clone());
         let err = run_workload(&w, &opts(), &mut ()).unwrap_err();
         assert!(
@@ -864,7 +866,7 @@ mod tests {
             "{err}"
         );
         assert_eq!(std::fs::read_dir(small.path()).unwrap().count(), 0);
-        // Failing midway: 300 files of 100 bytes pass the byte check but take a page each.
+        // Failing midway: 300 files of 100 bytes pass the space check but not the inodes.
         w.filesets[0].size = Rv::Const(4096);
         w.filesets[1].entries = 300;
         w.filesets[1].size = Rv::Const(100);

@@ -85,6 +85,15 @@ struct Slot<F> {
     pos: u64,
 }
 
+/// A file of a fileset: its index and entry, to name it in an error.
+type FileRef = (usize, EntryId);
+
+impl<F> Slot<F> {
+    fn file(&self) -> FileRef {
+        (self.fileset, self.entry)
+    }
+}
+
 /// The result of one op: bytes moved, or that no file could be picked.
 enum Done {
     Bytes(u64),
@@ -354,7 +363,11 @@ impl<'r, B: Backend> Worker<'r, B> {
                 self.record(n.stat, t0, Instant::now(), 0);
                 continue;
             }
-            match self.op(n)? {
+            // An I/O error names the flowop and where the file defines it.
+            match self
+                .op(n)
+                .map_err(|e| e.in_flowop(&n.spec.name, n.spec.at.as_deref()))?
+            {
                 Flow::Continue => {}
                 other => return Ok(other),
             }
@@ -785,12 +798,14 @@ impl<'r, B: Backend> Worker<'r, B> {
         } else {
             self.slots[slot].as_ref().expect("open slot").pos
         };
+        let run = self.run;
         let s = self.slots[slot].as_mut().expect("open slot");
+        let file = s.file();
         let buf = &mut self.buf.as_mut_slice()[..iosize as usize];
         let n = self
             .backend
             .transfer(&mut s.io, Dir::Read, buf, off)
-            .map_err(|e| fd_err("read", slot, e))?;
+            .map_err(|e| file_err(run, Some(file), "read", e))?;
         if !random {
             // At end of file, start over (filebench seeks back to 0).
             s.pos = if n == 0 { 0 } else { s.pos + n as u64 };
@@ -810,11 +825,13 @@ impl<'r, B: Backend> Worker<'r, B> {
         } else {
             self.slots[slot].as_ref().expect("open slot").pos
         };
+        let run = self.run;
         let s = self.slots[slot].as_mut().expect("open slot");
+        let file = s.file();
         let buf = &mut self.buf.as_mut_slice()[..iosize as usize];
         self.backend
             .io(&mut s.io, Dir::Write, buf, off)
-            .map_err(|e| fd_err("write", slot, e))?;
+            .map_err(|e| file_err(run, Some(file), "write", e))?;
         if !spec.random {
             s.pos += iosize;
         }
@@ -826,18 +843,17 @@ impl<'r, B: Backend> Worker<'r, B> {
             return Ok(Done::RanDry);
         };
         self.ensure_buf(spec, size)?;
+        let run = self.run;
         let s = self.slots[slot].as_mut().expect("open slot");
+        let file = s.file();
         // At the real end, found anew each time: other threads may have the file open too.
         let n = self
             .backend
             .append(&mut s.io, &self.buf.as_slice()[..size as usize])
-            .map_err(|e| fd_err("append", slot, e))?;
+            .map_err(|e| file_err(run, Some(file), "append", e))?;
         if n as u64 != size {
-            return Err(fd_err(
-                "append",
-                slot,
-                io::Error::from_raw_os_error(libc::ENOSPC),
-            ));
+            let full = io::Error::from_raw_os_error(libc::ENOSPC);
+            return Err(file_err(run, Some(file), "append", full));
         }
         // The entry keeps its layout size, as in filebench (fse_size is set once, at
         // layout): a file deleted and created again is written whole at that size, not at
@@ -858,7 +874,9 @@ impl<'r, B: Backend> Worker<'r, B> {
             self.whole_queued(spec, slot, Dir::Read, iosize, 0, None)?
         } else {
             self.ensure_buf(spec, iosize)?;
+            let run = self.run;
             let s = self.slots[slot].as_mut().expect("open slot");
+            let file = s.file();
             let buf = &mut self.buf.as_mut_slice()[..iosize as usize];
             // Up to the real end of the file: a read that returns nothing.
             let mut off = 0u64;
@@ -866,7 +884,7 @@ impl<'r, B: Backend> Worker<'r, B> {
                 let n = self
                     .backend
                     .transfer(&mut s.io, Dir::Read, buf, off)
-                    .map_err(|e| fd_err("read", slot, e))?;
+                    .map_err(|e| file_err(run, Some(file), "read", e))?;
                 if n == 0 {
                     break;
                 }
@@ -910,7 +928,9 @@ impl<'r, B: Backend> Worker<'r, B> {
             )?
         } else {
             self.ensure_buf(spec, iosize.min(wss.max(1)))?;
+            let run = self.run;
             let s = self.slots[slot].as_mut().expect("open slot");
+            let file = s.file();
             let mut done = 0u64;
             while done < wss {
                 let n = iosize.min(wss - done) as usize;
@@ -921,7 +941,7 @@ impl<'r, B: Backend> Worker<'r, B> {
                         &mut self.buf.as_mut_slice()[..n],
                         start + done,
                     )
-                    .map_err(|e| fd_err("write", slot, e))?;
+                    .map_err(|e| file_err(run, Some(file), "write", e))?;
                 done += n as u64;
             }
             done
@@ -947,6 +967,7 @@ impl<'r, B: Backend> Worker<'r, B> {
         let iosize = iosize as usize;
         let base = self.buf.as_mut_ptr();
         let aio_slots = self.aio.depth;
+        let run = self.run;
         let Worker {
             backend,
             slots,
@@ -956,6 +977,7 @@ impl<'r, B: Backend> Worker<'r, B> {
             ..
         } = self;
         let s = slots[slot].as_mut().expect("open slot");
+        let file = s.file();
         chunk_free.clear();
         chunk_free.extend((0..depth).rev());
         let (mut next, mut total, mut in_flight) = (0u64, 0u64, 0usize);
@@ -1028,11 +1050,11 @@ impl<'r, B: Backend> Worker<'r, B> {
                     &mut self.buf,
                     AlignedBuf::zeroed(0).map_err(|a| buf_err(spec, a))?,
                 ));
-                return Err(fd_err(dir.name(), slot, e));
+                return Err(file_err(run, Some(file), dir.name(), e));
             }
         }
         match failed {
-            Some(e) => Err(fd_err(dir.name(), slot, e)),
+            Some(e) => Err(file_err(run, Some(file), dir.name(), e)),
             None => Ok(total),
         }
     }
@@ -1173,7 +1195,9 @@ impl<'r, B: Backend> Worker<'r, B> {
         if spec.fd.is_some_and(|f| f > 0) {
             if let Some(s) = &self.slots[slot] {
                 if let Some(file) = B::file(&s.io) {
-                    file.metadata().map_err(|e| fd_err("fstat", slot, e))?;
+                    let at = Some(s.file());
+                    file.metadata()
+                        .map_err(|e| file_err(self.run, at, "fstat", e))?;
                 }
                 return Ok(Done::Bytes(0));
             }
@@ -1196,11 +1220,13 @@ impl<'r, B: Backend> Worker<'r, B> {
 
     fn fsync(&mut self, spec: &FlowopSpec) -> Result<Done, EngineError> {
         let slot = Self::slot_index(spec);
+        let run = self.run;
         match self.slots[slot].as_mut() {
             Some(s) => {
+                let file = s.file();
                 self.backend
                     .sync(&mut s.io, FinalSync::Fsync)
-                    .map_err(|e| fd_err("fsync", slot, e))?;
+                    .map_err(|e| file_err(run, Some(file), "fsync", e))?;
                 Ok(Done::Bytes(0))
             }
             None => Ok(Done::RanDry),
@@ -1209,15 +1235,13 @@ impl<'r, B: Backend> Worker<'r, B> {
 
     fn fsyncset(&mut self, spec: &FlowopSpec) -> Result<Done, EngineError> {
         let fs = self.fileset(spec)?;
+        let run = self.run;
         for s in self.slots.iter_mut().flatten() {
             if s.fileset == fs {
+                let file = s.file();
                 self.backend
                     .sync(&mut s.io, FinalSync::Fsync)
-                    .map_err(|e| EngineError::Io {
-                        op: "fsync",
-                        path: PathBuf::from("fsyncset"),
-                        source: e,
-                    })?;
+                    .map_err(|e| file_err(run, Some(file), "fsync", e))?;
             }
         }
         Ok(Done::Bytes(0))
@@ -1278,16 +1302,20 @@ impl<'r, B: Backend> Worker<'r, B> {
         let wss = self.wss(spec, slot);
         let off = self.random_offset(spec, iosize, wss)?;
         let len = usize::try_from(iosize).map_err(|_| buf_err(spec, AllocError { len: iosize }))?;
+        let run = self.run;
+        let file = self.slots[slot].as_ref().expect("open slot").file();
         let aio_err = |e: io::Error| match AllocError::from_io(&e) {
             Some(a) => buf_err(spec, a),
-            None => fd_err("aiowrite", slot, e),
+            None => file_err(run, Some(file), "aiowrite", e),
         };
+        // A write that failed names its own file, which may be another one than this.
+        let write_err = |f: AioFailure| file_err(run, f.file.or(Some(file)), "aiowrite", f.error);
         if !B::KIND.caps().queued {
             self.aio.ensure_ring().map_err(aio_err)?;
         }
         if self.aio.buf.as_ref().is_none_or(|b| b.len() < len) {
             // Writes in flight read from the buffer: it is replaced only once they are done.
-            self.aio_wait().map_err(aio_err)?;
+            self.aio_wait().map_err(write_err)?;
             self.aio.buf = None;
             self.aio.buf =
                 Some(AlignedBuf::zeroed(iosize.max(1 << 20)).map_err(|a| buf_err(spec, a))?);
@@ -1295,8 +1323,8 @@ impl<'r, B: Backend> Worker<'r, B> {
         if self.aio.free.is_empty() {
             self.aio_reap(1).map_err(aio_err)?;
         }
-        if let Some(e) = self.aio.failed.take() {
-            return Err(aio_err(e));
+        if let Some(f) = self.aio.failed.take() {
+            return Err(write_err(f));
         }
         let a = self.aio.free.pop().expect("a slot was reaped");
         let req = Request {
@@ -1322,6 +1350,7 @@ impl<'r, B: Backend> Worker<'r, B> {
             self.aio.free.push(a);
             return Err(aio_err(e));
         }
+        self.aio.targets[a] = Some(file);
         self.aio.in_flight += 1;
         // Started now, not at the next wait: the write runs while the thread goes on.
         let started = match self.aio.ring.as_mut() {
@@ -1333,11 +1362,9 @@ impl<'r, B: Backend> Worker<'r, B> {
     }
 
     fn aiowait(&mut self, _spec: &FlowopSpec) -> Result<Done, EngineError> {
-        self.aio_wait().map_err(|e| EngineError::Io {
-            op: "aiowait",
-            path: PathBuf::from("aio"),
-            source: e,
-        })?;
+        let run = self.run;
+        self.aio_wait()
+            .map_err(|f| file_err(run, f.file, "aiowrite", f.error))?;
         Ok(Done::Bytes(0))
     }
 
@@ -1357,9 +1384,10 @@ impl<'r, B: Backend> Worker<'r, B> {
     }
 
     /// Waits for every aiowrite in flight; the first failure among them is the error.
-    fn aio_wait(&mut self) -> io::Result<()> {
+    fn aio_wait(&mut self) -> Result<(), AioFailure> {
         while self.aio.in_flight > 0 {
-            self.aio_reap(self.aio.in_flight)?;
+            self.aio_reap(self.aio.in_flight)
+                .map_err(|error| AioFailure { error, file: None })?;
         }
         self.aio.failed.take().map_or(Ok(()), Err)
     }
@@ -1427,8 +1455,16 @@ struct Aio {
     buf: Option<AlignedBuf>,
     free: Vec<usize>,
     in_flight: usize,
+    /// The file each slot's write goes to, for an error.
+    targets: Vec<Option<FileRef>>,
     /// The first failure of a write, reported by the next aiowrite or aiowait.
-    failed: Option<io::Error>,
+    failed: Option<AioFailure>,
+}
+
+/// An asynchronous write that failed, and its file (`None`: the queue itself failed).
+struct AioFailure {
+    error: io::Error,
+    file: Option<FileRef>,
 }
 
 impl Aio {
@@ -1439,6 +1475,7 @@ impl Aio {
             buf: None,
             free: (0..depth).rev().collect(),
             in_flight: 0,
+            targets: vec![None; depth],
             failed: None,
         }
     }
@@ -1457,17 +1494,24 @@ impl Aio {
     fn completed(&mut self, slot: usize, r: io::Result<usize>) {
         self.free.push(slot);
         self.in_flight -= 1;
-        if let Err(e) = r {
-            self.failed.get_or_insert(e);
+        let file = self.targets[slot].take();
+        if let Err(error) = r {
+            self.failed.get_or_insert(AioFailure { error, file });
         }
     }
 }
 
-/// An error of the file in fd slot `slot`.
-fn fd_err(op: &'static str, slot: usize, e: io::Error) -> EngineError {
+/// An error of an open file, named by its path (`None`: of the thread's queue of
+/// asynchronous writes, no one file's).
+fn file_err(run: &Run<'_>, file: Option<FileRef>, op: &'static str, e: io::Error) -> EngineError {
+    let mut path = PathBuf::new();
+    match file {
+        Some((fileset, entry)) => run.filesets[fileset].path_of(entry, &mut path),
+        None => path.push("the thread's queue of asynchronous writes"),
+    }
     EngineError::Io {
         op,
-        path: PathBuf::from(format!("fd {slot}")),
+        path,
         source: e,
     }
 }

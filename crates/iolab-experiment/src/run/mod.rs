@@ -1041,6 +1041,17 @@ impl SutControl for SessionSut<'_> {
                 .or_else(|| self.prepared.mount.as_ref().map(|m| u64::from(m.id))),
         })
     }
+
+    fn make_dir(&mut self, path: &Path) -> Result<Option<iolab_sut::WorkDir>, String> {
+        self.sut.make_work_dir(path).map_err(|e| e.to_string())
+    }
+
+    fn remove_dir(&mut self, dir: iolab_sut::WorkDir) -> Result<(), String> {
+        self.sut
+            .remove_work_dir(dir)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// The configuration-level checks (did-not-converge) on the stopping rule's decision.

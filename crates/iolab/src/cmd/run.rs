@@ -56,6 +56,7 @@ pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         quiet: args.quiet,
         workload: &workload,
         timed: false,
+        systems: 0,
     };
     let started_at = SystemTime::now();
     let run_args = iolab_kind::cli::RunArgs {
@@ -109,6 +110,18 @@ struct Display<'a> {
     workload: &'a WmlWorkload,
     /// The timed region has started (population is over).
     timed: bool,
+    /// `system` commands run or skipped so far.
+    systems: usize,
+}
+
+impl Display<'_> {
+    /// Where the latest `system` command is written.
+    fn system_at(&self) -> String {
+        self.systems
+            .checked_sub(1)
+            .and_then(|i| self.workload.system_location(i))
+            .unwrap_or_default()
+    }
 }
 
 impl View for Display<'_> {
@@ -121,17 +134,24 @@ impl View for Display<'_> {
             Event::Echo(text) if !self.quiet => {
                 line.line(text);
             }
-            Event::System(command) if !self.quiet => {
-                line.line(&format!("running: {command}"));
+            // Counted quiet or not: the count says which `system` of the file a failure is.
+            Event::System(command) => {
+                self.systems += 1;
+                if !self.quiet {
+                    line.line(&format!("running: {command}"));
+                }
             }
-            Event::SystemSkipped(command) if !self.quiet => {
-                let at = self.workload.system_location(command).unwrap_or_default();
-                line.line(&format!(
-                    "{at}: warning: `system \"{command}\"` not run (--no-system)"
-                ));
+            Event::SystemSkipped(command) => {
+                self.systems += 1;
+                if !self.quiet {
+                    let at = self.system_at();
+                    line.line(&format!(
+                        "{at}: warning: `system \"{command}\"` not run (--no-system)"
+                    ));
+                }
             }
-            Event::SystemFailed { command, status } => {
-                let at = self.workload.system_location(command).unwrap_or_default();
+            Event::SystemFailed { command, status } if !self.quiet => {
+                let at = self.system_at();
                 let how = match (status.code(), status.signal()) {
                     (Some(code), _) => format!("exited with status {code}"),
                     (None, Some(sig)) => format!("was killed by signal {sig}"),
