@@ -37,6 +37,7 @@ pub use run::{
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::BONNIE],
     commands: &[&command::BonnieCommand],
+    files: &[],
     sections: &[&report::BonnieSection],
     schemas: &[output::SCHEMA],
 };

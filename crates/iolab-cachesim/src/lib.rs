@@ -312,6 +312,7 @@ pub(crate) mod testutil {
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::CACHESIM],
     commands: &[],
+    files: &[],
     sections: &[],
     schemas: &[],
 };

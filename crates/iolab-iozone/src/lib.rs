@@ -24,6 +24,7 @@ pub use run::{run_iozone, BetweenPasses, ChildResult, FigureResult, IozoneResult
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::IOZONE],
     commands: &[],
+    files: &[],
     sections: &[&report::IozoneSection],
     schemas: &[],
 };

@@ -108,6 +108,21 @@ pub trait Subcommand: Sync {
     fn run(&self, m: &ArgMatches, host: &mut dyn Host) -> Result<(), CommandError>;
 }
 
+/// Runs a workload file as `iolab run FILE` does, for files that are not experiments (an
+/// experiment, `.toml`, is the runner's own): a kind whose workloads are files registers one.
+pub trait FileRunner: Sync {
+    /// Whether it runs `file` (by its name: an extension, a name of a workload it ships).
+    fn accepts(&self, file: &str) -> bool;
+    /// Adds its flags to `iolab run` (beside FILE, `--db`, `--no-db`, `--resume` and the
+    /// monitors', which `iolab run` has for experiments too).
+    fn args(&self, cmd: Command) -> Command;
+    /// Its flags that `m` gives, each with where an experiment file says it instead
+    /// (`--time (set workload.time)`): with an experiment file they are an error.
+    fn given(&self, m: &ArgMatches) -> Vec<String>;
+    /// Runs `file` as the flags in `m` say.
+    fn run(&self, file: &str, m: &ArgMatches, host: &mut dyn Host) -> Result<(), CommandError>;
+}
+
 /// What a kind's command asks of the binary.
 pub trait Host {
     /// Runs `plan` through the runner — stored as `args` say, the machine watched as they
@@ -124,6 +139,9 @@ pub trait Host {
         &mut self,
         write: &mut dyn FnMut(&mut dyn io::Write) -> io::Result<()>,
     ) -> Result<(), CommandError>;
+    /// Opens the results database `args` name now, so that one that cannot take the result
+    /// is refused (exit 2) before anything is said or run.
+    fn check_store(&mut self, args: &RunArgs) -> Result<(), CommandError>;
     /// A message on stderr: `iolab: warning: …`.
     fn warn(&mut self, message: &str);
     /// A line on stderr as it is (a workload's own warnings, located).
@@ -404,6 +422,11 @@ pub fn db_arg() -> Arg {
 /// default; it must hold [`HUMAN`] and [`JSON`]), `--json`, `--db`, `--no-db` and the
 /// monitors'.
 pub fn run_args(cmd: Command, formats: &'static [Format]) -> Command {
+    store_args(format_args(cmd, formats))
+}
+
+/// Adds `--format` (one of `formats`, the first the default) and `--json` to `cmd`.
+pub fn format_args(cmd: Command, formats: &'static [Format]) -> Command {
     let names: Vec<clap::builder::PossibleValue> = formats
         .iter()
         .map(|f| clap::builder::PossibleValue::new(f.name).help(f.help))
@@ -423,33 +446,39 @@ pub fn run_args(cmd: Command, formats: &'static [Format]) -> Command {
             .conflicts_with("format")
             .help("Shorthand for --format json"),
     )
-    .arg(db_arg())
-    .arg(
-        Arg::new("no_monitor")
-            .long("no-monitor")
-            .action(ArgAction::SetTrue)
-            .help("Do not sample CPU, memory, disks and pressure during the run (on by default)"),
-    )
-    .arg(
-        Arg::new("monitor_interval")
-            .long("monitor-interval")
-            .value_name("DURATION")
-            .default_value("1s")
-            .value_parser(positive_duration)
-            .help("Time between samples (e.g. 1s, 100ms; at least 1ms)"),
-    )
-    .arg(
-        Arg::new("trace_blocks")
-            .long("trace-blocks")
-            .action(ArgAction::SetTrue)
-            .help("Trace the block layer of the target device (tracefs; needs root)"),
-    )
-    .arg(
-        Arg::new("no_db")
-            .long("no-db")
-            .action(ArgAction::SetTrue)
-            .help("Do not store the result in the database"),
-    )
+}
+
+/// Adds `--db`, `--no-db` and the monitors' flags to `cmd`.
+pub fn store_args(cmd: Command) -> Command {
+    cmd.arg(db_arg())
+        .arg(
+            Arg::new("no_monitor")
+                .long("no-monitor")
+                .action(ArgAction::SetTrue)
+                .help(
+                    "Do not sample CPU, memory, disks and pressure during the run (on by default)",
+                ),
+        )
+        .arg(
+            Arg::new("monitor_interval")
+                .long("monitor-interval")
+                .value_name("DURATION")
+                .default_value("1s")
+                .value_parser(positive_duration)
+                .help("Time between samples (e.g. 1s, 100ms; at least 1ms)"),
+        )
+        .arg(
+            Arg::new("trace_blocks")
+                .long("trace-blocks")
+                .action(ArgAction::SetTrue)
+                .help("Trace the block layer of the target device (tracefs; needs root)"),
+        )
+        .arg(
+            Arg::new("no_db")
+                .long("no-db")
+                .action(ArgAction::SetTrue)
+                .help("Do not store the result in the database"),
+        )
 }
 
 /// A duration long enough to measure something (`--time`, `--monitor-interval`): at least a

@@ -5,7 +5,7 @@
 
 use iolab_report::section::Section;
 
-use crate::cli::Subcommand;
+use crate::cli::{FileRunner, Subcommand};
 use crate::kind::Kind;
 
 /// What one place contributes.
@@ -15,6 +15,8 @@ pub struct Plugin {
     pub kinds: &'static [&'static dyn Kind],
     /// Its commands (`iolab KIND`, and its tools).
     pub commands: &'static [&'static dyn Subcommand],
+    /// The workload files it runs for `iolab run FILE`.
+    pub files: &'static [&'static dyn FileRunner],
     /// Its parts of the report, drawn in this order among the other places'.
     pub sections: &'static [&'static dyn Section],
     /// The JSON schemas its formats write (`iolab.KIND/1`); docs/json.md describes each.

@@ -28,6 +28,11 @@ pub fn commands() -> impl Iterator<Item = &'static dyn Subcommand> {
     PLUGINS.iter().flat_map(|p| p.commands.iter().copied())
 }
 
+/// Every kind's runner of workload files (`iolab run FILE`).
+pub fn files() -> impl Iterator<Item = &'static dyn iolab_kind::cli::FileRunner> {
+    PLUGINS.iter().flat_map(|p| p.files.iter().copied())
+}
+
 /// Every kind's parts of the report, in the registry's order.
 pub fn sections() -> Vec<&'static dyn Section> {
     PLUGINS

@@ -9,6 +9,7 @@ pub mod kind;
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::MICRO],
     commands: &[],
+    files: &[],
     sections: &[],
     schemas: &[],
 };

@@ -64,6 +64,7 @@ pub fn load(
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::REPLAY],
     commands: &[],
+    files: &[],
     sections: &[&report::ReplaySection],
     schemas: &[],
 };

@@ -30,6 +30,7 @@ pub use spec::{
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::SQLITE],
     commands: &[],
+    files: &[],
     sections: &[],
     schemas: &[],
 };

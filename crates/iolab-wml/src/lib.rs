@@ -30,11 +30,13 @@
 pub mod ast;
 pub mod builtin;
 mod check;
+pub mod command;
 mod env;
 mod error;
 pub mod kind;
 mod lexer;
 pub mod lower;
+pub mod output;
 mod parser;
 mod schema;
 mod validate;
@@ -122,9 +124,10 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<(Parsed, Vec<Warning>), WmlEr
 /// registry is `&iolab_wml::PLUGIN`.
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::WML, &kind::BUILTIN],
-    commands: &[],
+    commands: &[&command::WorkloadsCommand],
+    files: &[&command::WmlFiles],
     sections: &[],
-    schemas: &[],
+    schemas: &[output::SCHEMA],
 };
 
 #[cfg(test)]

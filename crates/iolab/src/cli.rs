@@ -6,14 +6,15 @@ use std::time::Duration;
 
 use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use iolab_iozone::IozoneOption;
-use iolab_workload::micro::{self, EngineKind, MicroOption};
+use iolab_workload::micro::{self, MicroOption};
 use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 
 /// The whole command line: iolab's own commands and every kind's (from the registry).
 pub fn command() -> clap::Command {
-    iolab_kinds::commands().fold(<Cli as clap::CommandFactory>::command(), |cmd, c| {
-        cmd.subcommand(c.command())
-    })
+    let cmd = <Cli as clap::CommandFactory>::command().mut_subcommand("run", |run| {
+        iolab_kinds::files().fold(run, |run, f| f.args(run))
+    });
+    iolab_kinds::commands().fold(cmd, |cmd, c| cmd.subcommand(c.command()))
 }
 
 #[derive(Debug, Parser)]
@@ -68,8 +69,6 @@ pub enum Command {
         after_help = "Examples:\n  iolab run examples/quickstart.toml\n  iolab run examples/ext4-journal-modes.toml --db results.db\n  iolab run examples/ext4-journal-modes.toml --resume     # after a crash or Ctrl-C\n  iolab run fileserver --dir /mnt/test --time 30s\n  iolab run my.f --set nfiles=10000 --set iosize=1m --format filebench\n\nEvery run is stored in the results database (--db, default ./iolab.db; $IOLAB_DB).\nExperiment files are described in docs/experiments.md; the built-in workloads are\nlisted by `iolab workloads`."
     )]
     Run(RunArgs),
-    /// List the built-in workloads
-    Workloads,
     /// List the experiments in the results database
     List(ListArgs),
     /// Show an experiment: per configuration, runs and mean ± 95% CI of the headline metrics
@@ -208,68 +207,11 @@ pub struct RunArgs {
     /// Do not store the result in the database (workloads only; experiments always store)
     #[arg(long)]
     pub no_db: bool,
-
+    // A workload file's own flags come from its kind's runner (`iolab_kinds::files`).
     /// Continue the newest unfinished experiment from FILE (.toml) without repeating the
     /// runs it finished
     #[arg(long)]
     pub resume: bool,
-
-    /// Directory for the filesets (sets the workload's $dir)
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-
-    /// Run time (e.g. 30s, 2m; at least 1ms); overrides the file's `run N`, required when it
-    /// has none
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
-    pub time: Option<Duration>,
-
-    /// Set a workload variable, e.g. --set nfiles=1000 (repeatable)
-    #[arg(long = "set", value_name = "VAR=VALUE", value_parser = parse_assignment)]
-    pub sets: Vec<(String, String)>,
-
-    /// Seed for every random choice (file sizes, offsets, picks) [default: 1]
-    #[arg(long)]
-    pub seed: Option<u64>,
-
-    /// Multiply every fileset's file sizes by F (e.g. 0.01), for workloads whose sizes are
-    /// written into the file rather than in variables
-    #[arg(long, value_name = "F", value_parser = parse_scale)]
-    pub size_scale: Option<f64>,
-
-    /// How flowops pick files: round-robin (filebench's) or random
-    #[arg(long, value_enum, default_value_t = PickArg::RoundRobin)]
-    pub pick: PickArg,
-
-    /// I/O engine for the flowops: psync, sync, mmap, io_uring, null [default: psync]
-    #[arg(long, value_parser = parse_engine)]
-    pub engine: Option<EngineKind>,
-
-    /// Transfers in flight per thread, 1 to 4096 (io_uring only): whole-file chunks, aiowrites
-    #[arg(long, value_parser = parse_iodepth)]
-    pub iodepth: Option<u32>,
-
-    /// Do not run the workload's `system` commands (for files you do not trust); each one
-    /// is reported instead
-    #[arg(long)]
-    pub no_system: bool,
-
-    /// Output format
-    #[arg(long, value_enum, default_value_t = crate::output::run::RunFormat::Human)]
-    pub format: crate::output::run::RunFormat,
-
-    /// Shorthand for --format json
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
-
-    /// Do not print the workload's warnings
-    #[arg(long, short)]
-    pub quiet: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PickArg {
-    RoundRobin,
-    Random,
 }
 
 #[derive(Debug, Args)]
@@ -746,49 +688,11 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     iolab_workload::parse_duration(s).map_err(|e| e.to_string())
 }
 
-/// `iolab run --engine`: the micro option table's names and aliases.
-fn parse_engine(s: &str) -> Result<EngineKind, String> {
-    match micro_option("engine")?.parse(s)? {
-        OptionValue::Name(n) => EngineKind::parse(n).ok_or_else(|| format!("no engine `{n}`")),
-        _ => Err(format!("`{s}` is not an engine")),
-    }
-}
-
-/// `iolab run --iodepth`: the micro option table's range.
-fn parse_iodepth(s: &str) -> Result<u32, String> {
-    match micro_option("iodepth")?.parse(s)? {
-        OptionValue::Count(n) => u32::try_from(n).map_err(|e| e.to_string()),
-        _ => Err(format!("`{s}` is not a depth")),
-    }
-}
-
-fn micro_option(name: &str) -> Result<&'static MicroOption, String> {
-    micro::option(name).ok_or_else(|| format!("no micro option `{name}`"))
-}
-
 /// A duration that is long enough to measure something (`--time`, `--monitor-interval`): at
 /// least a millisecond, as a micro test's `time` (below it a run is all thread start-up, and
 /// a sampler would do nothing but read /proc).
 fn parse_positive_duration(s: &str) -> Result<Duration, String> {
     micro::check_duration(parse_duration(s)?, s)
-}
-
-fn parse_scale(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(f) if f > 0.0 && f.is_finite() => Ok(f),
-        _ => Err(format!("`{s}` is not a positive factor (e.g. 0.01)")),
-    }
-}
-
-fn parse_assignment(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("`{s}` is not VAR=VALUE"))?;
-    let k = k.trim().trim_start_matches('$');
-    if k.is_empty() {
-        return Err(format!("`{s}` has no variable name"));
-    }
-    Ok((k.to_string(), v.trim().to_string()))
 }
 
 #[cfg(test)]

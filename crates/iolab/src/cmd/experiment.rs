@@ -19,8 +19,8 @@ use crate::error::CliError;
 use crate::fmt::thousands;
 use crate::term::StatusLine;
 
-pub fn run(args: RunArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
-    reject_workload_options(&args)?;
+pub fn run(args: RunArgs, m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
+    reject_workload_options(&args, m)?;
     let path = Path::new(&args.file);
     let plan = iolab_experiment::load(path).map_err(|errs| {
         let n = errs.len();
@@ -197,34 +197,14 @@ fn db_flag(db: &Path) -> String {
 }
 
 /// Options that only make sense for a single workload run.
-fn reject_workload_options(args: &RunArgs) -> Result<(), CliError> {
-    let mut given = Vec::new();
-    if args.dir.is_some() {
-        given.push("--dir (set sut.target in the file)");
-    }
-    if args.time.is_some() {
-        given.push("--time (set workload.time)");
-    }
-    if !args.sets.is_empty() {
-        given.push("--set (use workload.set or a factor)");
-    }
-    if args.seed.is_some() {
-        given.push("--seed (set seed = N at the top)");
-    }
-    if args.size_scale.is_some() {
-        given.push("--size-scale (set workload.size_scale)");
-    }
-    if args.engine.is_some() || args.iodepth.is_some() {
-        given.push("--engine/--iodepth (set workload.engine, workload.iodepth)");
-    }
-    if args.no_db {
-        given.push("--no-db (experiments are always stored)");
-    }
-    if args.no_system {
-        given.push("--no-system (set workload.system = false)");
-    }
-    if args.json || args.format != crate::output::run::RunFormat::Human {
-        given.push("--format/--json (use `iolab export` afterwards)");
+/// A workload file's flags (its kind's runner says which `m` gives) given with an experiment
+/// file: an error that says where the file sets each.
+fn reject_workload_options(args: &RunArgs, m: &clap::ArgMatches) -> Result<(), CliError> {
+    let mut given: Vec<String> = Vec::new();
+    for g in iolab_kinds::files().flat_map(|f| f.given(m)) {
+        if !given.contains(&g) {
+            given.push(g);
+        }
     }
     if given.is_empty() {
         return Ok(());

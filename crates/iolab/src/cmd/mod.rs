@@ -14,14 +14,12 @@ mod micro;
 mod recover;
 mod replay;
 pub mod report;
-mod run;
 mod show;
 pub mod single;
 mod sqlite;
 pub mod trace;
 pub mod trace_convert;
 mod watch;
-mod workloads;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -44,9 +42,14 @@ pub fn dispatch(m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), Cli
         Command::Replay(args) => replay::run(args, cancel),
         Command::Filelist(c) => filelist::run(c),
         Command::Cachesim(args) => cachesim::run(args, cancel),
-        Command::Run(args) if args.file.ends_with(".toml") => experiment::run(args, cancel),
-        Command::Run(args) => run::run(args, cancel),
-        Command::Workloads => workloads::list(),
+        Command::Run(args) => {
+            let sub = m.subcommand_matches("run").unwrap_or(m);
+            if args.file.ends_with(".toml") {
+                experiment::run(args, sub, cancel)
+            } else {
+                run_file(&args, sub, cancel)
+            }
+        }
         Command::List(args) => db::list(args),
         Command::Show(args) => show::show(args),
         Command::Export(args) => db::export(args),
@@ -69,5 +72,26 @@ pub fn usage(e: iolab_experiment::UsageError) -> CliError {
     match e.hint {
         Some(h) => err.with_hint(h),
         None => err,
+    }
+}
+
+/// `iolab run FILE` for a workload file: the runner of the kind that takes it.
+fn run_file(
+    args: &crate::cli::RunArgs,
+    m: &clap::ArgMatches,
+    cancel: Arc<AtomicBool>,
+) -> Result<(), CliError> {
+    if args.resume {
+        return Err(
+            CliError::usage("--resume continues an experiment (.toml file)")
+                .with_hint("a workload run has nothing to resume; run it again"),
+        );
+    }
+    match iolab_kinds::files().find(|f| f.accepts(&args.file)) {
+        Some(f) => f.run(&args.file, m, &mut single::CliHost { cancel }),
+        None => Err(
+            CliError::usage(format!("{}: not a workload iolab runs", args.file))
+                .with_hint("give an experiment file (.toml) or a workload file"),
+        ),
     }
 }

@@ -97,6 +97,10 @@ impl Host for CliHost {
         crate::output::emit(write)
     }
 
+    fn check_store(&mut self, args: &RunArgs) -> Result<(), CliError> {
+        Storage::from_args(args.no_db, &args.db).map(drop)
+    }
+
     fn warn(&mut self, message: &str) {
         say!("iolab: warning: {message}");
     }

@@ -21,7 +21,6 @@ pub enum Kind {
     Sqlite,
     Replay,
     Cachesim,
-    Run,
     Show,
     List,
     Compare,
@@ -33,13 +32,12 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 13] = [
+    const ALL: [Kind; 12] = [
         Kind::Micro,
         Kind::Iozone,
         Kind::Sqlite,
         Kind::Replay,
         Kind::Cachesim,
-        Kind::Run,
         Kind::Show,
         Kind::List,
         Kind::Compare,
@@ -57,7 +55,6 @@ impl Kind {
             Kind::Sqlite => "iolab.sqlite/1",
             Kind::Replay => "iolab.replay/1",
             Kind::Cachesim => "iolab.cachesim/1",
-            Kind::Run => "iolab.run/1",
             Kind::Show => "iolab.show/1",
             Kind::List => "iolab.list/1",
             Kind::Compare => "iolab.compare/1",

@@ -18,11 +18,9 @@ pub mod list;
 pub(crate) mod micro;
 pub mod replay;
 pub mod report;
-pub mod run;
 pub mod show;
 mod sqlite;
 pub mod trace;
-pub mod workloads;
 
 use std::io::{self, Write};
 

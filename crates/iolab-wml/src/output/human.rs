@@ -4,8 +4,8 @@
 use std::io::{self, Write};
 
 use super::{secs, RunReport};
-use crate::fmt::thousands;
-use crate::output::Formatter;
+use iolab_kind::output::thousands;
+use iolab_kind::output::Formatter;
 use iolab_workload::format_ns;
 
 pub struct Human;

@@ -1,17 +1,20 @@
-//! Formats for `iolab run FILE.f`.
+//! Formats for `iolab run FILE.f`, and the list of built-in workloads.
 
 mod filebench;
 mod human;
 mod json;
+pub mod workloads;
 
 use std::io::{self, Write};
 use std::time::SystemTime;
 
 use iolab_engine::workload::WorkloadResult;
+use iolab_kind::cli::{Format, Machine as Host};
+use iolab_kind::output::Formatter;
 use iolab_monitor::procstat::CpuTimes;
 
-use super::Formatter;
-use iolab_kind::cli::Machine as Host;
+/// The stamp of `iolab run FILE.f --json` (docs/json.md).
+pub const SCHEMA: &str = "iolab.run/1";
 
 /// A workload run plus what was observed around it.
 pub struct RunReport {
@@ -30,22 +33,25 @@ pub struct RunReport {
     pub system: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Output format of `iolab run`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum RunFormat {
-    /// A per-flowop table with percentiles, and the summary
-    Human,
-    /// Everything, machine-readable and versioned
-    Json,
-    /// filebench's Per-Operation Breakdown and IO Summary lines, byte for byte
-    Filebench,
-}
+/// The formats of `iolab run FILE.f`, the default first.
+pub const FORMATS: &[Format] = &[
+    Format {
+        name: "human",
+        help: "A per-flowop table with percentiles, and the summary",
+    },
+    iolab_kind::cli::JSON,
+    Format {
+        name: "filebench",
+        help: "filebench's Per-Operation Breakdown and IO Summary lines, byte for byte",
+    },
+];
 
-pub fn write_run(format: RunFormat, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
+/// Writes `report` in the format named `format` (one of [`FORMATS`]).
+pub fn write_run(format: &str, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
     let f: &dyn Formatter<RunReport> = match format {
-        RunFormat::Human => &human::Human,
-        RunFormat::Json => &json::Json,
-        RunFormat::Filebench => &filebench::Filebench,
+        "json" => &json::Json,
+        "filebench" => &filebench::Filebench,
+        _ => &human::Human,
     };
     f.write(report, out)
 }

@@ -6,7 +6,7 @@ use std::time::UNIX_EPOCH;
 use serde_json::json;
 
 use super::{secs, RunReport};
-use crate::output::Formatter;
+use iolab_kind::output::Formatter;
 
 pub struct Json;
 
@@ -96,6 +96,6 @@ impl Formatter<RunReport> for Json {
                 })).collect::<Vec<_>>(),
             }
         });
-        crate::output::json::write(crate::output::json::Kind::Run, &doc, out)
+        iolab_kind::output::json::write(super::SCHEMA, &doc, out)
     }
 }

@@ -2,9 +2,9 @@
 
 use std::io::{self, Write};
 
-use iolab_wml::builtin::Builtin;
+use iolab_kind::output::Formatter;
 
-use super::Formatter;
+use crate::builtin::Builtin;
 
 pub struct Human;
 

@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use iolab_engine::stats::LatencyHistogram;
 
 use super::{secs, RunReport};
-use crate::output::Formatter;
+use iolab_kind::output::Formatter;
 
 /// filebench's `OSPROF_BUCKET_NUMBER`.
 const LATHIST_BUCKETS: usize = 64;
