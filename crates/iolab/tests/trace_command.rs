@@ -50,6 +50,15 @@ fn wait_for(what: &str, ready: impl Fn() -> bool, child: &mut Child) {
     }
 }
 
+/// Whether process `pid` runs (it is not gone, nor a zombie).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.starts_with(" Z"))
+    })
+}
+
 fn signal(child: &Child, sig: i32) {
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, sig) };
@@ -125,20 +134,29 @@ fn sigterm_stops_the_trace_and_leaves_the_command_running() {
     let _hang = iolab_testkit::timeout(300);
     let fs = LoopFs::ext4("64M");
     let d = tempfile::tempdir().unwrap();
-    let (ready, go) = (d.path().join("ready"), d.path().join("go"));
-    // Off iolab's stdout and stderr: the test reads them to their end while it still runs.
+    let ready = d.path().join("ready");
+    // Runs until the test removes `ready` (or its directory goes). Off iolab's stdout and
+    // stderr: the test reads them to their end while the command still runs.
     let script = format!(
-        "exec >/dev/null 2>&1; touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done",
-        ready.display(),
-        go.display()
+        "exec >/dev/null 2>&1; touch '{0}'; while [ -e '{0}' ]; do sleep 0.05; done",
+        ready.display()
     );
     let mut child = spawn_trace(&fs.device, &["sh", "-c", &script]);
     wait_for("the command started", || ready.exists(), &mut child);
     signal(&child, libc::SIGTERM);
     let o = child.wait_with_output().unwrap();
-    // The command ends once `go` exists: not killed by iolab, not left behind by the test.
-    std::fs::write(&go, "").unwrap();
     let r = ended(&o, 130, "is still running and was not killed");
+    // Not killed by iolab; ended here, not left behind by the test.
+    std::fs::remove_file(&ready).unwrap();
+    let err = stderr(&o);
+    let pid = err
+        .split("(pid ")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .unwrap_or_else(|| panic!("no pid in {err}"));
+    while running(pid) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert_eq!(r["interrupted"], true, "{r}");
     assert!(
         r["exit_status"].is_null() && r["exit_signal"].is_null(),
