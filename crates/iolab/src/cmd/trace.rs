@@ -15,13 +15,14 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::process::ExitStatus;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::ValueEnum;
 use iolab_blocktrace::{BlockTracer, TraceDevice, TraceError, TraceOptions};
+use iolab_supervise::{self as supervise, End, Error as SuperviseError, Job, OnStop, Watch};
 
 use crate::error::CliError;
 use crate::fmt::thousands;
@@ -29,8 +30,6 @@ use crate::output::json::Json;
 use crate::output::trace::{self as trace_output, describe_status, TraceReport};
 use crate::output::{self, Formatter};
 
-/// How long to poll the command / the cancel flag.
-const POLL: Duration = Duration::from_millis(20);
 /// After Ctrl-C, how long to wait for the command to exit by itself.
 const GRACE: Duration = Duration::from_secs(2);
 
@@ -149,72 +148,43 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         save: args.save.clone(),
         ..Default::default()
     };
-    let tracer = BlockTracer::start(&device, &opts)
-        .map_err(|e| trace_error(e, &format!("cannot trace {}", device.name)))?;
-
+    let begin = || BlockTracer::start(&device, &opts);
+    let began = |e| trace_error(e, &format!("cannot trace {}", device.name));
+    // The command is never killed: it got the terminal's Ctrl-C too.
+    let watch = Watch::new(cancel).grace(GRACE).on_stop(OnStop::Leave);
     let (outcome, stopped) = if args.command.is_empty() {
-        while !cancel.load(Ordering::Relaxed) {
-            std::thread::sleep(POLL);
-        }
-        (Outcome::UntilInterrupt, tracer.stop())
+        let r = supervise::record_until_stopped(&watch, begin, BlockTracer::stop).map_err(began)?;
+        (Outcome::UntilInterrupt, r.recorded)
     } else {
-        let mut child = match Command::new(&args.command[0])
-            .args(&args.command[1..])
-            .spawn()
-        {
-            Ok(c) => c,
-            Err(e) => {
-                drop(tracer);
+        let job = Job::new(&args.command);
+        let o = match supervise::run_recorded(&job, &watch, begin, BlockTracer::stop) {
+            Ok(o) => o,
+            Err(SuperviseError::Begin(e)) => return Err(began(e)),
+            Err(e @ SuperviseError::Spawn { .. }) => {
                 if let Some(p) = &args.save {
                     let _ = std::fs::remove_file(p);
                 }
-                return Err(CliError::usage(format!(
-                    "cannot run {}: {e}",
-                    args.command[0].to_string_lossy()
-                ))
-                .with_hint("check the command after `--` and $PATH"));
+                return Err(CliError::usage(e).with_hint("check the command after `--` and $PATH"));
+            }
+            Err(SuperviseError::Wait { source, .. }) => {
+                return Err(CliError::failed(format!(
+                    "cannot wait for the command: {source}"
+                )))
+            }
+            // No working directory or output files are given: not reached.
+            Err(e) => {
+                let mut err = CliError::usage(&e);
+                if let Some(h) = e.hint() {
+                    err = err.with_hint(h);
+                }
+                return Err(err);
             }
         };
-        loop {
-            match child.try_wait() {
-                Ok(Some(status)) => {
-                    let stopped = tracer.stop();
-                    // Ctrl-C reaches the whole process group: the command may have died of it
-                    // before the flag was seen.
-                    let outcome = if cancel.load(Ordering::Relaxed)
-                        || exit_signal(status) == Some(libc::SIGINT)
-                    {
-                        Outcome::Interrupted(Some(status), child.id())
-                    } else {
-                        Outcome::Exited(status)
-                    };
-                    break (outcome, stopped);
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    drop(tracer);
-                    return Err(CliError::failed(format!(
-                        "cannot wait for the command: {e}"
-                    )));
-                }
-            }
-            if cancel.load(Ordering::Relaxed) {
-                // Stop tracing at once; then give the command (which got the terminal's
-                // Ctrl-C too) a moment to exit by itself. It is never killed.
-                let stopped = tracer.stop();
-                let deadline = Instant::now() + GRACE;
-                let mut status = None;
-                while Instant::now() < deadline {
-                    if let Ok(Some(s)) = child.try_wait() {
-                        status = Some(s);
-                        break;
-                    }
-                    std::thread::sleep(POLL);
-                }
-                break (Outcome::Interrupted(status, child.id()), stopped);
-            }
-            std::thread::sleep(POLL);
-        }
+        let outcome = match o.end {
+            End::Exited(s) if !o.interrupted() => Outcome::Exited(s),
+            end => Outcome::Interrupted(end.status(), o.pid),
+        };
+        (outcome, o.recorded)
     };
 
     let mut trace = stopped.map_err(|e| trace_error(e, "tracing failed"))?;
@@ -297,11 +267,6 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
              still running and was not killed"
         ))),
     }
-}
-
-fn exit_signal(s: ExitStatus) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    s.signal()
 }
 
 #[cfg(test)]
