@@ -1,0 +1,305 @@
+//! One run: prepare (or reuse) the system under test, run the workload with the runner's
+//! hooks (caches dropped and monitors started where the timed region starts), check, store,
+//! tear down; and what a workload may ask of the system under test meanwhile.
+
+use super::environment::run_environment;
+use super::*;
+
+impl Session<'_> {
+    pub(super) fn release_kept(&mut self) {
+        if let Some((_, p)) = self.kept.take() {
+            self.obs.phase(Phase::TearingDown);
+            self.teardown(p);
+        }
+    }
+
+    pub(super) fn teardown(&mut self, p: Prepared) {
+        let report = self.sut.teardown(p);
+        for a in report.failures() {
+            if let Err(e) = &a.result {
+                self.obs.warn(&format!(
+                    "could not undo {}: {e}; it stays in the journal",
+                    a.entry.describe()
+                ));
+            }
+        }
+    }
+
+    /// One run: prepare (or reuse) the SUT, run, store (measured runs only), tear down.
+    pub(super) fn one_run(
+        &mut self,
+        i: usize,
+        rep: u32,
+        warmup: bool,
+        config_id: Option<ConfigId>,
+    ) -> Result<(RunEnd, Option<RunRecord>), RunnerError> {
+        let wall = Instant::now();
+        self.runs += 1;
+        let number = self.runs;
+        let config = &self.plan.configs[i];
+        let seed = run_seed(self.plan.seed, i, rep, warmup);
+        let started_at = Timestamp::now();
+        self.obs.phase(Phase::Preparing);
+        let fresh = self.plan.procedure.fresh_fs;
+        if self.kept.as_ref().is_some_and(|(k, _)| *k != i || fresh) {
+            self.release_kept();
+        }
+        let prepared = match self.kept.take() {
+            Some((_, p)) => Ok(p),
+            None => self.sut.prepare(&config.sut),
+        };
+        let (outcome, environment) = match prepared {
+            Err(e) => (
+                Err(RunFailure {
+                    bad_input: e.is_bad_input(),
+                    ..RunFailure::failed(format!("preparing the system under test: {e}"))
+                }),
+                Value::Null,
+            ),
+            Ok(mut p) => {
+                let environment = run_environment(config, &p);
+                let r = self.execute(config, &mut p, seed, number);
+                if fresh || r.is_err() {
+                    self.obs.phase(Phase::TearingDown);
+                    self.teardown(p);
+                } else {
+                    self.kept = Some((i, p));
+                }
+                (r, environment)
+            }
+        };
+        let ended_at = Timestamp::now();
+        let interrupted = self.cancelled();
+        let (status, failure, mut record) = match outcome {
+            Ok(rec) => (RunStatus::Ok, None, Some(rec)),
+            Err(mut f) if interrupted || f.interrupted => {
+                f.interrupted = true;
+                f.message = "interrupted (SIGINT/SIGTERM)".into();
+                (RunStatus::Interrupted, Some(f), None)
+            }
+            Err(f) => (RunStatus::Failed, Some(f), None),
+        };
+        let error = failure.as_ref().map(RunFailure::text);
+        let elapsed_ns = record.as_ref().map_or(0, |r| r.run.elapsed_ns);
+        let metric = record.as_ref().and_then(|r| {
+            r.metrics
+                .iter()
+                .find(|m| m.name == self.plan.repetitions.metric)
+                .map(|m| m.value)
+        });
+        if let (false, Some(config)) = (warmup, config_id) {
+            let run = NewRun {
+                config,
+                repetition: rep,
+                seed,
+                status,
+                error: error.clone(),
+                started_at,
+                ended_at,
+                elapsed_ns,
+                environment,
+            };
+            let mut rec = match record.take() {
+                Some(mut r) => {
+                    r.run = run;
+                    r
+                }
+                None => RunRecord::new(run),
+            };
+            if let Some(pending) = &self.pending_trace {
+                if saved_trace::was_saved(&rec) {
+                    if let Err(e) = saved_trace::add_mrc(&mut rec, pending) {
+                        self.obs.warn(&e);
+                    }
+                }
+            }
+            let id = self.store.record_run(&rec)?;
+            if let Some(pending) = self.pending_trace.take() {
+                if saved_trace::was_saved(&rec) {
+                    if let Err(e) = saved_trace::keep(self.store, &pending, id) {
+                        self.obs.warn(&e);
+                    }
+                }
+            }
+            record = Some(rec);
+        }
+        if let Some(pending) = self.pending_trace.take() {
+            // Not stored (warm-up, failed, interrupted): no trace either.
+            let _ = std::fs::remove_file(pending);
+        }
+        if status == RunStatus::Ok {
+            self.run_times.push(wall.elapsed());
+        }
+        Ok((
+            RunEnd {
+                status,
+                error,
+                failure,
+                metric,
+                decision: None,
+                findings: record
+                    .as_ref()
+                    .map(|r| r.findings.clone())
+                    .unwrap_or_default(),
+                metrics: record
+                    .as_ref()
+                    .map(|r| r.metrics.clone())
+                    .unwrap_or_default(),
+                number,
+            },
+            record,
+        ))
+    }
+
+    /// The monitor options of the next run: with `save_block_trace`, a trace file of its own.
+    pub(super) fn monitor_options(&mut self) -> Result<MonitorOptions, RunFailure> {
+        let mut m = self.opts.monitor.clone();
+        if !self.plan.procedure.save_block_trace {
+            return Ok(m);
+        }
+        let Some(dir) = saved_trace::traces_dir(self.store.path()) else {
+            self.obs
+                .note("block trace not saved: there is no results database (--no-db)");
+            return Ok(m);
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            RunFailure::failed(format!("creating {} for block traces: {e}", dir.display()))
+        })?;
+        self.traces += 1;
+        let path = saved_trace::pending_path(&dir, self.traces);
+        self.pending_trace = Some(path.clone());
+        m.save_trace = Some(path);
+        Ok(m)
+    }
+
+    /// The workload part of a run, in the prepared directory: its kind runs it on the engine;
+    /// the runner drops caches and watches the timed region, then runs the checks.
+    pub(super) fn execute(
+        &mut self,
+        config: &ConfigPlan,
+        p: &mut Prepared,
+        seed: u64,
+        number: u64,
+    ) -> Result<RunRecord, RunFailure> {
+        if let Some(cg) = &p.cgroup {
+            // Threads inherit the cgroup of the thread that creates them: the engine's
+            // workers are charged to it; teardown moves this thread back out.
+            cg.add_current_thread()
+                .map_err(|e| RunFailure::failed(format!("joining the cache cgroup: {e}")))?;
+        }
+        if let Some(cg) = &p.throttle {
+            // The same for the blkio cgroup: the limits apply to the I/O these threads
+            // submit themselves.
+            cg.add_current_thread()
+                .map_err(|e| RunFailure::failed(format!("joining the throttle cgroup: {e}")))?;
+        }
+        let device_name = p.device.as_ref().map(|d| d.name.clone());
+        let workload = &config.workload;
+        let monitor_opts = self.monitor_options()?;
+        let mut obs = Hooks {
+            outer: &mut *self.obs,
+            drop_caches: self.plan.procedure.drop_caches,
+            drop_error: None,
+            drop_freed_kib: None,
+            planned: workload.planned_duration(),
+            skipped_system: Vec::new(),
+            run_files: Vec::new(),
+            watch: Watch::new(
+                monitor_opts,
+                monitor::run_devices(device_name.as_deref(), &p.mountpoint),
+            ),
+        };
+        if let Some(cg) = &p.throttle {
+            obs.watch.throttled(cg.clone());
+        }
+        let mut rec = RunRecord::new(NewRun {
+            config: ConfigId(0),
+            repetition: 0,
+            seed,
+            status: RunStatus::Ok,
+            error: None,
+            started_at: Timestamp::now(),
+            ended_at: Timestamp::now(),
+            elapsed_ns: 0,
+            environment: Value::Null,
+        });
+        obs.outer.phase(Phase::Populating);
+        let dir = p.mountpoint.clone();
+        let result = workload.run(&mut RunCtx {
+            dir: &dir,
+            seed,
+            number,
+            cancel: &self.opts.cancel,
+            hooks: &mut obs,
+            record: &mut rec,
+            sut: &mut SessionSut {
+                sut: self.sut,
+                prepared: &mut *p,
+            },
+        });
+        obs.watch.stop();
+        if let Some(e) = obs.drop_error.take() {
+            return Err(RunFailure::failed(e));
+        }
+        let drop_freed_kib = obs.drop_freed_kib;
+        let skipped_system = std::mem::take(&mut obs.skipped_system);
+        let mut watch = obs.watch;
+        for n in watch.notes() {
+            self.obs.note(n);
+        }
+        if let Some(kib) = drop_freed_kib {
+            rec.metrics
+                .push(Metric::new("cache_dropped_kib", kib as f64, "KiB"));
+        }
+        result?;
+        let mut device = DeviceInfo::probe(&p.mountpoint);
+        if let Some(d) = &p.device {
+            device.name = Some(d.name.clone());
+            device.is_loop = Some(d.name.starts_with("loop"));
+        }
+        if p.direct_io.is_some() {
+            device.loop_direct_io = p.direct_io;
+        }
+        let mut intent = self.plan.intent(config);
+        if !skipped_system.is_empty() {
+            intent.skipped_system = Some(skipped_system);
+        }
+        watch.finish(&mut rec, &intent, &device);
+        Ok(rec)
+    }
+}
+
+/// The runner's session and the run's prepared target, for a kind's [`SutControl`] requests.
+pub(super) struct SessionSut<'a> {
+    sut: &'a Sut,
+    prepared: &'a mut Prepared,
+}
+
+impl SutControl for SessionSut<'_> {
+    fn remount(&mut self) -> Result<Remount, String> {
+        if self.prepared.fs == Some(iolab_sut::FsKind::Tmpfs) {
+            return Err("a tmpfs target keeps nothing across a remount".into());
+        }
+        let r = self
+            .sut
+            .remount(self.prepared)
+            .map_err(|e| format!("remounting {}: {e}", self.prepared.mountpoint.display()))?;
+        Ok(Remount {
+            unmount: r.unmount,
+            mount: r.mount,
+            mount_id: iolab_sut::mount::unique_mount_id(&self.prepared.mountpoint)
+                .or_else(|| self.prepared.mount.as_ref().map(|m| u64::from(m.id))),
+        })
+    }
+
+    fn make_dir(&mut self, path: &Path) -> Result<Option<iolab_sut::WorkDir>, String> {
+        self.sut.make_work_dir(path).map_err(|e| e.to_string())
+    }
+
+    fn remove_dir(&mut self, dir: iolab_sut::WorkDir) -> Result<(), String> {
+        self.sut
+            .remove_work_dir(dir)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+}
