@@ -17,7 +17,6 @@ pub mod list;
 pub mod map;
 mod mem;
 pub mod model;
-pub mod mrc;
 pub mod policy;
 pub mod run;
 pub mod spec;
@@ -32,19 +31,8 @@ pub use spec::{CachesimSpec, SpecError, OPTIONS};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// Hints the CPU to bring `r`'s cache line in; no effect on results.
-#[inline(always)]
-pub fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults, and `r` is a valid reference anyway.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (r as *const T).cast::<i8>(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
+/// Hints the CPU to bring a value's cache line in; no effect on results.
+pub use iolab_mrc::prefetch;
 
 /// [`Request::next`] of a request whose block is never requested again.
 pub const NEVER: u64 = u64::MAX;
@@ -321,6 +309,29 @@ pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
 mod tests {
     use super::testutil::*;
     use super::*;
+
+    #[test]
+    fn lru_misses_at_every_size_equal_the_curve() {
+        // A random trace over 600 blocks (uniform and Zipf mixed): the LRU policy of the
+        // simulator at several sizes misses exactly as often as the curve says.
+        let mut rng = crate::synth::Rng::new(17);
+        let zipf = crate::synth::Zipf::new(600, 0.9);
+        let ids: Vec<u64> = (0..60_000)
+            .map(|i| {
+                if i % 3 == 0 {
+                    1 + rng.next_u64() % 600
+                } else {
+                    zipf.sample(&mut rng)
+                }
+            })
+            .collect();
+        let curve = iolab_mrc::exact(ids.iter().copied());
+        let trace = testutil::reads(&ids);
+        for size in [1u64, 2, 3, 5, 16, 64, 100, 255, 256, 400, 599, 600, 1000] {
+            let lru = testutil::misses("lru", size, None, &trace);
+            assert_eq!(lru as f64, curve.misses(size), "size {size}");
+        }
+    }
 
     #[test]
     fn fill_next_links_each_request_to_the_next_of_its_id() {

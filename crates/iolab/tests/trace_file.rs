@@ -481,7 +481,7 @@ save_block_trace = true
         // Its exact LRU miss-ratio curve at 4 KiB blocks, stored with it: the same as
         // computed from the file, ending at the footprint with the first accesses only.
         let mrc = &saved["mrc"];
-        let want = iolab_cachesim::mrc::exact_of_file(&want, 4096).unwrap();
+        let want = iolab_mrc::exact_of_file(&want, 4096).unwrap();
         assert_eq!(mrc["block_size"], 4096, "{saved}");
         assert_eq!(mrc["requests"].as_f64(), Some(want.requests), "{mrc}");
         assert_eq!(mrc["distinct_blocks"].as_f64(), Some(want.cold), "{mrc}");

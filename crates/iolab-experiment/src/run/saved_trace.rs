@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use iolab_cachesim::mrc::{even_sizes, exact_of_file};
+use iolab_mrc::{even_sizes, exact_of_file};
 use iolab_store::{ExperimentId, RunId, RunRecord, RunStatus, Store};
 use serde_json::{json, Value};
 

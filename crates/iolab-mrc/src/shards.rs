@@ -166,8 +166,8 @@ pub fn shards(ids: impl IntoIterator<Item = u64>, mode: ShardsMode) -> Mrc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mrc::{even_sizes, exact};
-    use crate::synth::{zipf_ids, ZipfSpec};
+    use crate::{even_sizes, exact};
+    use iolab_cachesim::synth::{zipf_ids, ZipfSpec};
 
     fn zipf(alpha: f64, objects: u64, requests: u64) -> Vec<u64> {
         let spec = ZipfSpec {

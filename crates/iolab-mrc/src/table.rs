@@ -63,7 +63,7 @@ impl Table {
     /// contents).
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
-        super::prefetch(&self.slots[self.home(key)]);
+        crate::prefetch(&self.slots[self.home(key)]);
     }
 
     /// The value of `key`, without prefetching or checks beyond the lookup.

@@ -1,4 +1,6 @@
-//! Miss-ratio curves of LRU: the miss ratio at every cache size in one pass over a trace.
+//! iolab-mrc: miss-ratio curves of LRU — the miss ratio at every cache size in one pass over
+//! a trace (the cache simulator's `mrc` command, and the curves of the block traces a run
+//! saves).
 //!
 //! LRU has the stack property: a request hits in an LRU cache of `c` blocks exactly when
 //! fewer than `c` other blocks were requested since the previous request to its block (its
@@ -21,7 +23,7 @@ pub use exact::{exact, try_exact, Histogram, StackDistance};
 
 /// Asks the CPU to bring `*p`'s cache line in (a hint: it never faults and changes nothing).
 #[inline(always)]
-fn prefetch<T>(p: &T) {
+pub fn prefetch<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint to the cache; `p` is a valid reference anyway.
     unsafe {

@@ -250,27 +250,4 @@ mod tests {
             assert_eq!(sd.access(id), want);
         }
     }
-
-    #[test]
-    fn lru_misses_at_every_size_equal_the_curve() {
-        // A random trace over 600 blocks (uniform and Zipf mixed): the LRU policy of the
-        // simulator at several sizes misses exactly as often as the curve says.
-        let mut rng = crate::synth::Rng::new(17);
-        let zipf = crate::synth::Zipf::new(600, 0.9);
-        let ids: Vec<u64> = (0..60_000)
-            .map(|i| {
-                if i % 3 == 0 {
-                    1 + rng.next_u64() % 600
-                } else {
-                    zipf.sample(&mut rng)
-                }
-            })
-            .collect();
-        let curve = exact(ids.iter().copied());
-        let trace = crate::testutil::reads(&ids);
-        for size in [1u64, 2, 3, 5, 16, 64, 100, 255, 256, 400, 599, 600, 1000] {
-            let lru = crate::testutil::misses("lru", size, None, &trace);
-            assert_eq!(lru as f64, curve.misses(size), "size {size}");
-        }
-    }
 }

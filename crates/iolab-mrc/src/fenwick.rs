@@ -57,7 +57,7 @@ impl Fenwick {
     #[inline(always)]
     pub fn prefetch(&self, i: usize) {
         if let Some(v) = self.tree.get(i + 1) {
-            super::prefetch(v);
+            crate::prefetch(v);
         }
     }
 
