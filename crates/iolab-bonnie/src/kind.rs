@@ -3,7 +3,6 @@
 //! [`crate::OPTIONS`].
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::{
     run_bonnie_cancellable, BonnieError, BonniePlan, BonnieResult, BonnieSpec, BonnieSpecError,
@@ -19,10 +18,10 @@ use serde_json::json;
 use iolab_kind::input::read::Ctx;
 use iolab_kind::input::tree::Entry;
 use iolab_kind::record::{headline, metric, Totals};
-use iolab_kind::table::{self, OptionTable, TableKind};
+use iolab_kind::table::{self, OptionTable, TableKind, TableRun, TableWorkload};
 use iolab_kind::Intent;
+use iolab_kind::LoadContext;
 use iolab_kind::Runs;
-use iolab_kind::{LoadContext, Workload};
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure};
 
@@ -183,12 +182,8 @@ pub static BONNIE: TableKind = TableKind {
     },
     needs_target: true,
     resolve: |cx, entry, at| {
-        read(cx, entry, at).map(|spec| {
-            iolab_kind::erase(BonnieWorkload {
-                spec,
-                origin: Origin::File,
-            })
-        })
+        read(cx, entry, at)
+            .map(|spec| iolab_kind::erase(TableWorkload::<BonnieTable>::new(spec, Origin::File)))
     },
 };
 
@@ -245,19 +240,36 @@ impl OptionTable for BonnieTable {
     }
 }
 
-/// A validated bonnie run; the runner gives each run its directory and seed.
-#[derive(Debug, Clone)]
-pub struct BonnieWorkload {
-    pub spec: BonnieSpec,
-    origin: Origin,
-}
+impl TableRun for BonnieTable {
+    type Output = BonnieResult;
+    type RunError = BonnieError;
 
-impl BonnieWorkload {
+    fn metrics() -> &'static [MetricDef] {
+        METRICS
+    }
+
+    fn place(spec: &mut BonnieSpec, dir: &Path, seed: u64) {
+        spec.dir = dir.to_path_buf();
+        spec.seed = seed;
+    }
+
+    fn intent(plan: &BonniePlan, base: Intent) -> Intent {
+        intent(plan, base)
+    }
+
+    fn run_files(plan: &BonniePlan) -> Vec<PathBuf> {
+        vec![crate::data_file(&plan.dir)]
+    }
+
+    fn run(plan: &BonniePlan, run: &mut RunCtx<'_>) -> Result<BonnieResult, BonnieError> {
+        run_bonnie_cancellable(plan, run.hooks, run.cancel)
+    }
+
     /// An error in the user's words: flags on the command line, keys in a file.
-    fn failure(&self, e: &BonnieError) -> RunFailure {
-        let rewrite = |t: &str| table::rewrite::<BonnieTable>(self.origin, t);
+    fn failure(e: &BonnieError, spec: &BonnieSpec, origin: Origin) -> RunFailure {
+        let rewrite = |t: &str| table::rewrite::<BonnieTable>(origin, t);
         let einval = matches!(e, BonnieError::Engine(e) if e.os_error() == Some(libc::EINVAL));
-        let hint = if einval && self.spec.direct {
+        let hint = if einval && spec.direct {
             Some(
                 "with --direct, chunks must be multiples of the device's logical block size \
                  and the filesystem must take O_DIRECT: try --chunk-size 4k, or drop --direct",
@@ -273,46 +285,9 @@ impl BonnieWorkload {
             located: false,
         }
     }
-}
 
-impl Workload for BonnieWorkload {
-    type Output = BonnieResult;
-
-    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
-        table::describe::<BonnieTable>(&self.spec)
-    }
-
-    fn kind(&self) -> &'static str {
-        KEY
-    }
-
-    fn metrics(&self) -> &'static [MetricDef] {
-        METRICS
-    }
-
-    fn intent(&self, base: Intent) -> Intent {
-        match self.spec.validate() {
-            Ok(plan) => intent(&plan, base),
-            Err(_) => base,
-        }
-    }
-
-    fn planned_duration(&self) -> Option<Duration> {
-        None
-    }
-
-    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
-        let mut spec = self.spec.clone();
-        spec.dir = run.dir.to_path_buf();
-        spec.seed = run.seed;
-        let plan = spec.validate().map_err(|e| {
-            RunFailure::bad_input(table::rewrite::<BonnieTable>(self.origin, &e.to_string()))
-        })?;
-        run.hooks.run_files(vec![crate::data_file(&plan.dir)]);
-        let r =
-            run_bonnie_cancellable(&plan, run.hooks, run.cancel).map_err(|e| self.failure(&e))?;
-        add_record(run.record, &r);
-        Ok(r)
+    fn record(record: &mut RunRecord, r: &BonnieResult) {
+        add_record(record, r);
     }
 }
 
@@ -349,17 +324,12 @@ pub fn from_command_line(
         "bonnie size={} chunk={} files={}k",
         plan.size, plan.chunk_size, plan.files_k
     );
-    let workload_json = json!({ KEY: table::options_json::<BonnieTable>(&spec) });
-    Ok(Runs::one(
+    Ok(table::command_run::<BonnieTable>(
+        spec,
         name,
         "iolab bonnie",
         dir.to_path_buf(),
         seed,
-        BonnieWorkload {
-            spec,
-            origin: Origin::CommandLine,
-        },
-        workload_json,
     ))
 }
 
@@ -600,15 +570,13 @@ mod tests {
         let e = from_command_line(&[(size, OptionValue::Bytes(10_000))], &dir, 1).unwrap_err();
         assert!(e.message.contains("--size 10000"), "{e}");
         assert!(e.message.contains("--chunk-size 8192"), "{e}");
-        let w = BonnieWorkload {
-            spec: BonnieSpec::with_defaults(dir.clone(), 1),
-            origin: Origin::File,
-        };
-        let f = w.failure(&BonnieError::TooManyFiles {
+        let spec = BonnieSpec::with_defaults(dir.clone(), 1);
+        let e = BonnieError::TooManyFiles {
             dir: dir.clone(),
             files: 10,
             free: 2,
-        });
+        };
+        let f = BonnieTable::failure(&e, &spec, Origin::File);
         assert!(
             f.message.contains("`workload.bonnie.files`"),
             "{}",

@@ -13,7 +13,9 @@ use iolab_workload::option::{OptionDef, OptionValue};
 use crate::command::{Origin, UsageError};
 use crate::input::read::Ctx;
 use crate::input::tree::{Entry, Span, Table};
-use crate::kind::{DynWorkload, Kind, LoadContext};
+use crate::intent::Intent;
+use crate::kind::{DynWorkload, Kind, LoadContext, Workload};
+use crate::run::{RunCtx, RunFailure};
 
 /// Stand-in for the run directory (`$dir`) until the runner knows it.
 pub const PLACEHOLDER_DIR: &str = "/nonexistent-iolab-dir";
@@ -192,6 +194,133 @@ pub fn options_json<T: OptionTable>(spec: &T::Spec) -> serde_json::Value {
         o.insert(def.name.to_string(), value);
     }
     serde_json::Value::Object(o)
+}
+
+/// What a kind whose settings are one option table adds to the table to run: the one
+/// [`Workload`] of all such kinds ([`TableWorkload`]) asks it the rest.
+pub trait TableRun: OptionTable<Spec: Clone + std::fmt::Debug + Send + Sync> {
+    /// What a run gives back for the kind's formats.
+    type Output: Send + 'static;
+    /// How a run fails.
+    type RunError;
+    /// The metrics its runs record besides [`iolab_metrics::COMMON`].
+    fn metrics() -> &'static [MetricDef];
+    /// Puts the run's directory and seed into the spec.
+    fn place(spec: &mut Self::Spec, dir: &std::path::Path, seed: u64);
+    /// What the plan means to do, for the checks.
+    fn intent(plan: &Self::Plan, base: Intent) -> Intent;
+    /// The timed region's planned length, when it is known beforehand.
+    fn planned_duration(_spec: &Self::Spec) -> Option<std::time::Duration> {
+        None
+    }
+    /// What it does that needs root (see [`Workload::needs_root`]).
+    fn needs_root(_spec: &Self::Spec) -> Option<String> {
+        None
+    }
+    /// Fields the stored experiment keeps besides the spec.
+    fn describe(_spec: &Self::Spec) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
+    /// The files (or trees) the run works on: dropping caches checks that they left the page
+    /// cache.
+    fn run_files(plan: &Self::Plan) -> Vec<std::path::PathBuf>;
+    /// Runs the plan once, calling `run.hooks` around its timed region; `run.sut` for what
+    /// it asks of the system under test.
+    fn run(plan: &Self::Plan, run: &mut RunCtx<'_>) -> Result<Self::Output, Self::RunError>;
+    /// A run's failure in the words of where the settings came from.
+    fn failure(e: &Self::RunError, spec: &Self::Spec, origin: Origin) -> RunFailure;
+    /// Adds a run's measurements to its record.
+    fn record(record: &mut iolab_store::RunRecord, output: &Self::Output);
+}
+
+/// A validated workload of a [`TableRun`] kind; the runner gives each run its directory and
+/// seed.
+pub struct TableWorkload<T: TableRun> {
+    pub spec: T::Spec,
+    origin: Origin,
+}
+
+impl<T: TableRun> TableWorkload<T> {
+    /// A workload of `spec`, whose settings came from `origin`.
+    pub fn new(spec: T::Spec, origin: Origin) -> TableWorkload<T> {
+        TableWorkload { spec, origin }
+    }
+}
+
+impl<T: TableRun> std::fmt::Debug for TableWorkload<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableWorkload")
+            .field("kind", &T::KIND)
+            .field("spec", &self.spec)
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl<T: TableRun> Workload for TableWorkload<T> {
+    type Output = T::Output;
+
+    fn kind(&self) -> &'static str {
+        T::KIND
+    }
+
+    fn metrics(&self) -> &'static [MetricDef] {
+        T::metrics()
+    }
+
+    fn intent(&self, base: Intent) -> Intent {
+        match T::validate(&self.spec) {
+            Ok(plan) => T::intent(&plan, base),
+            Err(_) => base,
+        }
+    }
+
+    fn planned_duration(&self) -> Option<std::time::Duration> {
+        T::planned_duration(&self.spec)
+    }
+
+    fn needs_root(&self) -> Option<String> {
+        T::needs_root(&self.spec)
+    }
+
+    /// The whole spec (every option, defaults included) and what the kind adds.
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = describe::<T>(&self.spec);
+        m.extend(T::describe(&self.spec));
+        m
+    }
+
+    fn run(&self, run: &mut RunCtx<'_>) -> Result<T::Output, RunFailure> {
+        let mut spec = self.spec.clone();
+        T::place(&mut spec, run.dir, run.seed);
+        // Validated when the plan was made; the directory and seed do not change that.
+        let plan = T::validate(&spec)
+            .map_err(|e| RunFailure::bad_input(rewrite::<T>(self.origin, &e.to_string())))?;
+        run.hooks.run_files(T::run_files(&plan));
+        let out = T::run(&plan, run).map_err(|e| T::failure(&e, &self.spec, self.origin))?;
+        T::record(run.record, &out);
+        Ok(out)
+    }
+}
+
+/// A command's one run of `spec` (settings from the command line) in `dir` with `seed`, named
+/// `name` as `iolab list` shows it, from command `source` (`iolab KIND`).
+pub fn command_run<T: TableRun>(
+    spec: T::Spec,
+    name: String,
+    source: &str,
+    dir: PathBuf,
+    seed: u64,
+) -> crate::command::Runs<T::Output> {
+    let workload_json = serde_json::json!({ T::KIND: options_json::<T>(&spec) });
+    crate::command::Runs::one(
+        name,
+        source,
+        dir,
+        seed,
+        TableWorkload::<T>::new(spec, Origin::CommandLine),
+        workload_json,
+    )
 }
 
 /// A kind that reads everything from its own `KIND = { … }` entry, as the loader sees it: what

@@ -18,10 +18,10 @@ use serde_json::json;
 use iolab_kind::input::read::Ctx;
 use iolab_kind::input::tree::Entry;
 use iolab_kind::record::{headline, metric, series, Totals};
-use iolab_kind::table::{self, OptionTable, TableKind};
+use iolab_kind::table::{self, OptionTable, TableKind, TableRun, TableWorkload};
 use iolab_kind::Intent;
+use iolab_kind::LoadContext;
 use iolab_kind::Runs;
-use iolab_kind::{LoadContext, Workload};
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure};
 
@@ -53,12 +53,8 @@ pub static MICRO: TableKind = TableKind {
     },
     needs_target: true,
     resolve: |cx, entry, at| {
-        read(cx, entry, at).map(|spec| {
-            iolab_kind::erase(MicroWorkload {
-                spec,
-                origin: Origin::File,
-            })
-        })
+        read(cx, entry, at)
+            .map(|spec| iolab_kind::erase(TableWorkload::<MicroTable>::new(spec, Origin::File)))
     },
 };
 
@@ -106,68 +102,47 @@ impl OptionTable for MicroTable {
     }
 }
 
-/// A validated micro test; the runner gives each run its directory and seed.
-#[derive(Debug, Clone)]
-pub struct MicroWorkload {
-    pub spec: MicroSpec,
-    origin: Origin,
-}
-
-impl MicroWorkload {
-    /// An error's hint in the user's words (the engine writes its hints for `iolab micro`).
-    fn failure(&self, e: &EngineError) -> RunFailure {
-        let mut f = e.failure(e.hint().map(str::to_string));
-        f.message = table::rewrite::<MicroTable>(self.origin, &f.message);
-        f.hint = f
-            .hint
-            .map(|h| table::rewrite::<MicroTable>(self.origin, &h));
-        f
-    }
-}
-
-impl Workload for MicroWorkload {
+impl TableRun for MicroTable {
     type Output = MicroResult;
+    type RunError = EngineError;
 
-    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
-        table::describe::<MicroTable>(&self.spec)
-    }
-
-    fn kind(&self) -> &'static str {
-        KEY
-    }
-
-    fn metrics(&self) -> &'static [MetricDef] {
+    fn metrics() -> &'static [MetricDef] {
         METRICS
     }
 
-    fn intent(&self, base: Intent) -> Intent {
-        match self.spec.validate() {
-            Ok(plan) => intent(&plan, base),
-            Err(_) => base,
-        }
+    fn place(spec: &mut MicroSpec, dir: &Path, seed: u64) {
+        spec.dir = dir.to_path_buf();
+        spec.seed = seed;
     }
 
-    fn planned_duration(&self) -> Option<Duration> {
-        self.spec.time_limit
+    fn intent(plan: &MicroPlan, base: Intent) -> Intent {
+        intent(plan, base)
     }
 
-    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
-        let mut spec = self.spec.clone();
-        spec.dir = run.dir.to_path_buf();
-        spec.seed = run.seed;
-        // Validated when the plan was made; the directory and seed do not change that.
-        let plan = spec
-            .validate()
-            .map_err(|e| RunFailure::bad_input(e.to_string()))?;
-        run.hooks.run_files(
-            (0..plan.threads)
-                .map(|t| iolab_engine::micro::data_file(&plan.dir, t))
-                .collect(),
-        );
-        let r =
-            run_micro_cancellable(&plan, run.hooks, run.cancel).map_err(|e| self.failure(&e))?;
-        add_record(run.record, &r);
-        Ok(r)
+    fn planned_duration(spec: &MicroSpec) -> Option<Duration> {
+        spec.time_limit
+    }
+
+    fn run_files(plan: &MicroPlan) -> Vec<PathBuf> {
+        (0..plan.threads)
+            .map(|t| iolab_engine::micro::data_file(&plan.dir, t))
+            .collect()
+    }
+
+    fn run(plan: &MicroPlan, run: &mut RunCtx<'_>) -> Result<MicroResult, EngineError> {
+        run_micro_cancellable(plan, run.hooks, run.cancel)
+    }
+
+    /// An error's hint in the user's words (the engine writes its hints for the command line).
+    fn failure(e: &EngineError, _spec: &MicroSpec, origin: Origin) -> RunFailure {
+        let mut f = e.failure(e.hint().map(str::to_string));
+        f.message = table::rewrite::<MicroTable>(origin, &f.message);
+        f.hint = f.hint.map(|h| table::rewrite::<MicroTable>(origin, &h));
+        f
+    }
+
+    fn record(record: &mut RunRecord, r: &MicroResult) {
+        add_record(record, r);
     }
 }
 
@@ -200,17 +175,12 @@ pub fn from_command_line(
         spec.size,
         spec.threads
     );
-    let workload_json = json!({ KEY: table::options_json::<MicroTable>(&spec) });
-    Ok(Runs::one(
+    Ok(table::command_run::<MicroTable>(
+        spec,
         name,
         "iolab micro",
         dir.to_path_buf(),
         seed,
-        MicroWorkload {
-            spec,
-            origin: Origin::CommandLine,
-        },
-        workload_json,
     ))
 }
 
@@ -420,16 +390,14 @@ mod tests {
             path: "/x/iolab-micro.0".into(),
             source: std::io::Error::from_raw_os_error(libc::ENOSPC),
         };
-        let w = |origin| MicroWorkload {
-            spec: spec(A::Write, SyncMode::Normal, None, None),
-            origin,
-        };
-        let cli = w(Origin::CommandLine).failure(&full);
+        let s = spec(A::Write, SyncMode::Normal, None, None);
+        let failure = |e: &EngineError, origin| MicroTable::failure(e, &s, origin);
+        let cli = failure(&full, Origin::CommandLine);
         assert_eq!(
             cli.hint.as_deref(),
             Some("the filesystem is full: use a smaller --size or another --dir")
         );
-        let file = w(Origin::File).failure(&full);
+        let file = failure(&full, Origin::File);
         assert_eq!(
             file.hint.as_deref(),
             Some(
@@ -443,7 +411,7 @@ mod tests {
             align: 512,
             path: "/x".into(),
         };
-        let f = w(Origin::File).failure(&unaligned);
+        let f = failure(&unaligned, Origin::File);
         assert!(
             f.message
                 .starts_with("`workload.micro.bs` 1000 is not a multiple"),
