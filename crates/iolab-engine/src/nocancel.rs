@@ -5,7 +5,7 @@
 //! workers), glibc's `read`/`write` switch the calling thread to asynchronous cancellation
 //! around the system call and back: two atomic compare-and-swaps on the thread's descriptor
 //! per call, about a tenth of a microsecond on this VM's cold caches. A single-threaded C
-//! benchmark (iozone, bonnie++) skips them. iolab never cancels a thread, so its per-operation
+//! benchmark (the classic tools iolab is compared with) skips them. iolab never cancels a thread, so its per-operation
 //! calls go straight to the kernel: on x86-64 and AArch64 as the `syscall`/`svc` instruction
 //! inlined into the loop, elsewhere through `syscall(2)`. The same system call, with the same
 //! arguments and results (-1 and `errno` on failure). The call around the instruction is what

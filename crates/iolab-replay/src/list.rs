@@ -1,6 +1,7 @@
 //! The file-list format (docs/replay.md): one operation a line, `NAME, SIZE, OP`, the form of
-//! the lists bonnie++ was once modified to replay (`c` create the file with SIZE bytes, `s`
-//! read it whole, `d` delete it), extended by a few operations and by day markers:
+//! the lists a classic file-system benchmark was once modified to replay (`c` create the
+//! file with SIZE bytes, `s` read it whole, `d` delete it), extended by a few operations and
+//! by day markers:
 //!
 //! ```text
 //! # comment (and blank lines) are ignored
