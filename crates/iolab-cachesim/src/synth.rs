@@ -60,49 +60,9 @@ impl ZipfSpec {
     }
 }
 
-/// xoshiro256** (Blackman & Vigna), seeded by SplitMix64.
-#[derive(Debug, Clone)]
-pub struct Rng {
-    s: [u64; 4],
-}
-
-impl Rng {
-    /// A generator for `seed`.
-    pub fn new(seed: u64) -> Rng {
-        let mut x = seed;
-        let mut next = || {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        Rng {
-            s: [next(), next(), next(), next()],
-        }
-    }
-
-    /// The next 64 random bits.
-    #[inline(always)]
-    pub fn next_u64(&mut self) -> u64 {
-        let s = &mut self.s;
-        let result = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        result
-    }
-
-    /// Uniform in [0, 1).
-    #[inline(always)]
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-}
+/// The seeded generator of synthetic traces: xoshiro256++ (iolab-util's, the one the
+/// statistics use too).
+pub use iolab_util::xoshiro::Rng;
 
 /// Zipf ranks 1 ..= n with P(k) ∝ k^−α.
 #[derive(Debug, Clone)]
@@ -286,8 +246,9 @@ mod tests {
 
     #[test]
     fn frequencies_follow_the_zipf_law() {
-        // 1 M draws over 100 ranks: the share of rank k is k^−α / H(100, α); for these
-        // draws every one of the first 5 ranks is within 1 % (relative) of it.
+        // 1 M draws over 100 ranks: the share of rank k is k^−α / H(100, α); each of the
+        // first 5 ranks' shares is within 5 standard errors of a binomial proportion of it
+        // (a bound any seed's draws meet, unlike a fixed 1 %, which held for one stream).
         for alpha in [0.8, 1.0, 1.2] {
             let ids = zipf_ids(&spec(alpha, 100, 1_000_000, 3)).unwrap();
             let mut count = [0u64; 101];
@@ -298,9 +259,10 @@ mod tests {
             for k in 1..=5u64 {
                 let want = (k as f64).powf(-alpha) / h;
                 let got = count[k as usize] as f64 / ids.len() as f64;
+                let se = (want * (1.0 - want) / ids.len() as f64).sqrt();
                 assert!(
-                    (got / want - 1.0).abs() < 0.01,
-                    "α {alpha} rank {k}: {got} vs {want}"
+                    (got - want).abs() < 5.0 * se,
+                    "α {alpha} rank {k}: {got} vs {want} (± {se})"
                 );
             }
         }

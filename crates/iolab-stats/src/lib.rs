@@ -48,7 +48,6 @@ mod error;
 pub mod interval;
 pub mod outliers;
 pub mod quantile;
-pub mod rng;
 pub mod sample;
 pub mod steady;
 pub mod stopping;
@@ -63,8 +62,8 @@ pub use compare::{
 pub use dist::{normal_cdf, normal_quantile, StudentT};
 pub use error::StatsError;
 pub use interval::{Interval, Level};
+pub use iolab_util::xoshiro::Rng;
 pub use outliers::{detect_outliers, OutlierReport};
-pub use rng::Rng;
 pub use sample::Sample;
 pub use steady::{SteadyStateRule, WindowCheck};
 pub use stopping::{Decision, StopReason, StoppingRule};

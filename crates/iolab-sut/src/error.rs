@@ -84,8 +84,8 @@ pub enum Error {
         "drop_caches did not evict the run's files: {} of the run's {} ({files} files{}) still \
          in the page cache after sync and drop; another process may hold them mapped or be \
          reading them",
-        iolab_workload::format_bytes(*resident_bytes),
-        iolab_workload::format_bytes(*bytes),
+        iolab_util::format_bytes(*resident_bytes),
+        iolab_util::format_bytes(*bytes),
         sampled_note(*files, *sampled_files)
     )]
     CachesNotDropped {

@@ -3,33 +3,10 @@
 //! Suffixes are binary (K = 1024), as for truncate(1), mkfs and tmpfs's `size=`; `B` and
 //! `iB` after the letter are accepted and mean the same.
 
-/// Parse a size in bytes; the error text says what is accepted.
+/// Parse a size in bytes (iolab-util's one size parser); the error text says what is
+/// accepted.
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(digits_end);
-    let bad = || {
-        format!(
-            "{text:?} is not a size; write bytes or a number with K, M, G or T (binary: 1K = 1024), \
-             e.g. \"512M\""
-        )
-    };
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let suffix = suffix.trim();
-    let unit = suffix
-        .strip_suffix("iB")
-        .or_else(|| suffix.strip_suffix('B'))
-        .unwrap_or(suffix);
-    let shift = match unit {
-        "" => 0,
-        "k" | "K" => 10,
-        "m" | "M" => 20,
-        "g" | "G" => 30,
-        "t" | "T" => 40,
-        _ => return Err(bad()),
-    };
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("{text:?} is too large"))
+    iolab_util::parse_size(text).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -45,11 +22,13 @@ mod tests {
         assert_eq!(parse_size("1GiB"), Ok(1 << 30));
         assert_eq!(parse_size("2TB"), Ok(2 << 40));
         assert_eq!(parse_size(" 3 M "), Ok(3 << 20));
+        // The same parser as every other size: a fraction of a unit that is whole bytes.
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
     }
 
     #[test]
     fn rejects_garbage_with_advice() {
-        for bad in ["", "M", "1.5G", "1X", "-1", "1 G B"] {
+        for bad in ["", "M", "1.5K5", "1X", "-1", "1 G B"] {
             let e = parse_size(bad).unwrap_err();
             assert!(e.contains("512M") || e.contains("large"), "{bad}: {e}");
         }

@@ -790,6 +790,20 @@ mod tests {
         assert_eq!(p.cache_limit, Some(64 << 20));
     }
 
+    /// Sizes go through the one parser every size of iolab goes through: `1.5G` is a cache
+    /// limit as it is a micro test's `size` (it was refused here).
+    #[test]
+    fn sizes_take_fractions_of_a_unit_as_everywhere() {
+        let p = spec(r#"{"target":{"kind":"tmpfs","size":"1.5G"},"cache_limit":"1.5G"}"#)
+            .validate()
+            .unwrap();
+        assert_eq!(p.cache_limit, Some(3 << 29));
+        match &p.target {
+            Target::Tmpfs(t) => assert_eq!(t.size, TmpfsSize::Bytes(3 << 29)),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn cache_limit_none_is_no_cap() {
         let p = spec(r#"{"target":{"kind":"tmpfs","size":"1G"},"cache_limit":"none"}"#)

@@ -20,7 +20,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::blockdev::DevInfo;
 use crate::error::{Error, Result};
 use crate::util;
-use iolab_workload::suggest;
+use iolab_util::suggest;
 
 /// A tunable's name, parsed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -6,13 +6,15 @@
 
 pub mod micro;
 pub mod model;
-pub mod option;
-pub mod rng;
 pub mod rv;
-pub mod suggest;
-pub mod units;
 
+// Moved to iolab-util (the one leaf crate of utilities); re-exported here only until every
+// user imports them from there.
+pub use iolab_util::{option, rng, suggest, units};
+
+pub use iolab_util::units::{
+    duration_text, format_bytes, format_ns, parse_duration, parse_size, UnitError,
+};
 pub use micro::{
     Access, DataPattern, EngineKind, MicroOption, MicroPlan, MicroSpec, MicroSpecError, SyncMode,
 };
-pub use units::{duration_text, format_bytes, format_ns, parse_duration, parse_size, UnitError};

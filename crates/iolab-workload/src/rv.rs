@@ -20,7 +20,8 @@
 
 use serde::Serialize;
 
-use crate::rng::Rng;
+use iolab_util::math::ln_gamma;
+use iolab_util::rng::Rng;
 
 /// A number-valued attribute that may be random.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -797,35 +798,6 @@ pub fn gamma_unit(rng: &mut Rng, k: f64) -> f64 {
             return d * v;
         }
     }
-}
-
-/// `ln Γ(x)` for x > 0 by the Lanczos approximation (Lanczos, SIAM J. Numer. Anal. B 1(1), 1964)
-/// with g = 7 and 9 coefficients (relative error ≈ 1e-15), and the reflection formula below 1/2.
-fn ln_gamma(x: f64) -> f64 {
-    const G: f64 = 7.0;
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        // Γ(x)·Γ(1 − x) = π / sin(πx)
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut a = C[0];
-    for (i, c) in C.iter().enumerate().skip(1) {
-        a += c / (x + i as f64);
-    }
-    let t = x + G + 0.5;
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
 #[cfg(test)]

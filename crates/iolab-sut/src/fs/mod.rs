@@ -18,7 +18,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use iolab_workload::suggest;
+use iolab_util::suggest;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};

@@ -9,7 +9,7 @@ use std::time::Duration;
 /// A size or duration that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnitError {
-    #[error("`{0}` is not a size: expected a number with an optional suffix k, m, g or t (e.g. 4k, 64m, 1.5g)")]
+    #[error("{0:?} is not a size: write bytes or a number with an optional suffix K, M, G or T (binary: 1K = 1024), e.g. \"512M\" or \"1.5G\"")]
     BadSize(String),
     #[error("`{0}` is not a whole number of bytes")]
     FractionalBytes(String),
@@ -29,7 +29,7 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     if num.is_empty() {
         return Err(UnitError::BadSize(text.to_string()));
     }
-    let shift = match suffix.to_ascii_lowercase().as_str() {
+    let shift = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
