@@ -274,13 +274,7 @@ pub fn from_command_line(
         )
         .hint("use --between-days drop_caches (as root) or none, or an experiment file with a loop_image target"));
     }
-    let program = load(&spec).map_err(|e| {
-        let err = UsageError::located(e.to_string());
-        match e.hint {
-            Some(h) => err.hint(h),
-            None => err,
-        }
-    })?;
+    let program = load(&spec).map_err(list_usage)?;
     let name = format!(
         "replay {} days between={}",
         program.days,
@@ -298,6 +292,15 @@ pub fn from_command_line(
         },
         workload_json,
     ))
+}
+
+/// A bad list on the command line: located at its line, exit 2, with its hint.
+pub(crate) fn list_usage(e: ListError) -> UsageError {
+    let err = UsageError::located(e.to_string());
+    match e.hint {
+        Some(h) => err.hint(h),
+        None => err,
+    }
 }
 
 fn spec_json(spec: &ReplaySpec) -> Value {
@@ -500,9 +503,10 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
     let days = &r.days;
     let mut put = |name: &str, v: f64| record.metrics.push(metric(METRICS, name, v));
     put("day_s", mean(days.iter().map(|d| d.time_ns as f64 / 1e9)));
+    // Summed in whole nanoseconds: a float sum of no days would be -0.
     put(
         "days_total_s",
-        days.iter().map(|d| d.time_ns as f64 / 1e9).sum(),
+        days.iter().map(|d| d.time_ns).sum::<u64>() as f64 / 1e9,
     );
     if let Some(i) = &r.install {
         put("install_s", i.time_ns as f64 / 1e9);
@@ -616,6 +620,43 @@ fn add_record(record: &mut RunRecord, r: &ReplayResult) {
     }
 }
 
+/// A replay run for the tests of this place: real files, real system calls.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use super::*;
+
+    /// Replays the lists (`[day N]` sections in `days`) in a fresh directory, each day ended
+    /// with a `syncfs`, and records the run as the runner does.
+    pub fn replayed(
+        install: Option<&str>,
+        boot: Option<&str>,
+        days: Option<&str>,
+    ) -> (ReplayResult, RunRecord) {
+        let dir = tempfile::tempdir().unwrap();
+        let l = |t: Option<&str>, r| t.map(|t| crate::parse(Path::new("x"), t, r).unwrap());
+        let program = crate::check(&crate::Lists {
+            install: l(install, crate::Role::Plain),
+            boot: l(boot, crate::Role::Plain),
+            days: l(days, crate::Role::Days),
+        })
+        .unwrap();
+        let mut no_sut = iolab_kind::NoSut;
+        let mut ender = Ender::new(&mut no_sut, BetweenDays::None, dir.path());
+        let r = crate::replay(
+            &program,
+            dir.path(),
+            &std::sync::atomic::AtomicBool::new(false),
+            &mut ender,
+        )
+        .unwrap();
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "the replay left {left:?}");
+        let mut rec = iolab_kind::record::testing::record();
+        add_record(&mut rec, &r);
+        (r, rec)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,27 +664,11 @@ mod tests {
 
     #[test]
     fn a_replay_records_its_declared_metrics_and_a_row_per_day() {
-        let dir = std::env::temp_dir().join(format!("iolab-replay-kind-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let l = |t: &str, r| Some(crate::parse(Path::new("x"), t, r).unwrap());
-        let program = crate::check(&crate::Lists {
-            install: l("a/b, 5000, c\n", crate::Role::Plain),
-            boot: l("a/b, 5000, s\n", crate::Role::Plain),
-            days: l("[day 1]\nc, 10, c\n[day 2]\nc, 10, d\n", crate::Role::Days),
-        })
-        .unwrap();
-        let mut no_sut = iolab_kind::NoSut;
-        let mut ender = Ender::new(&mut no_sut, BetweenDays::None, &dir);
-        let r = crate::replay(
-            &program,
-            &dir,
-            &std::sync::atomic::AtomicBool::new(false),
-            &mut ender,
-        )
-        .unwrap();
-        std::fs::remove_dir(&dir).unwrap();
-        let mut rec = testing::record();
-        add_record(&mut rec, &r);
+        let (_, rec) = super::fixture::replayed(
+            Some("a/b, 5000, c\n"),
+            Some("a/b, 5000, s\n"),
+            Some("[day 1]\nc, 10, c\n[day 2]\nc, 10, d\n"),
+        );
         testing::assert_declared(&rec, METRICS);
         for d in METRICS {
             assert!(rec.metrics.iter().any(|m| m.name == d.name), "{}", d.name);

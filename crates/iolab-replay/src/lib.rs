@@ -1,11 +1,15 @@
 //! File-list replay (docs/replay.md): the list format ([`list`]), its validation against a
 //! simulated namespace ([`check`]), the install/boot/workday generators ([`generate`]) and
-//! the replay with real system calls ([`run`]). Never prints.
+//! the replay with real system calls ([`run`]); `iolab replay` and `iolab filelist`
+//! ([`command`]), the replay's formats ([`output`]) and its part of the report ([`report`]).
+//! Never prints: the commands write through the binary's [`iolab_kind::cli::Host`].
 
 pub mod check;
+pub mod command;
 pub mod generate;
 pub mod kind;
 pub mod list;
+pub mod output;
 pub mod report;
 pub mod run;
 
@@ -63,8 +67,8 @@ pub fn load(
 /// registry is `&iolab_replay::PLUGIN`.
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::REPLAY],
-    commands: &[],
+    commands: &[&command::ReplayCommand, &command::FilelistCommand],
     files: &[],
     sections: &[&report::ReplaySection],
-    schemas: &[],
+    schemas: &[output::SCHEMA],
 };

@@ -3,7 +3,7 @@
 //! LRU miss-ratio curve of its trace (`saved.mrc`: `block_size`, `requests`,
 //! `distinct_blocks`, `points` as `[cache bytes, miss ratio]`). The report draws, per
 //! configuration, the curve of its last ok run that has one: the runs of a configuration
-//! replay the same workload, and a mean of curves over different sizes would be a curve of no
+//! repeat the same workload, and a mean of curves over different sizes would be a curve of no
 //! trace.
 
 use std::collections::BTreeMap;

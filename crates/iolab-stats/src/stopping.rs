@@ -174,8 +174,8 @@ impl StoppingRule {
 
     /// Applies the rule to a finished sequence of values, as if they arrived one per run and
     /// without a time budget; returns the decision at the first stop (or `Continue` if the
-    /// sequence ended first). Useful for replaying stored runs and for tests.
-    pub fn replay(&self, values: &[f64]) -> Result<Decision> {
+    /// sequence ended first). Useful for judging stored runs again and for tests.
+    pub fn decide_over(&self, values: &[f64]) -> Result<Decision> {
         let mut acc = Welford::new();
         for (index, &value) in values.iter().enumerate() {
             acc.push(value)
@@ -232,7 +232,7 @@ mod tests {
         let values: Vec<f64> = (0..30)
             .map(|i| if i % 2 == 0 { 50.0 } else { 150.0 })
             .collect();
-        match StoppingRule::default().replay(&values).unwrap() {
+        match StoppingRule::default().decide_over(&values).unwrap() {
             Decision::NotConverged {
                 reason: StopReason::MaxRuns,
                 runs: 20,
@@ -253,7 +253,7 @@ mod tests {
             .map(|i| if i % 2 == 0 { 95.0 } else { 105.0 })
             .collect();
         let rule = StoppingRule::default();
-        let d = rule.replay(&values).unwrap();
+        let d = rule.decide_over(&values).unwrap();
         let Decision::Converged {
             runs,
             rel_half_width,

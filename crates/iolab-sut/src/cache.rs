@@ -112,7 +112,7 @@ pub fn drop_caches_unchecked(run_files: &[PathBuf]) -> Result<DropReport> {
 pub const DROP_ATTEMPTS: u32 = 3;
 
 // Emptying the page cache in the middle of a run, for the kinds that do it between their
-// parts (replay between days, iozone between passes), timed.
+// parts (between days, between passes), timed.
 
 /// `syncfs` of the filesystem `dir` is on (not `sync`: other filesystems' dirty data are
 /// not the run's), timed.

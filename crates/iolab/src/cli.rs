@@ -47,17 +47,6 @@ pub enum Command {
         after_help = "Examples:\n  iolab sqlite --dir /mnt/test --journal wal --synchronous full --transactions 1000\n  iolab sqlite --dir /mnt/test --mode update --journal delete --threads 4 --format mobibench\n\nEach thread uses its own database files, iolab-sqlite.THREAD.DB.db, made new for the run\nand removed after it. Semantics and the system calls of each journal mode: docs/sqlite.md."
     )]
     Sqlite(SqliteArgs),
-    /// Replay file lists in a directory: an install, a boot read set and workdays (docs/replay.md)
-    #[command(
-        after_help = "Examples:\n  iolab filelist scan /usr/share/doc -o install.list\n  iolab filelist sample install.list --bytes 20m -o boot.list\n  iolab filelist workday --sets 4 --read 2 --create 1 --delete 1 --days 5 --set-bytes 10m -o days.list\n  iolab replay --dir /mnt/test --install install.list --boot boot.list --days days.list\n\nThe replay's files are removed when it ends. A quick replay ends each day with a syncfs\n(--between-days none) or, as root, a syncfs and a cache drop (drop_caches); remounting between\ndays (the default in experiment files) needs a target iolab mounts: an experiment with a\nloop_image or block_device target. See docs/replay.md."
-    )]
-    Replay(ReplayArgs),
-    /// Make file lists for `iolab replay`: from a directory tree, a boot read set, workdays
-    #[command(
-        subcommand,
-        after_help = "Examples:\n  iolab filelist scan /usr -o install.list\n  iolab filelist sample install.list --bytes 150m -o boot.list\n  iolab filelist workday --sets 20 --read 9 --create 1 --delete 1 --days 20 -o days.list\n\nThe same input and --seed give the same bytes. The list format, the schedule of the\nworkdays and what a replay measures: docs/replay.md."
-    )]
-    Filelist(FilelistCommand),
     /// Simulate a block cache on a trace: size, block size, associativity, replacement and
     /// write policy; hits, traffic and an estimated service time
     #[command(
@@ -249,11 +238,6 @@ impl KindFormat for Format {
     const JSON: Self = Format::Json;
 }
 
-impl KindFormat for ReplayFormat {
-    const HUMAN: Self = ReplayFormat::Human;
-    const JSON: Self = ReplayFormat::Json;
-}
-
 impl KindFormat for IozoneFormat {
     const HUMAN: Self = IozoneFormat::Human;
     const JSON: Self = IozoneFormat::Json;
@@ -280,103 +264,6 @@ pub struct KindRunArgs<F: KindFormat = Format> {
     /// Do not store the result in the database
     #[arg(long)]
     pub no_db: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct ReplayArgs {
-    /// Directory to replay the lists in (must exist; the lists' names are relative to it)
-    #[arg(long, value_name = "DIR")]
-    pub dir: PathBuf,
-
-    /// The install list: run once, before the first day
-    #[arg(long, value_name = "FILE")]
-    pub install: Option<PathBuf>,
-
-    /// The boot list: run at the start of every day
-    #[arg(long, value_name = "FILE")]
-    pub boot: Option<PathBuf>,
-
-    /// The days list (`[day N]` sections): each day's own operations
-    #[arg(long, value_name = "FILE")]
-    pub days: Option<PathBuf>,
-
-    /// How the install and each day end: `none` (syncfs, timed), `drop_caches` (syncfs,
-    /// timed, then drop the caches; root), `remount` (experiments with a mounted target only)
-    #[arg(long, value_name = "HOW", default_value = "none", value_parser = ["remount", "drop_caches", "none"])]
-    pub between_days: String,
-
-    /// The run's seed (stored; the lists themselves fix every choice)
-    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
-    pub seed: u64,
-
-    #[command(flatten)]
-    pub run: KindRunArgs<ReplayFormat>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReplayFormat {
-    /// A table per day: time (mount to unmount), flush, and each phase's rates
-    Human,
-    /// Everything, machine-readable and versioned
-    Json,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum FilelistCommand {
-    /// An install list of a directory tree: its directories and regular files with their sizes
-    Scan {
-        /// The tree's root; the list's names are relative to it
-        #[arg(value_name = "DIR")]
-        dir: PathBuf,
-        /// Only the files (the bare `name, size, c` form; creates make their parents)
-        #[arg(long)]
-        files_only: bool,
-        /// Write the list to FILE (default: standard output)
-        #[arg(long, short = 'o', value_name = "FILE")]
-        output: Option<PathBuf>,
-    },
-    /// A boot read set: random files of a list summing to --bytes
-    Sample {
-        /// The list to pick from (the files it leaves existing)
-        #[arg(value_name = "LIST")]
-        list: PathBuf,
-        /// Bytes to read (e.g. 150m)
-        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-        bytes: u64,
-        /// Seed of the random choice of files
-        #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
-        seed: u64,
-        /// Write the list to FILE (default: standard output)
-        #[arg(long, short = 'o', value_name = "FILE")]
-        output: Option<PathBuf>,
-    },
-    /// Workdays: data sets read, created and deleted day by day (docs/replay.md)
-    Workday {
-        /// M: the number of data sets kept once the start is over
-        #[arg(long, value_name = "M")]
-        sets: u32,
-        /// r: sets read per day
-        #[arg(long, value_name = "R")]
-        read: u32,
-        /// c: sets created per day (twice as many at the start, until M exist)
-        #[arg(long, value_name = "C")]
-        create: u32,
-        /// d: sets deleted per day
-        #[arg(long, value_name = "D")]
-        delete: u32,
-        /// Days to generate
-        #[arg(long, value_name = "N")]
-        days: u32,
-        /// Bytes per data set (e.g. 100m)
-        #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "100m")]
-        set_bytes: u64,
-        /// Seed of the sets' files and of which sets are read and deleted
-        #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
-        seed: u64,
-        /// Write the list to FILE (default: standard output)
-        #[arg(long, short = 'o', value_name = "FILE")]
-        output: Option<PathBuf>,
-    },
 }
 
 impl<F: KindFormat> KindRunArgs<F> {

@@ -70,7 +70,7 @@ drop_caches = false
     let config = &shown["configs"][0];
     let values = metric_values(config, "ops_per_s");
     let rule = StoppingRule::new(3, 15, 0.5, Level::P95).unwrap();
-    match rule.replay(&values).unwrap() {
+    match rule.decide_over(&values).unwrap() {
         Decision::Converged { runs, .. } => assert_eq!(runs as usize, values.len(), "{values:?}"),
         d => panic!("expected convergence within 15 runs: {d:?} for {values:?}"),
     }
@@ -94,7 +94,7 @@ drop_caches = false
     let rule = StoppingRule::new(3, 4, 1e-9, Level::P95).unwrap();
     assert!(
         matches!(
-            rule.replay(&values).unwrap(),
+            rule.decide_over(&values).unwrap(),
             Decision::NotConverged {
                 reason: StopReason::MaxRuns,
                 runs: 4,

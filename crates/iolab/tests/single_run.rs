@@ -650,3 +650,35 @@ fn replay_stores_what_its_one_run_experiment_stores() {
     assert_eq!(flowops.len(), 3 + 1 + 4);
     assert!(std::fs::read_dir(d).unwrap().next().is_none(), "files left");
 }
+
+#[test]
+fn a_replay_without_days_prints_the_time_per_day_the_database_holds() {
+    let s = Scratch::new();
+    let data = memory_dir();
+    let install = s.write("install.list", "a/b, 100000, c\n");
+    let o = s.run(&[
+        "replay",
+        "--dir",
+        data.path().to_str().unwrap(),
+        "--install",
+        install.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        printed.contains("days: 0.000 s in all, n/a per day"),
+        "{printed}"
+    );
+    let run = &s.latest()["configs"][0]["runs"][0];
+    let metric = |name: &str| {
+        run["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {run:#}"))["value"]
+            .clone()
+    };
+    assert_eq!(metric("day_s"), Value::Null);
+    assert_eq!(metric("days_total_s"), json!(0.0));
+}

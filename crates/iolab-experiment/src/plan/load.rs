@@ -911,7 +911,7 @@ mod tests {
         assert!(e[0].contains("max defaults to 20"));
     }
 
-    /// A replay-like first stage that saves its trace, and a sweep over it.
+    /// A first stage that saves its block trace, and a sweep over it.
     const STAGED: &str = "[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n\
         [workload]\nmicro = { size = \"1m\" }\n[procedure]\nsave_block_trace = true\n\
         [[then]]\nname = \"sweep\"\n[then.factors]\nassoc = [\"2\", \"full\"]\n\

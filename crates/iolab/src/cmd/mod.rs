@@ -7,12 +7,10 @@ mod check;
 pub mod compare;
 mod db;
 pub mod experiment;
-mod filelist;
 pub mod import;
 mod iozone;
 mod micro;
 mod recover;
-mod replay;
 pub mod report;
 mod show;
 pub mod single;
@@ -39,8 +37,6 @@ pub fn dispatch(m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), Cli
         Command::Micro(args) => micro::run(args, cancel),
         Command::Iozone(args) => iozone::run(args, cancel),
         Command::Sqlite(args) => sqlite::run(args, cancel),
-        Command::Replay(args) => replay::run(args, cancel),
-        Command::Filelist(c) => filelist::run(c),
         Command::Cachesim(args) => cachesim::run(args, cancel),
         Command::Run(args) => {
             let sub = m.subcommand_matches("run").unwrap_or(m);

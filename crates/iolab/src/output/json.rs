@@ -19,7 +19,6 @@ pub enum Kind {
     Micro,
     Iozone,
     Sqlite,
-    Replay,
     Cachesim,
     Show,
     List,
@@ -32,11 +31,10 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 12] = [
+    const ALL: [Kind; 11] = [
         Kind::Micro,
         Kind::Iozone,
         Kind::Sqlite,
-        Kind::Replay,
         Kind::Cachesim,
         Kind::Show,
         Kind::List,
@@ -53,7 +51,6 @@ impl Kind {
             Kind::Micro => "iolab.micro/1",
             Kind::Iozone => "iolab.iozone/1",
             Kind::Sqlite => "iolab.sqlite/1",
-            Kind::Replay => "iolab.replay/1",
             Kind::Cachesim => "iolab.cachesim/1",
             Kind::Show => "iolab.show/1",
             Kind::List => "iolab.list/1",

@@ -16,7 +16,6 @@ pub mod iozone;
 pub mod json;
 pub mod list;
 pub(crate) mod micro;
-pub mod replay;
 pub mod report;
 pub mod show;
 mod sqlite;

@@ -4,9 +4,9 @@ use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
+use iolab_kind::output::Formatter;
+
 use super::ReplayReport;
-use crate::output::json::{write, Kind};
-use crate::output::Formatter;
 
 pub struct Json;
 
@@ -23,7 +23,7 @@ impl Formatter<ReplayReport> for Json {
             .collect();
         let doc = json!({
             "host": report.host,
-            "between_days": report.between_days,
+            "between_days": report.between_days.name(),
             "findings": report.findings,
             "system": report.system,
             "result": {
@@ -32,6 +32,6 @@ impl Formatter<ReplayReport> for Json {
                 "days": days,
             },
         });
-        write(Kind::Replay, &doc, out)
+        iolab_kind::output::json::write(super::SCHEMA, &doc, out)
     }
 }
