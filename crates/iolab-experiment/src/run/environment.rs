@@ -5,7 +5,7 @@ use super::*;
 
 /// The host as stored with the experiment.
 pub(super) fn host_environment() -> Value {
-    serde_json::to_value(iolab_monitor::environment::HostEnv::probe()).unwrap_or(Value::Null)
+    serde_json::to_value(iolab_monitor::environment::HostEnv::once()).unwrap_or(Value::Null)
 }
 
 /// What a run stores as its environment: the machine and the storage under the run

@@ -289,6 +289,13 @@ fn uname() -> Option<[String; 4]> {
 
 impl HostEnv {
     /// Probe this machine.
+    /// The host as probed the first time this process asked: what describes an experiment and
+    /// a command's output, probed once.
+    pub fn once() -> &'static HostEnv {
+        static HOST: std::sync::OnceLock<HostEnv> = std::sync::OnceLock::new();
+        HOST.get_or_init(HostEnv::probe)
+    }
+
     pub fn probe() -> Self {
         let uts = uname();
         let from_uname = |i: usize| uts.as_ref().and_then(|u| super::nonempty(&u[i]));

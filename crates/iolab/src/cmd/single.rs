@@ -44,20 +44,19 @@ impl Storage {
     }
 }
 
-/// The machine, probed once per process.
+/// The machine, as the runner probed it for the experiment (once per process).
 pub fn machine() -> &'static Machine {
     static MACHINE: OnceLock<Machine> = OnceLock::new();
     MACHINE.get_or_init(|| {
-        let read = |p: &str| {
-            std::fs::read_to_string(p)
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default()
-        };
+        let h = iolab_monitor::environment::HostEnv::once();
         Machine {
-            hostname: read("/proc/sys/kernel/hostname"),
-            kernel: read("/proc/sys/kernel/osrelease"),
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            mem_total_bytes: iolab_sys::meminfo::read().ok().map(|m| m.mem_total),
+            hostname: h.hostname.clone().unwrap_or_default(),
+            kernel: h.kernel_release.clone().unwrap_or_default(),
+            cpus: h.available_parallelism.map_or_else(
+                || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                |n| n as usize,
+            ),
+            mem_total_bytes: h.mem_total_bytes,
         }
     })
 }
