@@ -286,7 +286,12 @@ drop_caches = false
         "{out}"
     );
     assert!(out.contains("imported #2 (was #1"), "{out}");
-    // Again: nothing new.
+    // Again: nothing new; as JSON, stamped like every JSON document iolab writes.
+    let json: serde_json::Value =
+        serde_json::from_str(&s.run_ok("a.db", &["import", b.to_str().unwrap(), "--json"]))
+            .unwrap();
+    assert_eq!(json["schema"], "iolab.import/1");
+    assert_eq!(json["skipped"].as_array().map(Vec::len), Some(1));
     let out = s.run_ok("a.db", &["import", b.to_str().unwrap()]);
     assert!(
         out.contains("imported 0 experiment(s) (0 runs), skipped 1"),

@@ -54,31 +54,9 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         | StoreError::Corrupt { .. } => CliError::usage(e),
         other => CliError::failed(format!("import failed, nothing was copied: {other}")),
     })?;
-    crate::output::emit(|out| {
-        if args.json {
-            serde_json::to_writer_pretty(&mut *out, &report)?;
-            return writeln!(out);
-        }
-        for (uuid, old, new) in &report.imported {
-            writeln!(
-                out,
-                "imported #{new} (was #{old} in {}, {uuid})",
-                args.other.display()
-            )?;
-        }
-        for (uuid, old, here) in &report.skipped {
-            writeln!(
-                out,
-                "skipped #{old} of {}: already here as #{here} ({uuid})",
-                args.other.display()
-            )?;
-        }
-        writeln!(
-            out,
-            "imported {} experiment(s) ({} runs), skipped {}",
-            report.imported.len(),
-            report.runs,
-            report.skipped.len()
-        )
-    })
+    crate::output::print_json_or(
+        args.json,
+        &crate::output::import::Human { other: &args.other },
+        &crate::output::import::Imported(report),
+    )
 }

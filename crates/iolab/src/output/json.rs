@@ -26,12 +26,13 @@ pub enum Kind {
     Trace,
     Check,
     Export,
+    Import,
     Report,
 }
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 11] = [
+    const ALL: [Kind; 12] = [
         Kind::Micro,
         Kind::Iozone,
         Kind::Sqlite,
@@ -42,6 +43,7 @@ impl Kind {
         Kind::Trace,
         Kind::Check,
         Kind::Export,
+        Kind::Import,
         Kind::Report,
     ];
 
@@ -58,6 +60,7 @@ impl Kind {
             Kind::Trace => "iolab.trace/1",
             Kind::Check => "iolab.check/1",
             Kind::Export => "iolab.export/1",
+            Kind::Import => "iolab.import/1",
             Kind::Report => "iolab.report/1",
         }
     }

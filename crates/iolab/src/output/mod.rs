@@ -12,6 +12,7 @@ pub mod check;
 pub mod compare;
 pub mod context;
 pub mod export;
+pub mod import;
 pub mod iozone;
 pub mod json;
 pub mod list;
