@@ -279,7 +279,7 @@ impl Fileset {
     /// width 20), exactly as in filebench. Entry ids follow filebench's numbering (tree order),
     /// which round-robin picking walks.
     ///
-    /// Deliberately unlike filebench (for docs/wml.md):
+    /// Deliberately unlike filebench (and documented with the workload language):
     /// * filebench restarts the serial at 1 for the leaf-directory loop, so a leaf directory
     ///   collides with the file of the same name in its directory, and subdirectories made for
     ///   leaf directories merge with those made for files. iolab continues the serials: every

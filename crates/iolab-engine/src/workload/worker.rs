@@ -1,11 +1,11 @@
 //! One worker thread of a workload: its backend, fd slots, buffers and statistics, and the
 //! flowops.
 //!
-//! Semantics follow filebench's flowop library (docs/wml.md): flowops that need a file use
+//! Semantics follow filebench's flowop library: flowops that need a file use
 //! their fd slot, opening a picked existing file on first use; `read`/`write` are random
 //! (iosize-aligned, inside the working set) or sequential at the slot's position; whole-file
-//! flowops count as one op with all their bytes. Differences are deliberate and documented in
-//! docs/wml.md.
+//! flowops count as one op with all their bytes. Differences are deliberate and documented
+//! with the workload language.
 //!
 //! Every data transfer, append and fsync goes through the thread's [`Backend`]; the worker is
 //! generic over it, so each engine gets its own compiled copy. Metadata flowops (create,

@@ -19,7 +19,7 @@ fn owner_of(key: &str) -> Option<&'static dyn Kind> {
     kinds().find(|k| k.keys().contains(&key))
 }
 
-/// `wml = "file.f", builtin = "webserver" or micro = { … }`.
+/// Every kind's example, for hints: `A, B or C`.
 fn examples() -> String {
     let all: Vec<&str> = kinds().map(|k| k.example()).collect();
     match all.split_last() {

@@ -1,8 +1,7 @@
-//! The plan of a single run from the command line (`iolab micro`, `iolab run FILE.f`): an
-//! experiment with one configuration and one repetition on an existing directory, so it goes
-//! through the same runner as an experiment file — the same environment probe, monitors,
-//! checks and storage. Its kind builds the workload from the subcommand's values (see
-//! `kind::micro::from_command_line`, `kind::wml::from_command_line`).
+//! The plan of a command's runs (`iolab KIND …`, `iolab run FILE.f`): an experiment whose
+//! configurations run once each on an existing directory, so it goes through the same runner
+//! as an experiment file — the same environment probe, monitors, checks and storage. The
+//! kind's command builds the workloads from its flags (`iolab_kind::CommandPlan`).
 
 use std::path::{Path, PathBuf};
 
