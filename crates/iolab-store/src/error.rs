@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+use iolab_util::phrase;
+use iolab_util::setting::{Phrase, Setting};
+
 use crate::types::{ConfigId, ExperimentId, RunId};
 
 /// An error from the results database. Messages name the database file and say what to do
@@ -9,7 +12,7 @@ use crate::types::{ConfigId, ExperimentId, RunId};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    #[error("no results database at {}: run an experiment first, or point --db at an existing one", path.display())]
+    #[error("no results database at {}", path.display())]
     Missing { path: PathBuf },
 
     #[error("cannot open results database {}: {source}; check the path and its permissions", path.display())]
@@ -19,10 +22,10 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
-    #[error("{} is not an SQLite database: give --db a results database written by iolab", path.display())]
+    #[error("{} is not an SQLite database", path.display())]
     NotADatabase { path: PathBuf },
 
-    #[error("{} is an SQLite database but not iolab's (application id {application_id:#x}): give --db another file", path.display())]
+    #[error("{} is an SQLite database but not iolab's (application id {application_id:#x})", path.display())]
     NotIolab { path: PathBuf, application_id: i64 },
 
     #[error("{} was written by a newer iolab (schema {found}, this one knows {known}): upgrade iolab", path.display())]
@@ -85,6 +88,24 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+}
+
+impl StoreError {
+    /// What to do about it, when that is to give the database setting another file (the
+    /// front end words [`Setting::Db`]: `--db`, or the file `iolab import` reads).
+    pub fn advice(&self) -> Option<Phrase> {
+        match self {
+            StoreError::Missing { .. } => Some(phrase!(
+                "run an experiment first, or give {} an existing one",
+                Setting::Db
+            )),
+            StoreError::NotADatabase { .. } | StoreError::NotIolab { .. } => Some(phrase!(
+                "{} takes a results database written by iolab",
+                Setting::Db
+            )),
+            _ => None,
+        }
+    }
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -6,11 +6,13 @@
 //! - [`rng`]: SplitMix64, the engine's seeded generator (cheap, independent streams);
 //!   [`xoshiro`]: xoshiro256++, for statistics and synthetic traces (normal variates too);
 //! - [`option`]: the option type every kind's one option table is made of;
-//! - [`math`]: ln Γ.
+//! - [`math`]: ln Γ;
+//! - [`setting`]: settings named in messages, worded by the front end that prints them.
 
 pub mod math;
 pub mod option;
 pub mod rng;
+pub mod setting;
 pub mod suggest;
 pub mod units;
 pub mod xoshiro;

@@ -311,6 +311,26 @@ drop_caches = false
             .code(),
         Some(2)
     );
+    // A file that is no database: the library names the database setting, each command words
+    // it — the file `iolab import` reads, or `--db`.
+    let junk = s.write(
+        "junk.db",
+        "not a database at all, but long enough to be read as one",
+    );
+    let o = s.iolab("a.db", &["import", junk.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not an SQLite database"), "{err}");
+    assert!(
+        err.contains("hint: `iolab import` takes a results database written by iolab"),
+        "{err}"
+    );
+    let o = s.iolab("junk.db", &["list"]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("hint: --db takes a results database written by iolab"),
+        "{err}"
+    );
 
     let c = s.compare_json("a.db", &["1", "2"]);
     let labels: Vec<&str> = c["metrics"][0]["rows"]

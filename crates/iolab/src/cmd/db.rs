@@ -15,7 +15,14 @@ use crate::output::{self, export, Formatter};
 /// A database that cannot be used as given is bad input (exit 2), like any other bad
 /// argument; exit 1 stays for work that ran and failed.
 pub fn store_error(e: StoreError) -> CliError {
-    match e {
+    store_error_as(e, &iolab_util::setting::CommandLine)
+}
+
+/// [`store_error`] with the database named in `words` (the command line's `--db`, or the file
+/// a command reads another database from).
+pub fn store_error_as(e: StoreError, words: &dyn iolab_util::setting::Words) -> CliError {
+    let advice = e.advice().map(|a| a.render(words));
+    let err = match e {
         StoreError::Missing { .. }
         | StoreError::Open { .. }
         | StoreError::NotADatabase { .. }
@@ -26,6 +33,10 @@ pub fn store_error(e: StoreError) -> CliError {
         | StoreError::NoSuchConfig { .. }
         | StoreError::NoSuchRun { .. } => CliError::usage(e),
         other => CliError::failed(other),
+    };
+    match advice {
+        Some(a) => err.with_hint(a),
+        None => err,
     }
 }
 

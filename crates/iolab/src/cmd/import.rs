@@ -39,19 +39,13 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         }
     }
     let mut store = super::db::open(&args.db.db)?;
-    let other = args.other.display();
     let report = store.import(&args.other).map_err(|e| match e {
-        // The store words these for --db; here the file at fault is the one to import.
-        StoreError::NotADatabase { .. } => CliError::usage(format!(
-            "{other} is not an SQLite database: `iolab import` takes a results database written by iolab"
-        )),
-        StoreError::NotIolab { .. } => CliError::usage(format!(
-            "{other} is an SQLite database but not one of iolab's results databases"
-        )),
         StoreError::Missing { .. }
         | StoreError::Open { .. }
+        | StoreError::NotADatabase { .. }
+        | StoreError::NotIolab { .. }
         | StoreError::TooNew { .. }
-        | StoreError::Corrupt { .. } => CliError::usage(e),
+        | StoreError::Corrupt { .. } => super::db::store_error_as(e, &Imported),
         other => CliError::failed(format!("import failed, nothing was copied: {other}")),
     })?;
     crate::output::print_json_or(
@@ -59,4 +53,16 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         &crate::output::import::Human { other: &args.other },
         &crate::output::import::Imported(report),
     )
+}
+
+/// The database setting, as `iolab import` words it: the file it reads from.
+struct Imported;
+
+impl iolab_util::setting::Words for Imported {
+    fn setting(&self, s: iolab_util::setting::Setting) -> String {
+        match s {
+            iolab_util::setting::Setting::Db => "`iolab import`".into(),
+            other => iolab_util::setting::CommandLine.setting(other),
+        }
+    }
 }
