@@ -2,12 +2,8 @@
 //! table ([`crate::OPTIONS`]), the one-run plan run by the experiment runner, printed in the
 //! chosen format.
 
-use std::path::PathBuf;
-use std::time::SystemTime;
-
 use clap::{Arg, ArgMatches, Command};
 use iolab_kind::cli::{self, CommandError, Counting, Host, RunArgs, Subcommand};
-use iolab_kind::output::SingleReport;
 
 use crate::kind::{from_command_line, BonnieTable};
 use crate::output::{self, FORMATS};
@@ -50,22 +46,15 @@ impl Subcommand for BonnieCommand {
             .with_hint("give a name without commas, e.g. --machine ssd-ext4"));
         }
         let args = RunArgs::from_matches(m, FORMATS);
-        let dir = m.get_one::<PathBuf>("dir").cloned().unwrap_or_default();
-        let seed = m
-            .get_one::<u64>("seed")
-            .copied()
-            .unwrap_or(iolab_kind::DEFAULT_SEED);
-        let runs = from_command_line(&cli::option_values::<BonnieTable>(m), &dir, seed)?;
-        let started_at = SystemTime::now();
-        let run = cli::run_one(
+        let values = cli::option_values::<BonnieTable>(m);
+        let runs = from_command_line(&values, &cli::dir_of(m), cli::seed_of(m))?;
+        let (report, stored) = cli::report_one(
             host,
             runs,
             &args,
             &mut Counting { unit: "operation" },
             "interrupted; the files of the run were removed",
         )?;
-        let stored = run.end.stored;
-        let report = SingleReport::of(run, host.machine(), started_at);
         host.emit(&mut |out| output::write(args.format, &report, machine.as_deref(), out))?;
         if args.human() {
             host.epilogue(&report.findings, stored, &args.db);

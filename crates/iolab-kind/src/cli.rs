@@ -10,7 +10,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use iolab_monitor::procstat::CpuTimes;
@@ -18,6 +18,7 @@ use iolab_store::{ExperimentId, Finding, Metric, RunStatus};
 use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 
 use crate::command::{CommandPlan, Runs, UsageError};
+use crate::output::SingleReport;
 use crate::run::{Event, RunFailure};
 use crate::table::OptionTable;
 
@@ -244,6 +245,21 @@ pub fn run_one<O: Send + 'static>(
     run(host, runs, args, view, interrupted)?
         .pop()
         .ok_or_else(|| CommandError::interrupted(interrupted))
+}
+
+/// [`run_one`], as the report its formats print (started now, on the host's machine), with
+/// the experiment the run is stored in.
+pub fn report_one<O: Send + 'static>(
+    host: &mut dyn Host,
+    runs: Runs<O>,
+    args: &RunArgs,
+    view: &mut dyn View,
+    interrupted: &str,
+) -> Result<(SingleReport<O>, Option<ExperimentId>), CommandError> {
+    let started_at = SystemTime::now();
+    let run = run_one(host, runs, args, view, interrupted)?;
+    let stored = run.end.stored;
+    Ok((SingleReport::of(run, host.machine(), started_at), stored))
 }
 
 /// The status line a command's [`View`] draws on (a terminal's stderr; nothing otherwise).
@@ -505,6 +521,11 @@ pub fn dir_arg(help: &'static str) -> Arg {
         .help(help)
 }
 
+/// The directory of [`dir_arg`] in `m`.
+pub fn dir_of(m: &ArgMatches) -> PathBuf {
+    m.get_one::<PathBuf>("dir").cloned().unwrap_or_default()
+}
+
 /// `--seed N` with the default seed.
 pub fn seed_arg(help: &'static str) -> Arg {
     Arg::new("seed")
@@ -513,6 +534,13 @@ pub fn seed_arg(help: &'static str) -> Arg {
         .default_value(crate::DEFAULT_SEED.to_string())
         .value_parser(clap::value_parser!(u64))
         .help(help)
+}
+
+/// The seed of [`seed_arg`] in `m`.
+pub fn seed_of(m: &ArgMatches) -> u64 {
+    m.get_one::<u64>("seed")
+        .copied()
+        .unwrap_or(crate::DEFAULT_SEED)
 }
 
 /// One flag per option of `T`'s table (the option's name, `_` written `-`), with its help,

@@ -1,7 +1,10 @@
 //! A command's results in its formats: one [`Formatter`] per format (hyperfine's
 //! `export/`), the one JSON stamp ([`json`]), the shape of a run's result as its formats see
-//! it ([`SingleReport`]), output files written whole or not at all ([`write_output`]), and
-//! the number formats the human outputs share.
+//! it ([`SingleReport`]), output files written whole or not at all ([`write_output`]), the
+//! number formats the human outputs share, and the result lines of a tool several kinds
+//! emulate ([`mobibench`]).
+
+pub mod mobibench;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

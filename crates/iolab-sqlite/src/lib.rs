@@ -9,11 +9,14 @@
 //! truncations, writes) with hooks into SQLite's own unix VFS ([`count`]).
 //!
 //! Parse ([`OPTIONS`] into a [`SqliteSpec`]), validate ([`SqlitePlan`]), run
-//! ([`run_sqlite`]); the library never prints. docs/sqlite.md has the semantics.
+//! ([`run_sqlite`]); the library never prints. `iolab sqlite` is [`command`], its formats
+//! [`output`]. docs/sqlite.md has the semantics.
 
+pub mod command;
 pub mod count;
 mod error;
 pub mod kind;
+pub mod output;
 pub mod run;
 pub mod spec;
 
@@ -29,8 +32,8 @@ pub use spec::{
 /// registry is `&iolab_sqlite::PLUGIN`.
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::SQLITE],
-    commands: &[],
+    commands: &[&command::SqliteCommand],
     files: &[],
     sections: &[],
-    schemas: &[],
+    schemas: &[output::SCHEMA],
 };

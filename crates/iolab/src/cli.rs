@@ -42,11 +42,6 @@ pub enum Command {
         after_help = "Examples:\n  iolab iozone --dir /mnt/test --tests write,read,random --size 64m --record 4k\n  iolab iozone --dir /mnt/test --tests 0,1 --flush excluded --format iozone   # iozone's own default timing\n  iolab iozone --dir /mnt/test --threads 4 --size 256m --direct\n  iolab iozone --dir /mnt/test --auto --auto-max-size 64m --format iozone\n\nThe flush (fsync + close) of every pass is timed by default (iozone -e -c): --flush\nfsync times the fsync only (iozone -e); --flush excluded (alias iozone) times writes\ninto the page cache only, as iozone does without -e.\nFiles are named iolab-iozone.N (one per thread) and removed at the end.\nSee docs/iozone.md."
     )]
     Iozone(IozoneArgs),
-    /// Time SQLite transactions under a journal mode and synchronous level (Mobibench's DB mode)
-    #[command(
-        after_help = "Examples:\n  iolab sqlite --dir /mnt/test --journal wal --synchronous full --transactions 1000\n  iolab sqlite --dir /mnt/test --mode update --journal delete --threads 4 --format mobibench\n\nEach thread uses its own database files, iolab-sqlite.THREAD.DB.db, made new for the run\nand removed after it. Semantics and the system calls of each journal mode: docs/sqlite.md."
-    )]
-    Sqlite(SqliteArgs),
     /// Simulate a block cache on a trace: size, block size, associativity, replacement and
     /// write policy; hits, traffic and an estimated service time
     #[command(
@@ -278,24 +273,6 @@ impl<F: KindFormat> KindRunArgs<F> {
 }
 
 #[derive(Debug, Args)]
-pub struct SqliteArgs {
-    /// Directory for the database files (must exist)
-    #[arg(long, value_name = "DIR")]
-    pub dir: PathBuf,
-
-    /// The run's own options, from iolab-sqlite's table (`iolab_sqlite::OPTIONS`).
-    #[command(flatten)]
-    pub options: SqliteOptions,
-
-    /// Seed for the ids of updates, deletes and random inserts
-    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
-    pub seed: u64,
-
-    #[command(flatten)]
-    pub run: KindRunArgs,
-}
-
-#[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct CachesimArgs {
     /// The trace to simulate
@@ -398,13 +375,6 @@ impl OptionTable for micro::MicroSpec {
     }
 }
 
-impl OptionTable for iolab_sqlite::SqliteSpec {
-    const TOOL: &'static str = "mobibench";
-    fn options() -> &'static [iolab_sqlite::SqliteOption] {
-        iolab_sqlite::OPTIONS
-    }
-}
-
 impl OptionTable for iolab_iozone::IozoneSpec {
     const TOOL: &'static str = "iozone";
     fn options() -> &'static [IozoneOption] {
@@ -420,8 +390,6 @@ pub struct KindOptions<S: 'static>(pub Vec<(&'static OptionDef<S>, OptionValue)>
 
 /// `iolab micro`'s options (`iolab_workload::micro::OPTIONS`).
 pub type MicroOptions = KindOptions<micro::MicroSpec>;
-/// `iolab sqlite`'s options (`iolab_sqlite::OPTIONS`).
-pub type SqliteOptions = KindOptions<iolab_sqlite::SqliteSpec>;
 /// `iolab iozone`'s options (`iolab_iozone::OPTIONS`).
 pub type IozoneOptions = KindOptions<iolab_iozone::IozoneSpec>;
 
@@ -567,7 +535,7 @@ pub enum Format {
     Human,
     /// Everything, machine-readable and versioned
     Json,
-    /// Mobibench's result lines ([CPU], [TIME], [CON SWITCHES]; DB mode's blocks for sqlite)
+    /// Mobibench's result lines ([CPU], [TIME], [CON SWITCHES])
     Mobibench,
 }
 
@@ -722,63 +690,5 @@ mod tests {
             e.contains("'--threads <THREADS>': must be at least 1"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn sqlite_flags_come_from_the_option_table() {
-        let cli = Cli::try_parse_from([
-            "iolab",
-            "sqlite",
-            "--dir",
-            "/d",
-            "--journal",
-            "wal",
-            "--temp-store",
-            "file",
-            "--random",
-        ])
-        .unwrap();
-        let Command::Sqlite(a) = cli.command else {
-            panic!("not sqlite")
-        };
-        let get = |n: &str| {
-            a.options
-                .0
-                .iter()
-                .find(|(o, _)| o.name == n)
-                .map(|(_, v)| *v)
-        };
-        assert_eq!(get("journal"), Some(OptionValue::Name("wal")));
-        assert_eq!(get("temp_store"), Some(OptionValue::Name("file")));
-        assert_eq!(get("random"), Some(OptionValue::Flag(true)));
-        assert_eq!(get("transactions"), Some(OptionValue::Count(1000)));
-        assert_eq!(get("sleep"), None);
-        assert_eq!(a.run.format(), Format::Human);
-        let help = Cli::command()
-            .find_subcommand_mut("sqlite")
-            .unwrap()
-            .render_long_help()
-            .to_string();
-        for o in iolab_sqlite::OPTIONS {
-            let usage = match o.kind {
-                OptionKind::Flag => format!("--{} [<{}>]", o.flag(), o.value_name),
-                _ => format!("--{} <{}>", o.flag(), o.value_name),
-            };
-            assert!(help.contains(&usage), "{usage}: {help}");
-            if let Some(d) = o.default {
-                assert!(help.contains(&format!("[default: {d}]")), "{}", o.name);
-            }
-        }
-        // A flag alone is on; a value turns it on or off, and must be one.
-        let e = Cli::try_parse_from(["iolab", "sqlite", "--dir", "/d", "--random", "maybe"])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("`maybe` is not true or false"), "{e}");
-        let off = Cli::try_parse_from(["iolab", "sqlite", "--random", "off", "--dir", "/d"]);
-        let Command::Sqlite(a) = off.unwrap().command else {
-            panic!("not sqlite")
-        };
-        let random = a.options.0.iter().find(|(o, _)| o.name == "random");
-        assert_eq!(random.map(|(_, v)| *v), Some(OptionValue::Flag(false)));
     }
 }

@@ -269,7 +269,7 @@ impl Progress {
         line.push_str(&format!(
             " · {}",
             match self.phase {
-                // A workload's own set-up (a SQLite fill) comes while it creates its files.
+                // A workload's own set-up (filling tables) comes while it creates its files.
                 Phase::Preparing | Phase::Populating if self.setting_up.is_some() => {
                     let (done, total, unit) = self.setting_up.unwrap_or_default();
                     format!(

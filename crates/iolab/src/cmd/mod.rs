@@ -14,7 +14,6 @@ mod recover;
 pub mod report;
 mod show;
 pub mod single;
-mod sqlite;
 pub mod trace;
 pub mod trace_convert;
 mod watch;
@@ -36,7 +35,6 @@ pub fn dispatch(m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), Cli
     match cli.command {
         Command::Micro(args) => micro::run(args, cancel),
         Command::Iozone(args) => iozone::run(args, cancel),
-        Command::Sqlite(args) => sqlite::run(args, cancel),
         Command::Cachesim(args) => cachesim::run(args, cancel),
         Command::Run(args) => {
             let sub = m.subcommand_matches("run").unwrap_or(m);

@@ -18,7 +18,6 @@ use super::Formatter;
 pub enum Kind {
     Micro,
     Iozone,
-    Sqlite,
     Cachesim,
     Show,
     List,
@@ -32,10 +31,9 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 12] = [
+    const ALL: [Kind; 11] = [
         Kind::Micro,
         Kind::Iozone,
-        Kind::Sqlite,
         Kind::Cachesim,
         Kind::Show,
         Kind::List,
@@ -52,7 +50,6 @@ impl Kind {
         match self {
             Kind::Micro => "iolab.micro/1",
             Kind::Iozone => "iolab.iozone/1",
-            Kind::Sqlite => "iolab.sqlite/1",
             Kind::Cachesim => "iolab.cachesim/1",
             Kind::Show => "iolab.show/1",
             Kind::List => "iolab.list/1",

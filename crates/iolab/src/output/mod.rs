@@ -19,7 +19,6 @@ pub mod list;
 pub(crate) mod micro;
 pub mod report;
 pub mod show;
-mod sqlite;
 pub mod trace;
 
 use std::io::{self, Write};
@@ -44,8 +43,6 @@ pub struct Derived {
 
 /// `iolab micro`'s result.
 pub type MicroReport = SingleReport<MicroResult>;
-/// `iolab sqlite`'s result.
-pub type SqliteReport = SingleReport<iolab_sqlite::SqliteResult>;
 
 /// The numbers a micro test's formats derive the same way.
 pub fn derived(report: &MicroReport) -> Derived {
@@ -106,15 +103,6 @@ pub fn write_micro(format: Format, report: &MicroReport, out: &mut dyn Write) ->
         Format::Human => &micro::human::Human,
         Format::Json => &micro::json::Json,
         Format::Mobibench => &micro::mobibench::Mobibench,
-    };
-    f.write(report, out)
-}
-
-pub fn write_sqlite(format: Format, report: &SqliteReport, out: &mut dyn Write) -> io::Result<()> {
-    let f: &dyn Formatter<SqliteReport> = match format {
-        Format::Human => &sqlite::human::Human,
-        Format::Json => &sqlite::json::Json,
-        Format::Mobibench => &sqlite::mobibench::Mobibench,
     };
     f.write(report, out)
 }

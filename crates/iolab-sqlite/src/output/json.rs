@@ -1,11 +1,12 @@
-//! Machine-readable output (`iolab.sqlite/1`, docs/json.md).
+//! Machine-readable output, schema `iolab.sqlite/1` (docs/json.md).
 
 use std::io::{self, Write};
 use std::time::UNIX_EPOCH;
 
+use iolab_kind::output::Formatter;
 use serde_json::json;
 
-use super::super::{Formatter, SqliteReport};
+use super::SqliteReport;
 
 pub struct Json;
 
@@ -73,6 +74,6 @@ impl Formatter<SqliteReport> for Json {
                 "files": r.files,
             }
         });
-        crate::output::json::write(crate::output::json::Kind::Sqlite, &doc, out)
+        iolab_kind::output::json::write(super::SCHEMA, &doc, out)
     }
 }

@@ -2,10 +2,10 @@
 
 use std::io::{self, Write};
 
+use iolab_kind::output::{latency_line, thousands, write_system_and_switches, Formatter};
 use iolab_workload::{format_bytes, format_ns};
 
-use super::super::{latency_line, write_system_and_switches, Formatter, SqliteReport};
-use crate::fmt::thousands;
+use super::SqliteReport;
 
 pub struct Human;
 

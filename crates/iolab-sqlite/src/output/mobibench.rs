@@ -4,13 +4,15 @@
 //! `[TIME] :%8ld sec %06ldus. \t%.2f Transactions/sec` and (one thread only, as Mobibench)
 //! `[CON SWITCHES] : total voluntary`. Its spellings are kept ("teset", "Messurement").
 //!
-//! The CPU line is system-wide with Mobibench's arithmetic (see `output/micro/mobibench.rs`);
+//! The CPU line is system-wide with Mobibench's arithmetic ([`iolab_kind::output::mobibench`]);
 //! the context switches are the worker's own.
 
 use std::io::{self, Write};
 
-use super::super::micro::mobibench::{cpu_line, switches_line, time_fields};
-use super::super::{Formatter, SqliteReport};
+use iolab_kind::output::mobibench::{cpu_line, switches_line, time_fields};
+use iolab_kind::output::Formatter;
+
+use super::SqliteReport;
 
 pub struct Mobibench;
 
@@ -55,7 +57,7 @@ impl Formatter<SqliteReport> for Mobibench {
             "[TIME] :{sec:>8} sec {usec:06}us. \t{rate:.2} Transactions/sec"
         )?;
         if p.threads == 1 {
-            switches_line(&r.usage, out)?;
+            switches_line(&r.usage.cpu(), out)?;
         }
         Ok(())
     }

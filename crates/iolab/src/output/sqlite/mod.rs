@@ -1,5 +1,0 @@
-//! Formats for `iolab sqlite`.
-
-pub mod human;
-pub mod json;
-pub mod mobibench;
