@@ -33,6 +33,9 @@ pub struct SingleReport<R> {
     pub findings: Vec<Finding>,
     /// The machine during the run (whole-run values of the monitors' summary metrics).
     pub system: Map<String, Value>,
+    /// Every metric the run stored (its kind's and the monitors'), as the database holds
+    /// them: the figures a format prints where it shows the same quantity.
+    pub metrics: Vec<Metric>,
 }
 
 impl<R> SingleReport<R> {
@@ -45,7 +48,17 @@ impl<R> SingleReport<R> {
             started_at,
             system: system_summary(&run.end.metrics),
             findings: run.end.findings,
+            metrics: run.end.metrics,
         }
+    }
+
+    /// The stored value of metric `name`: NaN where nothing was measured, and where the run
+    /// stored no such metric.
+    pub fn metric(&self, name: &str) -> f64 {
+        self.metrics
+            .iter()
+            .find(|m| m.name == name)
+            .map_or(f64::NAN, |m| m.value)
     }
 }
 
@@ -125,6 +138,16 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// A value with `decimals` decimals, or `–` where nothing was measured (NaN), as the
+/// database holds it.
+pub fn fixed(value: f64, decimals: usize) -> String {
+    if value.is_finite() {
+        format!("{value:.decimals$}")
+    } else {
+        "–".into()
+    }
 }
 
 /// Named durations in nanoseconds as one line: `mean 1.2 µs  p50 1.1 µs  …`.
@@ -262,6 +285,13 @@ mod tests {
         assert_eq!((v["a"].as_str(), v["b"].as_u64()), (Some("x"), Some(1)));
         assert!(json::is_schema("iolab.some_kind/1"));
         assert!(!json::is_schema("iolab.some_kind"));
+    }
+
+    #[test]
+    fn what_was_not_measured_is_a_dash() {
+        assert_eq!(fixed(1.26, 1), "1.3");
+        assert_eq!(fixed(3.0, 3), "3.000");
+        assert_eq!(fixed(f64::NAN, 2), "–");
     }
 
     #[test]

@@ -244,7 +244,7 @@ pub fn from_command_line(
 /// bytes = what SQLite wrote), the system calls per transaction, the checkpoint, one flowop
 /// row for the transactions (with the library and the settings SQLite reported), the `io`
 /// series.
-fn add_record(record: &mut RunRecord, r: &SqliteResult) {
+pub(crate) fn add_record(record: &mut RunRecord, r: &SqliteResult) {
     record.run.elapsed_ns = r.elapsed_ns;
     let lat = r.latency.summary();
     let c = &r.calls;

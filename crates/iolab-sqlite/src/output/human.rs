@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use iolab_kind::output::{latency_line, thousands, write_system_and_switches, Formatter};
+use iolab_kind::output::{durations, fixed, thousands, write_system_and_switches, Formatter};
 use iolab_workload::{format_bytes, format_ns};
 
 use super::SqliteReport;
@@ -47,8 +47,10 @@ impl Formatter<SqliteReport> for Human {
                 dir.display()
             )?;
         }
-        let elapsed_s = r.elapsed_ns as f64 / 1e9;
-        let per_s = |x: f64| if elapsed_s > 0.0 { x / elapsed_s } else { 0.0 };
+        // The figures are the stored metrics (`–` where the database holds NaN: nothing was
+        // measured), so that the summary and `iolab show` never disagree.
+        let m = |name: &str| report.metric(name);
+        let elapsed_s = m("elapsed_s");
         let limited = if r.time_limited {
             format!(
                 " of {} planned, stopped by --time",
@@ -59,46 +61,61 @@ impl Formatter<SqliteReport> for Human {
         };
         writeln!(
             out,
-            "  elapsed     {elapsed_s:.3} s, {}{limited} (set-up before it: {:.3} s)",
+            "  elapsed     {} s, {}{limited} (set-up before it: {:.3} s)",
+            fixed(elapsed_s, 3),
             plural(r.transactions, "transaction"),
             r.setup_ns as f64 / 1e9
         )?;
         writeln!(
             out,
-            "  throughput  {:.1} transactions/s",
-            per_s(r.transactions as f64)
+            "  throughput  {} transactions/s",
+            fixed(m("ops_per_s"), 1)
         )?;
-        let l = r.latency.summary();
-        writeln!(out, "  latency     {}", latency_line(&l))?;
+        let latency = durations(&[
+            ("mean", m("lat_mean_ns")),
+            ("p50", m("lat_p50_ns")),
+            ("p90", m("lat_p90_ns")),
+            ("p99", m("lat_p99_ns")),
+            ("p99.9", m("lat_p999_ns")),
+            ("max", m("lat_max_ns")),
+        ]);
+        writeln!(out, "  latency     {latency}")?;
         if p.checkpoints() {
             writeln!(
                 out,
                 "  checkpoint  {} (after the last transaction, in the elapsed time)",
-                format_ns(r.checkpoint_ns as f64)
+                format_ns(m("checkpoint_ns"))
             )?;
         }
-        let c = &r.calls;
-        let per = |n: u64| r.per_transaction(n);
+        let per_tx = |name: &str| fixed(m(name), 2);
         writeln!(
             out,
-            "  syscalls    per transaction: {:.2} fsync ({:.2} of the directory), {:.2} unlink, \
-             {:.2} ftruncate, {:.2} write ({})",
-            per(c.fsync),
-            per(c.dir_fsync),
-            per(c.unlink),
-            per(c.ftruncate),
-            per(c.write),
-            format_bytes(per(c.write_bytes).round() as u64)
+            "  syscalls    per transaction: {} fsync ({} of the directory), {} unlink, \
+             {} ftruncate, {} write ({})",
+            per_tx("fsyncs_per_tx"),
+            per_tx("dir_fsyncs_per_tx"),
+            per_tx("unlinks_per_tx"),
+            per_tx("ftruncates_per_tx"),
+            per_tx("writes_per_tx"),
+            format_bytes(r.per_transaction(r.calls.write_bytes).round() as u64)
         )?;
-        let cpu_per_tx = per(r.usage.cpu_ns());
+        // Of one core: CPU seconds over the elapsed seconds (none over no time).
+        let (usr_s, sys_s) = (m("cpu_usr_s"), m("cpu_sys_s"));
+        let pct = |cpu_s: f64| {
+            if elapsed_s > 0.0 {
+                format!("{:.1}%", cpu_s / elapsed_s * 100.0)
+            } else {
+                "–".into()
+            }
+        };
         writeln!(
             out,
-            "  cpu         usr {:.1}%  sys {:.1}% of one core ({:.3} s usr, {:.3} s sys), {} a transaction",
-            per_s(r.usage.user_ns as f64 / 1e9) * 100.0,
-            per_s(r.usage.sys_ns as f64 / 1e9) * 100.0,
-            r.usage.user_ns as f64 / 1e9,
-            r.usage.sys_ns as f64 / 1e9,
-            format_ns(cpu_per_tx)
+            "  cpu         usr {}  sys {} of one core ({} s usr, {} s sys), {} a transaction",
+            pct(usr_s),
+            pct(sys_s),
+            fixed(usr_s, 3),
+            fixed(sys_s, 3),
+            format_ns(r.per_transaction(r.usage.cpu_ns()))
         )?;
         let system = report.system_cpu.map(|(a, b)| b.percent_since(&a));
         write_system_and_switches(out, system, &r.usage.cpu())

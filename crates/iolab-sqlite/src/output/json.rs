@@ -18,8 +18,9 @@ impl Formatter<SqliteReport> for Json {
             .duration_since(UNIX_EPOCH)
             .map(|t| t.as_secs_f64())
             .unwrap_or(0.0);
-        let elapsed_s = r.elapsed_ns as f64 / 1e9;
-        let per_s = |x: f64| if elapsed_s > 0.0 { x / elapsed_s } else { 0.0 };
+        // Rates are the stored metrics: null where the database holds NaN (nothing was
+        // measured).
+        let m = |name: &str| report.metric(name);
         let system = report.system_cpu.map(|(a, b)| {
             let s = b.percent_since(&a);
             json!({
@@ -28,7 +29,6 @@ impl Formatter<SqliteReport> for Json {
             })
         });
         let c = &r.calls;
-        let per = |n: u64| r.per_transaction(n);
         let doc = json!({
             "started_unix_s": started,
             "host": report.host,
@@ -42,23 +42,23 @@ impl Formatter<SqliteReport> for Json {
                 "setup_ns": r.setup_ns,
                 "transactions": r.transactions,
                 "time_limited": r.time_limited,
-                "transactions_per_s": per_s(r.transactions as f64),
+                "transactions_per_s": m("ops_per_s"),
                 "latency": r.latency.summary(),
                 "latency_histogram": r.latency.buckets(),
                 "checkpoint_ns": r.checkpoint_ns,
                 "syscalls": c,
                 "syscalls_per_transaction": {
-                    "fsync": per(c.fsync),
-                    "dir_fsync": per(c.dir_fsync),
-                    "unlink": per(c.unlink),
-                    "ftruncate": per(c.ftruncate),
-                    "write": per(c.write),
-                    "write_bytes": per(c.write_bytes),
+                    "fsync": m("fsyncs_per_tx"),
+                    "dir_fsync": m("dir_fsyncs_per_tx"),
+                    "unlink": m("unlinks_per_tx"),
+                    "ftruncate": m("ftruncates_per_tx"),
+                    "write": m("writes_per_tx"),
+                    "write_bytes": r.per_transaction(c.write_bytes),
                 },
                 "cpu": {
                     "user_ns": r.usage.user_ns,
                     "sys_ns": r.usage.sys_ns,
-                    "cpu_ns_per_transaction": per(r.usage.cpu_ns()),
+                    "cpu_ns_per_transaction": r.per_transaction(r.usage.cpu_ns()),
                 },
                 "context_switches": {
                     "voluntary": r.usage.voluntary_switches,

@@ -51,10 +51,15 @@ impl Formatter<SqliteReport> for Mobibench {
         }
         writeln!(out, "{RULE}\n[Messurement Result]\n{RULE}")?;
         cpu_line(report.system_cpu, out)?;
-        let (sec, usec, rate) = time_fields(r.elapsed_ns, r.transactions);
+        let (sec, usec, _) = time_fields(r.elapsed_ns, r.transactions);
+        // The stored rate; over no time it is NaN, which Mobibench's printf writes `nan`.
+        let rate = match report.metric("ops_per_s") {
+            x if x.is_nan() => "nan".to_string(),
+            x => format!("{x:.2}"),
+        };
         writeln!(
             out,
-            "[TIME] :{sec:>8} sec {usec:06}us. \t{rate:.2} Transactions/sec"
+            "[TIME] :{sec:>8} sec {usec:06}us. \t{rate} Transactions/sec"
         )?;
         if p.threads == 1 {
             switches_line(&r.usage.cpu(), out)?;
