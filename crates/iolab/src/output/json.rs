@@ -17,7 +17,6 @@ use super::Formatter;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Micro,
-    Iozone,
     Sqlite,
     Cachesim,
     Show,
@@ -32,9 +31,8 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 12] = [
+    const ALL: [Kind; 11] = [
         Kind::Micro,
-        Kind::Iozone,
         Kind::Sqlite,
         Kind::Cachesim,
         Kind::Show,
@@ -51,7 +49,6 @@ impl Kind {
     pub const fn schema(self) -> &'static str {
         match self {
             Kind::Micro => "iolab.micro/1",
-            Kind::Iozone => "iolab.iozone/1",
             Kind::Sqlite => "iolab.sqlite/1",
             Kind::Cachesim => "iolab.cachesim/1",
             Kind::Show => "iolab.show/1",
