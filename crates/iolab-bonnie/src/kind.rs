@@ -29,7 +29,7 @@ use iolab_kind::{RunCtx, RunFailure};
 pub const KEY: &str = "bonnie";
 
 /// A phase's metric names start with its label, or with the name given after `as` (the
-/// rewrite's, whose plain name iozone's rewrite already has).
+/// rewrite's, whose plain name another kind's rewrite pass already has).
 macro_rules! metric_prefix {
     ($label:literal) => {
         $label

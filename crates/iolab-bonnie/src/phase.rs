@@ -263,7 +263,7 @@ mod tests {
     #[test]
     fn names_follow_bonnies_labels() {
         for p in Phase::ALL {
-            // iozone's rewrite has the plain name (a pass, not read-modify-write).
+            // Another kind's rewrite has the plain name (a pass, not read-modify-write).
             let prefix = match p {
                 Phase::Rewrite => "rewrite_block",
                 _ => p.label(),

@@ -182,8 +182,8 @@ pub struct RunFacts {
     pub reads_cold: Option<bool>,
     /// O_DIRECT requested for the data files.
     pub o_direct: Option<bool>,
-    /// The workload empties its files' page cache before each of its passes (iozone's
-    /// `purge`, `-U`): every pass reads from the device whatever the cache could hold.
+    /// The workload empties its files' page cache before each of its passes (a purge between
+    /// passes): every pass reads from the device whatever the cache could hold.
     pub cache_purged_each_pass: Option<bool>,
     /// Durability requested: fsync, fdatasync, O_SYNC, O_DSYNC or msync(MS_SYNC) — including
     /// a single sync at the end of a write pass (see [`Self::sync_scope`] for which writes).

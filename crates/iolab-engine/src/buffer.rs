@@ -42,8 +42,8 @@ impl AllocError {
 /// timed region. A page of an anonymous mapping that was never written is the kernel's shared
 /// zero page (or nothing at all), and the fast path that pins user pages for direct I/O
 /// refuses it: every `O_DIRECT` write from such a buffer would take the slow path (the
-/// process's mmap lock and a VMA lookup, about a microsecond per call here) where iozone's
-/// or fio's buffers, which they fill, take the fast one.
+/// process's mmap lock and a VMA lookup, about a microsecond per call here) where the buffers
+/// of the benchmarks it is compared with, which they fill, take the fast one.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     len: usize,

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 /// is done. Polling `JoinHandle::is_finished` after a worker's wake-up loses that wake-up
 /// whenever the waiting thread runs before the worker has returned (on a single CPU it
 /// always does): it then sleeps out a whole progress period, which lengthens every pass by
-/// up to half a second and, in iozone's throughput mode, what the parent sees.
+/// up to half a second and, with threads that each time their own share, what the waiting
+/// thread measures over them all.
 pub struct FinishLine {
     left: AtomicUsize,
     waiter: thread::Thread,

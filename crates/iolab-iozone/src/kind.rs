@@ -646,11 +646,12 @@ fn configurations<const N: usize>(
     }
 }
 
-const MIB: f64 = 1048576.0;
+/// The metrics' MiB (and the formats').
+pub(crate) const MIB: f64 = 1048576.0;
 
 /// Adds a run's measurements to `record`: the common metrics over every pass, each figure's
 /// throughput (and iozone's throughput-mode figures), one flowop row per figure.
-fn add_record(record: &mut RunRecord, r: &IozoneResult) {
+pub(crate) fn add_record(record: &mut RunRecord, r: &IozoneResult) {
     let elapsed = r.elapsed_ns();
     record.run.elapsed_ns = elapsed;
     let mut lat = iolab_engine::stats::LatencyHistogram::default();
@@ -899,6 +900,29 @@ mod tests {
             e.message
                 .contains("--record 1048576 is larger than the file"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_workload_that_drops_caches_needs_root_even_in_a_directory() {
+        use iolab_experiment::run::root_requirements;
+        let dir = tempfile::tempdir().unwrap();
+        let plan = |workload: &str| {
+            let text = format!(
+                "[sut]\ntarget = {{ kind = \"directory\", path = \"{}\" }}\n\
+                 [procedure]\ndrop_caches = false\n[workload]\n{workload}\n",
+                dir.path().display()
+            );
+            iolab_experiment::load_str(&dir.path().join("x.toml"), &text).unwrap()
+        };
+        assert!(root_requirements(&plan("iozone = { size = \"1m\" }")).is_empty());
+        let need = root_requirements(&plan("iozone = { size = \"1m\", purge = \"drop_caches\" }"));
+        assert_eq!(
+            need,
+            ["dropping the page cache between passes (workload.iozone.purge = \"drop_caches\")"]
+        );
+        assert!(
+            root_requirements(&plan("iozone = { size = \"1m\", purge = \"fadvise\" }")).is_empty()
         );
     }
 

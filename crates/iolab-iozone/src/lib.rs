@@ -5,12 +5,16 @@
 //!
 //! [`options`] holds the one option table (the `iolab iozone` flags, the `[workload] iozone =
 //! { … }` keys and the docs come from it) and the spec → validate → plan step; [`run`] runs
-//! a plan with real syscalls; [`matrix`] is auto mode's file-size × record-size matrix. The
-//! crate never prints.
+//! a plan with real syscalls; [`matrix`] is auto mode's file-size × record-size matrix;
+//! [`kind`] is the `[workload]` kind, [`command`] the `iolab iozone` command, [`output`] its
+//! formats and [`report`] its part of the report. The crate never prints: its command writes
+//! through the binary's [`iolab_kind::cli::Host`].
 
+pub mod command;
 pub mod kind;
 pub mod matrix;
 pub mod options;
+pub mod output;
 pub mod report;
 pub mod run;
 
@@ -23,8 +27,8 @@ pub use run::{run_iozone, BetweenPasses, ChildResult, FigureResult, IozoneResult
 /// registry is `&iolab_iozone::PLUGIN`.
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::IOZONE],
-    commands: &[],
+    commands: &[&command::IozoneCommand],
     files: &[],
     sections: &[&report::IozoneSection],
-    schemas: &[],
+    schemas: &[output::SCHEMA],
 };

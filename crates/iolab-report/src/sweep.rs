@@ -49,8 +49,8 @@ fn level_name(v: &Value, index: usize) -> String {
 /// configuration has no such factor). Factors and levels come from the resolved
 /// specification (`factors`: `[{name, levels}]`, in the file's order): an experiment a
 /// command made has the list empty, and no factors even when it gave its configurations
-/// some (`iolab iozone --auto` draws its matrix as heatmaps) — except `iolab iozone
-/// --threads-max`, which lists `threads`. A level only a configuration
+/// some (a kind's matrix of configurations drawn its own way, as heatmaps) — unless the
+/// command lists them (a range of thread counts lists `threads`). A level only a configuration
 /// has is added in the order the configurations show it; without the list at all (a
 /// database from before it), the configurations' factors are taken in that order.
 pub(crate) fn factors(

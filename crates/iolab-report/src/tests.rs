@@ -477,7 +477,7 @@ fn no_sweep_section_without_a_factor_of_three_levels() {
     assert!(!html.contains("id=\"sweep\"") && !md.contains("by factor"));
     assert!(!html.contains("id=\"mrc\""));
 
-    // A command's experiment (`iolab iozone --auto`) lists no factors, whatever its
+    // A command's experiment (a kind's matrix mode) lists no factors, whatever its
     // configurations carry; a database without the list takes the configurations'.
     let configs = matrix(&[("size", &["64", "128", "256"])]);
     for (spec, want) in [(json!([]), 0), (serde_json::Value::Null, 1)] {

@@ -102,7 +102,7 @@ pub struct OptionDef<S> {
     /// Other spellings of a choice: (alias, name).
     pub aliases: &'static [(&'static str, &'static str)],
     pub help: &'static str,
-    /// The original tool's flag for the same thing (`-I` for iozone's O_DIRECT), shown in
+    /// The original tool's flag for the same thing (e.g. `-I` for the tool's O_DIRECT), shown in
     /// help and docs; empty when it has none.
     pub original: &'static str,
     /// Puts a value of this option's kind into a spec.
@@ -223,7 +223,7 @@ impl<S> OptionDef<S> {
         }
     }
 
-    /// The help text with the original tool's flag: `… [iozone -I]`.
+    /// The help text with the original tool's flag: `… [TOOL -I]`.
     pub fn help_with_original(&self, tool: &str) -> String {
         if self.original.is_empty() {
             self.help_text()

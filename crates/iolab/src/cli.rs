@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
-use iolab_iozone::IozoneOption;
 use iolab_workload::micro::{self, MicroOption};
 use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 
@@ -36,12 +35,6 @@ pub enum Command {
         after_help = "Examples:\n  iolab micro --dir /mnt/test --access randwrite --sync fdatasync --bs 4k --size 64m\n  iolab micro --dir /mnt/test --access randread --engine io_uring --iodepth 32 --size 1g --json\n\nFiles are named iolab-micro.N (one per thread) and kept for later read runs unless\n--remove-files is given; a file of the right size is reused."
     )]
     Micro(MicroArgs),
-    /// Run iozone's tests natively: write/rewrite, read/re-read, random, backward, stride… per
-    /// file size × record size, single stream or with threads (throughput mode)
-    #[command(
-        after_help = "Examples:\n  iolab iozone --dir /mnt/test --tests write,read,random --size 64m --record 4k\n  iolab iozone --dir /mnt/test --tests 0,1 --flush excluded --format iozone   # iozone's own default timing\n  iolab iozone --dir /mnt/test --threads 4 --size 256m --direct\n  iolab iozone --dir /mnt/test --auto --auto-max-size 64m --format iozone\n\nThe flush (fsync + close) of every pass is timed by default (iozone -e -c): --flush\nfsync times the fsync only (iozone -e); --flush excluded (alias iozone) times writes\ninto the page cache only, as iozone does without -e.\nFiles are named iolab-iozone.N (one per thread) and removed at the end.\nSee docs/iozone.md."
-    )]
-    Iozone(IozoneArgs),
     /// Simulate a block cache on a trace: size, block size, associativity, replacement and
     /// write policy; hits, traffic and an estimated service time
     #[command(
@@ -233,11 +226,6 @@ impl KindFormat for Format {
     const JSON: Self = Format::Json;
 }
 
-impl KindFormat for IozoneFormat {
-    const HUMAN: Self = IozoneFormat::Human;
-    const JSON: Self = IozoneFormat::Json;
-}
-
 /// What a workload kind's command takes besides its options: the output format, where the
 /// run is stored, the monitors.
 #[derive(Debug, Args)]
@@ -363,7 +351,7 @@ impl Args for CachesimOptions {
 
 /// A workload kind's one option table, from which its command's flags are derived.
 pub trait OptionTable: Sized + 'static {
-    /// The tool whose flags the table's `original` fields name (for help: `[iozone -I]`).
+    /// The tool whose flags the table's `original` fields name (for help: `[TOOL -I]`).
     const TOOL: &'static str;
     fn options() -> &'static [OptionDef<Self>];
 }
@@ -375,13 +363,6 @@ impl OptionTable for micro::MicroSpec {
     }
 }
 
-impl OptionTable for iolab_iozone::IozoneSpec {
-    const TOOL: &'static str = "iozone";
-    fn options() -> &'static [IozoneOption] {
-        iolab_iozone::OPTIONS
-    }
-}
-
 /// The values of a kind's options, defaults included: one flag per entry of its table (the
 /// option's name, underscores as dashes), with its help, value name, default and parser, so
 /// the table is the one declaration (experiment files read the same table).
@@ -390,8 +371,6 @@ pub struct KindOptions<S: 'static>(pub Vec<(&'static OptionDef<S>, OptionValue)>
 
 /// `iolab micro`'s options (`iolab_workload::micro::OPTIONS`).
 pub type MicroOptions = KindOptions<micro::MicroSpec>;
-/// `iolab iozone`'s options (`iolab_iozone::OPTIONS`).
-pub type IozoneOptions = KindOptions<iolab_iozone::IozoneSpec>;
 
 impl<S> Clone for KindOptions<S> {
     fn clone(&self) -> Self {
@@ -445,90 +424,6 @@ impl<S: OptionTable + std::fmt::Debug> Args for KindOptions<S> {
     }
 }
 
-#[derive(Debug, Args)]
-pub struct IozoneArgs {
-    /// Directory for the data files (must exist)
-    #[arg(long, value_name = "DIR")]
-    pub dir: PathBuf,
-
-    /// The iozone kind's own options, from iolab-iozone's table (`OPTIONS`).
-    #[command(flatten)]
-    pub options: IozoneOptions,
-
-    /// Auto mode (iozone -a): every file size × record size of the matrix, one configuration
-    /// each (--size and --record are then the matrix's, not single values)
-    #[arg(long)]
-    pub auto: bool,
-
-    /// Auto mode: the smallest file size (iozone -n; default 64k)
-    #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
-    pub auto_min_size: Option<u64>,
-
-    /// Auto mode: the largest file size (iozone -g; default 512m)
-    #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
-    pub auto_max_size: Option<u64>,
-
-    /// Auto mode: the smallest record size (iozone -y; default 4k). Giving a record bound
-    /// keeps the small records of files above 16 MiB, as in iozone
-    #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
-    pub auto_min_record: Option<u64>,
-
-    /// Auto mode: the largest record size (iozone -q; default 16m); see --auto-min-record
-    #[arg(long, value_name = "SIZE", requires = "auto", value_parser = parse_size)]
-    pub auto_max_record: Option<u64>,
-
-    /// Auto mode: keep the records below 64 KiB for files above 16 MiB (iozone -z)
-    #[arg(long, requires = "auto")]
-    pub auto_all_records: bool,
-
-    /// Throughput mode for each thread count from --threads up to this one, one run each
-    /// (iozone -l THREADS -u MAX); --format iozone prints one column per count
-    #[arg(long, value_name = "MAX", conflicts_with = "auto",
-          value_parser = clap::value_parser!(u32).range(1..))]
-    pub threads_max: Option<u32>,
-
-    /// With --format iozone, add iozone's CPU utilization blocks (iozone -+u); the other
-    /// formats always show each figure's CPU utilization
-    #[arg(long)]
-    pub cpu_utilization: bool,
-
-    /// With --format iozone, rates in operations (records) per second instead of kB/s
-    /// (iozone -O)
-    #[arg(long, conflicts_with = "us_per_op")]
-    pub ops: bool,
-
-    /// With --format iozone, microseconds per operation (record) instead of kB/s, truncated
-    /// as iozone prints them (iozone -N; single stream only, as in iozone)
-    #[arg(long)]
-    pub us_per_op: bool,
-
-    /// Also write iozone's -R report as an Excel worksheet (BIFF, .xls), cell for cell where
-    /// iozone -b puts it, whatever --format is (iozone -b)
-    #[arg(long, value_name = "FILE")]
-    pub excel: Option<PathBuf>,
-
-    /// Seed for the random orders
-    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
-    pub seed: u64,
-
-    #[command(flatten)]
-    pub run: KindRunArgs<IozoneFormat>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum IozoneFormat {
-    /// A readable table per file size × record size
-    Human,
-    /// Everything, machine-readable and versioned
-    Json,
-    /// iozone's -R report: a block per test, rows of file sizes, columns of record sizes (kB/s)
-    Iozone,
-}
-
-fn parse_size(s: &str) -> Result<u64, String> {
-    iolab_workload::parse_size(s).map_err(|e| e.to_string())
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// A readable summary
@@ -577,51 +472,6 @@ mod tests {
         assert!(parse_positive_duration("soon")
             .unwrap_err()
             .contains("is not a duration"));
-    }
-
-    #[test]
-    fn iozone_flags_come_from_the_option_table() {
-        let parse = |extra: &[&str]| {
-            let mut a = vec!["iolab", "iozone", "--dir", "/d"];
-            a.extend_from_slice(extra);
-            let cli = Cli::try_parse_from(a).unwrap();
-            let Command::Iozone(z) = cli.command else {
-                panic!("not iozone")
-            };
-            z.options.0
-        };
-        let get = |opts: &[(&'static IozoneOption, OptionValue)], n: &str| {
-            opts.iter().find(|(o, _)| o.name == n).map(|(_, v)| *v)
-        };
-        let o = parse(&[
-            "--direct",
-            "--mix-read-percent",
-            "75",
-            "--latency",
-            "false",
-            "--flush",
-            "iozone",
-        ]);
-        assert_eq!(get(&o, "direct"), Some(OptionValue::Flag(true)));
-        assert_eq!(get(&o, "latency"), Some(OptionValue::Flag(false)));
-        assert_eq!(get(&o, "mix_read_percent"), Some(OptionValue::Count(75)));
-        assert_eq!(get(&o, "flush"), Some(OptionValue::Name("excluded")));
-        let d = parse(&[]);
-        assert_eq!(get(&d, "record"), Some(OptionValue::Bytes(4096)));
-        assert_eq!(get(&d, "stonewall"), Some(OptionValue::Flag(true)));
-        assert_eq!(get(&d, "direct"), None);
-        let help = Cli::command()
-            .find_subcommand_mut("iozone")
-            .unwrap()
-            .render_long_help()
-            .to_string();
-        for o in iolab_iozone::OPTIONS {
-            assert!(help.contains(&format!("--{}", o.flag())), "{}", o.name);
-        }
-        let e = Cli::try_parse_from(["iolab", "iozone", "--dir", "/d", "--tests", "0,42"])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("unknown test `42`"), "{e}");
     }
 
     /// The parsed value of option `name`.

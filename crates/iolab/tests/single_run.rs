@@ -616,6 +616,55 @@ fn iozone_stores_what_its_one_run_experiment_stores() {
 }
 
 #[test]
+fn iozone_prints_the_rates_the_database_holds() {
+    // The rates `iolab iozone --json` prints are the metrics the database holds for the run.
+    let s = Scratch::new();
+    let data = memory_dir();
+    let d = data.path().to_str().unwrap();
+    let o = s.run(&[
+        "iozone",
+        "--dir",
+        d,
+        "--tests",
+        "write,read",
+        "--size",
+        "1m",
+        "--threads",
+        "2",
+        "--json",
+    ]);
+    ok(&o);
+    let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let single = s.latest();
+    let run = &single["configs"][0]["runs"][0];
+    let stored = |name: String| {
+        run["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("no {name} in {run:#}"))["value"]
+            .clone()
+    };
+    let figures = printed["runs"][0]["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 4, "{printed:#}");
+    for f in figures {
+        let fig = f["figure"].as_str().unwrap();
+        assert_eq!(f["mib_per_s"], stored(format!("{fig}_mib_per_s")), "{fig}");
+        assert_eq!(
+            f["children_see_mib_per_s"],
+            stored(format!("{fig}_children_mib_per_s")),
+            "{fig}"
+        );
+        assert_eq!(
+            f["parent_sees_mib_per_s"],
+            stored(format!("{fig}_parent_mib_per_s")),
+            "{fig}"
+        );
+    }
+}
+
+#[test]
 fn replay_stores_what_its_one_run_experiment_stores() {
     let s = Scratch::new();
     let data = memory_dir();

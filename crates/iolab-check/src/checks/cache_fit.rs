@@ -7,7 +7,7 @@
 //!
 //! Fires (warning) when the run reads, its reads are meant to be cold, they are buffered
 //! (with O_DIRECT the cache is bypassed; `direct-not-direct` checks that it was), the
-//! workload does not empty the cache before each pass itself (iozone's `purge`;
+//! workload does not empty the cache before each pass itself (a purge between passes;
 //! `cache-served` checks that the device then did the reads), and
 //! `dataset ≤ 3 × min(MemTotal, cgroup limit)`. Dropping caches makes only the *first* read of
 //! each block cold: a dataset the cache can hold is served from memory from then on (re-reads,
@@ -20,7 +20,7 @@ use serde_json::json;
 
 const ID: &str = "cache-fit";
 
-/// iozone's run rule (docs/checks.md, `cache-fit`): test files of at least three times the memory
+/// The run rule (docs/checks.md, `cache-fit`): test files of at least three times the memory
 /// that could cache them, so that the cache holds at most a third of the data — what it
 /// keeps of earlier passes then serves a minor share of the reads.
 pub const MIN_DATASET_TO_CACHE: u64 = 3;
@@ -100,7 +100,8 @@ impl Check for CacheFit {
             }),
             explanation: format!(
                 "The dataset ({}) is {times:.2}× the memory that could cache it ({}, {which}); \
-                 iozone's rule asks for at least {MIN_DATASET_TO_CACHE}×. {why}.",
+                 the run rule asks for at least {MIN_DATASET_TO_CACHE}× (docs/checks.md). \
+                 {why}.",
                 format_bytes(dataset),
                 format_bytes(cache),
             ),
@@ -221,7 +222,7 @@ mod tests {
         let mut f = testutil::sync_write();
         small(&mut f);
         assert_eq!(CacheFit.check(&f), None);
-        // A workload that empties the cache before each pass (iozone's purge) reads cold.
+        // A workload that empties the cache before each pass (a purge) reads cold.
         let mut f = testutil::cold_read();
         small(&mut f);
         assert!(CacheFit.check(&f).is_some());

@@ -411,28 +411,6 @@ mod tests {
     }
 
     #[test]
-    fn a_workload_that_drops_caches_needs_root_even_in_a_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        let plan = |workload: &str| {
-            let text = format!(
-                "[sut]\ntarget = {{ kind = \"directory\", path = \"{}\" }}\n\
-                 [procedure]\ndrop_caches = false\n[workload]\n{workload}\n",
-                dir.path().display()
-            );
-            crate::plan::load::load_str(&dir.path().join("x.toml"), &text).unwrap()
-        };
-        assert!(root_requirements(&plan("iozone = { size = \"1m\" }")).is_empty());
-        let need = root_requirements(&plan("iozone = { size = \"1m\", purge = \"drop_caches\" }"));
-        assert_eq!(
-            need,
-            ["dropping the page cache between passes (workload.iozone.purge = \"drop_caches\")"]
-        );
-        assert!(
-            root_requirements(&plan("iozone = { size = \"1m\", purge = \"fadvise\" }")).is_empty()
-        );
-    }
-
-    #[test]
     fn run_seeds_depend_on_config_and_repetition_only() {
         assert_eq!(run_seed(1, 2, 3, false), run_seed(1, 2, 3, false));
         assert_ne!(run_seed(1, 2, 3, false), run_seed(1, 3, 2, false));

@@ -133,7 +133,7 @@ pub fn export(args: ExportArgs) -> Result<(), CliError> {
     }
 }
 
-/// Refuses a bad destination for an output file given with `flag` (`-o`, `--excel`), before
+/// Refuses a bad destination for an output file given with `flag` (`-o`), before
 /// anything runs (exit 2): the results database itself, a directory, a directory that does
 /// not exist. The directory to write in.
 pub fn check_output(path: &Path, db: &Path, flag: &str) -> Result<std::path::PathBuf, CliError> {

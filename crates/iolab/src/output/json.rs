@@ -17,7 +17,6 @@ use super::Formatter;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Micro,
-    Iozone,
     Cachesim,
     Show,
     List,
@@ -31,9 +30,8 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 11] = [
+    const ALL: [Kind; 10] = [
         Kind::Micro,
-        Kind::Iozone,
         Kind::Cachesim,
         Kind::Show,
         Kind::List,
@@ -49,7 +47,6 @@ impl Kind {
     pub const fn schema(self) -> &'static str {
         match self {
             Kind::Micro => "iolab.micro/1",
-            Kind::Iozone => "iolab.iozone/1",
             Kind::Cachesim => "iolab.cachesim/1",
             Kind::Show => "iolab.show/1",
             Kind::List => "iolab.list/1",

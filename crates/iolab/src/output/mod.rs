@@ -13,7 +13,6 @@ pub mod compare;
 pub mod context;
 pub mod export;
 pub mod import;
-pub mod iozone;
 pub mod json;
 pub mod list;
 pub(crate) mod micro;

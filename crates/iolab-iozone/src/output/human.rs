@@ -3,20 +3,37 @@
 
 use std::io::{self, Write};
 
-use iolab_iozone::Flush;
+use iolab_kind::output::Formatter;
 use iolab_workload::{format_bytes, format_ns};
 
-use super::IozoneReport;
-use crate::output::Formatter;
-
-/// Rates are printed in MiB/s.
-const MIB: f64 = 1048576.0;
+use super::{children_and_parent, rate, IozoneReport, Run};
+use crate::kind::MIB;
+use crate::Flush;
 
 pub struct Human;
 
+/// A rate in bytes/s as MiB/s; `n/a` for one not measured (NaN, stored as NULL).
+fn mib_per_s(bytes_per_s: f64) -> String {
+    if bytes_per_s.is_finite() {
+        format!("{:.1}", bytes_per_s / MIB)
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A rate in bytes/s as iozone's whole kB/s; `n/a` for one not measured.
+fn kb_per_s(bytes_per_s: f64) -> String {
+    if bytes_per_s.is_finite() {
+        super::kib_per_s(bytes_per_s).to_string()
+    } else {
+        "n/a".into()
+    }
+}
+
 impl Formatter<IozoneReport> for Human {
     fn write(&self, report: &IozoneReport, out: &mut dyn Write) -> io::Result<()> {
-        for r in &report.results {
+        for run in &report.runs {
+            let r = &run.output;
             let p = &r.plan;
             let mut flags = Vec::new();
             if p.direct {
@@ -74,14 +91,16 @@ impl Formatter<IozoneReport> for Human {
                     ("-".into(), "-".into())
                 };
                 let cached = f.cached_bytes.map_or("-".into(), format_bytes);
+                let rate = rate(run, f.figure);
                 if tp {
+                    let (children, parent) = children_and_parent(run, f);
                     writeln!(
                         out,
-                        "  {:<15} {:>11.1} {:>14.1} {:>13.1} {:>11} {:>6.1} {:>10} {:>10} {:>10}",
+                        "  {:<15} {:>11} {:>14} {:>13} {:>11} {:>6.1} {:>10} {:>10} {:>10}",
                         f.figure.title(),
-                        f.rate() / MIB,
-                        f.children_see() / MIB,
-                        f.parent_sees() / MIB,
+                        mib_per_s(rate),
+                        mib_per_s(children),
+                        mib_per_s(parent),
                         format_bytes(f.min_xfer()),
                         f.cpu_utilization(),
                         p50,
@@ -91,10 +110,10 @@ impl Formatter<IozoneReport> for Human {
                 } else {
                     writeln!(
                         out,
-                        "  {:<15} {:>11.1} {:>12} {:>10} {:>6.1} {:>10} {:>10} {:>10}",
+                        "  {:<15} {:>11} {:>12} {:>10} {:>6.1} {:>10} {:>10} {:>10}",
                         f.figure.title(),
-                        f.rate() / MIB,
-                        super::kib_per_s(f.rate()),
+                        mib_per_s(rate),
+                        kb_per_s(rate),
                         format_ns(f.flush_ns() as f64),
                         f.cpu_utilization(),
                         p50,
@@ -107,7 +126,7 @@ impl Formatter<IozoneReport> for Human {
                 out,
                 "  cached: the files' bytes in the page cache as the pass began{}",
                 match p.purge {
-                    iolab_iozone::Purge::None => String::from(" (no purge between passes)"),
+                    crate::Purge::None => String::from(" (no purge between passes)"),
                     how => format!(", after the purge ({})", how.name()),
                 }
             )?;
@@ -121,19 +140,18 @@ impl Formatter<IozoneReport> for Human {
                 )?;
             }
         }
-        scaling(&report.results, out)
+        scaling(&report.runs, out)
     }
 }
 
 /// After the runs of a range of thread counts (`--threads-max`, iozone -l/-u): iolab's
 /// figure per test and thread count in one table, as iozone's throughput report lays it
 /// out.
-fn scaling(results: &[iolab_iozone::IozoneResult], out: &mut dyn Write) -> io::Result<()> {
-    let counts: Vec<u32> = results.iter().map(|r| r.plan.threads).collect();
-    let one_cell = results
-        .windows(2)
-        .all(|w| w[0].plan.size == w[1].plan.size && w[0].plan.record == w[1].plan.record);
-    if results.len() < 2 || !one_cell || counts.windows(2).any(|w| w[0] == w[1]) {
+fn scaling(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
+    let counts: Vec<u32> = runs.iter().map(|r| r.output.plan.threads).collect();
+    let cell = |r: &Run| (r.output.plan.size, r.output.plan.record);
+    let one_cell = runs.windows(2).all(|w| cell(&w[0]) == cell(&w[1]));
+    if runs.len() < 2 || !one_cell || counts.windows(2).any(|w| w[0] == w[1]) {
         return Ok(());
     }
     writeln!(out, "iolab iozone: MiB/s (iolab's figure) by threads")?;
@@ -142,15 +160,77 @@ fn scaling(results: &[iolab_iozone::IozoneResult], out: &mut dyn Write) -> io::R
         write!(out, " {:>10}", t)?;
     }
     writeln!(out)?;
-    for f in &results[0].figures {
+    for f in &runs[0].output.figures {
         write!(out, "  {:<15}", f.figure.title())?;
-        for r in results {
-            match r.figure(f.figure) {
-                Some(g) => write!(out, " {:>10.1}", g.rate() / MIB)?,
+        for r in runs {
+            match r.output.figure(f.figure) {
+                Some(g) => write!(out, " {:>10}", mib_per_s(rate(r, g.figure)))?,
                 None => write!(out, " {:>10}", "-")?,
             }
         }
         writeln!(out)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::testing::{recorded, report, result};
+    use std::sync::atomic::AtomicBool;
+
+    fn render(report: &IozoneReport) -> String {
+        let mut out = Vec::new();
+        Human.write(report, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The words of the line of figure `title` (`Write` … `Random mix`).
+    fn row<'a>(text: &'a str, title: &str) -> Vec<&'a str> {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{title} ")))
+            .unwrap_or_else(|| panic!("no {title} line in\n{text}"));
+        line.split_whitespace().collect()
+    }
+
+    #[test]
+    fn printed_rates_are_the_stored_metrics() {
+        let _hang = iolab_testkit::timeout(120);
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = crate::IozoneSpec::with_defaults(dir.path().to_path_buf(), 1);
+        s.tests = vec![crate::Test::Write, crate::Test::Read];
+        s.size = 256 << 10;
+        let r = crate::run_iozone(
+            &s.validate().unwrap(),
+            &mut (),
+            &mut (),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        let run = recorded(r);
+        let stored = |name: &str| run.end.metric(name).unwrap();
+        let read = stored("read_mib_per_s");
+        let text = render(&report(vec![run]));
+        let words = row(&text, "Read");
+        assert_eq!(words[1], format!("{read:.1}"), "{text}");
+        assert_eq!(words[2], ((read * 1024.0) as u64).to_string(), "{text}");
+    }
+
+    #[test]
+    fn a_pass_too_short_to_time_prints_what_the_database_holds() {
+        // A pass timed at 0 ns has no rate: the database holds NULL, and the table says so
+        // rather than NaN or 0 kB/s.
+        for threads in [1, 2] {
+            let run = recorded(result(1 << 20, 4 << 10, threads, 0));
+            assert!(run.end.metric("write_mib_per_s").unwrap().is_nan());
+            let text = render(&report(vec![run]));
+            let words = row(&text, "Write");
+            // Single stream: MiB/s and kB/s; throughput mode: iolab's MiB/s, the children's
+            // and the parent's.
+            let rates = if threads == 1 { 2 } else { 3 };
+            assert_eq!(words[1..=rates], ["n/a"; 3][..rates], "{text}");
+            assert!(!text.contains("NaN"), "{text}");
+        }
+    }
 }

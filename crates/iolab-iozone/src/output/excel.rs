@@ -14,10 +14,10 @@
 
 use std::io::{self, Write};
 
-use iolab_iozone::{Figure, FigureResult, IozoneResult};
+use iolab_kind::output::Formatter;
 
-use super::IozoneReport;
-use crate::output::Formatter;
+use super::{children_and_parent, rate, IozoneReport, Run};
+use crate::{Figure, FigureResult};
 
 pub struct Iozone;
 
@@ -54,8 +54,8 @@ pub(super) enum Cell {
 
 impl Cell {
     /// The value of figure `f` of a run with `record`-byte records; `rate` is the figure's
-    /// rate in bytes/s (iolab's in single stream, "children see" in throughput mode). 0 when
-    /// not finite.
+    /// stored rate in bytes/s (iolab's in single stream, "children see" in throughput mode).
+    /// 0 when not finite (a cell iozone has no number for).
     fn value(self, f: &FigureResult, rate: f64, record: u64) -> f64 {
         let v = match self {
             Cell::Rate => rate / 1024.0,
@@ -111,10 +111,10 @@ pub(super) struct ThroughputBlock {
 /// The report's sections in iozone's order: the single-stream rate blocks, then their CPU
 /// blocks (`-+u`); the throughput blocks, each followed by its CPU block.
 pub(super) fn sections(report: &IozoneReport) -> Vec<Section> {
-    let (throughput, single): (Vec<&IozoneResult>, Vec<&IozoneResult>) = report
-        .results
+    let (throughput, single): (Vec<&Run>, Vec<&Run>) = report
+        .runs
         .iter()
-        .partition(|r| r.plan.throughput_mode());
+        .partition(|r| r.output.plan.throughput_mode());
     let rate = if report.ops {
         Cell::Ops
     } else if report.us_per_op {
@@ -137,12 +137,13 @@ pub(super) fn sections(report: &IozoneReport) -> Vec<Section> {
     }
     // Runs of the same file and record size (a range of thread counts, iozone -l/-u)
     // share a block: a column per run, in order.
-    let mut groups: Vec<Vec<&IozoneResult>> = Vec::new();
+    let mut groups: Vec<Vec<&Run>> = Vec::new();
     for r in throughput {
-        match groups
-            .iter_mut()
-            .find(|g| g[0].plan.size == r.plan.size && g[0].plan.record == r.plan.record)
-        {
+        let plan = &r.output.plan;
+        match groups.iter_mut().find(|g| {
+            let first = &g[0].output.plan;
+            first.size == plan.size && first.record == plan.record
+        }) {
             Some(g) => g.push(r),
             None => groups.push(vec![r]),
         }
@@ -156,11 +157,11 @@ pub(super) fn sections(report: &IozoneReport) -> Vec<Section> {
 }
 
 /// The single-stream blocks of one kind over every cell.
-fn grids(results: &[&IozoneResult], header: &[u64], cell: Cell) -> Vec<Grid> {
-    let mut sizes: Vec<u64> = results.iter().map(|r| r.plan.size).collect();
+fn grids(runs: &[&Run], header: &[u64], cell: Cell) -> Vec<Grid> {
+    let mut sizes: Vec<u64> = runs.iter().map(|r| r.output.plan.size).collect();
     sizes.sort_unstable();
     sizes.dedup();
-    let mut records: Vec<u64> = results.iter().map(|r| r.plan.record).collect();
+    let mut records: Vec<u64> = runs.iter().map(|r| r.output.plan.record).collect();
     records.extend_from_slice(header);
     records.sort_unstable();
     records.dedup();
@@ -170,9 +171,9 @@ fn grids(results: &[&IozoneResult], header: &[u64], cell: Cell) -> Vec<Grid> {
         // `retests = false` (iozone -+n) still has its block, of 0s.
         .filter(|&fig| {
             fig.report_title().is_some()
-                && results
+                && runs
                     .iter()
-                    .any(|r| r.plan.test_figures().any(|f| f == fig))
+                    .any(|r| r.output.plan.test_figures().any(|f| f == fig))
         })
         .map(|fig| Grid {
             figure: fig,
@@ -185,11 +186,14 @@ fn grids(results: &[&IozoneResult], header: &[u64], cell: Cell) -> Vec<Grid> {
                         .take_while(|&&r| r <= size)
                         .map(|&record| {
                             // A cell auto mode skips is 0, as iozone prints it.
-                            results
-                                .iter()
-                                .find(|r| r.plan.size == size && r.plan.record == record)
-                                .and_then(|r| r.figure(fig))
-                                .map_or(0.0, |f| cell.held(cell.value(f, f.rate(), record)))
+                            runs.iter()
+                                .find(|r| {
+                                    r.output.plan.size == size && r.output.plan.record == record
+                                })
+                                .and_then(|r| Some((r, r.output.figure(fig)?)))
+                                .map_or(0.0, |(r, f)| {
+                                    cell.held(cell.value(f, rate(r, fig), record))
+                                })
                         })
                         .collect();
                     (size, values)
@@ -202,17 +206,21 @@ fn grids(results: &[&IozoneResult], header: &[u64], cell: Cell) -> Vec<Grid> {
 /// iozone's throughput-mode block over runs of one file and record size: a row per test it
 /// knows, with a column per run (thread count) of "children see" in the cell's unit, or
 /// (`-+u`) the CPU utilization.
-fn throughput_block(runs: &[&IozoneResult], cell: Cell) -> ThroughputBlock {
+fn throughput_block(runs: &[&Run], cell: Cell) -> ThroughputBlock {
     let rows = Figure::THROUGHPUT_ORDER
         .into_iter()
-        .filter(|&fig| runs.iter().any(|r| r.plan.test_figures().any(|f| f == fig)))
+        .filter(|&fig| {
+            runs.iter()
+                .any(|r| r.output.plan.test_figures().any(|f| f == fig))
+        })
         .map(|fig| {
             let values = runs
                 .iter()
                 .map(|r| {
                     // A skipped re-test (iozone -+n) is 0.00, as iozone prints it.
-                    r.figure(fig)
-                        .map_or(0.0, |f| cell.value(f, f.children_see(), r.plan.record))
+                    r.output.figure(fig).map_or(0.0, |f| {
+                        cell.value(f, children_and_parent(r, f).0, r.output.plan.record)
+                    })
                 })
                 .collect();
             (fig.throughput_label().unwrap_or_default(), values)
@@ -220,7 +228,7 @@ fn throughput_block(runs: &[&IozoneResult], cell: Cell) -> ThroughputBlock {
         .collect();
     ThroughputBlock {
         cell,
-        record: runs[0].plan.record,
+        record: runs[0].output.plan.record,
         rows,
     }
 }
@@ -295,55 +303,17 @@ fn throughput_text(t: &ThroughputBlock, out: &mut dyn Write) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_iozone::matrix::{self, Bounds};
-    use iolab_iozone::{ChildResult, IozoneSpec, Test};
+    use crate::matrix::{self, Bounds};
+    use crate::output::testing::{self, recorded};
 
-    /// A result of `size` × `record` whose write pass moved `size` bytes in one second.
-    fn result(size: u64, record: u64) -> IozoneResult {
-        let mut s = IozoneSpec::with_defaults("/d".into(), 1);
-        s.tests = vec![Test::Write];
-        s.size = size;
-        s.record = record;
-        let plan = s.validate().unwrap();
-        let child = ChildResult {
-            ops: size / record,
-            bytes: size,
-            elapsed_ns: 1_000_000_000,
-            ..ChildResult::default()
-        };
-        let figures = [Figure::Write, Figure::Rewrite]
-            .into_iter()
-            .map(|figure| FigureResult {
-                figure,
-                children: vec![child],
-                elapsed_ns: 1_000_000_000,
-                parent_ns: 1_000_000_000,
-                latency: Default::default(),
-                usage: Default::default(),
-                purge_ns: 0,
-                cached_bytes: None,
-            })
-            .collect();
-        IozoneResult {
-            plan,
-            figures,
-            files: Vec::new(),
-        }
+    /// A run of `size` × `record` whose write pass moved `size` bytes in one second.
+    fn result(size: u64, record: u64) -> Run {
+        recorded(testing::result(size, record, 1, 1_000_000_000))
     }
 
-    /// A report of `results` with no option set.
-    fn base(results: Vec<IozoneResult>) -> IozoneReport {
-        IozoneReport {
-            results,
-            matrix_records: Vec::new(),
-            cpu_utilization: false,
-            ops: false,
-            us_per_op: false,
-            host: crate::cmd::single::machine().clone(),
-            started_at: std::time::SystemTime::now(),
-            findings: Vec::new(),
-            system: Vec::new(),
-        }
+    /// A report of `runs` with no option set.
+    fn base(runs: Vec<Run>) -> IozoneReport {
+        testing::report(runs)
     }
 
     fn render(report: &IozoneReport) -> String {
