@@ -31,7 +31,7 @@ pub struct Totals<'a> {
 /// nothing was measured.
 pub fn headline(record: &mut RunRecord, t: Totals<'_>) {
     let secs = t.elapsed_ns as f64 / 1e9;
-    let rate = |x: f64| if secs > 0.0 { x / secs } else { f64::NAN };
+    let rate = |x: f64| per_second(x, t.elapsed_ns);
     let lat = t.latency;
     let lat_or_nan = |v: f64| if lat.count == 0 { f64::NAN } else { v };
     for (name, value) in [
@@ -54,6 +54,16 @@ pub fn headline(record: &mut RunRecord, t: Totals<'_>) {
         record
             .metrics
             .push(metric(iolab_metrics::COMMON, name, value));
+    }
+}
+
+/// `count` per second of `elapsed_ns`: NaN over no time (nothing was measured), as the
+/// stored rates are.
+pub fn per_second(count: f64, elapsed_ns: u64) -> f64 {
+    if elapsed_ns > 0 {
+        count / (elapsed_ns as f64 / 1e9)
+    } else {
+        f64::NAN
     }
 }
 

@@ -203,22 +203,16 @@ impl FileRunner for WmlFiles {
             }
         })?;
         let stored = run.end.stored;
-        let single = SingleReport::of(run, host.machine(), started_at);
         let report = RunReport {
             source: workload.parsed.file.clone(),
             seed,
-            result: single.result,
-            system_cpu: single.system_cpu,
-            host: single.host,
-            started_at,
             warnings,
             lathist: workload.checked.workload.lathist,
-            findings: single.findings,
-            system: single.system,
+            run: SingleReport::of(run, host.machine(), started_at),
         };
         host.emit(&mut |out| output::write_run(args.format, &report, out))?;
         if !quiet && args.human() {
-            host.epilogue(&report.findings, stored, &args.db);
+            host.epilogue(&report.run.findings, stored, &args.db);
         }
         Ok(())
     }

@@ -28,7 +28,7 @@ use serde_json::{json, Map, Value};
 use iolab_kind::input::error::{ExperimentError, ExperimentErrors};
 use iolab_kind::input::read::{join, Ctx};
 use iolab_kind::input::tree::{Entry, Table, Value as Toml};
-use iolab_kind::record::{headline, metric, series, Totals};
+use iolab_kind::record::{headline, metric, per_second, series, Totals};
 use iolab_kind::Intent;
 use iolab_kind::{DynWorkload, Runs};
 use iolab_kind::{Kind, LoadContext, Workload};
@@ -927,7 +927,7 @@ fn load(name: &str) -> Result<Parsed, UsageError> {
 
 /// Adds a workload run's measurements to `record`: the common metrics are filebench's IO
 /// Summary (its I/O flowops), then the read and write rates, and every flowop's own row.
-fn add_record(record: &mut RunRecord, r: &WorkloadResult) {
+pub(crate) fn add_record(record: &mut RunRecord, r: &WorkloadResult) {
     record.run.elapsed_ns = r.elapsed_ns;
     let (ops, read_ops, write_ops, bytes, _) = r.io_summary();
     let mut io_lat = iolab_engine::stats::LatencyHistogram::default();
@@ -944,14 +944,9 @@ fn add_record(record: &mut RunRecord, r: &WorkloadResult) {
             cpu: r.usage.cpu(),
         },
     );
-    let t = r.elapsed_ns as f64 / 1e9;
-    if t > 0.0 {
-        record
-            .metrics
-            .push(metric(METRICS, "read_ops_per_s", read_ops as f64 / t));
-        record
-            .metrics
-            .push(metric(METRICS, "write_ops_per_s", write_ops as f64 / t));
+    for (name, ops) in [("read_ops_per_s", read_ops), ("write_ops_per_s", write_ops)] {
+        let rate = per_second(ops as f64, r.elapsed_ns);
+        record.metrics.push(metric(METRICS, name, rate));
     }
     record
         .metrics

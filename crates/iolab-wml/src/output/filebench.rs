@@ -17,7 +17,7 @@ use std::io::{self, Write};
 
 use iolab_engine::stats::LatencyHistogram;
 
-use super::{secs, RunReport};
+use super::RunReport;
 use iolab_kind::output::Formatter;
 
 /// filebench's `OSPROF_BUCKET_NUMBER`.
@@ -27,7 +27,7 @@ pub struct Filebench;
 
 impl Formatter<RunReport> for Filebench {
     fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
-        let r = &report.result;
+        let r = &report.run.result;
         let t = secs(r);
         writeln!(out, "{t:4.3}: Per-Operation Breakdown")?;
         for f in r.flowops.iter().rev() {
@@ -81,6 +81,11 @@ fn log2_buckets(h: &LatencyHistogram) -> [u64; LATHIST_BUCKETS] {
         out[i.min(LATHIST_BUCKETS - 1)] += count;
     }
     out
+}
+
+/// Seconds of the measured interval; filebench divides by it, so never by zero.
+fn secs(r: &iolab_engine::workload::WorkloadResult) -> f64 {
+    (r.elapsed_ns as f64 / 1e9).max(f64::MIN_POSITIVE)
 }
 
 #[cfg(test)]

@@ -3,28 +3,30 @@
 
 use std::io::{self, Write};
 
-use super::{secs, RunReport};
-use iolab_kind::output::thousands;
+use super::RunReport;
 use iolab_kind::output::Formatter;
+use iolab_kind::output::{fixed, thousands};
+use iolab_kind::record::per_second;
 use iolab_workload::format_ns;
 
 pub struct Human;
 
 impl Formatter<RunReport> for Human {
     fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
-        let r = &report.result;
-        let t = secs(r);
+        let r = &report.run.result;
+        let stored = |name: &str| report.run.metric(name);
+        let rate = |x: u64| per_second(x as f64, r.elapsed_ns);
         let depth = r
             .iodepth
             .map(|d| format!(", iodepth {d}"))
             .unwrap_or_default();
         writeln!(
             out,
-            "iolab run {}: {} thread{}, {:.2} s, seed {}, {} engine{depth}",
+            "iolab run {}: {} thread{}, {} s, seed {}, {} engine{depth}",
             report.source,
             r.threads,
             if r.threads == 1 { "" } else { "s" },
-            t,
+            fixed(stored("elapsed_s"), 2),
             report.seed,
             r.engine,
         )?;
@@ -46,16 +48,16 @@ impl Formatter<RunReport> for Human {
                 if f.ops > 0 {
                     format_ns(v)
                 } else {
-                    "-".to_string()
+                    "–".to_string()
                 }
             };
             writeln!(
                 out,
-                "  {:<width$} {:>10} {:>10.1} {:>8.1} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                "  {:<width$} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
                 f.name,
                 thousands(f.ops),
-                f.ops as f64 / t,
-                f.bytes as f64 / 1048576.0 / t,
+                fixed(rate(f.ops), 1),
+                fixed(rate(f.bytes) / 1048576.0, 1),
                 cell(l.mean_ns),
                 cell(l.p50_ns as f64),
                 cell(l.p99_ns as f64),
@@ -63,27 +65,35 @@ impl Formatter<RunReport> for Human {
                 cell(l.max_ns as f64),
             )?;
         }
-        let (ops, rd, wr, bytes, lat) = r.io_summary();
+        let (ops, ..) = r.io_summary();
+        let mean = stored("lat_mean_ns");
         writeln!(
             out,
-            "  IO summary: {} ops, {:.1} ops/s, {:.0}/{:.0} rd/wr ops/s, {:.1} MiB/s, {} mean",
+            "  IO summary: {} ops, {} ops/s, {}/{} rd/wr ops/s, {} MiB/s, {} mean",
             thousands(ops),
-            ops as f64 / t,
-            rd as f64 / t,
-            wr as f64 / t,
-            bytes as f64 / 1048576.0 / t,
-            format_ns(if ops > 0 { lat / ops as f64 } else { 0.0 })
+            fixed(stored("ops_per_s"), 1),
+            fixed(stored("read_ops_per_s"), 0),
+            fixed(stored("write_ops_per_s"), 0),
+            fixed(stored("mib_per_s"), 1),
+            if mean.is_finite() {
+                format_ns(mean)
+            } else {
+                "–".into()
+            },
         )?;
+        let elapsed = stored("elapsed_s");
+        let share = |cpu_s: f64| fixed(100.0 * cpu_s / elapsed, 1);
+        let per_op = if ops > 0 {
+            r.usage.cpu_ns() as f64 / 1e3 / ops as f64
+        } else {
+            f64::NAN
+        };
         writeln!(
             out,
-            "  cpu         usr {:.1}%  sys {:.1}% of one core, {:.1} µs per op",
-            r.usage.user_ns as f64 / 1e7 / t,
-            r.usage.sys_ns as f64 / 1e7 / t,
-            if ops > 0 {
-                r.usage.cpu_ns() as f64 / 1e3 / ops as f64
-            } else {
-                0.0
-            }
+            "  cpu         usr {}%  sys {}% of one core, {} µs per op",
+            share(stored("cpu_usr_s")),
+            share(stored("cpu_sys_s")),
+            fixed(per_op, 1),
         )?;
         if let Some(c) = r.own_cost() {
             writeln!(
@@ -95,7 +105,7 @@ impl Formatter<RunReport> for Human {
                 r.engine
             )?;
         }
-        if let Some((a, b)) = report.system_cpu {
+        if let Some((a, b)) = report.run.system_cpu {
             let s = b.percent_since(&a);
             writeln!(
                 out,

@@ -5,16 +5,18 @@ use std::time::UNIX_EPOCH;
 
 use serde_json::json;
 
-use super::{secs, RunReport};
+use super::RunReport;
 use iolab_kind::output::Formatter;
+use iolab_kind::record::per_second;
 
 pub struct Json;
 
 impl Formatter<RunReport> for Json {
     fn write(&self, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
-        let r = &report.result;
-        let t = secs(r);
-        let (ops, rd, wr, bytes, lat) = r.io_summary();
+        let r = &report.run.result;
+        let stored = |name: &str| report.run.metric(name);
+        let rate = |x: u64| per_second(x as f64, r.elapsed_ns);
+        let (ops, _, _, bytes, _) = r.io_summary();
         let flowops: Vec<_> = r
             .flowops
             .iter()
@@ -23,9 +25,9 @@ impl Formatter<RunReport> for Json {
                     "name": f.name,
                     "kind": f.kind,
                     "ops": f.ops,
-                    "ops_per_s": f.ops as f64 / t,
+                    "ops_per_s": rate(f.ops),
                     "bytes": f.bytes,
-                    "mib_per_s": f.bytes as f64 / 1048576.0 / t,
+                    "mib_per_s": rate(f.bytes) / 1048576.0,
                     "latency": f.latency.summary(),
                     "latency_histogram": f.latency.buckets(),
                     "ran_dry": f.ran_dry,
@@ -37,11 +39,11 @@ impl Formatter<RunReport> for Json {
         let doc = json!({
             "source": report.source,
             "seed": report.seed,
-            "started_unix_s": report.started_at.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0),
-            "host": report.host,
+            "started_unix_s": report.run.started_at.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0),
+            "host": report.run.host,
             "warnings": report.warnings,
-            "findings": report.findings,
-            "system": report.system,
+            "findings": report.run.findings,
+            "system": report.run.system,
             "result": {
                 "elapsed_ns": r.elapsed_ns,
                 "threads": r.threads,
@@ -55,24 +57,24 @@ impl Formatter<RunReport> for Json {
                 "finished_threads": r.finished_threads,
                 "io_summary": {
                     "ops": ops,
-                    "ops_per_s": ops as f64 / t,
-                    "read_ops_per_s": rd as f64 / t,
-                    "write_ops_per_s": wr as f64 / t,
+                    "ops_per_s": stored("ops_per_s"),
+                    "read_ops_per_s": stored("read_ops_per_s"),
+                    "write_ops_per_s": stored("write_ops_per_s"),
                     "bytes": bytes,
-                    "mib_per_s": bytes as f64 / 1048576.0 / t,
-                    "mean_latency_ns": if ops > 0 { lat / ops as f64 } else { 0.0 },
+                    "mib_per_s": stored("mib_per_s"),
+                    "mean_latency_ns": stored("lat_mean_ns"),
                 },
                 "flowops": flowops,
                 "cpu": {
                     "user_ns": r.usage.user_ns,
                     "sys_ns": r.usage.sys_ns,
-                    "cpu_ns_per_op": if ops > 0 { r.usage.cpu_ns() as f64 / ops as f64 } else { 0.0 },
+                    "cpu_ns_per_op": if ops > 0 { r.usage.cpu_ns() as f64 / ops as f64 } else { f64::NAN },
                 },
                 "context_switches": {
                     "voluntary": r.usage.voluntary_switches,
                     "involuntary": r.usage.involuntary_switches,
                 },
-                "system_cpu": report.system_cpu.map(|(a, b)| {
+                "system_cpu": report.run.system_cpu.map(|(a, b)| {
                     let s = b.percent_since(&a);
                     json!({"usr_pct": s.usr, "sys_pct": s.sys, "iowait_pct": s.iowait, "idle_pct": s.idle, "active_pct": s.active})
                 }),

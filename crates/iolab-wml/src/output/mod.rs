@@ -6,12 +6,10 @@ mod json;
 pub mod workloads;
 
 use std::io::{self, Write};
-use std::time::SystemTime;
 
 use iolab_engine::workload::WorkloadResult;
-use iolab_kind::cli::{Format, Machine as Host};
-use iolab_kind::output::Formatter;
-use iolab_monitor::procstat::CpuTimes;
+use iolab_kind::cli::Format;
+use iolab_kind::output::{Formatter, SingleReport};
 
 /// The stamp of `iolab run FILE.f --json` (docs/json.md).
 pub const SCHEMA: &str = "iolab.run/1";
@@ -20,17 +18,12 @@ pub const SCHEMA: &str = "iolab.run/1";
 pub struct RunReport {
     pub source: String,
     pub seed: u64,
-    pub result: WorkloadResult,
-    pub system_cpu: Option<(CpuTimes, CpuTimes)>,
-    pub host: Host,
-    pub started_at: SystemTime,
     pub warnings: Vec<String>,
     /// The workload said `enable lathist` (filebench's format then adds histograms).
     pub lathist: bool,
-    /// What the checks found about the run.
-    pub findings: Vec<iolab_store::Finding>,
-    /// The machine during the run (whole-run values of the monitors' summary metrics).
-    pub system: serde_json::Map<String, serde_json::Value>,
+    /// The run: the engine's result, what was observed around it and the stored metrics
+    /// (the figures printed where a format shows the same quantity).
+    pub run: SingleReport<WorkloadResult>,
 }
 
 /// The formats of `iolab run FILE.f`, the default first.
@@ -56,7 +49,112 @@ pub fn write_run(format: &str, report: &RunReport, out: &mut dyn Write) -> io::R
     f.write(report, out)
 }
 
-/// Seconds of the measured interval.
-fn secs(r: &WorkloadResult) -> f64 {
-    (r.elapsed_ns as f64 / 1e9).max(f64::MIN_POSITIVE)
+#[cfg(test)]
+mod tests {
+    use std::time::UNIX_EPOCH;
+
+    use iolab_engine::stats::LatencyHistogram;
+    use iolab_engine::workload::FlowopResult;
+    use serde_json::Value;
+
+    use super::*;
+
+    /// A run of one read flowop: `ops` reads of 4 KiB at 1 µs each, over `elapsed_ns`.
+    fn result(elapsed_ns: u64, ops: u64) -> WorkloadResult {
+        let mut latency = LatencyHistogram::default();
+        for _ in 0..ops {
+            latency.record(1_000);
+        }
+        WorkloadResult {
+            elapsed_ns,
+            threads: 1,
+            flowops: vec![FlowopResult {
+                name: "read1".into(),
+                kind: "read",
+                ops,
+                bytes: 4096 * ops,
+                latency,
+                ran_dry: 0,
+                is_io: true,
+                is_composite: false,
+                is_read: true,
+                is_write: false,
+                samples: None,
+            }],
+            interval_ns: 1_000_000_000,
+            intervals: Vec::new(),
+            usage: Default::default(),
+            populate: Vec::new(),
+            finished_threads: 0,
+            engine: Default::default(),
+            iodepth: None,
+        }
+    }
+
+    /// The report of `result` with the metrics its run stores.
+    fn report(result: WorkloadResult) -> RunReport {
+        let mut record = iolab_kind::record::testing::record();
+        crate::kind::add_record(&mut record, &result);
+        RunReport {
+            source: "one.f".into(),
+            seed: 1,
+            warnings: Vec::new(),
+            lathist: false,
+            run: SingleReport {
+                result,
+                system_cpu: None,
+                host: Default::default(),
+                started_at: UNIX_EPOCH,
+                findings: Vec::new(),
+                system: Default::default(),
+                metrics: record.metrics,
+            },
+        }
+    }
+
+    fn text(format: &str, report: &RunReport) -> String {
+        let mut out = Vec::new();
+        write_run(format, report, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_run_over_no_time_prints_what_the_database_holds() {
+        let r = report(result(0, 0));
+        assert!(r.run.metric("ops_per_s").is_nan());
+        let human = text("human", &r);
+        assert!(
+            human.contains("  IO summary: 0 ops, – ops/s, –/– rd/wr ops/s, – MiB/s, – mean\n"),
+            "{human}"
+        );
+        assert!(human.contains(", 0.00 s, seed 1"), "{human}");
+        let json: Value = serde_json::from_str(&text("json", &r)).unwrap();
+        let io = &json["result"]["io_summary"];
+        for field in [
+            "ops_per_s",
+            "read_ops_per_s",
+            "mib_per_s",
+            "mean_latency_ns",
+        ] {
+            assert_eq!(io[field], Value::Null, "{field}: {json}");
+        }
+        assert_eq!(json["result"]["flowops"][0]["ops_per_s"], Value::Null);
+    }
+
+    #[test]
+    fn the_printed_figures_are_the_stored_ones() {
+        // 1,000 reads in half a second.
+        let r = report(result(500_000_000, 1_000));
+        assert_eq!(r.run.metric("ops_per_s"), 2_000.0);
+        let human = text("human", &r);
+        assert!(
+            human.contains("  IO summary: 1,000 ops, 2000.0 ops/s, 2000/0 rd/wr ops/s, 7.8 MiB/s"),
+            "{human}"
+        );
+        let json: Value = serde_json::from_str(&text("json", &r)).unwrap();
+        let io = &json["result"]["io_summary"];
+        assert_eq!(io["ops_per_s"], r.run.metric("ops_per_s"));
+        assert_eq!(io["mib_per_s"], r.run.metric("mib_per_s"));
+        assert_eq!(io["mean_latency_ns"], r.run.metric("lat_mean_ns"));
+    }
 }
