@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use iolab_kind::cli::{self, CommandError, Counting, Host, RunArgs, Subcommand};
+use iolab_kind::output::SingleReport;
 
 use crate::kind::{from_command_line, list_usage, BetweenDays, ReplaySpec};
 use crate::output::{self, ReplayReport, FORMATS};
@@ -80,6 +81,7 @@ impl Subcommand for ReplayCommand {
             .copied()
             .unwrap_or(iolab_kind::DEFAULT_SEED);
         let runs = from_command_line(spec, &path("dir").unwrap_or_default(), seed)?;
+        let started_at = std::time::SystemTime::now();
         let run = cli::run_one(
             host,
             runs,
@@ -88,10 +90,13 @@ impl Subcommand for ReplayCommand {
             "interrupted; the files of the replay were removed",
         )?;
         let stored = run.end.stored;
-        let report = ReplayReport::of(run, between_days, host.machine());
+        let report = ReplayReport {
+            between_days,
+            run: SingleReport::of(run, host.machine(), started_at),
+        };
         host.emit(&mut |out| output::write(args.format, &report, out))?;
         if args.human() {
-            host.epilogue(&report.findings, stored, &args.db);
+            host.epilogue(&report.run.findings, stored, &args.db);
         }
         Ok(())
     }

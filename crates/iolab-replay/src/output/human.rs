@@ -28,7 +28,7 @@ fn seconds(s: f64) -> String {
 
 impl Formatter<ReplayReport> for Human {
     fn write(&self, report: &ReplayReport, out: &mut dyn Write) -> io::Result<()> {
-        let r = &report.result;
+        let r = &report.run.result;
         writeln!(
             out,
             "replay: {} days, between days: {}",
@@ -86,8 +86,8 @@ impl Formatter<ReplayReport> for Human {
         writeln!(
             out,
             "days: {} in all, {} per day",
-            seconds(report.metric("days_total_s")),
-            seconds(report.metric("day_s"))
+            seconds(report.run.metric("days_total_s")),
+            seconds(report.run.metric("day_s"))
         )
     }
 }
@@ -101,12 +101,16 @@ mod tests {
     fn printed(install: Option<&str>, days: Option<&str>) -> (String, Vec<iolab_store::Metric>) {
         let (result, rec) = replayed(install, None, days);
         let report = ReplayReport {
-            result,
             between_days: BetweenDays::None,
-            host: Default::default(),
-            findings: Vec::new(),
-            system: Default::default(),
-            metrics: rec.metrics.clone(),
+            run: iolab_kind::output::SingleReport {
+                result,
+                system_cpu: None,
+                host: Default::default(),
+                started_at: std::time::UNIX_EPOCH,
+                findings: Vec::new(),
+                system: Default::default(),
+                metrics: rec.metrics.clone(),
+            },
         };
         let mut out = Vec::new();
         Human.write(&report, &mut out).unwrap();

@@ -12,7 +12,7 @@ pub struct Json;
 
 impl Formatter<ReplayReport> for Json {
     fn write(&self, report: &ReplayReport, out: &mut dyn Write) -> io::Result<()> {
-        let r = &report.result;
+        let r = &report.run.result;
         let days: Vec<Value> = r
             .all()
             .map(|d| {
@@ -22,10 +22,10 @@ impl Formatter<ReplayReport> for Json {
             })
             .collect();
         let doc = json!({
-            "host": report.host,
+            "host": report.run.host,
             "between_days": report.between_days.name(),
-            "findings": report.findings,
-            "system": report.system,
+            "findings": report.run.findings,
+            "system": report.run.system,
             "result": {
                 "elapsed_ns": r.elapsed_ns,
                 "usage": r.usage,
