@@ -140,13 +140,16 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// A value with `decimals` decimals, or `–` where nothing was measured (NaN), as the
-/// database holds it.
+/// What every human format prints for a figure not measured (NaN, stored as NULL).
+pub const NOT_MEASURED: &str = "–";
+
+/// A value with `decimals` decimals, or [`NOT_MEASURED`] where nothing was measured (NaN),
+/// as the database holds it.
 pub fn fixed(value: f64, decimals: usize) -> String {
     if value.is_finite() {
         format!("{value:.decimals$}")
     } else {
-        "–".into()
+        NOT_MEASURED.into()
     }
 }
 

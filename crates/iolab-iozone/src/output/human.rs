@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use iolab_kind::output::Formatter;
+use iolab_kind::output::{fixed, Formatter, NOT_MEASURED};
 use iolab_workload::{format_bytes, format_ns};
 
 use super::{children_and_parent, rate, IozoneReport, Run};
@@ -12,21 +12,17 @@ use crate::Flush;
 
 pub struct Human;
 
-/// A rate in bytes/s as MiB/s; `n/a` for one not measured (NaN, stored as NULL).
+/// A rate in bytes/s as MiB/s; [`NOT_MEASURED`] for one not measured (NaN, stored as NULL).
 fn mib_per_s(bytes_per_s: f64) -> String {
-    if bytes_per_s.is_finite() {
-        format!("{:.1}", bytes_per_s / MIB)
-    } else {
-        "n/a".into()
-    }
+    fixed(bytes_per_s / MIB, 1)
 }
 
-/// A rate in bytes/s as iozone's whole kB/s; `n/a` for one not measured.
+/// A rate in bytes/s as iozone's whole kB/s; [`NOT_MEASURED`] for one not measured.
 fn kb_per_s(bytes_per_s: f64) -> String {
     if bytes_per_s.is_finite() {
         super::kib_per_s(bytes_per_s).to_string()
     } else {
-        "n/a".into()
+        NOT_MEASURED.into()
     }
 }
 
@@ -229,7 +225,7 @@ mod tests {
             // Single stream: MiB/s and kB/s; throughput mode: iolab's MiB/s, the children's
             // and the parent's.
             let rates = if threads == 1 { 2 } else { 3 };
-            assert_eq!(words[1..=rates], ["n/a"; 3][..rates], "{text}");
+            assert_eq!(words[1..=rates], [NOT_MEASURED; 3][..rates], "{text}");
             assert!(!text.contains("NaN"), "{text}");
         }
     }

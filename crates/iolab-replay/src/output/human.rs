@@ -3,26 +3,22 @@
 
 use std::io::{self, Write};
 
-use iolab_kind::output::Formatter;
+use iolab_kind::output::{fixed, Formatter, NOT_MEASURED};
 
 use super::ReplayReport;
 
 pub struct Human;
 
 fn rate(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:.1}")
-    } else {
-        "-".into()
-    }
+    fixed(v, 1)
 }
 
-/// Seconds to the millisecond; `n/a` for a figure not measured (NaN, stored as NULL).
+/// Seconds to the millisecond; [`NOT_MEASURED`] for a figure not measured.
 fn seconds(s: f64) -> String {
     if s.is_finite() {
         format!("{s:.3} s")
     } else {
-        "n/a".into()
+        NOT_MEASURED.into()
     }
 }
 
@@ -137,7 +133,7 @@ mod tests {
         let (text, metrics) = printed(Some("a, 5000, c\n"), None);
         assert!(stored(&metrics, "day_s").is_nan());
         assert!(
-            text.ends_with("days: 0.000 s in all, n/a per day\n"),
+            text.ends_with("days: 0.000 s in all, – per day\n"),
             "{text}"
         );
     }
