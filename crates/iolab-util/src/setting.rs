@@ -39,9 +39,27 @@ impl Words for CommandLine {
 
 /// A piece of a [`Phrase`].
 #[derive(Debug, Clone, PartialEq)]
-enum Part {
+pub enum Part {
     Text(String),
     Setting(Setting),
+}
+
+/// What may fill a `{}` of [`phrase!`]: a [`Setting`], worded when the phrase is printed, or
+/// any displayable value, written as it is.
+pub trait IntoPart {
+    fn into_part(self) -> Part;
+}
+
+impl IntoPart for Setting {
+    fn into_part(self) -> Part {
+        Part::Setting(self)
+    }
+}
+
+impl<T: fmt::Display> IntoPart for T {
+    fn into_part(self) -> Part {
+        Part::Text(self.to_string())
+    }
 }
 
 /// A message that names settings, worded when it is printed.
@@ -54,24 +72,24 @@ impl Phrase {
         Phrase(vec![Part::Text(text.into())])
     }
 
-    /// `template` with each `{}` replaced by the next of `settings`, in order (a `{}` without
-    /// a setting stays as it is).
-    pub fn with(template: &str, settings: &[Setting]) -> Phrase {
-        let mut parts = Vec::new();
-        let mut settings = settings.iter();
+    /// `template` with each `{}` replaced by the next of `parts`, in order (a `{}` without a
+    /// part stays as it is); what [`phrase!`] builds.
+    pub fn with(template: &str, parts: Vec<Part>) -> Phrase {
+        let mut out = Vec::new();
+        let mut parts = parts.into_iter();
         let mut rest = template;
         while let Some(i) = rest.find("{}") {
-            match settings.next() {
-                Some(&s) => {
-                    parts.push(Part::Text(rest[..i].to_string()));
-                    parts.push(Part::Setting(s));
+            match parts.next() {
+                Some(p) => {
+                    out.push(Part::Text(rest[..i].to_string()));
+                    out.push(p);
                 }
-                None => parts.push(Part::Text(rest[..i + 2].to_string())),
+                None => out.push(Part::Text(rest[..i + 2].to_string())),
             }
             rest = &rest[i + 2..];
         }
-        parts.push(Part::Text(rest.to_string()));
-        Phrase(parts)
+        out.push(Part::Text(rest.to_string()));
+        Phrase(out)
     }
 
     /// The phrase in `words`.
@@ -92,6 +110,25 @@ impl Phrase {
             Part::Text(_) => None,
         })
     }
+
+    /// The options of a kind's table it names, in order.
+    pub fn options(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.settings().filter_map(|s| match s {
+            Setting::Option(name) => Some(name),
+            _ => None,
+        })
+    }
+}
+
+/// A message, and what to do about it, that name settings: a library's error that tells the
+/// user which setting to change says so here, and each front end words it.
+pub trait Worded {
+    /// What went wrong.
+    fn phrase(&self) -> Phrase;
+    /// What to do about it, when there is something to say.
+    fn advice(&self) -> Option<Phrase> {
+        None
+    }
 }
 
 /// In the command line's words, as `Display` (and so `to_string`) gives it.
@@ -101,13 +138,23 @@ impl fmt::Display for Phrase {
     }
 }
 
-/// A [`Phrase`] from a template and its settings: `phrase!("use a smaller {} or another {}",
-/// Setting::Option("size"), Setting::Dir)`.
+/// A [`Phrase`] from a template whose `{}` are filled, in order, by [`Setting`]s (worded when
+/// printed) and displayable values (written as they are):
+/// `phrase!("{} {} is not a multiple of {}", opt("size"), size, opt("chunk_size"))`. Format
+/// a value first where it needs a precision or padding.
 #[macro_export]
 macro_rules! phrase {
-    ($template:expr $(, $setting:expr)* $(,)?) => {
-        $crate::setting::Phrase::with($template, &[$($setting),*])
+    ($template:expr $(, $part:expr)* $(,)?) => {
+        $crate::setting::Phrase::with(
+            $template,
+            vec![$($crate::setting::IntoPart::into_part($part)),*],
+        )
     };
+}
+
+/// The option `name` of a kind's table, for [`phrase!`].
+pub const fn opt(name: &'static str) -> Setting {
+    Setting::Option(name)
 }
 
 #[cfg(test)]
@@ -147,5 +194,22 @@ mod tests {
         );
         assert_eq!(Phrase::text("no settings").to_string(), "no settings");
         assert_eq!(phrase!("{} and {}", Setting::Db).to_string(), "--db and {}");
+    }
+
+    #[test]
+    fn values_are_written_as_they_are() {
+        let p = phrase!(
+            "{} {} is not a multiple of {} {}",
+            opt("size"),
+            1000,
+            opt("chunk_size"),
+            "8 KiB"
+        );
+        assert_eq!(p.to_string(), "--size 1000 is not a multiple of --chunk-size 8 KiB");
+        assert_eq!(
+            p.render(&File),
+            "`workload.k.size` 1000 is not a multiple of `workload.k.chunk_size` 8 KiB"
+        );
+        assert_eq!(p.options().collect::<Vec<_>>(), ["size", "chunk_size"]);
     }
 }

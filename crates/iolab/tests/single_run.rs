@@ -715,7 +715,7 @@ fn a_replay_without_days_prints_the_time_per_day_the_database_holds() {
     ok(&o);
     let printed = String::from_utf8_lossy(&o.stdout);
     assert!(
-        printed.contains("days: 0.000 s in all, n/a per day"),
+        printed.contains("days: 0.000 s in all, – per day"),
         "{printed}"
     );
     let run = &s.latest()["configs"][0]["runs"][0];
