@@ -66,26 +66,89 @@ impl Drop for Hogs {
     }
 }
 
-/// How busy the whole machine is (all CPUs, % of their time not idle or in iowait), over one
-/// second of /proc/stat.
-fn machine_busy_pct() -> f64 {
-    fn sample() -> (u64, u64) {
-        let stat = std::fs::read_to_string("/proc/stat").unwrap();
-        let v: Vec<u64> = stat
-            .lines()
-            .next()
-            .unwrap()
-            .split_whitespace()
-            .skip(1)
-            .map(|x| x.parse().unwrap())
-            .collect();
-        let total: u64 = v.iter().take(8).sum();
-        (total - v[3] - v[4], total)
+/// A file's pages held in the page cache while the guard lives: mapped, which keeps another
+/// process's drop_caches from dropping them, and locked, which keeps reclaim from evicting them.
+struct Resident {
+    addr: *mut libc::c_void,
+    len: usize,
+}
+
+impl Resident {
+    fn hold(path: &Path) -> Resident {
+        use std::os::fd::AsRawFd;
+        let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let len = f.metadata().unwrap().len() as usize;
+        // SAFETY: a new read-only shared mapping of an open file, its whole length; nothing
+        // else refers to it, and drop unmaps it.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            )
+        };
+        let err = std::io::Error::last_os_error;
+        assert_ne!(addr, libc::MAP_FAILED, "mmap {}: {}", path.display(), err());
+        // SAFETY: the mapping just made, whole.
+        let locked = unsafe { libc::mlock(addr, len) };
+        assert_eq!(locked, 0, "mlock {}: {}", path.display(), err());
+        Resident { addr, len }
     }
-    let (b0, t0) = sample();
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    let (b1, t1) = sample();
-    (b1 - b0) as f64 * 100.0 / (t1 - t0).max(1) as f64
+}
+
+impl Drop for Resident {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `hold`, unmapped once.
+        unsafe { libc::munmap(self.addr, self.len) };
+    }
+}
+
+/// Checks that `noisy-neighbour` is raised on the (first) run of `export` exactly when the CPU
+/// the run itself sampled says so, and that the finding's evidence is those samples: the
+/// machine's user time (`cpu.usr_pct`) less the run's own (`proc.usr_s` of `cpu.total_s`),
+/// judged only over a window of at least `MIN_CPU_WINDOW_S`. Returns the share of the
+/// machine other processes used, as the run measured it (`None`: too short a window to judge).
+///
+/// This is what can be asserted on any machine: whether others are busy is not the test's to
+/// choose, but the verdict must follow from the run's own measurement of them, with the run's
+/// own work subtracted, not counted as a neighbour's.
+fn assert_neighbour_verdict_follows_the_runs_samples(export: &Value) -> Option<f64> {
+    use iolab_check::checks::noisy_neighbour::OTHERS_CPU_PCT;
+    use iolab_experiment::run::monitor::MIN_CPU_WINDOW_S;
+    let stored = |name: &str| metric(export, name).unwrap_or_else(|| panic!("no {name} stored"));
+    let busy = stored("cpu.usr_pct");
+    let own = stored("proc.usr_s") / stored("cpu.total_s") * 100.0;
+    let others = (busy - own).max(0.0);
+    let decided = stored("sampler.window_s") >= MIN_CPU_WINDOW_S;
+    let finding = export["configs"][0]["runs"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "noisy-neighbour");
+    assert_eq!(
+        finding.is_some(),
+        decided && others >= OTHERS_CPU_PCT,
+        "the run measured others at {others:.1}% of the CPU (all {busy:.1}% busy in user \
+         time, the run {own:.1}%; window judged: {decided}); finding: {finding:?}"
+    );
+    if let Some(f) = finding {
+        let e = &f["evidence"];
+        for (key, want) in [
+            ("cpu_busy_pct", busy),
+            ("engine_cpu_pct", own),
+            ("others_cpu_pct", others),
+        ] {
+            let got = e[key].as_f64().unwrap_or(f64::NAN);
+            assert!(
+                (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                "evidence {key} = {got}, the run's samples say {want}: {e}"
+            );
+        }
+    }
+    decided.then_some(others)
 }
 
 fn experiment(db: &Scratch, text: &str) -> Value {
@@ -107,16 +170,30 @@ fn findings_fire_exactly_where_the_measurement_lies() {
         .unwrap();
 
     // 1. Random reads of a file that was just written and fits in RAM, caches not dropped:
-    //    the page cache served them.
-    let _ = micro(&db, data.path(), &["--access", "write", "--size", "64m"]);
+    //    the page cache served them. On a busy machine that premise needs holding: the file is
+    //    on a device of the test's own (others' reads of a shared disk would count as the
+    //    run's device reads), and its pages are held in the cache for the run (another process
+    //    dropping caches, or memory pressure, would send the reads to the device, and then the
+    //    finding is rightly absent).
+    let own_disk = LoopFs::ext4("256M");
+    let _ = micro(
+        &db,
+        own_disk.path(),
+        &["--access", "write", "--size", "64m"],
+    );
+    let cached = Resident::hold(&own_disk.path().join("iolab-micro.0"));
     let e = micro(
         &db,
-        data.path(),
+        own_disk.path(),
         &["--access", "randread", "--size", "64m", "--remove-files"],
     );
+    drop(cached);
+    drop(own_disk);
     let c = checks(&e);
     assert!(c.contains(&"cache-served".to_string()), "{c:?}");
-    assert!(!c.contains(&"noisy-neighbour".to_string()), "{c:?}");
+    // Not `noisy-neighbour` unless the run saw other processes busy: on a machine others use,
+    // it rightly is (see case 5).
+    assert_neighbour_verdict_follows_the_runs_samples(&e);
 
     // 2. The same reads after dropping caches, with O_DIRECT, on a loop image with direct
     //    I/O: the device served them, nothing to say about caching.
@@ -182,6 +259,15 @@ max = 2
     drop(tmp);
 
     // 5. A CPU hog on every core beside the run: noisy-neighbour; the same run alone: not.
+    //    "Alone" is not the test's to choose: on a machine other work uses (a CI machine
+    //    building other things), a run with no hog of ours does have neighbours, and the
+    //    finding is right. What holds on any machine is that the verdict follows from what the
+    //    run itself sampled: the machine's user time less the run's own. So that is asserted,
+    //    which on a quiet machine is the plain "alone: silent" (others measured < the limit),
+    //    and on a busy one still fails if the run's own work were counted as a neighbour's
+    //    (its evidence must subtract the run's own CPU). Retrying until the machine is quiet
+    //    would make the test's outcome depend on the other work; when it is not quiet, the
+    //    silent direction is left to the check's unit tests, and the note below says so.
     let args = [
         "--access",
         "randread",
@@ -193,17 +279,22 @@ max = 2
         "200ms",
     ];
     let _ = micro(&db, data.path(), &["--access", "write", "--size", "256m"]);
-    let busy_before = machine_busy_pct();
-    let alone = checks(&micro(&db, data.path(), &args));
-    if alone.contains(&"noisy-neighbour".to_string()) {
-        // Right, unless the machine was not quiet: only a run alone on it can show that iolab's
-        // own work is not counted as a neighbour's.
-        let busy = busy_before.max(machine_busy_pct());
-        let limit = iolab_check::checks::noisy_neighbour::OTHERS_CPU_PCT;
-        assert!(busy >= limit, "{alone:?} on a machine {busy:.0}% busy");
-        iolab_testkit::not_run(format!(
-            "its \"alone\" half: the machine was {busy:.0}% busy without the run (≥ {limit}%)"
-        ));
+    let alone = micro(&db, data.path(), &args);
+    // Its own work was measured, so there is something to subtract.
+    let own_cpu = metric(&alone, "proc.usr_s").expect("the run's own CPU time");
+    assert!(
+        own_cpu > 0.0,
+        "the run measured no CPU of its own: {own_cpu} s"
+    );
+    let others = assert_neighbour_verdict_follows_the_runs_samples(&alone);
+    let limit = iolab_check::checks::noisy_neighbour::OTHERS_CPU_PCT;
+    match others {
+        Some(p) if p < limit => {}
+        Some(p) => eprintln!(
+            "NOTE: the run without our CPU hogs was not alone: others used {p:.0}% of the CPU \
+             (the limit is {limit}%); its verdict was checked against its own samples only"
+        ),
+        None => eprintln!("NOTE: the run without our CPU hogs was too short for a CPU verdict"),
     }
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let hogs = Hogs::start(cpus);

@@ -376,19 +376,39 @@ fn engine_options_that_do_not_go_together_are_refused_before_anything_runs() {
     assert!(counts(&v)[0].1 > 0);
 }
 
+/// The built-in webserver (workloads/webserver.f, as `iolab run webserver` embeds it), ended
+/// by work rather than by time: each worker thread stops after `loops` appends to the access
+/// log (`set mode quit alldone`), so that what it writes is bounded however fast the machine
+/// is. The file's `run` time is left as a cap only.
+fn webserver_for_loops(loops: u32) -> String {
+    let builtin = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../workloads/webserver.f"
+    ));
+    let append = "flowop appendfilerand name=access-log,filesetname=logs,iosize=$logsize,fd=2\n";
+    assert!(builtin.contains(append), "webserver.f has no `{append}`");
+    format!("set mode quit alldone\n{builtin}").replace(
+        append,
+        &format!("{append}    flowop finishoncount name=done,target=access-log,value={loops}\n"),
+    )
+}
+
 /// The acceptance on a real tmpfs: webserver on io_uring and on null.
 #[test]
 #[ignore = "needs root: mounts a tmpfs"]
 fn webserver_runs_on_io_uring_and_null_on_tmpfs() {
     common::require_root();
+    // Bounded by work, not by a run time: 1 s of appends filled a 64 MiB tmpfs on a fast
+    // machine. 4 threads × 100 appends of at most 16 KiB ($logsize) is at most 6.25 MiB of
+    // log beside 50 pages of ~16 KiB.
     let fs = common::Tmpfs::new("size=64m");
+    let dir = tempfile::tempdir().unwrap();
+    let file = workload(dir.path(), &webserver_for_loops(100));
     for engine in ["io_uring", "null"] {
         let v = run_json(
-            "webserver",
+            file.to_str().unwrap(),
             fs.path(),
             &[
-                "--time",
-                "1s",
                 "--set",
                 "nfiles=50",
                 "--set",
@@ -401,5 +421,8 @@ fn webserver_runs_on_io_uring_and_null_on_tmpfs() {
         let ops = v["result"]["io_summary"]["ops"].as_u64().unwrap();
         assert!(ops > 0, "{engine}: {v}");
         assert_eq!(v["result"]["iolab_cost"].is_object(), engine == "null");
+        // It ended by work: every thread's appends, no more.
+        let appends = counts(&v).into_iter().find(|c| c.0 == "access-log");
+        assert_eq!(appends.map(|c| c.1), Some(4 * 100), "{engine}: {v}");
     }
 }
