@@ -14,8 +14,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_engine::clock::Clock;
-use iolab_engine::gate::{worker_builder, AbortOnPanic, FinishLine, Gate};
-use iolab_engine::micro::{check_dir, existing_file, PROGRESS_PERIOD};
+use iolab_engine::files::{check_dir, existing_file};
+use iolab_engine::gate::{worker_builder, AbortOnPanic, FinishLine, Gate, PROGRESS_PERIOD};
 use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::{CpuMark, Usage};
 use iolab_engine::EngineError;

@@ -19,8 +19,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_engine::clock::Clock;
+use iolab_engine::files::{check_dir, create_error, existing_file};
 use iolab_engine::gate::{AbortOnPanic, Crew};
-use iolab_engine::micro::{check_dir, create_error, existing_file};
 use iolab_engine::order::Order;
 use iolab_engine::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram};
 use iolab_engine::usage::Usage;

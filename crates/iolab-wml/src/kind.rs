@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crate::{LowerOptions, Parsed, ValidateOptions, WmlError, WmlErrors};
 use iolab_check::{Access, DatasetAdvice, SyncScope};
+use iolab_engine::backend::{EngineKind, MAX_IODEPTH};
 use iolab_engine::fileset::FilesetError;
 use iolab_engine::workload::{
     check_options, run_workload, OptionsError, RunOptions, WorkloadResult,
@@ -20,7 +21,6 @@ use iolab_engine::workload::{
 use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
-use iolab_workload::micro::{EngineKind, MAX_IODEPTH};
 use iolab_workload::model::{FlowopKind, FlowopSpec, Workload as Lowered};
 use iolab_workload::suggest;
 use serde_json::{json, Map, Value};

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
-use iolab_workload::micro::{self, MicroOption};
+use iolab_micro::{self as micro, MicroOption};
 use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 
 /// The whole command line: iolab's own commands and every kind's (from the registry).
@@ -442,7 +442,7 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 /// least a millisecond, as a micro test's `time` (below it a run is all thread start-up, and
 /// a sampler would do nothing but read /proc).
 fn parse_positive_duration(s: &str) -> Result<Duration, String> {
-    micro::check_duration(parse_duration(s)?, s)
+    iolab_workload::option::check_duration(parse_duration(s)?, s)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use iolab_engine::MicroResult;
+use iolab_micro::MicroResult;
 
 use crate::cli::MicroArgs;
 use crate::cmd::single;

@@ -22,7 +22,7 @@ pub mod trace;
 
 use std::io::{self, Write};
 
-use iolab_engine::MicroResult;
+use iolab_micro::MicroResult;
 use iolab_monitor::procstat::CpuPercent;
 
 use crate::cli::Format;

@@ -79,8 +79,8 @@ impl Formatter<MicroReport> for Human {
         }
         if let Some(f) = p.final_sync() {
             let name = match f {
-                iolab_workload::micro::FinalSync::Fsync => "final fsync",
-                iolab_workload::micro::FinalSync::MsyncSync => "final msync",
+                iolab_engine::backend::FinalSync::Fsync => "final fsync",
+                iolab_engine::backend::FinalSync::MsyncSync => "final msync",
             };
             writeln!(out, "  {name:<11} {}", format_ns(r.final_sync_ns as f64))?;
         }
