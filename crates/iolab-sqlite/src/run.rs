@@ -435,7 +435,7 @@ impl Setup {
         let calls0 = Calls::thread();
         let mut written = calls0.write_bytes;
         let mut done = 0;
-        // Every thread's limit counts from the common start, as micro's does.
+        // Every thread's limit counts from the common start, as the other kinds' do.
         let deadline = plan
             .time_limit
             .map(|d| start.saturating_add(clock.ticks_in(d)));

@@ -253,7 +253,7 @@ impl WmlWorkload {
             .map(|c| format!("{}:{}", self.parsed.file, c.span))
     }
 
-    /// A run's error in the user's words: `run` and experiments have no micro flags, and
+    /// A run's error in the user's words: `run` and experiments have no record-size flags, and
     /// name the run directory and the workload's size differently. `w` is the workload as it
     /// ran.
     fn failure(&self, e: &EngineError, w: &Lowered) -> RunFailure {
@@ -287,8 +287,8 @@ impl WmlWorkload {
                      multiple of the device's block size"
                         .into(),
                 ),
-                // The engine's other hints are written for `iolab micro`: only those that
-                // name no micro option apply.
+                // The engine's other hints are written for a single-pattern command's flags:
+                // only those that name none of them apply.
                 _ => e
                     .hint()
                     .filter(|h| !["--bs", "--size", "--sync"].iter().any(|f| h.contains(f)))
