@@ -188,7 +188,7 @@ pub fn from_command_line(
 
 /// Adds a micro test's measurements to `record`: the common metrics, `final_sync_ns`, one
 /// flowop row for the records (and one for their per-record syncs), the `io` series.
-fn add_record(record: &mut RunRecord, r: &MicroResult) {
+pub(crate) fn add_record(record: &mut RunRecord, r: &MicroResult) {
     record.run.elapsed_ns = r.elapsed_ns;
     let lat = r.latency.summary();
     headline(

@@ -7,8 +7,10 @@
 //! that [`run_micro_cancellable`] runs on the engine's backends. Libraries never print:
 //! progress goes through [`iolab_kind::RunHooks`].
 
+pub mod command;
 pub mod kind;
 mod options;
+pub mod output;
 mod run;
 mod spec;
 
@@ -22,8 +24,8 @@ pub use spec::{
 /// registry is `&iolab_micro::PLUGIN`.
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::MICRO],
-    commands: &[],
+    commands: &[&command::MicroCommand],
     files: &[],
     sections: &[],
-    schemas: &[],
+    schemas: &[output::SCHEMA],
 };

@@ -1,5 +1,5 @@
-//! Mobibench's result lines, byte for byte, for the kinds that emulate Mobibench (its micro
-//! tests, its DB mode), so scripts written for Mobibench keep working: `[CPU] : Active,Idle,
+//! Mobibench's result lines, byte for byte, for the kinds that emulate Mobibench (its file
+//! I/O tests, its DB mode), so scripts written for Mobibench keep working: `[CPU] : Active,Idle,
 //! IoWait : a b c`, the fields of `[TIME] :%8ld sec %06ldus. …` and `[CON SWITCHES] : total
 //! voluntary`.
 //!

@@ -6,8 +6,9 @@
 use std::io::{self, Write};
 
 use iolab_kind::output::mobibench::{cpu_line, switches_line, time_fields};
+use iolab_kind::output::Formatter;
 
-use super::super::{Formatter, MicroReport};
+use super::MicroReport;
 
 pub struct Mobibench;
 

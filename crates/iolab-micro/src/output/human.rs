@@ -2,11 +2,13 @@
 
 use std::io::{self, Write};
 
-use iolab_workload::format_bytes;
+use iolab_engine::backend::FinalSync;
+use iolab_kind::output::{
+    durations, latency_line, thousands, write_system_and_switches, Formatter,
+};
+use iolab_workload::{format_bytes, format_ns};
 
-use super::super::{durations, latency_line, write_system_and_switches, Formatter, MicroReport};
-use crate::fmt::thousands;
-use iolab_workload::format_ns;
+use super::MicroReport;
 
 pub struct Human;
 
@@ -14,7 +16,7 @@ impl Formatter<MicroReport> for Human {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let p = &r.plan;
-        let d = crate::output::derived(report);
+        let d = super::derived(report);
         let depth = if p.iodepth > 1 {
             format!(", iodepth {}", p.iodepth)
         } else {
@@ -79,8 +81,8 @@ impl Formatter<MicroReport> for Human {
         }
         if let Some(f) = p.final_sync() {
             let name = match f {
-                iolab_engine::backend::FinalSync::Fsync => "final fsync",
-                iolab_engine::backend::FinalSync::MsyncSync => "final msync",
+                FinalSync::Fsync => "final fsync",
+                FinalSync::MsyncSync => "final msync",
             };
             writeln!(out, "  {name:<11} {}", format_ns(r.final_sync_ns as f64))?;
         }
