@@ -40,6 +40,16 @@ pub fn cpu_line(system_cpu: Option<SystemCpu>, out: &mut dyn Write) -> io::Resul
     )
 }
 
+/// A number as Mobibench's printf writes it with `decimals` decimals (`%.2f`): `nan` where
+/// nothing was measured.
+pub fn printf_fixed(value: f64, decimals: usize) -> String {
+    if value.is_nan() {
+        "nan".into()
+    } else {
+        format!("{value:.decimals$}")
+    }
+}
+
 /// The `[TIME]` line's whole seconds, microseconds and `count` per second over `elapsed_ns`.
 pub fn time_fields(elapsed_ns: u64, count: u64) -> (u64, u64, f64) {
     let time = elapsed_ns as f64 / 1e9;

@@ -16,14 +16,17 @@ pub struct Json;
 impl Formatter<MicroReport> for Json {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
-        let d = super::derived(report);
+        // Rates are the stored metrics: null where the database holds NaN (nothing was
+        // measured).
+        let bytes_per_s = super::bytes_per_s(report);
         let p = &r.plan;
         let started = report
             .started_at
             .duration_since(UNIX_EPOCH)
             .map(|t| t.as_secs_f64())
             .unwrap_or(0.0);
-        let system = d.system.map(|s| {
+        let system = report.system_cpu.map(|(a, b)| {
+            let s = b.percent_since(&a);
             json!({
                 "usr_pct": s.usr, "sys_pct": s.sys, "iowait_pct": s.iowait,
                 "idle_pct": s.idle, "steal_pct": s.steal, "active_pct": s.active,
@@ -33,14 +36,14 @@ impl Formatter<MicroReport> for Json {
         // that readers of saved results (cachesim's device models) read back.
         let figures = DeviceFigures {
             latency: r.latency.summary(),
-            bytes_per_s: d.bytes_per_s,
+            bytes_per_s,
         };
         let mut result = json!({
             "elapsed_ns": r.elapsed_ns,
             "ops": r.ops,
             "bytes": r.bytes,
-            "mib_per_s": d.bytes_per_s / 1048576.0,
-            "iops": d.iops,
+            "mib_per_s": report.metric("mib_per_s"),
+            "iops": report.metric("ops_per_s"),
             "time_limited": r.time_limited,
             "latency_histogram": r.latency.buckets(),
             "sync_latency": r.sync_latency.summary(),
@@ -48,8 +51,8 @@ impl Formatter<MicroReport> for Json {
             "cpu": {
                 "user_ns": r.usage.user_ns,
                 "sys_ns": r.usage.sys_ns,
-                "usr_pct_of_core": d.usr_pct,
-                "sys_pct_of_core": d.sys_pct,
+                "usr_pct_of_core": super::pct_of_core(report, "cpu_usr_s"),
+                "sys_pct_of_core": super::pct_of_core(report, "cpu_sys_s"),
                 "cpu_ns_per_op": if r.ops > 0 { r.usage.cpu_ns() as f64 / r.ops as f64 } else { 0.0 },
             },
             "context_switches": {

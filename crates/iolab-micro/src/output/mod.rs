@@ -8,7 +8,6 @@ use std::io::{self, Write};
 
 use iolab_kind::cli::Format;
 use iolab_kind::output::{Formatter, SingleReport};
-use iolab_monitor::procstat::CpuPercent;
 
 use crate::MicroResult;
 
@@ -38,29 +37,20 @@ pub fn write(format: &str, report: &MicroReport, out: &mut dyn Write) -> io::Res
     f.write(report, out)
 }
 
-/// Numbers every format derives the same way.
-pub struct Derived {
-    pub elapsed_s: f64,
-    pub bytes_per_s: f64,
-    pub iops: f64,
-    /// Worker CPU time over elapsed time, in percent of one core.
-    pub usr_pct: f64,
-    pub sys_pct: f64,
-    pub system: Option<CpuPercent>,
+/// The throughput the run stored, in bytes per second (NaN where nothing was measured): its
+/// `mib_per_s`, which the formats print as the database holds it.
+fn bytes_per_s(report: &MicroReport) -> f64 {
+    report.metric("mib_per_s") * 1048576.0
 }
 
-/// The numbers a micro test's formats derive the same way.
-pub fn derived(report: &MicroReport) -> Derived {
-    let r = &report.result;
-    let elapsed_s = r.elapsed_ns as f64 / 1e9;
-    let per_s = |x: f64| if elapsed_s > 0.0 { x / elapsed_s } else { 0.0 };
-    Derived {
-        elapsed_s,
-        bytes_per_s: per_s(r.bytes as f64),
-        iops: per_s(r.ops as f64),
-        usr_pct: per_s(r.usage.user_ns as f64 / 1e9) * 100.0,
-        sys_pct: per_s(r.usage.sys_ns as f64 / 1e9) * 100.0,
-        system: report.system_cpu.map(|(a, b)| b.percent_since(&a)),
+/// The worker threads' CPU time the run stored as `metric` (`cpu_usr_s`, `cpu_sys_s`), in
+/// percent of one core over the stored elapsed time; NaN over no time.
+fn pct_of_core(report: &MicroReport, metric: &str) -> f64 {
+    let elapsed_s = report.metric("elapsed_s");
+    if elapsed_s > 0.0 {
+        report.metric(metric) / elapsed_s * 100.0
+    } else {
+        f64::NAN
     }
 }
 
@@ -196,6 +186,50 @@ mod tests {
             let f = iolab_kind::output::DeviceFigures::of(&doc["result"]).unwrap();
             assert_eq!(f.latency, r.result.latency.summary());
             assert_eq!(f.bytes_per_s, 4096.0 * 1000.0 / 1.234567891);
+        }
+    }
+
+    #[test]
+    fn a_run_over_no_time_prints_what_the_database_holds() {
+        for access in [Access::Write, Access::Randread] {
+            let r = report(result(access, SyncMode::Normal, 0, 0));
+            // Nothing was measured: the database holds NaN, not 0.
+            assert!(r.metric("mib_per_s").is_nan() && r.metric("ops_per_s").is_nan());
+            let human = text("human", &r);
+            assert!(
+                human.contains("  elapsed     0.000 s, 0 records\n"),
+                "{human}"
+            );
+            assert!(
+                human.contains("  throughput  – MiB/s (– B/s), – IOPS\n"),
+                "{human}"
+            );
+            assert!(
+                human.contains("  latency     mean –  p50 –  p90 –  p99 –  p99.9 –  max –\n"),
+                "{human}"
+            );
+            assert!(
+                human.contains("  cpu         usr –  sys – of one core (0.030 s usr"),
+                "{human}"
+            );
+            let json: serde_json::Value = serde_json::from_str(&text("json", &r)).unwrap();
+            let result = &json["result"];
+            for field in ["bytes_per_s", "mib_per_s", "iops"] {
+                assert_eq!(result[field], serde_json::Value::Null, "{field}: {json}");
+            }
+            assert_eq!(result["cpu"]["usr_pct_of_core"], serde_json::Value::Null);
+            assert_eq!(result["cpu"]["sys_pct_of_core"], serde_json::Value::Null);
+            let mobibench = text("mobibench", &r);
+            let time = "[TIME] :       0 sec 000000us. \tnan B/sec, \tnan KB/sec, \tnan MB/sec.";
+            let iops = if access.is_random() {
+                " nan IOPS(4KB) "
+            } else {
+                ""
+            };
+            assert!(
+                mobibench.contains(&format!("{time}{iops}\n")),
+                "{mobibench}"
+            );
         }
     }
 }
