@@ -61,6 +61,19 @@ impl<R> SingleReport<R> {
             .find(|m| m.name == name)
             .map_or(f64::NAN, |m| m.value)
     }
+
+    /// The stored latency metrics (`lat_mean_ns` … `lat_max_ns`) as one line, as
+    /// [`latency_line`] writes a summary: `–` where nothing was measured.
+    pub fn latency_line(&self) -> String {
+        durations(&[
+            ("mean", self.metric("lat_mean_ns")),
+            ("p50", self.metric("lat_p50_ns")),
+            ("p90", self.metric("lat_p90_ns")),
+            ("p99", self.metric("lat_p99_ns")),
+            ("p99.9", self.metric("lat_p999_ns")),
+            ("max", self.metric("lat_max_ns")),
+        ])
+    }
 }
 
 impl Ended {

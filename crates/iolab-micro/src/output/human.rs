@@ -78,15 +78,7 @@ impl Formatter<MicroReport> for Human {
             whole(super::bytes_per_s(report)),
             whole(m("ops_per_s").round())
         )?;
-        let latency = durations(&[
-            ("mean", m("lat_mean_ns")),
-            ("p50", m("lat_p50_ns")),
-            ("p90", m("lat_p90_ns")),
-            ("p99", m("lat_p99_ns")),
-            ("p99.9", m("lat_p999_ns")),
-            ("max", m("lat_max_ns")),
-        ]);
-        writeln!(out, "  latency     {latency}")?;
+        writeln!(out, "  latency     {}", report.latency_line())?;
         if let Some(how) = p.record_sync() {
             let s = r.sync_latency.summary();
             if s.count > 0 {
