@@ -96,7 +96,7 @@ impl Dirs {
         let top = w.shared.dir.clone();
         let plan = w.shared.plan;
         std::fs::create_dir(&top)
-            .map_err(|e| iolab_engine::micro::create_error(&top, &plan.dir, e))?;
+            .map_err(|e| iolab_engine::files::create_error(&top, &plan.dir, e))?;
         w.made_dir = true;
         let mut dirs: Vec<PathBuf> = Vec::new();
         if plan.dirs > 1 {

@@ -201,7 +201,7 @@ pub(crate) fn run(w: &mut Worker<'_, '_>) -> Result<(), BonnieError> {
             Err(e) => return Err(err("unlink", e)),
         }
         let fd = Fd::open(&cpath, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | direct)
-            .map_err(|e| iolab_engine::micro::create_error(&path, &plan.dir, e))?;
+            .map_err(|e| iolab_engine::files::create_error(&path, &plan.dir, e))?;
         w.made_file = true;
         Ok(fd)
     };

@@ -1,5 +1,5 @@
 //! Runs a bonnie plan: one worker thread (with a private descriptor table, as the engine's
-//! micro workers) runs the phases in bonnie++'s order; the calling thread reports progress
+//! other workers) runs the phases in bonnie++'s order; the calling thread reports progress
 //! and passes on Ctrl-C. Each phase is timed from its first call to the `fsync` + `close`
 //! (or the global `sync()`) that ends it, as bonnie++ times it; what bonnie++ does
 //! untimed between phases (re-creating or re-opening the file, making directories, naming
@@ -14,8 +14,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_engine::clock::Clock;
-use iolab_engine::gate::{worker_builder, AbortOnPanic, FinishLine, Gate};
-use iolab_engine::micro::{check_dir, existing_file, PROGRESS_PERIOD};
+use iolab_engine::files::{check_dir, existing_file};
+use iolab_engine::gate::{worker_builder, AbortOnPanic, FinishLine, Gate, PROGRESS_PERIOD};
 use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::{CpuMark, Usage};
 use iolab_engine::EngineError;

@@ -12,6 +12,7 @@
 use std::fmt;
 use std::path::Path;
 
+use iolab_kind::output::{json, DeviceFigures};
 use serde::Serialize;
 
 use crate::cache::Traffic;
@@ -26,7 +27,7 @@ pub struct DeviceModel {
 }
 
 /// The named models, rough figures of typical devices (not measurements of this machine:
-/// measure yours with `iolab micro` and give the numbers).
+/// measure yours and give the numbers, or a saved result that carries them).
 pub const PRESETS: &[(&str, DeviceModel)] = &[
     (
         "hdd",
@@ -72,8 +73,9 @@ impl DeviceModel {
     /// Reads `PRESET`, `PRESET,key=value,…` or `key=value,…` (all six keys then): `read`,
     /// `seq_read`, `write`, `seq_write` are latencies (`8ms`, `100us`), `read_rate` and
     /// `write_rate` bytes per second (`150m`). A value `@FILE` takes the number from a saved
-    /// `iolab micro --json` result: its mean latency for a latency, its bytes per second
-    /// for a rate; relative paths start at `base`.
+    /// iolab `--json` result with a mean latency and a throughput ([`DeviceFigures`]): its
+    /// mean latency for a latency, its bytes per second for a rate; relative paths start at
+    /// `base`.
     pub fn parse(text: &str, base: &Path) -> Result<DeviceModel, String> {
         let mut parts = text.split(',').map(str::trim).filter(|p| !p.is_empty());
         let mut model = DeviceModel {
@@ -102,7 +104,7 @@ impl DeviceModel {
             let (k, v) = (k.trim(), v.trim());
             if let Some(file) = v.strip_prefix('@') {
                 let (mean_ns, bytes_per_s) =
-                    micro_result(&base.join(file)).map_err(|e| format!("`{k}`: {file}: {e}"))?;
+                    saved_figures(&base.join(file)).map_err(|e| format!("`{k}`: {file}: {e}"))?;
                 let slot = match k {
                     "read" => &mut model.latency_s[0][0],
                     "seq_read" => &mut model.latency_s[0][1],
@@ -191,20 +193,23 @@ impl DeviceModel {
     }
 }
 
-/// The mean latency (ns) and bytes per second of a saved `iolab micro --json` result.
-fn micro_result(path: &Path) -> Result<(f64, f64), String> {
+/// What a value `@FILE` must name.
+const SAVED: &str = "a saved iolab `--json` result with a mean latency and a throughput";
+
+/// The mean latency (ns) and bytes per second of a saved iolab `--json` result: any stamped
+/// document whose `result` carries a device's figures ([`DeviceFigures`]).
+fn saved_figures(path: &Path) -> Result<(f64, f64), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let doc: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
-    if doc["schema"] != "iolab.micro/1" {
-        return Err("not an `iolab micro --json` result (schema iolab.micro/1)".into());
-    }
-    let r = &doc["result"];
-    let mean = r["latency"]["mean_ns"].as_f64();
-    let rate = r["bytes_per_s"].as_f64();
-    match (mean, rate) {
-        (Some(m), Some(b)) if m > 0.0 && b > 0.0 => Ok((m, b)),
-        _ => Err("the result has no mean latency and bandwidth".into()),
+    let Some(schema) = doc["schema"].as_str().filter(|s| json::is_schema(s)) else {
+        return Err(format!("not {SAVED} (it has no iolab `schema` stamp)"));
+    };
+    match DeviceFigures::of(&doc["result"]) {
+        Some(f) if f.latency.mean_ns > 0.0 && f.bytes_per_s > 0.0 => {
+            Ok((f.latency.mean_ns, f.bytes_per_s))
+        }
+        _ => Err(format!("not {SAVED} (a {schema} result without them)")),
     }
 }
 
@@ -266,8 +271,21 @@ mod tests {
         assert_eq!(m.rate[0], 16384000.0);
         assert!(DeviceModel::parse("hdd,read=@x.json", &dir)
             .unwrap_err()
-            .contains("iolab micro --json"));
+            .contains("a saved iolab `--json` result with a mean latency and a throughput"));
         assert!(DeviceModel::parse("hdd,read=@none.json", &dir).is_err());
+        // Any stamped result that carries the figures will do; a document without a stamp
+        // will not.
+        std::fs::write(
+            dir.join("other.json"),
+            r#"{"schema": "iolab.other/2", "result": {"latency": {"mean_ns": 1000.0}, "bytes_per_s": 2e6}}"#,
+        )
+        .unwrap();
+        let m = DeviceModel::parse("hdd,write=@other.json,write_rate=@other.json", &dir).unwrap();
+        assert_eq!((m.latency_s[1][0], m.rate[1]), (1e-6, 2e6));
+        std::fs::write(dir.join("bare.json"), r#"{"result": {"bytes_per_s": 1.0}}"#).unwrap();
+        assert!(DeviceModel::parse("hdd,read=@bare.json", &dir)
+            .unwrap_err()
+            .contains("no iolab `schema` stamp"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

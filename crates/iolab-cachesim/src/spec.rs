@@ -136,7 +136,7 @@ pub static OPTIONS: &[SpecOption] = &[
         name: "cache_device",
         value_name: "MODEL",
         default: Some("ssd"),
-        help: "the cache device's model for the service-time estimate: hdd, ssd, nvme, or PRESET,key=value,… (read, seq_read, write, seq_write latencies; read_rate, write_rate; a value @FILE takes it from an `iolab micro --json` result)",
+        help: "the cache device's model for the service-time estimate: hdd, ssd, nvme, or PRESET,key=value,… (read, seq_read, write, seq_write latencies; read_rate, write_rate; a value @FILE takes it from a saved iolab `--json` result with a mean latency and a throughput)",
         set: |s, v, base| {
             s.cache_device = DeviceModel::parse(v, base)?;
             Ok(())

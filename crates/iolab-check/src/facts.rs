@@ -47,17 +47,16 @@ pub enum Access {
 pub enum SyncScope {
     /// No sync at all: buffered writes, or no writes.
     Never,
-    /// One sync that ends each write pass (micro `sync = "normal"`, `direct`, `mmap`,
-    /// `mmap-async`): the writes are made durable together at the end, and a block
-    /// overwritten many times reaches the device once.
+    /// One sync that ends each write pass (a single-pattern test that syncs no record): the
+    /// writes are made durable together at the end, and a block overwritten many times
+    /// reaches the device once.
     EndOfPass,
     /// Syncs during the run that cover some of the writes, which ones is not known: WML
     /// `fsync`/`fsyncset` flowops, or `dsync` on some but not all writing flowops.
     SomeWrites,
     /// Every write is durable before the next one to its file is issued: a per-record
-    /// fsync, fdatasync or msync(MS_SYNC), O_SYNC or O_DSYNC (micro `fsync`, `fdatasync`,
-    /// `mmap-sync`, `osync`, `osync+direct`, `dsync`), or `dsync` on every writing WML
-    /// flowop. `msync(MS_ASYNC)` (micro `mmap-async`) makes nothing durable.
+    /// fsync, fdatasync or msync(MS_SYNC), O_SYNC or O_DSYNC, or `dsync` on every writing
+    /// WML flowop. `msync(MS_ASYNC)` makes nothing durable.
     EachWrite,
 }
 
@@ -118,7 +117,7 @@ pub struct CacheDropFacts {
     pub shmem_before_bytes: Option<u64>,
     /// `Shmem` after.
     pub shmem_after_bytes: Option<u64>,
-    /// Regular files of the run (micro: its data files; WML: its filesets).
+    /// Regular files of the run (its data files; WML: its filesets).
     pub run_files: u64,
     /// Their size.
     pub run_bytes: u64,
@@ -190,8 +189,8 @@ pub struct RunFacts {
     pub sync_requested: Option<bool>,
     /// Which writes were meant to be durable. `sync-not-durable` needs it (unknown: silent).
     pub sync_scope: Option<SyncScope>,
-    /// The most writes that can be in flight to one file at once: micro, the queue depth
-    /// (1 for the synchronous engines; each thread has its own file); WML, the number of
+    /// The most writes that can be in flight to one file at once: with a file per thread,
+    /// the queue depth (1 for the synchronous engines); WML, the number of
     /// threads (filesets are shared), unknown with `aiowrite`. One device write of a block
     /// can make all the synced writes to it in flight at that moment durable, so with
     /// [`SyncScope::EachWrite`] the device writes at least app bytes ÷ this.
@@ -200,7 +199,7 @@ pub struct RunFacts {
     // --- What the application did (engine counters over the timed region) ----------------
     pub app_read_bytes: Option<u64>,
     pub app_write_bytes: Option<u64>,
-    /// Operations (records for micro tests, flowop ops for WML).
+    /// Operations (records, transactions, flowop ops for WML).
     pub app_ops: Option<u64>,
     /// The measured interval.
     pub elapsed_ns: Option<u64>,
@@ -212,7 +211,7 @@ pub struct RunFacts {
     pub engine_usr_sys_ns: Option<u64>,
 
     // --- Memory and caches ---------------------------------------------------------------
-    /// Bytes in the files the workload touches (micro: `size`; WML: the filesets' bytes).
+    /// Bytes in the files the workload touches (its `size`; WML: the filesets' bytes).
     pub dataset_bytes: Option<u64>,
     /// /proc/meminfo MemTotal.
     pub mem_total_bytes: Option<u64>,

@@ -2,7 +2,7 @@
 //! Bytes and durations use iolab-workload's `format_bytes` and `format_ns`, as everything
 //! iolab prints does.
 
-/// A size as experiment files accept it (`sut.cache_limit`, micro `size`): a whole number
+/// A size as experiment files accept it (`sut.cache_limit`, a workload's `size`): a whole number
 /// with a binary suffix (`682M`, `24G`, `8704K`), in the largest unit that stays within 1% of
 /// `n`, rounded down (`up == false`, for a limit `n` must not exceed) or up (for a minimum);
 /// plain bytes when no unit does.

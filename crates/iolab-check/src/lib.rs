@@ -268,7 +268,7 @@ mod tests {
         assert_eq!(ids, ["cache-fit"]);
 
         // fsync per record on tmpfs: nothing can be durable. A sync only at the end of the
-        // pass (micro `sync = "normal"`) on tmpfs is a buffered run, as asked.
+        // pass (a buffered single-pattern test) on tmpfs is a buffered run, as asked.
         let tmpfs_plan = PlanFacts {
             sync_requested: Some(true),
             sync_scope: Some(SyncScope::EachWrite),

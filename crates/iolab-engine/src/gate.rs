@@ -12,6 +12,10 @@ use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// How often a crew's progress ([`Event::Records`]) is reported, and how often the thread
+/// watching a run's workers looks at them.
+pub const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
+
 /// Where workers sign off, so that the thread waiting for them wakes the moment the last one
 /// is done. Polling `JoinHandle::is_finished` after a worker's wake-up loses that wake-up
 /// whenever the waiting thread runs before the worker has returned (on a single CPU it
@@ -286,7 +290,7 @@ impl Crew {
                     }
                 }
             }
-            let set_up = self.ready.wait_ticking(crate::micro::PROGRESS_PERIOD, || {
+            let set_up = self.ready.wait_ticking(PROGRESS_PERIOD, || {
                 if cancel.load(Ordering::Relaxed) {
                     self.abort.store(true, Ordering::Relaxed);
                 }
@@ -311,10 +315,9 @@ impl Crew {
         })
     }
 
-    /// The caller's part while the workers run: every
-    /// [`PROGRESS_PERIOD`](crate::micro::PROGRESS_PERIOD) (or when a worker signs off), tell
-    /// `hooks` the operations done so far (against [`expected`]), and set `abort` once `cancel`
-    /// is set. Returns when every worker has signed off at `line`.
+    /// The caller's part while the workers run: every [`PROGRESS_PERIOD`] (or when a worker
+    /// signs off), tell `hooks` the operations done so far (against [`expected`]), and set
+    /// `abort` once `cancel` is set. Returns when every worker has signed off at `line`.
     fn watch(
         &self,
         line: &FinishLine,
@@ -324,7 +327,7 @@ impl Crew {
         hooks: &mut dyn RunHooks,
     ) {
         let start = self.start();
-        line.wait(crate::micro::PROGRESS_PERIOD, || {
+        line.wait(PROGRESS_PERIOD, || {
             if cancel.load(Ordering::Relaxed) {
                 self.abort.store(true, Ordering::Relaxed);
             }
@@ -370,12 +373,13 @@ fn expected(done: u64, planned: u64, limit: Option<Duration>, elapsed: Duration)
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 thread_local! {
-    /// Test hook: workers with an index at or above this are given a stack larger than any
-    /// address space, so the OS refuses to create them exactly as it does under `ulimit -u`
-    /// (pthread_create fails with EAGAIN) and the real error path runs.
-    pub(crate) static FAIL_SPAWN_FROM: std::cell::Cell<Option<usize>> =
+    /// Test hook (for the engine's tests and, with the `testing` feature, the kinds'): workers
+    /// with an index at or above this are given a stack larger than any address space, so
+    /// the OS refuses to create them exactly as it does under `ulimit -u` (pthread_create
+    /// fails with EAGAIN) and the real error path runs.
+    pub static FAIL_SPAWN_FROM: std::cell::Cell<Option<usize>> =
         const { std::cell::Cell::new(None) };
 }
 
@@ -385,14 +389,14 @@ pub fn worker_builder(name: String, index: usize, stack: Option<usize>) -> threa
     if let Some(s) = stack {
         b = b.stack_size(s);
     }
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     if FAIL_SPAWN_FROM
         .with(|f| f.get())
         .is_some_and(|k| index >= k)
     {
         b = b.stack_size(1 << 60);
     }
-    #[cfg(not(test))]
+    #[cfg(not(any(test, feature = "testing")))]
     let _ = index;
     b
 }

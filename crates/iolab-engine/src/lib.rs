@@ -9,9 +9,9 @@ pub mod buffer;
 pub mod clock;
 pub mod error;
 pub mod fdtable;
+pub mod files;
 pub mod fileset;
 pub mod gate;
-pub mod micro;
 pub mod nocancel;
 pub mod order;
 pub use iolab_workload::rng;
@@ -19,8 +19,4 @@ pub mod stats;
 pub mod usage;
 pub mod workload;
 
-#[cfg(test)]
-mod testutil;
-
 pub use error::EngineError;
-pub use micro::{run_micro, MicroResult};

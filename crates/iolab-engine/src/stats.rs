@@ -88,7 +88,7 @@ pub struct Bucket {
 }
 
 /// Counts ops and bytes per fixed interval of a clock given as plain numbers (nanoseconds,
-/// or TSC ticks in the micro loop): the hot path is one comparison and two additions.
+/// or TSC ticks in a record loop): the hot path is one comparison and two additions.
 #[derive(Debug, Clone)]
 pub struct IntervalCounter {
     width: u64,

@@ -6,9 +6,9 @@
 //! - [`plan`]: an experiment file (TOML) is read and checked completely by [`load`] into an
 //!   [`ExperimentPlan`] — every configuration of the matrix resolved, every error located at
 //!   file:line:column — before anything on the machine is touched; [`plan::single`] makes the
-//!   one-run plan of `iolab micro` and `iolab run FILE.f`. Pure: files are read, nothing is
-//!   changed.
-//! - [`kind`]: the workload kinds (micro tests, filebench WML), one module each behind one
+//!   one-run plan of a kind's command (`iolab KIND …`, `iolab run FILE.f`). Pure: files are
+//!   read, nothing is changed.
+//! - [`kind`]: the workload kinds (each in its own crate, from the registry), behind one
 //!   trait: their `[workload]` keys, their command-line mapping, their validated plan, how
 //!   they run on the engine, the metrics they record.
 //! - [`run`]: the runner executes any plan against the system under test — prepare, drop

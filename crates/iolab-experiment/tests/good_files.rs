@@ -3,12 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use iolab_engine::backend::EngineKind;
 use iolab_experiment::{load, ExperimentPlan, Order};
 use iolab_kind::table::from_stored;
 use iolab_micro::kind::MicroTable;
+use iolab_micro::{Access, MicroSpec, SyncMode};
 use iolab_sut::target::{Target, TmpfsSize};
 use iolab_wml::kind::WmlWorkload;
-use iolab_workload::micro::{Access, EngineKind, MicroSpec, SyncMode};
 use serde_json::json;
 
 fn file(name: &str) -> PathBuf {

@@ -27,8 +27,8 @@ use std::time::Duration;
 
 use iolab_engine::buffer::AlignedBuf;
 use iolab_engine::clock::Clock;
+use iolab_engine::files::check_dir;
 use iolab_engine::gate::{spawn_failed, worker_builder, AbortOnPanic, FinishLine, Gate};
-use iolab_engine::micro::check_dir;
 use iolab_engine::nocancel;
 use iolab_engine::order::Order;
 use iolab_engine::stats::LatencyHistogram;

@@ -107,7 +107,7 @@ pub enum Origin {
 
 impl Origin {
     /// How the user writes the setting `key` of workload kind `kind`: `--size` or
-    /// `workload.micro.size`.
+    /// `workload.KIND.size`.
     pub fn setting(self, kind: &str, key: &str) -> String {
         match self {
             Origin::CommandLine => format!("--{}", key.replace('_', "-")),

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use iolab_store::{Finding, LatencyStats, Metric};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::cli::{CommandError, Ended, Machine, Single, SystemCpu};
@@ -59,6 +60,19 @@ impl<R> SingleReport<R> {
             .iter()
             .find(|m| m.name == name)
             .map_or(f64::NAN, |m| m.value)
+    }
+
+    /// The stored latency metrics (`lat_mean_ns` … `lat_max_ns`) as one line, as
+    /// [`latency_line`] writes a summary: `–` where nothing was measured.
+    pub fn latency_line(&self) -> String {
+        durations(&[
+            ("mean", self.metric("lat_mean_ns")),
+            ("p50", self.metric("lat_p50_ns")),
+            ("p90", self.metric("lat_p90_ns")),
+            ("p99", self.metric("lat_p99_ns")),
+            ("p99.9", self.metric("lat_p999_ns")),
+            ("max", self.metric("lat_max_ns")),
+        ])
     }
 }
 
@@ -125,6 +139,38 @@ pub mod json {
             .and_then(|r| r.split_once('/'))
             .is_some_and(|(name, v)| !name.is_empty() && v.parse::<u32>().is_ok())
     }
+}
+
+/// A device's figures as a run measured them: its latency per request and its bytes per
+/// second. One shape for the kinds whose JSON result carries them (at `result.latency` and
+/// `result.bytes_per_s`) and for what reads them back from a saved result (cachesim's device
+/// models): the field names are the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DeviceFigures {
+    pub latency: LatencyStats,
+    /// NaN (`null` in JSON) where nothing was measured.
+    #[serde(deserialize_with = "nan_for_null")]
+    pub bytes_per_s: f64,
+}
+
+impl DeviceFigures {
+    /// The figures `result` (a saved JSON result's `result` object) carries, if it does.
+    pub fn of(result: &Value) -> Option<DeviceFigures> {
+        DeviceFigures::deserialize(result).ok()
+    }
+
+    /// The figures as JSON fields, to add to a result object.
+    pub fn fields(&self) -> Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        }
+    }
+}
+
+/// A number, or NaN for `null` (what JSON writes for NaN).
+fn nan_for_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// An integer with thousands separators.
@@ -295,6 +341,30 @@ mod tests {
         assert_eq!(fixed(1.26, 1), "1.3");
         assert_eq!(fixed(3.0, 3), "3.000");
         assert_eq!(fixed(f64::NAN, 2), "–");
+    }
+
+    #[test]
+    fn device_figures_are_read_back_from_the_fields_they_write() {
+        let f = DeviceFigures {
+            latency: LatencyStats {
+                count: 3,
+                mean_ns: 250_000.0,
+                max_ns: 400_000,
+                ..Default::default()
+            },
+            bytes_per_s: 16_384_000.0,
+        };
+        let fields = f.fields();
+        assert_eq!(fields["latency"]["mean_ns"], 250_000.0);
+        assert_eq!(fields["bytes_per_s"], 16_384_000.0);
+        assert_eq!(DeviceFigures::of(&Value::Object(fields)), Some(f));
+        // Only the figures need be there; what was not measured is null.
+        let r = serde_json::json!({"latency": {"mean_ns": 1.5}, "bytes_per_s": null, "ops": 1});
+        let read = DeviceFigures::of(&r).unwrap();
+        assert_eq!(read.latency.mean_ns, 1.5);
+        assert!(read.bytes_per_s.is_nan());
+        assert_eq!(DeviceFigures::of(&serde_json::json!({"ops": 1})), None);
+        assert_eq!(DeviceFigures::of(&Value::Null), None);
     }
 
     #[test]

@@ -124,7 +124,7 @@ pub const COMMON: &[MetricDef] = &[
         "op/s",
         Some(Higher),
         "Throughput",
-        "operations per second of the measured interval: micro tests' records, WML's I/O \
+        "operations per second of the measured interval: records, transactions, WML's I/O \
          flowops (filebench's IO Summary)",
     )
     .headline(),
@@ -242,7 +242,7 @@ pub const COMMON: &[MetricDef] = &[
 pub const DEFAULT_METRIC: &str = "ops_per_s";
 
 /// The monitor metrics that summarise the machine during a run: what `iolab show` tabulates
-/// per configuration and what `iolab micro --json` / `iolab run --json` report as the system
+/// per configuration and what a command's `--json` (`iolab run --json`) reports as the system
 /// summary (name, short heading). The averages seed report 000 collected with sar and perf.
 pub const SYSTEM_SUMMARY: &[(&str, &str)] = &[
     ("cpu.usr_pct", "cpu usr%"),

@@ -1,18 +1,16 @@
 //! Micro tests: one access pattern under one sync mode (docs/micro.md). `[workload] micro =
-//! { … }` in an experiment, `iolab micro` on the command line; both read the options of
-//! iolab-workload's one table, [`iolab_workload::micro::OPTIONS`].
+//! { … }` in an experiment, `iolab micro` on the command line; both read the options of the
+//! one table, [`crate::OPTIONS`].
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use iolab_check::{Access as CheckAccess, DatasetAdvice, SyncScope};
-use iolab_engine::micro::run_micro_cancellable;
-use iolab_engine::{EngineError, MicroResult};
+use iolab_engine::backend::RecordSync;
+use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
-use iolab_workload::micro::{
-    MicroOption, MicroPlan, MicroSpec, MicroSpecError, OptionValue, RecordSync, OPTIONS,
-};
+use iolab_workload::option::OptionValue;
 use serde_json::json;
 
 use iolab_kind::input::read::Ctx;
@@ -24,6 +22,10 @@ use iolab_kind::LoadContext;
 use iolab_kind::Runs;
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure};
+
+use crate::{
+    run_micro_cancellable, MicroOption, MicroPlan, MicroResult, MicroSpec, MicroSpecError, OPTIONS,
+};
 
 /// The `[workload]` key.
 pub const KEY: &str = "micro";
@@ -95,7 +97,7 @@ impl OptionTable for MicroTable {
                     "engine"
                 }
             }
-            MicroSpecError::DepthNeedsUring { .. } | MicroSpecError::BadDepth(_) => "iodepth",
+            MicroSpecError::Depth(_) => "iodepth",
             MicroSpecError::ZeroLoops => "loops",
             MicroSpecError::ZeroTime => "time",
         }
@@ -125,7 +127,7 @@ impl TableRun for MicroTable {
 
     fn run_files(plan: &MicroPlan) -> Vec<PathBuf> {
         (0..plan.threads)
-            .map(|t| iolab_engine::micro::data_file(&plan.dir, t))
+            .map(|t| crate::data_file(&plan.dir, t))
             .collect()
     }
 
@@ -186,7 +188,7 @@ pub fn from_command_line(
 
 /// Adds a micro test's measurements to `record`: the common metrics, `final_sync_ns`, one
 /// flowop row for the records (and one for their per-record syncs), the `io` series.
-fn add_record(record: &mut RunRecord, r: &MicroResult) {
+pub(crate) fn add_record(record: &mut RunRecord, r: &MicroResult) {
     record.run.elapsed_ns = r.elapsed_ns;
     let lat = r.latency.summary();
     headline(
@@ -293,7 +295,7 @@ mod tests {
         let all = testing::doc("experiments.md");
         // The micro table, after the `[workload]` one (which has a `time` row too).
         let text = &all[all.find("`micro` (see").expect("the micro table")..];
-        for o in iolab_workload::micro::OPTIONS {
+        for o in crate::OPTIONS {
             let r = testing::row(text, o.name)
                 .unwrap_or_else(|| panic!("docs/experiments.md has no row for `{}`", o.name));
             if let Some(d) = o.default {
@@ -308,7 +310,8 @@ mod tests {
         testing::get_undoes_apply::<MicroTable>();
     }
 
-    use iolab_workload::micro::{Access as A, DataPattern, EngineKind, SyncMode};
+    use crate::{Access as A, DataPattern, SyncMode};
+    use iolab_engine::backend::EngineKind;
 
     fn spec(
         access: A,
@@ -370,7 +373,7 @@ mod tests {
         let mut s = spec(A::Write, SyncMode::Normal, Some(EngineKind::Null), None);
         s.size = 4096 * 1000;
         s.dir = "/nonexistent".into();
-        let r = iolab_engine::run_micro(&s.validate().unwrap(), &mut ()).unwrap();
+        let r = crate::run_micro(&s.validate().unwrap(), &mut ()).unwrap();
         let mut rec = iolab_kind::record::testing::record();
         add_record(&mut rec, &r);
         let get = |n: &str| rec.metrics.iter().find(|m| m.name == n).unwrap().value;
@@ -424,7 +427,7 @@ mod tests {
     #[test]
     fn the_command_line_plan_is_one_run_on_the_directory() {
         let dir = std::env::temp_dir();
-        let threads = iolab_workload::micro::option("threads").unwrap();
+        let threads = crate::option("threads").unwrap();
         let p = iolab_experiment::plan::single::single(
             from_command_line(&[(threads, OptionValue::Count(2))], &dir, 9)
                 .unwrap()
@@ -440,7 +443,7 @@ mod tests {
         let spec = table::from_stored::<MicroTable>(p.stored_workload(0)).unwrap();
         assert_eq!(spec.threads, 2);
         assert_eq!(p.resolved["workload"]["micro"]["threads"], json!(2));
-        let bs = iolab_workload::micro::option("bs").unwrap();
+        let bs = crate::option("bs").unwrap();
         let e = from_command_line(&[(bs, OptionValue::Bytes(3000))], &dir, 1).unwrap_err();
         assert!(e.message.contains("--bs 3000"), "{e}");
         let runs = from_command_line(&[], Path::new("/nonexistent/iolab"), 1).unwrap();

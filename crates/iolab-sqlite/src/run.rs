@@ -19,8 +19,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_engine::clock::Clock;
+use iolab_engine::files::{check_dir, create_error, existing_file};
 use iolab_engine::gate::{AbortOnPanic, Crew};
-use iolab_engine::micro::{check_dir, create_error, existing_file};
 use iolab_engine::order::Order;
 use iolab_engine::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram};
 use iolab_engine::usage::Usage;
@@ -435,7 +435,7 @@ impl Setup {
         let calls0 = Calls::thread();
         let mut written = calls0.write_bytes;
         let mut done = 0;
-        // Every thread's limit counts from the common start, as micro's does.
+        // Every thread's limit counts from the common start, as the other kinds' do.
         let deadline = plan
             .time_limit
             .map(|d| start.saturating_add(clock.ticks_in(d)));

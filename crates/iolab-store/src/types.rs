@@ -8,7 +8,7 @@
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 macro_rules! id_type {
@@ -235,7 +235,9 @@ impl Metric {
 }
 
 /// Latency percentiles and moments in nanoseconds, as the engine's histogram reports them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+/// Read back from a saved result, a figure it does not carry is 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LatencyStats {
     pub count: u64,
     pub mean_ns: f64,
@@ -248,7 +250,7 @@ pub struct LatencyStats {
     pub max_ns: u64,
 }
 
-/// One flowop's (or a micro test's) statistics over all threads.
+/// One flowop's (or a single-pattern test's) statistics over all threads.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FlowopStats {
     pub name: String,

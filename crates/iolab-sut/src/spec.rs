@@ -791,7 +791,7 @@ mod tests {
     }
 
     /// Sizes go through the one parser every size of iolab goes through: `1.5G` is a cache
-    /// limit as it is a micro test's `size` (it was refused here).
+    /// limit as it is a workload's `size` (it was refused here).
     #[test]
     fn sizes_take_fractions_of_a_unit_as_everywhere() {
         let p = spec(r#"{"target":{"kind":"tmpfs","size":"1.5G"},"cache_limit":"1.5G"}"#)

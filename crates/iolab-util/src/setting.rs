@@ -1,7 +1,7 @@
 //! Settings named in messages. A library that tells the user to change a setting names it as
 //! a [`Setting`] inside a [`Phrase`]; the front end that prints the message words it in its
 //! own vocabulary ([`Words`]): the command line writes `--bs`, an experiment file
-//! `` `workload.micro.bs` ``. No library writes a flag, and no front end rewrites another's
+//! `` `workload.KIND.bs` ``. No library writes a flag, and no front end rewrites another's
 //! text.
 
 use std::fmt;

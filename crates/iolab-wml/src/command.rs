@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
+use iolab_engine::backend::{parse_engine, parse_iodepth, EngineKind};
 use iolab_kind::cli::{self, CommandError, FileRunner, Host, RunArgs, Status, Subcommand, View};
 use iolab_kind::output::{thousands, SingleReport};
 use iolab_kind::run::Event;
-use iolab_workload::micro::{self, EngineKind, OptionValue};
 
 use crate::kind::{self as wml, WmlWorkload};
 use crate::output::{self, RunReport, FORMATS};
@@ -235,26 +235,6 @@ impl Subcommand for WorkloadsCommand {
             )
         })
     }
-}
-
-/// `--engine`: the engines' names and aliases, as every `engine` option takes them.
-fn parse_engine(s: &str) -> Result<EngineKind, String> {
-    match engine_option("engine")?.parse(s)? {
-        OptionValue::Name(n) => EngineKind::parse(n).ok_or_else(|| format!("no engine `{n}`")),
-        _ => Err(format!("`{s}` is not an engine")),
-    }
-}
-
-/// `--iodepth`: the range every `iodepth` option takes.
-fn parse_iodepth(s: &str) -> Result<u32, String> {
-    match engine_option("iodepth")?.parse(s)? {
-        OptionValue::Count(n) => u32::try_from(n).map_err(|e| e.to_string()),
-        _ => Err(format!("`{s}` is not a depth")),
-    }
-}
-
-fn engine_option(name: &str) -> Result<&'static micro::MicroOption, String> {
-    micro::option(name).ok_or_else(|| format!("no option `{name}`"))
 }
 
 fn parse_scale(s: &str) -> Result<f64, String> {

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crate::{LowerOptions, Parsed, ValidateOptions, WmlError, WmlErrors};
 use iolab_check::{Access, DatasetAdvice, SyncScope};
+use iolab_engine::backend::{EngineKind, MAX_IODEPTH};
 use iolab_engine::fileset::FilesetError;
 use iolab_engine::workload::{
     check_options, run_workload, OptionsError, RunOptions, WorkloadResult,
@@ -20,7 +21,6 @@ use iolab_engine::workload::{
 use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
-use iolab_workload::micro::{EngineKind, MAX_IODEPTH};
 use iolab_workload::model::{FlowopKind, FlowopSpec, Workload as Lowered};
 use iolab_workload::suggest;
 use serde_json::{json, Map, Value};
@@ -253,7 +253,7 @@ impl WmlWorkload {
             .map(|c| format!("{}:{}", self.parsed.file, c.span))
     }
 
-    /// A run's error in the user's words: `run` and experiments have no micro flags, and
+    /// A run's error in the user's words: `run` and experiments have no record-size flags, and
     /// name the run directory and the workload's size differently. `w` is the workload as it
     /// ran.
     fn failure(&self, e: &EngineError, w: &Lowered) -> RunFailure {
@@ -287,8 +287,8 @@ impl WmlWorkload {
                      multiple of the device's block size"
                         .into(),
                 ),
-                // The engine's other hints are written for `iolab micro`: only those that
-                // name no micro option apply.
+                // The engine's other hints are written for a single-pattern command's flags:
+                // only those that name none of them apply.
                 _ => e
                     .hint()
                     .filter(|h| !["--bs", "--size", "--sync"].iter().any(|f| h.contains(f)))

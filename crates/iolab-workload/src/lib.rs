@@ -1,10 +1,9 @@
 //! The workload model: what to run, independent of how the engine runs it.
 //!
-//! Front ends (the `micro` command line, later WML files and experiment files) produce these
-//! types; the engine consumes only validated plans. Parsing and validation live here so that
+//! Front ends (WML files, experiment files, the command line) produce these types; the
+//! engine consumes only validated plans. Parsing and validation live here so that
 //! every front end reports the same errors for the same mistakes.
 
-pub mod micro;
 pub mod model;
 pub mod rv;
 
@@ -14,7 +13,4 @@ pub use iolab_util::{option, rng, suggest, units};
 
 pub use iolab_util::units::{
     duration_text, format_bytes, format_ns, parse_duration, parse_size, UnitError,
-};
-pub use micro::{
-    Access, DataPattern, EngineKind, MicroOption, MicroPlan, MicroSpec, MicroSpecError, SyncMode,
 };

@@ -5,8 +5,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
-use iolab_workload::micro::{self, MicroOption};
-use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 
 /// The whole command line: iolab's own commands and every kind's (from the registry).
 pub fn command() -> clap::Command {
@@ -30,11 +28,6 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Measure one access pattern under one sync mode (mobibench's micro tests, done right)
-    #[command(
-        after_help = "Examples:\n  iolab micro --dir /mnt/test --access randwrite --sync fdatasync --bs 4k --size 64m\n  iolab micro --dir /mnt/test --access randread --engine io_uring --iodepth 32 --size 1g --json\n\nFiles are named iolab-micro.N (one per thread) and kept for later read runs unless\n--remove-files is given; a file of the right size is reused."
-    )]
-    Micro(MicroArgs),
     /// Simulate a block cache on a trace: size, block size, associativity, replacement and
     /// write policy; hits, traffic and an estimated service time
     #[command(
@@ -192,75 +185,6 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct MicroArgs {
-    /// Directory for the data files (must exist)
-    #[arg(long, value_name = "DIR")]
-    pub dir: PathBuf,
-
-    /// The micro test's own options, from iolab-workload's table (`micro::OPTIONS`).
-    #[command(flatten)]
-    pub options: MicroOptions,
-
-    /// Seed for the random order and random data
-    #[arg(long, default_value_t = iolab_experiment::DEFAULT_SEED)]
-    pub seed: u64,
-
-    /// Delete the data files after a successful run
-    #[arg(long)]
-    pub remove_files: bool,
-
-    #[command(flatten)]
-    pub run: KindRunArgs,
-}
-
-/// An output format of a kind's command: human and JSON at least, maybe the tool's own.
-pub trait KindFormat:
-    ValueEnum + Copy + PartialEq + Send + Sync + std::fmt::Debug + 'static
-{
-    const HUMAN: Self;
-    const JSON: Self;
-}
-
-impl KindFormat for Format {
-    const HUMAN: Self = Format::Human;
-    const JSON: Self = Format::Json;
-}
-
-/// What a workload kind's command takes besides its options: the output format, where the
-/// run is stored, the monitors.
-#[derive(Debug, Args)]
-pub struct KindRunArgs<F: KindFormat = Format> {
-    /// Output format
-    #[arg(long, value_enum, default_value_t = F::HUMAN)]
-    pub format: F,
-
-    /// Shorthand for --format json
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
-
-    #[command(flatten)]
-    pub db: DbArgs,
-
-    #[command(flatten)]
-    pub monitor: MonitorArgs,
-
-    /// Do not store the result in the database
-    #[arg(long)]
-    pub no_db: bool,
-}
-
-impl<F: KindFormat> KindRunArgs<F> {
-    /// The format asked for, `--json` included.
-    pub fn format(&self) -> F {
-        if self.json {
-            F::JSON
-        } else {
-            self.format
-        }
-    }
-}
-
-#[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct CachesimArgs {
     /// The trace to simulate
@@ -349,100 +273,15 @@ impl Args for CachesimOptions {
     }
 }
 
-/// A workload kind's one option table, from which its command's flags are derived.
-pub trait OptionTable: Sized + 'static {
-    /// The tool whose flags the table's `original` fields name (for help: `[TOOL -I]`).
-    const TOOL: &'static str;
-    fn options() -> &'static [OptionDef<Self>];
-}
-
-impl OptionTable for micro::MicroSpec {
-    const TOOL: &'static str = "mobibench";
-    fn options() -> &'static [MicroOption] {
-        micro::OPTIONS
-    }
-}
-
-/// The values of a kind's options, defaults included: one flag per entry of its table (the
-/// option's name, underscores as dashes), with its help, value name, default and parser, so
-/// the table is the one declaration (experiment files read the same table).
-#[derive(Debug)]
-pub struct KindOptions<S: 'static>(pub Vec<(&'static OptionDef<S>, OptionValue)>);
-
-/// `iolab micro`'s options (`iolab_workload::micro::OPTIONS`).
-pub type MicroOptions = KindOptions<micro::MicroSpec>;
-
-impl<S> Clone for KindOptions<S> {
-    fn clone(&self) -> Self {
-        KindOptions(self.0.clone())
-    }
-}
-
-impl<S> Default for KindOptions<S> {
-    fn default() -> Self {
-        KindOptions(Vec::new())
-    }
-}
-
-impl<S: OptionTable> FromArgMatches for KindOptions<S> {
-    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        Ok(KindOptions(
-            S::options()
-                .iter()
-                .filter_map(|o| m.get_one::<OptionValue>(o.name).map(|v| (o, *v)))
-                .collect(),
-        ))
-    }
-
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
-    }
-}
-
-impl<S: OptionTable + std::fmt::Debug> Args for KindOptions<S> {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
-        S::options().iter().fold(cmd, |cmd, o| {
-            let mut arg = Arg::new(o.name)
-                .long(o.flag())
-                .help(o.help_with_original(S::TOOL))
-                .value_name(o.value_name)
-                .value_parser(move |s: &str| o.parse(s));
-            if o.kind == OptionKind::Flag {
-                // `--direct` alone means true; `--latency false` turns one off.
-                arg = arg.num_args(0..=1).default_missing_value("true");
-            }
-            if let Some(d) = o.default {
-                arg = arg.default_value(d);
-            }
-            cmd.arg(arg)
-        })
-    }
-
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        Self::augment_args(cmd)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// A readable summary
-    Human,
-    /// Everything, machine-readable and versioned
-    Json,
-    /// Mobibench's result lines ([CPU], [TIME], [CON SWITCHES])
-    Mobibench,
-}
-
 fn parse_duration(s: &str) -> Result<Duration, String> {
     iolab_workload::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// A duration that is long enough to measure something (`--time`, `--monitor-interval`): at
-/// least a millisecond, as a micro test's `time` (below it a run is all thread start-up, and
-/// a sampler would do nothing but read /proc).
+/// least a millisecond, as every option's duration (below it a run is all thread start-up,
+/// and a sampler would do nothing but read /proc).
 fn parse_positive_duration(s: &str) -> Result<Duration, String> {
-    micro::check_duration(parse_duration(s)?, s)
+    iolab_workload::option::check_duration(parse_duration(s)?, s)
 }
 
 #[cfg(test)]
@@ -472,73 +311,5 @@ mod tests {
         assert!(parse_positive_duration("soon")
             .unwrap_err()
             .contains("is not a duration"));
-    }
-
-    /// The parsed value of option `name`.
-    fn value_of<S>(options: &KindOptions<S>, name: &str) -> Option<OptionValue> {
-        options
-            .0
-            .iter()
-            .find(|(o, _)| o.name == name)
-            .map(|(_, v)| *v)
-    }
-
-    /// `iolab SUB --help` shows every option of `table` with its value name and default.
-    fn help_lists_the_table<S>(sub: &str, table: &[OptionDef<S>]) {
-        let help = Cli::command()
-            .find_subcommand_mut(sub)
-            .unwrap()
-            .render_long_help()
-            .to_string();
-        for o in table {
-            // A flag's value is optional (`--sync` alone is `--sync true`), and its help shows
-            // no default.
-            let flag = matches!(o.kind, iolab_workload::option::OptionKind::Flag);
-            let shown = if flag {
-                format!("--{} [<{}>]", o.flag(), o.value_name)
-            } else {
-                format!("--{} <{}>", o.flag(), o.value_name)
-            };
-            assert!(help.contains(&shown), "{}: {shown}", o.name);
-            if let Some(d) = o.default.filter(|_| !flag) {
-                assert!(
-                    help.contains(&format!("[default: {d}]")),
-                    "{}: {help}",
-                    o.name
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn micro_flags_come_from_the_option_table() {
-        let cli = Cli::try_parse_from([
-            "iolab",
-            "micro",
-            "--dir",
-            "/d",
-            "--threads",
-            "4",
-            "--engine",
-            "uring",
-        ])
-        .unwrap();
-        let Command::Micro(m) = cli.command else {
-            panic!("not micro")
-        };
-        let get = |n: &str| value_of(&m.options, n);
-        assert_eq!(get("threads"), Some(OptionValue::Count(4)));
-        assert_eq!(get("engine"), Some(OptionValue::Name("io_uring")));
-        // Defaults are the table's, as parsed values.
-        assert_eq!(get("bs"), Some(OptionValue::Bytes(4096)));
-        assert_eq!(get("iodepth"), None);
-        help_lists_the_table("micro", micro::OPTIONS);
-        let e = Cli::try_parse_from(["iolab", "micro", "--dir", "/d", "--threads", "0"])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("'--threads <THREADS>': must be at least 1"),
-            "{e}"
-        );
     }
 }

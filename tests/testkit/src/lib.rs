@@ -12,6 +12,7 @@
 //! - A test whose threads could hang starts a [`timeout`]; a child process that could hang
 //!   is a [`bounded`] command. Either fails the test after a time limit instead of hanging
 //!   the suite.
+//! - A test that fills a filesystem up mounts a small [`Tmpfs`] of its own (root only).
 
 use std::ffi::OsStr;
 use std::fmt::Display;
@@ -21,6 +22,9 @@ use std::process::Command;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::Duration;
+
+mod tmpfs;
+pub use tmpfs::Tmpfs;
 
 /// The file `scripts/test.sh` collects [`not_run`] lines in.
 pub const NOT_RUN_VAR: &str = "IOLAB_TEST_NOT_RUN";

@@ -160,7 +160,7 @@ mod tests {
         f.sync_scope = Some(SyncScope::Never);
         f.device.util_avg_pct = Some(3.0);
         assert_eq!(DeviceIdle.check(&f), None);
-        // One sync at the end of the pass (micro `sync = "normal"`): durability was asked
+        // One sync at the end of the pass (a buffered single-pattern test): durability was asked
         // for, but the device only sees the writes at the end.
         f.sync_requested = Some(true);
         f.sync_scope = Some(SyncScope::EndOfPass);

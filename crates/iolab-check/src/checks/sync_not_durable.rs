@@ -9,9 +9,9 @@
 //!   have written: error. Each synced write reaches the device before the next write to its
 //!   file is issued, so the device writes every application byte again — except that one
 //!   device write of a block can make all the writes to that block in flight at that moment
-//!   durable: the least is app bytes ÷ `writes_in_flight_per_file` (needed; 1 for the
-//!   synchronous micro engines). With sync flowops which writes were synced is unknown, so
-//!   there is no lower bound and this part is skipped.
+//!   durable: the least is app bytes ÷ `writes_in_flight_per_file` (needed; 1 for a file
+//!   written by one thread on a synchronous engine). With sync flowops which writes were
+//!   synced is unknown, so there is no lower bound and this part is skipped.
 //! * `device.flushes` — zero flushes, and zero FUA writes when `device.fua_writes` is known
 //!   (traced runs): error when each write was synced, the device is known to have a volatile
 //!   write cache and FUA is known; warning otherwise (with a write-through cache the block
@@ -19,7 +19,7 @@
 //!   sync flowop may not have run). Skipped when `device.volatile_write_cache == Some(false)`.
 //!
 //! The first that applies is reported. A sync only at the end of a write pass
-//! ([`SyncScope::EndOfPass`], micro `sync = "normal"`) is not judged: it writes each dirty
+//! ([`SyncScope::EndOfPass`], a buffered single-pattern test) is not judged: it writes each dirty
 //! block once however often it was overwritten (an 8 MiB file rewritten for 5 GiB is 8 MiB of
 //! device writes), and on tmpfs it is the buffered run the user asked for.
 

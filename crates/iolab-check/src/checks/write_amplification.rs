@@ -102,9 +102,9 @@ impl Check for WriteAmplification {
                 pct_of_fraction(r),
                 format_bytes(app),
             ),
-            fix: "If the device is the question: end the timed region with fsync (micro \
-                  `sync = \"fsync\"`), run longer than the writeback delay, or lower \
-                  vm.dirty_expire_centisecs / vm.dirty_background_bytes for the run \
+            fix: "If the device is the question: end the timed region with fsync (a \
+                  workload that syncs what it wrote), run longer than the writeback delay, \
+                  or lower vm.dirty_expire_centisecs / vm.dirty_background_bytes for the run \
                   (`sut.tunables`)."
                 .into(),
         })

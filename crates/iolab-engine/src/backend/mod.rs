@@ -4,11 +4,12 @@
 //! thread opens is attached to it and gets the backend's own handle, [`Backend::File`]. Every
 //! backend moves data synchronously ([`Backend::transfer`]); those whose capabilities say
 //! `queued` also take requests to complete later ([`Backend::submit`], [`Backend::reap`]).
-//! Micro tests and WML flowops alike are generic over the backend, so their loops are
-//! monomorphised and inlined per backend. What a backend can do is declared by its
+//! Every loop that drives them (a kind's record loop, WML's flowops) is generic over the
+//! backend, so it is monomorphised and inlined per backend. What a backend can do is declared by its
 //! [`EngineKind::caps`]; callers ask those flags, never the name. [`dispatch`] is the one place
 //! a name selects code: adding a backend is one file and one line there.
 
+mod kind;
 mod mmap;
 mod null;
 mod psync;
@@ -20,7 +21,10 @@ use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-pub use iolab_workload::micro::{EngineCaps, EngineKind, FinalSync, OpenFlags, RecordSync};
+pub use kind::{
+    check_iodepth, parse_engine, parse_iodepth, DepthError, EngineCaps, EngineKind, FinalSync,
+    OpenFlags, RecordSync, ENGINE_VALUE, IODEPTH_VALUE, MAX_IODEPTH,
+};
 pub use mmap::{MmapBackend, MmapFile};
 pub use null::{NullBackend, NullFile};
 pub use psync::{PsyncBackend, PsyncFile};
@@ -162,8 +166,8 @@ pub fn dispatch<V: Visit>(kind: EngineKind, v: V) -> V::Output {
     }
 }
 
-/// Opens `path` the way every micro backend does: read-only for reads, read-write (created if
-/// missing) for writes, plus the sync mode's flags; never through a symbolic link (ELOOP).
+/// Opens `path` the way every backend does: read-only for reads, read-write (created if
+/// missing) for writes, plus the durability flags; never through a symbolic link (ELOOP).
 pub fn open_file(path: &Path, write: bool, flags: OpenFlags) -> io::Result<File> {
     let mut custom = libc::O_NOFOLLOW;
     if flags.o_sync {
@@ -246,7 +250,8 @@ pub(crate) fn fd_record_sync(fd: libc::c_int, how: RecordSync) -> io::Result<()>
     }
 }
 
-pub(crate) fn short_transfer(dir: Dir, done: usize, want: usize) -> io::Error {
+/// The error of a transfer that moved fewer bytes than asked.
+pub fn short_transfer(dir: Dir, done: usize, want: usize) -> io::Error {
     io::Error::new(
         io::ErrorKind::UnexpectedEof,
         format!(
@@ -262,7 +267,7 @@ mod tests {
     use crate::buffer::AlignedBuf;
     use std::os::unix::fs::FileExt;
 
-    /// Drives one backend through what micro tests and WML flowops ask of it, on a real file,
+    /// Drives one backend through what record loops and WML flowops ask of it, on a real file,
     /// and checks the file's contents and what each call reports.
     struct Exercise<'a>(&'a Path);
 

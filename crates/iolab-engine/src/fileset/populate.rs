@@ -1472,7 +1472,7 @@ mod tests {
     #[test]
     #[ignore = "needs root: mounts a small tmpfs"]
     fn the_old_tree_counts_as_free_space() {
-        let small = crate::testutil::Tmpfs::mount(8 << 20);
+        let small = iolab_testkit::Tmpfs::mount(8 << 20);
         // Six 1 MiB files fill most of 8 MiB; the same fileset again fits only because its
         // old tree goes first.
         let mut sp = in_dir(small.path(), 6, 10);
@@ -1497,7 +1497,7 @@ mod tests {
     #[test]
     #[ignore = "needs root: mounts a small tmpfs"]
     fn files_are_counted_in_whole_blocks() {
-        let small = crate::testutil::Tmpfs::mount(8 << 20);
+        let small = iolab_testkit::Tmpfs::mount(8 << 20);
         // 3000 files of 1.5 KiB: 4.4 MiB of data, but 11.7 MiB of 4 KiB blocks.
         let mut sp = in_dir(small.path(), 3000, 100);
         sp.size = Rv::Const(1536);
@@ -1556,7 +1556,7 @@ mod tests {
     fn a_failed_population_removes_what_it_created() {
         // 4 MiB of tmpfs with 200 inodes: 300 files of 100 bytes pass the space check (1.4
         // MiB of pages and metadata) but run out of inodes: ENOSPC part of the way.
-        let small = crate::testutil::Tmpfs::mount_inodes(4 << 20, 200);
+        let small = iolab_testkit::Tmpfs::mount_inodes(4 << 20, 200);
         let keep = small.path().join("neighbour");
         fs::write(&keep, b"mine").unwrap();
         let mut sp = in_dir(small.path(), 300, 20);
@@ -1591,7 +1591,7 @@ mod tests {
         // 8 MiB of tmpfs with 500 inodes. A first population of 300 one-page files fits;
         // reusing that tree for 700 files passes the space check but needs 400 more inodes:
         // ENOSPC.
-        let small = crate::testutil::Tmpfs::mount_inodes(8 << 20, 500);
+        let small = iolab_testkit::Tmpfs::mount_inodes(8 << 20, 500);
         let mut sp = in_dir(small.path(), 300, 350);
         sp.dirgamma = 0;
         sp.size = Rv::Const(100);

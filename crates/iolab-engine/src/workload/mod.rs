@@ -14,10 +14,10 @@ use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use iolab_workload::micro::{check_iodepth, EngineKind, MicroSpecError};
 use iolab_workload::model::{FlowopKind, MasterAction, QuitMode, Workload};
 use iolab_workload::rng::Rng;
 
+use crate::backend::{check_iodepth, DepthError, EngineKind};
 use crate::error::EngineError;
 use crate::fileset::{Fileset, PopulateOpts, PopulateReport, Undo};
 use crate::gate::{spawn_failed, worker_builder, AbortOnPanic, FinishLine, Gate};
@@ -62,7 +62,7 @@ pub struct RunOptions {
 pub enum OptionsError {
     /// An iodepth out of range, or above 1 on an engine that cannot queue.
     #[error(transparent)]
-    Depth(#[from] MicroSpecError),
+    Depth(#[from] DepthError),
     #[error(
         "flowop `{flowop}` asks for directio, which the {engine} engine cannot do: it copies \
          through the page cache"
@@ -73,7 +73,7 @@ pub enum OptionsError {
 impl OptionsError {
     pub fn hint(&self) -> &'static str {
         match self {
-            OptionsError::Depth(MicroSpecError::BadDepth(_)) => "give an iodepth from 1 to 4096",
+            OptionsError::Depth(DepthError::OutOfRange(_)) => "give an iodepth from 1 to 4096",
             OptionsError::Depth(_) => {
                 "add --engine io_uring (the engine that queues), or drop --iodepth"
             }
@@ -850,7 +850,7 @@ mod tests {
     #[ignore = "needs root: mounts a small tmpfs"]
     fn a_failed_population_leaves_no_fileset_behind() {
         let _hang = iolab_testkit::timeout(120);
-        let small = crate::testutil::Tmpfs::mount_inodes(4 << 20, 200);
+        let small = iolab_testkit::Tmpfs::mount_inodes(4 << 20, 200);
         let mut w = workload(small.path(), 1, vec![flowop(FlowopKind::Read, "rd", 4096)]);
         let mut second = w.filesets[0].clone();
         second.name = "second".into();

@@ -23,13 +23,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use iolab_workload::micro::FinalSync;
 use iolab_workload::model::{FlowopKind, FlowopSpec, QuitMode, ThreadSpec};
 use iolab_workload::rng::Rng;
 
 use super::shared::{Cond, Semaphore};
 use super::{Run, MAX_FD};
-use crate::backend::{dispatch, Backend, Dir, Request, UringBackend, Visit};
+use crate::backend::{dispatch, Backend, Dir, FinalSync, Request, UringBackend, Visit};
 use crate::buffer::{AlignedBuf, AllocError};
 use crate::error::EngineError;
 use crate::fileset::{Cursor, EntryId, Want};

@@ -2,8 +2,9 @@
 //! the machine is created or changed (files are read, directories looked at).
 //!
 //! [`load`] builds a plan from an experiment file; [`single`] builds the one-configuration,
-//! one-run plan of `iolab micro` and `iolab run FILE.f`. Every field of a plan is already
-//! checked, so running it can only fail on the machine (mkfs, mount, I/O), never on the input.
+//! one-run plan of a kind's command (`iolab KIND …`, `iolab run FILE.f`). Every field of a
+//! plan is already checked, so running it can only fail on the machine (mkfs, mount, I/O),
+//! never on the input.
 
 pub(crate) mod factors;
 mod facts;

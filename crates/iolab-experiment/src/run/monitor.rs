@@ -1,6 +1,6 @@
 //! Watching a run: the samplers (CPU, memory, vmstat, the target's disks, pressure, the
 //! engine's own counters) on their own thread over the timed region, and what the checks
-//! need from them. Every run goes through it: experiments, `iolab micro` and `iolab run`.
+//! need from them. Every run goes through it: experiments and every command's runs.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -36,8 +36,8 @@ pub(super) fn config_findings(
         .collect()
 }
 
-/// The outcome of a configuration run once on purpose (`repetitions.max = 1`, `iolab
-/// micro`, `iolab run FILE.f`).
+/// The outcome of a configuration run once on purpose (`repetitions.max = 1`, `iolab KIND`,
+/// `iolab run FILE.f`).
 pub const SINGLE_RUN_NOTE: &str = "single run: no repetitions, so no confidence interval";
 
 pub(super) fn single_outcome() -> ConfigOutcome {

@@ -7,7 +7,7 @@ use super::*;
 /// The seed of one run: a function of the experiment seed, the configuration and the
 /// repetition only, so a resumed or repeated experiment gives each run the same seed. The
 /// first measured run of the first configuration uses the experiment seed itself, so a
-/// one-run experiment and `iolab micro --seed N` run with the same seed.
+/// one-run experiment and a command's `--seed N` run with the same seed.
 pub fn run_seed(experiment_seed: u64, config_index: usize, repetition: u32, warmup: bool) -> u64 {
     if (config_index, repetition, warmup) == (0, 0, false) {
         return experiment_seed;

@@ -1,5 +1,5 @@
-//! Mobibench's result lines, byte for byte, for the kinds that emulate Mobibench (its micro
-//! tests, its DB mode), so scripts written for Mobibench keep working: `[CPU] : Active,Idle,
+//! Mobibench's result lines, byte for byte, for the kinds that emulate Mobibench (its file
+//! I/O tests, its DB mode), so scripts written for Mobibench keep working: `[CPU] : Active,Idle,
 //! IoWait : a b c`, the fields of `[TIME] :%8ld sec %06ldus. …` and `[CON SWITCHES] : total
 //! voluntary`.
 //!
@@ -38,6 +38,16 @@ pub fn cpu_line(system_cpu: Option<SystemCpu>, out: &mut dyn Write) -> io::Resul
         out,
         "[CPU] : Active,Idle,IoWait : {active:.2} {idle:.2} {wait:.2}"
     )
+}
+
+/// A number as Mobibench's printf writes it with `decimals` decimals (`%.2f`): `nan` where
+/// nothing was measured.
+pub fn printf_fixed(value: f64, decimals: usize) -> String {
+    if value.is_nan() {
+        "nan".into()
+    } else {
+        format!("{value:.decimals$}")
+    }
 }
 
 /// The `[TIME]` line's whole seconds, microseconds and `count` per second over `elapsed_ns`.

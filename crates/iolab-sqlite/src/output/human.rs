@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use iolab_kind::output::{durations, fixed, thousands, write_system_and_switches, Formatter};
+use iolab_kind::output::{fixed, thousands, write_system_and_switches, Formatter};
 use iolab_workload::{format_bytes, format_ns};
 
 use super::SqliteReport;
@@ -71,15 +71,7 @@ impl Formatter<SqliteReport> for Human {
             "  throughput  {} transactions/s",
             fixed(m("ops_per_s"), 1)
         )?;
-        let latency = durations(&[
-            ("mean", m("lat_mean_ns")),
-            ("p50", m("lat_p50_ns")),
-            ("p90", m("lat_p90_ns")),
-            ("p99", m("lat_p99_ns")),
-            ("p99.9", m("lat_p999_ns")),
-            ("max", m("lat_max_ns")),
-        ]);
-        writeln!(out, "  latency     {latency}")?;
+        writeln!(out, "  latency     {}", report.latency_line())?;
         if p.checkpoints() {
             writeln!(
                 out,

@@ -9,7 +9,7 @@
 
 use std::io::{self, Write};
 
-use iolab_kind::output::mobibench::{cpu_line, switches_line, time_fields};
+use iolab_kind::output::mobibench::{cpu_line, printf_fixed, switches_line, time_fields};
 use iolab_kind::output::Formatter;
 
 use super::SqliteReport;
@@ -53,10 +53,7 @@ impl Formatter<SqliteReport> for Mobibench {
         cpu_line(report.system_cpu, out)?;
         let (sec, usec, _) = time_fields(r.elapsed_ns, r.transactions);
         // The stored rate; over no time it is NaN, which Mobibench's printf writes `nan`.
-        let rate = match report.metric("ops_per_s") {
-            x if x.is_nan() => "nan".to_string(),
-            x => format!("{x:.2}"),
-        };
+        let rate = printf_fixed(report.metric("ops_per_s"), 2);
         writeln!(
             out,
             "[TIME] :{sec:>8} sec {usec:06}us. \t{rate} Transactions/sec"

@@ -8,7 +8,6 @@ pub mod compare;
 mod db;
 pub mod experiment;
 pub mod import;
-mod micro;
 mod recover;
 pub mod report;
 mod show;
@@ -32,7 +31,6 @@ pub fn dispatch(m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), Cli
     }
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches(m).unwrap_or_else(|e| e.exit());
     match cli.command {
-        Command::Micro(args) => micro::run(args, cancel),
         Command::Cachesim(args) => cachesim::run(args, cancel),
         Command::Run(args) => {
             let sub = m.subcommand_matches("run").unwrap_or(m);

@@ -38,7 +38,7 @@ const GRACE: Duration = Duration::from_secs(2);
     about = "Trace the block requests of a device while a command runs (blktrace via tracefs)",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    after_help = "Examples:\n  iolab trace --dev loop0 -- dd if=/dev/zero of=/dev/loop0 bs=1M count=64 oflag=direct\n  iolab trace --dev loop0 --save run.iolt -- iolab micro --dir /mnt/test --no-db\n  iolab trace convert run.iolt run.oracleGeneral.bin --to oracleGeneral --block-size 4K\n  iolab trace --dev /mnt/test --out t.txt -- iolab micro --dir /mnt/test --no-db\n  iolab trace --dev vda --format json -- sync\n  iolab trace --dev vda            # until Ctrl-C\n\nNeeds root and a mounted tracefs. Only request-based devices (disks, loop, nvme, virtio)\ncan be traced; for device-mapper or md, trace the devices below.\nExit codes: 0 ok, 1 the command failed, 2 bad device or usage, 130 interrupted."
+    after_help = "Examples:\n  iolab trace --dev loop0 -- dd if=/dev/zero of=/dev/loop0 bs=1M count=64 oflag=direct\n  iolab trace --dev loop0 --save run.iolt -- iolab run experiment.toml\n  iolab trace convert run.iolt run.oracleGeneral.bin --to oracleGeneral --block-size 4K\n  iolab trace --dev /mnt/test --out t.txt -- cp -r /usr/share/doc /mnt/test\n  iolab trace --dev vda --format json -- sync\n  iolab trace --dev vda            # until Ctrl-C\n\nNeeds root and a mounted tracefs. Only request-based devices (disks, loop, nvme, virtio)\ncan be traced; for device-mapper or md, trace the devices below.\nExit codes: 0 ok, 1 the command failed, 2 bad device or usage, 130 interrupted."
 )]
 pub struct TraceArgs {
     /// Device: /dev/NAME, NAME (as lsblk shows it), MAJ:MIN, or a file or directory (the

@@ -16,7 +16,6 @@ use super::Formatter;
 /// The kinds of JSON document, one per result kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    Micro,
     Cachesim,
     Show,
     List,
@@ -30,8 +29,7 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 10] = [
-        Kind::Micro,
+    const ALL: [Kind; 9] = [
         Kind::Cachesim,
         Kind::Show,
         Kind::List,
@@ -46,7 +44,6 @@ impl Kind {
     /// The stamp, `iolab.<kind>/<version>`.
     pub const fn schema(self) -> &'static str {
         match self {
-            Kind::Micro => "iolab.micro/1",
             Kind::Cachesim => "iolab.cachesim/1",
             Kind::Show => "iolab.show/1",
             Kind::List => "iolab.list/1",

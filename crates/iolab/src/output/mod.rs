@@ -15,52 +15,13 @@ pub mod export;
 pub mod import;
 pub mod json;
 pub mod list;
-pub(crate) mod micro;
 pub mod report;
 pub mod show;
 pub mod trace;
 
 use std::io::{self, Write};
 
-use iolab_engine::MicroResult;
-use iolab_monitor::procstat::CpuPercent;
-
-use crate::cli::Format;
-
-pub use iolab_kind::output::{Formatter, SingleReport};
-
-/// Numbers every format derives the same way.
-pub struct Derived {
-    pub elapsed_s: f64,
-    pub bytes_per_s: f64,
-    pub iops: f64,
-    /// Worker CPU time over elapsed time, in percent of one core.
-    pub usr_pct: f64,
-    pub sys_pct: f64,
-    pub system: Option<CpuPercent>,
-}
-
-/// `iolab micro`'s result.
-pub type MicroReport = SingleReport<MicroResult>;
-
-/// The numbers a micro test's formats derive the same way.
-pub fn derived(report: &MicroReport) -> Derived {
-    {
-        let r = &report.result;
-        let elapsed_s = r.elapsed_ns as f64 / 1e9;
-        let per_s = |x: f64| if elapsed_s > 0.0 { x / elapsed_s } else { 0.0 };
-        Derived {
-            elapsed_s,
-            bytes_per_s: per_s(r.bytes as f64),
-            iops: per_s(r.ops as f64),
-            usr_pct: per_s(r.usage.user_ns as f64 / 1e9) * 100.0,
-            sys_pct: per_s(r.usage.sys_ns as f64 / 1e9) * 100.0,
-            system: report.system_cpu.map(|(a, b)| b.percent_since(&a)),
-        }
-    }
-}
-
-pub use iolab_kind::output::{durations, latency_line, write_system_and_switches};
+pub use iolab_kind::output::{durations, Formatter};
 
 /// Writes `result` to stdout in `format` (see [`emit`]).
 pub fn print<R: ?Sized>(
@@ -95,13 +56,4 @@ pub fn emit(
         )),
         _ => Ok(()),
     }
-}
-
-pub fn write_micro(format: Format, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
-    let f: &dyn Formatter<MicroReport> = match format {
-        Format::Human => &micro::human::Human,
-        Format::Json => &micro::json::Json,
-        Format::Mobibench => &micro::mobibench::Mobibench,
-    };
-    f.write(report, out)
 }

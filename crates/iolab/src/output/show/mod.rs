@@ -23,7 +23,7 @@ pub struct ShowReport {
     pub metric: String,
     /// The headline metrics (their stored definitions): the table's columns.
     pub headline: Vec<iolab_store::MetricDef>,
-    /// One run per configuration was planned (`iolab micro`, `iolab run FILE.f`): the values
+    /// One run per configuration was planned (`iolab KIND`, `iolab run FILE.f`): the values
     /// are single measurements, without an interval, and "converged" means nothing.
     pub single_run: bool,
     pub configs: Vec<ShowConfig>,

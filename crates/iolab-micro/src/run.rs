@@ -6,7 +6,6 @@
 //! allocating buffers and computing the visiting order. Inside: the records and, for write
 //! passes, the final fsync/msync (docs/micro.md).
 
-use iolab_kind::run::{Event, RunHooks};
 use std::fs::{self, File};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -16,20 +15,24 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use iolab_workload::micro::{Access, DataPattern, MicroPlan, RecordSync};
-
-use crate::backend::{dispatch, open_file, Backend, Dir, Request, Visit};
-use crate::buffer::{AlignedBuf, AllocError};
-use crate::clock::Clock;
-use crate::error::EngineError;
-use crate::gate::{AbortOnPanic, Crew};
-use crate::order::Order;
-use crate::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHistogram, ThreadStats};
-use crate::usage::Usage;
+use iolab_engine::backend::{
+    dispatch, open_file, short_transfer, Backend, Dir, RecordSync, Request, Visit,
+};
+use iolab_engine::buffer::{AlignedBuf, AllocError};
+use iolab_engine::clock::Clock;
+use iolab_engine::files::{check_dir, create_error, existing_file};
+use iolab_engine::gate::{AbortOnPanic, Crew};
+use iolab_engine::order::Order;
+use iolab_engine::stats::{
+    merge_intervals, Bucket, IntervalCounter, LatencyHistogram, ThreadStats,
+};
+use iolab_engine::usage::Usage;
+use iolab_engine::EngineError;
+use iolab_kind::run::{Event, RunHooks};
 use iolab_workload::rng::Rng;
 
-/// How often progress ([`Event::Records`]) is reported.
-pub const PROGRESS_PERIOD: Duration = Duration::from_millis(500);
+use crate::spec::{Access, DataPattern, MicroPlan};
+
 /// Width of the per-interval counters.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 /// Chunk size for pre-filling files: large enough to stream, small enough for smooth progress.
@@ -87,7 +90,7 @@ pub fn run_micro(plan: &MicroPlan, hooks: &mut dyn RunHooks) -> Result<MicroResu
 
 /// [`run_micro`] that ends early with [`EngineError::Interrupted`] once `cancel` is set (from
 /// a signal handler, say): within a record while filling files, within a
-/// [`PROGRESS_PERIOD`] while running. Files it created are removed.
+/// [`PROGRESS_PERIOD`](iolab_engine::gate::PROGRESS_PERIOD) while running. Files it created are removed.
 pub fn run_micro_cancellable(
     plan: &MicroPlan,
     hooks: &mut dyn RunHooks,
@@ -104,83 +107,12 @@ pub fn run_micro_cancellable(
     result
 }
 
-/// `dir` exists and is a directory (the engines' first check: a located, typed error).
-pub fn check_dir(dir: &Path) -> Result<(), EngineError> {
-    match fs::metadata(dir) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            Err(EngineError::MissingDir(dir.to_path_buf()))
-        }
-        Err(e) => Err(EngineError::Io {
-            op: "stat",
-            path: dir.to_path_buf(),
-            source: e,
-        }),
-        Ok(m) if !m.is_dir() => Err(EngineError::NotADirectory(dir.to_path_buf())),
-        Ok(_) => Ok(()),
-    }
-}
-
-/// Classifies a failure to create a file in the target directory: permission and read-only
-/// filesystems are the user's input, anything else is a failed run.
-pub fn create_error(path: &Path, dir: &Path, e: io::Error) -> EngineError {
-    match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => EngineError::DirNotWritable {
-            path: dir.to_path_buf(),
-            source: e,
-        },
-        // O_NOFOLLOW met a link made since we looked.
-        Some(libc::ELOOP) => EngineError::NotOurFile {
-            path: path.to_path_buf(),
-            what: "a symbolic link",
-        },
-        _ => EngineError::Io {
-            op: "create",
-            path: path.to_path_buf(),
-            source: e,
-        },
-    }
-}
-
 /// Opens an existing data file for writing without following a symbolic link.
 fn open_for_write(path: &Path) -> io::Result<File> {
     File::options()
         .write(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
-}
-
-/// What is at a data file's name: nothing, or a regular file that iolab may reuse or replace.
-/// A symbolic link, directory, device… (or a file with other hard links) is refused: iolab
-/// would write, truncate or unlink something that is not its own (outside `--dir`, even).
-pub fn existing_file(path: &Path) -> Result<Option<fs::Metadata>, EngineError> {
-    use std::os::unix::fs::MetadataExt;
-    let m = match fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(EngineError::Io {
-                op: "stat",
-                path: path.to_path_buf(),
-                source: e,
-            })
-        }
-    };
-    let t = m.file_type();
-    let what = if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_dir() {
-        "a directory"
-    } else if !t.is_file() {
-        "a special file (device, FIFO or socket)"
-    } else if m.nlink() > 1 {
-        "a file with other hard links"
-    } else {
-        return Ok(Some(m));
-    };
-    Err(EngineError::NotOurFile {
-        path: path.to_path_buf(),
-        what,
-    })
 }
 
 /// Whether a file's blocks cover well under its size: holes (it was truncated, or a run died
@@ -573,7 +505,7 @@ fn thread_main<B: Backend>(
 ) -> Result<ThreadStats, EngineError> {
     let plan = shared.plan;
     let _guard = AbortOnPanic([&shared.crew.ready, &shared.crew.go]);
-    crate::fdtable::make_private();
+    iolab_engine::fdtable::make_private();
     let queued = plan.iodepth > 1;
     // Set-up errors still pass both gates so that no thread waits forever.
     let setup = open_backend::<B>(plan, path).and_then(|b| {
@@ -743,7 +675,7 @@ fn run_queued<B: Backend>(
                 if n == bs {
                     Ok(())
                 } else {
-                    Err(crate::backend::short_transfer(ctx.dir, n, bs))
+                    Err(short_transfer(ctx.dir, n, bs))
                 }
             }) {
                 Ok(()) => {
@@ -807,7 +739,8 @@ fn expected_intervals(plan: &MicroPlan) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_workload::micro::{EngineKind, MicroSpec, SyncMode};
+    use crate::spec::{MicroSpec, SyncMode};
+    use iolab_engine::backend::EngineKind;
 
     fn plan(dir: &Path, access: Access, sync: SyncMode, engine: Option<EngineKind>) -> MicroPlan {
         MicroSpec {
@@ -915,9 +848,10 @@ mod tests {
 #[cfg(test)]
 mod fault_tests {
     use super::*;
-    use crate::gate::FAIL_SPAWN_FROM;
-    use crate::testutil::Tmpfs;
-    use iolab_workload::micro::{EngineKind, MicroSpec, SyncMode};
+    use crate::spec::{MicroSpec, SyncMode};
+    use iolab_engine::backend::EngineKind;
+    use iolab_engine::gate::FAIL_SPAWN_FROM;
+    use iolab_testkit::Tmpfs;
     use std::os::unix::fs::{symlink, MetadataExt};
     use std::sync::mpsc;
     use std::thread;
@@ -1061,7 +995,7 @@ mod fault_tests {
         let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
         cmd.args([
             "--exact",
-            "micro::fault_tests::nproc_child",
+            "run::fault_tests::nproc_child",
             "--ignored",
             "--test-threads=1",
             "--nocapture",
@@ -1146,11 +1080,10 @@ mod fault_tests {
         .unwrap_err();
         assert!(e.to_string().contains("is a directory"), "{e}");
         // The backends never follow a link either.
-        let f = crate::backend::open_file(&data_file(dir.path(), 9), true, Default::default());
+        let f = open_file(&data_file(dir.path(), 9), true, Default::default());
         assert!(f.is_ok());
         symlink(&victim, data_file(dir.path(), 8)).unwrap();
-        let e = crate::backend::open_file(&data_file(dir.path(), 8), true, Default::default())
-            .unwrap_err();
+        let e = open_file(&data_file(dir.path(), 8), true, Default::default()).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
     }
 

@@ -1,12 +1,18 @@
-//! Micro tests: one access pattern under one sync mode, mobibench's semantics exactly
-//! (docs/micro.md): a file per thread, fixed record size, each record visited
-//! once per pass (random = a seeded permutation of all records).
+//! A micro test as asked for ([`MicroSpec`]) and as run ([`MicroPlan`]): one access pattern
+//! under one sync mode, mobibench's semantics exactly (docs/micro.md): a file per thread,
+//! fixed record size, each record visited once per pass (random = a seeded permutation of
+//! all records).
 
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use iolab_engine::backend::{
+    check_iodepth, DepthError, EngineKind, FinalSync, OpenFlags, RecordSync,
+};
 use serde::{Deserialize, Serialize};
+
+use crate::options::OPTIONS;
 
 /// How records are visited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -76,43 +82,6 @@ pub enum SyncMode {
     Fdatasync,
     #[serde(rename = "dsync")]
     Dsync,
-}
-
-/// Flags a sync mode adds to `open(2)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct OpenFlags {
-    pub o_sync: bool,
-    pub o_dsync: bool,
-    pub o_direct: bool,
-}
-
-/// The call made after every record written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RecordSync {
-    Fsync,
-    Fdatasync,
-    MsyncAsync,
-    MsyncSync,
-}
-
-impl RecordSync {
-    pub fn name(self) -> &'static str {
-        match self {
-            RecordSync::Fsync => "fsync",
-            RecordSync::Fdatasync => "fdatasync",
-            RecordSync::MsyncAsync => "msync(MS_ASYNC)",
-            RecordSync::MsyncSync => "msync(MS_SYNC)",
-        }
-    }
-}
-
-/// The call that ends a write pass, inside the timed region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FinalSync {
-    Fsync,
-    MsyncSync,
 }
 
 impl SyncMode {
@@ -201,109 +170,20 @@ impl fmt::Display for Access {
     }
 }
 
-impl fmt::Display for EngineKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 impl fmt::Display for SyncMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-/// The I/O backend that issues the records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EngineKind {
-    /// pread/pwrite: the default.
-    #[default]
-    Psync,
-    /// read/write after lseek.
-    Sync,
-    /// Copies to and from a shared mapping.
-    Mmap,
-    /// io_uring with a queue depth.
-    IoUring,
-    /// No I/O at all: measures iolab itself.
-    Null,
-}
-
-impl EngineKind {
-    pub const ALL: [EngineKind; 5] = [
-        EngineKind::Psync,
-        EngineKind::Sync,
-        EngineKind::Mmap,
-        EngineKind::IoUring,
-        EngineKind::Null,
-    ];
-
-    /// The names of [`EngineKind::ALL`], in its order.
-    pub const NAMES: [&'static str; 5] = ["psync", "sync", "mmap", "io_uring", "null"];
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
+/// The engine a sync mode runs on when none is given: the mapping one for the `mmap*`
+/// modes, the default otherwise.
+pub fn default_engine(sync: SyncMode) -> EngineKind {
+    if sync.is_mmap() {
+        EngineKind::Mmap
+    } else {
+        EngineKind::default()
     }
-
-    /// Other spellings accepted for an engine's name: (alias, name).
-    pub const ALIASES: &'static [(&'static str, &'static str)] =
-        &[("uring", "io_uring"), ("io-uring", "io_uring")];
-
-    pub fn parse(text: &str) -> Option<EngineKind> {
-        let text = Self::ALIASES
-            .iter()
-            .find(|(alias, _)| *alias == text)
-            .map_or(text, |(_, name)| name);
-        EngineKind::ALL.into_iter().find(|e| e.name() == text)
-    }
-
-    /// What each backend can do, declared once here (next to its name, where validation can
-    /// see it) and implemented in its own file under iolab-engine's `backend/`. Everything
-    /// else asks these flags, never an engine's name.
-    pub fn caps(self) -> EngineCaps {
-        let none = EngineCaps::default();
-        match self {
-            EngineKind::Psync | EngineKind::Sync => none,
-            EngineKind::Mmap => EngineCaps {
-                mapped: true,
-                ..none
-            },
-            EngineKind::IoUring => EngineCaps {
-                queued: true,
-                ..none
-            },
-            EngineKind::Null => EngineCaps {
-                no_io: true,
-                queued: true,
-                ..none
-            },
-        }
-    }
-
-    /// The engine a micro test's sync mode runs on when none is given: the mapping one for the
-    /// `mmap*` modes, the default otherwise.
-    pub fn default_for(sync: SyncMode) -> EngineKind {
-        if sync.is_mmap() {
-            EngineKind::Mmap
-        } else {
-            EngineKind::default()
-        }
-    }
-}
-
-/// A backend's capability flags (fio's `FIO_NOIO`, `FIO_SYNCIO`, … of `struct ioengine_ops`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct EngineCaps {
-    /// Does no I/O at all: opens, reads, writes and syncs nothing, so a run measures iolab
-    /// itself (fio's `FIO_NOIO`/`FIO_DISKLESSIO`).
-    pub no_io: bool,
-    /// Can keep several requests in flight (an iodepth above 1). Without it every request
-    /// returns when it is done (fio's `FIO_SYNCIO`).
-    pub queued: bool,
-    /// Moves data by copying to and from a shared mapping of the file: its syncs are
-    /// `msync`, and it cannot bypass the page cache (no O_DIRECT).
-    pub mapped: bool,
 }
 
 /// What written records contain.
@@ -329,146 +209,6 @@ impl DataPattern {
     pub fn parse(text: &str) -> Option<DataPattern> {
         DataPattern::ALL.into_iter().find(|d| d.name() == text)
     }
-}
-
-pub use crate::option::{check_duration, OptionKind, OptionValue, MIN_DURATION};
-
-/// One option of a micro test, declared once: `--NAME VALUE` for `iolab micro`,
-/// `NAME = VALUE` in an experiment's `[workload] micro = { … }`, and a row of the option
-/// tables in docs/micro.md and docs/experiments.md (a test keeps those in step).
-pub type MicroOption = crate::option::OptionDef<MicroSpec>;
-
-/// Every micro option, in the order help and docs list them. `dir` and `seed` are not here:
-/// the runner sets them (from `--dir`/`--seed`, or the experiment's target and seed).
-pub const OPTIONS: &[MicroOption] = &[
-    MicroOption {
-        name: "access",
-        value_name: "ACCESS",
-        kind: OptionKind::Choice(&Access::NAMES),
-        default: Some("write"),
-        aliases: &[],
-        help: "Access pattern",
-        original: "",
-        apply: |s, v| s.access = Access::parse(v.name()).unwrap_or(s.access),
-        get: |s| Some(OptionValue::Name(s.access.name())),
-    },
-    MicroOption {
-        name: "sync",
-        value_name: "SYNC",
-        kind: OptionKind::Choice(&SyncMode::NAMES),
-        default: Some("normal"),
-        aliases: &[],
-        help: "Sync mode",
-        original: "",
-        apply: |s, v| s.sync = SyncMode::parse(v.name()).unwrap_or(s.sync),
-        get: |s| Some(OptionValue::Name(s.sync.name())),
-    },
-    MicroOption {
-        name: "bs",
-        value_name: "BS",
-        kind: OptionKind::Size,
-        default: Some("4k"),
-        aliases: &[],
-        help: "Record size (e.g. 4k, 1m)",
-        original: "",
-        apply: |s, v| s.bs = v.bytes(),
-        get: |s| Some(OptionValue::Bytes(s.bs)),
-    },
-    MicroOption {
-        name: "size",
-        value_name: "SIZE",
-        kind: OptionKind::Size,
-        default: Some("64m"),
-        aliases: &[],
-        help: "Total data size, split evenly over the threads (e.g. 64m, 1g)",
-        original: "",
-        apply: |s, v| s.size = v.bytes(),
-        get: |s| Some(OptionValue::Bytes(s.size)),
-    },
-    MicroOption {
-        name: "threads",
-        value_name: "THREADS",
-        kind: OptionKind::Count {
-            min: 1,
-            max: u32::MAX as u64,
-        },
-        default: Some("1"),
-        aliases: &[],
-        help: "Worker threads, each with its own file",
-        original: "",
-        apply: |s, v| s.threads = v.count_u32(),
-        get: |s| Some(OptionValue::Count(u64::from(s.threads))),
-    },
-    MicroOption {
-        name: "engine",
-        value_name: "ENGINE",
-        kind: OptionKind::Choice(&EngineKind::NAMES),
-        default: None,
-        aliases: EngineKind::ALIASES,
-        help: "I/O engine [default: psync; mmap for mmap modes]",
-        original: "",
-        apply: |s, v| s.engine = EngineKind::parse(v.name()),
-        get: |s| s.engine.map(|e| OptionValue::Name(e.name())),
-    },
-    MicroOption {
-        name: "iodepth",
-        value_name: "IODEPTH",
-        kind: OptionKind::Count {
-            min: 1,
-            max: MAX_IODEPTH as u64,
-        },
-        default: None,
-        aliases: &[],
-        help: "Records in flight per thread, 1 to 4096 (io_uring only)",
-        original: "",
-        apply: |s, v| s.iodepth = Some(v.count_u32()),
-        get: |s| s.iodepth.map(|n| OptionValue::Count(u64::from(n))),
-    },
-    MicroOption {
-        name: "time",
-        value_name: "DURATION",
-        kind: OptionKind::Duration,
-        default: None,
-        aliases: &[],
-        help: "Stop after this long even if records remain (e.g. 30s, 2m; at least 1ms)",
-        original: "",
-        apply: |s, v| {
-            if let OptionValue::Duration(d) = v {
-                s.time_limit = Some(d);
-            }
-        },
-        get: |s| s.time_limit.map(OptionValue::Duration),
-    },
-    MicroOption {
-        name: "loops",
-        value_name: "LOOPS",
-        kind: OptionKind::Count {
-            min: 1,
-            max: u32::MAX as u64,
-        },
-        default: Some("1"),
-        aliases: &[],
-        help: "Visit every record this many times",
-        original: "",
-        apply: |s, v| s.loops = v.count_u32(),
-        get: |s| Some(OptionValue::Count(u64::from(s.loops))),
-    },
-    MicroOption {
-        name: "data",
-        value_name: "DATA",
-        kind: OptionKind::Choice(&DataPattern::NAMES),
-        default: Some("zeros"),
-        aliases: &[],
-        help: "Contents of written records",
-        original: "",
-        apply: |s, v| s.data = DataPattern::parse(v.name()).unwrap_or(s.data),
-        get: |s| Some(OptionValue::Name(s.data.name())),
-    },
-];
-
-/// The option called `name`.
-pub fn option(name: &str) -> Option<&'static MicroOption> {
-    OPTIONS.iter().find(|o| o.name == name)
 }
 
 /// A micro test as the user asked for it, before validation.
@@ -511,10 +251,9 @@ pub enum MicroSpecError {
     MmapNeedsMmapEngine { sync: SyncMode, engine: EngineKind },
     #[error("--engine mmap goes with --sync mmap, mmap-async or mmap-sync, not --sync {sync}")]
     MmapEngineNeedsMmapSync { sync: SyncMode },
-    #[error("--iodepth {iodepth} needs --engine io_uring: the {engine} engine issues one request at a time")]
-    DepthNeedsUring { iodepth: u32, engine: EngineKind },
-    #[error("--iodepth must be between 1 and 4096, not {0}")]
-    BadDepth(u32),
+    /// An iodepth out of range, or above 1 on an engine that cannot queue.
+    #[error(transparent)]
+    Depth(#[from] DepthError),
     #[error("--loops must be at least 1")]
     ZeroLoops,
     #[error("--time must be longer than zero")]
@@ -523,7 +262,7 @@ pub enum MicroSpecError {
     HugeBlockSize { bs: u64 },
 }
 
-/// A validated micro test: everything the engine needs, nothing left to interpret.
+/// A validated micro test: everything its run needs, nothing left to interpret.
 #[derive(Debug, Clone, Serialize)]
 pub struct MicroPlan {
     pub access: Access,
@@ -559,7 +298,7 @@ impl MicroSpec {
             seed,
             data: DataPattern::Zeros,
         };
-        crate::option::apply_defaults(OPTIONS, &mut spec);
+        iolab_workload::option::apply_defaults(OPTIONS, &mut spec);
         spec
     }
 
@@ -597,9 +336,7 @@ impl MicroSpec {
                 suggest: nearest_multiple(self.size, unit),
             });
         }
-        let engine = self
-            .engine
-            .unwrap_or_else(|| EngineKind::default_for(self.sync));
+        let engine = self.engine.unwrap_or_else(|| default_engine(self.sync));
         let caps = engine.caps();
         // An engine that does no I/O goes with any mode.
         if !caps.no_io && self.sync.is_mmap() != caps.mapped {
@@ -639,20 +376,6 @@ impl MicroSpec {
     }
 }
 
-/// An iodepth must be in 1..=4096, and above 1 only on an engine that can queue.
-pub fn check_iodepth(iodepth: u32, engine: EngineKind) -> Result<(), MicroSpecError> {
-    if !(1..=MAX_IODEPTH).contains(&iodepth) {
-        return Err(MicroSpecError::BadDepth(iodepth));
-    }
-    if iodepth > 1 && !engine.caps().queued {
-        return Err(MicroSpecError::DepthNeedsUring { iodepth, engine });
-    }
-    Ok(())
-}
-
-/// The deepest queue an engine keeps per thread.
-pub const MAX_IODEPTH: u32 = 4096;
-
 /// The multiple of `unit` to suggest for `size`: the next one up, or the one below when the
 /// next one up does not fit in 64 bits; never 0 (one `unit`, when `size` is below it).
 fn nearest_multiple(size: u64, unit: u64) -> u64 {
@@ -686,6 +409,7 @@ impl MicroPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_engine::backend::MAX_IODEPTH;
 
     fn spec() -> MicroSpec {
         MicroSpec {
@@ -802,7 +526,7 @@ mod tests {
         s.iodepth = Some(8);
         assert!(matches!(
             s.validate(),
-            Err(MicroSpecError::DepthNeedsUring { .. })
+            Err(MicroSpecError::Depth(DepthError::NotQueued { .. }))
         ));
         s.engine = Some(EngineKind::IoUring);
         assert_eq!(s.validate().unwrap().iodepth, 8);
@@ -828,7 +552,7 @@ mod tests {
             assert!(check_iodepth(1, engine).is_ok(), "{engine}");
             assert_eq!(
                 check_iodepth(MAX_IODEPTH + 1, engine),
-                Err(MicroSpecError::BadDepth(MAX_IODEPTH + 1))
+                Err(DepthError::OutOfRange(MAX_IODEPTH + 1))
             );
         }
         // A mapping moves one record at a time; nothing does I/O and maps at once.
@@ -857,58 +581,6 @@ mod tests {
         }
         assert_eq!(nearest_multiple(10, 4096), 4096);
         assert_eq!(nearest_multiple(4097, 4096), 8192);
-    }
-
-    #[test]
-    fn option_table_defaults_parse_and_match_the_spec_defaults() {
-        for o in OPTIONS {
-            if let Some(d) = o.default {
-                assert!(o.parse(d).is_ok(), "{}: default {d:?}", o.name);
-            }
-        }
-        let s = MicroSpec::with_defaults(PathBuf::from("/d"), 7);
-        assert_eq!(
-            (s.access, s.sync, s.data),
-            (Access::Write, SyncMode::Normal, DataPattern::Zeros)
-        );
-        assert_eq!((s.bs, s.size, s.threads, s.loops), (4096, 64 << 20, 1, 1));
-        assert_eq!(
-            (s.engine, s.iodepth, s.time_limit, s.seed),
-            (None, None, None, 7)
-        );
-        assert!(s.validate().is_ok());
-    }
-
-    #[test]
-    fn option_values_are_parsed_and_applied() {
-        let mut s = MicroSpec::with_defaults(PathBuf::from("/d"), 1);
-        for (name, text) in [
-            ("access", "randread"),
-            ("engine", "uring"),
-            ("iodepth", "32"),
-            ("time", "2s"),
-            ("bs", "8k"),
-        ] {
-            let o = option(name).unwrap();
-            o.apply(&mut s, o.parse(text).unwrap());
-        }
-        assert_eq!(s.access, Access::Randread);
-        assert_eq!(s.engine, Some(EngineKind::IoUring));
-        assert_eq!(s.iodepth, Some(32));
-        assert_eq!(s.time_limit, Some(Duration::from_secs(2)));
-        assert_eq!(s.bs, 8192);
-        let err = |n: &str, t: &str| option(n).unwrap().parse(t).unwrap_err();
-        assert_eq!(err("threads", "0"), "must be at least 1");
-        assert_eq!(
-            err("threads", "5000000000"),
-            "must be between 1 and 4294967295"
-        );
-        assert_eq!(err("iodepth", "0"), "must be between 1 and 4096");
-        assert_eq!(err("loops", "-1"), "`-1` is not a whole number (e.g. 4)");
-        assert!(err("access", "sideways").starts_with("expected one of write, randwrite"));
-        assert_eq!(err("time", "0s"), "must be longer than zero");
-        assert_eq!(err("time", "1us"), "`1us` is too short: give at least 1ms");
-        assert!(err("bs", "4q").contains("is not a size"));
     }
 
     #[test]

@@ -2,11 +2,13 @@
 
 use std::io::{self, Write};
 
-use iolab_workload::format_bytes;
+use iolab_engine::backend::FinalSync;
+use iolab_kind::output::{
+    durations, fixed, thousands, write_system_and_switches, Formatter, NOT_MEASURED,
+};
+use iolab_workload::{format_bytes, format_ns};
 
-use super::super::{durations, latency_line, write_system_and_switches, Formatter, MicroReport};
-use crate::fmt::thousands;
-use iolab_workload::format_ns;
+use super::MicroReport;
 
 pub struct Human;
 
@@ -14,7 +16,24 @@ impl Formatter<MicroReport> for Human {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         let p = &r.plan;
-        let d = crate::output::derived(report);
+        // The figures are the stored metrics (`–` where the database holds NaN: nothing was
+        // measured), so that the summary and `iolab show` never disagree.
+        let m = |name: &str| report.metric(name);
+        // A whole number with thousands separators, as it is stored.
+        let whole = |x: f64| {
+            if x.is_finite() {
+                thousands(x as u64)
+            } else {
+                NOT_MEASURED.to_string()
+            }
+        };
+        let pct = |x: f64| {
+            if x.is_finite() {
+                format!("{x:.1}%")
+            } else {
+                NOT_MEASURED.to_string()
+            }
+        };
         let depth = if p.iodepth > 1 {
             format!(", iodepth {}", p.iodepth)
         } else {
@@ -47,20 +66,19 @@ impl Formatter<MicroReport> for Human {
         };
         writeln!(
             out,
-            "  elapsed     {:.3} s, {} record{}{limited}",
-            d.elapsed_s,
+            "  elapsed     {} s, {} record{}{limited}",
+            fixed(m("elapsed_s"), 3),
             thousands(r.ops),
             if r.ops == 1 { "" } else { "s" }
         )?;
         writeln!(
             out,
-            "  throughput  {:.1} MiB/s ({} B/s), {} IOPS",
-            d.bytes_per_s / 1048576.0,
-            thousands(d.bytes_per_s as u64),
-            thousands(d.iops.round() as u64)
+            "  throughput  {} MiB/s ({} B/s), {} IOPS",
+            fixed(m("mib_per_s"), 1),
+            whole(super::bytes_per_s(report)),
+            whole(m("ops_per_s").round())
         )?;
-        let l = r.latency.summary();
-        writeln!(out, "  latency     {}", latency_line(&l))?;
+        writeln!(out, "  latency     {}", report.latency_line())?;
         if let Some(how) = p.record_sync() {
             let s = r.sync_latency.summary();
             if s.count > 0 {
@@ -79,19 +97,20 @@ impl Formatter<MicroReport> for Human {
         }
         if let Some(f) = p.final_sync() {
             let name = match f {
-                iolab_workload::micro::FinalSync::Fsync => "final fsync",
-                iolab_workload::micro::FinalSync::MsyncSync => "final msync",
+                FinalSync::Fsync => "final fsync",
+                FinalSync::MsyncSync => "final msync",
             };
-            writeln!(out, "  {name:<11} {}", format_ns(r.final_sync_ns as f64))?;
+            writeln!(out, "  {name:<11} {}", format_ns(m("final_sync_ns")))?;
         }
         writeln!(
             out,
-            "  cpu         usr {:.1}%  sys {:.1}% of one core ({:.3} s usr, {:.3} s sys)",
-            d.usr_pct,
-            d.sys_pct,
-            r.usage.user_ns as f64 / 1e9,
-            r.usage.sys_ns as f64 / 1e9
+            "  cpu         usr {}  sys {} of one core ({} s usr, {} s sys)",
+            pct(super::pct_of_core(report, "cpu_usr_s")),
+            pct(super::pct_of_core(report, "cpu_sys_s")),
+            fixed(m("cpu_usr_s"), 3),
+            fixed(m("cpu_sys_s"), 3)
         )?;
-        write_system_and_switches(out, d.system, &r.usage.cpu())
+        let system = report.system_cpu.map(|(a, b)| b.percent_since(&a));
+        write_system_and_switches(out, system, &r.usage.cpu())
     }
 }

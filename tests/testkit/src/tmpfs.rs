@@ -1,4 +1,4 @@
-//! Test helpers: a small filesystem to fill up without touching the real ones.
+//! A small filesystem to fill up without touching the real ones.
 
 use std::ffi::CString;
 use std::io;
@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// A tmpfs of a given size mounted on a fresh directory under the temporary directory, and
 /// unmounted (then the directory removed) when dropped.
-pub(crate) struct Tmpfs {
+pub struct Tmpfs {
     dir: tempfile::TempDir,
 }
 
@@ -25,7 +25,7 @@ impl Tmpfs {
     }
 
     fn mount_opts(opts: &str) -> Tmpfs {
-        iolab_testkit::require_root();
+        crate::require_root();
         let dir = tempfile::tempdir().expect("temporary directory");
         let target = CString::new(dir.path().as_os_str().as_bytes()).expect("no NUL in path");
         let opts = CString::new(opts).expect("no NUL");

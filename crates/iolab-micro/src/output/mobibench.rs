@@ -5,9 +5,10 @@
 
 use std::io::{self, Write};
 
-use iolab_kind::output::mobibench::{cpu_line, switches_line, time_fields};
+use iolab_kind::output::mobibench::{cpu_line, printf_fixed, switches_line, time_fields};
+use iolab_kind::output::Formatter;
 
-use super::super::{Formatter, MicroReport};
+use super::MicroReport;
 
 pub struct Mobibench;
 
@@ -15,12 +16,15 @@ impl Formatter<MicroReport> for Mobibench {
     fn write(&self, report: &MicroReport, out: &mut dyn Write) -> io::Result<()> {
         let r = &report.result;
         cpu_line(report.system_cpu, out)?;
-        let (sec, usec, rate) = time_fields(r.elapsed_ns, r.bytes);
+        let (sec, usec, _) = time_fields(r.elapsed_ns, r.bytes);
+        // The stored rate; over no time it is NaN, which Mobibench's printf writes `nan`.
+        let rate = super::bytes_per_s(report);
         write!(
             out,
-            "[TIME] :{sec:>8} sec {usec:06}us. \t{rate:.0} B/sec, \t{:.2} KB/sec, \t{:.2} MB/sec.",
-            rate / 1024.0,
-            rate / 1024.0 / 1024.0
+            "[TIME] :{sec:>8} sec {usec:06}us. \t{} B/sec, \t{} KB/sec, \t{} MB/sec.",
+            printf_fixed(rate, 0),
+            printf_fixed(rate / 1024.0, 2),
+            printf_fixed(rate / 1024.0 / 1024.0, 2)
         )?;
         if r.plan.access.is_random() {
             // mobibench's records are whole KiB; below that (or between) say bytes, never "0KB".
@@ -30,7 +34,7 @@ impl Formatter<MicroReport> for Mobibench {
             } else {
                 format!("{bs}B")
             };
-            write!(out, " {:.2} IOPS({label}) ", rate / bs as f64)?;
+            write!(out, " {} IOPS({label}) ", printf_fixed(rate / bs as f64, 2))?;
         }
         writeln!(out)?;
         switches_line(&r.usage.cpu(), out)
