@@ -211,6 +211,10 @@ pub struct Cache<P> {
     ids: Vec<u64>,
     /// Dirty flag per slot (write-back).
     dirty: Vec<bool>,
+    /// Per slot: the bytes of the last write to its block, which a dirty eviction writes back
+    /// (write-back). Traffic accounting only, not in the metadata estimate: a block cache's
+    /// blocks all have the block size.
+    dirty_bytes: Vec<u32>,
     /// Per set: ways never used yet start at `fill[set]`.
     fill: Vec<u32>,
     /// Per set: the first slot freed by an invalidation, linked through `free_next`.
@@ -237,6 +241,11 @@ impl<P: Policy> Cache<P> {
             ids: crate::mem::filled(n, 0),
             dirty: if setup.write == WritePolicy::WriteBack {
                 vec![false; n]
+            } else {
+                Vec::new()
+            },
+            dirty_bytes: if setup.write == WritePolicy::WriteBack {
+                vec![0; n]
             } else {
                 Vec::new()
             },
@@ -291,6 +300,11 @@ impl<P: Policy> Cache<P> {
     }
 
     /// Processes one request.
+    ///
+    /// Traffic counts the bytes of the request as the trace gives them, on every device and
+    /// whether it hits or misses: a block of a block trace (the block size), an object of an
+    /// object trace (its size, whatever the block size; with `--block-size 1` a block is one
+    /// object). A dirty eviction moves what the evicted block's last write wrote.
     #[inline]
     pub fn access(&mut self, r: &Request) {
         let set = self.set_of(r.id);
@@ -298,7 +312,6 @@ impl<P: Policy> Cache<P> {
         self.last_id = r.id;
         let size = u64::from(r.size);
         self.stats.bytes += size;
-        let block = u64::from(self.geo.block_size);
         match r.op {
             Op::Read => {
                 self.stats.reads += 1;
@@ -309,9 +322,9 @@ impl<P: Policy> Cache<P> {
                         self.policy.hit(set, slot, r);
                     }
                     Err(ghost) => {
-                        self.stats.origin.add(0, seq, block);
+                        self.stats.origin.add(0, seq, size);
                         if self.place(set, r, false, ghost) {
-                            self.stats.cache.add(1, seq, block);
+                            self.stats.cache.add(1, seq, size);
                         }
                     }
                 }
@@ -336,6 +349,7 @@ impl<P: Policy> Cache<P> {
                         self.stats.cache.add(1, seq, size);
                         if w == WritePolicy::WriteBack {
                             self.dirty[slot as usize] = true;
+                            self.dirty_bytes[slot as usize] = r.size;
                         } else {
                             self.stats.origin.add(1, seq, size);
                         }
@@ -385,9 +399,9 @@ impl<P: Policy> Cache<P> {
             if !self.dirty.is_empty() && self.dirty[s as usize] {
                 self.dirty[s as usize] = false;
                 self.stats.dirty_evictions += 1;
-                let block = u64::from(self.geo.block_size);
-                self.stats.cache.add(0, 0, block);
-                self.stats.origin.add(1, 0, block);
+                let bytes = u64::from(self.dirty_bytes[s as usize]);
+                self.stats.cache.add(0, 0, bytes);
+                self.stats.origin.add(1, 0, bytes);
             }
             s
         };
@@ -400,6 +414,7 @@ impl<P: Policy> Cache<P> {
         }
         if dirty {
             self.dirty[slot as usize] = true;
+            self.dirty_bytes[slot as usize] = r.size;
         }
         self.stats.promotions += 1;
         self.policy.insert(set, slot, r);
@@ -485,14 +500,49 @@ mod tests {
             B,
             "the dirty block is read from the cache"
         );
-        // A write hit dirties too; a clean eviction costs nothing.
+        // A write hit dirties too; a clean eviction costs nothing. The dirty eviction writes
+        // back what was written (traffic counts the requests' bytes, not the block size).
         let s = run(
             WritePolicy::WriteBack,
             1,
             &[r(1, 512), w(1, 512), r(2, 512)],
         );
         assert_eq!((s.write_hits, s.dirty_evictions), (1, 1));
-        assert_eq!(s.origin.write_bytes(), B);
+        assert_eq!(s.origin.write_bytes(), 512);
+    }
+
+    #[test]
+    fn traffic_counts_the_requests_bytes_whatever_the_block_size() {
+        let (w, r) = (Request::write, Request::read);
+        // Two objects of a libCacheSim-style cache (--block-size 1): object 1 hits once,
+        // 3 evicts 2, 4 evicts the written (dirty) 1.
+        let mut c = config("lru", 2, None);
+        c.block_size = 1;
+        c.size = 2;
+        c.write = WritePolicy::WriteBack;
+        let t = [
+            r(1, 4096),
+            r(2, 300),
+            r(1, 4096),
+            w(1, 1000),
+            r(3, 20),
+            r(4, 7),
+        ];
+        let s = simulate(&c, &t).unwrap();
+        assert_eq!((s.read_hits, s.write_hits, s.dirty_evictions), (1, 1, 1));
+        assert_eq!(s.bytes, 4096 + 300 + 4096 + 1000 + 20 + 7);
+        assert_eq!(s.origin.read_bytes(), 4096 + 300 + 20 + 7, "read misses");
+        assert_eq!(
+            s.cache.write_bytes(),
+            4096 + 300 + 1000 + 20 + 7,
+            "fills, the write"
+        );
+        assert_eq!(
+            s.cache.read_bytes(),
+            4096 + 1000,
+            "the hit, the dirty eviction"
+        );
+        assert_eq!(s.origin.write_bytes(), 1000, "object 1 as written");
     }
 
     #[test]

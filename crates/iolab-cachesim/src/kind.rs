@@ -134,7 +134,7 @@ pub const METRICS: &[MetricDef] = &[
         "B",
         Some(Better::Lower),
         "Origin reads",
-        "bytes read from the origin device (read misses fetch whole blocks)",
+        "bytes read from the origin device (read misses, each the bytes it asked for)",
     )
     .exact(),
     MetricDef::new(

@@ -25,7 +25,7 @@ pub mod synth;
 pub use cache::{Cache, Geometry, Setup, Simulator, Stats, Traffic, WritePolicy};
 pub use model::DeviceModel;
 pub use policy::{Params, PolicyDef, POLICIES};
-pub use run::{run, Outcome, RunError};
+pub use run::{run, Outcome, RunError, Warning};
 pub use spec::{CachesimSpec, SpecError, OPTIONS};
 
 use std::collections::HashMap;
@@ -55,7 +55,8 @@ pub struct Request {
     /// The index in the trace (counting from 0) of the next request to the same id, or
     /// [`NEVER`]. Only Belady reads it; [`fill_next`] computes it for traces without it.
     pub next: u64,
-    /// Bytes requested (at most the block size for split block traces).
+    /// Bytes requested: the block size for split block traces, the object's size for object
+    /// traces. Traffic counts these bytes, whatever the block size.
     pub size: u32,
     /// Read or write.
     pub op: Op,

@@ -1,9 +1,11 @@
 //! Simulating a trace file: read it in chunks, feed the simulator, and sum up.
 
+use std::fmt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use iolab_tracefile::{ObjRequest, Op as TraceOp};
+use iolab_tracefile::{ObjRequest, Op as TraceOp, ZeroBased};
 use serde::Serialize;
 
 use crate::cache::{Geometry, Simulator, Stats};
@@ -38,6 +40,48 @@ pub struct Outcome {
     pub simulate_s: f64,
     /// The whole run including reading the trace, seconds; not deterministic.
     pub elapsed_s: f64,
+    /// What is odd about the input without changing the results, for the caller to tell.
+    pub warnings: Vec<Warning>,
+}
+
+/// Something about the input worth telling that did not stop or change the simulation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Warning {
+    /// oracleGeneral next-access fields counted from 0, which the policy does not read.
+    ZeroBasedNextAccess {
+        /// The trace.
+        path: PathBuf,
+        /// What its reader took.
+        found: ZeroBased,
+    },
+}
+
+impl Warning {
+    /// The warning for a trace whose reader took next-access fields counted from 0, if it did.
+    pub fn zero_based(path: &std::path::Path, found: Option<ZeroBased>) -> Option<Warning> {
+        found.map(|found| Warning::ZeroBasedNextAccess {
+            path: path.to_owned(),
+            found,
+        })
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::ZeroBasedNextAccess { path, found } => write!(
+                f,
+                "{}: {} next-access field(s) point at their own record (the first: record {}): \
+                 the positions seem to count from 0, and oracleGeneral's count from 1. Only \
+                 Belady reads them, so these results are not affected; to run Belady, rewrite \
+                 them with `iolab trace convert {} OUT.oracleGeneral --to oracleGeneral`",
+                path.display(),
+                found.records,
+                found.first,
+                path.display()
+            ),
+        }
+    }
 }
 
 impl Outcome {
@@ -130,6 +174,14 @@ pub fn run(spec: &CachesimSpec, cancel: &AtomicBool) -> Result<Outcome, RunError
             hint: Some("iolab traces are split into blocks of this size".into()),
         })?;
     }
+    // Only a policy that reads the trace's next-access field needs it right; the others
+    // take fields counted from 0 (libCacheSim checks none) and the caller is told once.
+    let reads_next = sim.needs_future() && format.has_next_access();
+    let reader = if reads_next {
+        reader
+    } else {
+        reader.accept_zero_based_next_access()
+    };
     let mut objects = reader.objects(spec.cache.block_size);
     let mut skipped = 0u64;
     let mut simulate_s = 0.0;
@@ -175,14 +227,12 @@ pub fn run(spec: &CachesimSpec, cancel: &AtomicBool) -> Result<Outcome, RunError
             simulate_s += t.elapsed().as_secs_f64();
         }
     }
-    Ok(outcome(
-        spec,
-        &*sim,
-        format.name(),
-        skipped,
-        simulate_s,
-        started,
-    ))
+    let mut out = outcome(spec, &*sim, format.name(), skipped, simulate_s, started);
+    out.warnings.extend(Warning::zero_based(
+        &spec.trace,
+        objects.zero_based_next_access(),
+    ));
+    Ok(out)
 }
 
 /// Simulates an in-memory trace (tests, benchmarks) like [`run`] without the file; the
@@ -217,5 +267,6 @@ fn outcome(
         origin_device_s: spec.origin_device.seconds(&stats.origin),
         simulate_s,
         elapsed_s: started.elapsed().as_secs_f64(),
+        warnings: Vec::new(),
     }
 }

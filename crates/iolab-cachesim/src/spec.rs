@@ -198,11 +198,15 @@ pub fn parse_policy(v: &str) -> Result<(String, Vec<(String, f64)>), String> {
     let (name, rest) = v.split_once(':').unwrap_or((v, ""));
     let name = name.trim();
     let Some(def) = policy::find(name) else {
-        let names = policy::POLICIES.iter().map(|p| p.name);
-        return Err(format!(
-            "unknown replacement policy `{name}`; {}",
-            suggest::did_you_mean_or_list(name, names)
-        ));
+        // Names are case-insensitive: suggest for the lower-case spelling, among the names
+        // and the aliases; the list shows the names only.
+        let lower = name.to_ascii_lowercase();
+        let hint = suggest::did_you_mean(&lower, policy::POLICIES.iter().flat_map(|p| p.names()))
+            .unwrap_or_else(|| {
+                let names = policy::POLICIES.iter().map(|p| p.name);
+                format!("expected one of {}", suggest::list(names))
+            });
+        return Err(format!("unknown replacement policy `{name}`; {hint}"));
     };
     let mut params = Vec::new();
     for kv in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -373,6 +377,16 @@ mod tests {
         assert!(parse_policy("lruu")
             .unwrap_err()
             .contains("did you mean `lru`"));
+        // libCacheSim's names, in any case, are the policies'.
+        assert_eq!(parse_policy("TwoQ:ain=0.5").unwrap().0, "2q");
+        assert_eq!(parse_policy("Second-Chance").unwrap().0, "clock");
+        assert!(parse_policy("twoqq")
+            .unwrap_err()
+            .contains("did you mean `twoq`"));
+        assert!(parse_policy("S3-FIFOO")
+            .unwrap_err()
+            .contains("did you mean `s3-fifo`"));
+        assert!(parse_policy("nothing").unwrap_err().contains("`smq`"));
         assert!(parse_policy("clock:n=2").unwrap_err().contains("`m`"));
         assert!(parse_policy("clock:m=300").unwrap_err().contains("255"));
         assert!(parse_policy("lru:x=1").unwrap_err().contains("has none"));
@@ -404,11 +418,18 @@ mod docs {
     #[test]
     fn the_docs_describe_every_policy_and_option() {
         for p in crate::POLICIES {
-            assert!(
-                DOC.contains(&format!("| `{}` |", p.name)),
-                "docs/cachesim.md has no row for policy `{}`",
-                p.name
-            );
+            let row = format!("| `{}` |", p.name);
+            let line = DOC
+                .lines()
+                .find(|l| l.starts_with(&row))
+                .unwrap_or_else(|| panic!("docs/cachesim.md has no row for policy `{}`", p.name));
+            for alias in p.aliases {
+                assert!(
+                    line.contains(&format!("`{alias}`")),
+                    "the row of policy `{}` does not name its alias `{alias}`",
+                    p.name
+                );
+            }
             for param in p.params {
                 assert!(
                     DOC.contains(&format!("`{}` (", param.name)),

@@ -104,6 +104,9 @@ pub fn convert(
         }
     }
     let (from_fmt, reader) = open(input, from)?;
+    // No output keeps oracleGeneral's next-access field (an oracleGeneral output gets it
+    // computed anew), so fields counted from 0 are no reason to fail: this is how to repair them.
+    let reader = reader.accept_zero_based_next_access();
     let staged = Staged::new(output);
     let tmp = staged.tmp.clone();
     let mut s = ConvertSummary {

@@ -83,6 +83,18 @@ pub enum ErrorKind {
         /// What would have been valid.
         expected: String,
     },
+    /// An oracleGeneral next-access field that does not point at a later record.
+    #[error(
+        "bad next-access index \"{value}\": expected -1 or the position (from 1) of a later \
+         record (> {}); is this an oracleGeneral trace?",
+        .index + 1
+    )]
+    NextAccess {
+        /// The field.
+        value: i64,
+        /// The record's index (from 0).
+        index: u64,
+    },
     /// The format cannot be told from the magic or the name.
     #[error("cannot tell the trace format: {reason}")]
     UnknownFormat {
@@ -164,6 +176,18 @@ impl Error {
             ErrorKind::BadMagic { .. } => {
                 "is it an oracleGeneral or CSV trace? name the format with --from".into()
             }
+            // Pointing at its own record is what a position counted from 0 does when the
+            // object's next request is the very next record.
+            ErrorKind::NextAccess { value, index } if *value == *index as i64 + 1 => format!(
+                "the positions seem to count from 0, and oracleGeneral's count from 1 (as \
+                 libCacheSim's traceConv writes them); only Belady reads them (other policies \
+                 run the trace as it is): rewrite them with `iolab trace convert {} \
+                 OUT.oracleGeneral --to oracleGeneral`",
+                self.path.display()
+            ),
+            ErrorKind::NextAccess { .. } => "oracleGeneral files have no header, so a file in \
+                 another format shows up as impossible fields: check the file's format"
+                .into(),
             ErrorKind::Truncated { .. } | ErrorKind::MissingRecords { .. } => {
                 "the file was cut short (a run that did not finish, or a partial copy)".into()
             }

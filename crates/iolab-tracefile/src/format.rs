@@ -9,7 +9,7 @@ use crate::blocks::SplitBlocks;
 use crate::csv::{CsvReader, CsvSpec};
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::iolab::{IolabReader, MAGIC};
-use crate::oracle::OracleReader;
+use crate::oracle::{OracleReader, ZeroBased};
 use crate::record::{ObjRequest, TraceInfo};
 
 /// A trace format.
@@ -163,6 +163,15 @@ impl TraceReader {
         }
     }
 
+    /// For a caller that does not use oracleGeneral's next-access field: take fields counted
+    /// from 0 ([`OracleReader::accept_zero_based`]; other formats have no such field).
+    pub fn accept_zero_based_next_access(self) -> Self {
+        match self {
+            TraceReader::OracleGeneral(r) => TraceReader::OracleGeneral(r.accept_zero_based()),
+            other => other,
+        }
+    }
+
     /// Read as cache requests: iolab traces split into blocks of `block_size` bytes (see
     /// [`crate::blocks::check_block_size`]); object traces as they are.
     pub fn objects(self, block_size: u64) -> Objects {
@@ -190,6 +199,15 @@ impl Objects {
         match self {
             Objects::Blocks(s) => s.flushes(),
             _ => 0,
+        }
+    }
+
+    /// oracleGeneral next-access fields counted from 0 taken so far (see
+    /// [`TraceReader::accept_zero_based_next_access`]).
+    pub fn zero_based_next_access(&self) -> Option<ZeroBased> {
+        match self {
+            Objects::OracleGeneral(r) => r.zero_based(),
+            _ => None,
         }
     }
 }

@@ -45,5 +45,5 @@ pub use error::{Error, ErrorKind, Location, Result};
 pub use format::{guess, open, Format, Objects, TraceReader, FORMAT_NAMES};
 pub use hash::{IdHasher, IdMap};
 pub use iolab::{IolabReader, IolabWriter};
-pub use oracle::{fill_next_access, next_access, OracleReader, OracleWriter};
+pub use oracle::{fill_next_access, next_access, OracleReader, OracleWriter, ZeroBased};
 pub use record::{BlockRequest, Flags, ObjRequest, Op, TraceInfo};

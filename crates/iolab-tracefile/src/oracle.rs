@@ -155,11 +155,29 @@ pub fn next_access(ids: &[u64]) -> Vec<Option<u64>> {
 /// Reads an oracleGeneral file, one [`ObjRequest`] (op [`Op::Read`]) per iteration. A next-access
 /// index that does not point forward (other than −1) is a located error: this is the check
 /// that catches a file in another format, since oracleGeneral has no magic.
+///
+/// Some writers count the positions from 0. Their fields point one record early, which is
+/// noticed only where a field then points at its own record (the next request to an object
+/// is the very next record). A reader whose caller does not need the field
+/// ([`OracleReader::accept_zero_based`]) takes such fields, reporting them
+/// ([`OracleReader::zero_based`]); fields that point backwards stay errors.
 pub struct OracleReader<R: Read> {
     input: R,
     path: PathBuf,
     index: u64,
     done: bool,
+    accept_zero_based: bool,
+    zero_based: Option<ZeroBased>,
+}
+
+/// Next-access fields a reader took although they point at their own record: positions
+/// counted from 0 (see [`OracleReader::accept_zero_based`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ZeroBased {
+    /// Records with such a field.
+    pub records: u64,
+    /// The first of them (index from 0).
+    pub first: u64,
 }
 
 impl OracleReader<BufReader<File>> {
@@ -181,7 +199,23 @@ impl<R: Read> OracleReader<R> {
             path: path.to_owned(),
             index: 0,
             done: false,
+            accept_zero_based: false,
+            zero_based: None,
         }
+    }
+
+    /// Take next-access fields that point at their own record — positions counted from 0 —
+    /// instead of failing on them: for callers that do not use the field (everything but
+    /// Belady) or compute it anew. Such records get no [`ObjRequest::next_access`], and once
+    /// [`OracleReader::zero_based`] reports any, the other fields are one record early too.
+    pub fn accept_zero_based(mut self) -> Self {
+        self.accept_zero_based = true;
+        self
+    }
+
+    /// The fields counted from 0 taken so far (see [`OracleReader::accept_zero_based`]).
+    pub fn zero_based(&self) -> Option<ZeroBased> {
+        self.zero_based
     }
 
     fn next_record(&mut self) -> Result<Option<ObjRequest>> {
@@ -195,23 +229,29 @@ impl<R: Read> OracleReader<R> {
             return Ok(None);
         }
         let next = u64_at(&b, 16) as i64;
+        let own = self.index as i64 + 1;
         let next_access = match next {
             -1 | i64::MAX => None,
-            n if n > self.index as i64 + 1 => Some(n as u64 - 1),
-            n => {
-                return Err(Error::field(
+            n if n > own => Some(n as u64 - 1),
+            n if n == own && self.accept_zero_based => {
+                let z = self.zero_based.get_or_insert(ZeroBased {
+                    records: 0,
+                    first: self.index,
+                });
+                z.records += 1;
+                None
+            }
+            value => {
+                return Err(Error::new(
                     &self.path,
                     Location::Record {
                         index: self.index,
                         byte: byte + 16,
                     },
-                    "next-access index",
-                    n,
-                    format!(
-                        "-1 or the position (from 1) of a later record (> {}); is this an \
-                         oracleGeneral trace?",
-                        self.index + 1
-                    ),
+                    ErrorKind::NextAccess {
+                        value,
+                        index: self.index,
+                    },
                 ))
             }
         };

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use iolab_tracefile::{
     block_range, convert, guess, iolab, next_access, open, BlockRequest, CsvReader, CsvSpec,
     CsvWriter, ErrorKind, Flags, Format, IolabReader, IolabWriter, Location, ObjRequest, Op,
-    OracleReader, TraceInfo,
+    OracleReader, TraceInfo, ZeroBased,
 };
 
 fn info() -> TraceInfo {
@@ -509,6 +509,60 @@ fn oracle_general_errors_are_located() {
         .find_map(Result::err)
         .unwrap();
     assert!(matches!(e.at, Location::Record { .. }), "{e}");
+}
+
+#[test]
+fn next_access_counted_from_zero_is_taken_only_when_asked_for() {
+    let d = tmp();
+    let p = d.path().join("z.oracleGeneral");
+    // Objects 10 10 11 10 with positions counted from 0: 1, 3, -1, -1. Record 0's field
+    // points at itself when read from 1; record 1's (3) reads as record 2.
+    let mut b = Vec::new();
+    for (id, next) in [(10u64, 1i64), (10, 3), (11, -1), (10, -1)] {
+        let mut r = iolab_tracefile::oracle::encode(0, id, 4096, None);
+        r[16..24].copy_from_slice(&next.to_le_bytes());
+        b.extend(r);
+    }
+    fs::write(&p, &b).unwrap();
+    let e = OracleReader::open(&p)
+        .unwrap()
+        .find_map(Result::err)
+        .unwrap();
+    assert_eq!(e.at, Location::Record { index: 0, byte: 16 });
+    assert!(
+        e.hint().unwrap().contains("iolab trace convert"),
+        "{:?}",
+        e.hint()
+    );
+    let mut r = OracleReader::open(&p).unwrap().accept_zero_based();
+    let ids: Vec<_> = r.by_ref().map(|o| o.unwrap().next_access).collect();
+    assert_eq!(ids, [None, Some(2), None, None]);
+    assert_eq!(
+        r.zero_based(),
+        Some(ZeroBased {
+            records: 1,
+            first: 0
+        })
+    );
+    // Through `open`, as the simulator reads it.
+    let (_, reader) = open(&p, None).unwrap();
+    let mut objects = reader.accept_zero_based_next_access().objects(4096);
+    assert_eq!(objects.by_ref().count(), 4);
+    assert_eq!(objects.zero_based_next_access().map(|z| z.records), Some(1));
+    // A field before its own record is wrong whichever way it counts.
+    b[24 + 16..24 + 24].copy_from_slice(&0i64.to_le_bytes());
+    fs::write(&p, &b).unwrap();
+    let e = OracleReader::open(&p)
+        .unwrap()
+        .accept_zero_based()
+        .find_map(Result::err)
+        .unwrap();
+    assert_eq!(e.at, Location::Record { index: 1, byte: 40 });
+    assert!(
+        !e.hint().unwrap().contains("count from 0"),
+        "{:?}",
+        e.hint()
+    );
 }
 
 #[test]

@@ -187,3 +187,182 @@ fn a_sweep_is_an_experiment_without_a_target_and_each_configuration_runs_once() 
     // 16 ways of 16 blocks is one set: the fully associative cache.
     assert_eq!(miss["assoc=16 policy=lru"], miss["assoc=full policy=lru"]);
 }
+
+/// The trace of [`oracle`] with every next-access position counted from 0 (the index of
+/// the next request, not the index plus 1), as some converters write them.
+fn oracle_from_zero(s: &Scratch, name: &str, ids: &[u64]) -> PathBuf {
+    let p = oracle(s, name, ids);
+    let mut bytes = std::fs::read(&p).unwrap();
+    for rec in bytes.chunks_mut(24) {
+        let next = i64::from_le_bytes(rec[16..24].try_into().unwrap());
+        if next > 0 {
+            rec[16..24].copy_from_slice(&(next - 1).to_le_bytes());
+        }
+    }
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn next_access_counted_from_zero_warns_once_and_only_belady_refuses_it() {
+    let s = Scratch::new();
+    // 1 1 2 …: record 0's next access is record 1, stored as 1 (from 0) instead of 2.
+    let ids = [1, 1, 2, 3, 1, 4, 2, 2, 5, 1];
+    let good = oracle(&s, "good.oracleGeneral", &ids);
+    let bad = oracle_from_zero(&s, "zero.oracleGeneral", &ids);
+    let sim = |t: &PathBuf, policy: &str| {
+        s.run(&[
+            "cachesim",
+            t.to_str().unwrap(),
+            "--size",
+            "3",
+            "--block-size",
+            "1",
+            "--policy",
+            policy,
+            "--json",
+            "--no-db",
+        ])
+    };
+    for policy in ["lru", "fifo", "s3fifo"] {
+        let o = sim(&bad, policy);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{policy}: {err}");
+        assert_eq!(
+            err.matches("warning").count(),
+            1,
+            "{policy}: one warning for the whole trace: {err}"
+        );
+        assert!(
+            err.contains("iolab: warning: ") && err.contains("next-access"),
+            "{err}"
+        );
+        let want = sim(&good, policy);
+        assert!(stderr(&want).is_empty(), "{}", stderr(&want));
+        let (got, want): (Value, Value) = (
+            serde_json::from_slice(&o.stdout).unwrap(),
+            serde_json::from_slice(&want.stdout).unwrap(),
+        );
+        assert_eq!(
+            got["result"]["misses"], want["result"]["misses"],
+            "{policy}"
+        );
+    }
+    // Belady reads the field: refused, located, with the way to rewrite it.
+    let o = sim(&bad, "belady");
+    common::assert_clean_failure(
+        &o,
+        2,
+        "zero.oracleGeneral: record 0 (byte 16): bad next-access index",
+    );
+    assert!(stderr(&o).contains("iolab trace convert"), "{}", stderr(&o));
+    // That rewrite gives Belady the trace it needs.
+    let fixed = s.path().join("fixed.oracleGeneral");
+    let o = s.run(&[
+        "trace",
+        "convert",
+        bad.to_str().unwrap(),
+        fixed.to_str().unwrap(),
+        "--to",
+        "oracleGeneral",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&fixed).unwrap(),
+        std::fs::read(&good).unwrap()
+    );
+    let o = sim(&fixed, "belady");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn libcachesim_policy_names_are_accepted() {
+    let s = Scratch::new();
+    let ids: Vec<u64> = (0..300u64).map(|i| (i * 7919) % 41 + (i % 7) * 2).collect();
+    let t = oracle(&s, "w.oracleGeneral", &ids);
+    let t = t.to_str().unwrap();
+    let misses = |policy: &str| {
+        let j = json(
+            &s,
+            &[t, "--size", "16", "--block-size", "1", "--policy", policy],
+        );
+        (j["result"]["misses"].clone(), j["cache"]["policy"].clone())
+    };
+    for (alias, name) in [
+        ("twoq", "2q"),
+        ("TwoQ", "2q"),
+        ("fifo-reinsertion", "clock"),
+        ("second-chance", "clock"),
+        ("s3-fifo", "s3fifo"),
+        ("S3FIFO", "s3fifo"),
+        ("LRU", "lru"),
+    ] {
+        let (m, p) = misses(alias);
+        assert_eq!(p, name, "{alias} is {name}");
+        assert_eq!(m, misses(name).0, "{alias}");
+    }
+    // Parameters go with an alias as with the name.
+    assert_eq!(misses("twoq:ain=0.5").1, "2q:ain=0.5");
+    // The suggestions know the aliases.
+    let o = s.run(&["cachesim", t, "--size", "16", "--policy", "twoqq"]);
+    common::assert_clean_failure(&o, 2, "did you mean `twoq`");
+}
+
+#[test]
+fn traffic_counts_the_bytes_the_requests_ask_for() {
+    let s = Scratch::new();
+    // Objects of 4096 bytes in a cache of 3 objects (--block-size 1): LRU on 1 2 3 1 4 2 5 1
+    // hits once and misses 7 times.
+    let t = oracle(&s, "t.oracleGeneral", &[1, 2, 3, 1, 4, 2, 5, 1]);
+    let j = json(
+        &s,
+        &[t.to_str().unwrap(), "--size", "3", "--block-size", "1"],
+    );
+    let r = &j["result"];
+    assert_eq!(
+        (r["read_hits"].clone(), r["read_misses"].clone()),
+        (1.into(), 7.into())
+    );
+    assert_eq!(r["cache_device"]["read_bytes"], 4096, "the hit");
+    assert_eq!(r["origin_device"]["read_bytes"], 7 * 4096, "the misses");
+    assert_eq!(r["cache_device"]["write_bytes"], 7 * 4096, "the fills");
+    assert_eq!(r["bytes"], 8 * 4096);
+    // Objects of their own sizes, write-back: the dirty object evicted is written back whole.
+    let csv = s.write(
+        "t.csv",
+        "time,obj_id,obj_size,op\n1,7,1000,write\n2,8,2000,read\n3,9,300,read\n4,8,2000,read\n",
+    );
+    let j = json(
+        &s,
+        &[
+            csv.to_str().unwrap(),
+            "--size",
+            "2",
+            "--block-size",
+            "1",
+            "--write-policy",
+            "write-back",
+        ],
+    );
+    let r = &j["result"];
+    assert_eq!(r["dirty_evictions"], 1);
+    assert_eq!(
+        r["origin_device"]["write_bytes"], 1000,
+        "object 7 written back"
+    );
+    assert_eq!(
+        r["origin_device"]["read_bytes"],
+        2000 + 300,
+        "the read misses"
+    );
+    assert_eq!(
+        r["cache_device"]["read_bytes"],
+        1000 + 2000,
+        "write-back read, the hit"
+    );
+    assert_eq!(
+        r["cache_device"]["write_bytes"],
+        1000 + 2000 + 300,
+        "the write, the fills"
+    );
+}

@@ -176,6 +176,9 @@ pub type Build = fn(Setup, &Params) -> Result<Box<dyn Simulator>, ParamError>;
 pub struct PolicyDef {
     /// Its name (`lru`, `s3fifo`).
     pub name: &'static str,
+    /// Other names it answers to: libCacheSim's names for it where they differ (`twoq`), so
+    /// that its command lines carry over.
+    pub aliases: &'static [&'static str],
     /// One line: what it evicts.
     pub summary: &'static str,
     /// Whether every missed block enters the cache (demand paging). A policy that may leave a
@@ -189,6 +192,11 @@ pub struct PolicyDef {
 }
 
 impl PolicyDef {
+    /// Its name, then its aliases.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.name).chain(self.aliases.iter().copied())
+    }
+
     /// The full parameter values from the `given` ones (checked) and the defaults.
     pub fn params(&self, given: &[(String, f64)]) -> Result<Params, ParamError> {
         let mut values: Vec<(&'static str, f64)> =
@@ -231,6 +239,7 @@ pub fn boxed<P: Policy + Send + 'static>(setup: Setup, policy: P) -> Box<dyn Sim
 pub static POLICIES: &[PolicyDef] = &[
     PolicyDef {
         name: "lru",
+        aliases: &[],
         summary: "evicts the least recently used block",
         admits_every_miss: true,
         params: &[],
@@ -238,6 +247,7 @@ pub static POLICIES: &[PolicyDef] = &[
     },
     PolicyDef {
         name: "fifo",
+        aliases: &[],
         summary: "evicts the block that entered first; hits change nothing",
         admits_every_miss: true,
         params: &[],
@@ -245,6 +255,7 @@ pub static POLICIES: &[PolicyDef] = &[
     },
     PolicyDef {
         name: "clock",
+        aliases: &["fifo-reinsertion", "second-chance"],
         summary: "FIFO ring with a saturating counter per block (one bit by default)",
         admits_every_miss: true,
         params: &[
@@ -277,6 +288,7 @@ pub static POLICIES: &[PolicyDef] = &[
     },
     PolicyDef {
         name: "lfu",
+        aliases: &[],
         summary: "evicts the least frequently used block, the oldest among ties; counts are forgotten on eviction",
         admits_every_miss: true,
         params: &[],
@@ -284,6 +296,7 @@ pub static POLICIES: &[PolicyDef] = &[
     },
     PolicyDef {
         name: "sieve",
+        aliases: &[],
         summary: "FIFO queue with a visited bit and a hand that keeps its place (SIEVE)",
         admits_every_miss: true,
         params: &[],
@@ -291,6 +304,7 @@ pub static POLICIES: &[PolicyDef] = &[
     },
     PolicyDef {
         name: "belady",
+        aliases: &[],
         summary: "evicts the block requested again farthest in the future (optimal; needs the trace's future)",
         admits_every_miss: true,
         params: &[],
@@ -298,6 +312,7 @@ pub static POLICIES: &[PolicyDef] = &[
     },
     PolicyDef {
         name: "arc",
+        aliases: &[],
         summary: "adaptive replacement: LRU lists of blocks seen once and seen twice, sized by ghost hits",
         admits_every_miss: true,
         params: &[],
@@ -305,6 +320,7 @@ pub static POLICIES: &[PolicyDef] = &[
     },
     PolicyDef {
         name: "2q",
+        aliases: &["twoq"],
         summary: "new blocks in a FIFO; blocks returning after leaving it go to an LRU",
         admits_every_miss: true,
         params: &[
@@ -329,6 +345,7 @@ pub static POLICIES: &[PolicyDef] = &[
     },
     PolicyDef {
         name: "slru",
+        aliases: &[],
         summary: "segmented LRU: a hit moves a block one segment up, overflow demotes one down",
         admits_every_miss: true,
         params: &[
@@ -345,6 +362,7 @@ pub static POLICIES: &[PolicyDef] = &[
     },
     PolicyDef {
         name: "s3fifo",
+        aliases: &["s3-fifo"],
         summary: "small FIFO for new blocks, main FIFO with reinsertion, ghost FIFO of one-hit wonders",
         admits_every_miss: true,
         params: &[
@@ -381,6 +399,7 @@ pub static POLICIES: &[PolicyDef] = &[
     },
     PolicyDef {
         name: "smq",
+        aliases: &[],
         summary: "model of dm-cache's smq: promotes blocks whose region is hit in several periods, demotes LRU",
         admits_every_miss: false,
         params: &[
@@ -417,7 +436,30 @@ pub static POLICIES: &[PolicyDef] = &[
     },
 ];
 
-/// The policy called `name` (case-insensitive).
+/// The policy called `name` or one of its aliases (case-insensitive, as libCacheSim).
 pub fn find(name: &str) -> Option<&'static PolicyDef> {
-    POLICIES.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+    POLICIES
+        .iter()
+        .find(|p| p.names().any(|n| n.eq_ignore_ascii_case(name)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_and_alias_finds_one_policy() {
+        let mut seen: Vec<String> = Vec::new();
+        for def in POLICIES {
+            for n in def.names() {
+                let lower = n.to_ascii_lowercase();
+                assert!(!seen.contains(&lower), "`{n}` names two policies");
+                assert_eq!(
+                    find(&n.to_ascii_uppercase()).map(|d| d.name),
+                    Some(def.name)
+                );
+                seen.push(lower);
+            }
+        }
+    }
 }

@@ -38,6 +38,9 @@ pub fn run(args: CachesimArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> 
         &mut iolab_kind::cli::Counting { unit: "request" },
         "interrupted",
     )?;
+    for w in &run.output.warnings {
+        say!("iolab: warning: {w}");
+    }
     let report = CachesimReport {
         result: run.output,
         host: crate::cmd::single::machine().clone(),

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use iolab_mrc::{even_sizes, try_exact, Mrc, Shards, ShardsMode};
+use iolab_cachesim::Warning;
 use iolab_tracefile::{CsvSpec, Format, FORMAT_NAMES};
 
 use crate::error::CliError;
@@ -118,7 +119,10 @@ pub fn run(args: MrcArgs) -> Result<(), CliError> {
     let started = Instant::now();
     let (format, reader) =
         iolab_tracefile::open(&args.trace, from.as_ref()).map_err(trace_error)?;
-    let mut objects = reader.objects(args.block_size);
+    // LRU's curve does not read oracleGeneral's next-access field.
+    let mut objects = reader
+        .accept_zero_based_next_access()
+        .objects(args.block_size);
     let (mode, mrc, bytes) = match (args.shards, args.shards_blocks) {
         (None, None) => {
             let (mrc, bytes) =
@@ -150,6 +154,9 @@ pub fn run(args: MrcArgs) -> Result<(), CliError> {
         }
     };
     let elapsed = started.elapsed().as_secs_f64();
+    if let Some(w) = Warning::zero_based(&args.trace, objects.zero_based_next_access()) {
+        say!("iolab: warning: {w}");
+    }
     let max = args.max_size.unwrap_or_else(|| mrc.max_size().max(1));
     let sizes = even_sizes(max, args.points);
     let curve = mrc.curve(&sizes);
