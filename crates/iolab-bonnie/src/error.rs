@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 use iolab_engine::EngineError;
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Setting, Worded};
 use iolab_workload::format_bytes;
 
 #[derive(Debug, thiserror::Error)]
@@ -12,15 +14,16 @@ pub enum BonnieError {
     #[error(transparent)]
     Engine(#[from] EngineError),
     /// The test file (or the file phases' files) do not fit in the free space.
-    #[error("{what} need {} but {dir} has {} free", format_bytes(*.needed), format_bytes(*.free))]
+    #[error("{}", self.phrase())]
     NoSpace {
-        what: String,
+        /// What does not fit, naming the options that decide it.
+        what: Phrase,
         dir: PathBuf,
         needed: u64,
         free: u64,
     },
     /// More files than the filesystem has free inodes.
-    #[error("{files} files (--files × 1024, and their directories) do not fit: {dir} has {free} free inodes")]
+    #[error("{}", self.phrase())]
     TooManyFiles { dir: PathBuf, files: u64, free: u64 },
     /// A directory of a run that was killed before it could clean up.
     #[error("{0} already exists")]
@@ -50,23 +53,56 @@ impl BonnieError {
         matches!(self, BonnieError::Engine(e) if e.is_interrupted())
     }
 
-    /// What to do about it, naming the command line's flags (the kind rewrites them for
-    /// experiment files).
-    pub fn hint(&self) -> Option<&'static str> {
+    /// What to do about it, in the command line's words.
+    pub fn hint(&self) -> Option<String> {
+        self.advice().map(|a| a.to_string())
+    }
+}
+
+impl Worded for BonnieError {
+    fn phrase(&self) -> Phrase {
         match self {
-            BonnieError::Engine(e) => e.hint(),
-            BonnieError::NoSpace { .. } => {
-                Some("use a smaller --size (or fewer, smaller files), or a larger filesystem")
-            }
-            BonnieError::TooManyFiles { .. } => {
-                Some("use a smaller --files, or a filesystem with more inodes")
-            }
-            BonnieError::Leftover(_) => {
-                Some("a killed run left it behind: remove it, or use another --dir")
-            }
-            BonnieError::Miscounted { .. } => {
-                Some("something else wrote into the run's directory while it ran")
-            }
+            BonnieError::Engine(e) => e.phrase(),
+            BonnieError::TooManyFiles { dir, files, free } => phrase!(
+                "{} files ({} × 1024, and their directories) do not fit: {} has {} free inodes",
+                files,
+                opt("files"),
+                dir.display(),
+                free
+            ),
+            BonnieError::NoSpace {
+                what,
+                dir,
+                needed,
+                free,
+            } => what.clone().then(phrase!(
+                " need {} but {} has {} free",
+                format_bytes(*needed),
+                dir.display(),
+                format_bytes(*free)
+            )),
+            other => Phrase::text(other.to_string()),
         }
+    }
+
+    fn advice(&self) -> Option<Phrase> {
+        Some(match self {
+            BonnieError::Engine(e) => return e.advice(),
+            BonnieError::NoSpace { .. } => phrase!(
+                "use a smaller {} (or fewer, smaller files), or a larger filesystem",
+                opt("size")
+            ),
+            BonnieError::TooManyFiles { .. } => phrase!(
+                "use a smaller {}, or a filesystem with more inodes",
+                opt("files")
+            ),
+            BonnieError::Leftover(_) => phrase!(
+                "a killed run left it behind: remove it, or use another {}",
+                Setting::Dir
+            ),
+            BonnieError::Miscounted { .. } => {
+                Phrase::text("something else wrote into the run's directory while it ran")
+            }
+        })
     }
 }

@@ -24,6 +24,8 @@ use iolab_kind::LoadContext;
 use iolab_kind::Runs;
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure};
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Worded};
 
 /// The `[workload]` key.
 pub const KEY: &str = "bonnie";
@@ -267,19 +269,22 @@ impl TableRun for BonnieTable {
 
     /// An error in the user's words: flags on the command line, keys in a file.
     fn failure(e: &BonnieError, spec: &BonnieSpec, origin: Origin) -> RunFailure {
-        let rewrite = |t: &str| table::rewrite::<BonnieTable>(origin, t);
+        let word = |p: &Phrase| table::word::<BonnieTable>(origin, p);
         let einval = matches!(e, BonnieError::Engine(e) if e.os_error() == Some(libc::EINVAL));
         let hint = if einval && spec.direct {
-            Some(
-                "with --direct, chunks must be multiples of the device's logical block size \
-                 and the filesystem must take O_DIRECT: try --chunk-size 4k, or drop --direct",
-            )
+            Some(phrase!(
+                "with {}, chunks must be multiples of the device's logical block size and the \
+                 filesystem must take O_DIRECT: try {} 4k, or drop {}",
+                opt("direct"),
+                opt("chunk_size"),
+                opt("direct")
+            ))
         } else {
-            e.hint()
+            e.advice()
         };
         RunFailure {
-            message: rewrite(&e.to_string()),
-            hint: hint.map(rewrite),
+            message: word(&e.phrase()),
+            hint: hint.as_ref().map(word),
             bad_input: e.is_bad_input(),
             interrupted: e.is_interrupted(),
             located: false,

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Worded};
 use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 use serde::Serialize;
 
@@ -247,48 +249,153 @@ pub fn option(name: &str) -> Option<&'static BonnieOption> {
     OPTIONS.iter().find(|o| o.name == name)
 }
 
-/// Why a spec cannot run. Each message names the flag and says what to change (experiment
-/// files get it with their keys instead).
+/// Why a spec cannot run. Each message names the option ([`Worded`]: a flag on the command
+/// line, a key in an experiment file) and says what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BonnieSpecError {
-    #[error("--chunk-size must be at least 1 byte")]
+    #[error("{}", self.phrase())]
     ZeroChunk,
-    #[error("--chunk-size {0} is larger than 1 GiB: chunks are held in memory, use a smaller one")]
+    #[error("{}", self.phrase())]
     HugeChunk(u64),
-    #[error("--file-chunk-size must be at least 1 byte")]
+    #[error("{}", self.phrase())]
     ZeroFileChunk,
-    #[error("--file-chunk-size {0} is larger than 1 GiB: use a smaller one")]
+    #[error("{}", self.phrase())]
     HugeFileChunk(u64),
-    #[error("--size must be at least one chunk (--chunk-size {chunk})")]
+    #[error("{}", self.phrase())]
     ZeroSize { chunk: u64 },
-    #[error("--size {size} is not a multiple of --chunk-size {chunk}: the phases move whole chunks (try --size {suggest})")]
+    #[error("{}", self.phrase())]
     SizeNotMultiple { size: u64, chunk: u64, suggest: u64 },
-    #[error("--char-size {char_size} is not a multiple of --chunk-size {chunk}: the per-char phases are timed a chunk at a time (try --char-size {suggest})")]
+    #[error("{}", self.phrase())]
     CharSizeNotMultiple {
         char_size: u64,
         chunk: u64,
         suggest: u64,
     },
-    #[error("--char-size {char_size} is larger than --size {size}: the per-char phases write and read the test file")]
+    #[error("{}", self.phrase())]
     CharSizeAboveSize { char_size: u64, size: u64 },
-    #[error("--min-file-size {min} is larger than --max-file-size {max}")]
+    #[error("{}", self.phrase())]
     MinAboveMax { min: u64, max: u64 },
-    #[error("--max-file-size {0} is larger than 1 GiB: use smaller files or fewer of them")]
+    #[error("{}", self.phrase())]
     HugeFiles(u64),
-    #[error("--files 0 with --phases files runs nothing: give --files, or --phases all")]
+    #[error("{}", self.phrase())]
     NoFiles,
-    #[error("--dirs {dirs} is more than the {files} files: every directory needs a file")]
+    #[error("{}", self.phrase())]
     DirsAboveFiles { dirs: u32, files: u64 },
-    #[error(
-        "cannot tell the machine's memory for the default --size (twice the memory): give --size"
-    )]
+    #[error("{}", self.phrase())]
     UnknownMemory,
-    #[error("--direct needs --char-size 0: the per-char phases move one byte per call, which O_DIRECT refuses on a block device's filesystem (bonnie++ -D fails there with \"Can't write() - disk full?\"; bonnie++ -f is --char-size 0)")]
+    #[error("{}", self.phrase())]
     DirectPerChar,
-    #[error("--direct needs --chunk-size to be a multiple of 512 bytes, not {chunk} (O_DIRECT moves whole device blocks; try --chunk-size {suggest})")]
+    #[error("{}", self.phrase())]
     DirectUnaligned { chunk: u64, suggest: u64 },
-    #[error("--direct with --phases files does nothing: O_DIRECT applies to the I/O phases' test file, not to the create/stat/delete files (bonnie++ -D neither); drop --direct or run --phases all")]
+    #[error("{}", self.phrase())]
     DirectWithoutIo,
+}
+
+impl Worded for BonnieSpecError {
+    fn phrase(&self) -> Phrase {
+        match self {
+            BonnieSpecError::ZeroChunk => phrase!(
+                "{} must be at least 1 byte",
+                opt("chunk_size"),
+            ),
+            BonnieSpecError::HugeChunk(n) => phrase!(
+                "{} {} is larger than 1 GiB: chunks are held in memory, use a smaller one",
+                opt("chunk_size"),
+                n,
+            ),
+            BonnieSpecError::ZeroFileChunk => phrase!(
+                "{} must be at least 1 byte",
+                opt("file_chunk_size"),
+            ),
+            BonnieSpecError::HugeFileChunk(n) => phrase!(
+                "{} {} is larger than 1 GiB: use a smaller one",
+                opt("file_chunk_size"),
+                n,
+            ),
+            BonnieSpecError::ZeroSize { chunk, .. } => phrase!(
+                "{} must be at least one chunk ({} {})",
+                opt("size"),
+                opt("chunk_size"),
+                chunk,
+            ),
+            BonnieSpecError::SizeNotMultiple { size, chunk, suggest, .. } => phrase!(
+                "{} {} is not a multiple of {} {}: the phases move whole chunks (try {} {})",
+                opt("size"),
+                size,
+                opt("chunk_size"),
+                chunk,
+                opt("size"),
+                suggest,
+            ),
+            BonnieSpecError::CharSizeNotMultiple { char_size, chunk, suggest, .. } => phrase!(
+                "{} {} is not a multiple of {} {}: the per-char phases are timed a chunk at a time (try {} {})",
+                opt("char_size"),
+                char_size,
+                opt("chunk_size"),
+                chunk,
+                opt("char_size"),
+                suggest,
+            ),
+            BonnieSpecError::CharSizeAboveSize { char_size, size, .. } => phrase!(
+                "{} {} is larger than {} {}: the per-char phases write and read the test file",
+                opt("char_size"),
+                char_size,
+                opt("size"),
+                size,
+            ),
+            BonnieSpecError::MinAboveMax { min, max, .. } => phrase!(
+                "{} {} is larger than {} {}",
+                opt("min_file_size"),
+                min,
+                opt("max_file_size"),
+                max,
+            ),
+            BonnieSpecError::HugeFiles(n) => phrase!(
+                "{} {} is larger than 1 GiB: use smaller files or fewer of them",
+                opt("max_file_size"),
+                n,
+            ),
+            BonnieSpecError::NoFiles => phrase!(
+                "{} 0 with {} files runs nothing: give {}, or {} all",
+                opt("files"),
+                opt("phases"),
+                opt("files"),
+                opt("phases"),
+            ),
+            BonnieSpecError::DirsAboveFiles { dirs, files, .. } => phrase!(
+                "{} {} is more than the {} files: every directory needs a file",
+                opt("dirs"),
+                dirs,
+                files,
+            ),
+            BonnieSpecError::UnknownMemory => phrase!(
+                "cannot tell the machine's memory for the default {} (twice the memory): give {}",
+                opt("size"),
+                opt("size"),
+            ),
+            BonnieSpecError::DirectPerChar => phrase!(
+                "{} needs {} 0: the per-char phases move one byte per call, which O_DIRECT refuses on a block device's filesystem (bonnie++ -D fails there with \"Can't write() - disk full?\"; bonnie++ -f is {} 0)",
+                opt("direct"),
+                opt("char_size"),
+                opt("char_size"),
+            ),
+            BonnieSpecError::DirectUnaligned { chunk, suggest, .. } => phrase!(
+                "{} needs {} to be a multiple of 512 bytes, not {} (O_DIRECT moves whole device blocks; try {} {})",
+                opt("direct"),
+                opt("chunk_size"),
+                chunk,
+                opt("chunk_size"),
+                suggest,
+            ),
+            BonnieSpecError::DirectWithoutIo => phrase!(
+                "{} with {} files does nothing: O_DIRECT applies to the I/O phases' test file, not to the create/stat/delete files (bonnie++ -D neither); drop {} or run {} all",
+                opt("direct"),
+                opt("phases"),
+                opt("direct"),
+                opt("phases"),
+            ),
+        }
+    }
 }
 
 /// A validated bonnie run: everything the engine needs.

@@ -20,6 +20,8 @@ use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::{CpuMark, Usage};
 use iolab_engine::EngineError;
 use iolab_kind::RunHooks;
+use iolab_util::phrase;
+use iolab_util::setting::opt;
 use serde::Serialize;
 
 use crate::error::BonnieError;
@@ -399,7 +401,7 @@ fn prepare(plan: &BonniePlan) -> Result<(), BonnieError> {
     let free = fs.free_bytes.saturating_add(reclaim);
     if plan.size > 0 && round(plan.size) > free {
         return Err(BonnieError::NoSpace {
-            what: format!("the test file (--size {})", plan.size),
+            what: phrase!("the test file ({} {})", opt("size"), plan.size),
             dir: plan.dir.clone(),
             needed: round(plan.size),
             free,
@@ -409,9 +411,12 @@ fn prepare(plan: &BonniePlan) -> Result<(), BonnieError> {
         let needed = plan.files.saturating_mul(round(plan.max_file_size));
         if needed > free {
             return Err(BonnieError::NoSpace {
-                what: format!(
-                    "{} files of up to {} bytes (--files, --max-file-size)",
-                    plan.files, plan.max_file_size
+                what: phrase!(
+                    "{} files of up to {} bytes ({}, {})",
+                    plan.files,
+                    plan.max_file_size,
+                    opt("files"),
+                    opt("max_file_size")
                 ),
                 dir: plan.dir.clone(),
                 needed,

@@ -4,6 +4,9 @@
 use std::io;
 use std::path::PathBuf;
 
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Setting, Worded};
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("directory {0} does not exist")]
@@ -14,7 +17,7 @@ pub enum EngineError {
     DirNotWritable { path: PathBuf, source: io::Error },
     #[error("the filesystem of {path} does not support O_DIRECT")]
     NoDirectIo { path: PathBuf },
-    #[error("--bs {bs} is not a multiple of {align}, the O_DIRECT alignment of {path}")]
+    #[error("{}", self.phrase())]
     DirectIoUnaligned { bs: u64, align: u32, path: PathBuf },
     #[error("{op} {path}: {source}")]
     Io {
@@ -163,44 +166,87 @@ impl EngineError {
         }
     }
 
-    /// What the user can do about it.
-    pub fn hint(&self) -> Option<&'static str> {
+    /// What to do about it, in the command line's words.
+    pub fn hint(&self) -> Option<String> {
+        self.advice().map(|a| a.to_string())
+    }
+}
+
+impl Worded for EngineError {
+    fn phrase(&self) -> Phrase {
         match self {
-            EngineError::Fileset(f) => return f.hint(),
-            EngineError::Options(o) => return Some(o.hint()),
-            EngineError::Flowop { error, .. } => return error.hint(),
+            EngineError::DirectIoUnaligned { bs, align, path } => phrase!(
+                "{} {} is not a multiple of {}, the O_DIRECT alignment of {}",
+                opt("bs"),
+                bs,
+                align,
+                path.display()
+            ),
+            EngineError::Options(o) => o.phrase(),
+            other => Phrase::text(other.to_string()),
+        }
+    }
+
+    /// What the user can do about it. The hints that name a setting name those of a
+    /// single-pattern workload (`bs`, `size`, `sync`).
+    fn advice(&self) -> Option<Phrase> {
+        match self {
+            EngineError::Fileset(f) => return f.advice(),
+            EngineError::Options(o) => return o.advice(),
+            EngineError::Flowop { error, .. } => return error.advice(),
             _ => {}
         }
+        let dir = Setting::Dir;
         Some(match self {
-            EngineError::MissingDir(_) => "create it first, or pass an existing --dir",
-            EngineError::NotADirectory(_) => "--dir takes a directory; iolab creates its files there",
-            EngineError::DirNotWritable { .. } => {
-                "pass a --dir on a writable filesystem (read-only mounts refuse even root)"
+            EngineError::MissingDir(_) => phrase!("create it first, or pass an existing {}", dir),
+            EngineError::NotADirectory(_) => {
+                phrase!("{} takes a directory; iolab creates its files there", dir)
             }
-            EngineError::NoDirectIo { .. } => {
-                "use a filesystem that supports O_DIRECT (ext4, xfs, btrfs; tmpfs since Linux 6.6), or another --sync mode"
-            }
-            EngineError::DirectIoUnaligned { .. } => {
-                "O_DIRECT transfers must be multiples of the device's logical block size: use --bs 4k"
-            }
-            EngineError::Spawn { .. } => {
-                "the system limits threads: raise the per-user limit (ulimit -u) or kernel.threads-max, or use fewer threads"
-            }
-            EngineError::Alloc { .. } => {
-                "each I/O is done from one buffer held in memory: use a smaller I/O size (--bs, iosize)"
-            }
-            EngineError::NotOurFile { .. } => "remove it, or use another --dir",
+            EngineError::DirNotWritable { .. } => phrase!(
+                "pass a {} on a writable filesystem (read-only mounts refuse even root)",
+                dir
+            ),
+            EngineError::NoDirectIo { .. } => phrase!(
+                "use a filesystem that supports O_DIRECT (ext4, xfs, btrfs; tmpfs since Linux \
+                 6.6), or another {} mode",
+                opt("sync")
+            ),
+            EngineError::DirectIoUnaligned { .. } => phrase!(
+                "O_DIRECT transfers must be multiples of the device's logical block size: use \
+                 {} 4k",
+                opt("bs")
+            ),
+            EngineError::Spawn { .. } => Phrase::text(
+                "the system limits threads: raise the per-user limit (ulimit -u) or \
+                 kernel.threads-max, or use fewer threads",
+            ),
+            EngineError::Alloc { .. } => phrase!(
+                "each I/O is done from one buffer held in memory: use a smaller I/O size ({}, \
+                 iosize)",
+                opt("bs")
+            ),
+            EngineError::NotOurFile { .. } => phrase!("remove it, or use another {}", dir),
             _ => match self.os_error() {
-                Some(libc::ENOSPC) => "the filesystem is full: use a smaller --size or another --dir",
-                Some(libc::EDQUOT) => "a disk quota is exhausted: use a smaller --size",
-                Some(libc::EIO) => "the device reported an I/O error: check dmesg",
-                Some(libc::EACCES) | Some(libc::EPERM) => {
-                    "permission denied: check the files' owner and mode, or run as root"
+                Some(libc::ENOSPC) => phrase!(
+                    "the filesystem is full: use a smaller {} or another {}",
+                    opt("size"),
+                    dir
+                ),
+                Some(libc::EDQUOT) => {
+                    phrase!("a disk quota is exhausted: use a smaller {}", opt("size"))
                 }
-                Some(libc::EROFS) => "the filesystem is read-only: pass another --dir",
-                Some(libc::EINVAL) => {
-                    "the kernel rejected the request: with O_DIRECT, check --bs against the device's block size"
+                Some(libc::EIO) => Phrase::text("the device reported an I/O error: check dmesg"),
+                Some(libc::EACCES) | Some(libc::EPERM) => Phrase::text(
+                    "permission denied: check the files' owner and mode, or run as root",
+                ),
+                Some(libc::EROFS) => {
+                    phrase!("the filesystem is read-only: pass another {}", dir)
                 }
+                Some(libc::EINVAL) => phrase!(
+                    "the kernel rejected the request: with O_DIRECT, check {} against the \
+                     device's block size",
+                    opt("bs")
+                ),
                 _ => return None,
             },
         })

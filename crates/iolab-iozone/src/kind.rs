@@ -34,6 +34,8 @@ use iolab_kind::{CommandConfig, CommandPlan, Outputs, Runs};
 use iolab_kind::{LoadContext, Workload};
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure, SutControl};
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Setting, Worded};
 
 /// The `[workload]` key.
 pub const KEY: &str = "iozone";
@@ -192,20 +194,25 @@ impl IozoneWorkload {
     /// An engine error in the user's words.
     fn failure(&self, e: &EngineError) -> RunFailure {
         let hint = match (e, e.os_error()) {
-            (EngineError::IoAt { .. } | EngineError::Io { .. }, Some(libc::ENOSPC)) => Some(
-                "the filesystem is full: use a smaller --size or fewer --threads, or another --dir",
-            ),
-            (_, Some(libc::EINVAL)) if self.spec.direct => Some(
-                "with --direct, records must be multiples of the device's logical block size: \
-                 try --record 4k",
-            ),
-            _ => e.hint(),
+            (EngineError::IoAt { .. } | EngineError::Io { .. }, Some(libc::ENOSPC)) => {
+                Some(phrase!(
+                    "the filesystem is full: use a smaller {} or fewer {}, or another {}",
+                    opt("size"),
+                    opt("threads"),
+                    Setting::Dir
+                ))
+            }
+            (_, Some(libc::EINVAL)) if self.spec.direct => Some(phrase!(
+                "with {}, records must be multiples of the device's logical block size: try \
+                 {} 4k",
+                opt("direct"),
+                opt("record")
+            )),
+            _ => e.advice(),
         };
-        let mut f = e.failure(hint.map(str::to_string));
-        f.message = table::rewrite::<IozoneTable>(self.origin, &f.message);
-        f.hint = f
-            .hint
-            .map(|h| table::rewrite::<IozoneTable>(self.origin, &h));
+        let word = |p: &Phrase| table::word::<IozoneTable>(self.origin, p);
+        let mut f = e.failure(hint.as_ref().map(word));
+        f.message = word(&e.phrase());
         f
     }
 }

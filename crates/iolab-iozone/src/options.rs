@@ -4,6 +4,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Worded};
 use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 use serde::Serialize;
 
@@ -652,34 +654,100 @@ pub struct IozoneSpec {
     pub seed: u64,
 }
 
-/// Why an iozone spec cannot run. Each message names the option as `--flag` (the kind
-/// rewrites it for experiment files) and says what to change.
+/// Why an iozone spec cannot run. Each message names the option ([`Worded`], worded by each
+/// front end) and says what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IozoneSpecError {
-    #[error("--tests names no test")]
+    #[error("{}", self.phrase())]
     NoTests,
-    #[error("--record must be at least 1 byte")]
+    #[error("{}", self.phrase())]
     ZeroRecord,
-    #[error("--record {record} is larger than 1 GiB: records are held in memory, use a smaller --record")]
+    #[error("{}", self.phrase())]
     HugeRecord { record: u64 },
-    #[error("--size must be at least one record (--record {record})")]
+    #[error("{}", self.phrase())]
     ZeroSize { record: u64 },
-    #[error("--record {record} is larger than the file (--size {size}): give a --record of at most {size}")]
+    #[error("{}", self.phrase())]
     RecordLargerThanFile { record: u64, size: u64 },
-    #[error("--size {size} is not a multiple of --record {record}: a file is whole records (try --size {suggest})")]
+    #[error("{}", self.phrase())]
     SizeNotMultiple {
         size: u64,
         record: u64,
         suggest: u64,
     },
-    #[error("--threads must be at least 1")]
+    #[error("{}", self.phrase())]
     ZeroThreads,
-    #[error("--direct needs --record to be a multiple of 512 bytes, not {record} (O_DIRECT transfers whole device blocks; try --record {suggest})")]
+    #[error("{}", self.phrase())]
     UnalignedDirect { record: u64, suggest: u64 },
-    #[error("--stride must be at least 1")]
+    #[error("{}", self.phrase())]
     ZeroStride,
-    #[error("--mix-read-percent must be between 0 and 100, not {0}")]
+    #[error("{}", self.phrase())]
     BadPercent(u8),
+}
+
+impl Worded for IozoneSpecError {
+    fn phrase(&self) -> Phrase {
+        match self {
+            IozoneSpecError::NoTests => phrase!(
+                "{} names no test",
+                opt("tests"),
+            ),
+            IozoneSpecError::ZeroRecord => phrase!(
+                "{} must be at least 1 byte",
+                opt("record"),
+            ),
+            IozoneSpecError::HugeRecord { record, .. } => phrase!(
+                "{} {} is larger than 1 GiB: records are held in memory, use a smaller {}",
+                opt("record"),
+                record,
+                opt("record"),
+            ),
+            IozoneSpecError::ZeroSize { record, .. } => phrase!(
+                "{} must be at least one record ({} {})",
+                opt("size"),
+                opt("record"),
+                record,
+            ),
+            IozoneSpecError::RecordLargerThanFile { record, size, .. } => phrase!(
+                "{} {} is larger than the file ({} {}): give a {} of at most {}",
+                opt("record"),
+                record,
+                opt("size"),
+                size,
+                opt("record"),
+                size,
+            ),
+            IozoneSpecError::SizeNotMultiple { size, record, suggest, .. } => phrase!(
+                "{} {} is not a multiple of {} {}: a file is whole records (try {} {})",
+                opt("size"),
+                size,
+                opt("record"),
+                record,
+                opt("size"),
+                suggest,
+            ),
+            IozoneSpecError::ZeroThreads => phrase!(
+                "{} must be at least 1",
+                opt("threads"),
+            ),
+            IozoneSpecError::UnalignedDirect { record, suggest, .. } => phrase!(
+                "{} needs {} to be a multiple of 512 bytes, not {} (O_DIRECT transfers whole device blocks; try {} {})",
+                opt("direct"),
+                opt("record"),
+                record,
+                opt("record"),
+                suggest,
+            ),
+            IozoneSpecError::ZeroStride => phrase!(
+                "{} must be at least 1",
+                opt("stride"),
+            ),
+            IozoneSpecError::BadPercent(n) => phrase!(
+                "{} must be between 0 and 100, not {}",
+                opt("mix_read_percent"),
+                n,
+            ),
+        }
+    }
 }
 
 impl IozoneSpecError {

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use iolab_util::setting::{CommandLine, Phrase, Setting, Words};
 use serde_json::{Map, Value};
 
 use crate::kind::{DynWorkload, Outputs, Workload};
@@ -160,44 +161,46 @@ impl UsageError {
     }
 }
 
-impl Origin {
-    /// `text` (written for the command line) in this origin's words: each `--flag` of
-    /// `flags` (a setting's command-line name) becomes its key in an experiment file,
-    /// `` `workload.KIND.flag` ``, and `--dir` becomes `` `sut.target` ``. The command line's
-    /// text is returned as it is.
-    pub fn rewrite(self, text: &str, kind: &str, flags: &[&str]) -> String {
-        if self == Origin::CommandLine {
-            return text.to_string();
-        }
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(i) = rest.find("--") {
-            out.push_str(&rest[..i]);
-            let after = &rest[i + 2..];
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-                .unwrap_or(after.len());
-            let flag = &after[..end];
-            if flag == "dir" {
-                out.push_str("`sut.target`");
-            } else if flags.contains(&flag) {
-                out.push_str(&format!(
-                    "`{}`",
-                    self.setting(kind, &flag.replace('-', "_"))
-                ));
-            } else {
-                out.push_str(&rest[i..i + 2 + end]);
+/// How a kind's settings are worded where they came from: on the command line `--NAME` and
+/// `--dir`; in an experiment file `` `workload.KIND.NAME` `` for an option of the kind's
+/// table and `` `sut.target` `` for the run directory. An option outside the table (a
+/// library's hint may name another front end's flag) keeps the command line's words.
+#[derive(Debug, Clone, Copy)]
+pub struct KindWords<'a> {
+    pub origin: Origin,
+    pub kind: &'a str,
+    /// The table's options; an experiment file words only these as its keys.
+    pub options: &'a [&'a str],
+}
+
+impl Words for KindWords<'_> {
+    fn setting(&self, s: Setting) -> String {
+        match (self.origin, s) {
+            (Origin::File, Setting::Dir) => "`sut.target`".into(),
+            (Origin::File, Setting::Option(name)) if self.options.contains(&name) => {
+                format!("`{}`", self.origin.setting(self.kind, name))
             }
-            rest = &after[end..];
+            _ => CommandLine.setting(s),
         }
-        out.push_str(rest);
-        out
+    }
+}
+
+impl Origin {
+    /// `phrase` in this origin's words for kind `kind` with table `options`.
+    pub fn word(self, phrase: &Phrase, kind: &str, options: &[&str]) -> String {
+        phrase.render(&KindWords {
+            origin: self,
+            kind,
+            options,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_util::phrase;
+    use iolab_util::setting::opt;
 
     #[test]
     fn settings_in_each_vocabulary() {
@@ -211,12 +214,26 @@ mod tests {
             Origin::File.setting("", "size_scale"),
             "workload.size_scale"
         );
-        let t = "the filesystem is full: use a smaller --size or another --dir (--sizes, --bs 4k)";
-        assert_eq!(Origin::CommandLine.rewrite(t, "micro", &["size", "bs"]), t);
+        let t = phrase!(
+            "the filesystem is full: use a smaller {} or another {} (--sizes, {} 4k)",
+            opt("size"),
+            Setting::Dir,
+            opt("bs")
+        );
+        let options = ["size", "bs"];
         assert_eq!(
-            Origin::File.rewrite(t, "micro", &["size", "bs"]),
-            "the filesystem is full: use a smaller `workload.micro.size` or another \
-             `sut.target` (--sizes, `workload.micro.bs` 4k)"
+            Origin::CommandLine.word(&t, "k", &options),
+            "the filesystem is full: use a smaller --size or another --dir (--sizes, --bs 4k)"
+        );
+        assert_eq!(
+            Origin::File.word(&t, "k", &options),
+            "the filesystem is full: use a smaller `workload.k.size` or another \
+             `sut.target` (--sizes, `workload.k.bs` 4k)"
+        );
+        // Another front end's flag keeps its words.
+        assert_eq!(
+            Origin::File.word(&phrase!("use {}", opt("iosize")), "k", &options),
+            "use --iosize"
         );
     }
 }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use iolab_metrics::MetricDef;
+use iolab_util::setting::{Phrase, Worded};
 use iolab_workload::option::{OptionDef, OptionValue};
 
 use crate::command::{Origin, UsageError};
@@ -26,7 +27,8 @@ pub trait OptionTable: 'static {
     /// What the options fill.
     type Spec: 'static;
     type Plan;
-    type Error: Display;
+    /// Names the options at fault ([`Worded`]); its `Display` is the command line's words.
+    type Error: Worded + Display;
     /// The `[workload]` key of the kind.
     const KIND: &'static str;
     /// The tool whose flags the table's `original` fields name (for help: `[TOOL -x]`).
@@ -41,11 +43,10 @@ pub trait OptionTable: 'static {
     fn fit_to(_spec: &mut Self::Spec, _at: &LoadContext) {}
 }
 
-/// `text` (written with the command line's flags) in `origin`'s words.
-pub fn rewrite<T: OptionTable>(origin: Origin, text: &str) -> String {
-    let flags: Vec<String> = T::options().iter().map(OptionDef::flag).collect();
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    origin.rewrite(text, T::KIND, &flags)
+/// `phrase` in `origin`'s words, naming the options of `T`'s table.
+pub fn word<T: OptionTable>(origin: Origin, phrase: &Phrase) -> String {
+    let options: Vec<&str> = T::options().iter().map(|o| o.name).collect();
+    origin.word(phrase, T::KIND, &options)
 }
 
 /// A spec read from an experiment file, with its plan and the table it came from.
@@ -107,7 +108,7 @@ pub fn read<'t, T: OptionTable>(
         Err(e) => {
             let k = T::fault(&e, &|k| table.get(k).is_some());
             let key = format!("`{path}.{k}`");
-            let message = rewrite::<T>(Origin::File, &e.to_string());
+            let message = word::<T>(Origin::File, &e.phrase());
             let message = if message.starts_with(&key) {
                 message
             } else {
@@ -295,7 +296,7 @@ impl<T: TableRun> Workload for TableWorkload<T> {
         T::place(&mut spec, run.dir, run.seed);
         // Validated when the plan was made; the directory and seed do not change that.
         let plan = T::validate(&spec)
-            .map_err(|e| RunFailure::bad_input(rewrite::<T>(self.origin, &e.to_string())))?;
+            .map_err(|e| RunFailure::bad_input(word::<T>(self.origin, &e.phrase())))?;
         run.hooks.run_files(T::run_files(&plan));
         let out = T::run(&plan, run).map_err(|e| T::failure(&e, &self.spec, self.origin))?;
         T::record(run.record, &out);

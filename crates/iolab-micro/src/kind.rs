@@ -22,6 +22,7 @@ use iolab_kind::LoadContext;
 use iolab_kind::Runs;
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure};
+use iolab_util::setting::{Phrase, Worded};
 
 use crate::{
     run_micro_cancellable, MicroOption, MicroPlan, MicroResult, MicroSpec, MicroSpecError, OPTIONS,
@@ -135,11 +136,11 @@ impl TableRun for MicroTable {
         run_micro_cancellable(plan, run.hooks, run.cancel)
     }
 
-    /// An error's hint in the user's words (the engine writes its hints for the command line).
+    /// An error and its hint in the user's words.
     fn failure(e: &EngineError, _spec: &MicroSpec, origin: Origin) -> RunFailure {
-        let mut f = e.failure(e.hint().map(str::to_string));
-        f.message = table::rewrite::<MicroTable>(origin, &f.message);
-        f.hint = f.hint.map(|h| table::rewrite::<MicroTable>(origin, &h));
+        let word = |p: &Phrase| table::word::<MicroTable>(origin, p);
+        let mut f = e.failure(e.advice().as_ref().map(word));
+        f.message = word(&e.phrase());
         f
     }
 

@@ -1065,7 +1065,7 @@ mod fault_tests {
                     .ends_with("is a symbolic link, not a file iolab made"),
                 "{e}"
             );
-            assert_eq!(e.hint(), Some("remove it, or use another --dir"));
+            assert_eq!(e.hint().as_deref(), Some("remove it, or use another --dir"));
             assert_eq!(fs::read(&victim).unwrap(), b"keep me", "{access}");
             // Thread 0's file was created by this run: removed again. The link stays.
             assert_eq!(names(dir.path()), ["iolab-micro.1"], "{access}");

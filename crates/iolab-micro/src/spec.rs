@@ -10,6 +10,8 @@ use std::time::Duration;
 use iolab_engine::backend::{
     check_iodepth, DepthError, EngineKind, FinalSync, OpenFlags, RecordSync,
 };
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Worded};
 use serde::{Deserialize, Serialize};
 
 use crate::options::OPTIONS;
@@ -231,15 +233,15 @@ pub struct MicroSpec {
 /// Why a micro spec cannot run. Each message says what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MicroSpecError {
-    #[error("--bs must be at least 1 byte")]
+    #[error("{}", self.phrase())]
     ZeroBlockSize,
-    #[error("--size must be at least one record (--bs {bs})")]
+    #[error("{}", self.phrase())]
     ZeroSize { bs: u64 },
-    #[error("--threads must be at least 1")]
+    #[error("{}", self.phrase())]
     ZeroThreads,
-    #[error("--size {size} is not a multiple of --bs {bs}: each thread must get whole records (try --size {suggest})")]
+    #[error("{}", self.phrase())]
     SizeNotMultiple { size: u64, bs: u64, suggest: u64 },
-    #[error("--size {size} split over {threads} threads gives {per_thread} bytes per thread, not a multiple of --bs {bs} (try --size {suggest})")]
+    #[error("{}", self.phrase())]
     PerThreadNotMultiple {
         size: u64,
         threads: u32,
@@ -247,19 +249,90 @@ pub enum MicroSpecError {
         bs: u64,
         suggest: u64,
     },
-    #[error("--sync {sync} needs the mmap engine, not --engine {engine} (drop --engine)")]
+    #[error("{}", self.phrase())]
     MmapNeedsMmapEngine { sync: SyncMode, engine: EngineKind },
-    #[error("--engine mmap goes with --sync mmap, mmap-async or mmap-sync, not --sync {sync}")]
+    #[error("{}", self.phrase())]
     MmapEngineNeedsMmapSync { sync: SyncMode },
     /// An iodepth out of range, or above 1 on an engine that cannot queue.
     #[error(transparent)]
     Depth(#[from] DepthError),
-    #[error("--loops must be at least 1")]
+    #[error("{}", self.phrase())]
     ZeroLoops,
-    #[error("--time must be longer than zero")]
+    #[error("{}", self.phrase())]
     ZeroTime,
-    #[error("--bs {bs} is larger than 1 GiB: records are held in memory, use a smaller --bs")]
+    #[error("{}", self.phrase())]
     HugeBlockSize { bs: u64 },
+}
+
+impl Worded for MicroSpecError {
+    fn phrase(&self) -> Phrase {
+        match self {
+            MicroSpecError::ZeroBlockSize => phrase!(
+                "{} must be at least 1 byte",
+                opt("bs"),
+            ),
+            MicroSpecError::ZeroSize { bs, .. } => phrase!(
+                "{} must be at least one record ({} {})",
+                opt("size"),
+                opt("bs"),
+                bs,
+            ),
+            MicroSpecError::ZeroThreads => phrase!(
+                "{} must be at least 1",
+                opt("threads"),
+            ),
+            MicroSpecError::SizeNotMultiple { size, bs, suggest, .. } => phrase!(
+                "{} {} is not a multiple of {} {}: each thread must get whole records (try {} {})",
+                opt("size"),
+                size,
+                opt("bs"),
+                bs,
+                opt("size"),
+                suggest,
+            ),
+            MicroSpecError::PerThreadNotMultiple { size, threads, per_thread, bs, suggest, .. } => phrase!(
+                "{} {} split over {} threads gives {} bytes per thread, not a multiple of {} {} (try {} {})",
+                opt("size"),
+                size,
+                threads,
+                per_thread,
+                opt("bs"),
+                bs,
+                opt("size"),
+                suggest,
+            ),
+            MicroSpecError::MmapNeedsMmapEngine { sync, engine, .. } => phrase!(
+                "{} {} needs the mmap engine, not {} {} (drop {})",
+                opt("sync"),
+                sync,
+                opt("engine"),
+                engine,
+                opt("engine"),
+            ),
+            MicroSpecError::MmapEngineNeedsMmapSync { sync, .. } => phrase!(
+                "{} mmap goes with {} mmap, mmap-async or mmap-sync, not {} {}",
+                opt("engine"),
+                opt("sync"),
+                opt("sync"),
+                sync,
+            ),
+            MicroSpecError::ZeroLoops => phrase!(
+                "{} must be at least 1",
+                opt("loops"),
+            ),
+            MicroSpecError::ZeroTime => phrase!(
+                "{} must be longer than zero",
+                opt("time"),
+            ),
+            MicroSpecError::HugeBlockSize { bs, .. } => phrase!(
+                "{} {} is larger than 1 GiB: records are held in memory, use a smaller {}",
+                opt("bs"),
+                bs,
+                opt("bs"),
+            ),
+            MicroSpecError::Depth(d) => d.phrase(),
+        }
+    }
 }
 
 /// A validated micro test: everything its run needs, nothing left to interpret.

@@ -1,9 +1,11 @@
-//! Why a SQLite run could not start or did not finish. [`SqliteError::hint`] says what to
-//! do next, naming the command-line flags (experiment files rewrite them into keys).
+//! Why a SQLite run could not start or did not finish. Its advice ([`Worded`]) says what to
+//! do next, naming the settings to change ([`Worded`]), which each front end words its way.
 
 use std::path::PathBuf;
 
 use iolab_engine::EngineError;
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Setting, Worded};
 use rusqlite::ffi;
 
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +26,7 @@ pub enum SqliteError {
     },
     /// `PRAGMA journal_mode` answered with another mode: SQLite cannot use the one asked
     /// for here (WAL needs shared memory that the filesystem can map).
-    #[error("SQLite kept journal mode {got} on {} instead of --journal {wanted}", .path.display())]
+    #[error("{}", self.phrase())]
     JournalRefused {
         wanted: &'static str,
         got: String,
@@ -79,27 +81,56 @@ impl SqliteError {
         }
     }
 
-    /// What the user can do about it.
-    pub fn hint(&self) -> Option<&'static str> {
+    /// What the user can do about it, in the command line's words.
+    pub fn hint(&self) -> Option<String> {
+        self.advice().map(|a| a.to_string())
+    }
+}
+
+impl Worded for SqliteError {
+    fn phrase(&self) -> Phrase {
+        match self {
+            SqliteError::Engine(e) => e.phrase(),
+            SqliteError::JournalRefused { wanted, got, path } => phrase!(
+                "SQLite kept journal mode {} on {} instead of {} {}",
+                got,
+                path.display(),
+                opt("journal"),
+                wanted
+            ),
+            other => Phrase::text(other.to_string()),
+        }
+    }
+
+    fn advice(&self) -> Option<Phrase> {
+        let dir = Setting::Dir;
         if let SqliteError::Engine(e) = self {
-            return e.hint();
+            return e.advice();
         }
         if let SqliteError::JournalRefused { .. } = self {
-            return Some(
+            return Some(phrase!(
                 "WAL needs a filesystem that can map SQLite's shared-memory file: use another \
-                 --dir, or another --journal",
-            );
+                 {}, or another {}",
+                dir,
+                opt("journal")
+            ));
         }
         Some(match self.primary()? {
-            ffi::SQLITE_FULL => "the filesystem is full: use fewer --transactions or another --dir",
-            ffi::SQLITE_CANTOPEN | ffi::SQLITE_PERM => {
-                "pass a --dir on a writable filesystem where iolab may create files"
-            }
-            ffi::SQLITE_READONLY => "the filesystem is read-only: pass another --dir",
-            ffi::SQLITE_IOERR => "the device reported an I/O error: check dmesg",
-            ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED => {
-                "another process holds a lock on the database files: use another --dir"
-            }
+            ffi::SQLITE_FULL => phrase!(
+                "the filesystem is full: use fewer {} or another {}",
+                opt("transactions"),
+                dir
+            ),
+            ffi::SQLITE_CANTOPEN | ffi::SQLITE_PERM => phrase!(
+                "pass a {} on a writable filesystem where iolab may create files",
+                dir
+            ),
+            ffi::SQLITE_READONLY => phrase!("the filesystem is read-only: pass another {}", dir),
+            ffi::SQLITE_IOERR => Phrase::text("the device reported an I/O error: check dmesg"),
+            ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED => phrase!(
+                "another process holds a lock on the database files: use another {}",
+                dir
+            ),
             _ => return None,
         })
     }

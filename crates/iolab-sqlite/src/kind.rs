@@ -22,6 +22,7 @@ use iolab_kind::Runs;
 use iolab_kind::Workload;
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure};
+use iolab_util::setting::Worded;
 
 /// The `[workload]` key.
 pub const KEY: &str = "sqlite";
@@ -136,10 +137,10 @@ impl SqliteWorkload {
     /// An error in the user's words (the library writes for `iolab sqlite`).
     fn failure(&self, e: &SqliteError) -> RunFailure {
         RunFailure {
-            message: table::rewrite::<SqliteTable>(self.origin, &e.to_string()),
+            message: table::word::<SqliteTable>(self.origin, &e.phrase()),
             hint: e
-                .hint()
-                .map(|h| table::rewrite::<SqliteTable>(self.origin, h)),
+                .advice()
+                .map(|h| table::word::<SqliteTable>(self.origin, &h)),
             bad_input: e.is_bad_input(),
             interrupted: e.is_interrupted(),
             located: false,

@@ -5,6 +5,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Worded};
 use iolab_workload::option::{apply_defaults, OptionDef, OptionKind, OptionValue};
 use serde::Serialize;
 
@@ -329,23 +331,23 @@ pub struct SqliteSpec {
     pub seed: u64,
 }
 
-/// Why a SQLite spec cannot run. Each message says what to change; they name the
-/// command-line flags (experiment files rewrite them into keys).
+/// Why a SQLite spec cannot run. Each message says what to change, naming the options
+/// ([`Worded`]) that each front end words its way.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SqliteSpecError {
-    #[error("--transactions must be at least 1")]
+    #[error("{}", self.phrase())]
     ZeroTransactions,
-    #[error("--threads must be at least 1")]
+    #[error("{}", self.phrase())]
     ZeroThreads,
-    #[error("--time must be longer than zero")]
+    #[error("{}", self.phrase())]
     ZeroTime,
-    #[error("--transactions {transactions} split over --threads {threads} leaves some threads without a transaction (give at least {threads} transactions)")]
+    #[error("{}", self.phrase())]
     FewerTransactionsThanThreads { transactions: u64, threads: u32 },
-    #[error("--tables must be at least 1")]
+    #[error("{}", self.phrase())]
     ZeroTables,
-    #[error("--databases must be between 1 and {MAX_DATABASES}, not {0} (SQLite attaches at most ten databases to one connection)")]
+    #[error("{}", self.phrase())]
     BadDatabases(u32),
-    #[error("--random orders the ids of inserts; --mode {0} always picks its rows at random (drop --random)")]
+    #[error("{}", self.phrase())]
     RandomNeedsInsert(Mode),
     #[error(
         "unknown journal mode `{0}` (expected one of delete, truncate, persist, wal, memory, off)"
@@ -353,6 +355,51 @@ pub enum SqliteSpecError {
     UnknownJournal(String),
     #[error("unknown synchronous setting `{0}` (expected one of off, normal, full, extra)")]
     UnknownSynchronous(String),
+}
+
+impl Worded for SqliteSpecError {
+    fn phrase(&self) -> Phrase {
+        match self {
+            SqliteSpecError::ZeroTransactions => phrase!(
+                "{} must be at least 1",
+                opt("transactions"),
+            ),
+            SqliteSpecError::ZeroThreads => phrase!(
+                "{} must be at least 1",
+                opt("threads"),
+            ),
+            SqliteSpecError::ZeroTime => phrase!(
+                "{} must be longer than zero",
+                opt("time"),
+            ),
+            SqliteSpecError::FewerTransactionsThanThreads { transactions, threads, .. } => phrase!(
+                "{} {} split over {} {} leaves some threads without a transaction (give at least {} transactions)",
+                opt("transactions"),
+                transactions,
+                opt("threads"),
+                threads,
+                threads,
+            ),
+            SqliteSpecError::ZeroTables => phrase!(
+                "{} must be at least 1",
+                opt("tables"),
+            ),
+            SqliteSpecError::BadDatabases(n) => phrase!(
+                "{} must be between 1 and {}, not {} (SQLite attaches at most ten databases to one connection)",
+                opt("databases"),
+                MAX_DATABASES,
+                n,
+            ),
+            SqliteSpecError::RandomNeedsInsert(n) => phrase!(
+                "{} orders the ids of inserts; {} {} always picks its rows at random (drop {})",
+                opt("random"),
+                opt("mode"),
+                n,
+                opt("random"),
+            ),
+            other => Phrase::text(other.to_string()),
+        }
+    }
 }
 
 impl SqliteSpecError {

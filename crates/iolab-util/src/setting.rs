@@ -103,6 +103,12 @@ impl Phrase {
             .collect()
     }
 
+    /// This phrase followed by `more`.
+    pub fn then(mut self, more: Phrase) -> Phrase {
+        self.0.extend(more.0);
+        self
+    }
+
     /// The settings it names, in order.
     pub fn settings(&self) -> impl Iterator<Item = Setting> + '_ {
         self.0.iter().filter_map(|p| match p {
@@ -205,7 +211,10 @@ mod tests {
             opt("chunk_size"),
             "8 KiB"
         );
-        assert_eq!(p.to_string(), "--size 1000 is not a multiple of --chunk-size 8 KiB");
+        assert_eq!(
+            p.to_string(),
+            "--size 1000 is not a multiple of --chunk-size 8 KiB"
+        );
         assert_eq!(
             p.render(&File),
             "`workload.k.size` 1000 is not a multiple of `workload.k.chunk_size` 8 KiB"

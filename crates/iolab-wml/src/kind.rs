@@ -34,6 +34,7 @@ use iolab_kind::{DynWorkload, Runs};
 use iolab_kind::{Kind, LoadContext, Workload};
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure, SutControl};
+use iolab_util::setting::{Phrase, Worded};
 
 /// The two ways an experiment names a WML workload.
 pub struct WmlKind {
@@ -275,7 +276,7 @@ impl WmlWorkload {
         );
         let hint = match e {
             // Population errors carry fileset hints already.
-            EngineError::Fileset(_) => e.hint().map(|h| o.rewrite(h, "", &[])),
+            EngineError::Fileset(_) => e.advice().map(|h| o.word(&h, "", &[])),
             EngineError::Alloc { .. } => {
                 Some("each I/O is done from one buffer held in memory: use a smaller iosize".into())
             }
@@ -290,9 +291,9 @@ impl WmlWorkload {
                 // The engine's other hints are written for a single-pattern command's flags:
                 // only those that name none of them apply.
                 _ => e
-                    .hint()
-                    .filter(|h| !["--bs", "--size", "--sync"].iter().any(|f| h.contains(f)))
-                    .map(|h| o.rewrite(h, "", &[])),
+                    .advice()
+                    .filter(|h| !h.options().any(|n| ["bs", "size", "sync"].contains(&n)))
+                    .map(|h| o.word(&h, "", &[])),
             },
         };
         e.failure(hint)
@@ -705,15 +706,19 @@ impl WmlKind {
             }
         };
         if let Err((e, key)) = settings.check_engine(&checked.workload) {
-            let flags = ["engine", "iodepth"];
+            let options = ["engine", "iodepth"];
+            let word = |p: &Phrase| Origin::File.word(p, "", &options);
             let at = t.get(key).map_or(&entry.key_span, |e| &e.node.span);
-            let message = Origin::File.rewrite(&e.to_string(), "", &flags);
+            let message = word(&e.phrase());
             let message = if message.contains("`workload.") {
                 message
             } else {
                 format!("`workload.{key}`: {message}")
             };
-            cx.error_hint(at, message, Origin::File.rewrite(e.hint(), "", &flags));
+            match e.advice() {
+                Some(h) => cx.error_hint(at, message, word(&h)),
+                None => cx.error(at, message),
+            }
             return None;
         }
         if let Some(e) = crate::no_threads(&parsed, &checked.workload) {
@@ -830,7 +835,12 @@ pub fn from_command_line(
     let checked = front_end(&parsed, &c.settings, given_dir.as_deref())
         .map_err(|errs| UsageError::located(errors_text(&errs)))?;
     if let Err((e, _)) = c.settings.check_engine(&checked.workload) {
-        return Err(UsageError::new(e.to_string()).hint(e.hint()));
+        let e_advice = e.advice();
+        let e = UsageError::new(e.to_string());
+        return Err(match e_advice {
+            Some(h) => e.hint(h.to_string()),
+            None => e,
+        });
     }
     if let Some(e) = crate::no_threads(&parsed, &checked.workload) {
         return Err(UsageError::located(e.to_string()));

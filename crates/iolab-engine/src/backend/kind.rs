@@ -135,16 +135,36 @@ pub enum FinalSync {
     MsyncSync,
 }
 
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Worded};
+
 /// The deepest queue an engine keeps per thread.
 pub const MAX_IODEPTH: u32 = 4096;
 
 /// Why an iodepth cannot be used. Each message says what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DepthError {
-    #[error("--iodepth must be between 1 and 4096, not {0}")]
+    #[error("{}", self.phrase())]
     OutOfRange(u32),
-    #[error("--iodepth {iodepth} needs --engine io_uring: the {engine} engine issues one request at a time")]
+    #[error("{}", self.phrase())]
     NotQueued { iodepth: u32, engine: EngineKind },
+}
+
+impl Worded for DepthError {
+    fn phrase(&self) -> Phrase {
+        match self {
+            DepthError::OutOfRange(d) => {
+                phrase!("{} must be between 1 and 4096, not {}", opt("iodepth"), d)
+            }
+            DepthError::NotQueued { iodepth, engine } => phrase!(
+                "{} {} needs {} io_uring: the {} engine issues one request at a time",
+                opt("iodepth"),
+                iodepth,
+                opt("engine"),
+                engine
+            ),
+        }
+    }
 }
 
 /// An iodepth must be in 1..=[`MAX_IODEPTH`], and above 1 only on an engine that can queue.

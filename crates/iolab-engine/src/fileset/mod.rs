@@ -23,6 +23,8 @@ mod pick;
 mod populate;
 mod tree;
 
+use iolab_util::phrase;
+use iolab_util::setting::{Phrase, Setting, Worded};
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -164,11 +166,22 @@ impl FilesetError {
             _ => None,
         }
     }
+}
+
+impl Worded for FilesetError {
+    fn phrase(&self) -> Phrase {
+        Phrase::text(self.to_string())
+    }
 
     /// What the user can do about it.
-    pub fn hint(&self) -> Option<&'static str> {
-        Some(match self {
-            FilesetError::MissingDir(_) => "create the fileset's path first, or pass another --dir",
+    fn advice(&self) -> Option<Phrase> {
+        let text = Some(match self {
+            FilesetError::MissingDir(_) => {
+                return Some(phrase!(
+                    "create the fileset's path first, or pass another {}",
+                    Setting::Dir
+                ))
+            }
             FilesetError::Symlink(_) | FilesetError::MountPoint(_) => {
                 "give the fileset a name of its own: it lives in path/name and is replaced on each run"
             }
@@ -186,12 +199,20 @@ impl FilesetError {
                 Some(libc::EACCES) | Some(libc::EPERM) => {
                     "permission denied: check the directory's owner and mode, or run as root"
                 }
-                Some(libc::EROFS) => "the filesystem is read-only: pass another --dir",
+                Some(libc::EROFS) => {
+                    return Some(phrase!(
+                        "the filesystem is read-only: pass another {}",
+                        Setting::Dir
+                    ))
+                }
                 _ => return None,
             },
-        })
+        });
+        text.map(Phrase::text)
     }
+}
 
+impl FilesetError {
     fn io(op: &'static str, path: &Path, source: io::Error) -> FilesetError {
         FilesetError::Io {
             op,

@@ -1124,6 +1124,7 @@ mod tests {
     use super::super::tests::spec;
     use super::*;
     use crate::fileset::{Cursor, Want};
+    use iolab_util::setting::Worded;
     use iolab_workload::model::FilesetSpec;
     use iolab_workload::rv::Rv;
     use std::os::unix::fs::symlink;
@@ -1277,7 +1278,7 @@ mod tests {
             .populate(PopulateOpts::default())
             .unwrap_err();
         assert!(matches!(err, FilesetError::MissingDir(_)), "{err}");
-        assert!(err.hint().is_some());
+        assert!(err.advice().is_some());
     }
 
     #[test]
@@ -1428,7 +1429,7 @@ mod tests {
         }
         assert!(err.is_bad_input(), "exit 2: the workload asks for too much");
         assert!(err.to_string().contains("needs 100 TiB"), "{err}");
-        assert!(err.hint().is_some());
+        assert!(err.advice().is_some());
         // Nothing written, nothing left.
         assert!(!fs_.root().exists());
         // trusttree writes nothing, so it is not checked.

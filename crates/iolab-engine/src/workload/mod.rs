@@ -14,6 +14,8 @@ use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Worded};
 use iolab_workload::model::{FlowopKind, MasterAction, QuitMode, Workload};
 use iolab_workload::rng::Rng;
 
@@ -70,17 +72,28 @@ pub enum OptionsError {
     DirectThroughMapping { flowop: String, engine: EngineKind },
 }
 
-impl OptionsError {
-    pub fn hint(&self) -> &'static str {
+impl Worded for OptionsError {
+    fn phrase(&self) -> Phrase {
         match self {
-            OptionsError::Depth(DepthError::OutOfRange(_)) => "give an iodepth from 1 to 4096",
-            OptionsError::Depth(_) => {
-                "add --engine io_uring (the engine that queues), or drop --iodepth"
-            }
-            OptionsError::DirectThroughMapping { .. } => {
-                "use an engine that issues requests (psync, sync, io_uring), or set directio off"
-            }
+            OptionsError::Depth(d) => d.phrase(),
+            other => Phrase::text(other.to_string()),
         }
+    }
+
+    fn advice(&self) -> Option<Phrase> {
+        Some(match self {
+            OptionsError::Depth(DepthError::OutOfRange(_)) => {
+                Phrase::text("give an iodepth from 1 to 4096")
+            }
+            OptionsError::Depth(_) => phrase!(
+                "add {} io_uring (the engine that queues), or drop {}",
+                opt("engine"),
+                opt("iodepth")
+            ),
+            OptionsError::DirectThroughMapping { .. } => Phrase::text(
+                "use an engine that issues requests (psync, sync, io_uring), or set directio off",
+            ),
+        })
     }
 }
 

@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use iolab_mrc::{even_sizes, try_exact, Mrc, Shards, ShardsMode};
 use iolab_cachesim::Warning;
+use iolab_mrc::{even_sizes, try_exact, Mrc, Shards, ShardsMode};
 use iolab_tracefile::{CsvSpec, Format, FORMAT_NAMES};
 
 use crate::error::CliError;
