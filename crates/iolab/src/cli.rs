@@ -11,7 +11,27 @@ pub fn command() -> clap::Command {
     let cmd = <Cli as clap::CommandFactory>::command().mut_subcommand("run", |run| {
         iolab_kinds::files().fold(run, |run, f| f.args(run))
     });
-    iolab_kinds::commands().fold(cmd, |cmd, c| cmd.subcommand(c.command()))
+    let own: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let cmd = iolab_kinds::commands().fold(cmd, |cmd, c| cmd.subcommand(c.command()));
+    // Help lists what runs something first (`run`, then each kind's commands in the registry's
+    // order), then what looks at results, in their declared order.
+    let kinds = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|n| !own.contains(n));
+    let order: Vec<String> = own
+        .iter()
+        .filter(|n| *n == "run")
+        .cloned()
+        .chain(kinds.collect::<Vec<_>>())
+        .chain(own.iter().filter(|n| *n != "run").cloned())
+        .collect();
+    order.iter().enumerate().fold(cmd, |cmd, (i, name)| {
+        cmd.mut_subcommand(name, |c| c.display_order(i))
+    })
 }
 
 #[derive(Debug, Parser)]
