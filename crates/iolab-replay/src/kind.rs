@@ -238,7 +238,7 @@ impl std::fmt::Display for NoList {
 }
 
 /// replay's one option table. Its spec is checked only for naming a list: the lists
-/// themselves are loaded and checked together when the plan is made ([`read`],
+/// themselves are loaded and checked together when the plan is made (`read`,
 /// [`from_command_line`]), where their errors are located in the list files.
 pub struct ReplayTable;
 
