@@ -553,6 +553,15 @@ pub fn option_args<T: OptionTable>(cmd: Command) -> Command {
             .help(o.help_with_original(T::TOOL))
             .value_name(o.value_name)
             .value_parser(move |s: &str| o.parse(s));
+        if o.kind == OptionKind::Path {
+            // Any path the system takes, not only UTF-8 text, as given; an empty one is
+            // refused.
+            use clap::builder::TypedValueParser;
+            arg = arg.value_parser(
+                clap::builder::PathBufValueParser::new()
+                    .map(|p| OptionValue::Path(iolab_workload::option::intern_path(&p))),
+            );
+        }
         if o.kind == OptionKind::Flag {
             // `--direct` alone means true; `--latency false` turns one off.
             arg = arg.num_args(0..=1).default_missing_value("true");

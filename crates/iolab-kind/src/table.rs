@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use iolab_metrics::MetricDef;
 use iolab_util::setting::{Phrase, Worded};
-use iolab_workload::option::{OptionDef, OptionValue};
+use iolab_workload::option::{intern_path, OptionDef, OptionValue};
 
 use crate::command::{Origin, UsageError};
 use crate::input::read::Ctx;
@@ -97,6 +97,7 @@ pub fn read<'t, T: OptionTable>(
     // The runner gives every run its own directory and seed.
     let mut spec = T::defaults(PLACEHOLDER_DIR.into(), 0);
     let table = cx.options(entry, &path, T::options(), &mut spec)?;
+    resolve_paths(T::options(), &mut spec, at.base);
     T::fit_to(&mut spec, at);
     match T::validate(&spec) {
         Ok(plan) => Some(Read {
@@ -119,6 +120,16 @@ pub fn read<'t, T: OptionTable>(
                 .map_or(entry.key_span.clone(), |e| e.node.span.clone());
             cx.error(&at, message);
             None
+        }
+    }
+}
+
+/// Makes the relative paths of `spec`'s path options (as an experiment file wrote them)
+/// start in `base`, the file's directory; absolute ones stay.
+pub fn resolve_paths<S>(options: &[OptionDef<S>], spec: &mut S, base: &std::path::Path) {
+    for o in options {
+        if let Some(p) = (o.get)(spec).and_then(OptionValue::path) {
+            o.apply(spec, OptionValue::Path(intern_path(&base.join(p))));
         }
     }
 }
@@ -180,6 +191,7 @@ pub fn options_json<T: OptionTable>(spec: &T::Spec) -> serde_json::Value {
             OptionValue::Bytes(b) | OptionValue::Count(b) => json!(b),
             OptionValue::Duration(d) => json!(iolab_workload::duration_text(d)),
             OptionValue::Flag(f) => json!(f),
+            OptionValue::Path(p) => json!(p.display().to_string()),
             OptionValue::Set(_) => {
                 let names = match def.kind {
                     OptionKind::Set { names, .. } => names,
@@ -414,6 +426,7 @@ pub mod testing {
                 .map(|i| OptionValue::set_of([i]))
                 .chain([OptionValue::set_of(0..names.len())])
                 .collect(),
+            OptionKind::Path => vec![OptionValue::Path(intern_path("lists/a.list".as_ref()))],
         }
     }
 

@@ -1,4 +1,4 @@
-//! `iolab replay` (the lists given as flags, validated together, as the one-run plan run by
+//! `iolab replay` (the lists given as flags of the one option table, validated together, as the one-run plan run by
 //! the experiment runner, printed in the chosen format) and `iolab filelist` (the list
 //! generators: the list goes to `--output`, written only once it is complete, or to standard
 //! output; what it holds to standard error).
@@ -9,7 +9,9 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use iolab_kind::cli::{self, CommandError, Counting, Host, RunArgs, Subcommand};
 use iolab_kind::output::SingleReport;
 
-use crate::kind::{from_command_line, list_usage, BetweenDays, ReplaySpec};
+use iolab_kind::table::OptionTable;
+
+use crate::kind::{from_command_line, list_usage, BetweenDays, ReplayTable};
 use crate::output::{self, ReplayReport, FORMATS};
 use crate::{GenError, Generated, Role, Schedule};
 
@@ -18,13 +20,6 @@ pub struct ReplayCommand;
 
 impl Subcommand for ReplayCommand {
     fn command(&self) -> Command {
-        let list = |id: &'static str, help: &'static str| {
-            Arg::new(id)
-                .long(id)
-                .value_name("FILE")
-                .value_parser(clap::value_parser!(PathBuf))
-                .help(help)
-        };
         let cmd = Command::new("replay")
             .about(
                 "Replay file lists in a directory: an install, a boot read set and workdays \
@@ -35,28 +30,9 @@ impl Subcommand for ReplayCommand {
             )
             .arg(cli::dir_arg(
                 "Directory to replay the lists in (must exist; the lists' names are relative to it)",
-            ))
-            .arg(list(
-                "install",
-                "The install list: run once, before the first day",
-            ))
-            .arg(list("boot", "The boot list: run at the start of every day"))
-            .arg(list(
-                "days",
-                "The days list (`[day N]` sections): each day's own operations",
-            ))
-            .arg(
-                Arg::new("between_days")
-                    .long("between-days")
-                    .value_name("HOW")
-                    .default_value(BetweenDays::None.name())
-                    .value_parser(BetweenDays::NAMES)
-                    .help(
-                        "How the install and each day end: `none` (syncfs, timed), \
-                         `drop_caches` (syncfs, timed, then drop the caches; root), `remount` \
-                         (experiments with a mounted target only)",
-                    ),
-            )
+            ));
+        let cmd = cli::option_args::<ReplayTable>(cmd)
+            .mut_arg("between_days", between_days_flag)
             .arg(cli::seed_arg(
                 "The run's seed (stored; the lists themselves fix every choice)",
             ));
@@ -65,22 +41,13 @@ impl Subcommand for ReplayCommand {
 
     fn run(&self, m: &ArgMatches, host: &mut dyn Host) -> Result<(), CommandError> {
         let args = RunArgs::from_matches(m, FORMATS);
-        let path = |id: &str| m.get_one::<PathBuf>(id).cloned();
-        let between_days = m
-            .get_one::<String>("between_days")
-            .and_then(|s| BetweenDays::parse(s))
-            .unwrap_or(BetweenDays::None);
-        let spec = ReplaySpec {
-            install: path("install"),
-            boot: path("boot"),
-            days: path("days"),
-            between_days,
-        };
-        let seed = m
-            .get_one::<u64>("seed")
-            .copied()
-            .unwrap_or(iolab_kind::DEFAULT_SEED);
-        let runs = from_command_line(spec, &path("dir").unwrap_or_default(), seed)?;
+        let (dir, seed) = (cli::dir_of(m), cli::seed_of(m));
+        let mut spec = ReplayTable::defaults(dir.clone(), seed);
+        for (o, v) in cli::option_values::<ReplayTable>(m) {
+            o.apply(&mut spec, v);
+        }
+        let between_days = spec.between_days;
+        let runs = from_command_line(spec, &dir, seed)?;
         let started_at = std::time::SystemTime::now();
         let run = cli::run_one(
             host,
@@ -100,6 +67,22 @@ impl Subcommand for ReplayCommand {
         }
         Ok(())
     }
+}
+
+/// `--between-days` as the command line has always had it: its own default, `none` (iolab
+/// does not remount a `--dir` it did not mount; an experiment's default is `remount`), and the
+/// choices listed by clap under the table's help rather than appended to it.
+fn between_days_flag(arg: Arg) -> Arg {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    let Some(o) = crate::kind::OPTIONS
+        .iter()
+        .find(|o| o.name == "between_days")
+    else {
+        return arg;
+    };
+    arg.default_value(BetweenDays::None.name())
+        .help(o.help)
+        .value_parser(PossibleValuesParser::new(BetweenDays::NAMES).try_map(|s| o.parse(&s)))
 }
 
 /// `iolab filelist scan|sample|workday`.
@@ -303,6 +286,7 @@ fn gen_error(e: GenError) -> CommandError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_workload::option::OptionValue;
 
     #[test]
     fn replay_flags_and_their_defaults() {
@@ -311,11 +295,15 @@ mod tests {
             .try_get_matches_from(["replay", "--dir", "/d", "--days", "d.list"])
             .unwrap();
         assert_eq!(
-            m.get_one::<String>("between_days").map(String::as_str),
+            m.get_one::<OptionValue>("between_days").map(|v| v.name()),
             Some("none")
         );
         assert_eq!(m.get_one::<u64>("seed"), Some(&iolab_kind::DEFAULT_SEED));
-        assert_eq!(m.get_one::<PathBuf>("install"), None);
+        assert_eq!(m.get_one::<OptionValue>("install"), None);
+        assert_eq!(
+            m.get_one::<OptionValue>("days").and_then(|v| v.path()),
+            Some(Path::new("d.list"))
+        );
         assert_eq!(RunArgs::from_matches(&m, FORMATS).format, "human");
         let e = ReplayCommand
             .command()
@@ -325,6 +313,26 @@ mod tests {
         assert!(e.contains("--between-days"), "{e}");
         ReplayCommand.command().debug_assert();
         FilelistCommand.command().debug_assert();
+    }
+
+    /// The help shows every option of the table with its value name and help, and
+    /// `--between-days` with the command line's own default and its choices.
+    #[test]
+    fn help_lists_the_table() {
+        let help = ReplayCommand.command().render_long_help().to_string();
+        for o in crate::kind::OPTIONS {
+            let shown = format!("--{} <{}>", o.flag(), o.value_name);
+            assert!(help.contains(&shown), "{shown}: {help}");
+            let words = o.help.split_whitespace().collect::<Vec<_>>().join(" ");
+            let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(flat.contains(&words), "{}: {help}", o.name);
+        }
+        assert!(
+            help.contains(
+                "[default: none]\n          [possible values: remount, drop_caches, none]"
+            ),
+            "{help}"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! File-list replay (docs/replay.md): `[workload] replay = { install = …, boot = …, days = …,
-//! between_days = … }` in an experiment, `iolab replay` on the command line. The lists are
+//! between_days = … }` in an experiment, `iolab replay` on the command line; both read the
+//! options of the one table, [`OPTIONS`]. The lists are
 //! read and validated together (iolab-replay's simulated namespace) when the plan is made,
 //! so a bad list stops the experiment before anything runs; a run replays the install, then
 //! each day (the boot list, then the day's operations), ending the install and every day with
@@ -16,13 +17,14 @@ use iolab_metrics::{Better, MetricDef};
 use iolab_monitor::diskstats::DiskCounters;
 use iolab_store::{FlowopStats, MonitorSeries, RunRecord};
 use iolab_sys::DevT;
+use iolab_workload::option::{intern_path, OptionDef, OptionKind, OptionValue};
 use serde_json::{json, Value};
 
 use iolab_kind::input::error::ExperimentError;
 use iolab_kind::input::read::Ctx;
 use iolab_kind::input::tree::Entry;
 use iolab_kind::record::{headline, metric, Totals};
-use iolab_kind::table::TableKind;
+use iolab_kind::table::{self, OptionTable, TableKind, PLACEHOLDER_DIR};
 use iolab_kind::Intent;
 use iolab_kind::Runs;
 use iolab_kind::UsageError;
@@ -31,9 +33,6 @@ use iolab_kind::{RunCtx, RunFailure, SutControl};
 
 /// The `[workload]` key.
 pub const KEY: &str = "replay";
-
-/// The keys of `replay = { … }`.
-const KEYS: &[&str] = &["install", "boot", "days", "between_days"];
 
 /// How a day ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,6 +158,131 @@ pub struct ReplaySpec {
     pub between_days: BetweenDays,
 }
 
+/// One option of a replay, declared once: `--NAME VALUE` for `iolab replay`, `NAME = VALUE`
+/// in an experiment's `[workload] replay = { … }`, and what the stored spec holds.
+pub type ReplayOption = OptionDef<ReplaySpec>;
+
+/// A list's option: its path in `field` of the spec.
+macro_rules! list_option {
+    ($name:literal, $field:ident, $help:literal) => {
+        ReplayOption {
+            name: $name,
+            value_name: "FILE",
+            kind: OptionKind::Path,
+            default: None,
+            aliases: &[],
+            help: $help,
+            original: "",
+            apply: |s, v| {
+                if let Some(p) = v.path() {
+                    s.$field = Some(p.to_path_buf());
+                }
+            },
+            get: |s| {
+                s.$field
+                    .as_deref()
+                    .map(|p| OptionValue::Path(intern_path(p)))
+            },
+        }
+    };
+}
+
+/// Every replay option, in the order help lists them. `between_days` defaults to `remount`
+/// in an experiment; `iolab replay` has its own default, `none` (see the command).
+pub const OPTIONS: &[ReplayOption] = &[
+    list_option!(
+        "install",
+        install,
+        "The install list: run once, before the first day"
+    ),
+    list_option!("boot", boot, "The boot list: run at the start of every day"),
+    list_option!(
+        "days",
+        days,
+        "The days list (`[day N]` sections): each day's own operations"
+    ),
+    ReplayOption {
+        name: "between_days",
+        value_name: "HOW",
+        kind: OptionKind::Choice(&BetweenDays::NAMES),
+        default: Some("remount"),
+        aliases: &[],
+        help: "How the install and each day end: `none` (syncfs, timed), `drop_caches` \
+               (syncfs, timed, then drop the caches; root), `remount` (experiments with a \
+               mounted target only)",
+        original: "",
+        apply: |s, v| s.between_days = BetweenDays::parse(v.name()).unwrap_or(s.between_days),
+        get: |s| Some(OptionValue::Name(s.between_days.name())),
+    },
+];
+
+/// The lists' options, as `--install, --boot, --days` or `install = "…", …` would write
+/// them (`each` writes one), for the hints of a replay without a list.
+pub(crate) fn lists(each: impl Fn(&ReplayOption) -> String) -> String {
+    OPTIONS
+        .iter()
+        .filter(|o| o.kind == OptionKind::Path)
+        .map(each)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A replay names no list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoList;
+
+impl std::fmt::Display for NoList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no list to replay")
+    }
+}
+
+impl iolab_util::setting::Worded for NoList {
+    fn phrase(&self) -> iolab_util::setting::Phrase {
+        iolab_util::setting::Phrase::text(self.to_string())
+    }
+}
+
+/// replay's one option table. Its spec is checked only for naming a list: the lists
+/// themselves are loaded and checked together when the plan is made (`read`,
+/// [`from_command_line`]), where their errors are located in the list files.
+pub struct ReplayTable;
+
+impl OptionTable for ReplayTable {
+    type Spec = ReplaySpec;
+    type Plan = ();
+    type Error = NoList;
+    const KIND: &'static str = KEY;
+    /// No option names another tool's flag.
+    const TOOL: &'static str = "";
+
+    fn options() -> &'static [ReplayOption] {
+        OPTIONS
+    }
+
+    /// The lists are not placed in the run's directory: they are read when the plan is made.
+    fn defaults(_dir: PathBuf, _seed: u64) -> ReplaySpec {
+        ReplaySpec {
+            install: None,
+            boot: None,
+            days: None,
+            between_days: BetweenDays::Remount,
+        }
+    }
+
+    fn validate(spec: &ReplaySpec) -> Result<(), NoList> {
+        if spec.install.is_none() && spec.boot.is_none() && spec.days.is_none() {
+            return Err(NoList);
+        }
+        Ok(())
+    }
+
+    /// Any list would do; the first.
+    fn fault(_: &NoList, _: &dyn Fn(&str) -> bool) -> &'static str {
+        "install"
+    }
+}
+
 /// A validated replay.
 #[derive(Debug, Clone)]
 pub struct ReplayWorkload {
@@ -169,34 +293,21 @@ pub struct ReplayWorkload {
 /// Reads `replay = { … }`: the lists (paths relative to the experiment file's directory),
 /// loaded and validated together; `between_days`, which must be possible on the target.
 fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<ReplayWorkload> {
-    let t = cx.table(entry, "workload.replay")?;
-    cx.unknown_keys(t, KEYS, "workload.replay");
-    let before = cx.errors();
-    let mut path = |k: &str| -> Option<PathBuf> {
-        let e = t.get(k)?;
-        cx.string(e, &format!("workload.replay.{k}"))
-            .map(|s| at.base.join(s))
-    };
-    let install = path("install");
-    let boot = path("boot");
-    let days = path("days");
-    let between_days = t
-        .get("between_days")
-        .and_then(|e| cx.choice(e, "workload.replay.between_days", &BetweenDays::NAMES))
-        .and_then(BetweenDays::parse)
-        .unwrap_or(BetweenDays::Remount);
-    if cx.errors() > before {
-        return None;
-    }
-    if install.is_none() && boot.is_none() && days.is_none() {
+    let mut spec = ReplayTable::defaults(PLACEHOLDER_DIR.into(), 0);
+    let t = cx.options(entry, "workload.replay", OPTIONS, &mut spec)?;
+    table::resolve_paths(OPTIONS, &mut spec, at.base);
+    if ReplayTable::validate(&spec).is_err() {
         cx.error_hint(
             &entry.node.span,
             "`workload.replay` names no list",
-            "give at least one of install = \"…\", boot = \"…\", days = \"…\"",
+            format!(
+                "give at least one of {}",
+                lists(|o| format!("{} = \"…\"", o.name))
+            ),
         );
         return None;
     }
-    if between_days == BetweenDays::Remount && at.remountable == Some(false) {
+    if spec.between_days == BetweenDays::Remount && at.remountable == Some(false) {
         let span = t
             .get("between_days")
             .map_or(entry.node.span.clone(), |e| e.node.span.clone());
@@ -207,12 +318,6 @@ fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<ReplayWorkload>
         );
         return None;
     }
-    let spec = ReplaySpec {
-        install,
-        boot,
-        days,
-        between_days,
-    };
     let (line, col) = cx.src.line_col(entry.node.span.start);
     let named_at = format!(
         "in the replay named by `workload.replay` at {}:{line}:{col}",
@@ -264,10 +369,12 @@ pub fn from_command_line(
     dir: &Path,
     seed: u64,
 ) -> Result<Runs<ReplayResult>, UsageError> {
-    if spec.install.is_none() && spec.boot.is_none() && spec.days.is_none() {
-        return Err(UsageError::new("no list to replay")
-            .hint("give at least one of --install, --boot, --days"));
-    }
+    ReplayTable::validate(&spec).map_err(|e| {
+        UsageError::new(e.to_string()).hint(format!(
+            "give at least one of {}",
+            lists(|o| format!("--{}", o.flag()))
+        ))
+    })?;
     if spec.between_days == BetweenDays::Remount {
         return Err(UsageError::new(
             "--between-days remount: iolab does not remount a --dir it did not mount",
@@ -303,20 +410,19 @@ pub(crate) fn list_usage(e: ListError) -> UsageError {
     }
 }
 
+/// The spec as stored, from the table: the lists' paths made absolute, so that the stored
+/// spec names the files wherever it is read.
 fn spec_json(spec: &ReplaySpec) -> Value {
-    let mut o = serde_json::Map::new();
-    for (k, p) in [
-        ("install", &spec.install),
-        ("boot", &spec.boot),
-        ("days", &spec.days),
-    ] {
-        if let Some(p) = p {
-            let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-            o.insert(k.into(), json!(p.display().to_string()));
+    let mut stored = spec.clone();
+    for p in [&mut stored.install, &mut stored.boot, &mut stored.days]
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(absolute) = std::fs::canonicalize(&*p) {
+            *p = absolute;
         }
     }
-    o.insert("between_days".into(), json!(spec.between_days.name()));
-    Value::Object(o)
+    table::options_json::<ReplayTable>(&stored)
 }
 
 /// Ends the install and every day as `between_days` says.
@@ -686,6 +792,60 @@ mod tests {
             .find(|m| m.metric == "replay.day_s")
             .unwrap();
         assert_eq!(s.points.len(), 2);
+    }
+
+    #[test]
+    fn the_tables_getters_undo_its_appliers() {
+        iolab_kind::table::testing::get_undoes_apply::<ReplayTable>();
+    }
+
+    /// An experiment's lists start in its file's directory (not the working directory), and
+    /// the stored spec names them absolutely and reads back as the spec that ran.
+    #[test]
+    fn relative_lists_start_at_the_experiment_and_are_stored_absolute() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("lists")).unwrap();
+        std::fs::create_dir_all(base.join("target")).unwrap();
+        std::fs::write(base.join("lists/install.list"), "a, 10, c\n").unwrap();
+        std::fs::write(base.join("days.list"), "[day 1]\na, 10, s\n").unwrap();
+        let days = base.join("days.list");
+        let text = format!(
+            "[sut]\ntarget = {{ kind = \"directory\", path = \"target\" }}\n[workload]\n\
+             replay = {{ install = \"lists/../lists/install.list\", days = {:?}, \
+             between_days = \"none\" }}\n",
+            days.display().to_string()
+        );
+        let file = base.join("e.toml");
+        let p = iolab_experiment::load_str(&file, &text).unwrap();
+        let stored = p.stored_workload(0);
+        assert_eq!(
+            stored["replay"],
+            json!({
+                "install": base.join("lists/install.list").display().to_string(),
+                "days": days.display().to_string(),
+                "between_days": "none",
+            })
+        );
+        let spec = table::from_stored::<ReplayTable>(stored).unwrap();
+        assert_eq!(
+            spec,
+            ReplaySpec {
+                install: Some(base.join("lists/install.list")),
+                boot: None,
+                days: Some(days),
+                between_days: BetweenDays::None,
+            }
+        );
+        // Unset, `between_days` is an experiment's default, `remount`, which a directory
+        // target cannot do.
+        let e = iolab_experiment::load_str(&file, &text.replace("between_days = \"none\"", ""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`workload.replay.between_days` = \"remount\""),
+            "{e}"
+        );
     }
 
     #[test]

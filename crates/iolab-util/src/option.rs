@@ -3,6 +3,7 @@
 //! keys and the rows of its docs (tests keep those in step). Each option says how its value
 //! is written ([`OptionKind`]) and how a parsed value goes into the kind's spec (`apply`).
 
+use std::path::Path;
 use std::time::Duration;
 
 /// How an option's value is written.
@@ -26,6 +27,9 @@ pub enum OptionKind {
         /// What one name stands for, in messages: `test`.
         what: &'static str,
     },
+    /// A file's path, as given (spaces included); in an experiment file a string, relative to
+    /// the file's directory.
+    Path,
 }
 
 /// A parsed option value.
@@ -38,6 +42,8 @@ pub enum OptionValue {
     Flag(bool),
     /// Bit `i` set: `names[i]` was given.
     Set(u64),
+    /// A path ([`intern_path`]ed).
+    Path(&'static Path),
 }
 
 impl OptionValue {
@@ -78,6 +84,14 @@ impl OptionValue {
     /// Whether a [`OptionValue::Flag`] is on (false otherwise).
     pub fn flag(self) -> bool {
         matches!(self, OptionValue::Flag(true))
+    }
+
+    /// The path of a [`OptionValue::Path`] (`None` otherwise).
+    pub fn path(self) -> Option<&'static Path> {
+        match self {
+            OptionValue::Path(p) => Some(p),
+            _ => None,
+        }
     }
 
     /// The positions of the names a [`OptionValue::Set`] holds, in order (none otherwise).
@@ -124,6 +138,7 @@ impl OptionKind {
         text: &str,
         aliases: &[(&'static str, &'static str)],
     ) -> Result<OptionValue, String> {
+        let as_given = text;
         let text = text.trim();
         match self {
             OptionKind::Choice(names) => {
@@ -160,8 +175,24 @@ impl OptionKind {
                 _ => Err(format!("`{text}` is not true or false")),
             },
             OptionKind::Set { names, what } => parse_set(text, names, what, aliases),
+            OptionKind::Path => Ok(OptionValue::Path(intern_path(Path::new(as_given)))),
         }
     }
+}
+
+/// `path` with a `'static` lifetime, kept once per distinct path: option values stay `Copy`
+/// (every table passes them by value), and the paths a process reads — a command line, the
+/// lists of its experiment files — are few and repeat across configurations.
+pub fn intern_path(path: &Path) -> &'static Path {
+    static PATHS: std::sync::Mutex<std::collections::BTreeSet<&'static Path>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut paths = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = paths.get(path) {
+        return p;
+    }
+    let p: &'static Path = Box::leak(path.to_path_buf().into_boxed_path());
+    paths.insert(p);
+    p
 }
 
 /// `a, b,c`: the positions of the names (or their aliases) in `names` as a bit set.
@@ -288,6 +319,11 @@ mod tests {
             e,
             "unknown test `up`: give one or more of write (0), read, random, comma-separated"
         );
+        let p = OptionKind::Path.parse("lists/a b.list ", &[]).unwrap();
+        assert_eq!(p.path(), Some(Path::new("lists/a b.list ")));
+        // The same path is kept once.
+        let q = OptionKind::Path.parse("lists/a b.list ", &[]).unwrap();
+        assert!(std::ptr::eq(p.path().unwrap(), q.path().unwrap()));
         let c = OptionKind::Count { min: 1, max: 11 };
         assert_eq!(c.parse("12", &[]).unwrap_err(), "must be between 1 and 11");
         let names: &'static [&'static str] = &["wal", "delete"];

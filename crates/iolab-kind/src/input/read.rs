@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::input::error::{Diag, ExperimentError, Source};
 use crate::input::tree::{Entry, Span, Table, Value};
-use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
+use iolab_workload::option::{intern_path, OptionDef, OptionKind, OptionValue};
 use iolab_workload::suggest;
 
 /// The file being read and the errors found so far.
@@ -219,6 +219,11 @@ impl<'s> Ctx<'s> {
             }
             OptionKind::Duration => self.duration(e, path).map(OptionValue::Duration),
             OptionKind::Flag => self.boolean(e, path).map(OptionValue::Flag),
+            // As written: the kind resolves it against the file's directory
+            // (`table::resolve_paths`), which the reader does not know.
+            OptionKind::Path => self
+                .string(e, path)
+                .map(|s| OptionValue::Path(intern_path(std::path::Path::new(s)))),
             OptionKind::Set { .. } => {
                 let text = self.string(e, path)?;
                 match kind.parse(text, aliases) {
@@ -348,6 +353,22 @@ mod tests {
         );
         assert_eq!(errs.len(), 1);
         assert!(errs[0].starts_with("t.toml:3:5: `c`: `3 parsecs` is not a duration"));
+    }
+
+    #[test]
+    fn a_path_is_a_string_as_written() {
+        let (v, errs) = with("a = \"lists/x y.list \"\nb = 3\n", |cx, t| {
+            (
+                cx.option(t.get("a").unwrap(), "a", OptionKind::Path, &[]),
+                cx.option(t.get("b").unwrap(), "b", OptionKind::Path, &[]),
+            )
+        });
+        assert_eq!(
+            v.0.and_then(OptionValue::path),
+            Some(Path::new("lists/x y.list "))
+        );
+        assert_eq!(v.1, None);
+        assert_eq!(errs, ["t.toml:2:5: `b` must be a string, not an integer"]);
     }
 
     #[test]
