@@ -10,7 +10,6 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
-use std::time::Duration;
 
 use crate::matrix::Cell;
 use crate::options::Direction;
@@ -28,10 +27,10 @@ use serde_json::{json, Map, Value};
 use iolab_kind::input::read::Ctx;
 use iolab_kind::input::tree::Entry;
 use iolab_kind::record::{headline, metric, Totals};
-use iolab_kind::table::{self, OptionTable, TableKind};
+use iolab_kind::table::{self, OptionTable, TableKind, TableRun, TableWorkload};
 use iolab_kind::Intent;
+use iolab_kind::LoadContext;
 use iolab_kind::{CommandConfig, CommandPlan, Outputs, Runs};
-use iolab_kind::{LoadContext, Workload};
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure, SutControl};
 use iolab_util::phrase;
@@ -48,12 +47,8 @@ pub static IOZONE: TableKind = TableKind {
     misplaced: |_| "remove it, or give it inside iozone = { … } (docs/iozone.md lists the keys)",
     needs_target: true,
     resolve: |cx, entry, at| {
-        read(cx, entry, at).map(|spec| {
-            iolab_kind::erase(IozoneWorkload {
-                spec,
-                origin: Origin::File,
-            })
-        })
+        read(cx, entry, at)
+            .map(|spec| iolab_kind::erase(TableWorkload::<IozoneTable>::new(spec, Origin::File)))
     },
 };
 
@@ -183,16 +178,74 @@ fn owned(
     }
 }
 
-/// Validated iozone tests; the runner gives each run its directory and seed.
-#[derive(Debug, Clone)]
-pub struct IozoneWorkload {
-    pub spec: IozoneSpec,
-    origin: Origin,
+/// Why an iozone run failed.
+#[derive(Debug)]
+pub enum IozoneRunError {
+    Engine(EngineError),
+    /// A purge asked of a directory on a tmpfs, found only when the run has its directory.
+    MemoryFsPurge(Purge),
 }
 
-impl IozoneWorkload {
-    /// An engine error in the user's words.
-    fn failure(&self, e: &EngineError) -> RunFailure {
+impl TableRun for IozoneTable {
+    type Output = IozoneResult;
+    type RunError = IozoneRunError;
+
+    fn metrics() -> &'static [MetricDef] {
+        &METRICS
+    }
+
+    fn place(spec: &mut IozoneSpec, dir: &Path, seed: u64) {
+        spec.dir = dir.to_path_buf();
+        spec.seed = seed;
+    }
+
+    fn intent(plan: &IozonePlan, base: Intent) -> Intent {
+        intent(plan, base)
+    }
+
+    fn needs_root(spec: &IozoneSpec) -> Option<String> {
+        (spec.purge == Purge::DropCaches).then(|| {
+            "dropping the page cache between passes (workload.iozone.purge = \"drop_caches\")"
+                .to_string()
+        })
+    }
+
+    fn describe(spec: &IozoneSpec) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert(
+            "iozone_figures".into(),
+            json!(spec
+                .validate()
+                .map(|p| p.figures().map(Figure::name).collect::<Vec<_>>())
+                .unwrap_or_default()),
+        );
+        m
+    }
+
+    fn run_files(plan: &IozonePlan) -> Vec<PathBuf> {
+        (0..plan.threads)
+            .map(|t| crate::run::data_file(&plan.dir, t))
+            .collect()
+    }
+
+    fn run(plan: &IozonePlan, run: &mut RunCtx<'_>) -> Result<IozoneResult, IozoneRunError> {
+        if plan.purge != Purge::None && memory_fs(&plan.dir) {
+            return Err(IozoneRunError::MemoryFsPurge(plan.purge));
+        }
+        let mut between = Between { sut: run.sut };
+        run_iozone(plan, run.hooks, &mut between, run.cancel).map_err(IozoneRunError::Engine)
+    }
+
+    /// An error in the user's words.
+    fn failure(e: &IozoneRunError, spec: &IozoneSpec, origin: Origin) -> RunFailure {
+        let word = |p: &Phrase| table::word::<IozoneTable>(origin, p);
+        let e = match e {
+            IozoneRunError::Engine(e) => e,
+            IozoneRunError::MemoryFsPurge(how) => {
+                let (message, hint) = memory_fs_purge_phrases(*how);
+                return RunFailure::bad_input(word(&message)).hint(Some(word(&hint)));
+            }
+        };
         let hint = match (e, e.os_error()) {
             (EngineError::IoAt { .. } | EngineError::Io { .. }, Some(libc::ENOSPC)) => {
                 Some(phrase!(
@@ -202,7 +255,7 @@ impl IozoneWorkload {
                     Setting::Dir
                 ))
             }
-            (_, Some(libc::EINVAL)) if self.spec.direct => Some(phrase!(
+            (_, Some(libc::EINVAL)) if spec.direct => Some(phrase!(
                 "with {}, records must be multiples of the device's logical block size: try \
                  {} 4k",
                 opt("direct"),
@@ -210,79 +263,13 @@ impl IozoneWorkload {
             )),
             _ => e.advice(),
         };
-        let word = |p: &Phrase| table::word::<IozoneTable>(self.origin, p);
         let mut f = e.failure(hint.as_ref().map(word));
         f.message = word(&e.phrase());
         f
     }
-}
 
-impl Workload for IozoneWorkload {
-    type Output = IozoneResult;
-
-    fn kind(&self) -> &'static str {
-        KEY
-    }
-
-    fn metrics(&self) -> &'static [MetricDef] {
-        &METRICS
-    }
-
-    fn intent(&self, base: Intent) -> Intent {
-        match self.spec.validate() {
-            Ok(plan) => intent(&plan, base),
-            Err(_) => base,
-        }
-    }
-
-    fn planned_duration(&self) -> Option<Duration> {
-        None
-    }
-
-    fn needs_root(&self) -> Option<String> {
-        (self.spec.purge == Purge::DropCaches).then(|| {
-            "dropping the page cache between passes (workload.iozone.purge = \"drop_caches\")"
-                .to_string()
-        })
-    }
-
-    fn describe(&self) -> Map<String, Value> {
-        let mut m = table::describe::<IozoneTable>(&self.spec);
-        m.insert(
-            "iozone_figures".into(),
-            json!(self
-                .spec
-                .validate()
-                .map(|p| p.figures().map(Figure::name).collect::<Vec<_>>())
-                .unwrap_or_default()),
-        );
-        m
-    }
-
-    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
-        let mut spec = self.spec.clone();
-        spec.dir = run.dir.to_path_buf();
-        spec.seed = run.seed;
-        let plan = spec
-            .validate()
-            .map_err(|e| RunFailure::bad_input(e.to_string()))?;
-        run.hooks.run_files(
-            (0..plan.threads)
-                .map(|t| crate::run::data_file(&plan.dir, t))
-                .collect(),
-        );
-        if plan.purge != Purge::None && memory_fs(&plan.dir) {
-            // A directory target on a tmpfs: found only now.
-            let e = memory_fs_purge(plan.purge);
-            return Err(RunFailure::bad_input(
-                e.to_string().replace("--purge ", "purge = "),
-            ));
-        }
-        let mut between = Between { sut: run.sut };
-        let r =
-            run_iozone(&plan, run.hooks, &mut between, run.cancel).map_err(|e| self.failure(&e))?;
-        add_record(run.record, &r);
-        Ok(r)
+    fn record(record: &mut RunRecord, r: &IozoneResult) {
+        add_record(record, r);
     }
 }
 
@@ -381,12 +368,25 @@ fn memory_fs(dir: &Path) -> bool {
 }
 
 fn memory_fs_purge(how: Purge) -> UsageError {
-    UsageError::new(format!(
-        "--purge {}: the directory is on a tmpfs, whose files live in the page cache; no \
-         purge can empty it",
-        how.name()
-    ))
-    .hint("give a --dir on a disk's filesystem to measure the device, or drop --purge")
+    let (message, hint) = memory_fs_purge_phrases(how);
+    UsageError::new(message.to_string()).hint(hint.to_string())
+}
+
+/// A purge on a tmpfs, and what to do instead.
+fn memory_fs_purge_phrases(how: Purge) -> (Phrase, Phrase) {
+    (
+        phrase!(
+            "{} {}: the directory is on a tmpfs, whose files live in the page cache; no purge \
+             can empty it",
+            opt("purge"),
+            how.name()
+        ),
+        phrase!(
+            "give a {} on a disk's filesystem to measure the device, or drop {}",
+            Setting::Dir,
+            opt("purge")
+        ),
+    )
 }
 
 /// A purge the command line cannot do: `remount` (iolab does not remount a `--dir` it did
@@ -428,17 +428,12 @@ pub fn from_command_line(
         spec.threads,
         spec.flush.name()
     );
-    let workload_json = json!({ KEY: table::options_json::<IozoneTable>(&spec) });
-    Ok(Runs::one(
+    Ok(table::command_run::<IozoneTable>(
+        spec,
         name,
         "iolab iozone",
         dir.to_path_buf(),
         seed,
-        IozoneWorkload {
-            spec,
-            origin: Origin::CommandLine,
-        },
-        workload_json,
     ))
 }
 
@@ -633,10 +628,8 @@ fn configurations<const N: usize>(
                 label,
                 factors,
                 workload_json: json!({ KEY: table::options_json::<IozoneTable>(&spec) }),
-                workload: outputs.wrap(IozoneWorkload {
-                    spec,
-                    origin: Origin::CommandLine,
-                }),
+                workload: outputs
+                    .wrap(TableWorkload::<IozoneTable>::new(spec, Origin::CommandLine)),
             }
         })
         .collect();

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::{
-    run_sqlite, SqliteError, SqliteOption, SqliteResult, SqliteSpec, SqliteSpecError, Synchronous,
-    OPTIONS,
+    run_sqlite, SqliteError, SqliteOption, SqlitePlan, SqliteResult, SqliteSpec, SqliteSpecError,
+    Synchronous, OPTIONS,
 };
 use iolab_check::{Access as CheckAccess, SyncScope};
 use iolab_metrics::{Better, MetricDef};
@@ -16,13 +16,12 @@ use iolab_workload::option::OptionValue;
 use serde_json::{json, Map, Value};
 
 use iolab_kind::record::{headline, metric, series, Totals};
-use iolab_kind::table::{self, OptionTable, TableKind};
+use iolab_kind::table::{self, OptionTable, TableKind, TableRun, TableWorkload};
 use iolab_kind::Intent;
 use iolab_kind::Runs;
-use iolab_kind::Workload;
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure};
-use iolab_util::setting::Worded;
+use iolab_util::setting::{Phrase, Worded};
 
 /// The `[workload]` key.
 pub const KEY: &str = "sqlite";
@@ -43,10 +42,10 @@ pub static SQLITE: TableKind = TableKind {
     needs_target: true,
     resolve: |cx, entry, at| {
         let r = table::read::<SqliteTable>(cx, entry, at)?;
-        Some(iolab_kind::erase(SqliteWorkload {
-            spec: r.spec,
-            origin: Origin::File,
-        }))
+        Some(iolab_kind::erase(TableWorkload::<SqliteTable>::new(
+            r.spec,
+            Origin::File,
+        )))
     },
 };
 
@@ -126,41 +125,21 @@ pub const METRICS: &[MetricDef] = &[
     ),
 ];
 
-/// A validated SQLite run; the runner gives each run its directory and seed.
-#[derive(Debug, Clone)]
-pub struct SqliteWorkload {
-    pub spec: SqliteSpec,
-    origin: Origin,
-}
-
-impl SqliteWorkload {
-    /// An error in the user's words (the library writes for `iolab sqlite`).
-    fn failure(&self, e: &SqliteError) -> RunFailure {
-        RunFailure {
-            message: table::word::<SqliteTable>(self.origin, &e.phrase()),
-            hint: e
-                .advice()
-                .map(|h| table::word::<SqliteTable>(self.origin, &h)),
-            bad_input: e.is_bad_input(),
-            interrupted: e.is_interrupted(),
-            located: false,
-        }
-    }
-}
-
-impl Workload for SqliteWorkload {
+impl TableRun for SqliteTable {
     type Output = SqliteResult;
+    type RunError = SqliteError;
 
-    fn kind(&self) -> &'static str {
-        KEY
-    }
-
-    fn metrics(&self) -> &'static [MetricDef] {
+    fn metrics() -> &'static [MetricDef] {
         METRICS
     }
 
-    fn intent(&self, base: Intent) -> Intent {
-        let synced = self.spec.synchronous != Synchronous::Off;
+    fn place(spec: &mut SqliteSpec, dir: &Path, seed: u64) {
+        spec.dir = dir.to_path_buf();
+        spec.seed = seed;
+    }
+
+    fn intent(plan: &SqlitePlan, base: Intent) -> Intent {
+        let synced = plan.synchronous != Synchronous::Off;
         Intent {
             access: Some(CheckAccess::Write),
             sync_requested: synced,
@@ -171,35 +150,45 @@ impl Workload for SqliteWorkload {
                 SyncScope::Never
             }),
             writes_in_flight_per_file: Some(1),
-            threads: Some(self.spec.threads),
+            threads: Some(plan.threads),
             ..base
         }
     }
 
-    fn planned_duration(&self) -> Option<Duration> {
-        self.spec.time_limit
+    fn planned_duration(spec: &SqliteSpec) -> Option<Duration> {
+        spec.time_limit
     }
 
     /// The SQLite library the runs use: its version and compile-time options change the
     /// I/O of a transaction.
-    fn describe(&self) -> Map<String, Value> {
-        let mut m = table::describe::<SqliteTable>(&self.spec);
+    fn describe(_spec: &SqliteSpec) -> Map<String, Value> {
+        let mut m = Map::new();
         m.insert("sqlite_library".into(), library_json());
         m
     }
 
-    fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
-        let mut spec = self.spec.clone();
-        spec.dir = run.dir.to_path_buf();
-        spec.seed = run.seed;
-        // Validated when the plan was made; the directory and seed do not change that.
-        let plan = spec
-            .validate()
-            .map_err(|e| RunFailure::bad_input(e.to_string()))?;
-        run.hooks.run_files(plan.db_files());
-        let r = run_sqlite(&plan, run.hooks, run.cancel).map_err(|e| self.failure(&e))?;
-        add_record(run.record, &r);
-        Ok(r)
+    fn run_files(plan: &SqlitePlan) -> Vec<PathBuf> {
+        plan.db_files()
+    }
+
+    fn run(plan: &SqlitePlan, run: &mut RunCtx<'_>) -> Result<SqliteResult, SqliteError> {
+        run_sqlite(plan, run.hooks, run.cancel)
+    }
+
+    /// An error in the user's words.
+    fn failure(e: &SqliteError, _spec: &SqliteSpec, origin: Origin) -> RunFailure {
+        let word = |p: &Phrase| table::word::<SqliteTable>(origin, p);
+        RunFailure {
+            message: word(&e.phrase()),
+            hint: e.advice().as_ref().map(word),
+            bad_input: e.is_bad_input(),
+            interrupted: e.is_interrupted(),
+            located: false,
+        }
+    }
+
+    fn record(record: &mut RunRecord, r: &SqliteResult) {
+        add_record(record, r);
     }
 }
 
@@ -227,17 +216,12 @@ pub fn from_command_line(
     if let Some(t) = spec.time_limit {
         name.push_str(&format!(" time={}", iolab_workload::duration_text(t)));
     }
-    let workload_json = json!({ KEY: table::options_json::<SqliteTable>(&spec) });
-    Ok(Runs::one(
+    Ok(table::command_run::<SqliteTable>(
+        spec,
         name,
         "iolab sqlite",
         dir.to_path_buf(),
         seed,
-        SqliteWorkload {
-            spec,
-            origin: Origin::CommandLine,
-        },
-        workload_json,
     ))
 }
 
