@@ -173,18 +173,7 @@ fn nan_for_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error>
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
-/// An integer with thousands separators.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use iolab_util::units::thousands;
 
 /// What every human format prints for a figure not measured (NaN, stored as NULL).
 pub const NOT_MEASURED: &str = "–";
@@ -365,12 +354,5 @@ mod tests {
         assert!(read.bytes_per_s.is_nan());
         assert_eq!(DeviceFigures::of(&serde_json::json!({"ops": 1})), None);
         assert_eq!(DeviceFigures::of(&Value::Null), None);
-    }
-
-    #[test]
-    fn thousands_separates() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(1234567), "1,234,567");
-        assert_eq!(thousands(123), "123");
     }
 }

@@ -134,6 +134,19 @@ pub fn format_ns(ns: f64) -> String {
     }
 }
 
+/// An integer with thousands separators.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +211,12 @@ mod tests {
         assert_eq!(format_ns(2.5e9), "2.50 s");
         assert_eq!(format_ns(-1500.0), "-1.50 µs");
         assert_eq!(format_ns(f64::NAN), "–");
+    }
+
+    #[test]
+    fn thousands_separates() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(123), "123");
     }
 }

@@ -26,7 +26,6 @@ macro_rules! say_inline {
 mod cli;
 mod cmd;
 mod error;
-mod fmt;
 mod output;
 mod signals;
 mod state;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use iolab_cachesim::synth::{write_oracle_file, WriteError, ZipfSpec};
 
 use crate::error::CliError;
-use crate::fmt::thousands;
+use iolab_util::units::thousands;
 
 #[derive(clap::Args, Debug)]
 #[command(

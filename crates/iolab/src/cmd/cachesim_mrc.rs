@@ -12,7 +12,7 @@ use iolab_mrc::{even_sizes, try_exact, Mrc, Shards, ShardsMode};
 use iolab_tracefile::{CsvSpec, Format, FORMAT_NAMES};
 
 use crate::error::CliError;
-use crate::fmt::thousands;
+use iolab_util::units::thousands;
 
 #[derive(clap::Args, Debug)]
 #[command(

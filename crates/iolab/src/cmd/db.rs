@@ -1,7 +1,6 @@
 //! The results database at the edge: opening it, `iolab list`, `iolab export`. (Runs are
 //! stored by the experiment runner, single runs included.)
 
-use std::io::Write;
 use std::path::Path;
 
 use iolab_store::{ExperimentId, ExportDocument, Store, StoreError};
@@ -124,81 +123,11 @@ pub fn export(args: ExportArgs) -> Result<(), CliError> {
         ExportArg::Csv => &export::Csv,
     };
     match &args.output {
-        Some(path) => write_output(path, &args.db.db, "-o", |w| {
+        Some(path) => iolab_kind::output::write_output(path, &args.db.db, "-o", |w| {
             format
                 .write(&doc, w)
                 .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))
         }),
         None => output::print(format, &doc),
     }
-}
-
-/// Refuses a bad destination for an output file given with `flag` (`-o`), before
-/// anything runs (exit 2): the results database itself, a directory, a directory that does
-/// not exist. The directory to write in.
-pub fn check_output(path: &Path, db: &Path, flag: &str) -> Result<std::path::PathBuf, CliError> {
-    if path.is_dir() {
-        return Err(
-            CliError::usage(format!("{} is a directory", path.display()))
-                .with_hint(format!("name a file for {flag}")),
-        );
-    }
-    let is_db = |candidate: &Path| match (candidate.canonicalize(), path.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    let db_files = ["", "-wal", "-shm", "-journal"]
-        .map(|suffix| std::path::PathBuf::from(format!("{}{suffix}", db.display())));
-    if db_files.iter().any(|f| is_db(f)) {
-        return Err(CliError::usage(format!(
-            "{} is the results database (or one of its files); writing there would destroy it",
-            path.display()
-        ))
-        .with_hint(format!("name another file for {flag}")));
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    if !dir.is_dir() {
-        return Err(CliError::usage(format!(
-            "cannot write {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        ))
-        .with_hint("create the directory first, or name a file in an existing one"));
-    }
-    Ok(dir)
-}
-
-/// Writes an output file (`-o`) whole or not at all: into a temporary file beside it, synced,
-/// then renamed over it, so a reader never sees half a file and a failure leaves any previous
-/// one in place. Bad destinations are refused before anything is written ([`check_output`]).
-pub fn write_output(
-    path: &Path,
-    db: &Path,
-    flag: &str,
-    render: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
-) -> Result<(), CliError> {
-    let dir = check_output(path, db, flag)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let cannot = |e: &dyn std::fmt::Display| {
-        CliError::failed(format!("cannot write {}: {e}", path.display()))
-    };
-    let result = (|| -> Result<(), CliError> {
-        let file = std::fs::File::create(&tmp).map_err(|e| cannot(&e))?;
-        let mut w = std::io::BufWriter::new(file);
-        render(&mut w)?;
-        let file = w.into_inner().map_err(|e| cannot(e.error()))?;
-        file.sync_all().map_err(|e| cannot(&e))?;
-        std::fs::rename(&tmp, path).map_err(|e| cannot(&e))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

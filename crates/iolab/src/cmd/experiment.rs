@@ -16,8 +16,8 @@ use iolab_store::{ConfigOutcome, ExperimentId, ExperimentStatus, RunStatus};
 use crate::cli::RunArgs;
 use crate::cmd::show;
 use crate::error::CliError;
-use crate::fmt::thousands;
 use crate::term::StatusLine;
+use iolab_util::units::thousands;
 
 pub fn run(args: RunArgs, m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     reject_workload_options(&args, m)?;

@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 
-use crate::cmd::db::{open_existing, resolve, write_output};
+use crate::cmd::db::{open_existing, resolve};
 use crate::error::CliError;
 use crate::output::report::ReportFormat;
+use iolab_kind::output::write_output;
 
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {

@@ -25,10 +25,10 @@ use iolab_blocktrace::{BlockTracer, TraceDevice, TraceError, TraceOptions};
 use iolab_supervise::{self as supervise, End, Error as SuperviseError, Job, OnStop, Watch};
 
 use crate::error::CliError;
-use crate::fmt::thousands;
 use crate::output::json::Json;
 use crate::output::trace::{self as trace_output, describe_status, TraceReport};
 use crate::output::{self, Formatter};
+use iolab_util::units::thousands;
 
 /// After Ctrl-C, how long to wait for the command to exit by itself.
 const GRACE: Duration = Duration::from_secs(2);

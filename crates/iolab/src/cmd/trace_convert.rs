@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use iolab_tracefile::{convert, CsvSpec, Format, FORMAT_NAMES};
 
 use crate::error::CliError;
-use crate::fmt::thousands;
+use iolab_util::units::thousands;
 
 #[derive(clap::Args, Debug)]
 #[command(

@@ -6,8 +6,8 @@ use iolab_cachesim::{Outcome, Traffic};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::fmt::thousands;
 use iolab_kind::cli::Machine as Host;
+use iolab_util::units::thousands;
 
 /// The simulation's outcome and what was observed around it.
 pub struct CachesimReport {

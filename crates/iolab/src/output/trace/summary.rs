@@ -8,8 +8,8 @@ use iolab_blocktrace::{BlockTrace, DirStats, LatencySummary, OpStats};
 use iolab_workload::format_bytes;
 
 use super::{describe_status, TraceReport};
-use crate::fmt::thousands;
 use crate::output::{durations, Formatter};
+use iolab_util::units::thousands;
 use iolab_workload::format_ns;
 
 fn mib(bytes: u64) -> f64 {
