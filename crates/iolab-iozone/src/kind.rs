@@ -813,7 +813,6 @@ mod tests {
         testing::get_undoes_apply::<IozoneTable>();
     }
 
-    use iolab_store::{NewRun, RunStatus, Timestamp};
     use std::sync::atomic::AtomicBool;
 
     #[test]
@@ -844,17 +843,7 @@ mod tests {
                 &AtomicBool::new(false),
             )
             .unwrap();
-            let mut rec = RunRecord::new(NewRun {
-                config: iolab_store::ConfigId(1),
-                repetition: 0,
-                seed: 1,
-                status: RunStatus::Ok,
-                error: None,
-                started_at: Timestamp(0),
-                ended_at: Timestamp(0),
-                elapsed_ns: 0,
-                environment: json!({}),
-            });
+            let mut rec = iolab_kind::record::testing::record();
             add_record(&mut rec, &r);
             let defs = iolab_metrics::with_common(&METRICS);
             for m in &rec.metrics {
