@@ -82,7 +82,7 @@ impl Formatter<MrcReport> for Csv {
     }
 }
 
-/// Everything, machine-readable.
+/// Everything, machine-readable, under the one stamp.
 pub struct Json;
 
 impl Formatter<MrcReport> for Json {
@@ -95,7 +95,6 @@ impl Formatter<MrcReport> for Json {
         }
         #[derive(Serialize)]
         struct Doc<'a> {
-            schema: &'static str,
             trace: &'a str,
             format: &'a str,
             method: &'a str,
@@ -106,7 +105,6 @@ impl Formatter<MrcReport> for Json {
             curve: Vec<Point>,
         }
         let doc = Doc {
-            schema: SCHEMA,
             trace: &r.trace,
             format: r.format,
             method: &r.method,
@@ -124,7 +122,55 @@ impl Formatter<MrcReport> for Json {
                 })
                 .collect(),
         };
-        serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
-        writeln!(out)
+        iolab_kind::output::json::write(SCHEMA, &doc, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(f: &dyn Formatter<MrcReport>, r: &MrcReport) -> String {
+        let mut out = Vec::new();
+        f.write(r, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_curve_in_each_format_and_json_under_the_one_stamp() {
+        // 1 2 1 3 1: the three first requests miss at every size; the second 1 hits from 2
+        // blocks, the third from 2 blocks.
+        let mrc = iolab_mrc::exact([1, 2, 1, 3, 1]);
+        let r = MrcReport {
+            trace: "t.oracleGeneral".into(),
+            format: "oracleGeneral",
+            method: "exact".into(),
+            curve: mrc.curve(&[1, 2]),
+            mrc,
+            structure_bytes: 64,
+            elapsed_s: 0.5,
+        };
+        let json = text(&Json, &r);
+        let stamp = format!(
+            "{{\n  \"schema\": \"{SCHEMA}\",\n  \"iolab_version\": \"{}\",\n",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert!(json.starts_with(&stamp), "{json}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            (v["requests"].as_u64(), v["cold_misses"].as_u64()),
+            (Some(5), Some(3))
+        );
+        assert_eq!(v["curve"][0]["misses"], 5);
+        assert_eq!(v["curve"][1]["misses"], 3);
+        assert_eq!(
+            text(&Csv, &r),
+            "size_blocks,miss_ratio,misses\n1,1.000000,5\n2,0.600000,3\n"
+        );
+        assert!(text(&Human, &r).ends_with("             2      0.6000               3\n"));
+        assert_eq!(
+            r.summary(),
+            "t.oracleGeneral: 5 requests (oracleGeneral), 3 first requests; LRU miss-ratio curve, exact, 0.50 s"
+        );
     }
 }
