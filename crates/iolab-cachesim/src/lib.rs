@@ -12,11 +12,13 @@
 //! open-addressing map ([`map::IdMap`]). The simulation is deterministic.
 
 pub mod cache;
+pub mod command;
 pub mod kind;
 pub mod list;
 pub mod map;
 mod mem;
 pub mod model;
+pub mod output;
 pub mod policy;
 pub mod run;
 pub mod spec;
@@ -300,10 +302,10 @@ pub(crate) mod testutil {
 /// registry is `&iolab_cachesim::PLUGIN`.
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::CACHESIM],
-    commands: &[],
+    commands: &[&command::CachesimCommand],
     files: &[],
     sections: &[],
-    schemas: &[],
+    schemas: &[output::SCHEMA, output::mrc::SCHEMA],
 };
 
 #[cfg(test)]

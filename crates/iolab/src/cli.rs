@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// The whole command line: iolab's own commands and every kind's (from the registry).
 pub fn command() -> clap::Command {
@@ -48,12 +48,6 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Simulate a block cache on a trace: size, block size, associativity, replacement and
-    /// write policy; hits, traffic and an estimated service time
-    #[command(
-        after_help = "Examples:\n  iolab cachesim run.iolt --size 256m --block-size 4k --assoc 8 --policy lru\n  iolab cachesim w.oracleGeneral --size 10000 --block-size 1 --policy clock:m=4,i=1 --json\n  iolab cachesim run.iolt --size 1g --write-policy write-back --origin-device hdd,read=10ms\n  iolab cachesim gen --zipf 1.0 --objects 1M --requests 20M -o zipf.oracleGeneral.bin\n  iolab cachesim mrc run.iolt --block-size 4k --shards 0.01\n\nTraces: iolab's own (iolab trace --save), libCacheSim's oracleGeneral and CSV; block traces\nare split into blocks of --block-size. Every policy, its parameters and the device models:\ndocs/cachesim.md. A simulation is deterministic: one run is exact."
-    )]
-    Cachesim(CachesimArgs),
     /// Run an experiment (.toml), or a filebench workload (.f file or built-in name)
     #[command(
         after_help = "Examples:\n  iolab run examples/quickstart.toml\n  iolab run examples/ext4-journal-modes.toml --db results.db\n  iolab run examples/ext4-journal-modes.toml --resume     # after a crash or Ctrl-C\n  iolab run fileserver --dir /mnt/test --time 30s\n  iolab run my.f --set nfiles=10000 --set iosize=1m --format filebench\n\nEvery run is stored in the results database (--db, default ./iolab.db; $IOLAB_DB).\nExperiment files are described in docs/experiments.md; the built-in workloads are\nlisted by `iolab workloads`."
@@ -71,7 +65,7 @@ pub enum Command {
     )]
     Recover(RecoverArgs),
     /// Trace the block requests of a device while a command runs (blktrace via tracefs)
-    Trace(crate::cmd::trace::TraceArgs),
+    Trace(Box<crate::cmd::trace::TraceArgs>),
     /// Validate an experiment file and report what can be judged before running it
     Check(CheckArgs),
     /// Write an experiment's report: self-contained HTML with charts, Markdown tables, or JSON
@@ -202,95 +196,6 @@ pub struct RunArgs {
     /// runs it finished
     #[arg(long)]
     pub resume: bool,
-}
-
-#[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct CachesimArgs {
-    /// The trace to simulate
-    #[arg(value_name = "TRACE", required = true)]
-    pub trace: Option<PathBuf>,
-
-    /// Instead of simulating: generate a trace, or compute a miss-ratio curve
-    #[command(subcommand)]
-    pub action: Option<CachesimAction>,
-
-    /// The simulation's options, from iolab-cachesim's table (`iolab_cachesim::OPTIONS`).
-    #[command(flatten)]
-    pub options: CachesimOptions,
-
-    /// Write the result as JSON (schema iolab.cachesim/1)
-    #[arg(long)]
-    pub json: bool,
-
-    #[command(flatten)]
-    pub db: DbArgs,
-
-    /// Do not store the result in the database
-    #[arg(long)]
-    pub no_db: bool,
-}
-
-/// `iolab cachesim gen` and `iolab cachesim mrc`.
-#[derive(Debug, Subcommand)]
-pub enum CachesimAction {
-    /// Write a seeded Zipf request trace as libCacheSim's oracleGeneral
-    Gen(crate::cmd::cachesim_gen::GenArgs),
-    /// The LRU miss-ratio curve of a trace: exact (stack distances) or SHARDS-sampled
-    Mrc(crate::cmd::cachesim_mrc::MrcArgs),
-}
-
-/// `iolab cachesim`'s options: one flag per entry of `iolab_cachesim::OPTIONS` but the
-/// trace (the positional argument), with the entry's help, value name, default and parser.
-/// The values are text (paths, policies with parameters, device models).
-#[derive(Debug, Clone, Default)]
-pub struct CachesimOptions(pub Vec<(&'static str, String)>);
-
-impl CachesimOptions {
-    fn flags() -> impl Iterator<Item = &'static iolab_cachesim::spec::SpecOption> {
-        iolab_cachesim::OPTIONS.iter().filter(|o| o.name != "trace")
-    }
-}
-
-impl FromArgMatches for CachesimOptions {
-    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        Ok(CachesimOptions(
-            Self::flags()
-                .filter_map(|o| m.get_one::<String>(o.name).map(|v| (o.name, v.clone())))
-                .collect(),
-        ))
-    }
-
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
-    }
-}
-
-impl Args for CachesimOptions {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
-        Self::flags().fold(cmd, |cmd, o| {
-            let arg = Arg::new(o.name)
-                .long(o.flag())
-                .help(o.help)
-                .value_name(o.value_name)
-                .required(o.default.is_none())
-                // Each value checked on its own here (a bad one is a usage error naming the
-                // flag); the cache as a whole when the plan is built.
-                .value_parser(move |v: &str| -> Result<String, String> {
-                    let mut spec = iolab_cachesim::CachesimSpec::with_defaults();
-                    (o.set)(&mut spec, v, std::path::Path::new("")).map(|()| v.to_string())
-                });
-            cmd.arg(match o.default {
-                Some(d) => arg.default_value(d),
-                None => arg,
-            })
-        })
-    }
-
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        Self::augment_args(cmd)
-    }
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {

@@ -150,3 +150,24 @@ fn bad_options_name_the_flag_and_leave_nothing() {
         "bad.oracleGeneral.bin",
     );
 }
+
+#[test]
+fn the_curve_as_json_carries_the_one_stamp() {
+    let s = Scratch::new();
+    let t = gen(&s, "z.oracleGeneral.bin", "1");
+    let o = s.run(&[
+        "cachesim",
+        "mrc",
+        t.to_str().unwrap(),
+        "--format",
+        "json",
+        "--points",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["schema"], "iolab.mrc/1");
+    assert_eq!(v["iolab_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(v["requests"], 30_000);
+    assert_eq!(v["curve"].as_array().map(Vec::len), Some(3));
+}

@@ -1,8 +1,5 @@
 //! One module per subcommand.
 
-mod cachesim;
-pub mod cachesim_gen;
-pub mod cachesim_mrc;
 mod check;
 pub mod compare;
 mod db;
@@ -31,7 +28,6 @@ pub fn dispatch(m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), Cli
     }
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches(m).unwrap_or_else(|e| e.exit());
     match cli.command {
-        Command::Cachesim(args) => cachesim::run(args, cancel),
         Command::Run(args) => {
             let sub = m.subcommand_matches("run").unwrap_or(m);
             if args.file.ends_with(".toml") {
@@ -44,24 +40,11 @@ pub fn dispatch(m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), Cli
         Command::Show(args) => show::show(args),
         Command::Export(args) => db::export(args),
         Command::Recover(args) => recover::run(args),
-        Command::Trace(args) => trace::run(args, cancel),
+        Command::Trace(args) => trace::run(*args, cancel),
         Command::Check(args) => check::run(args),
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Import(args) => import::run(args),
-    }
-}
-
-/// Bad input found while building a plan: exit 2, with its hint.
-pub fn usage(e: iolab_experiment::UsageError) -> CliError {
-    let err = if e.located {
-        CliError::located(&e.message)
-    } else {
-        CliError::usage(&e.message)
-    };
-    match e.hint {
-        Some(h) => err.with_hint(h),
-        None => err,
     }
 }
 

@@ -16,7 +16,6 @@ use super::Formatter;
 /// The kinds of JSON document, one per result kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    Cachesim,
     Show,
     List,
     Compare,
@@ -29,8 +28,7 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 9] = [
-        Kind::Cachesim,
+    const ALL: [Kind; 8] = [
         Kind::Show,
         Kind::List,
         Kind::Compare,
@@ -44,7 +42,6 @@ impl Kind {
     /// The stamp, `iolab.<kind>/<version>`.
     pub const fn schema(self) -> &'static str {
         match self {
-            Kind::Cachesim => "iolab.cachesim/1",
             Kind::Show => "iolab.show/1",
             Kind::List => "iolab.list/1",
             Kind::Compare => "iolab.compare/1",

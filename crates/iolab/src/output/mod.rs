@@ -7,7 +7,6 @@
 //! where the command picks it. JSON needs no file: implement [`json::Document`] for the result
 //! (one line) and use [`json::Json`].
 
-pub mod cachesim;
 pub mod check;
 pub mod compare;
 pub mod context;
