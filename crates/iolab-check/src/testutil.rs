@@ -7,7 +7,7 @@ pub(crate) const GIB: u64 = 1 << 30;
 pub(crate) const MIB: u64 = 1 << 20;
 pub(crate) const SEC: u64 = 1_000_000_000;
 
-/// `iolab micro --access randread --bs 4k --size 1g --threads 4 --time 20s` on an ext4 loop
+/// 4 threads reading 1 GiB at random in 4 KiB records for 20 s on an ext4 loop
 /// image attached with direct I/O, caches dropped, page cache capped at 256 MiB: the device
 /// read what the application read (plus readahead), was busy, nobody else was around.
 pub(crate) fn cold_read() -> RunFacts {
@@ -73,7 +73,7 @@ pub(crate) fn cold_read() -> RunFacts {
     }
 }
 
-/// `iolab micro --access write --sync fsync --bs 4k --size 256m` on ext4 over a virtio disk
+/// 256 MiB written in 4 KiB records, each followed by fsync, on ext4 over a virtio disk
 /// with a volatile write cache: every record reached the device with a flush behind it,
 /// plus ext4's journal.
 pub(crate) fn sync_write() -> RunFacts {

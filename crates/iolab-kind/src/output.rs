@@ -143,8 +143,8 @@ pub mod json {
 
 /// A device's figures as a run measured them: its latency per request and its bytes per
 /// second. One shape for the kinds whose JSON result carries them (at `result.latency` and
-/// `result.bytes_per_s`) and for what reads them back from a saved result (cachesim's device
-/// models): the field names are the contract.
+/// `result.bytes_per_s`) and for what reads them back from a saved result (a simulated
+/// cache's device models): the field names are the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DeviceFigures {
     pub latency: LatencyStats,

@@ -33,7 +33,7 @@ impl Formatter<MicroReport> for Json {
             })
         });
         // The latency summary and bytes per second are a device's figures, in the one shape
-        // that readers of saved results (cachesim's device models) read back.
+        // that readers of saved results (a simulated cache's device models) read back.
         let figures = DeviceFigures {
             latency: r.latency.summary(),
             bytes_per_s,
