@@ -66,7 +66,7 @@ impl Subcommand for BonnieCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_workload::option::OptionValue;
+    use iolab_util::option::OptionValue;
 
     #[test]
     fn bonnie_flags_come_from_its_option_table() {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use iolab_engine::EngineError;
 use iolab_util::phrase;
 use iolab_util::setting::{opt, Phrase, Setting, Worded};
-use iolab_workload::format_bytes;
+use iolab_util::units::format_bytes;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BonnieError {

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use iolab_engine::buffer::AlignedBuf;
 use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::EngineError;
-use iolab_workload::rng::Rng;
+use iolab_util::rng::Rng;
 
 use crate::error::BonnieError;
 use crate::io::{fsync, read_full, write_full, Fd};

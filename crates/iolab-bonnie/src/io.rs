@@ -27,7 +27,7 @@ use iolab_engine::nocancel;
 use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::{CpuMark, Usage};
 use iolab_engine::EngineError;
-use iolab_workload::rng::{mix64, Rng};
+use iolab_util::rng::{mix64, Rng};
 
 use crate::error::BonnieError;
 use crate::phase::Phase;

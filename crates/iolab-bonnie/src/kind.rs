@@ -12,7 +12,7 @@ use iolab_check::{Access, SyncScope};
 use iolab_engine::stats::LatencyHistogram;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
-use iolab_workload::option::{OptionDef, OptionValue};
+use iolab_util::option::{OptionDef, OptionValue};
 use serde_json::json;
 
 use iolab_kind::input::read::Ctx;

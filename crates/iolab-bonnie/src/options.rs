@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use iolab_util::option::{OptionDef, OptionKind, OptionValue};
 use iolab_util::phrase;
 use iolab_util::setting::{opt, Phrase, Worded};
-use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 use serde::Serialize;
 
 use crate::phase::Phase;

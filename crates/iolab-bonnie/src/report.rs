@@ -240,8 +240,9 @@ fn table(h: &mut String, all: &[ConfigPhases], groups: &[Group]) {
         let _ = write!(h, "<tr class=\"muted\"><td>latency (max)</td>");
         for (_, cols) in groups {
             for (_, p) in *cols {
-                let lat =
-                    has(c, *p).map_or(String::new(), |b| iolab_workload::format_ns(b.lat_max_ns));
+                let lat = has(c, *p).map_or(String::new(), |b| {
+                    iolab_util::units::format_ns(b.lat_max_ns)
+                });
                 let _ = write!(h, "<td class=\"n\" colspan=\"2\">{}</td>", esc(&lat));
             }
         }
@@ -282,7 +283,7 @@ fn markdown(s: &mut String, configs: &[ConfigPhases]) {
                 cell(&b.rate),
                 if b.short() { "*" } else { "" },
                 percent(b.cpu_pct.mean),
-                iolab_workload::format_ns(b.lat_max_ns)
+                iolab_util::units::format_ns(b.lat_max_ns)
             );
         }
     }

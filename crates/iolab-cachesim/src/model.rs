@@ -91,7 +91,7 @@ impl DeviceModel {
                     let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
                     format!(
                         "unknown device model `{first}`; {}",
-                        iolab_workload::suggest::did_you_mean_or_list(first, names)
+                        iolab_util::suggest::did_you_mean_or_list(first, names)
                     )
                 })?;
             }
@@ -115,7 +115,7 @@ impl DeviceModel {
                     _ => {
                         return Err(format!(
                             "unknown key `{k}`; {}",
-                            iolab_workload::suggest::did_you_mean_or_list(k, KEYS.iter().copied())
+                            iolab_util::suggest::did_you_mean_or_list(k, KEYS.iter().copied())
                         ))
                     }
                 };
@@ -127,12 +127,12 @@ impl DeviceModel {
                 continue;
             }
             let latency = || -> Result<f64, String> {
-                iolab_workload::parse_duration(v)
+                iolab_util::units::parse_duration(v)
                     .map(|d| d.as_secs_f64())
                     .map_err(|e| format!("`{k}`: {e}"))
             };
             let rate = || -> Result<f64, String> {
-                match iolab_workload::parse_size(v) {
+                match iolab_util::units::parse_size(v) {
                     Ok(0) => Err(format!("`{k}` must be above 0 bytes per second")),
                     Ok(b) => Ok(b as f64),
                     Err(e) => Err(format!("`{k}`: {e}")),
@@ -148,7 +148,7 @@ impl DeviceModel {
                 _ => {
                     return Err(format!(
                         "unknown key `{k}`; {}",
-                        iolab_workload::suggest::did_you_mean_or_list(k, KEYS.iter().copied())
+                        iolab_util::suggest::did_you_mean_or_list(k, KEYS.iter().copied())
                     ))
                 }
             }

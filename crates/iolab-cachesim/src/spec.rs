@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use iolab_tracefile::{CsvSpec, Format};
-use iolab_workload::suggest;
+use iolab_util::suggest;
 
 use crate::model::DeviceModel;
 use crate::{policy, Assoc, CacheConfig, ConfigError, WritePolicy};
@@ -160,7 +160,7 @@ pub fn option(name: &str) -> Option<&'static SpecOption> {
 }
 
 fn size(v: &str) -> Result<u64, String> {
-    iolab_workload::parse_size(v).map_err(|e| e.to_string())
+    iolab_util::units::parse_size(v).map_err(|e| e.to_string())
 }
 
 /// `auto`, a format name, or `csv:COLUMNS`.

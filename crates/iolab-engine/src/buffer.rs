@@ -5,7 +5,7 @@
 use std::io;
 use std::ptr::NonNull;
 
-use iolab_workload::rng::Rng;
+use iolab_util::rng::Rng;
 
 pub const ALIGN: usize = 4096;
 
@@ -19,7 +19,7 @@ pub struct AllocError {
 
 /// `100 GiB`, for messages.
 pub(crate) fn human(len: &u64) -> String {
-    iolab_workload::units::format_bytes(*len)
+    iolab_util::units::format_bytes(*len)
 }
 
 impl From<AllocError> for io::Error {

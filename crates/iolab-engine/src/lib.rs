@@ -14,7 +14,7 @@ pub mod fileset;
 pub mod gate;
 pub mod nocancel;
 pub mod order;
-pub use iolab_workload::rng;
+pub use iolab_util::rng;
 pub mod stats;
 pub mod usage;
 pub mod workload;

@@ -1,6 +1,6 @@
 //! The order in which a pass visits records.
 
-use iolab_workload::rng::{mix64, Rng};
+use iolab_util::rng::{mix64, Rng};
 
 /// The order in which a pass visits records: sequential, or a seeded permutation in which
 /// every record appears exactly once (mobibench's semantics).

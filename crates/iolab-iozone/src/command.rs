@@ -18,7 +18,7 @@ pub struct IozoneCommand;
 
 /// A size flag's value (`64k`, `1g`).
 fn size(s: &str) -> Result<u64, String> {
-    iolab_workload::parse_size(s).map_err(|e| e.to_string())
+    iolab_util::units::parse_size(s).map_err(|e| e.to_string())
 }
 
 /// A flag of auto mode's matrix bounds: a size, only with `--auto`.
@@ -252,7 +252,7 @@ impl Subcommand for IozoneCommand {
 mod tests {
     use super::*;
     use crate::IozoneOption;
-    use iolab_workload::option::OptionValue;
+    use iolab_util::option::OptionValue;
 
     #[test]
     fn iozone_flags_come_from_the_option_table() {

@@ -21,7 +21,7 @@ use iolab_check::{Access as CheckAccess, DatasetAdvice, SyncScope};
 use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
-use iolab_workload::option::OptionValue;
+use iolab_util::option::OptionValue;
 use serde_json::{json, Map, Value};
 
 use iolab_kind::input::read::Ctx;
@@ -475,7 +475,7 @@ pub fn auto_specs(
 /// The cells of `bounds`, or why there are none: a bound of 0, a minimum above its maximum,
 /// or no record that fits in a file.
 fn auto_cells(b: &crate::matrix::Bounds) -> Result<Vec<Cell>, UsageError> {
-    let size = |v: u64| iolab_workload::format_bytes(v).replace(' ', "");
+    let size = |v: u64| iolab_util::units::format_bytes(v).replace(' ', "");
     for (name, v) in [
         ("--auto-min-size", b.min_size),
         ("--auto-max-size", b.max_size),
@@ -538,7 +538,7 @@ pub fn from_command_line_auto(
         bounds.min_size,
         bounds.max_size
     );
-    let bytes = |v: u64| iolab_workload::format_bytes(v).replace(' ', "");
+    let bytes = |v: u64| iolab_util::units::format_bytes(v).replace(' ', "");
     Ok(configurations(dir, seed, name, specs, |spec| {
         (
             format!("size={} record={}", bytes(spec.size), bytes(spec.record)),

@@ -4,9 +4,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use iolab_util::option::{OptionDef, OptionKind, OptionValue};
 use iolab_util::phrase;
 use iolab_util::setting::{opt, Phrase, Worded};
-use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
 use serde::Serialize;
 
 /// A test as iozone numbers it (`-i N`); most report two figures (the test and its re-test).
@@ -1068,7 +1068,7 @@ mod tests {
         let flush = option("flush").unwrap();
         assert_eq!(
             flush.parse("iozone"),
-            Ok(iolab_workload::option::OptionValue::Name("excluded"))
+            Ok(iolab_util::option::OptionValue::Name("excluded"))
         );
         assert!(option("threads").unwrap().parse("0").is_err());
     }

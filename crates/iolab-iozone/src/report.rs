@@ -18,7 +18,7 @@ use iolab_report::escape::escape_html as esc;
 use iolab_report::num;
 use iolab_report::section::{Placement, Section, SectionInput, SectionView};
 use iolab_report::ReportData;
-use iolab_workload::format_bytes;
+use iolab_util::units::format_bytes;
 
 /// The report's `iozone` section: the matrix as heatmaps.
 pub struct IozoneSection;

@@ -35,7 +35,7 @@ use iolab_engine::stats::LatencyHistogram;
 use iolab_engine::usage::{CpuMark, Usage};
 use iolab_engine::EngineError;
 use iolab_kind::RunHooks;
-use iolab_workload::rng::Rng;
+use iolab_util::rng::Rng;
 use serde::Serialize;
 
 use crate::options::{stride_next, Figure, Flush, IozonePlan, Purge, Test};

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use iolab_monitor::procstat::CpuTimes;
 use iolab_store::{ExperimentId, Finding, Metric, RunStatus};
-use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
+use iolab_util::option::{OptionDef, OptionKind, OptionValue};
 
 use crate::command::{CommandPlan, Runs, UsageError};
 use crate::output::SingleReport;
@@ -501,7 +501,7 @@ pub fn store_args(cmd: Command) -> Command {
 /// millisecond (below it a run is all thread start-up, and a sampler would do nothing but
 /// read /proc).
 pub fn positive_duration(s: &str) -> Result<Duration, String> {
-    let d = iolab_workload::parse_duration(s).map_err(|e| e.to_string())?;
+    let d = iolab_util::units::parse_duration(s).map_err(|e| e.to_string())?;
     if d.is_zero() {
         Err("must be longer than zero".into())
     } else if d < Duration::from_millis(1) {
@@ -559,7 +559,7 @@ pub fn option_args<T: OptionTable>(cmd: Command) -> Command {
             use clap::builder::TypedValueParser;
             arg = arg.value_parser(
                 clap::builder::PathBufValueParser::new()
-                    .map(|p| OptionValue::Path(iolab_workload::option::intern_path(&p))),
+                    .map(|p| OptionValue::Path(iolab_util::option::intern_path(&p))),
             );
         }
         if o.kind == OptionKind::Flag {
@@ -587,7 +587,7 @@ pub fn option_values<T: OptionTable>(
 /// For each kind's tests of its commands.
 pub mod testing {
     use clap::Command;
-    use iolab_workload::option::{OptionDef, OptionKind};
+    use iolab_util::option::{OptionDef, OptionKind};
 
     /// `cmd --help` shows every option of `table` with its value name and default.
     pub fn help_lists_the_table<S>(mut cmd: Command, table: &[OptionDef<S>]) {

@@ -192,7 +192,7 @@ pub fn fixed(value: f64, decimals: usize) -> String {
 pub fn durations(named: &[(&str, f64)]) -> String {
     named
         .iter()
-        .map(|(name, ns)| format!("{name} {}", iolab_workload::units::format_ns(*ns)))
+        .map(|(name, ns)| format!("{name} {}", iolab_util::units::format_ns(*ns)))
         .collect::<Vec<_>>()
         .join("  ")
 }

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use iolab_metrics::MetricDef;
+use iolab_util::option::{intern_path, OptionDef, OptionValue};
 use iolab_util::setting::{Phrase, Worded};
-use iolab_workload::option::{intern_path, OptionDef, OptionValue};
 
 use crate::command::{Origin, UsageError};
 use crate::input::read::Ctx;
@@ -76,8 +76,8 @@ impl<T: OptionTable> Read<'_, T> {
             format!(
                 "`workload.{}.{k}`: {} of data do not fit on the {} target",
                 T::KIND,
-                iolab_workload::format_bytes(bytes),
-                iolab_workload::format_bytes(cap)
+                iolab_util::units::format_bytes(bytes),
+                iolab_util::units::format_bytes(cap)
             ),
             hint,
         );
@@ -179,7 +179,7 @@ pub fn from_values<T: OptionTable>(
 /// that is set, names and durations as text, sizes and counts as numbers, flags as booleans,
 /// a set as its names comma-separated. Stored with every configuration.
 pub fn options_json<T: OptionTable>(spec: &T::Spec) -> serde_json::Value {
-    use iolab_workload::option::OptionKind;
+    use iolab_util::option::OptionKind;
     use serde_json::json;
     let mut o = serde_json::Map::new();
     for def in T::options() {
@@ -189,7 +189,7 @@ pub fn options_json<T: OptionTable>(spec: &T::Spec) -> serde_json::Value {
         let value = match v {
             OptionValue::Name(n) => json!(n),
             OptionValue::Bytes(b) | OptionValue::Count(b) => json!(b),
-            OptionValue::Duration(d) => json!(iolab_workload::duration_text(d)),
+            OptionValue::Duration(d) => json!(iolab_util::units::duration_text(d)),
             OptionValue::Flag(f) => json!(f),
             OptionValue::Path(p) => json!(p.display().to_string()),
             OptionValue::Set(_) => {
@@ -407,7 +407,7 @@ pub mod testing {
         text.lines()
             .find(|l| l.starts_with(&format!("| `{key}` |")))
     }
-    use iolab_workload::option::OptionKind;
+    use iolab_util::option::OptionKind;
 
     /// Values of every kind an option can take, to put in and take out again.
     fn samples(kind: OptionKind) -> Vec<OptionValue> {

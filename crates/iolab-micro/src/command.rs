@@ -59,7 +59,7 @@ impl Subcommand for MicroCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_workload::option::OptionValue;
+    use iolab_util::option::OptionValue;
 
     /// `iolab micro …` (`args`, from `iolab`) as the command parses it, or clap's error.
     fn parse(args: &[&str]) -> Result<ArgMatches, clap::Error> {

@@ -10,7 +10,7 @@ use iolab_engine::backend::RecordSync;
 use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
-use iolab_workload::option::OptionValue;
+use iolab_util::option::OptionValue;
 use serde_json::json;
 
 use iolab_kind::input::read::Ctx;

@@ -3,7 +3,7 @@
 //! every kind's are (the engine's [`ENGINE_VALUE`], [`IODEPTH_VALUE`]).
 
 use iolab_engine::backend::{EngineKind, ENGINE_VALUE, IODEPTH_VALUE};
-use iolab_workload::option::{OptionDef, OptionKind, OptionValue};
+use iolab_util::option::{OptionDef, OptionKind, OptionValue};
 
 use crate::spec::{Access, DataPattern, MicroSpec, SyncMode};
 

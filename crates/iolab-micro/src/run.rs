@@ -29,7 +29,7 @@ use iolab_engine::stats::{
 use iolab_engine::usage::Usage;
 use iolab_engine::EngineError;
 use iolab_kind::run::{Event, RunHooks};
-use iolab_workload::rng::Rng;
+use iolab_util::rng::Rng;
 
 use crate::spec::{Access, DataPattern, MicroPlan};
 

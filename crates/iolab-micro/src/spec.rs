@@ -371,7 +371,7 @@ impl MicroSpec {
             seed,
             data: DataPattern::Zeros,
         };
-        iolab_workload::option::apply_defaults(OPTIONS, &mut spec);
+        iolab_util::option::apply_defaults(OPTIONS, &mut spec);
         spec
     }
 

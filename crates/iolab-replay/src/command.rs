@@ -99,7 +99,7 @@ fn output_arg() -> Arg {
 }
 
 fn size(s: &str) -> Result<u64, String> {
-    iolab_workload::parse_size(s).map_err(|e| e.to_string())
+    iolab_util::units::parse_size(s).map_err(|e| e.to_string())
 }
 
 /// A required count of `iolab filelist workday`.
@@ -286,7 +286,7 @@ fn gen_error(e: GenError) -> CommandError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_workload::option::OptionValue;
+    use iolab_util::option::OptionValue;
 
     #[test]
     fn replay_flags_and_their_defaults() {

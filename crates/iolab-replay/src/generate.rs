@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use iolab_workload::rng::Rng;
+use iolab_util::rng::Rng;
 
 use crate::list::{encode, List, Op};
 

@@ -17,7 +17,7 @@ use iolab_metrics::{Better, MetricDef};
 use iolab_monitor::diskstats::DiskCounters;
 use iolab_store::{FlowopStats, MonitorSeries, RunRecord};
 use iolab_sys::DevT;
-use iolab_workload::option::{intern_path, OptionDef, OptionKind, OptionValue};
+use iolab_util::option::{intern_path, OptionDef, OptionKind, OptionValue};
 use serde_json::{json, Value};
 
 use iolab_kind::input::error::ExperimentError;
@@ -330,8 +330,8 @@ fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<ReplayWorkload>
                     &entry.node.span,
                     format!(
                         "`workload.replay`: its files reach {} at once, more than the {} target",
-                        iolab_workload::format_bytes(program.peak_bytes),
-                        iolab_workload::format_bytes(cap)
+                        iolab_util::units::format_bytes(program.peak_bytes),
+                        iolab_util::units::format_bytes(cap)
                     ),
                     "make the target larger",
                 );

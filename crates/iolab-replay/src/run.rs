@@ -226,7 +226,7 @@ fn replay_days(
     end: &mut dyn DayEnd,
 ) -> Result<ReplayResult, ReplayError> {
     let mut data = vec![0u8; CHUNK];
-    iolab_workload::rng::Rng::new(0x7265_706c_6179).fill(&mut data);
+    iolab_util::rng::Rng::new(0x7265_706c_6179).fill(&mut data);
     let mut buf = vec![0u8; CHUNK];
     let start = Instant::now();
     let usage0 = Usage::thread();

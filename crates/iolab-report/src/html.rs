@@ -10,7 +10,7 @@ use crate::num;
 use crate::section::Placement;
 use crate::svg::{self, BarInput, Line, LineOpts};
 use crate::Result;
-use iolab_workload::{format_bytes, format_ns};
+use iolab_util::{units::format_bytes, units::format_ns};
 
 const CSS: &str = r#"
 :root{--fg:#1d1d1f;--muted:#5f6368;--line:#d0d4da;--bg:#fff;--card:#f6f8fa;--err:#b3261e;--warn:#8a5a00;--info:#0b57d0}

@@ -7,7 +7,7 @@ use crate::escape::escape_md as md;
 use crate::model::{check_scope, evidence_line, hit_scope, outcome_text, ReportData};
 use crate::num;
 use crate::Result;
-use iolab_workload::{format_bytes, format_ns};
+use iolab_util::{units::format_bytes, units::format_ns};
 
 /// Renders the experiment, findings, summary and flowop tables.
 pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()> {

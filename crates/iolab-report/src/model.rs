@@ -730,9 +730,9 @@ pub(crate) fn check_scope(g: &CheckFindings, configs: usize) -> String {
 pub(crate) fn evidence_value(key: &str, e: &Evidence) -> String {
     let num = |x: f64| {
         if key.ends_with("_bytes") || key == "bytes" {
-            iolab_workload::format_bytes(x.max(0.0).round() as u64)
+            iolab_util::units::format_bytes(x.max(0.0).round() as u64)
         } else if key.ends_with("_ns") {
-            iolab_workload::format_ns(x)
+            iolab_util::units::format_ns(x)
         } else if x.fract() == 0.0 && x.abs() < 1e15 {
             let n = crate::num::fmt_count(x.abs() as u64);
             if x < 0.0 {

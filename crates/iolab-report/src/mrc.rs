@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use iolab_store::{FlowopStats, Run, RunId, RunStatus};
-use iolab_workload::format_bytes;
+use iolab_util::units::format_bytes;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use crate::escape::escape_html as esc;
 use crate::num;
-use iolab_workload::{format_bytes, format_ns};
+use iolab_util::{units::format_bytes, units::format_ns};
 
 /// Okabe & Ito's colour-blind-safe palette (2008), without its black and yellow.
 pub const PALETTE: [&str; 6] = [

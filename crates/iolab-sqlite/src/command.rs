@@ -52,7 +52,7 @@ impl Subcommand for SqliteCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_workload::option::{OptionKind, OptionValue};
+    use iolab_util::option::{OptionKind, OptionValue};
 
     /// `iolab sqlite …` (`args`, from `iolab`) as the command parses it, or clap's error.
     fn parse(args: &[&str]) -> Result<ArgMatches, clap::Error> {

@@ -12,7 +12,7 @@ use crate::{
 use iolab_check::{Access as CheckAccess, SyncScope};
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
-use iolab_workload::option::OptionValue;
+use iolab_util::option::OptionValue;
 use serde_json::{json, Map, Value};
 
 use iolab_kind::record::{headline, metric, series, Totals};
@@ -214,7 +214,7 @@ pub fn from_command_line(
         spec.mode, spec.journal, spec.synchronous, spec.transactions, spec.threads
     );
     if let Some(t) = spec.time_limit {
-        name.push_str(&format!(" time={}", iolab_workload::duration_text(t)));
+        name.push_str(&format!(" time={}", iolab_util::units::duration_text(t)));
     }
     Ok(table::command_run::<SqliteTable>(
         spec,

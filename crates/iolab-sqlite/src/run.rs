@@ -26,7 +26,7 @@ use iolab_engine::stats::{merge_intervals, Bucket, IntervalCounter, LatencyHisto
 use iolab_engine::usage::Usage;
 use iolab_engine::EngineError;
 use iolab_kind::RunHooks;
-use iolab_workload::rng::Rng;
+use iolab_util::rng::Rng;
 use rusqlite::{ffi, Connection, OpenFlags};
 use serde::Serialize;
 

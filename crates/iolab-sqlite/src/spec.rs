@@ -5,9 +5,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use iolab_util::option::{apply_defaults, OptionDef, OptionKind, OptionValue};
 use iolab_util::phrase;
 use iolab_util::setting::{opt, Phrase, Worded};
-use iolab_workload::option::{apply_defaults, OptionDef, OptionKind, OptionValue};
 use serde::Serialize;
 
 /// Declares a closed set of names: the enum, `ALL`, `NAMES` (in the same order), `name()`

@@ -21,8 +21,8 @@ use iolab_engine::workload::{
 use iolab_engine::EngineError;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, RunRecord};
+use iolab_util::suggest;
 use iolab_workload::model::{FlowopKind, FlowopSpec, Workload as Lowered};
-use iolab_workload::suggest;
 use serde_json::{json, Map, Value};
 
 use iolab_kind::input::error::{ExperimentError, ExperimentErrors};
@@ -898,7 +898,7 @@ fn command_line_json(c: &CommandLine, source: &str) -> Value {
         w.insert("set".into(), Value::Object(sets));
     }
     if let Some(t) = c.settings.duration {
-        w.insert("time".into(), json!(iolab_workload::duration_text(t)));
+        w.insert("time".into(), json!(iolab_util::units::duration_text(t)));
     }
     if let Some(f) = c.settings.size_scale {
         w.insert("size_scale".into(), json!(f));

@@ -45,7 +45,7 @@ enum Bound {
 
 /// Reads a `--set` value the way WML would: a size (`4k`), a boolean, or a string.
 pub fn parse_override(text: &str) -> StaticValue {
-    if let Ok(n) = iolab_workload::parse_size(text) {
+    if let Ok(n) = iolab_util::units::parse_size(text) {
         if let Ok(n) = i64::try_from(n) {
             return StaticValue::Int(n);
         }

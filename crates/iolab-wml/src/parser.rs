@@ -8,7 +8,7 @@
 use crate::ast::*;
 use crate::error::{ErrorKind, Warning, WarningKind, WmlError};
 use crate::lexer::{self, Tok, Token};
-use iolab_workload::suggest::did_you_mean;
+use iolab_util::suggest::did_you_mean;
 
 /// Top-level commands, for "unknown command" hints.
 const COMMANDS: &[&str] = &[

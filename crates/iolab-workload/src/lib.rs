@@ -6,11 +6,3 @@
 
 pub mod model;
 pub mod rv;
-
-// Moved to iolab-util (the one leaf crate of utilities); re-exported here only until every
-// user imports them from there.
-pub use iolab_util::{option, rng, suggest, units};
-
-pub use iolab_util::units::{
-    duration_text, format_bytes, format_ns, parse_duration, parse_size, UnitError,
-};

@@ -199,14 +199,14 @@ pub struct RunArgs {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    iolab_workload::parse_duration(s).map_err(|e| e.to_string())
+    iolab_util::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// A duration that is long enough to measure something (`--time`, `--monitor-interval`): at
 /// least a millisecond, as every option's duration (below it a run is all thread start-up,
 /// and a sampler would do nothing but read /proc).
 fn parse_positive_duration(s: &str) -> Result<Duration, String> {
-    iolab_workload::option::check_duration(parse_duration(s)?, s)
+    iolab_util::option::check_duration(parse_duration(s)?, s)
 }
 
 #[cfg(test)]

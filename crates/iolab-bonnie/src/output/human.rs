@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use crate::{Phase, PhaseResult, RateUnit, MIN_TIME};
-use iolab_workload::{format_bytes, format_ns};
+use iolab_util::{units::format_bytes, units::format_ns};
 
 use super::BonnieReport;
 use iolab_kind::output::Formatter;

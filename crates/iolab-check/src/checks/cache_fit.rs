@@ -15,7 +15,7 @@
 
 use crate::format::{ratio, size_value};
 use crate::{Check, Finding, RunFacts, Severity};
-use iolab_workload::units::format_bytes;
+use iolab_util::units::format_bytes;
 use serde_json::json;
 
 const ID: &str = "cache-fit";

@@ -13,7 +13,7 @@
 //! own files, such a refill failed the run ("drop_caches did not free the page cache").
 
 use crate::{Check, Finding, RunFacts, Severity};
-use iolab_workload::units::format_bytes;
+use iolab_util::units::format_bytes;
 use serde_json::json;
 
 const ID: &str = "cache-refilled";

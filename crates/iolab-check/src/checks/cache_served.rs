@@ -12,7 +12,7 @@
 
 use crate::format::{pct_of_fraction, ratio};
 use crate::{Check, Finding, RunFacts, Severity};
-use iolab_workload::units::format_bytes;
+use iolab_util::units::format_bytes;
 use serde_json::json;
 
 const ID: &str = "cache-served";

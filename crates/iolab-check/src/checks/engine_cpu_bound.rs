@@ -10,7 +10,7 @@
 
 use crate::format::{pct_of_fraction, ratio};
 use crate::{Check, Finding, RunFacts, Severity};
-use iolab_workload::units::format_ns;
+use iolab_util::units::format_ns;
 use serde_json::json;
 
 const ID: &str = "engine-cpu-bound";

@@ -10,7 +10,7 @@
 
 use crate::format::{pct, pct_of_fraction};
 use crate::{Check, Finding, RunFacts, Severity};
-use iolab_workload::units::format_bytes;
+use iolab_util::units::format_bytes;
 use serde_json::json;
 
 const ID: &str = "noisy-neighbour";

@@ -15,7 +15,7 @@
 
 use crate::facts::full_intervals;
 use crate::{Check, Finding, RunFacts, Severity};
-use iolab_workload::units::format_ns;
+use iolab_util::units::format_ns;
 use serde_json::json;
 
 const ID: &str = "short-run";

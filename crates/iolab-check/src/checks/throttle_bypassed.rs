@@ -22,7 +22,7 @@
 //! stays silent.
 
 use crate::{Access, Check, Finding, RunFacts, Severity};
-use iolab_workload::units::format_bytes;
+use iolab_util::units::format_bytes;
 use serde_json::json;
 
 const ID: &str = "throttle-bypassed";

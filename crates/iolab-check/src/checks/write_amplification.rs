@@ -13,7 +13,7 @@
 
 use crate::format::{pct_of_fraction, ratio};
 use crate::{Check, Finding, RunFacts, Severity};
-use iolab_workload::units::{format_bytes, format_ns};
+use iolab_util::units::{format_bytes, format_ns};
 use serde_json::json;
 
 const ID: &str = "write-amplification";

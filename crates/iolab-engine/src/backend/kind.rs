@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use iolab_workload::option::{OptionKind, OptionValue};
+use iolab_util::option::{OptionKind, OptionValue};
 use serde::{Deserialize, Serialize};
 
 /// The I/O backend that issues a workload's requests.

@@ -30,8 +30,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use iolab_util::rng::Rng;
 use iolab_workload::model::FilesetSpec;
-use iolab_workload::rng::Rng;
 use iolab_workload::rv::Rv;
 
 pub use pick::{Cursor, Want};

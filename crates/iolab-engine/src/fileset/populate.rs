@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use iolab_workload::rng::Rng;
+use iolab_util::rng::Rng;
 
 use super::{DirId, EntryId, Fileset, FilesetError, LeafDirId, ORDER_STREAM};
 use crate::order::Feistel;

@@ -14,7 +14,7 @@
 //!
 //! Deliberate differences are listed on [`super::Fileset::layout`].
 
-use iolab_workload::rng::Rng;
+use iolab_util::rng::Rng;
 use iolab_workload::rv::Rv;
 
 use super::FilesetError;

@@ -15,9 +15,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_util::phrase;
+use iolab_util::rng::Rng;
 use iolab_util::setting::{opt, Phrase, Worded};
 use iolab_workload::model::{FlowopKind, MasterAction, QuitMode, Workload};
-use iolab_workload::rng::Rng;
 
 use crate::backend::{check_iodepth, DepthError, EngineKind};
 use crate::error::EngineError;

@@ -23,8 +23,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use iolab_util::rng::Rng;
 use iolab_workload::model::{FlowopKind, FlowopSpec, QuitMode, ThreadSpec};
-use iolab_workload::rng::Rng;
 
 use super::shared::{Cond, Semaphore};
 use super::{Run, MAX_FD};

@@ -4,7 +4,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::plan::read::{join, Ctx};
 use crate::plan::tree::{Entry, Node, Span, Value};
-use iolab_workload::suggest;
+use iolab_util::suggest;
 
 /// More configurations than this is almost certainly a mistake (and would take months).
 pub(crate) const MAX_CONFIGS: usize = 10_000;

@@ -8,7 +8,7 @@
 use crate::plan::factors::Factor;
 use crate::plan::read::Ctx;
 use crate::plan::tree::{Entry, Node, Span, Table, Value};
-use iolab_workload::suggest;
+use iolab_util::suggest;
 
 /// One `${…}` in a string.
 #[derive(Debug, Clone, PartialEq, Eq)]

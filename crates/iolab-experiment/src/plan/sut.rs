@@ -12,7 +12,7 @@ use iolab_sut::{At, SpecError, SutPlan, SutSpec};
 
 use crate::plan::read::Ctx;
 use crate::plan::tree::{find, Node, Seg, Value};
-use iolab_workload::suggest;
+use iolab_util::suggest;
 
 /// Deserializes and validates a substituted `[sut]` table. Relative directory paths
 /// (`target.path`, `target.image_dir`) are resolved against `base`, the experiment file's

@@ -46,7 +46,7 @@ use iolab_store::{
     NewRun, RunRecord, RunStatus, Store, StoreError, Timestamp,
 };
 use iolab_sut::{Prepared, Sut, SutOptions};
-use iolab_workload::rng::{mix64, Rng};
+use iolab_util::rng::{mix64, Rng};
 use serde_json::{json, Value};
 
 use engine::Hooks;

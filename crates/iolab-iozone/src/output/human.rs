@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use iolab_kind::output::{fixed, Formatter, NOT_MEASURED};
-use iolab_workload::{format_bytes, format_ns};
+use iolab_util::{units::format_bytes, units::format_ns};
 
 use super::{children_and_parent, rate, IozoneReport, Run};
 use crate::kind::MIB;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use crate::input::error::{Diag, ExperimentError, Source};
 use crate::input::tree::{Entry, Span, Table, Value};
-use iolab_workload::option::{intern_path, OptionDef, OptionKind, OptionValue};
-use iolab_workload::suggest;
+use iolab_util::option::{intern_path, OptionDef, OptionKind, OptionValue};
+use iolab_util::suggest;
 
 /// The file being read and the errors found so far.
 pub struct Ctx<'s> {
@@ -136,7 +136,7 @@ impl<'s> Ctx<'s> {
     /// `"30s"`, `"500ms"`, `"2m"`, or a number of seconds.
     pub fn duration(&mut self, e: &Entry, path: &str) -> Option<Duration> {
         let parsed = match &e.node.value {
-            Value::String(s) => iolab_workload::parse_duration(s).map_err(|err| err.to_string()),
+            Value::String(s) => iolab_util::units::parse_duration(s).map_err(|err| err.to_string()),
             Value::Integer(i) if *i >= 0 => Ok(Duration::from_secs(*i as u64)),
             Value::Float(f) => {
                 Duration::try_from_secs_f64(*f).map_err(|_| format!("{f} is not a duration"))
@@ -163,7 +163,7 @@ impl<'s> Ctx<'s> {
     /// `"4k"`, `"64m"`, or a number of bytes.
     pub fn size(&mut self, e: &Entry, path: &str) -> Option<u64> {
         let parsed = match &e.node.value {
-            Value::String(s) => iolab_workload::parse_size(s).map_err(|err| err.to_string()),
+            Value::String(s) => iolab_util::units::parse_size(s).map_err(|err| err.to_string()),
             Value::Integer(i) if *i >= 0 => Ok(*i as u64),
             Value::Integer(i) => Err(format!("{i} is not a size")),
             _ => {

@@ -6,7 +6,7 @@ use iolab_engine::backend::FinalSync;
 use iolab_kind::output::{
     durations, fixed, thousands, write_system_and_switches, Formatter, NOT_MEASURED,
 };
-use iolab_workload::{format_bytes, format_ns};
+use iolab_util::{units::format_bytes, units::format_ns};
 
 use super::MicroReport;
 

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use iolab_kind::output::{fixed, thousands, write_system_and_switches, Formatter};
-use iolab_workload::{format_bytes, format_ns};
+use iolab_util::{units::format_bytes, units::format_ns};
 
 use super::SqliteReport;
 

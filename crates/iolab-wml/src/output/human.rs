@@ -7,7 +7,7 @@ use super::RunReport;
 use iolab_kind::output::Formatter;
 use iolab_kind::output::{fixed, thousands};
 use iolab_kind::record::per_second;
-use iolab_workload::format_ns;
+use iolab_util::units::format_ns;
 
 pub struct Human;
 

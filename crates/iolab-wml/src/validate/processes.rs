@@ -10,7 +10,7 @@ use crate::ast::*;
 use crate::env::{Locals, StaticValue};
 use crate::error::{elsewhere, ErrorKind, WarningKind};
 use crate::schema;
-use iolab_workload::suggest::{closest, did_you_mean, suggestion};
+use iolab_util::suggest::{closest, did_you_mean, suggestion};
 
 use super::context::{Ctx, Scope, MAX_DEPTH};
 
@@ -399,12 +399,12 @@ fn unknown_flowop_hint(op: &str, composites: &[&str]) -> String {
         None => {
             let mut hint = format!(
                 "the flowops are {}",
-                iolab_workload::suggest::list(FlowopKind::names())
+                iolab_util::suggest::list(FlowopKind::names())
             );
             if !composites.is_empty() {
                 hint.push_str(&format!(
                     ", and the composite flowops defined above: {}",
-                    iolab_workload::suggest::list(composites.iter().copied())
+                    iolab_util::suggest::list(composites.iter().copied())
                 ));
             }
             hint

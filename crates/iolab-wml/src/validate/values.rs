@@ -7,7 +7,7 @@ use crate::ast::*;
 use crate::env::StaticValue;
 use crate::error::{ErrorKind, WarningKind};
 use crate::schema::{AttrSpec, Ty};
-use iolab_workload::suggest::{closest, did_you_mean, suggestion};
+use iolab_util::suggest::{closest, did_you_mean, suggestion};
 
 use super::context::{Ctx, Scope};
 

@@ -7,7 +7,7 @@ use crate::ast::*;
 use crate::env::StaticValue;
 use crate::error::ErrorKind;
 use crate::schema;
-use iolab_workload::suggest::did_you_mean;
+use iolab_util::suggest::did_you_mean;
 
 use super::context::Ctx;
 use super::values::{describe, token_of};

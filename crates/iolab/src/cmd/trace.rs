@@ -92,7 +92,7 @@ pub enum TraceFormat {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    let d = iolab_workload::parse_duration(s).map_err(|e| e.to_string())?;
+    let d = iolab_util::units::parse_duration(s).map_err(|e| e.to_string())?;
     if d < Duration::from_millis(1) {
         return Err("must be at least 1ms".into());
     }

@@ -52,7 +52,7 @@ fn parse_format(s: &str) -> Result<Format, String> {
 }
 
 fn parse_block_size(s: &str) -> Result<u64, String> {
-    let n = iolab_workload::parse_size(s).map_err(|e| e.to_string())?;
+    let n = iolab_util::units::parse_size(s).map_err(|e| e.to_string())?;
     iolab_tracefile::check_block_size(n)
 }
 

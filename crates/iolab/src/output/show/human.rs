@@ -16,7 +16,7 @@ type Format = fn(f64) -> String;
 /// to a sensible precision.
 fn format_for(unit: &str) -> Format {
     match unit {
-        "ns" => |v| iolab_workload::format_ns(v),
+        "ns" => |v| iolab_util::units::format_ns(v),
         "op/s" => |v| format!("{v:.1}"),
         "MiB/s" => |v| format!("{v:.2}"),
         _ => |v| format!("{v:.4}"),

@@ -5,12 +5,12 @@ use std::io::{self, Write};
 use std::process::ExitStatus;
 
 use iolab_blocktrace::{BlockTrace, DirStats, LatencySummary, OpStats};
-use iolab_workload::format_bytes;
+use iolab_util::units::format_bytes;
 
 use super::{describe_status, TraceReport};
 use crate::output::{durations, Formatter};
+use iolab_util::units::format_ns;
 use iolab_util::units::thousands;
-use iolab_workload::format_ns;
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / 1048576.0
