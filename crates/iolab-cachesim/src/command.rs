@@ -1,18 +1,19 @@
 //! `iolab cachesim`: a simulation from the command line — the trace and the flags of the one
-//! option table ([`crate::OPTIONS`]) as the one-run plan, run by the experiment runner,
+//! option table ([`crate::OPTIONS`], through [`cli::option_args`]) as the one-run plan, run by the experiment runner,
 //! printed as a table or JSON — and its tools `iolab cachesim gen` ([`gen`]) and
 //! `iolab cachesim mrc` ([`mrc`]).
 
 mod gen;
 mod mrc;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use iolab_kind::cli::{self, CommandError, Counting, Host, RunArgs, Subcommand};
 
 use crate::output::{self, CachesimReport};
+use crate::spec::CachesimTable;
 
 /// `iolab cachesim`.
 pub struct CachesimCommand;
@@ -29,16 +30,18 @@ impl Subcommand for CachesimCommand {
             )
             .args_conflicts_with_subcommands(true)
             .subcommand_negates_reqs(true)
-            .arg(
-                Arg::new("trace")
-                    .value_name("TRACE")
-                    .required(true)
-                    .value_parser(clap::value_parser!(PathBuf))
-                    .help("The trace to simulate"),
-            )
             .subcommand(gen::command())
             .subcommand(mrc::command());
-        option_args(cmd)
+        // The table's flags, but the trace is the positional argument and the size, which has
+        // no default, is required here (a file says so when it is missing).
+        cli::option_args::<CachesimTable>(cmd)
+            .mut_arg("trace", |a| {
+                a.long(None)
+                    .value_name("TRACE")
+                    .required(true)
+                    .help("The trace to simulate")
+            })
+            .mut_arg("size", |a| a.required(true))
             .arg(
                 Arg::new("json")
                     .long("json")
@@ -63,12 +66,7 @@ impl Subcommand for CachesimCommand {
             Some(("mrc", m)) => return mrc::run(m, host),
             _ => {}
         }
-        let trace = m
-            .get_one::<PathBuf>("trace")
-            .ok_or_else(|| CommandError::usage("give the trace to simulate"))?;
-        let mut values: Vec<(&str, String)> = vec![("trace", trace.to_string_lossy().into_owned())];
-        values.extend(option_values(m));
-        let plan = crate::kind::from_command_line(&values)?;
+        let plan = crate::kind::from_command_line(&cli::option_values::<CachesimTable>(m))?;
         let json = m.get_flag("json");
         // A simulation is CPU work on a trace: sampling the machine would only watch iolab.
         let args = RunArgs {
@@ -109,45 +107,40 @@ impl Subcommand for CachesimCommand {
     }
 }
 
-/// The simulation's flags: one per entry of [`crate::OPTIONS`] but the trace (the positional
-/// argument), with the entry's help, value name, default and parser. Each value is checked on
-/// its own here (a bad one is a usage error naming the flag); the cache as a whole when the
-/// plan is built.
-fn option_args(cmd: Command) -> Command {
-    flags().fold(cmd, |cmd, o| {
-        let arg = Arg::new(o.name)
-            .long(o.flag())
-            .help(o.help)
-            .value_name(o.value_name)
-            .required(o.default.is_none())
-            .value_parser(move |v: &str| -> Result<String, String> {
-                let mut spec = crate::CachesimSpec::with_defaults();
-                (o.set)(&mut spec, v, Path::new("")).map(|()| v.to_string())
-            });
-        cmd.arg(match o.default {
-            Some(d) => arg.default_value(d),
-            None => arg,
-        })
-    })
-}
-
-/// The values of the flags of [`option_args`] in `m`, defaults included.
-fn option_values(m: &ArgMatches) -> Vec<(&'static str, String)> {
-    flags()
-        .filter_map(|o| m.get_one::<String>(o.name).map(|v| (o.name, v.clone())))
-        .collect()
-}
-
-fn flags() -> impl Iterator<Item = &'static crate::spec::SpecOption> {
-    crate::OPTIONS.iter().filter(|o| o.name != "trace")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_util::option::OptionValue;
 
     #[test]
-    fn the_commands_are_consistent() {
+    fn the_flags_come_from_the_option_table() {
         CachesimCommand.command().debug_assert();
+        let m = CachesimCommand
+            .command()
+            .try_get_matches_from(["cachesim", "t.iolt", "--size", "64k", "--assoc", "8"])
+            .unwrap();
+        let values = cli::option_values::<CachesimTable>(&m);
+        let get = |n: &str| values.iter().find(|(o, _)| o.name == n).map(|(_, v)| *v);
+        assert_eq!(get("trace"), Some(OptionValue::Text("t.iolt")));
+        assert_eq!(get("size"), Some(OptionValue::Bytes(65536)));
+        assert_eq!(get("assoc"), Some(OptionValue::Text("8")));
+        // Defaults are the table's; sizes go through the one size parser.
+        assert_eq!(get("block_size"), Some(OptionValue::Bytes(4096)));
+        assert_eq!(get("policy"), Some(OptionValue::Text("lru")));
+        let help = CachesimCommand.command().render_long_help().to_string();
+        assert!(
+            help.contains("<TRACE>") && help.contains("The trace to simulate"),
+            "{help}"
+        );
+        assert!(!help.contains("--trace"), "{help}");
+        let e = CachesimCommand
+            .command()
+            .try_get_matches_from(["cachesim", "t.iolt", "--size", "4q"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'--size <SIZE>'") && e.contains("is not a size"),
+            "{e}"
+        );
     }
 }

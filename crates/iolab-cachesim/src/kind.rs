@@ -1,28 +1,28 @@
 //! Trace-driven cache simulation (docs/cachesim.md): `[workload] cachesim = { … }` in an
 //! experiment, `iolab cachesim` on the command line; both read iolab-cachesim's one option
-//! table, [`crate::OPTIONS`]. A simulation does no I/O in a directory (the kind
+//! table, [`crate::OPTIONS`], through the readers of option tables ([`CachesimTable`]). A simulation does no I/O in a directory (the kind
 //! needs no target) and is deterministic (one run is exact).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::spec::{policy_text, SpecError};
-use crate::{CachesimSpec, Outcome, RunError, OPTIONS};
+use crate::spec::{place, policy_text, CachesimOption, CachesimSettings, CachesimTable, SpecError};
+use crate::{CachesimSpec, Outcome, RunError};
 use iolab_engine::stats::LatencySummary;
 use iolab_engine::usage::Usage;
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::RunRecord;
 use serde_json::{json, Map, Value};
 
-use iolab_kind::input::read::Ctx;
-use iolab_kind::input::tree::{Entry, Value as TomlValue};
 use iolab_kind::record::{headline, metric, Totals};
-use iolab_kind::table::TableKind;
+use iolab_kind::table::{self, OptionTable, TableKind};
 use iolab_kind::Intent;
 use iolab_kind::Runs;
 use iolab_kind::Workload;
 use iolab_kind::{Origin, UsageError};
 use iolab_kind::{RunCtx, RunFailure};
+use iolab_util::option::OptionValue;
+use iolab_util::setting::Worded;
 
 /// The `[workload]` key.
 pub const KEY: &str = "cachesim";
@@ -181,67 +181,14 @@ pub static CACHESIM: TableKind = TableKind {
     misplaced: |_| "remove it: give the simulation's options inside cachesim = { … }",
     needs_target: false,
     resolve: |cx, entry, at| {
-        read(cx, entry, at.base).map(|spec| {
+        table::read::<CachesimTable>(cx, entry, at).map(|r| {
             iolab_kind::erase(CachesimWorkload {
-                spec,
+                spec: r.plan,
                 origin: Origin::File,
             })
         })
     },
 };
-
-/// Reads `cachesim = { … }`: every key of [`OPTIONS`] (strings, or integers for sizes and
-/// ways), each parsed and checked as the table says, then the cache as a whole.
-fn read(cx: &mut Ctx, entry: &Entry, base: &Path) -> Option<CachesimSpec> {
-    let path = "workload.cachesim";
-    let before = cx.errors();
-    let t = cx.table(entry, path)?;
-    let names: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
-    cx.unknown_keys(t, &names, path);
-    let mut spec = CachesimSpec::with_defaults();
-    for o in OPTIONS {
-        let key = format!("{path}.{}", o.name);
-        let Some(e) = t.get(o.name) else {
-            if o.default.is_none() {
-                cx.error_hint(
-                    &entry.key_span,
-                    format!("`{key}` is missing"),
-                    format!("give {} = \"{}\": {}", o.name, o.value_name, o.help),
-                );
-            }
-            continue;
-        };
-        let text = match &e.node.value {
-            TomlValue::String(s) => s.clone(),
-            TomlValue::Integer(i) => i.to_string(),
-            other => {
-                cx.error(
-                    &e.node.span,
-                    format!("`{key}` must be a string, not {}", other.type_name()),
-                );
-                continue;
-            }
-        };
-        if let Err(m) = (o.set)(&mut spec, &text, base) {
-            cx.error(&e.node.span, format!("`{key}`: {m}"));
-        }
-    }
-    if cx.errors() > before {
-        return None;
-    }
-    if let Err(e) = spec.validate() {
-        let at = t
-            .get(e.option)
-            .map_or(entry.key_span.clone(), |x| x.node.span.clone());
-        let message = format!("`{path}.{}`: {}", e.option, e.message);
-        match e.hint {
-            Some(h) => cx.error_hint(&at, message, h),
-            None => cx.error(&at, message),
-        }
-        return None;
-    }
-    Some(spec)
-}
 
 /// A validated simulation.
 #[derive(Debug, Clone)]
@@ -254,7 +201,7 @@ impl CachesimWorkload {
     /// A spec error in the user's words: the flag or the key.
     fn spec_failure(&self, e: &SpecError) -> RunFailure {
         RunFailure {
-            message: format!("{}: {}", self.origin.setting(KEY, e.option), e.message),
+            message: table::word::<CachesimTable>(self.origin, &e.phrase()),
             hint: e.hint.clone(),
             bad_input: true,
             interrupted: false,
@@ -358,24 +305,18 @@ fn add_record(record: &mut RunRecord, o: &Outcome, usage: &Usage) {
     }
 }
 
-/// `iolab cachesim`: the given option texts (`(name, text)`, defaults filled in by the
-/// caller or here) as the one-run plan, run in the current directory (which it does not
-/// touch).
-pub fn from_command_line(values: &[(&str, String)]) -> Result<Runs<Outcome>, UsageError> {
-    let mut spec = CachesimSpec::with_defaults();
-    for (name, text) in values {
-        let Some(o) = crate::spec::option(name) else {
-            continue;
-        };
-        (o.set)(&mut spec, text, Path::new(""))
-            .map_err(|m| UsageError::new(format!("--{}: {m}", o.flag())))?;
+/// `iolab cachesim`: the command line's option values over the table's defaults as the
+/// one-run plan, run in the current directory (which it does not touch).
+pub fn from_command_line(
+    values: &[(&'static CachesimOption, OptionValue)],
+) -> Result<Runs<Outcome>, UsageError> {
+    let mut settings = CachesimSettings::with_defaults(PathBuf::new());
+    for (o, v) in values {
+        o.apply(&mut settings, *v);
     }
-    spec.validate().map_err(|e| {
-        let u = UsageError::new(format!(
-            "{}: {}",
-            Origin::CommandLine.setting(KEY, e.option),
-            e.message
-        ));
+    place(&mut settings, Path::new(""));
+    let spec = CachesimTable::validate(&settings).map_err(|e| {
+        let u = UsageError::new(e.to_string());
         match e.hint {
             Some(h) => u.hint(h),
             None => u,
@@ -389,6 +330,8 @@ pub fn from_command_line(values: &[(&str, String)]) -> Result<Runs<Outcome>, Usa
         assoc_text(&spec),
         spec.cache.write.name()
     );
+    // The devices as the models resolved them: the stored run keeps their figures even when
+    // they came from saved results.
     let workload_json = json!({ KEY: options_json(&spec) });
     Ok(Runs::one(
         name,
@@ -455,16 +398,32 @@ mod tests {
         assert_eq!(get("miss_ratio"), 5.0 / 7.0);
     }
 
+    /// The values of the options named with the texts given.
+    fn values(given: &[(&str, &str)]) -> Vec<(&'static CachesimOption, OptionValue)> {
+        given
+            .iter()
+            .map(|(n, t)| {
+                let o = crate::spec::option(n).unwrap();
+                (o, o.parse(t).unwrap())
+            })
+            .collect()
+    }
+
     #[test]
     fn command_line_errors_name_the_flags() {
-        let e = from_command_line(&[
-            ("trace", "t.oracleGeneral".into()),
-            ("size", "1m".into()),
-            ("assoc", "512".into()),
-        ])
+        let e = from_command_line(&values(&[
+            ("trace", "t.oracleGeneral"),
+            ("size", "1m"),
+            ("assoc", "512"),
+        ]))
         .unwrap_err();
         assert!(e.message.starts_with("--assoc: associativity 512"), "{e}");
-        let e = from_command_line(&[("trace", "t".into()), ("policy", "lfuu".into())]).unwrap_err();
+        let e = from_command_line(&values(&[
+            ("trace", "t"),
+            ("size", "1m"),
+            ("policy", "lfuu"),
+        ]))
+        .unwrap_err();
         assert!(
             e.message.contains("--policy") && e.message.contains("lfu"),
             "{e}"

@@ -28,7 +28,7 @@ pub use cache::{Cache, Geometry, Setup, Simulator, Stats, Traffic, WritePolicy};
 pub use model::DeviceModel;
 pub use policy::{Params, PolicyDef, POLICIES};
 pub use run::{run, Outcome, RunError, Warning};
-pub use spec::{CachesimSpec, SpecError, OPTIONS};
+pub use spec::{CachesimSettings, CachesimSpec, CachesimTable, SpecError, OPTIONS};
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

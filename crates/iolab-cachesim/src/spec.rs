@@ -1,43 +1,48 @@
 //! A cache simulation as the user writes it: the options of `iolab cachesim` and of
-//! `[workload] cachesim = { … }`, declared once in [`OPTIONS`].
+//! `[workload] cachesim = { … }`, declared once in [`OPTIONS`] (the one option type,
+//! [`OptionDef`]), read into [`CachesimSettings`] and resolved into the [`CachesimSpec`] a
+//! simulation runs ([`CachesimTable`] ties them together for the readers of option tables).
 //!
-//! Every value is text (a path, a policy with its parameters, `full` or a number of ways, a
-//! device model), so this table is of its own kind rather than the numeric option table of
-//! the engine's workloads; the command's flags, the experiment keys and the docs all come
-//! from it.
+//! Most values are text (a path, a policy with its parameters, `full` or a number of ways, a
+//! device model): [`OptionKind::Text`], whose meaning [`CachesimSettings::resolve`] checks.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
+use iolab_kind::table::OptionTable;
+use iolab_kind::LoadContext;
 use iolab_tracefile::{CsvSpec, Format};
+use iolab_util::option::{apply_defaults, intern, OptionDef, OptionKind, OptionValue};
+use iolab_util::phrase;
+use iolab_util::setting::{opt, Phrase, Worded};
 use iolab_util::suggest;
 
 use crate::model::DeviceModel;
 use crate::{policy, Assoc, CacheConfig, ConfigError, WritePolicy};
 
 /// One option of a cache simulation.
-#[derive(Debug)]
-pub struct SpecOption {
-    /// The key (`block_size`); the flag is `--block-size`.
-    pub name: &'static str,
-    /// Shown in usage lines.
-    pub value_name: &'static str,
-    /// As it would be written; `None`: required.
-    pub default: Option<&'static str>,
-    /// One line of help.
-    pub help: &'static str,
-    /// Parses the text into the spec; relative paths in it start at the given directory
-    /// (the experiment file's, or the current one).
-    pub set: fn(&mut CachesimSpec, &str, &Path) -> Result<(), String>,
+pub type CachesimOption = OptionDef<CachesimSettings>;
+
+/// A cache simulation before validation: the options as given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachesimSettings {
+    /// The trace file; relative to [`CachesimSettings::base`] once the settings are placed.
+    pub trace: &'static str,
+    pub format: &'static str,
+    pub policy: &'static str,
+    /// Bytes; 0 until given.
+    pub size: u64,
+    pub block_size: u64,
+    pub assoc: &'static str,
+    pub write_policy: &'static str,
+    pub cache_device: &'static str,
+    pub origin_device: &'static str,
+    /// Where relative paths in the device models (`@FILE`) start: the experiment file's
+    /// directory, or the current one.
+    pub base: PathBuf,
 }
 
-impl SpecOption {
-    /// The command-line flag without its dashes.
-    pub fn flag(&self) -> String {
-        self.name.replace('_', "-")
-    }
-}
-
-/// A cache simulation before validation.
+/// A cache simulation: the trace and the cache, validated piece by piece.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CachesimSpec {
     /// The trace file.
@@ -53,114 +58,221 @@ pub struct CachesimSpec {
 }
 
 /// The options, in the order usage lines show them.
-pub static OPTIONS: &[SpecOption] = &[
-    SpecOption {
+pub static OPTIONS: &[CachesimOption] = &[
+    CachesimOption {
         name: "trace",
         value_name: "FILE",
+        kind: OptionKind::Text,
         default: None,
+        aliases: &[],
         help: "the trace to simulate (iolab's format, libCacheSim's oracleGeneral or CSV)",
-        set: |s, v, base| {
-            if v.is_empty() {
-                return Err("give the trace file's path".into());
-            }
-            s.trace = base.join(v);
-            Ok(())
-        },
+        original: "",
+        apply: |s, v| s.trace = v.text(),
+        get: |s| (!s.trace.is_empty()).then_some(OptionValue::Text(s.trace)),
     },
-    SpecOption {
+    CachesimOption {
         name: "format",
         value_name: "FORMAT",
+        kind: OptionKind::Text,
         default: Some("auto"),
+        aliases: &[],
         help: "the trace's format: auto (from its magic or name), iolab, oracleGeneral, csv, or csv:COLUMNS (libCacheSim's csv options, e.g. csv:obj-id-col=2,header=false)",
-        set: |s, v, _| {
-            s.format = parse_format(v)?;
-            Ok(())
-        },
+        original: "",
+        apply: |s, v| s.format = v.text(),
+        get: |s| Some(OptionValue::Text(s.format)),
     },
-    SpecOption {
+    CachesimOption {
         name: "policy",
         value_name: "POLICY",
+        kind: OptionKind::Text,
         default: Some("lru"),
+        aliases: &[],
         help: "the replacement policy, with parameters after a colon: lru, clock:m=4,s=0,i=1 (see docs/cachesim.md)",
-        set: |s, v, _| {
-            let (name, params) = parse_policy(v)?;
-            s.cache.policy = name;
-            s.cache.params = params;
-            Ok(())
-        },
+        original: "",
+        apply: |s, v| s.policy = v.text(),
+        get: |s| Some(OptionValue::Text(s.policy)),
     },
-    SpecOption {
+    CachesimOption {
         name: "size",
         value_name: "SIZE",
+        kind: OptionKind::Size,
         default: None,
+        aliases: &[],
         help: "the cache's capacity: 64m, 2g, or bytes",
-        set: |s, v, _| {
-            s.cache.size = size(v)?;
-            Ok(())
-        },
+        original: "",
+        apply: |s, v| s.size = v.bytes(),
+        get: |s| (s.size > 0).then_some(OptionValue::Bytes(s.size)),
     },
-    SpecOption {
+    CachesimOption {
         name: "block_size",
         value_name: "SIZE",
+        kind: OptionKind::Size,
         default: Some("4k"),
+        aliases: &[],
         help: "the cache block size; block traces are split into blocks of this size",
-        set: |s, v, _| {
-            s.cache.block_size = size(v)?;
-            Ok(())
-        },
+        original: "",
+        apply: |s, v| s.block_size = v.bytes(),
+        get: |s| Some(OptionValue::Bytes(s.block_size)),
     },
-    SpecOption {
+    CachesimOption {
         name: "assoc",
         value_name: "WAYS",
+        kind: OptionKind::Text,
         default: Some("full"),
+        aliases: &[],
         help: "blocks per set: full (one set), or a number of ways (1 = direct-mapped)",
-        set: |s, v, _| {
-            s.cache.assoc = parse_assoc(v)?;
-            Ok(())
-        },
+        original: "",
+        apply: |s, v| s.assoc = v.text(),
+        get: |s| Some(OptionValue::Text(s.assoc)),
     },
-    SpecOption {
+    CachesimOption {
         name: "write_policy",
         value_name: "POLICY",
+        kind: OptionKind::Text,
         default: Some("write-through"),
+        aliases: &[],
         help: "what writes do: write-through, write-back or write-around",
-        set: |s, v, _| {
-            s.cache.write = WritePolicy::from_name(v).ok_or_else(|| {
-                let names = WritePolicy::ALL.iter().map(|(n, _)| *n);
-                format!("unknown write policy `{v}`; {}", suggest::did_you_mean_or_list(v, names))
-            })?;
-            Ok(())
-        },
+        original: "",
+        apply: |s, v| s.write_policy = v.text(),
+        get: |s| Some(OptionValue::Text(s.write_policy)),
     },
-    SpecOption {
+    CachesimOption {
         name: "cache_device",
         value_name: "MODEL",
+        kind: OptionKind::Text,
         default: Some("ssd"),
+        aliases: &[],
         help: "the cache device's model for the service-time estimate: hdd, ssd, nvme, or PRESET,key=value,… (read, seq_read, write, seq_write latencies; read_rate, write_rate; a value @FILE takes it from a saved iolab `--json` result with a mean latency and a throughput)",
-        set: |s, v, base| {
-            s.cache_device = DeviceModel::parse(v, base)?;
-            Ok(())
-        },
+        original: "",
+        apply: |s, v| s.cache_device = v.text(),
+        get: |s| Some(OptionValue::Text(s.cache_device)),
     },
-    SpecOption {
+    CachesimOption {
         name: "origin_device",
         value_name: "MODEL",
+        kind: OptionKind::Text,
         default: Some("hdd"),
+        aliases: &[],
         help: "the origin device's model, written like --cache-device",
-        set: |s, v, base| {
-            s.origin_device = DeviceModel::parse(v, base)?;
-            Ok(())
-        },
+        original: "",
+        apply: |s, v| s.origin_device = v.text(),
+        get: |s| Some(OptionValue::Text(s.origin_device)),
     },
 ];
 
 /// The option called `name`.
-pub fn option(name: &str) -> Option<&'static SpecOption> {
+pub fn option(name: &str) -> Option<&'static CachesimOption> {
     OPTIONS.iter().find(|o| o.name == name)
 }
 
-fn size(v: &str) -> Result<u64, String> {
-    iolab_util::units::parse_size(v).map_err(|e| e.to_string())
+impl CachesimSettings {
+    /// The defaults of [`OPTIONS`] (no trace, no size), relative paths starting at `base`.
+    pub fn with_defaults(base: PathBuf) -> CachesimSettings {
+        let mut s = CachesimSettings {
+            trace: "",
+            format: "",
+            policy: "",
+            size: 0,
+            block_size: 0,
+            assoc: "",
+            write_policy: "",
+            cache_device: "",
+            origin_device: "",
+            base,
+        };
+        apply_defaults(OPTIONS, &mut s);
+        s
+    }
+
+    /// Each option's meaning, checked and named by its option, then the cache as a whole.
+    pub fn resolve(&self) -> Result<CachesimSpec, SpecError> {
+        let at = |option: &'static str| move |message: String| SpecError::new(option, message);
+        if self.trace.is_empty() {
+            return Err(SpecError::missing(
+                "trace",
+                "name the trace file to simulate",
+            ));
+        }
+        if self.size == 0 {
+            return Err(SpecError::missing(
+                "size",
+                "give the cache's capacity, e.g. 64m",
+            ));
+        }
+        let (policy, params) = parse_policy(self.policy).map_err(at("policy"))?;
+        let write = WritePolicy::from_name(self.write_policy).ok_or_else(|| {
+            let names = WritePolicy::ALL.iter().map(|(n, _)| *n);
+            SpecError::new(
+                "write_policy",
+                format!(
+                    "unknown write policy `{}`; {}",
+                    self.write_policy,
+                    suggest::did_you_mean_or_list(self.write_policy, names)
+                ),
+            )
+        })?;
+        let spec = CachesimSpec {
+            trace: PathBuf::from(self.trace),
+            format: parse_format(self.format).map_err(at("format"))?,
+            cache: CacheConfig {
+                size: self.size,
+                block_size: self.block_size,
+                assoc: parse_assoc(self.assoc).map_err(at("assoc"))?,
+                write,
+                policy,
+                params,
+            },
+            cache_device: DeviceModel::parse(self.cache_device, &self.base)
+                .map_err(at("cache_device"))?,
+            origin_device: DeviceModel::parse(self.origin_device, &self.base)
+                .map_err(at("origin_device"))?,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+}
+
+/// The table's readers' view of cache simulations (`cachesim = { … }`, `iolab cachesim`).
+pub struct CachesimTable;
+
+impl OptionTable for CachesimTable {
+    type Spec = CachesimSettings;
+    type Plan = CachesimSpec;
+    type Error = SpecError;
+    const KIND: &'static str = crate::kind::KEY;
+    const TOOL: &'static str = "libCacheSim";
+
+    fn options() -> &'static [CachesimOption] {
+        OPTIONS
+    }
+
+    /// A simulation has no directory or seed of its own; relative paths start at the
+    /// current directory until the settings are placed.
+    fn defaults(_dir: PathBuf, _seed: u64) -> CachesimSettings {
+        CachesimSettings::with_defaults(PathBuf::new())
+    }
+
+    fn validate(s: &CachesimSettings) -> Result<CachesimSpec, SpecError> {
+        s.resolve()
+    }
+
+    fn fault(e: &SpecError, _given: &dyn Fn(&str) -> bool) -> &'static str {
+        e.option
+    }
+
+    /// Relative paths start at the experiment file's directory.
+    fn fit_to(s: &mut CachesimSettings, at: &LoadContext) {
+        place(s, at.base);
+    }
+}
+
+/// Makes the settings' relative paths start at `base`: the trace now, the device models'
+/// `@FILE`s when they are resolved.
+pub fn place(s: &mut CachesimSettings, base: &Path) {
+    if !s.trace.is_empty() {
+        s.trace = intern(&base.join(s.trace).to_string_lossy());
+    }
+    s.base = base.to_path_buf();
 }
 
 /// `auto`, a format name, or `csv:COLUMNS`.
@@ -251,22 +363,63 @@ pub fn policy_text(cache: &CacheConfig) -> String {
     format!("{}:{}", cache.policy, ps.join(","))
 }
 
-/// A spec that cannot run, with the option to blame.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{message}")]
+/// A spec that cannot run, with the option to blame ([`Worded`]: `--assoc: …` on the command
+/// line, `` `workload.cachesim.assoc`: … `` in an experiment file).
+#[derive(Debug, Clone, PartialEq)]
 pub struct SpecError {
     /// The option (`size`, `assoc`).
     pub option: &'static str,
-    /// What is wrong.
+    /// What is wrong; empty: the option is missing.
     pub message: String,
     /// What to do.
     pub hint: Option<String>,
 }
 
+impl SpecError {
+    fn new(option: &'static str, message: String) -> SpecError {
+        SpecError {
+            option,
+            message,
+            hint: None,
+        }
+    }
+
+    fn missing(option: &'static str, hint: &str) -> SpecError {
+        SpecError {
+            option,
+            message: String::new(),
+            hint: Some(hint.into()),
+        }
+    }
+}
+
+impl Worded for SpecError {
+    fn phrase(&self) -> Phrase {
+        if self.message.is_empty() {
+            phrase!("{} is missing", opt(self.option))
+        } else {
+            phrase!("{}: {}", opt(self.option), &self.message)
+        }
+    }
+
+    fn advice(&self) -> Option<Phrase> {
+        self.hint.clone().map(Phrase::text)
+    }
+}
+
+/// In the command line's words.
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.phrase().fmt(f)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
 impl CachesimSpec {
-    /// The defaults of [`OPTIONS`] (the trace and size unset).
+    /// The defaults of [`OPTIONS`] (the trace and size unset; a test keeps them in step).
     pub fn with_defaults() -> CachesimSpec {
-        let mut s = CachesimSpec {
+        CachesimSpec {
             trace: PathBuf::new(),
             format: None,
             cache: CacheConfig {
@@ -279,14 +432,7 @@ impl CachesimSpec {
             },
             cache_device: DeviceModel::preset("ssd").expect("preset"),
             origin_device: DeviceModel::preset("hdd").expect("preset"),
-        };
-        for o in OPTIONS {
-            if let Some(d) = o.default {
-                // The defaults are tested to parse.
-                let _ = (o.set)(&mut s, d, Path::new(""));
-            }
         }
-        s
     }
 
     /// Checks that the cache can be built (and the trace is named).
@@ -362,9 +508,55 @@ mod tests {
     fn defaults_parse() {
         for o in OPTIONS {
             if let Some(d) = o.default {
-                let mut s = CachesimSpec::with_defaults();
-                (o.set)(&mut s, d, Path::new("")).unwrap_or_else(|e| panic!("{}: {e}", o.name));
+                o.parse(d).unwrap_or_else(|e| panic!("{}: {e}", o.name));
             }
+        }
+        // The table's defaults are the spec's.
+        let mut s = CachesimSettings::with_defaults(PathBuf::new());
+        s.trace = "t";
+        s.size = 1 << 20;
+        let mut want = CachesimSpec::with_defaults();
+        want.trace = "t".into();
+        want.cache.size = 1 << 20;
+        assert_eq!(s.resolve().unwrap(), want);
+        iolab_kind::table::testing::get_undoes_apply::<CachesimTable>();
+    }
+
+    #[test]
+    fn each_text_is_checked_and_named_by_its_option() {
+        let mut s = CachesimSettings::with_defaults(PathBuf::new());
+        s.trace = "t";
+        assert_eq!(s.resolve().unwrap_err().to_string(), "--size is missing");
+        s.size = 1 << 20;
+        for (name, text, want) in [
+            (
+                "policy",
+                "lfuu",
+                "--policy: unknown replacement policy `lfuu`; did you mean `lfu`",
+            ),
+            (
+                "write_policy",
+                "write-behind",
+                "--write-policy: unknown write policy `write-behind`",
+            ),
+            (
+                "assoc",
+                "many",
+                "--assoc: `many` is neither `full` nor a number of ways",
+            ),
+            ("format", "xml", "--format: unknown trace format `xml`"),
+            (
+                "origin_device",
+                "hdd,raed=1ms",
+                "--origin-device: unknown key `raed`",
+            ),
+        ] {
+            let mut bad = s.clone();
+            let o = option(name).unwrap();
+            o.apply(&mut bad, o.parse(text).unwrap());
+            let e = bad.resolve().unwrap_err();
+            assert_eq!(e.option, name);
+            assert!(e.to_string().starts_with(want), "{e}");
         }
     }
 

@@ -118,7 +118,10 @@ pub fn read<'t, T: OptionTable>(
             let at = table
                 .get(k)
                 .map_or(entry.key_span.clone(), |e| e.node.span.clone());
-            cx.error(&at, message);
+            match e.advice() {
+                Some(h) => cx.error_hint(&at, message, word::<T>(Origin::File, &h)),
+                None => cx.error(&at, message),
+            }
             None
         }
     }
@@ -192,6 +195,7 @@ pub fn options_json<T: OptionTable>(spec: &T::Spec) -> serde_json::Value {
             OptionValue::Duration(d) => json!(iolab_util::units::duration_text(d)),
             OptionValue::Flag(f) => json!(f),
             OptionValue::Path(p) => json!(p.display().to_string()),
+            OptionValue::Text(t) => json!(t),
             OptionValue::Set(_) => {
                 let names = match def.kind {
                     OptionKind::Set { names, .. } => names,
@@ -422,6 +426,7 @@ pub mod testing {
             }
             OptionKind::Duration => vec![OptionValue::Duration(std::time::Duration::from_secs(2))],
             OptionKind::Flag => vec![OptionValue::Flag(true), OptionValue::Flag(false)],
+            OptionKind::Text => vec![OptionValue::Text("text")],
             OptionKind::Set { names, .. } => (0..names.len())
                 .map(|i| OptionValue::set_of([i]))
                 .chain([OptionValue::set_of(0..names.len())])

@@ -30,6 +30,10 @@ pub enum OptionKind {
     /// A file's path, as given (spaces included); in an experiment file a string, relative to
     /// the file's directory.
     Path,
+    /// Text whose meaning is the kind's to check when it validates its spec (a path, a
+    /// policy with parameters, a device model); in a file a string, or an integer taken as
+    /// its digits.
+    Text,
 }
 
 /// A parsed option value.
@@ -44,6 +48,8 @@ pub enum OptionValue {
     Set(u64),
     /// A path ([`intern_path`]ed).
     Path(&'static Path),
+    /// The text as given ([`intern`]ed).
+    Text(&'static str),
 }
 
 impl OptionValue {
@@ -61,6 +67,14 @@ impl OptionValue {
     pub fn name(self) -> &'static str {
         match self {
             OptionValue::Name(n) => n,
+            _ => "",
+        }
+    }
+
+    /// The text of a [`OptionValue::Text`] (empty otherwise).
+    pub fn text(self) -> &'static str {
+        match self {
+            OptionValue::Text(t) => t,
             _ => "",
         }
     }
@@ -176,23 +190,42 @@ impl OptionKind {
             },
             OptionKind::Set { names, what } => parse_set(text, names, what, aliases),
             OptionKind::Path => Ok(OptionValue::Path(intern_path(Path::new(as_given)))),
+            OptionKind::Text => Ok(OptionValue::Text(intern(text))),
         }
     }
 }
 
-/// `path` with a `'static` lifetime, kept once per distinct path: option values stay `Copy`
-/// (every table passes them by value), and the paths a process reads — a command line, the
-/// lists of its experiment files — are few and repeat across configurations.
+/// `value` with a `'static` lifetime, kept once per distinct value: option values stay
+/// `Copy` (every table passes them by value), and the texts and paths a process reads — a
+/// command line, the keys of its experiment files — are few and repeat across configurations.
+fn interned<T: ?Sized + Ord + 'static>(
+    kept: &std::sync::Mutex<std::collections::BTreeSet<&'static T>>,
+    value: &T,
+    leak: impl FnOnce(&T) -> &'static T,
+) -> &'static T {
+    let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(v) = kept.get(value) {
+        return v;
+    }
+    let v = leak(value);
+    kept.insert(v);
+    v
+}
+
+/// `text` with a `'static` lifetime ([`interned`]).
+pub fn intern(text: &str) -> &'static str {
+    static TEXTS: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    interned(&TEXTS, text, |t| Box::leak(t.to_owned().into_boxed_str()))
+}
+
+/// `path` with a `'static` lifetime ([`interned`]).
 pub fn intern_path(path: &Path) -> &'static Path {
     static PATHS: std::sync::Mutex<std::collections::BTreeSet<&'static Path>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
-    let mut paths = PATHS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = paths.get(path) {
-        return p;
-    }
-    let p: &'static Path = Box::leak(path.to_path_buf().into_boxed_path());
-    paths.insert(p);
-    p
+    interned(&PATHS, path, |p| {
+        Box::leak(p.to_path_buf().into_boxed_path())
+    })
 }
 
 /// `a, b,c`: the positions of the names (or their aliases) in `names` as a bit set.
@@ -326,6 +359,11 @@ mod tests {
         assert!(std::ptr::eq(p.path().unwrap(), q.path().unwrap()));
         let c = OptionKind::Count { min: 1, max: 11 };
         assert_eq!(c.parse("12", &[]).unwrap_err(), "must be between 1 and 11");
+        let a = OptionKind::Text.parse(" lru:m=4 ", &[]).unwrap();
+        assert_eq!(a.text(), "lru:m=4");
+        // The same text is kept once.
+        let b = OptionKind::Text.parse("lru:m=4", &[]).unwrap();
+        assert!(std::ptr::eq(a.text(), b.text()));
         let names: &'static [&'static str] = &["wal", "delete"];
         assert_eq!(
             OptionKind::Choice(names).parse("WAL2", &[("WAL2", "wal")]),

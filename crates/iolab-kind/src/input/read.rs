@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::input::error::{Diag, ExperimentError, Source};
 use crate::input::tree::{Entry, Span, Table, Value};
-use iolab_util::option::{intern_path, OptionDef, OptionKind, OptionValue};
+use iolab_util::option::{intern, intern_path, OptionDef, OptionKind, OptionValue};
 use iolab_util::suggest;
 
 /// The file being read and the errors found so far.
@@ -224,6 +224,15 @@ impl<'s> Ctx<'s> {
             OptionKind::Path => self
                 .string(e, path)
                 .map(|s| OptionValue::Path(intern_path(std::path::Path::new(s)))),
+            // The kind checks what the text means when it validates its spec.
+            OptionKind::Text => match &e.node.value {
+                Value::String(s) => Some(OptionValue::Text(intern(s))),
+                Value::Integer(i) => Some(OptionValue::Text(intern(&i.to_string()))),
+                _ => {
+                    self.wrong_type(e, path, "a string");
+                    None
+                }
+            },
             OptionKind::Set { .. } => {
                 let text = self.string(e, path)?;
                 match kind.parse(text, aliases) {
