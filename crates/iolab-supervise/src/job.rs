@@ -156,6 +156,21 @@ impl Job {
         if self.own_group {
             cmd.process_group(0);
         }
+        // The command runs as it would from a terminal: the signals that stop it (Ctrl-C,
+        // Ctrl-\, the supervisor's SIGTERM, a hang-up) act on it even when iolab was started
+        // with them ignored, as a background job of a non-interactive shell is (SIGINT and
+        // SIGQUIT), and an ignored disposition would pass through exec to the command.
+        // SAFETY: only signal(2), which is async-signal-safe, runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
+                    if libc::signal(sig, libc::SIG_DFL) == libc::SIG_ERR {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
         Ok(cmd)
     }
 }

@@ -115,6 +115,23 @@ fn a_command_killed_by_a_signal_ends_with_it() {
     assert!(o.interrupted());
 }
 
+/// A background job of a non-interactive shell starts with SIGINT and SIGQUIT ignored; the
+/// command still gets them as from a terminal.
+#[test]
+fn a_command_gets_the_signals_that_stop_it_even_when_iolab_ignores_them() {
+    // SAFETY: setting a disposition; no handler runs.
+    let before = unsafe { libc::signal(libc::SIGQUIT, libc::SIG_IGN) };
+    let w = Watch::new(flag());
+    let o = run(&sh("kill -QUIT $$"), &w);
+    // SAFETY: as above, putting back what was there.
+    unsafe { libc::signal(libc::SIGQUIT, before) };
+    let o = o.unwrap();
+    assert!(
+        matches!(o.end, End::Exited(s) if s.signal() == Some(libc::SIGQUIT)),
+        "{o:?}"
+    );
+}
+
 #[test]
 fn the_cancel_flag_terminates_a_sleeping_command() {
     for w in both(Watch::new(flag())) {
