@@ -50,5 +50,8 @@ mod tests {
         assert!(ln_gamma(2.0).abs() < 1e-14);
         assert!(close(ln_gamma(10.0), 362_880f64.ln(), 1e-14));
         assert!(close(ln_gamma(0.1), 9.513_507_698_668_732f64.ln(), 1e-14));
+        // ln Γ(100) = ln(99!).
+        let ln_99_fact: f64 = (1..100).map(|k| (k as f64).ln()).sum();
+        assert!(close(ln_gamma(100.0), ln_99_fact, 1e-13));
     }
 }

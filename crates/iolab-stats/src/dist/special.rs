@@ -177,22 +177,9 @@ pub(crate) fn gamma_inc(a: f64, x: f64) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::f64::consts::PI;
 
     fn close(a: f64, b: f64, rel: f64) -> bool {
         (a - b).abs() <= rel * b.abs().max(1e-300)
-    }
-
-    #[test]
-    fn ln_gamma_known_values() {
-        assert!(close(ln_gamma(0.5), PI.sqrt().ln(), 1e-14));
-        assert!(ln_gamma(1.0).abs() < 1e-14);
-        assert!(ln_gamma(2.0).abs() < 1e-14);
-        // ln(9!) = ln 362880
-        assert!(close(ln_gamma(10.0), 362_880f64.ln(), 1e-14));
-        // ln Γ(100.5) from the duplication formula is tedious; use ln(99!) for Γ(100).
-        let ln_99_fact: f64 = (1..100).map(|k| (k as f64).ln()).sum();
-        assert!(close(ln_gamma(100.0), ln_99_fact, 1e-13));
     }
 
     #[test]
