@@ -301,6 +301,37 @@ pub fn write_output(
     result
 }
 
+/// For the kinds' tests of their formats.
+pub mod testing {
+    use std::io::{self, Write};
+    use std::time::UNIX_EPOCH;
+
+    use iolab_store::Metric;
+
+    use super::SingleReport;
+
+    /// The report of a run whose `result` stored `metrics`, on no particular machine, started
+    /// at the epoch.
+    pub fn report<R>(result: R, metrics: Vec<Metric>) -> SingleReport<R> {
+        SingleReport {
+            result,
+            system_cpu: None,
+            host: Default::default(),
+            started_at: UNIX_EPOCH,
+            findings: Vec::new(),
+            system: Default::default(),
+            metrics,
+        }
+    }
+
+    /// What `write` writes, as text.
+    pub fn written(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        write(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

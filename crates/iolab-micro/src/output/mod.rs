@@ -57,7 +57,6 @@ fn pct_of_core(report: &MicroReport, metric: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
-    use std::time::UNIX_EPOCH;
 
     use iolab_engine::stats::{Bucket, LatencyHistogram};
     use iolab_engine::usage::Usage;
@@ -132,20 +131,13 @@ mod tests {
             guest_nice: 0,
         };
         SingleReport {
-            result,
             system_cpu: Some((t(100, 1000), t(180, 1500))),
-            host: Default::default(),
-            started_at: UNIX_EPOCH,
-            findings: Vec::new(),
-            system: Default::default(),
-            metrics: record.metrics,
+            ..iolab_kind::output::testing::report(result, record.metrics)
         }
     }
 
     fn text(format: &str, report: &MicroReport) -> String {
-        let mut out = Vec::new();
-        write(format, report, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
+        iolab_kind::output::testing::written(|out| write(format, report, out))
     }
 
     /// Every format writes what the binary's formats wrote before they moved here, byte for

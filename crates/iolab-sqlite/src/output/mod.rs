@@ -41,7 +41,6 @@ pub fn write(format: &str, report: &SqliteReport, out: &mut dyn Write) -> io::Re
 
 #[cfg(test)]
 mod tests {
-    use std::time::UNIX_EPOCH;
 
     use iolab_engine::stats::LatencyHistogram;
     use serde_json::Value;
@@ -84,21 +83,11 @@ mod tests {
     fn report(result: SqliteResult) -> SqliteReport {
         let mut record = iolab_kind::record::testing::record();
         crate::kind::add_record(&mut record, &result);
-        SingleReport {
-            result,
-            system_cpu: None,
-            host: Default::default(),
-            started_at: UNIX_EPOCH,
-            findings: Vec::new(),
-            system: Default::default(),
-            metrics: record.metrics,
-        }
+        iolab_kind::output::testing::report(result, record.metrics)
     }
 
     fn text(format: &str, report: &SqliteReport) -> String {
-        let mut out = Vec::new();
-        write(format, report, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
+        iolab_kind::output::testing::written(|out| write(format, report, out))
     }
 
     #[test]

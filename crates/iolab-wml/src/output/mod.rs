@@ -51,7 +51,6 @@ pub fn write_run(format: &str, report: &RunReport, out: &mut dyn Write) -> io::R
 
 #[cfg(test)]
 mod tests {
-    use std::time::UNIX_EPOCH;
 
     use iolab_engine::stats::LatencyHistogram;
     use iolab_engine::workload::FlowopResult;
@@ -100,22 +99,12 @@ mod tests {
             seed: 1,
             warnings: Vec::new(),
             lathist: false,
-            run: SingleReport {
-                result,
-                system_cpu: None,
-                host: Default::default(),
-                started_at: UNIX_EPOCH,
-                findings: Vec::new(),
-                system: Default::default(),
-                metrics: record.metrics,
-            },
+            run: iolab_kind::output::testing::report(result, record.metrics),
         }
     }
 
     fn text(format: &str, report: &RunReport) -> String {
-        let mut out = Vec::new();
-        write_run(format, report, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
+        iolab_kind::output::testing::written(|out| write_run(format, report, out))
     }
 
     #[test]
