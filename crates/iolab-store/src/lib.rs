@@ -39,7 +39,7 @@
 //! | table | one row per | key columns |
 //! |---|---|---|
 //! | `environments` | distinct environment JSON | `id`, `json` (unique) |
-//! | `experiments` | experiment | `id`, `uuid`, `name`, `source`, `spec_json`, `seed`, `created_ns`, `finished_ns`, `status`, `iolab_version`, `host_env_id` |
+//! | `experiments` | experiment | `id`, `uuid`, `name`, `source`, `spec_json`, `seed`, `created_ns`, `finished_ns`, `status`, `iolab_version`, `host_env_id`, `owner_json` (the process running it, schema 4) |
 //! | `configs` | point of the matrix | `id`, `experiment_id`, `label` (unique per experiment), `factors_json`, `converged`, `outcome` |
 //! | `runs` | repetition attempt | `id`, `config_id`, `repetition`, `seed`, `status` (ok/failed/interrupted), `error`, `started_ns`, `ended_ns`, `elapsed_ns`, `env_id`; at most one ok run per (config, repetition) |
 //! | `run_metrics` | metric of a run | (`run_id`, `name`), `value`, `unit` |

@@ -9,6 +9,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 use iolab_metrics::{Better, MetricDef};
+use iolab_sys::process::{Liveness, ProcessIdentity};
 
 use crate::codec;
 use crate::error::{Result, StoreError};
@@ -102,7 +103,8 @@ impl Store {
             .prepare(
                 "SELECT e.id, e.uuid, e.name, e.source, e.status, e.created_ns, e.finished_ns,
                         (SELECT count(*) FROM configs c WHERE c.experiment_id = e.id),
-                        coalesce(rc.ok, 0), coalesce(rc.failed, 0), coalesce(rc.interrupted, 0)
+                        coalesce(rc.ok, 0), coalesce(rc.failed, 0), coalesce(rc.interrupted, 0),
+                        e.owner_json
                  FROM experiments e
                  LEFT JOIN (SELECT c.experiment_id AS eid,
                                    sum(r.status = 'ok') AS ok,
@@ -129,19 +131,20 @@ impl Store {
                         failed: to_u64(r.get(9)?),
                         interrupted: to_u64(r.get(10)?),
                     },
+                    r.get::<_, Option<String>>(11)?,
                 ))
             })
             .map_err(self.sql())?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, uuid, name, source, status, created, finished, configs, runs) =
+            let (id, uuid, name, source, status, created, finished, configs, runs, owner) =
                 row.map_err(self.sql())?;
             out.push(ExperimentSummary {
                 id,
                 uuid,
                 name,
                 source,
-                status: self.experiment_status(&status)?,
+                status: self.experiment_status(&status, owner.as_deref())?,
                 created_at: Timestamp(created),
                 finished_at: finished.map(Timestamp),
                 configs: to_u64(configs),
@@ -151,9 +154,20 @@ impl Store {
         Ok(out)
     }
 
-    fn experiment_status(&self, text: &str) -> Result<ExperimentStatus> {
-        ExperimentStatus::parse(text)
-            .ok_or_else(|| self.corrupt(format!("unknown experiment status {text:?}")))
+    /// The stored status, except that a `running` experiment whose process has ended on this
+    /// machine (killed: it could not mark itself) is `interrupted`, as `iolab run` would have
+    /// marked it. An owner on another machine, or none (schema 3, imported), leaves it as
+    /// stored.
+    fn experiment_status(&self, text: &str, owner: Option<&str>) -> Result<ExperimentStatus> {
+        let status = ExperimentStatus::parse(text)
+            .ok_or_else(|| self.corrupt(format!("unknown experiment status {text:?}")))?;
+        let owner = owner.and_then(|o| serde_json::from_str::<ProcessIdentity>(o).ok());
+        Ok(match (status, owner) {
+            (ExperimentStatus::Running, Some(o)) if o.liveness() == Liveness::Gone => {
+                ExperimentStatus::Interrupted
+            }
+            _ => status,
+        })
     }
 
     /// The most recently created experiment (the default of `iolab show`).
@@ -195,7 +209,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT e.uuid, e.name, e.source, e.status, e.seed, e.created_ns, e.finished_ns,
-                        e.iolab_version, env.json, e.spec_json
+                        e.iolab_version, env.json, e.spec_json, e.owner_json
                  FROM experiments e JOIN environments env ON env.id = e.host_env_id
                  WHERE e.id = ?1",
                 [id.0],
@@ -211,12 +225,14 @@ impl Store {
                         r.get::<_, String>(7)?,
                         r.get::<_, String>(8)?,
                         r.get::<_, String>(9)?,
+                        r.get::<_, Option<String>>(10)?,
                     ))
                 },
             )
             .optional()
             .map_err(self.sql())?;
-        let Some((uuid, name, source, status, seed, created, finished, version, host, spec)) = row
+        let Some((uuid, name, source, status, seed, created, finished, version, host, spec, owner)) =
+            row
         else {
             return Err(StoreError::NoSuchExperiment {
                 path: self.path.clone(),
@@ -228,7 +244,7 @@ impl Store {
             uuid,
             name,
             source,
-            status: self.experiment_status(&status)?,
+            status: self.experiment_status(&status, owner.as_deref())?,
             seed: to_u64(seed),
             created_at: Timestamp(created),
             finished_at: finished.map(Timestamp),

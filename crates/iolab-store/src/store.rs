@@ -247,6 +247,7 @@ impl Store {
             let sql = |e| db_err(path, e);
             let uuid = new_uuid(tx).map_err(sql)?;
             let id = insert_experiment(tx, path, &uuid, exp, ExperimentStatus::Running, None)?;
+            set_owner(tx, path, id, ExperimentStatus::Running)?;
             Ok(id)
         })
     }
@@ -351,21 +352,47 @@ impl Store {
         at: Timestamp,
     ) -> Result<()> {
         let finished = (status != ExperimentStatus::Running).then_some(at.0);
-        let n = self
-            .conn
-            .execute(
-                "UPDATE experiments SET status = ?2, finished_ns = ?3 WHERE id = ?1",
-                params![id.0, status.as_str(), finished],
-            )
-            .map_err(|e| db_err(&self.path, e))?;
-        if n == 0 {
-            return Err(StoreError::NoSuchExperiment {
-                path: self.path.clone(),
-                id,
-            });
-        }
-        Ok(())
+        self.write(|tx, path| {
+            let n = tx
+                .execute(
+                    "UPDATE experiments SET status = ?2, finished_ns = ?3 WHERE id = ?1",
+                    params![id.0, status.as_str(), finished],
+                )
+                .map_err(|e| db_err(path, e))?;
+            if n == 0 {
+                return Err(StoreError::NoSuchExperiment {
+                    path: path.to_path_buf(),
+                    id,
+                });
+            }
+            set_owner(tx, path, id, status)
+        })
     }
+}
+
+/// Records this process as the one running experiment `id` (status `running`), or clears the
+/// owner when it ends: readers show a `running` experiment whose owner is gone as
+/// interrupted ([`crate::query`]).
+fn set_owner(
+    conn: &Connection,
+    path: &Path,
+    id: ExperimentId,
+    status: ExperimentStatus,
+) -> Result<()> {
+    let owner = match status {
+        ExperimentStatus::Running => iolab_sys::process::ProcessIdentity::current()
+            .map(|o| serde_json::to_value(o).map_err(|e| StoreError::InvalidRecord(e.to_string())))
+            .transpose()?
+            .map(|v| json_text("experiment owner", &v))
+            .transpose()?,
+        _ => None,
+    };
+    conn.execute(
+        "UPDATE experiments SET owner_json = ?2 WHERE id = ?1",
+        params![id.0, owner],
+    )
+    .map_err(|e| db_err(path, e))?;
+    Ok(())
 }
 
 /// A random (version 4) UUID from SQLite's randomness, which is seeded by the OS.

@@ -15,6 +15,7 @@
 //! | [`block`] | `/sys/class/block`, `/sys/dev/block`: device names and numbers, partitions, stacking, loop attributes (`loop/backing_file`, `loop/dio`, …) |
 //! | [`swaps`] | `/proc/swaps`: active swap areas |
 //! | [`self_cgroup`] | `/proc/self/cgroup`: this process's cgroups |
+//! | [`process`] | `/proc/PID/stat`, `boot_id`: a process recognisable after PID reuse or a reboot |
 //!
 //! This crate never prints.
 
@@ -23,6 +24,7 @@ pub mod dev;
 pub mod error;
 pub mod meminfo;
 pub mod mountinfo;
+pub mod process;
 pub mod self_cgroup;
 pub mod swaps;
 

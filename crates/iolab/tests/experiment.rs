@@ -574,6 +574,70 @@ drop_caches = false
     assert!(runs.iter().any(|r| r["status"] == "interrupted"));
 }
 
+/// An experiment whose process is killed (kill -9: it cannot mark itself) is listed as
+/// interrupted, not "running" forever, and `--resume` still picks it up. (The null engine on
+/// a directory: no root needed.)
+#[test]
+fn a_killed_experiment_is_listed_as_interrupted() {
+    let s = Scratch::new();
+    let f = s.write(
+        "killed.toml",
+        &format!(
+            r#"
+name = "killed"
+[sut]
+target = {{ kind = "directory", path = "{}" }}
+[workload]
+micro = {{ access = "write", bs = "4k", size = "1g", engine = "null", loops = 30 }}
+[repetitions]
+min = 20
+max = 20
+[procedure]
+drop_caches = false
+"#,
+            s.path().display()
+        ),
+    );
+    // The binary itself, not under `timeout` as `s.cmd()` runs it: the kill must reach iolab.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .env("IOLAB_DB", s.db())
+        .env("IOLAB_STATE_DIR", s.state())
+        .args(["run", f.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        if t0.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("no run finished");
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before the kill"
+        );
+        let o = s.run(&["list", "--json"]);
+        let list: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+        if list["experiments"][0]["runs"]["ok"].as_u64().unwrap_or(0) >= 1 {
+            assert_eq!(list["experiments"][0]["status"], "running", "{list}");
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let o = s.run(&["list"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("interrupted"), "{text}");
+    assert!(!text.contains("running"), "{text}");
+    assert_eq!(s.show()["experiment"]["status"], "interrupted");
+    let o = s.run(&["run", f.to_str().unwrap(), "--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resuming experiment"), "{}", stderr(&o));
+    assert_eq!(s.show()["experiment"]["status"], "done");
+}
+
 /// Warm-up runs run but are not stored; a spent time budget stops a configuration
 /// unconverged after its first run.
 #[test]
