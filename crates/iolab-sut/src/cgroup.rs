@@ -44,6 +44,12 @@ impl CacheCgroup {
         add_current_thread(&self.path)
     }
 
+    /// Move the calling thread back to the parent cgroup (where iolab started).
+    pub fn remove_current_thread(&self) -> Result<()> {
+        let parent = self.path.parent().unwrap_or(Path::new("/"));
+        add_current_thread(parent)
+    }
+
     /// TIDs in it.
     pub fn tasks(&self) -> Result<Vec<i32>> {
         read_tasks(&self.path)
@@ -187,4 +193,165 @@ pub(crate) fn remove(path: &Path) -> Result<bool> {
         path,
         io::Error::from_raw_os_error(libc::EBUSY),
     ))
+}
+
+/// Keeps a cache cap a cap on the page cache only, and keeps the kernel from killing iolab.
+///
+/// A v1 memory cgroup charges everything its tasks allocate: the page cache, which the cap is
+/// for, but also the engine's own memory (buffers, `memsize`, thread stacks, page tables).
+/// With 100 threads of a WML workload that alone filled a 128 MiB cap, and the kernel's OOM
+/// killer then killed iolab itself, leaving its mounts and tunables behind. So:
+/// * the cgroup's OOM killer is disabled (`memory.oom_control`): a task that cannot get
+///   memory waits instead of being killed;
+/// * a watcher thread, outside the cgroup, keeps the limit at the cap plus what is not page
+///   cache (usage less the file LRU lists of `memory.stat`), plus [`HEADROOM`]. The page
+///   cache is then held to the cap while iolab's own memory never counts against it; a task
+///   that outran the watcher and waits is released at the next look.
+///
+/// [`CapGuard::stop`] restores the plain limit and says what iolab's own memory came to.
+pub struct CapGuard {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<CapUse>>,
+}
+
+/// Slack above the cap and iolab's own memory: allocations between two looks of the watcher
+/// (a thread's stack, a buffer) fit in it without waiting.
+pub const HEADROOM: u64 = 16 << 20;
+
+/// How often the watcher looks.
+const WATCH_EVERY: Duration = Duration::from_millis(20);
+
+/// What a run's tasks used besides the page cache, and how the limit followed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CapUse {
+    /// The cap on the page cache.
+    pub cap_bytes: u64,
+    /// The highest memory of the cgroup that was not page cache (anonymous, kernel).
+    pub own_peak_bytes: u64,
+    /// The highest limit the watcher set.
+    pub limit_peak_bytes: u64,
+    /// Times the watcher found the cgroup out of memory (tasks waiting for it).
+    pub oom_waits: u64,
+}
+
+impl CacheCgroup {
+    /// Starts the [`CapGuard`]. Call it from a thread that is *not* in the cgroup (before the
+    /// engine's thread joins it): the watcher must never wait on the cgroup's memory itself.
+    pub fn guard(&self) -> Result<CapGuard> {
+        let p = self.path.join("memory.oom_control");
+        util::write_value(&p, "1").map_err(|e| Error::io("write", &p, e))?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (dir, cap, flag) = (self.path.clone(), self.limit_bytes, stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("iolab-cap".into())
+            .spawn(move || watch_cap(&dir, cap, &flag))
+            .map_err(|e| Error::io("start the cache cap's watcher", &self.path, e))?;
+        Ok(CapGuard {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl CapGuard {
+    /// Stops the watcher and returns what it saw. The limit stays where it was last: the
+    /// cgroup's tasks are done, and the cgroup is removed at teardown.
+    pub fn stop(mut self) -> CapUse {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> CapUse {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for CapGuard {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.finish();
+        }
+    }
+}
+
+fn watch_cap(dir: &Path, cap: u64, stop: &std::sync::atomic::AtomicBool) -> CapUse {
+    let mut seen = CapUse {
+        cap_bytes: cap,
+        limit_peak_bytes: cap,
+        ..CapUse::default()
+    };
+    let mut limit = cap;
+    let limit_file = dir.join("memory.limit_in_bytes");
+    loop {
+        let usage = read_u64(&dir.join("memory.usage_in_bytes")).unwrap_or(0);
+        let stat = std::fs::read_to_string(dir.join("memory.stat")).unwrap_or_default();
+        let own = usage.saturating_sub(file_lru_bytes(&stat));
+        let under_oom = std::fs::read_to_string(dir.join("memory.oom_control"))
+            .map(|t| oom_waiting(&t))
+            .unwrap_or(false);
+        seen.own_peak_bytes = seen.own_peak_bytes.max(own);
+        if under_oom {
+            seen.oom_waits += 1;
+        }
+        let want = cap + own + HEADROOM;
+        // Raise at once; lower only when the own memory fell by more than the headroom, so
+        // that the limit does not chase every buffer.
+        if want > limit || want + HEADROOM < limit || under_oom {
+            let target = if under_oom {
+                want.max(limit + HEADROOM)
+            } else {
+                want
+            };
+            if util::write_value(&limit_file, &target.to_string()).is_ok() {
+                limit = target;
+                seen.limit_peak_bytes = seen.limit_peak_bytes.max(limit);
+            }
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return seen;
+        }
+        std::thread::sleep(WATCH_EVERY);
+    }
+}
+
+/// The page cache of a v1 `memory.stat`: its file LRU lists, hierarchical.
+fn file_lru_bytes(stat: &str) -> u64 {
+    stat.lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(k, _)| matches!(*k, "total_inactive_file" | "total_active_file"))
+        .filter_map(|(_, v)| v.trim().parse::<u64>().ok())
+        .sum()
+}
+
+/// `under_oom 1` in `memory.oom_control`: tasks are waiting for memory.
+fn oom_waiting(text: &str) -> bool {
+    text.lines().any(|l| {
+        l.split_once(' ')
+            .is_some_and(|(k, v)| k == "under_oom" && v.trim() == "1")
+    })
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::*;
+
+    #[test]
+    fn page_cache_is_the_file_lru_lists() {
+        let stat = "cache 100\nrss 5\ninactive_file 1\nactive_file 2\n\
+                    total_inactive_file 4096\ntotal_active_file 8192\ntotal_rss 77\n";
+        assert_eq!(file_lru_bytes(stat), 12288);
+        assert_eq!(file_lru_bytes(""), 0);
+    }
+
+    #[test]
+    fn under_oom_is_read_from_oom_control() {
+        assert!(oom_waiting("oom_kill_disable 1\nunder_oom 1\noom_kill 0\n"));
+        assert!(!oom_waiting(
+            "oom_kill_disable 1\nunder_oom 0\noom_kill 0\n"
+        ));
+        assert!(!oom_waiting(""));
+    }
 }

@@ -574,6 +574,48 @@ drop_caches = false
     assert!(runs.iter().any(|r| r["status"] == "interrupted"));
 }
 
+/// Issue 26: `sut.cache_limit` caps the page cache, never iolab. Seed report 000's OLTP has
+/// 211 threads with 1 MiB of `memsize` each: more than a 128 MiB cap on its own, and before
+/// the cap's guard the kernel's OOM killer killed iolab itself, leaving its mount, loop
+/// device, cgroup and tunables behind. Now the run completes and records what iolab's own
+/// memory came to beside the cap.
+#[test]
+#[ignore = "needs root: loop devices, mkfs, mount and memory cgroups"]
+fn a_cache_cap_smaller_than_the_workloads_memory_never_kills_iolab() {
+    require_root();
+    let s = Scratch::new();
+    let f = s.write(
+        "cap.toml",
+        r#"
+name = "cap"
+[sut]
+target = { kind = "loop_image", size = "512M" }
+fs = { kind = "ext4" }
+cache_limit = "128M"
+[workload]
+builtin = "oltp-seed000"
+size_scale = 0.05
+time = "2s"
+[repetitions]
+min = 1
+max = 1
+"#,
+    );
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = s.show();
+    assert_eq!(shown["runs"][0]["status"], "ok", "{shown}");
+    let cap = &shown["runs"][0]["environment"]["sut"]["cache_cap"];
+    assert_eq!(cap["cap_bytes"], 128u64 << 20, "{shown}");
+    // 211 threads' buffers and stacks: well above what load could move.
+    assert!(cap["own_peak_bytes"].as_u64().unwrap() > 64 << 20, "{cap}");
+    assert!(
+        cap["limit_peak_bytes"].as_u64().unwrap() > 128 << 20,
+        "{cap}"
+    );
+    assert!(s.mounts().is_empty() && s.loops().is_empty());
+}
+
 /// An experiment whose process is killed (kill -9: it cannot mark itself) is listed as
 /// interrupted, not "running" forever, and `--resume` still picks it up. (The null engine on
 /// a directory: no root needed.)

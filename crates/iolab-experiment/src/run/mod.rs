@@ -329,6 +329,7 @@ pub fn run_experiment(
         traces: 0,
         runs: 0,
         pending_trace: None,
+        cap_use: None,
     };
     let result = session.rounds(&mut states, max);
     // Whatever happened, a kept filesystem goes and everything is restored.
@@ -386,6 +387,8 @@ struct Session<'a> {
     runs: u64,
     /// The block trace of the run in flight, until it is stored or discarded.
     pending_trace: Option<std::path::PathBuf>,
+    /// What the last run's tasks used besides the page cache under `sut.cache_limit`.
+    cap_use: Option<iolab_sut::cgroup::CapUse>,
 }
 
 impl Session<'_> {

@@ -57,8 +57,16 @@ impl Session<'_> {
                 Value::Null,
             ),
             Ok(mut p) => {
-                let environment = run_environment(config, &p);
+                let mut environment = run_environment(config, &p);
                 let r = self.execute(config, &mut p, seed, number);
+                if let (Some(u), Some(sut)) = (self.cap_use.take(), environment.get_mut("sut")) {
+                    sut["cache_cap"] = json!({
+                        "cap_bytes": u.cap_bytes,
+                        "own_peak_bytes": u.own_peak_bytes,
+                        "limit_peak_bytes": u.limit_peak_bytes,
+                        "oom_waits": u.oom_waits,
+                    });
+                }
                 if fresh || r.is_err() {
                     self.obs.phase(Phase::TearingDown);
                     self.teardown(p);
@@ -181,21 +189,29 @@ impl Session<'_> {
         seed: u64,
         number: u64,
     ) -> Result<RunRecord, RunFailure> {
-        if let Some(cg) = &p.cgroup {
-            // Threads inherit the cgroup of the thread that creates them: the engine's
-            // workers are charged to it; teardown moves this thread back out.
-            cg.add_current_thread()
-                .map_err(|e| RunFailure::failed(format!("joining the cache cgroup: {e}")))?;
-        }
+        let monitor_opts = self.monitor_options()?;
         if let Some(cg) = &p.throttle {
-            // The same for the blkio cgroup: the limits apply to the I/O these threads
-            // submit themselves.
+            // Threads inherit the cgroups of the thread that creates them: the blkio limits
+            // apply to the I/O the engine's threads submit themselves.
             cg.add_current_thread()
                 .map_err(|e| RunFailure::failed(format!("joining the throttle cgroup: {e}")))?;
         }
+        // The cache cap: its watcher starts here, outside the cgroup, and keeps iolab's own
+        // memory out of the cap (iolab_sut::cgroup::CapGuard); this thread then joins, so
+        // that the engine's workers are charged to it, and leaves once the workload ends.
+        let cap = match &p.cgroup {
+            Some(cg) => {
+                let guard = cg
+                    .guard()
+                    .map_err(|e| RunFailure::failed(format!("guarding the cache cgroup: {e}")))?;
+                cg.add_current_thread()
+                    .map_err(|e| RunFailure::failed(format!("joining the cache cgroup: {e}")))?;
+                Some((cg.clone(), guard))
+            }
+            None => None,
+        };
         let device_name = p.device.as_ref().map(|d| d.name.clone());
         let workload = &config.workload;
-        let monitor_opts = self.monitor_options()?;
         let mut obs = Hooks {
             outer: &mut *self.obs,
             drop_caches: self.plan.procedure.drop_caches,
@@ -238,6 +254,17 @@ impl Session<'_> {
             },
         });
         obs.watch.stop();
+        if let Some((cg, guard)) = cap {
+            // Out before the watcher stops: nothing of iolab waits on the cgroup's memory
+            // once nobody raises its limit.
+            if let Err(e) = cg.remove_current_thread() {
+                obs.outer.warn(&format!(
+                    "leaving the cache cgroup {}: {e}",
+                    cg.path.display()
+                ));
+            }
+            self.cap_use = Some(guard.stop());
+        }
         if let Some(e) = obs.drop_error.take() {
             return Err(RunFailure::failed(e));
         }
