@@ -218,6 +218,12 @@ pub struct RunFacts {
     /// The memory cgroup's limit on the engine (v1 `memory.limit_in_bytes`; its "unlimited"
     /// value, 2^63 − 4096, may be passed as is).
     pub cgroup_cache_limit_bytes: Option<u64>,
+    /// Under a cache cap: the peak of the memory of the engine's cgroup that was not page
+    /// cache (buffers, stacks, kernel memory), which iolab added to the cgroup's limit.
+    pub cache_cap_own_peak_bytes: Option<u64>,
+    /// Under a cache cap: how often the cap's watcher found the engine's threads waiting for
+    /// memory (the limit rose later than they allocated).
+    pub cache_cap_waits: Option<u64>,
     /// /proc/meminfo Cached at the start of the timed region.
     pub cached_at_start_bytes: Option<u64>,
     /// Caches were dropped (and the run's files checked to have left the page cache)

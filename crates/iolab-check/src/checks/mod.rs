@@ -4,6 +4,7 @@
 //!
 //! The structs are also re-exported here, e.g. [`CacheFit`].
 
+pub mod cache_cap;
 pub mod cache_fit;
 pub mod cache_refilled;
 pub mod cache_served;
@@ -21,6 +22,7 @@ pub mod system_skipped;
 pub mod throttle_bypassed;
 pub mod write_amplification;
 
+pub use cache_cap::CacheCap;
 pub use cache_fit::CacheFit;
 pub use cache_refilled::CacheRefilled;
 pub use cache_served::CacheServed;
@@ -58,6 +60,7 @@ pub(crate) fn all() -> Vec<Box<dyn Check>> {
         Box::new(DidNotConverge),
         Box::new(LoopCached),
         Box::new(SystemSkipped),
+        Box::new(CacheCap),
         Box::new(ThrottleBypassed),
     ]
 }

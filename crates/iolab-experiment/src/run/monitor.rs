@@ -147,6 +147,8 @@ pub struct Watch {
     cache_drop: Option<CacheDropFacts>,
     /// The run's blkio throttle, and what it was charged when the timed region started.
     throttle: Option<(iolab_sut::ThrottleCgroup, Option<iolab_sut::Charged>)>,
+    /// What the engine used besides the page cache under a cache cap.
+    cap_use: Option<iolab_sut::cgroup::CapUse>,
     /// What the throttle was charged over the timed region.
     charged: Option<iolab_sut::Charged>,
 }
@@ -161,6 +163,7 @@ impl Watch {
             observed: None,
             cache_drop: None,
             throttle: None,
+            cap_use: None,
             charged: None,
         }
     }
@@ -169,6 +172,11 @@ impl Watch {
     /// timed region (`throttle.*` metrics, the `throttle-bypassed` check).
     pub fn throttled(&mut self, cg: iolab_sut::ThrottleCgroup) {
         self.throttle = Some((cg, None));
+    }
+
+    /// The cache cap's watcher stopped: what the engine used besides the page cache.
+    pub fn cap_used(&mut self, u: iolab_sut::cgroup::CapUse) {
+        self.cap_use = Some(u);
     }
 
     /// Caches were dropped before the timed region: what the drop saw, for the checks.
@@ -231,6 +239,8 @@ impl Watch {
         }
         let facts = RunFacts {
             cache_drop: self.cache_drop.take(),
+            cache_cap_own_peak_bytes: self.cap_use.map(|u| u.own_peak_bytes),
+            cache_cap_waits: self.cap_use.map(|u| u.oom_waits),
             throttle_limits_writes: self
                 .throttle
                 .as_ref()
@@ -486,6 +496,8 @@ pub fn run_facts(
         dataset_bytes: meant.dataset_bytes,
         mem_total_bytes: iolab_sys::meminfo::read().ok().map(|m| m.mem_total),
         cgroup_cache_limit_bytes: meant.cgroup_cache_limit_bytes,
+        cache_cap_own_peak_bytes: None,
+        cache_cap_waits: None,
         cached_at_start_bytes: None,
         caches_dropped: Some(intent.caches_dropped),
         cache_drop: None,

@@ -263,7 +263,9 @@ impl Session<'_> {
                     cg.path.display()
                 ));
             }
-            self.cap_use = Some(guard.stop());
+            let used = guard.stop();
+            obs.watch.cap_used(used);
+            self.cap_use = Some(used);
         }
         if let Some(e) = obs.drop_error.take() {
             return Err(RunFailure::failed(e));
