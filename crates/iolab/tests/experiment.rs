@@ -616,6 +616,55 @@ max = 1
     assert!(s.mounts().is_empty() && s.loops().is_empty());
 }
 
+/// Issue 26's first acceptance point: seed report 000's example scaled as its header advises
+/// (240 files, a 2G image, a 128M cap) with 100 readers under the cap completes, and nothing
+/// is left behind. Before the cap's guard, the kernel killed iolab in such a run.
+#[test]
+#[ignore = "needs root: loop devices, mkfs, mount, tunables and memory cgroups"]
+fn seed_000_scaled_as_its_header_advises_completes_under_the_cap() {
+    require_root();
+    let s = Scratch::new();
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ext4-journal-modes.toml"),
+    )
+    .unwrap();
+    let mut scaled = shipped.clone();
+    for (from, to) in [
+        // The header's advice.
+        (r#"size = "8G""#, r#"size = "2G""#),
+        (
+            r#"set = { instances = "${readers}", nthreads = 1 }"#,
+            r#"set = { instances = "${readers}", nthreads = 1, nfiles = 240 }"#,
+        ),
+        (r#"cache_limit = "1G""#, r#"cache_limit = "128M""#),
+        // One configuration, the one that was killed, and one short run of it.
+        (
+            r#"journal = ["journal", "ordered", "writeback"]"#,
+            r#"journal = ["ordered"]"#,
+        ),
+        ("readers = [1, 100]", "readers = [100]"),
+        (r#"{ name = "seed", cache_limit = "none" },"#, ""),
+        (r#"time = "60s""#, r#"time = "5s""#),
+        ("min = 3\nmax = 20", "min = 1\nmax = 1"),
+    ] {
+        assert!(scaled.contains(from), "the example no longer has {from}");
+        scaled = scaled.replace(from, to);
+    }
+    let f = s.write("seed000.toml", &scaled);
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = s.show();
+    assert_eq!(shown["experiment"]["status"], "done", "{shown}");
+    let run = &shown["runs"][0];
+    assert_eq!(run["status"], "ok", "{shown}");
+    assert_eq!(
+        run["environment"]["sut"]["cache_cap"]["cap_bytes"],
+        128u64 << 20,
+        "{shown}"
+    );
+    assert!(s.mounts().is_empty() && s.loops().is_empty());
+}
+
 /// An experiment whose process is killed (kill -9: it cannot mark itself) is listed as
 /// interrupted, not "running" forever, and `--resume` still picks it up. (The null engine on
 /// a directory: no root needed.)
