@@ -12,7 +12,7 @@ use std::process::Stdio;
 
 use common::{assert_clean_failure, run, stderr, stdout, Scratch};
 
-/// Every code iolab exits with (docs/experiments.md; 130 is what an interrupted run returns,
+/// Every code iolab exits with (README.md "Exit codes"; 130 is what an interrupted run returns,
 /// see experiment.rs) and a word of what it means.
 const CODES: &[(&str, &str)] = &[
     ("0", "success"),
