@@ -107,6 +107,7 @@ fn bash_completion_is_valid_bash() {
         return iolab_testkit::not_run("no bash");
     }
     let o = run(&["completions", "bash"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let check = std::process::Command::new("bash")
         .args(["-n", "-c", &stdout(&o)])
         .output()
