@@ -22,12 +22,29 @@ use crate::output::SingleReport;
 use crate::run::{Event, RunFailure};
 use crate::table::OptionTable;
 
+/// Exit code for success.
+pub const EXIT_OK: u8 = 0;
 /// Exit code for a failed run.
 pub const EXIT_FAILED: u8 = 1;
-/// Exit code for bad input or usage.
+/// Exit code for bad input or usage (clap's own for a malformed command line too).
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code after Ctrl-C / SIGTERM (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Every exit code iolab uses, with what it means: the one list that `iolab --help`, the man
+/// page and the documentation give (a code added above belongs here too).
+pub const EXIT_CODES: &[(u8, &str)] = &[
+    (EXIT_OK, "success"),
+    (
+        EXIT_FAILED,
+        "a run or the machine failed (e.g. the disk filled up)",
+    ),
+    (EXIT_USAGE, "bad input or usage: nothing was run or changed"),
+    (
+        EXIT_INTERRUPTED,
+        "interrupted (Ctrl-C, SIGTERM): the finished runs are stored and the system is restored",
+    ),
+];
 
 /// Why a command failed: a message, what to do about it, and the exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -129,7 +129,10 @@ impl FileRunner for WmlFiles {
                     .long("quiet")
                     .short('q')
                     .action(ArgAction::SetTrue)
-                    .help("Do not print the workload's warnings"),
+                    .help(
+                        "Do not print the workload's warnings; for an experiment (.toml), no \
+                         progress and no line per run that went well",
+                    ),
             );
         cli::format_args(cmd, FORMATS)
     }

@@ -29,17 +29,32 @@ pub fn command() -> clap::Command {
         .chain(kinds.collect::<Vec<_>>())
         .chain(own.iter().filter(|n| *n != "run").cloned())
         .collect();
-    order.iter().enumerate().fold(cmd, |cmd, (i, name)| {
-        cmd.mut_subcommand(name, |c| c.display_order(i))
-    })
+    order
+        .iter()
+        .enumerate()
+        .fold(cmd, |cmd, (i, name)| {
+            cmd.mut_subcommand(name, |c| c.display_order(i))
+        })
+        .after_help(format!(
+            "Exit codes:\n{}\nDocumentation: docs/ in the source tree; `iolab man` prints the manual page.",
+            exit_codes()
+        ))
+}
+
+/// One line per exit code, from the one table of them ([`iolab_kind::cli::EXIT_CODES`]).
+fn exit_codes() -> String {
+    iolab_kind::cli::EXIT_CODES
+        .iter()
+        .map(|(code, meaning)| format!("  {code:>3}  {meaning}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[derive(Debug, Parser)]
 #[command(
     name = "iolab",
     version,
-    about = "A workbench for storage and filesystem performance experiments whose numbers can be trusted",
-    after_help = "Exit codes: 0 success, 1 the run failed, 2 bad input or usage.\nDocumentation: docs/ in the source tree."
+    about = "A workbench for storage and filesystem performance experiments whose numbers can be trusted"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -74,6 +89,37 @@ pub enum Command {
     Compare(crate::cmd::compare::CompareArgs),
     /// Copy the experiments of another results database into this one
     Import(crate::cmd::import::ImportArgs),
+    /// Print a shell completion script for bash, zsh or fish
+    #[command(
+        after_help = "Examples:\n  iolab completions bash > /etc/bash_completion.d/iolab\n  iolab completions zsh > ~/.zfunc/_iolab      # a directory in $fpath\n  iolab completions fish > ~/.config/fish/completions/iolab.fish"
+    )]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of iolab or of one of its commands
+    #[command(
+        after_help = "Examples:\n  iolab man | man -l -\n  iolab man run > /usr/local/share/man/man1/iolab-run.1\n  iolab man > /usr/local/share/man/man1/iolab.1"
+    )]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: ShellArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShellArg {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (iolab-COMMAND(1)); default: iolab(1)
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -146,8 +146,9 @@ pub struct RunInfo {
     pub max: u32,
     /// Measured runs finished in the whole experiment (this session and before).
     pub runs_done: u64,
-    /// Upper bound of measured runs left (configurations × max, minus what is done or
-    /// stopped).
+    /// Measured runs left of the planned budget: each configuration the stopping rule has not
+    /// ended plans `max` runs (one when deterministic), minus its ok runs. The budget
+    /// (`runs_done + runs_left_max`) shrinks as configurations stop early.
     pub runs_left_max: u64,
     /// This configuration's metric so far: (n, mean, relative CI half-width).
     pub ci: Option<(u64, f64, f64)>,

@@ -199,8 +199,18 @@ impl Session<'_> {
         let done: u64 = states.iter().map(|s| s.ok.len() as u64).sum();
         let left: u64 = states
             .iter()
-            .filter(|s| !s.stopped)
-            .map(|s| max.saturating_sub(s.ok.len() as u64))
+            .enumerate()
+            .filter(|(_, s)| !s.stopped)
+            .map(|(j, s)| {
+                // A deterministic configuration is planned for one run (its first value is
+                // exact); only values that differ would make it repeat.
+                let planned = if self.deterministic(j) && s.ok.is_empty() {
+                    1
+                } else {
+                    max
+                };
+                planned.saturating_sub(s.ok.len() as u64)
+            })
             .sum();
         let s = &states[i];
         let level = self.plan.repetitions.rule.level;

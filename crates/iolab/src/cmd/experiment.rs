@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use iolab_experiment::run::{
     completed, run_experiment, unfinished, Event, Phase, RunEnd, RunInfo, RunnerError,
@@ -39,6 +39,8 @@ pub fn run(args: RunArgs, m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Resu
         .with_hint("give the --db the experiment was started with, or run it without --resume"));
     }
     let mut store = super::db::open(&args.db.db)?;
+    // `-q` (declared with a workload file's flags, which an experiment shares): no progress.
+    let quiet = matches!(m.try_get_one::<bool>("quiet"), Ok(Some(true)));
     let stages = 1 + plan.then.len();
     let mut previous: Option<ExperimentId> = None;
     let mut resumed = false;
@@ -81,7 +83,9 @@ pub fn run(args: RunArgs, m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Resu
                     .is_some_and(|e| e.spec == plan.resolved));
         resumed |= resume;
         let later = k + 1 < stages;
-        previous = Some(run_one(plan, &args, resume, later, &mut store, &cancel)?);
+        previous = Some(run_one(
+            plan, &args, quiet, resume, later, &mut store, &cancel,
+        )?);
     }
     if args.resume && !resumed {
         return Err(CliError::usage(format!(
@@ -98,6 +102,7 @@ pub fn run(args: RunArgs, m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Resu
 fn run_one(
     plan: &iolab_experiment::ExperimentPlan,
     args: &RunArgs,
+    quiet: bool,
     resume: bool,
     later_stages: bool,
     store: &mut iolab_store::Store,
@@ -128,8 +133,16 @@ fn run_one(
             plan.repetitions.rule.target * 100.0
         );
     }
+    let terminal = std::io::stderr().is_terminal();
+    let rule = plan.repetitions.rule;
     let mut obs = Progress {
-        status: StatusLine::new(std::io::stderr().is_terminal()),
+        status: StatusLine::new(terminal && !quiet),
+        plain: !terminal && !quiet,
+        quiet,
+        bounded: (rule.min < rule.max || plan.repetitions.time_budget.is_some())
+            && !(0..configs).all(|i| plan.deterministic(i)),
+        told_tenth: 0,
+        run_started: Instant::now(),
         metric: plan.repetitions.metric.clone(),
         current: None,
         phase: Phase::Preparing,
@@ -217,8 +230,21 @@ fn reject_workload_options(args: &RunArgs, m: &clap::ArgMatches) -> Result<(), C
     .with_hint("experiment settings live in the file: see docs/experiments.md"))
 }
 
+/// What `iolab run` shows while an experiment runs: runs done of the planned budget and the
+/// time left, on a terminal as a status line redrawn in place, otherwise as a plain line at
+/// each tenth of the budget (a log gets a dozen lines, not one per redraw); nothing with `-q`.
 struct Progress {
     status: StatusLine,
+    /// Plain progress lines (stderr is not a terminal, and not `-q`).
+    plain: bool,
+    /// `-q`: no progress, and no line for a run that went well.
+    quiet: bool,
+    /// The budget is what the stopping rule may use, not what it will (`≤` before the ETA).
+    bounded: bool,
+    /// The tenth of the budget the last plain line told.
+    told_tenth: u64,
+    /// When the current run started: its part of the time left is already spent.
+    run_started: Instant,
     metric: String,
     current: Option<RunInfo>,
     phase: Phase,
@@ -241,6 +267,7 @@ fn human_duration(d: Duration) -> String {
 }
 
 impl Progress {
+    /// The configuration (which of how many) and the run of it.
     fn prefix(&self, r: &RunInfo) -> String {
         let what = if r.warmup {
             format!("warm-up {}", r.repetition + 1)
@@ -248,16 +275,54 @@ impl Progress {
             format!("run {} of ≤{}", r.repetition + 1, r.max)
         };
         format!(
-            "[{}/{}] {} · {what}",
+            "config {}/{} {} · {what}",
             r.config_index + 1,
             r.configs,
             r.config
         )
     }
 
+    /// The time left, once a run of this session has given its duration: `ETA ≤3 min`.
+    fn eta(&self, r: &RunInfo) -> Option<String> {
+        let per_run = r.mean_run_time?;
+        let left = per_run.saturating_mul(u32::try_from(r.runs_left_max).unwrap_or(u32::MAX));
+        // The run in flight is one of those left: what it has taken is no longer ahead.
+        let spent = if r.warmup {
+            Duration::ZERO
+        } else {
+            self.run_started.elapsed().min(per_run)
+        };
+        let left = left.saturating_sub(spent);
+        Some(if left < Duration::from_secs(1) {
+            "ETA <1 s".into()
+        } else {
+            let bound = if self.bounded { "≤" } else { "" };
+            format!("ETA {bound}{}", human_duration(left))
+        })
+    }
+
+    /// A plain line each time the runs done reach a further tenth of the budget.
+    fn tell(&mut self, r: &RunInfo) {
+        let budget = r.runs_done + r.runs_left_max;
+        let tenth = (r.runs_done * 10).checked_div(budget).unwrap_or(0);
+        if self.plain && tenth > self.told_tenth {
+            self.told_tenth = tenth;
+            let eta = self.eta(r).map(|e| format!(" · {e}")).unwrap_or_default();
+            say!("progress: {} of {budget} runs done{eta}", r.runs_done);
+        }
+    }
+
     fn draw(&mut self, fraction: Option<f64>) {
         let Some(r) = &self.current else { return };
-        let mut line = self.prefix(r);
+        if !self.status.enabled() {
+            return;
+        }
+        // Runs done of the planned budget first: what the experiment as a whole has done.
+        let mut line = format!("{}/{} runs", r.runs_done, r.runs_done + r.runs_left_max);
+        if let Some(eta) = self.eta(r) {
+            line.push_str(&format!(" · {eta}"));
+        }
+        line.push_str(&format!(" · {}", self.prefix(r)));
         if let Some((n, mean, rel)) = r.ci {
             line.push_str(&format!(
                 " · {} {} ±{:.1}% (n={n})",
@@ -288,12 +353,6 @@ impl Progress {
                 Phase::TearingDown => "cleaning up".into(),
             }
         ));
-        if let Some(t) = r.mean_run_time {
-            line.push_str(&format!(
-                " · ≤{} left",
-                human_duration(t * r.runs_left_max.min(u64::from(u32::MAX)) as u32)
-            ));
-        }
         self.status.show(format_args!("{line}"));
     }
 }
@@ -325,6 +384,8 @@ impl RunnerObserver for Progress {
     }
 
     fn run_started(&mut self, run: &RunInfo) {
+        self.run_started = Instant::now();
+        self.tell(run);
         self.current = Some(run.clone());
         self.phase = Phase::Preparing;
         self.setting_up = None;
@@ -355,7 +416,9 @@ impl RunnerObserver for Progress {
             )),
             RunStatus::Interrupted => line.push_str(": interrupted"),
         }
-        say!("{line}");
+        if !(self.quiet && end.status == RunStatus::Ok) {
+            say!("{line}");
+        }
         // A finding is told once per configuration; `iolab show` counts them all.
         let new: Vec<_> = end
             .findings

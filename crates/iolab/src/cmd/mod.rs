@@ -5,6 +5,7 @@ pub mod compare;
 mod db;
 pub mod experiment;
 pub mod import;
+mod manual;
 mod recover;
 pub mod report;
 mod show;
@@ -45,6 +46,8 @@ pub fn dispatch(m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), Cli
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Import(args) => import::run(args),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man(args) => manual::man(args),
     }
 }
 

@@ -1,15 +1,32 @@
 //! `iolab recover`: undo what the journal still lists (a crashed or killed iolab's mounts,
 //! loop devices, images, tunables and cgroups).
 
+use std::io::ErrorKind;
+
 use iolab_sut::Outcome;
 
 use crate::cli::RecoverArgs;
 use crate::error::CliError;
 
 pub fn run(args: RecoverArgs) -> Result<(), CliError> {
+    let given = args.journal.is_some();
     let journal = args
         .journal
         .unwrap_or_else(|| crate::state::sut_options().journal);
+    // No journal at the default place means no iolab left anything behind; a journal named
+    // on the command line that is not there is a mistyped path, not a clean machine.
+    let missing = matches!(std::fs::metadata(&journal), Err(e) if e.kind() == ErrorKind::NotFound);
+    if given && missing {
+        let default = crate::state::sut_options().journal;
+        return Err(CliError::usage(format!(
+            "{}: no such journal; nothing was recovered",
+            journal.display()
+        ))
+        .with_hint(format!(
+            "give the journal iolab wrote (by default {}), or leave out --journal",
+            default.display()
+        )));
+    }
     let report = iolab_sut::recover_path(&journal).map_err(|e| {
         let bad = e.is_bad_input();
         let err = if bad {
@@ -20,7 +37,14 @@ pub fn run(args: RecoverArgs) -> Result<(), CliError> {
         err.with_hint("another iolab may be running; recover when it has finished")
     })?;
     if report.is_empty() {
-        say!("nothing to recover: {} lists no changes", journal.display());
+        if missing {
+            say!(
+                "nothing to recover: there is no journal at {}",
+                journal.display()
+            );
+        } else {
+            say!("nothing to recover: {} lists no changes", journal.display());
+        }
         return Ok(());
     }
     let mut failed = 0;
