@@ -222,6 +222,10 @@ pub trait TableRun: OptionTable<Spec: Clone + std::fmt::Debug + Send + Sync> {
     type RunError;
     /// The metrics its runs record besides [`iolab_metrics::COMMON`].
     fn metrics() -> &'static [MetricDef];
+    /// The common metrics in the kind's words (see [`Workload::common_as`]).
+    fn common_as() -> &'static [MetricDef] {
+        &[]
+    }
     /// Puts the run's directory and seed into the spec.
     fn place(spec: &mut Self::Spec, dir: &std::path::Path, seed: u64);
     /// What the plan means to do, for the checks.
@@ -283,6 +287,10 @@ impl<T: TableRun> Workload for TableWorkload<T> {
 
     fn metrics(&self) -> &'static [MetricDef] {
         T::metrics()
+    }
+
+    fn common_as(&self) -> &'static [MetricDef] {
+        T::common_as()
     }
 
     fn intent(&self, base: Intent) -> Intent {
