@@ -226,6 +226,11 @@ pub trait TableRun: OptionTable<Spec: Clone + std::fmt::Debug + Send + Sync> {
     fn common_as() -> &'static [MetricDef] {
         &[]
     }
+    /// Whether the common headline metrics are headline ones for this kind (see
+    /// [`Workload::common_headline`]).
+    fn common_headline() -> bool {
+        true
+    }
     /// Puts the run's directory and seed into the spec.
     fn place(spec: &mut Self::Spec, dir: &std::path::Path, seed: u64);
     /// What the plan means to do, for the checks.
@@ -291,6 +296,10 @@ impl<T: TableRun> Workload for TableWorkload<T> {
 
     fn common_as(&self) -> &'static [MetricDef] {
         T::common_as()
+    }
+
+    fn common_headline(&self) -> bool {
+        T::common_headline()
     }
 
     fn intent(&self, base: Intent) -> Intent {
