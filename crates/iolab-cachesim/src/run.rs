@@ -54,6 +54,14 @@ pub enum Warning {
         /// What its reader took.
         found: ZeroBased,
     },
+    /// The trace's format does not say which requests are reads and which writes: every
+    /// request was simulated as a read, under a write policy that only changes writes.
+    NoOps {
+        /// The trace.
+        path: PathBuf,
+        /// Its format's name.
+        format: &'static str,
+    },
 }
 
 impl Warning {
@@ -78,6 +86,14 @@ impl fmt::Display for Warning {
                 path.display(),
                 found.records,
                 found.first,
+                path.display()
+            ),
+            Warning::NoOps { path, format } => write!(
+                f,
+                "{}: {format} records do not say whether a request reads or writes: every \
+                 request was simulated as a read, so the write policy changes nothing; to \
+                 simulate writes, use a trace that records them (iolab's own, `iolab trace \
+                 --save`, or CSV with an op column: `--format csv:op-col=N`)",
                 path.display()
             ),
         }
@@ -148,10 +164,13 @@ impl RunError {
 /// nor writes.
 #[inline]
 fn request(r: &ObjRequest) -> Option<Request> {
+    // The one rule of which requests a cache sees, shared with the miss-ratio curves.
+    if !iolab_mrc::is_cache_request(r.op) {
+        return None;
+    }
     let op = match r.op {
         TraceOp::Read => Op::Read,
-        TraceOp::Write | TraceOp::WriteZeroes => Op::Write,
-        TraceOp::Flush | TraceOp::Discard | TraceOp::Other => return None,
+        _ => Op::Write,
     };
     Some(Request {
         id: r.obj_id,
@@ -228,6 +247,14 @@ pub fn run(spec: &CachesimSpec, cancel: &AtomicBool) -> Result<Outcome, RunError
         }
     }
     let mut out = outcome(spec, &*sim, format.name(), skipped, simulate_s, started);
+    // Object traces without operations are read-only by nature (libCacheSim reads them so);
+    // a write policy other than the default says writes were expected.
+    if !format.has_ops() && spec.cache.write != crate::WritePolicy::WriteThrough {
+        out.warnings.push(Warning::NoOps {
+            path: spec.trace.clone(),
+            format: format.name(),
+        });
+    }
     out.warnings.extend(Warning::zero_based(
         &spec.trace,
         objects.zero_based_next_access(),
