@@ -25,7 +25,7 @@ pub mod spec;
 pub mod synth;
 
 pub use cache::{Cache, Geometry, Setup, Simulator, Stats, Traffic, WritePolicy};
-pub use model::DeviceModel;
+pub use model::{DeviceModel, Writeback};
 pub use policy::{Params, PolicyDef, POLICIES};
 pub use run::{run, Outcome, RunError, Warning};
 pub use spec::{CachesimSettings, CachesimSpec, CachesimTable, SpecError, OPTIONS};
