@@ -20,6 +20,7 @@ mod mem;
 pub mod model;
 pub mod output;
 pub mod policy;
+pub mod report;
 pub mod run;
 pub mod spec;
 pub mod synth;
@@ -304,7 +305,7 @@ pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::CACHESIM],
     commands: &[&command::CachesimCommand],
     files: &[],
-    sections: &[],
+    sections: &[&report::CachesimSection],
     schemas: &[output::SCHEMA, output::mrc::SCHEMA],
 };
 
