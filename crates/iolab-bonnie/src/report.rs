@@ -95,7 +95,7 @@ fn phase_total(
 /// 1024 as `-n` takes it (`16` for 16,384 files).
 fn size_text(c: &ConfigPhases) -> String {
     c.size
-        .map_or(String::new(), |b| iolab_util::units::format_bytes(b))
+        .map_or(String::new(), iolab_util::units::format_bytes)
 }
 
 fn files_text(c: &ConfigPhases) -> String {

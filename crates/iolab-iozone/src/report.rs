@@ -584,7 +584,7 @@ mod tests {
                 let mut r = record(config, rep, RunStatus::Ok, 100.0);
                 for (i, name) in ["write", "read", "reread"].iter().enumerate() {
                     r.metrics.push(Metric::new(
-                        &format!("{name}_mib_per_s"),
+                        format!("{name}_mib_per_s"),
                         100.0 * (i + 1) as f64 + rep as f64,
                         "MiB/s",
                     ));

@@ -29,8 +29,10 @@ pub struct PerTransaction {
     pub bytes_written: f64,
 }
 
-/// The columns: (heading, value).
-const COLUMNS: &[(&str, fn(&PerTransaction) -> f64)] = &[
+/// A column: its heading and its value.
+type Column = (&'static str, fn(&PerTransaction) -> f64);
+
+const COLUMNS: &[Column] = &[
     ("txn/s", |p| p.txn_per_s),
     ("fsyncs", |p| p.fsyncs),
     ("of them directory", |p| p.dir_fsyncs),
