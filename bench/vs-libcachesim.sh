@@ -217,7 +217,7 @@ for t in ${TRACES//,/ }; do
     for i in $(seq "$PAIRS"); do
         read -r _ c r < <(timed "$LCS/bin/distUtil" "$f" oracleGeneral stack_dist cntTxt "$WORK/stackdist")
         echo "$c" >> "$WORK/l"; echo "$r" >> "$WORK/lr"
-        read -r _ c r < <(timed "$IOLAB" cachesim mrc "$f" --format csv --points 100 --max-size "${OBJECTS[$t]}")
+        read -r _ c r < <(timed "$IOLAB" cachesim mrc "$f" --format csv --points 100 --max-blocks "${OBJECTS[$t]}")
         echo "$c" >> "$WORK/i"; echo "$r" >> "$WORK/ir"
         cp "$WORK/out" "$WORK/exact-$t.csv"
     done
@@ -237,12 +237,12 @@ printf '%-5s %-14s %10s %10s %12s\n' trace sampling cpu_s rss_MiB MAE
 for t in ${TRACES//,/ }; do
     f=$(trace_path "$t")
     if [ ! -s "$WORK/exact-$t.csv" ]; then
-        timed "$IOLAB" cachesim mrc "$f" --format csv --points 100 --max-size "${OBJECTS[$t]}" > /dev/null
+        timed "$IOLAB" cachesim mrc "$f" --format csv --points 100 --max-blocks "${OBJECTS[$t]}" > /dev/null
         cp "$WORK/out" "$WORK/exact-$t.csv"
     fi
     for mode in "--shards 0.01" "--shards 0.001" "--shards-blocks 8K"; do
         # shellcheck disable=SC2086
-        read -r _ c r < <(timed "$IOLAB" cachesim mrc "$f" $mode --format csv --points 100 --max-size "${OBJECTS[$t]}")
+        read -r _ c r < <(timed "$IOLAB" cachesim mrc "$f" $mode --format csv --points 100 --max-blocks "${OBJECTS[$t]}")
         mae=$(awk -F, 'NR == FNR { if (FNR > 1) e[$1] = $2; next }
                         FNR > 1 { s += ($2 > e[$1] ? $2 - e[$1] : e[$1] - $2); n++ }
                         END { printf "%.5f", s / n }' "$WORK/exact-$t.csv" "$WORK/out")

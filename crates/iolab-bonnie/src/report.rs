@@ -56,6 +56,9 @@ impl Section for BonnieSection {
             .map(|c| ConfigPhases {
                 label: c.label.to_string(),
                 phases: phases(c.ok_metrics),
+                size: phase_total(c.ok_flowops, Phase::PutBlock, |f| f.bytes)
+                    .or_else(|| phase_total(c.ok_flowops, Phase::GetBlock, |f| f.bytes)),
+                files: phase_total(c.ok_flowops, Phase::SeqCreate, |f| f.ops),
             })
             .collect();
         if configs.iter().all(|c| c.phases.is_empty()) {
@@ -70,6 +73,39 @@ impl Section for BonnieSection {
 struct ConfigPhases {
     label: String,
     phases: Vec<BonniePhase>,
+    /// The test file's size (bonnie++'s `Size` column): the block output's bytes.
+    size: Option<u64>,
+    /// The files of the file phases (bonnie++'s `Num Files`): those created in order.
+    files: Option<u64>,
+}
+
+/// `what` of phase `p`'s flowop row in the configuration's first run that has one.
+fn phase_total(
+    runs: &[&Vec<iolab_store::FlowopStats>],
+    p: Phase,
+    what: fn(&iolab_store::FlowopStats) -> u64,
+) -> Option<u64> {
+    runs.iter()
+        .flat_map(|r| r.iter())
+        .find(|f| f.name == p.label() && f.extra.get("elapsed_ns").is_some())
+        .map(what)
+}
+
+/// bonnie++'s first column after the name: the file size, or the file count in units of
+/// 1024 as `-n` takes it (`16` for 16,384 files).
+fn size_text(c: &ConfigPhases) -> String {
+    c.size
+        .map_or(String::new(), iolab_util::units::format_bytes)
+}
+
+fn files_text(c: &ConfigPhases) -> String {
+    c.files.map_or(String::new(), |n| {
+        if n % 1024 == 0 {
+            (n / 1024).to_string()
+        } else {
+            format!("{:.2}", n as f64 / 1024.0)
+        }
+    })
 }
 
 /// bonnie++'s tables of every configuration (configurations without bonnie runs have no
@@ -188,8 +224,14 @@ fn has(c: &ConfigPhases, p: Phase) -> Option<&BonniePhase> {
     c.phases.iter().find(|b| b.phase == p.label())
 }
 
-/// One of bonnie++'s two tables, or nothing when no configuration ran its phases.
-fn table(h: &mut String, all: &[ConfigPhases], groups: &[Group]) {
+/// One of bonnie++'s two tables, or nothing when no configuration ran its phases; `first`
+/// is the column after the name (its heading and its text), as in bonnie++'s tables.
+fn table(
+    h: &mut String,
+    all: &[ConfigPhases],
+    groups: &[Group],
+    first: (&str, fn(&ConfigPhases) -> String),
+) {
     let configs: Vec<&ConfigPhases> = all
         .iter()
         .filter(|c| {
@@ -201,7 +243,12 @@ fn table(h: &mut String, all: &[ConfigPhases], groups: &[Group]) {
     if configs.is_empty() {
         return;
     }
-    h.push_str("<div class=\"scroll\"><table class=\"bonnie\"><thead><tr><th rowspan=\"3\">configuration</th>");
+    let _ = write!(
+        h,
+        "<div class=\"scroll\"><table class=\"bonnie\"><thead><tr><th \
+         rowspan=\"3\">configuration</th><th rowspan=\"3\">{}</th>",
+        esc(first.0)
+    );
     for (title, cols) in groups {
         let _ = write!(h, "<th colspan=\"{}\">{}</th>", 2 * cols.len(), esc(title));
     }
@@ -219,7 +266,12 @@ fn table(h: &mut String, all: &[ConfigPhases], groups: &[Group]) {
     }
     h.push_str("</tr></thead><tbody>");
     for c in &configs {
-        let _ = write!(h, "<tr><td>{}</td>", esc(&c.label));
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"n\">{}</td>",
+            esc(&c.label),
+            esc(&(first.1)(c))
+        );
         for (_, cols) in groups {
             for (_, p) in *cols {
                 match has(c, *p) {
@@ -237,7 +289,10 @@ fn table(h: &mut String, all: &[ConfigPhases], groups: &[Group]) {
             }
         }
         h.push_str("</tr>");
-        let _ = write!(h, "<tr class=\"muted\"><td>latency (max)</td>");
+        let _ = write!(
+            h,
+            "<tr class=\"muted\"><td colspan=\"2\">latency (max)</td>"
+        );
         for (_, cols) in groups {
             for (_, p) in *cols {
                 let lat = has(c, *p).map_or(String::new(), |b| {
@@ -254,8 +309,8 @@ fn table(h: &mut String, all: &[ConfigPhases], groups: &[Group]) {
 /// The `bonnie` section: bonnie++'s tables for the configurations that ran bonnie phases.
 fn render(h: &mut String, configs: &[ConfigPhases]) {
     h.push_str("<section id=\"bonnie\"><h2>bonnie++ phases</h2><p class=\"muted\">bonnie++'s tables: rates (MiB/s for the I/O phases, seeks and files per second) and %CP, mean ± half-width of the 95% interval over the ok runs; the slowest operation of any run below. Every phase has a number: where bonnie++ prints +++++ (a phase under 0.5 s), iolab's clock measured it (docs/bonnie.md).</p>");
-    table(h, configs, IO);
-    table(h, configs, FILES);
+    table(h, configs, IO, ("Size", size_text));
+    table(h, configs, FILES, ("Num Files", files_text));
     if configs
         .iter()
         .flat_map(|c| &c.phases)
@@ -295,6 +350,51 @@ mod tests {
     use iolab_report::load;
     use iolab_report::testing::{assert_structure, record, render_all, store_with};
     use iolab_store::{Metric, RunStatus};
+
+    /// bon_csv2html's tables: the file size after the name in the I/O table, the file
+    /// count (in units of 1024) in the files table.
+    #[test]
+    fn the_tables_have_bonnies_size_and_file_count_columns() {
+        let (mut store, exp, c) = store_with(&["journal=ordered"]);
+        let mut r = record(c[0], 0, RunStatus::Ok, 100.0);
+        for p in [Phase::PutBlock, Phase::SeqCreate] {
+            r.metrics.push(Metric::new(p.rate_metric(), 100.0, "MiB/s"));
+            r.metrics.push(Metric::new(p.cpu_metric(), 50.0, "%"));
+            let (ops, bytes) = if p == Phase::PutBlock {
+                (256, 256 << 20)
+            } else {
+                (16 * 1024, 0)
+            };
+            r.flowops.push(iolab_store::FlowopStats {
+                name: p.label().into(),
+                kind: "write".into(),
+                ops,
+                bytes,
+                errors: 0,
+                latency: iolab_store::LatencyStats::default(),
+                histogram: Vec::new(),
+                extra: serde_json::json!({ "elapsed_ns": 2_000_000_000u64 }),
+            });
+        }
+        store.record_run(&r).unwrap();
+        let data = load(&store, exp, &[&BonnieSection]).unwrap();
+        let (html, _, _) = render_all(&data);
+        let section = &html[html.find("id=\"bonnie\"").unwrap()..];
+        let section = &section[..section.find("</section>").unwrap()];
+        assert!(section.contains("<th rowspan=\"3\">Size</th>"), "{section}");
+        assert!(
+            section.contains("<th rowspan=\"3\">Num Files</th>"),
+            "{section}"
+        );
+        assert!(
+            section.contains("<td>journal=ordered</td><td class=\"n\">256 MiB</td>"),
+            "{section}"
+        );
+        assert!(
+            section.contains("<td>journal=ordered</td><td class=\"n\">16</td>"),
+            "{section}"
+        );
+    }
 
     #[test]
     fn bonnie_runs_get_bonnies_tables_and_other_runs_none() {

@@ -109,6 +109,18 @@ impl Traffic {
     pub fn write_bytes(&self) -> u64 {
         self.bytes[1][0] + self.bytes[1][1]
     }
+
+    /// This traffic without `part` (a part of it).
+    pub fn without(&self, part: &Traffic) -> Traffic {
+        let mut t = *self;
+        for op in 0..2 {
+            for pat in 0..2 {
+                t.ops[op][pat] = t.ops[op][pat].saturating_sub(part.ops[op][pat]);
+                t.bytes[op][pat] = t.bytes[op][pat].saturating_sub(part.bytes[op][pat]);
+            }
+        }
+        t
+    }
 }
 
 /// The counters of one simulation.
@@ -130,6 +142,8 @@ pub struct Stats {
     pub demotions: u64,
     /// Evicted blocks that were dirty (written to the origin on eviction; write-back only).
     pub dirty_evictions: u64,
+    /// Bytes those dirty evictions wrote back (each block's last write).
+    pub writeback_bytes: u64,
     /// Cached blocks dropped because a write bypassed them (write-around only).
     pub invalidations: u64,
     /// Blocks the policy declined to cache on a miss.
@@ -400,6 +414,7 @@ impl<P: Policy> Cache<P> {
                 self.dirty[s as usize] = false;
                 self.stats.dirty_evictions += 1;
                 let bytes = u64::from(self.dirty_bytes[s as usize]);
+                self.stats.writeback_bytes += bytes;
                 self.stats.cache.add(0, 0, bytes);
                 self.stats.origin.add(1, 0, bytes);
             }
@@ -492,6 +507,7 @@ mod tests {
         );
         assert_eq!((s.reads, s.read_hits, s.writes, s.write_hits), (3, 0, 1, 0));
         assert_eq!((s.promotions, s.demotions, s.dirty_evictions), (4, 2, 1));
+        assert_eq!(s.writeback_bytes, B);
         assert_eq!(s.origin.write_bytes(), B);
         assert_eq!(s.origin.read_bytes(), 3 * B);
         assert_eq!(s.cache.write_bytes(), 4 * B);

@@ -20,12 +20,13 @@ mod mem;
 pub mod model;
 pub mod output;
 pub mod policy;
+pub mod report;
 pub mod run;
 pub mod spec;
 pub mod synth;
 
 pub use cache::{Cache, Geometry, Setup, Simulator, Stats, Traffic, WritePolicy};
-pub use model::DeviceModel;
+pub use model::{DeviceModel, Writeback};
 pub use policy::{Params, PolicyDef, POLICIES};
 pub use run::{run, Outcome, RunError, Warning};
 pub use spec::{CachesimSettings, CachesimSpec, CachesimTable, SpecError, OPTIONS};
@@ -304,7 +305,7 @@ pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::CACHESIM],
     commands: &[&command::CachesimCommand],
     files: &[],
-    sections: &[],
+    sections: &[&report::CachesimSection],
     schemas: &[output::SCHEMA, output::mrc::SCHEMA],
 };
 

@@ -193,6 +193,59 @@ impl DeviceModel {
     }
 }
 
+/// When a write-back cache writes its dirty blocks to the origin, as the estimate prices it.
+/// Either way a dirty block costs a random read from the cache device and a random write to
+/// the origin (`writeback_s`); what differs is whether requests wait for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Writeback {
+    /// When the block is evicted, on the path of the request that evicted it: the estimated
+    /// service time includes it. On a hard-disk origin a dirty eviction costs a seek, where
+    /// write-through's writes of a sequential stream are sequential: this is what makes
+    /// write-back look slower than write-through.
+    OnEviction,
+    /// In the background, as dm-cache and bcache write dirty blocks back while the origin
+    /// is idle: not in the estimated service time, which then assumes the origin has that
+    /// much idle time (`writeback_s` says how much).
+    Background,
+}
+
+impl Writeback {
+    /// Every mode with its name, the default first.
+    pub const ALL: [(&'static str, Writeback); 2] = [
+        ("on-eviction", Writeback::OnEviction),
+        ("background", Writeback::Background),
+    ];
+
+    /// Its name in options and results.
+    pub fn name(self) -> &'static str {
+        Writeback::ALL
+            .iter()
+            .find(|(_, w)| *w == self)
+            .map_or("", |(n, _)| n)
+    }
+
+    /// The mode called `name`.
+    pub fn from_name(name: &str) -> Option<Writeback> {
+        Writeback::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, w)| *w)
+    }
+}
+
+/// The traffic of `blocks` dirty evictions writing back `bytes`: a random read from the
+/// cache device each, and a random write to the origin.
+pub fn writeback_traffic(blocks: u64, bytes: u64) -> (Traffic, Traffic) {
+    let mut cache = Traffic::default();
+    cache.ops[0][0] = blocks;
+    cache.bytes[0][0] = bytes;
+    let mut origin = Traffic::default();
+    origin.ops[1][0] = blocks;
+    origin.bytes[1][0] = bytes;
+    (cache, origin)
+}
+
 /// What a value `@FILE` must name.
 const SAVED: &str = "a saved iolab `--json` result with a mean latency and a throughput";
 

@@ -17,7 +17,7 @@ use iolab_util::phrase;
 use iolab_util::setting::{opt, Phrase, Worded};
 use iolab_util::suggest;
 
-use crate::model::DeviceModel;
+use crate::model::{DeviceModel, Writeback};
 use crate::{policy, Assoc, CacheConfig, ConfigError, WritePolicy};
 
 /// One option of a cache simulation.
@@ -35,6 +35,7 @@ pub struct CachesimSettings {
     pub block_size: u64,
     pub assoc: &'static str,
     pub write_policy: &'static str,
+    pub writeback: &'static str,
     pub cache_device: &'static str,
     pub origin_device: &'static str,
     /// Where relative paths in the device models (`@FILE`) start: the experiment file's
@@ -51,6 +52,8 @@ pub struct CachesimSpec {
     pub format: Option<Format>,
     /// The cache.
     pub cache: CacheConfig,
+    /// When a write-back cache's dirty blocks are written to the origin, for the estimate.
+    pub writeback: Writeback,
     /// The cache device's model.
     pub cache_device: DeviceModel,
     /// The origin device's model.
@@ -137,6 +140,17 @@ pub static OPTIONS: &[CachesimOption] = &[
         get: |s| Some(OptionValue::Text(s.write_policy)),
     },
     CachesimOption {
+        name: "writeback",
+        value_name: "WHEN",
+        kind: OptionKind::Text,
+        default: Some("on-eviction"),
+        aliases: &[],
+        help: "when write-back writes dirty blocks to the origin, for the service-time estimate: on-eviction (on the request's path) or background (in the origin's idle time, outside the estimate)",
+        original: "",
+        apply: |s, v| s.writeback = v.text(),
+        get: |s| Some(OptionValue::Text(s.writeback)),
+    },
+    CachesimOption {
         name: "cache_device",
         value_name: "MODEL",
         kind: OptionKind::Text,
@@ -176,6 +190,7 @@ impl CachesimSettings {
             block_size: 0,
             assoc: "",
             write_policy: "",
+            writeback: "",
             cache_device: "",
             origin_device: "",
             base,
@@ -211,8 +226,20 @@ impl CachesimSettings {
                 ),
             )
         })?;
+        let writeback = Writeback::from_name(self.writeback).ok_or_else(|| {
+            let names = Writeback::ALL.iter().map(|(n, _)| *n);
+            SpecError::new(
+                "writeback",
+                format!(
+                    "unknown write-back mode `{}`; {}",
+                    self.writeback,
+                    suggest::did_you_mean_or_list(self.writeback, names)
+                ),
+            )
+        })?;
         let spec = CachesimSpec {
             trace: PathBuf::from(self.trace),
+            writeback,
             format: parse_format(self.format).map_err(at("format"))?,
             cache: CacheConfig {
                 size: self.size,
@@ -430,6 +457,7 @@ impl CachesimSpec {
                 policy: "lru".into(),
                 params: Vec::new(),
             },
+            writeback: Writeback::OnEviction,
             cache_device: DeviceModel::preset("ssd").expect("preset"),
             origin_device: DeviceModel::preset("hdd").expect("preset"),
         }

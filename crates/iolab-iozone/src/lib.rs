@@ -29,6 +29,6 @@ pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::IOZONE],
     commands: &[&command::IozoneCommand],
     files: &[],
-    sections: &[&report::IozoneSection],
+    sections: &[&report::IozonePassesSection, &report::IozoneSection],
     schemas: &[output::SCHEMA],
 };

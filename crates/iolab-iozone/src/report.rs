@@ -14,11 +14,13 @@ use std::fmt::Write as _;
 use iolab_store::FlowopStats;
 use serde::Serialize;
 
-use iolab_report::escape::escape_html as esc;
+use iolab_report::escape::{escape_html as esc, escape_md};
 use iolab_report::num;
 use iolab_report::section::{Placement, Section, SectionInput, SectionView};
-use iolab_report::ReportData;
+use iolab_report::{MetricSummary, ReportData};
 use iolab_util::units::format_bytes;
+
+use crate::Figure;
 
 /// The report's `iozone` section: the matrix as heatmaps.
 pub struct IozoneSection;
@@ -200,6 +202,219 @@ impl Collector {
     }
 }
 
+/// The report's `iozone_passes` section: each configuration's figures, test by test, with
+/// how much of the file the page cache held as each pass began — what tells a figure of the
+/// device from one of memory.
+pub struct IozonePassesSection;
+
+impl Section for IozonePassesSection {
+    fn key(&self) -> &'static str {
+        "iozone_passes"
+    }
+
+    fn placement(&self) -> Placement {
+        Placement::Summary
+    }
+
+    fn collect(&self, input: &SectionInput<'_>) -> Option<Box<dyn SectionView>> {
+        let configs: Vec<ConfigPasses> = input
+            .configs
+            .iter()
+            .map(|c| ConfigPasses {
+                label: c.label.to_string(),
+                passes: passes(c.ok_metrics, c.ok_flowops),
+            })
+            .collect();
+        if configs.iter().all(|c| c.passes.is_empty()) {
+            return None;
+        }
+        Some(Box::new(IozonePasses { configs }))
+    }
+}
+
+/// One figure of one configuration, over its ok runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pass {
+    /// The figure: `write`, `reread`, `random_read`, …
+    pub figure: String,
+    /// iolab's rate of the pass (`<figure>_mib_per_s`), MiB/s.
+    pub rate: MetricSummary,
+    /// Bytes of the files the page cache held as the pass began, mean over the runs that
+    /// measured it (`None`: not measured).
+    pub cached_bytes: Option<f64>,
+    /// Bytes of the files (size × threads).
+    pub file_bytes: Option<u64>,
+}
+
+impl Pass {
+    /// The share of the files the cache held as the pass began, in percent.
+    pub fn cached_pct(&self) -> Option<f64> {
+        let (c, f) = (self.cached_bytes?, self.file_bytes?);
+        (f > 0).then(|| c / f as f64 * 100.0)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct ConfigPasses {
+    label: String,
+    passes: Vec<Pass>,
+}
+
+/// A configuration's iozone passes, in the order it ran them (none for other kinds).
+pub fn passes(
+    ok: &BTreeMap<String, iolab_store::MetricValues>,
+    runs: &[&Vec<FlowopStats>],
+) -> Vec<Pass> {
+    let mut order: Vec<&str> = Vec::new();
+    for f in runs.iter().flat_map(|r| r.iter()) {
+        if Figure::NAMES.contains(&f.name.as_str())
+            && f.extra.get("elapsed_ns").is_some()
+            && !order.contains(&f.name.as_str())
+        {
+            order.push(&f.name);
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|name| {
+            let metric = format!("{name}_mib_per_s");
+            let v = ok.get(&metric)?;
+            let rows = runs
+                .iter()
+                .flat_map(|r| r.iter())
+                .filter(|f| f.name == name);
+            let cached: Vec<f64> = rows
+                .clone()
+                .filter_map(|f| f.extra.get("cached_bytes")?.as_u64())
+                .map(|b| b as f64)
+                .collect();
+            let file_bytes = rows.clone().find_map(|f| {
+                let size = f.extra.get("size")?.as_u64()?;
+                let threads = f.extra.get("threads").and_then(|t| t.as_u64()).unwrap_or(1);
+                Some(size * threads)
+            });
+            Some(Pass {
+                figure: name.to_string(),
+                rate: MetricSummary::new(&metric, &v.unit, &v.values, &v.runs),
+                cached_bytes: (!cached.is_empty())
+                    .then(|| cached.iter().sum::<f64>() / cached.len() as f64),
+                file_bytes,
+            })
+        })
+        .collect()
+}
+
+/// Every configuration's passes.
+#[derive(Debug)]
+struct IozonePasses {
+    configs: Vec<ConfigPasses>,
+}
+
+const PASSES_NOTE: &str = "Each test's own figure (MiB/s, mean ± half-width of the 95% interval \
+                           over the ok runs), and how much of the file the page cache held as \
+                           the pass began (cached_bytes): a read of a file the cache holds \
+                           measures memory, not the device (docs/iozone.md).";
+
+/// The figures run by any configuration, in the order of the first that ran them.
+fn columns(configs: &[ConfigPasses]) -> Vec<&str> {
+    let mut v: Vec<&str> = Vec::new();
+    for p in configs.iter().flat_map(|c| &c.passes) {
+        if !v.contains(&p.figure.as_str()) {
+            v.push(&p.figure);
+        }
+    }
+    v
+}
+
+fn rate_text(m: &MetricSummary) -> String {
+    match m.ci {
+        Some((lo, hi)) => format!("{} ± {}", num::fmt(m.mean), num::fmt((hi - lo) / 2.0)),
+        None => num::fmt(m.mean),
+    }
+}
+
+/// `8 MiB cached (100%)`, `nothing cached`, or nothing when not measured.
+fn cached_text(p: &Pass) -> String {
+    let Some(c) = p.cached_bytes else {
+        return String::new();
+    };
+    if c < 1.0 {
+        return "nothing cached".to_string();
+    }
+    let bytes = format_bytes(c.round() as u64);
+    match p.cached_pct() {
+        Some(pct) => format!("{bytes} cached ({pct:.0}%)"),
+        None => format!("{bytes} cached"),
+    }
+}
+
+/// `random_read` → `random read`.
+fn heading(figure: &str) -> String {
+    figure.replace('_', " ")
+}
+
+impl SectionView for IozonePasses {
+    fn html(&self, h: &mut String, _data: &ReportData) {
+        let cols = columns(&self.configs);
+        let _ = write!(
+            h,
+            "<section id=\"iozone_passes\"><h2>iozone tests</h2><p class=\"muted\">{}</p><table \
+             class=\"iozone-passes\"><thead><tr><th>configuration</th>",
+            esc(PASSES_NOTE)
+        );
+        for c in &cols {
+            let _ = write!(h, "<th>{} (MiB/s)</th>", esc(&heading(c)));
+        }
+        h.push_str("</tr></thead><tbody>");
+        for c in &self.configs {
+            if c.passes.is_empty() {
+                continue;
+            }
+            let _ = write!(h, "<tr><td>{}</td>", esc(&c.label));
+            for f in &cols {
+                match c.passes.iter().find(|p| p.figure == *f) {
+                    Some(p) => {
+                        let _ = write!(
+                            h,
+                            "<td class=\"n\">{}<br><span class=\"muted\">{}</span></td>",
+                            esc(&rate_text(&p.rate)),
+                            esc(&cached_text(p))
+                        );
+                    }
+                    None => h.push_str("<td></td>"),
+                }
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</tbody></table></section>");
+    }
+
+    fn markdown(&self, s: &mut String, _data: &ReportData) {
+        let _ = write!(
+            s,
+            "\n## iozone tests\n\n{PASSES_NOTE}\n\n| configuration | test | MiB/s | cached at \
+             the start |\n|---|---|---:|---:|\n"
+        );
+        for c in &self.configs {
+            for p in &c.passes {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} |",
+                    escape_md(&c.label),
+                    heading(&p.figure),
+                    rate_text(&p.rate),
+                    cached_text(p)
+                );
+            }
+        }
+    }
+
+    /// The configuration's passes, in its entry of the JSON report.
+    fn config_json(&self, i: usize) -> Option<serde_json::Value> {
+        serde_json::to_value(&self.configs.get(i)?.passes).ok()
+    }
+}
+
 /// The heatmaps section.
 fn render(h: &mut String, m: &IozoneMatrix) {
     h.push_str(
@@ -353,6 +568,60 @@ mod tests {
             histogram: Vec::new(),
             extra: json!({ "size": size, "record": record, "elapsed_ns": ns }),
         }
+    }
+
+    /// The seed-001 review: the summary mixed every test into one op/s, and `cached_bytes`
+    /// was only in `export --format json`.
+    #[test]
+    fn the_passes_section_gives_each_tests_figure_and_what_the_cache_held() {
+        use iolab_report::load;
+        use iolab_report::testing::{assert_structure, record, render_all, store_with};
+        use iolab_store::{Metric, RunStatus};
+        let mib = 1u64 << 20;
+        let (mut store, exp, c) = store_with(&["file=fits", "file=3x-cache", "other"]);
+        for rep in 0..2 {
+            for (config, size, cached) in [(c[0], 8 * mib, 8 * mib), (c[1], 64 * mib, 0)] {
+                let mut r = record(config, rep, RunStatus::Ok, 100.0);
+                for (i, name) in ["write", "read", "reread"].iter().enumerate() {
+                    r.metrics.push(Metric::new(
+                        format!("{name}_mib_per_s"),
+                        100.0 * (i + 1) as f64 + rep as f64,
+                        "MiB/s",
+                    ));
+                    let mut f = row(name, size, 65536, size, 1_000_000_000);
+                    f.extra["cached_bytes"] = json!(if *name == "write" { 0 } else { cached });
+                    r.flowops.push(f);
+                }
+                store.record_run(&r).unwrap();
+            }
+        }
+        store
+            .record_run(&record(c[2], 0, RunStatus::Ok, 100.0))
+            .unwrap();
+        let data = load(&store, exp, &[&IozonePassesSection]).unwrap();
+        let (html, md, json) = render_all(&data);
+        assert_structure(&html);
+        let section = &html[html.find("id=\"iozone_passes\"").expect("the section")..];
+        let section = &section[..section.find("</section>").unwrap()];
+        for h in ["write (MiB/s)", "read (MiB/s)", "reread (MiB/s)"] {
+            assert!(section.contains(h), "{h}: {section}");
+        }
+        assert!(!section.contains(">other<"));
+        assert!(section.contains("8 MiB cached (100%)"), "{section}");
+        assert!(section.contains("nothing cached"), "{section}");
+        assert!(
+            md.contains("| file=fits | reread | 300.5 ± 6.353 | 8 MiB cached (100%) |"),
+            "{md}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let reread = &v["configs"][0]["iozone_passes"][2];
+        assert_eq!(reread["figure"], "reread");
+        assert_eq!(reread["cached_bytes"], 8.0 * mib as f64);
+        assert_eq!(reread["rate"]["n"], 2);
+        // No iozone runs, no section.
+        let (store, exp, _) = store_with(&["a"]);
+        let (html, _, _) = render_all(&load(&store, exp, &[&IozonePassesSection]).unwrap());
+        assert!(!html.contains("id=\"iozone_passes\""));
     }
 
     #[test]

@@ -95,6 +95,12 @@ pub trait Workload: Debug + Send + Sync + 'static {
     fn common_headline(&self) -> bool {
         true
     }
+    /// The common metrics in this kind's words: definitions that replace the common ones of
+    /// the same name (default: none). A SQLite run's operations are transactions, so its
+    /// rate is `txn/s`, not `op/s`.
+    fn common_as(&self) -> &'static [MetricDef] {
+        &[]
+    }
     /// What this workload does that needs root, in the words of the runner's list ("dropping
     /// the page cache between passes (…)"), checked before anything is touched (default:
     /// nothing).
@@ -132,6 +138,9 @@ impl<W: Workload> Workload for Arc<W> {
     fn common_headline(&self) -> bool {
         (**self).common_headline()
     }
+    fn common_as(&self) -> &'static [MetricDef] {
+        (**self).common_as()
+    }
     fn needs_root(&self) -> Option<String> {
         (**self).needs_root()
     }
@@ -151,6 +160,7 @@ pub trait DynWorkload: Debug + Send + Sync {
     fn planned_duration(&self) -> Option<Duration>;
     fn deterministic(&self) -> bool;
     fn common_headline(&self) -> bool;
+    fn common_as(&self) -> &'static [MetricDef];
     fn needs_root(&self) -> Option<String>;
     fn describe(&self) -> Map<String, Value>;
     /// Runs once; the output goes where the workload was made to send it.
@@ -233,6 +243,9 @@ impl<W: Workload> DynWorkload for Erased<W> {
     }
     fn common_headline(&self) -> bool {
         self.workload.common_headline()
+    }
+    fn common_as(&self) -> &'static [MetricDef] {
+        self.workload.common_as()
     }
     fn needs_root(&self) -> Option<String> {
         self.workload.needs_root()

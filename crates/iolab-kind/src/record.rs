@@ -110,7 +110,13 @@ pub mod testing {
     /// Every metric in `rec` is declared (common or `own`) with the declared unit, and every
     /// declared one a run records itself is there.
     pub fn assert_declared(rec: &RunRecord, own: &[MetricDef]) {
-        let defs = iolab_metrics::with_common(own);
+        assert_declared_as(rec, own, &[]);
+    }
+
+    /// [`assert_declared`] for a kind that words the common metrics its own way
+    /// ([`crate::Workload::common_as`]).
+    pub fn assert_declared_as(rec: &RunRecord, own: &[MetricDef], common_as: &[MetricDef]) {
+        let defs = iolab_metrics::with_common_as(own, common_as);
         for m in &rec.metrics {
             let d = iolab_metrics::find(&defs, &m.name)
                 .unwrap_or_else(|| panic!("{} is not declared", m.name));

@@ -222,6 +222,15 @@ pub trait TableRun: OptionTable<Spec: Clone + std::fmt::Debug + Send + Sync> {
     type RunError;
     /// The metrics its runs record besides [`iolab_metrics::COMMON`].
     fn metrics() -> &'static [MetricDef];
+    /// The common metrics in the kind's words (see [`Workload::common_as`]).
+    fn common_as() -> &'static [MetricDef] {
+        &[]
+    }
+    /// Whether the common headline metrics are headline ones for this kind (see
+    /// [`Workload::common_headline`]).
+    fn common_headline() -> bool {
+        true
+    }
     /// Puts the run's directory and seed into the spec.
     fn place(spec: &mut Self::Spec, dir: &std::path::Path, seed: u64);
     /// What the plan means to do, for the checks.
@@ -283,6 +292,14 @@ impl<T: TableRun> Workload for TableWorkload<T> {
 
     fn metrics(&self) -> &'static [MetricDef] {
         T::metrics()
+    }
+
+    fn common_as(&self) -> &'static [MetricDef] {
+        T::common_as()
+    }
+
+    fn common_headline(&self) -> bool {
+        T::common_headline()
     }
 
     fn intent(&self, base: Intent) -> Intent {

@@ -268,7 +268,18 @@ pub fn headline(defs: &[MetricDef]) -> impl Iterator<Item = &MetricDef> {
 
 /// [`COMMON`] followed by `extra` (a kind's own metrics), as stored with an experiment.
 pub fn with_common(extra: &[MetricDef]) -> Vec<MetricDef> {
-    COMMON.iter().chain(extra).cloned().collect()
+    with_common_as(extra, &[])
+}
+
+/// [`with_common`], the common definitions replaced by those of `common_as` with the same
+/// name (a kind's words for them: a SQLite run's rate is `txn/s`).
+pub fn with_common_as(extra: &[MetricDef], common_as: &[MetricDef]) -> Vec<MetricDef> {
+    COMMON
+        .iter()
+        .map(|d| find(common_as, &d.name).unwrap_or(d))
+        .chain(extra)
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]

@@ -131,15 +131,19 @@ fn render(h: &mut String, r: &ReplayDays) {
         "<section id=\"replay\"><h2>Replay: time per day</h2><p class=\"muted\">Per \
          configuration, the mean over its ok runs of each day's time from mount to completed \
          unmount (boot list, the day's operations, the flush); dots: the fastest and slowest \
-         run.</p><div class=\"charts\">",
+         run.</p><div class=\"replay-days\" style=\"max-width:1000px\">",
     );
+    // The days as an ordinal axis: one tick per day, labelled with its number (a numeric
+    // axis wrote `4.000 … 20.00`); the chart at the section's width, not a grid's thumbnail.
+    let levels: Vec<u32> = all_days(r).into_iter().filter(|&d| d > 0).collect();
+    let x = |day: u32| levels.iter().position(|&d| d == day).unwrap_or(0) as f64;
     let mut lines = Vec::new();
     for (i, c) in r.configs.iter().enumerate() {
         let days = || c.days.iter().filter(|d| d.day > 0);
         lines.push(Line {
             label: c.label.clone(),
             colour: svg::colour(i),
-            points: days().map(|d| (f64::from(d.day), d.mean_s)).collect(),
+            points: days().map(|d| (x(d.day), d.mean_s)).collect(),
             dots: false,
             whiskers: Vec::new(),
         });
@@ -148,7 +152,7 @@ fn render(h: &mut String, r: &ReplayDays) {
                 label: format!("{} (range)", c.label),
                 colour: svg::colour(i),
                 points: days()
-                    .flat_map(|d| [(f64::from(d.day), d.min_s), (f64::from(d.day), d.max_s)])
+                    .flat_map(|d| [(x(d.day), d.min_s), (x(d.day), d.max_s)])
                     .collect(),
                 dots: true,
                 whiskers: Vec::new(),
@@ -160,6 +164,7 @@ fn render(h: &mut String, r: &ReplayDays) {
         &lines,
         &LineOpts {
             x_label: "day".into(),
+            x_levels: levels.iter().map(u32::to_string).collect(),
             ..LineOpts::default()
         },
     ));
@@ -279,6 +284,15 @@ mod tests {
         let mut h = String::new();
         render(&mut h, &r);
         assert!(h.contains("<svg") && h.contains("ext4"), "{h}");
+        // Seed 004's review: a thumbnail in a grid of charts, with ticks `4.000 … 20.00`.
+        assert!(!h.contains("class=\"charts\""), "{h}");
+        let svg = &h[h.find("<svg").unwrap()..h.find("</svg>").unwrap()];
+        assert!(
+            svg.contains(">1</text>") && svg.contains(">2</text>"),
+            "{svg}"
+        );
+        // (The y axis's ticks are the chart's own.)
+        assert!(!svg.contains("middle\">1.000<"), "{svg}");
         let mut m = String::new();
         markdown(&mut m, &r);
         assert!(m.contains("| 1 | 2 |") || m.contains("| 1 | 2.0"), "{m}");

@@ -17,6 +17,7 @@ pub mod count;
 mod error;
 pub mod kind;
 pub mod output;
+pub mod report;
 pub mod run;
 pub mod spec;
 
@@ -34,6 +35,6 @@ pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::SQLITE],
     commands: &[&command::SqliteCommand],
     files: &[],
-    sections: &[],
+    sections: &[&report::SqliteSection],
     schemas: &[output::SCHEMA],
 };

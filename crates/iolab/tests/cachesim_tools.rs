@@ -56,7 +56,7 @@ fn the_exact_curve_matches_lru_simulations() {
         "csv",
         "--points",
         "4",
-        "--max-size",
+        "--max-blocks",
         "400",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));

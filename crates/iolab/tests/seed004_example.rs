@@ -76,6 +76,10 @@ fn the_example_runs_end_to_end_and_its_reports_draw_the_days_and_the_sweep() {
     assert!(o.status.success(), "{}", stderr(&o));
     let days_page = std::fs::read_to_string(&days_html).unwrap();
     assert!(days_page.contains("Replay: time per day"));
+    // At the section's width, a tick per day.
+    let days_section = &days_page[days_page.find("id=\"replay\"").unwrap()..];
+    assert!(!days_section[..days_section.find("</svg>").unwrap()].contains("class=\"charts\""));
+    assert!(days_section.contains(">20</text>"));
     assert!(days_page.contains("Miss-ratio curves of the saved traces"));
 
     // Stage 2: every configuration simulated once, exactly; the report draws the sweep.
@@ -95,6 +99,16 @@ fn the_example_runs_end_to_end_and_its_reports_draw_the_days_and_the_sweep() {
     assert!(page.contains("Estimated service time (s) by assoc"));
     // A simulation's speed is not one of its headline results.
     assert!(!page.contains("Throughput (op/s) by assoc"));
+    // The traffic, the dirty evictions and the metadata memory are drawn too, and what the
+    // estimate charges write-back for is said.
+    for title in [
+        "Origin writes (B) by assoc",
+        "Dirty evictions by assoc",
+        "Metadata memory (B) by assoc",
+    ] {
+        assert!(page.contains(title), "no {title}");
+    }
+    assert!(page.contains("id=\"cachesim\"") && page.contains("wrote dirty blocks back"));
     common::chromium_renders(s.path(), &html, &["experiment", "summary", "charts"]);
 }
 

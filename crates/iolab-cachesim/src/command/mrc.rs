@@ -11,7 +11,7 @@ use clap::builder::PossibleValue;
 use clap::{Arg, ArgMatches, Command};
 use iolab_kind::cli::{CommandError, Host};
 use iolab_kind::output::{thousands, Formatter};
-use iolab_mrc::{even_sizes, try_exact, Shards, ShardsMode};
+use iolab_mrc::{cache_requests, even_sizes, try_exact, Shards, ShardsMode};
 use iolab_tracefile::{CsvSpec, Format, FORMAT_NAMES};
 
 use super::gen::parse_count;
@@ -22,7 +22,7 @@ use crate::Warning;
 pub fn command() -> Command {
     Command::new("mrc")
         .about("The LRU miss-ratio curve of a trace: exact (stack distances) or SHARDS-sampled")
-        .after_help("Examples:\n  iolab cachesim mrc run.iolt --block-size 4k\n  iolab cachesim mrc w.oracleGeneral.bin --points 20\n  iolab cachesim mrc w.oracleGeneral.bin --shards 0.01 --max-size 1M --format csv\n  iolab cachesim mrc w.oracleGeneral.bin --shards-blocks 8K\n\nThe curve gives the miss ratio of an LRU cache at every size (in blocks) from one pass over\nthe trace. --shards R tracks only the blocks whose hashed id falls under rate R (memory and\ntime shrink with R); --shards-blocks N tracks at most N blocks, lowering the rate as needed.\nExit codes: 0 ok, 1 output failed, 2 bad option or malformed trace.")
+        .after_help("Examples:\n  iolab cachesim mrc run.iolt --block-size 4k\n  iolab cachesim mrc w.oracleGeneral.bin --points 20\n  iolab cachesim mrc w.oracleGeneral.bin --shards 0.01 --max-size 1g --format csv\n  iolab cachesim mrc w.oracleGeneral.bin --shards-blocks 8K\n\nThe curve gives the miss ratio of an LRU cache at every size (in blocks) from one pass over\nthe trace, counting the requests cachesim simulates (reads and writes). --max-size is bytes,\nas cachesim's --size; --max-blocks counts blocks. --shards R tracks only the blocks whose\nhashed id falls under rate R (memory and time shrink with R); --shards-blocks N tracks at\nmost N blocks, lowering the rate as needed.\nExit codes: 0 ok, 1 output failed, 2 bad option or malformed trace.")
         .arg(
             Arg::new("trace")
                 .value_name("TRACE")
@@ -73,14 +73,25 @@ pub fn command() -> Command {
                 .value_name("N")
                 .default_value("50")
                 .value_parser(clap::value_parser!(u64))
-                .help("Cache sizes shown: this many, evenly spaced up to --max-size"),
+                .help("Cache sizes shown: this many, evenly spaced up to --max-size (or --max-blocks)"),
         )
         .arg(
             Arg::new("max_size")
                 .long("max-size")
-                .value_name("BLOCKS")
+                .value_name("SIZE")
+                .conflicts_with("max_blocks")
+                .value_parser(parse_bytes)
+                .help(
+                    "Largest cache size shown, in bytes as cachesim's --size (32m = 32 MiB, \
+                     8192 blocks of 4 KiB; default: where the curve levels off)",
+                ),
+        )
+        .arg(
+            Arg::new("max_blocks")
+                .long("max-blocks")
+                .value_name("N")
                 .value_parser(parse_count)
-                .help("Largest cache size shown, blocks (default: where the curve levels off)"),
+                .help("Largest cache size shown, in blocks (8K = 8,000 blocks)"),
         )
         .arg(
             Arg::new("format")
@@ -98,6 +109,10 @@ pub fn command() -> Command {
 
 fn parse_format(s: &str) -> Result<Format, String> {
     Format::parse(s).ok_or_else(|| format!("unknown trace format {s:?} (formats: {FORMAT_NAMES})"))
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    iolab_util::parse_size(s).map_err(|e| e.to_string())
 }
 
 fn parse_block_size(s: &str) -> Result<u64, String> {
@@ -141,6 +156,22 @@ pub fn run(m: &ArgMatches, host: &mut dyn Host) -> Result<(), CommandError> {
     if points == 0 {
         return Err(CommandError::usage("--points 0: show at least one size"));
     }
+    if let Some(bytes) = m.get_one::<u64>("max_size").copied() {
+        if bytes < block_size {
+            return Err(CommandError::usage(format!(
+                "--max-size {bytes}: less than one block of --block-size {block_size}"
+            ))
+            .with_hint(
+                "--max-size is bytes, as cachesim's --size (32m = 32 MiB); --max-blocks N \
+                 counts blocks",
+            ));
+        }
+    }
+    if m.get_one::<u64>("max_blocks") == Some(&0) {
+        return Err(CommandError::usage(
+            "--max-blocks 0: show at least one block",
+        ));
+    }
     let from = match (
         m.get_one::<Format>("from").cloned(),
         m.get_one::<CsvSpec>("csv").cloned(),
@@ -160,8 +191,7 @@ pub fn run(m: &ArgMatches, host: &mut dyn Host) -> Result<(), CommandError> {
     let mut objects = reader.accept_zero_based_next_access().objects(block_size);
     let (mode, mrc, bytes) = match (shards, shards_blocks) {
         (None, None) => {
-            let (mrc, bytes) =
-                try_exact(objects.by_ref().map(|r| r.map(|o| o.obj_id))).map_err(trace_error)?;
+            let (mrc, bytes) = try_exact(cache_requests(objects.by_ref())).map_err(trace_error)?;
             ("exact".to_string(), mrc, bytes)
         }
         (rate, blocks) => {
@@ -171,8 +201,8 @@ pub fn run(m: &ArgMatches, host: &mut dyn Host) -> Result<(), CommandError> {
                 (None, None) => unreachable!("handled above"),
             };
             let mut s = Shards::new(mode);
-            for r in objects.by_ref() {
-                s.access(r.map_err(trace_error)?.obj_id);
+            for id in cache_requests(objects.by_ref()) {
+                s.access(id.map_err(trace_error)?);
             }
             let name = match mode {
                 ShardsMode::Rate(r) => format!("SHARDS, rate {r}"),
@@ -192,10 +222,14 @@ pub fn run(m: &ArgMatches, host: &mut dyn Host) -> Result<(), CommandError> {
     if let Some(w) = Warning::zero_based(&trace, objects.zero_based_next_access()) {
         host.warn(&w.to_string());
     }
-    let max = m
-        .get_one::<u64>("max_size")
-        .copied()
-        .unwrap_or_else(|| mrc.max_size().max(1));
+    let max = match (
+        m.get_one::<u64>("max_size").copied(),
+        m.get_one::<u64>("max_blocks").copied(),
+    ) {
+        (Some(bytes), _) => bytes / block_size,
+        (None, Some(blocks)) => blocks,
+        (None, None) => mrc.max_size().max(1),
+    };
     let sizes = even_sizes(max, points);
     let report = MrcReport {
         trace: trace.display().to_string(),

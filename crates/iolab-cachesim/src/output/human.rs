@@ -86,6 +86,20 @@ fn human(r: &CachesimReport, out: &mut dyn Write) -> io::Result<()> {
         mib(st.origin.write_bytes()),
         o.origin_device_s
     )?;
+    if st.dirty_evictions > 0 {
+        let when = if o.writeback == crate::Writeback::Background.name() {
+            "in the background, not in the service time"
+        } else {
+            "on eviction, in the service time"
+        };
+        writeln!(
+            out,
+            "write-back: {} dirty blocks, {} written back {when}; est. {:.3} s",
+            thousands(st.dirty_evictions),
+            mib(st.writeback_bytes),
+            o.writeback_s
+        )?;
+    }
     writeln!(
         out,
         "estimated service time {:.3} s ({:.1} µs per request); metadata {}",

@@ -39,6 +39,7 @@ fn doc(r: &CachesimReport) -> Value {
         "cache": {
             "policy": o.policy,
             "write_policy": o.write_policy,
+            "writeback": o.writeback,
             "blocks": o.geometry.blocks,
             "ways": o.geometry.ways,
             "sets": o.geometry.sets,
@@ -70,6 +71,7 @@ fn doc(r: &CachesimReport) -> Value {
                 "cache_device_ns": ns(o.cache_device_s),
                 "origin_device_ns": ns(o.origin_device_s),
                 "total_ns": ns(o.service_s()),
+                "writeback_ns": ns(o.writeback_s),
                 "per_request_ns": o.service_us_per_request() * 1e3,
             },
             "simulate_ns": ns(o.simulate_s),

@@ -104,7 +104,7 @@ impl ExperimentPlan {
         let Some(w) = self.configs.first().map(|c| &c.workload) else {
             return iolab_metrics::with_common(&[]);
         };
-        let mut defs = iolab_metrics::with_common(w.metrics());
+        let mut defs = iolab_metrics::with_common_as(w.metrics(), w.common_as());
         if !w.common_headline() {
             for d in defs.iter_mut().take(iolab_metrics::COMMON.len()) {
                 d.headline = false;

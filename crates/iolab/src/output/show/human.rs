@@ -17,7 +17,7 @@ type Format = fn(f64) -> String;
 fn format_for(unit: &str) -> Format {
     match unit {
         "ns" => |v| iolab_util::units::format_ns(v),
-        "op/s" => |v| format!("{v:.1}"),
+        "op/s" | "txn/s" => |v| format!("{v:.1}"),
         "MiB/s" => |v| format!("{v:.2}"),
         _ => |v| format!("{v:.4}"),
     }
