@@ -100,7 +100,7 @@ time_budget = "1ms"
     let o = s.run(&["show"]);
     let out = common::stdout(&o);
     assert!(
-        out.contains("warning too-few-runs: default (the configuration as a whole)"),
+        out.contains("warning too-few-runs (configuration): default\n"),
         "{out}"
     );
 }

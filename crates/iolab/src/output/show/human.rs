@@ -7,7 +7,7 @@ use iolab_store::RunStatus;
 
 use super::{Cell, ShowReport};
 use crate::output::configs::describe;
-use crate::output::context::SYSTEM;
+use crate::output::context::{CheckCount, SYSTEM};
 use crate::output::Formatter;
 
 /// Prints one value of a column.
@@ -254,22 +254,21 @@ fn write_findings(r: &ShowReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "\nfindings (details: iolab report; docs/checks.md):")?;
     let labels: Vec<&str> = r.configs.iter().map(|c| c.label.as_str()).collect();
     for g in group_checks(r) {
-        let mut line = format!(
-            "  {} {}: {}",
-            g.severity.as_str(),
-            g.check,
-            describe(&g.configs, &labels)
-        );
+        let count = CheckCount {
+            check: g.check.clone(),
+            severity: g.severity,
+            runs: g.runs,
+            about_config: g.about_config,
+        };
+        let mut line = format!("  {}: {}", count.text(), describe(&g.configs, &labels));
         if g.runs > 0 {
             let total: u64 = g.configs.iter().map(|&i| r.configs[i].runs.ok).sum();
-            line.push_str(&format!(", {} of their {total} ok runs", g.runs));
-        }
-        if g.about_config {
-            line.push_str(if g.runs > 0 {
-                ", and the configuration as a whole"
-            } else {
-                " (the configuration as a whole)"
-            });
+            let (their, s) = match (g.configs.len(), total) {
+                (1, 1) => ("its", ""),
+                (1, _) => ("its", "s"),
+                _ => ("their", "s"),
+            };
+            line.push_str(&format!(" (of {their} {total} ok run{s})"));
         }
         writeln!(out, "{line}")?;
     }
