@@ -161,6 +161,20 @@ pub struct StoppingOutcome {
     pub target: Option<f64>,
     /// The metric the rule watched, e.g. `ops_per_s`.
     pub metric: Option<String>,
+    /// The rule's `min` runs (`repetitions.min`); fewer means the time budget cut the
+    /// configuration short.
+    #[serde(default)]
+    pub min_runs: Option<u32>,
+}
+
+/// One separately timed pass of a run: a kind whose run is a sequence of tests, each with its
+/// own figure (iozone's write, read, …; bonnie's phases), and no per-interval series.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimedPass {
+    /// The pass's name as the run record's flowop row calls it, e.g. `write`, `re-read`.
+    pub name: String,
+    /// How long its timed part lasted.
+    pub elapsed_ns: u64,
 }
 
 /// Everything the checks may look at after a run. Build it with `RunFacts::default()` and
@@ -203,6 +217,12 @@ pub struct RunFacts {
     pub app_ops: Option<u64>,
     /// The measured interval.
     pub elapsed_ns: Option<u64>,
+    /// How long the timed region was planned to last (the workload's `time`, the WML's
+    /// `run N`); unknown for workloads that run until their work is done.
+    pub planned_ns: Option<u64>,
+    /// The run's separately timed passes, each with its own figure (iozone's tests, bonnie's
+    /// phases); `None` for kinds that time the run as one.
+    pub passes: Option<Vec<TimedPass>>,
     /// Engine worker threads.
     pub engine_threads: Option<u32>,
     /// perf `task-clock` summed over the engine's worker threads (preferred).
@@ -250,6 +270,13 @@ pub struct RunFacts {
     pub dirty_expire_centisecs: Option<u64>,
     /// vm.dirty_writeback_centisecs during the run.
     pub dirty_writeback_centisecs: Option<u64>,
+    /// PSI memory `full` over the timed region (/proc/pressure/memory, the `total=`
+    /// difference ÷ the sampled window): % of the time in which every non-idle task of the
+    /// machine waited for memory (reclaim, refaults). Unknown without PSI or for a run
+    /// shorter than one sampling interval.
+    pub psi_memory_full_pct: Option<f64>,
+    /// PSI memory `some` over the timed region: % of the time at least one task waited.
+    pub psi_memory_some_pct: Option<f64>,
 
     // --- Inside the run ----------------------------------------------------------------
     /// Operations per interval as the engine recorded them: interval k covers
@@ -330,6 +357,7 @@ impl PlanFacts {
             sync_requested: self.sync_requested,
             sync_scope: self.sync_scope,
             elapsed_ns: self.duration_ns,
+            planned_ns: self.duration_ns,
             dataset_bytes: self.dataset_bytes,
             mem_total_bytes: self.mem_total_bytes,
             cgroup_cache_limit_bytes: self.cgroup_cache_limit_bytes,

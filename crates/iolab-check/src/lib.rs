@@ -44,7 +44,7 @@ mod testutil;
 
 pub use facts::{
     full_intervals, Access, CacheDropFacts, DatasetAdvice, DeviceFacts, FlowopCount, PlanFacts,
-    RunFacts, StoppingOutcome, SyncScope, FULL_INTERVAL_SLACK_DIVISOR,
+    RunFacts, StoppingOutcome, SyncScope, TimedPass, FULL_INTERVAL_SLACK_DIVISOR,
 };
 pub use finding::{Finding, Severity};
 
@@ -180,13 +180,13 @@ mod tests {
     }
 
     #[test]
-    fn only_did_not_converge_is_config_level() {
+    fn only_the_stopping_rule_checks_are_config_level() {
         let config: Vec<&str> = all()
             .iter()
             .filter(|c| c.config_level())
             .map(|c| c.id())
             .collect();
-        assert_eq!(config, ["did-not-converge"]);
+        assert_eq!(config, ["did-not-converge", "too-few-runs"]);
     }
 
     #[test]
@@ -227,6 +227,7 @@ mod tests {
                 rel_half_width: Some(0.081),
                 target: Some(0.05),
                 metric: Some("ops_per_s".into()),
+                min_runs: None,
             }),
             ..RunFacts::default()
         };

@@ -27,6 +27,8 @@ pub(crate) fn cold_read() -> RunFacts {
         app_write_bytes: Some(0),
         app_ops: Some(262_144),
         elapsed_ns: Some(20 * SEC),
+        planned_ns: Some(20 * SEC),
+        passes: None,
         engine_threads: Some(4),
         engine_task_clock_ns: Some(6 * SEC),
         engine_usr_sys_ns: Some(5_800_000_000),
@@ -60,6 +62,8 @@ pub(crate) fn cold_read() -> RunFacts {
         other_io_bytes: Some(0),
         dirty_expire_centisecs: Some(3000),
         dirty_writeback_centisecs: Some(500),
+        psi_memory_full_pct: Some(0.4),
+        psi_memory_some_pct: Some(1.1),
         interval_ops: Some(
             (0..20)
                 .map(|i| 13_100.0 + [0.0, 120.0, -80.0, 40.0][i % 4])
@@ -95,6 +99,8 @@ pub(crate) fn sync_write() -> RunFacts {
         app_write_bytes: Some(256 * MIB),
         app_ops: Some(65_536),
         elapsed_ns: Some(40 * SEC),
+        planned_ns: None,
+        passes: None,
         engine_threads: Some(1),
         engine_task_clock_ns: Some(3_200_000_000),
         engine_usr_sys_ns: None,
@@ -126,6 +132,8 @@ pub(crate) fn sync_write() -> RunFacts {
         other_io_bytes: Some(0),
         dirty_expire_centisecs: Some(3000),
         dirty_writeback_centisecs: Some(500),
+        psi_memory_full_pct: Some(0.4),
+        psi_memory_some_pct: Some(1.1),
         interval_ops: Some(vec![1640.0; 40]),
         interval_ns: Some(SEC),
         ran_dry: None,

@@ -22,7 +22,7 @@ fn the_example_loads() {
     // Without a remount the files stay in memory: iolab says so before running.
     let out = common::stdout(&o);
     assert!(
-        out.contains("between=none:\n  warning [cache-fit]"),
+        out.contains("warning [cache-fit] on between=none:\n"),
         "{out}"
     );
     assert!(out.contains("between=remount: nothing to report"), "{out}");

@@ -19,9 +19,16 @@ const VOLATILE: &[&str] = &[
 ];
 
 /// Checks whose verdict turns on timing that differs between any two runs of the same thing
-/// (a CPU share near its threshold on a shared machine, steadiness): left out of the
+/// (a CPU share near its threshold on a shared machine, steadiness, others' memory
+/// pressure, a stall past the planned time): left out of the
 /// comparison of findings. The others must agree.
-const TIMING_CHECKS: &[&str] = &["engine-cpu-bound", "noisy-neighbour", "not-steady"];
+const TIMING_CHECKS: &[&str] = &[
+    "engine-cpu-bound",
+    "noisy-neighbour",
+    "not-steady",
+    "memory-pressure",
+    "overran",
+];
 
 /// Findings as (check, severity), without [`TIMING_CHECKS`].
 fn findings(list: &Value) -> Value {

@@ -83,6 +83,7 @@ mod tests {
                 rel_half_width: half,
                 target: Some(0.05),
                 metric: Some("ops_per_s".into()),
+                min_runs: None,
             }),
             ..RunFacts::default()
         }

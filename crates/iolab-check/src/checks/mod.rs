@@ -13,13 +13,16 @@ pub mod did_not_converge;
 pub mod direct_not_direct;
 pub mod engine_cpu_bound;
 pub mod loop_cached;
+pub mod memory_pressure;
 pub mod noisy_neighbour;
 pub mod not_steady;
+pub mod overran;
 pub mod ran_dry;
 pub mod short_run;
 pub mod sync_not_durable;
 pub mod system_skipped;
 pub mod throttle_bypassed;
+pub mod too_few_runs;
 pub mod write_amplification;
 
 pub use cache_cap::CacheCap;
@@ -31,13 +34,16 @@ pub use did_not_converge::DidNotConverge;
 pub use direct_not_direct::DirectNotDirect;
 pub use engine_cpu_bound::EngineCpuBound;
 pub use loop_cached::LoopCached;
+pub use memory_pressure::MemoryPressure;
 pub use noisy_neighbour::NoisyNeighbour;
 pub use not_steady::NotSteady;
+pub use overran::Overran;
 pub use ran_dry::RanDry;
 pub use short_run::ShortRun;
 pub use sync_not_durable::SyncNotDurable;
 pub use system_skipped::SystemSkipped;
 pub use throttle_bypassed::ThrottleBypassed;
+pub use too_few_runs::TooFewRuns;
 pub use write_amplification::WriteAmplification;
 
 use crate::Check;
@@ -54,10 +60,13 @@ pub(crate) fn all() -> Vec<Box<dyn Check>> {
         Box::new(EngineCpuBound),
         Box::new(NoisyNeighbour),
         Box::new(CacheRefilled),
+        Box::new(MemoryPressure),
         Box::new(ShortRun),
+        Box::new(Overran),
         Box::new(NotSteady),
         Box::new(RanDry),
         Box::new(DidNotConverge),
+        Box::new(TooFewRuns),
         Box::new(LoopCached),
         Box::new(SystemSkipped),
         Box::new(CacheCap),

@@ -10,11 +10,16 @@
 //!   interval_ns`, less a thousandth of the width). With a series but no elapsed time or
 //!   width, at most its length are full: fewer than 5 recorded fires, more is undecidable.
 //!   Without a series (before running), the intervals that fit in `elapsed_ns`.
+//! * **passes**: a run made of separately timed passes, each with its own figure (iozone's
+//!   tests, bonnie's phases; `passes`), and no interval series: every pass shorter than 5
+//!   intervals (of `interval_ns`, else the monitor's 1 s) is too short for the same reason —
+//!   its figure is one unrepeated sample dominated by start-up, and the samplers see at most
+//!   a few points of it. Such a run is judged by its passes, not by its total time.
 //!
 //! Judged before running when the workload has a duration (`PlanFacts::duration_ns`).
 
 use crate::facts::full_intervals;
-use crate::{Check, Finding, RunFacts, Severity};
+use crate::{Check, Finding, RunFacts, Severity, TimedPass};
 use iolab_util::units::format_ns;
 use serde_json::json;
 
@@ -25,6 +30,13 @@ const ID: &str = "short-run";
 pub const MIN_INTERVALS: u64 = 5;
 
 const NS_PER_CENTISEC: u64 = 10_000_000;
+
+/// The interval width passes are judged in when the run recorded none: the monitor's default
+/// sampling interval.
+pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
+
+/// Short passes named in the explanation (the evidence lists them all).
+const PASSES_NAMED: usize = 6;
 
 /// See the [module documentation](self).
 pub struct ShortRun;
@@ -50,18 +62,34 @@ impl Check for ShortRun {
             (true, Some(e), Some(x)) if e < x => Some((e, x)),
             _ => None,
         };
+        // A run of separately timed passes without a series is judged by its passes.
+        let passes = f
+            .passes
+            .as_deref()
+            .filter(|p| !p.is_empty() && f.interval_ops.is_none());
+        let min_pass_ns = f
+            .interval_ns
+            .filter(|&w| w > 0)
+            .unwrap_or(DEFAULT_INTERVAL_NS)
+            .saturating_mul(MIN_INTERVALS);
+        let short_passes: Vec<&TimedPass> = passes
+            .into_iter()
+            .flatten()
+            .filter(|p| p.elapsed_ns < min_pass_ns)
+            .collect();
         // Full intervals; a trailing partial one does not count.
         let intervals = match (f.full_interval_ops(), &f.interval_ops) {
             (Some(full), _) => Some(full.len() as u64),
             // Which are full is unknown, but at most all of them are.
             (None, Some(series)) => Some(series.len() as u64).filter(|&n| n < MIN_INTERVALS),
+            (None, None) if passes.is_some() => None,
             (None, None) => f
                 .elapsed_ns
                 .zip(f.interval_ns)
                 .and_then(|(e, w)| full_intervals(e, w)),
         };
         let too_few = intervals.is_some_and(|n| n < MIN_INTERVALS);
-        if writeback_short.is_none() && !too_few {
+        if writeback_short.is_none() && !too_few && short_passes.is_empty() {
             return None;
         }
         let elapsed = f.elapsed_ns;
@@ -111,6 +139,28 @@ impl Check for ShortRun {
                 at_least = at_least.max(w.saturating_mul(MIN_INTERVALS));
             }
         }
+        if !short_passes.is_empty() {
+            let mut named: Vec<String> = short_passes
+                .iter()
+                .take(PASSES_NAMED)
+                .map(|p| format!("{} {}", p.name, format_ns(p.elapsed_ns as f64)))
+                .collect();
+            if short_passes.len() > PASSES_NAMED {
+                named.push("…".into());
+            }
+            sentences.push(format!(
+                "{} of its {} timed passes last less than {} ({MIN_INTERVALS} intervals of \
+                 {}): {}. Each pass's figure is a measurement of its own, and one this short \
+                 is dominated by start-up and the first misses; the monitor sees at most a \
+                 few samples of it.",
+                short_passes.len(),
+                passes.map_or(0, <[TimedPass]>::len),
+                format_ns(min_pass_ns as f64),
+                format_ns((min_pass_ns / MIN_INTERVALS) as f64),
+                named.join(", ")
+            ));
+            at_least = at_least.max(min_pass_ns);
+        }
         Some(Finding {
             id: ID,
             severity: Severity::Warning,
@@ -124,9 +174,18 @@ impl Check for ShortRun {
                 "interval_ns": f.interval_ns,
                 "min_intervals": MIN_INTERVALS,
                 "suggested_min_ns": (at_least > 0).then_some(at_least),
+                "passes": passes.map(<[TimedPass]>::len),
+                "short_passes": (!short_passes.is_empty()).then_some(&short_passes),
+                "min_pass_ns": passes.map(|_| min_pass_ns),
             }),
             explanation: sentences.join(" "),
-            fix: if at_least > 0 {
+            fix: if !short_passes.is_empty() {
+                format!(
+                    "Give each pass more work, so that it lasts at least {}: a larger \
+                     `size` (the data each pass moves; bonnie's file phases: more `files`).",
+                    format_ns(min_pass_ns as f64)
+                )
+            } else if at_least > 0 {
                 format!(
                     "Run for at least {} (the workload's `time`).",
                     format_ns(at_least as f64)
@@ -142,7 +201,7 @@ impl Check for ShortRun {
 mod tests {
     use super::*;
     use crate::testutil::{self, close, ev, ev_f64, SEC};
-    use crate::Access;
+    use crate::{Access, TimedPass};
 
     fn buffered_write() -> RunFacts {
         let mut f = testutil::sync_write();
@@ -271,6 +330,75 @@ mod tests {
             ..plan
         };
         assert_eq!(ShortRun.check(&long), None);
+    }
+
+    /// An iozone run of the seed-001 example: six passes of 10–590 ms, no interval series,
+    /// each pass fsync'ed (so the writeback part is not judged).
+    fn iozone_run(ms: &[(&str, u64)]) -> RunFacts {
+        let mut f = testutil::sync_write();
+        f.sync_scope = Some(crate::SyncScope::EndOfPass);
+        f.interval_ops = None;
+        f.interval_ns = None;
+        f.planned_ns = None;
+        f.passes = Some(
+            ms.iter()
+                .map(|&(name, ms)| TimedPass {
+                    name: name.into(),
+                    elapsed_ns: ms * 1_000_000,
+                })
+                .collect(),
+        );
+        f.elapsed_ns = Some(ms.iter().map(|p| p.1 * 1_000_000).sum());
+        f
+    }
+
+    #[test]
+    fn fires_for_passes_too_short_to_measure() {
+        let f = iozone_run(&[
+            ("write", 590),
+            ("rewrite", 120),
+            ("read", 10),
+            ("reread", 11),
+            ("random read", 40),
+            ("random write", 300),
+        ]);
+        let x = ShortRun.check(&f).expect("fires");
+        assert_eq!(ev(&x, "passes"), 6);
+        assert_eq!(x.evidence["short_passes"].as_array().unwrap().len(), 6);
+        assert_eq!(ev(&x, "min_pass_ns"), 5 * SEC);
+        assert_eq!(x.evidence["short_passes"][2]["name"], "read");
+        assert_eq!(x.evidence["short_passes"][2]["elapsed_ns"], 10_000_000);
+        assert!(
+            x.explanation.contains(
+                "6 of its 6 timed passes last less than 5.00 s (5 intervals of 1.00 s): \
+                 write 590.00 ms, rewrite 120.00 ms, read 10.00 ms"
+            ),
+            "{}",
+            x.explanation
+        );
+        assert!(
+            !x.explanation.contains("full interval"),
+            "{}",
+            x.explanation
+        );
+        assert!(x.fix.contains("at least 5.00 s"), "{}", x.fix);
+    }
+
+    #[test]
+    fn passes_long_enough_are_fine_and_only_the_short_ones_are_named() {
+        let f = iozone_run(&[("write", 6000), ("read", 5000)]);
+        assert_eq!(ShortRun.check(&f), None, "5 s is enough");
+        let f = iozone_run(&[("write", 6000), ("read", 4999)]);
+        let x = ShortRun.check(&f).expect("fires");
+        assert!(x.explanation.contains("1 of its 2 timed passes"));
+        assert!(x.explanation.contains("read 4.99 s") || x.explanation.contains("read 5.00 s"));
+        assert!(!x.explanation.contains("write 6"));
+        // With a series, the series decides (micro, WML, sqlite record one).
+        let mut f = iozone_run(&[("write", 100)]);
+        f.elapsed_ns = Some(20 * SEC);
+        f.interval_ns = Some(SEC);
+        f.interval_ops = Some(vec![100.0; 20]);
+        assert_eq!(ShortRun.check(&f), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use iolab_blocktrace::{BlockTrace, BlockTracer, TraceDevice, TraceOptions};
-use iolab_check::{CacheDropFacts, DeviceFacts, FlowopCount, RunFacts};
+use iolab_check::{CacheDropFacts, DeviceFacts, FlowopCount, RunFacts, TimedPass};
 use iolab_monitor::sampler::{devices_for, devices_for_path, Sampler, SamplerConfig, Samples};
 use iolab_store::{Metric, MonitorSeries, RunRecord};
 
@@ -151,6 +151,8 @@ pub struct Watch {
     cap_use: Option<iolab_sut::cgroup::CapUse>,
     /// What the throttle was charged over the timed region.
     charged: Option<iolab_sut::Charged>,
+    /// How long the timed region was planned to last (the `overran` check).
+    planned: Option<Duration>,
 }
 
 impl Watch {
@@ -165,7 +167,14 @@ impl Watch {
             throttle: None,
             cap_use: None,
             charged: None,
+            planned: None,
         }
+    }
+
+    /// The timed region is planned to last `d` (the workload's `time`; `None`: until its work
+    /// is done).
+    pub fn planned(&mut self, d: Option<Duration>) {
+        self.planned = d;
     }
 
     /// The run's device is throttled by this cgroup: count what it is charged over the
@@ -238,6 +247,9 @@ impl Watch {
             add_charged(rec, &c);
         }
         let facts = RunFacts {
+            planned_ns: self
+                .planned
+                .map(|d| d.as_nanos().try_into().unwrap_or(u64::MAX)),
             cache_drop: self.cache_drop.take(),
             cache_cap_own_peak_bytes: self.cap_use.map(|u| u.own_peak_bytes),
             cache_cap_waits: self.cap_use.map(|u| u.oom_waits),
@@ -439,6 +451,17 @@ pub fn run_facts(
     let total = |n: &str| samples.and_then(|s| s.total(n));
     let (mut read, mut write) = (0u64, 0u64);
     let mut ran_dry = Vec::new();
+    // Kinds that time each test on its own (iozone, bonnie) say so in the row's extra.
+    let passes: Vec<TimedPass> = record
+        .flowops
+        .iter()
+        .filter_map(|f| {
+            Some(TimedPass {
+                name: f.name.clone(),
+                elapsed_ns: f.extra.get("elapsed_ns")?.as_u64()?,
+            })
+        })
+        .collect();
     for f in &record.flowops {
         let is_read = f.extra["read"].as_bool().unwrap_or(f.kind == "read");
         let is_write = f.extra["write"].as_bool().unwrap_or(f.kind == "write");
@@ -486,6 +509,8 @@ pub fn run_facts(
         app_write_bytes: Some(write),
         app_ops: metric("ops").map(|v| v as u64),
         elapsed_ns: Some(record.run.elapsed_ns),
+        planned_ns: None,
+        passes: (!passes.is_empty()).then_some(passes),
         engine_threads: intent.threads,
         // The worker threads' own rusage: the process's task-clock also counts the main and
         // sampler threads, and thread start-up, which dominate short runs.
@@ -525,6 +550,8 @@ pub fn run_facts(
         other_io_bytes: None,
         dirty_expire_centisecs: read_u64("/proc/sys/vm/dirty_expire_centisecs"),
         dirty_writeback_centisecs: read_u64("/proc/sys/vm/dirty_writeback_centisecs"),
+        psi_memory_full_pct: total("psi.memory_full_pct"),
+        psi_memory_some_pct: total("psi.memory_some_pct"),
         interval_ops: io.map(|s| s.ops.iter().map(|&o| o as f64).collect()),
         interval_ns: io.map(|s| s.width_ns),
         ran_dry: Some(ran_dry),

@@ -293,6 +293,7 @@ impl Session<'_> {
         if !skipped_system.is_empty() {
             intent.skipped_system = Some(skipped_system);
         }
+        watch.planned(workload.planned_duration());
         watch.finish(&mut rec, &intent, &device);
         Ok(rec)
     }

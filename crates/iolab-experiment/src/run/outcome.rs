@@ -27,6 +27,7 @@ pub(super) fn config_findings(
             rel_half_width: rel,
             target: Some(reps.rule.target),
             metric: Some(reps.metric.clone()),
+            min_runs: u32::try_from(reps.rule.min).ok(),
         }),
         ..iolab_check::RunFacts::default()
     };

@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod configs;
 pub mod context;
 pub mod export;
 pub mod import;

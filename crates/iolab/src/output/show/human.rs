@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use iolab_store::RunStatus;
 
 use super::{Cell, ShowReport};
+use crate::output::configs::describe;
 use crate::output::context::{CheckCount, SYSTEM};
 use crate::output::Formatter;
 
@@ -244,15 +245,82 @@ fn write_system(r: &ShowReport, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// Findings per configuration: each check once, with the number of runs it fired on.
+/// The findings, each check once with the configurations it fired on (named by the factor
+/// levels they share where that is shorter) and its runs; then the configurations without any.
 fn write_findings(r: &ShowReport, out: &mut dyn Write) -> io::Result<()> {
     if r.configs.iter().all(|c| c.checks.is_empty()) {
         return Ok(());
     }
     writeln!(out, "\nfindings (details: iolab report; docs/checks.md):")?;
-    for c in r.configs.iter().filter(|c| !c.checks.is_empty()) {
-        let text: Vec<String> = c.checks.iter().map(CheckCount::text).collect();
-        writeln!(out, "  {}: {}", c.label, text.join(", "))?;
+    let labels: Vec<&str> = r.configs.iter().map(|c| c.label.as_str()).collect();
+    for g in group_checks(r) {
+        let count = CheckCount {
+            check: g.check.clone(),
+            severity: g.severity,
+            runs: g.runs,
+            about_config: g.about_config,
+        };
+        let mut line = format!("  {}: {}", count.text(), describe(&g.configs, &labels));
+        if g.runs > 0 {
+            let total: u64 = g.configs.iter().map(|&i| r.configs[i].runs.ok).sum();
+            let (their, s) = match (g.configs.len(), total) {
+                (1, 1) => ("its", ""),
+                (1, _) => ("its", "s"),
+                _ => ("their", "s"),
+            };
+            line.push_str(&format!(" (of {their} {total} ok run{s})"));
+        }
+        writeln!(out, "{line}")?;
+    }
+    let clean: Vec<usize> = (0..r.configs.len())
+        .filter(|&i| r.configs[i].checks.is_empty())
+        .collect();
+    if !clean.is_empty() {
+        writeln!(out, "  nothing found: {}", describe(&clean, &labels))?;
     }
     Ok(())
+}
+
+/// One check over every configuration it fired on.
+struct CheckGroup {
+    check: String,
+    severity: iolab_store::Severity,
+    /// Indices into the report's configurations, in order.
+    configs: Vec<usize>,
+    runs: usize,
+    about_config: bool,
+}
+
+/// The configurations' counted checks regrouped per check, the most severe first, then the
+/// most widespread.
+fn group_checks(r: &ShowReport) -> Vec<CheckGroup> {
+    let mut groups: Vec<CheckGroup> = Vec::new();
+    for (i, c) in r.configs.iter().enumerate() {
+        for k in &c.checks {
+            let g = match groups.iter().position(|g| g.check == k.check) {
+                Some(p) => &mut groups[p],
+                None => {
+                    groups.push(CheckGroup {
+                        check: k.check.clone(),
+                        severity: k.severity,
+                        configs: Vec::new(),
+                        runs: 0,
+                        about_config: false,
+                    });
+                    groups.last_mut().expect("just pushed")
+                }
+            };
+            g.severity = g.severity.max(k.severity);
+            g.configs.push(i);
+            g.runs += k.runs;
+            g.about_config |= k.about_config;
+        }
+    }
+    groups.sort_by_key(|g| {
+        (
+            std::cmp::Reverse(g.severity),
+            std::cmp::Reverse(g.configs.len()),
+        )
+    });
+    groups
 }
