@@ -244,6 +244,9 @@ pub struct RunFacts {
     /// Under a cache cap: how often the cap's watcher found the engine's threads waiting for
     /// memory (the limit rose later than they allocated).
     pub cache_cap_waits: Option<u64>,
+    /// The workload's own memory as estimated from its plan (I/O buffers and thread stacks
+    /// of its threads). Before running only.
+    pub engine_memory_bytes: Option<u64>,
     /// /proc/meminfo Cached at the start of the timed region.
     pub cached_at_start_bytes: Option<u64>,
     /// Caches were dropped (and the run's files checked to have left the page cache)
@@ -328,6 +331,8 @@ pub struct PlanFacts {
     pub mem_total_bytes: Option<u64>,
     /// `sut.cache_limit`, if any.
     pub cgroup_cache_limit_bytes: Option<u64>,
+    /// See [`RunFacts::engine_memory_bytes`].
+    pub engine_memory_bytes: Option<u64>,
     /// The workload's `time`, when it has one.
     pub duration_ns: Option<u64>,
     /// Width of the interval series the run will record (default 1 s).
@@ -361,6 +366,7 @@ impl PlanFacts {
             dataset_bytes: self.dataset_bytes,
             mem_total_bytes: self.mem_total_bytes,
             cgroup_cache_limit_bytes: self.cgroup_cache_limit_bytes,
+            engine_memory_bytes: self.engine_memory_bytes,
             device: DeviceFacts {
                 name: self.device_name.clone(),
                 is_loop: self.is_loop,

@@ -171,7 +171,8 @@ mod tests {
                 "sync-not-durable",
                 "short-run",
                 "loop-cached",
-                "throttle-bypassed"
+                "throttle-bypassed",
+                "cache-cap-memory"
             ]
             .map(String::from)
             .into()

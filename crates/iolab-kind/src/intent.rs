@@ -19,6 +19,8 @@ pub struct Intent {
     /// Bytes of files the workload works on.
     pub dataset_bytes: Option<u64>,
     pub threads: Option<u32>,
+    /// The workload's own memory, estimated (`RunFacts::engine_memory_bytes`).
+    pub engine_memory_bytes: Option<u64>,
     /// Page cache dropped right before the timed region.
     pub caches_dropped: bool,
     pub cache_limit: Option<u64>,
@@ -49,6 +51,7 @@ impl Intent {
             sync_scope: self.sync_scope,
             dataset_bytes: self.dataset_bytes,
             cgroup_cache_limit_bytes: self.cache_limit,
+            engine_memory_bytes: self.engine_memory_bytes,
             ..PlanFacts::default()
         }
     }

@@ -1022,12 +1022,26 @@ pub fn intent(w: &Lowered, base: Intent) -> Intent {
             s.opens_unsynced |= f.fileset.is_some() && !f.dsync;
         }
     }
+    /// The largest I/O size of a thread's flowops: the buffer it keeps.
+    fn largest_io(flowops: &[FlowopSpec]) -> f64 {
+        flowops
+            .iter()
+            .map(|f| match &f.kind {
+                FlowopKind::Composite(steps) => largest_io(steps),
+                _ => f.iosize.mean(),
+            })
+            .fold(0.0, f64::max)
+    }
     let mut seen = Seen::default();
     let mut threads = 0u32;
+    let mut memory = 0f64;
     for p in &w.processes {
         for t in &p.threads {
-            threads += p.instances * t.instances;
+            let n = p.instances * t.instances;
+            threads += n;
             walk(&t.flowops, &mut seen);
+            memory += f64::from(n)
+                * (largest_io(&t.flowops).max(ENGINE_MIN_BUFFER) + ENGINE_THREAD_OVERHEAD);
         }
     }
     let Seen {
@@ -1070,9 +1084,16 @@ pub fn intent(w: &Lowered, base: Intent) -> Intent {
         writes_in_flight_per_file: (!aio_writes).then_some(threads),
         dataset_bytes: Some(dataset as u64),
         threads: Some(threads),
+        engine_memory_bytes: Some(memory as u64),
         ..base
     }
 }
+
+/// The buffer each engine thread starts with (bytes).
+const ENGINE_MIN_BUFFER: f64 = 64.0 * 1024.0;
+
+/// What else a thread costs in memory: the stack it touches and its state, about (bytes).
+const ENGINE_THREAD_OVERHEAD: f64 = 128.0 * 1024.0;
 
 #[cfg(test)]
 mod tests {

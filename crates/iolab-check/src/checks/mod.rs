@@ -5,6 +5,7 @@
 //! The structs are also re-exported here, e.g. [`CacheFit`].
 
 pub mod cache_cap;
+pub mod cache_cap_memory;
 pub mod cache_fit;
 pub mod cache_refilled;
 pub mod cache_served;
@@ -26,6 +27,7 @@ pub mod too_few_runs;
 pub mod write_amplification;
 
 pub use cache_cap::CacheCap;
+pub use cache_cap_memory::CacheCapMemory;
 pub use cache_fit::CacheFit;
 pub use cache_refilled::CacheRefilled;
 pub use cache_served::CacheServed;
@@ -70,6 +72,7 @@ pub(crate) fn all() -> Vec<Box<dyn Check>> {
         Box::new(LoopCached),
         Box::new(SystemSkipped),
         Box::new(CacheCap),
+        Box::new(CacheCapMemory),
         Box::new(ThrottleBypassed),
     ]
 }

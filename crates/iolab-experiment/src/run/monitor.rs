@@ -523,6 +523,8 @@ pub fn run_facts(
         cgroup_cache_limit_bytes: meant.cgroup_cache_limit_bytes,
         cache_cap_own_peak_bytes: None,
         cache_cap_waits: None,
+        // A plan's estimate: after the run, what the cap did is in its environment.
+        engine_memory_bytes: None,
         cached_at_start_bytes: None,
         caches_dropped: Some(intent.caches_dropped),
         cache_drop: None,
