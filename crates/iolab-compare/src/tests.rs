@@ -9,6 +9,7 @@ fn config(exp: i64, label: &str, metric: &str, v: &[f64]) -> ConfigData {
         label: label.into(),
         converged: Some(true),
         deterministic: false,
+        factors: Default::default(),
         metrics: BTreeMap::from([(
             metric.to_string(),
             MetricValues {
