@@ -211,17 +211,29 @@ fn scope(others: &[String], cells: &[CellEffect]) -> String {
     }
 }
 
+/// The names a level's sentence uses.
+struct Names<'a> {
+    factor: &'a str,
+    base: &'a str,
+    level: &'a str,
+    title: &'a str,
+    others: &'a [String],
+}
+
 /// Words a level's comparisons.
 fn level_answer(
-    factor: &str,
-    base: &str,
-    level: &str,
-    title: &str,
-    others: &[String],
+    names: &Names<'_>,
     cells: Vec<CellEffect>,
     positives: &[Option<iolab_stats::compare::PositiveRatio>],
     level_ci: iolab_stats::Level,
 ) -> LevelAnswer {
+    let &Names {
+        factor,
+        base,
+        level,
+        title,
+        others,
+    } = names;
     let first = cells[0].effect;
     let same = cells.iter().all(|c| c.effect == first);
     let vs = format!("{factor}={level} vs {factor}={base}");
@@ -238,9 +250,35 @@ fn level_answer(
         within_pct: None,
         cells: Vec::new(),
     };
-    if same {
-        let all: Option<Vec<_>> = positives.iter().copied().collect();
-        let pooled = all.and_then(|p| pool_log_ratios(&p, level_ci));
+    // Said once only when one ratio is compatible with every combination's interval: pooling
+    // a 2× and a 4× into "2.8×" would describe neither.
+    let all: Option<Vec<_>> = positives.iter().copied().collect();
+    let pooled = all.and_then(|p| pool_log_ratios(&p, level_ci));
+    let homogeneous = match pooled {
+        Some(p) => cells.iter().all(|c| {
+            c.ratio_ci
+                .is_some_and(|ci| ci[0] <= p.estimate && p.estimate <= ci[1])
+        }),
+        None => cells.len() == 1 || cells.iter().all(|c| c.ratio == cells[0].ratio),
+    };
+    if same && first.directional() && !homogeneous {
+        let list: Vec<String> = cells
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} in {}",
+                    magnitude(c.ratio.unwrap_or(f64::NAN), c.ratio_ci),
+                    c.within
+                )
+            })
+            .collect();
+        answer.sentence = format!(
+            "{title}: {factor}={level} {} than {factor}={base}{}, by different amounts: {}",
+            first.word(),
+            scope(others, &cells),
+            list.join(", ")
+        );
+    } else if same {
         if let Some(p) = pooled {
             answer.ratio = Some(p.estimate);
             answer.ratio_ci = Some([p.lower, p.upper]);
@@ -264,11 +302,15 @@ fn level_answer(
                         .collect();
                     let lo = ms.iter().copied().fold(f64::INFINITY, f64::min);
                     let hi = ms.iter().copied().fold(0.0, f64::max);
-                    format!(
-                        " (geometric mean; {}× to {}× in each)",
-                        fmt_ratio(lo),
-                        fmt_ratio(hi)
-                    )
+                    if fmt_ratio(lo) == fmt_ratio(hi) {
+                        format!(" (geometric mean of the {})", cells.len())
+                    } else {
+                        format!(
+                            " (geometric mean of {}× to {}×)",
+                            fmt_ratio(lo),
+                            fmt_ratio(hi)
+                        )
+                    }
                 } else {
                     String::new()
                 };
@@ -335,6 +377,9 @@ fn fmt_pct(p: f64) -> String {
         format!("{p:.0}")
     }
 }
+
+/// In one combination of the other factors, a configuration per level of the factor.
+type LevelConfigs = BTreeMap<usize, usize>;
 
 /// Each factor's effect on each metric of `options`, within the combinations of the other
 /// factors. `options.baseline` names a configuration (whose levels are the baselines) or
@@ -403,7 +448,7 @@ pub fn answers(
         let others: Vec<usize> = varying.iter().copied().filter(|&g| g != f).collect();
         // Combinations of the other factors, in the configurations' order; in each, the
         // first configuration of each level of `f`.
-        let mut cells: Vec<(Vec<Option<usize>>, BTreeMap<usize, usize>)> = Vec::new();
+        let mut cells: Vec<(Vec<Option<usize>>, LevelConfigs)> = Vec::new();
         for (i, a) in at.iter().enumerate() {
             let Some(l) = a[f] else { continue };
             let key: Vec<Option<usize>> = (0..factors.len())
@@ -494,12 +539,15 @@ pub fn answers(
                 if cell_effects.is_empty() {
                     continue;
                 }
+                let names = Names {
+                    factor: name,
+                    base: base_name,
+                    level: &factors[f].levels[l].name,
+                    title: spec.title(),
+                    others: &other_names,
+                };
                 levels.push(level_answer(
-                    name,
-                    base_name,
-                    &factors[f].levels[l].name,
-                    spec.title(),
-                    &other_names,
+                    &names,
                     cell_effects,
                     &positives,
                     options.level,
