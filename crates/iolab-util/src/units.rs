@@ -192,7 +192,11 @@ pub fn format_quantity(value: f64, unit: &str) -> String {
         return scaled(bytes, 1024.0, &BYTES, if rate { "/s" } else { "" });
     }
     if rate {
-        let names = [base_unit, &format!("k {base_unit}"), &format!("M {base_unit}")];
+        let names = [
+            base_unit,
+            &format!("k {base_unit}"),
+            &format!("M {base_unit}"),
+        ];
         let names: Vec<&str> = names.iter().map(|s| s.as_ref()).collect();
         return scaled(value, 1000.0, &names, "/s");
     }

@@ -65,6 +65,10 @@ impl Formatter<ShowReport> for Human {
             count(RunStatus::Failed),
             count(RunStatus::Interrupted)
         )?;
+        if let Some(a) = &r.answers {
+            iolab_compare::render_sentences(a, out)?;
+            writeln!(out)?;
+        }
         write_table(r, out)?;
         if r.single_run {
             writeln!(
