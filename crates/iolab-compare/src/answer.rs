@@ -178,7 +178,9 @@ fn cell_effect(v: RowVerdict, ci: Option<[f64; 2]>) -> (Effect, Option<f64>) {
             None => (Effect::TooFewRuns, None),
         },
         RowVerdict::Undefined => (Effect::Undefined, None),
-        RowVerdict::TooFewRuns | RowVerdict::Baseline => (Effect::TooFewRuns, None),
+        RowVerdict::TooFewRuns | RowVerdict::Inconclusive | RowVerdict::Baseline => {
+            (Effect::TooFewRuns, None)
+        }
     }
 }
 

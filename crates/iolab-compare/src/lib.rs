@@ -368,9 +368,11 @@ pub enum RowVerdict {
     /// Significantly lower, for a metric of unknown direction.
     Lower,
     NoSignificantDifference,
-    /// Fewer than two runs here or in the baseline, or an interval of the ratio that spans
-    /// 10× or more (or is unbounded): nothing can be said.
+    /// Fewer than two runs here or in the baseline.
     TooFewRuns,
+    /// The interval of the ratio spans 10× or more (or is unbounded): the runs are too few,
+    /// or too noisy, to tell; never "no significant difference".
+    Inconclusive,
     /// Exact values (deterministic configurations), equal to the baseline's.
     Identical,
     /// The ratio is undefined (baseline mean 0).
@@ -386,7 +388,7 @@ impl RowVerdict {
             RowVerdict::Higher => "higher",
             RowVerdict::Lower => "lower",
             RowVerdict::NoSignificantDifference => "no significant difference",
-            RowVerdict::TooFewRuns => "too few runs to tell",
+            RowVerdict::TooFewRuns | RowVerdict::Inconclusive => "too few runs to tell",
             RowVerdict::Identical => "identical (exact)",
             RowVerdict::Undefined => "undefined (baseline mean 0)",
         }
@@ -583,7 +585,7 @@ pub(crate) fn judge(
             );
             let v = match (verdict, spec.higher_is_better) {
                 (Verdict::NoSignificantDifference, _) => RowVerdict::NoSignificantDifference,
-                (Verdict::TooFewRunsToTell, _) => RowVerdict::TooFewRuns,
+                (Verdict::TooFewRunsToTell, _) => RowVerdict::Inconclusive,
                 (Verdict::Faster, Some(_)) => RowVerdict::Faster,
                 (Verdict::Slower, Some(_)) => RowVerdict::Slower,
                 // Compared as if higher were better: "faster" means higher.
