@@ -322,10 +322,7 @@ fn level_answer(
                     e.word()
                 )
             }
-            Effect::NoEffect => format!(
-                "{title}: {vs}: no effect within ±{} %{where_}",
-                fmt_pct(within.unwrap_or(0.0))
-            ),
+            Effect::NoEffect => format!("{title}: {vs}: {}{where_}", no_effect(within)),
             Effect::NoSignificantDifference => format!(
                 "{title}: {vs}: no significant difference{where_}, but effects up to ±{} % are not ruled out (more runs would tell)",
                 fmt_pct(within.unwrap_or(0.0))
@@ -356,11 +353,7 @@ fn level_answer(
                     )
                 } else if e == Effect::NoEffect {
                     let w = cs.iter().filter_map(|c| c.within_pct).fold(0.0, f64::max);
-                    format!(
-                        "no effect within ±{} % in {}",
-                        fmt_pct(w),
-                        list(&|c| c.within.clone())
-                    )
+                    format!("{} in {}", no_effect(Some(w)), list(&|c| c.within.clone()))
                 } else {
                     format!("{} in {}", e.word(), list(&|c| c.within.clone()))
                 }
@@ -370,6 +363,14 @@ fn level_answer(
     }
     answer.cells = cells;
     answer
+}
+
+/// "no effect within ±x %", or "no effect (identical values)" when nothing varied.
+fn no_effect(within: Option<f64>) -> String {
+    match within {
+        Some(w) if w > 0.0 => format!("no effect within ±{} %", fmt_pct(w)),
+        _ => "no effect (identical values)".into(),
+    }
 }
 
 fn fmt_pct(p: f64) -> String {
@@ -653,7 +654,7 @@ pub fn render_answers(a: &Answers, out: &mut dyn Write) -> io::Result<()> {
                         _ => "-".into(),
                     };
                     let verdict = match (c.effect, c.within_pct) {
-                        (Effect::NoEffect, Some(w)) => {
+                        (Effect::NoEffect, Some(w)) if w > 0.0 => {
                             format!("{} (within ±{} %)", c.verdict.as_str(), fmt_pct(w))
                         }
                         _ => c.verdict.as_str().to_string(),

@@ -67,7 +67,6 @@ impl Formatter<ShowReport> for Human {
         )?;
         if let Some(a) = &r.answers {
             iolab_compare::render_sentences(a, out)?;
-            writeln!(out)?;
         }
         write_table(r, out)?;
         if r.single_run {
