@@ -7,8 +7,9 @@
 //! `iolab compare` judges its rows (ratio interval on the log scale, Holm over the family of
 //! this factor's comparisons on this metric). A comparison whose interval contains 1 and lies
 //! within ±[`NO_EFFECT_BAND_PCT`] % of it is "no effect within ±x %", x its farthest bound
-//! rounded up. When every combination of the other factors gives the same verdict it is said
-//! once, with the geometric mean of their ratios and its interval on the log scale
+//! rounded up. When every combination of the other factors gives the same verdict and their
+//! intervals overlap (one ratio fits them all) it is said once, with the geometric mean of
+//! their ratios and its interval on the log scale
 //! ([`iolab_stats::compare::pool_log_ratios`]): the average effect over the combinations
 //! measured. When they differ, the sentence says where (docs/statistics.md, "The answer").
 
@@ -252,16 +253,18 @@ fn level_answer(
         within_pct: None,
         cells: Vec::new(),
     };
-    // Said once only when one ratio is compatible with every combination's interval: pooling
-    // a 2× and a 4× into "2.8×" would describe neither.
+    // Said once only when one ratio is compatible with every combination's interval (they
+    // overlap): pooling a 2× and a 4× into "2.8×" would describe neither.
     let all: Option<Vec<_>> = positives.iter().copied().collect();
     let pooled = all.and_then(|p| pool_log_ratios(&p, level_ci));
-    let homogeneous = match pooled {
-        Some(p) => cells.iter().all(|c| {
-            c.ratio_ci
-                .is_some_and(|ci| ci[0] <= p.estimate && p.estimate <= ci[1])
-        }),
-        None => cells.len() == 1 || cells.iter().all(|c| c.ratio == cells[0].ratio),
+    let cis: Option<Vec<[f64; 2]>> = cells.iter().map(|c| c.ratio_ci).collect();
+    let homogeneous = match cis {
+        Some(cis) => {
+            let lo = cis.iter().map(|c| c[0]).fold(0.0, f64::max);
+            let hi = cis.iter().map(|c| c[1]).fold(f64::INFINITY, f64::min);
+            lo <= hi
+        }
+        None => cells.iter().all(|c| c.ratio == cells[0].ratio),
     };
     if same && first.directional() && !homogeneous {
         let list: Vec<String> = cells
