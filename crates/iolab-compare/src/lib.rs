@@ -1,12 +1,14 @@
 //! Comparing configurations (`iolab compare`): for each metric, every configuration against a
-//! baseline — the ratio of means with Fieller's 95% interval, Welch's p-value Holm-adjusted over
-//! the family of comparisons of that metric, Mann–Whitney's p as a rank-based cross-check, and
-//! a verdict (docs/statistics.md, "Comparing configurations").
+//! baseline — the ratio with its 95% interval (Welch's on the logarithms, exponentiated: it
+//! never crosses zero), its p-value Holm-adjusted over the family of comparisons of that
+//! metric, Mann–Whitney's p as a rank-based cross-check, and a verdict (docs/statistics.md,
+//! "Comparing configurations"). [`answers`] gives the per-factor view: each factor's effect
+//! within each combination of the other factors, in one sentence per factor and metric.
 //!
 //! The verdict is `iolab_stats::compare::verdict`: a difference is claimed only when the
-//! Holm-adjusted Welch p ≤ 0.05 **and** the ratio's interval excludes 1. A configuration (or
-//! a baseline) with fewer than two ok runs gets "too few runs" and takes no part in the
-//! family. A metric declared exact (`MetricDef::exact`: a simulation's counts) of two
+//! Holm-adjusted p ≤ 0.05 **and** the ratio's interval excludes 1; an interval that spans 10×
+//! or more is "too few runs to tell". A configuration (or a baseline) with fewer than two ok
+//! runs gets "too few runs to tell" too and takes no part in the family. A metric declared exact (`MetricDef::exact`: a simulation's counts) of two
 //! deterministic configurations is compared as exact numbers: the ratio without an interval and
 //! "identical", or the direction, as the verdict; no test. Metrics whose direction is unknown (monitor metrics, `cpu.busy` and the like) get
 //! "higher"/"lower" instead of "faster"/"slower".
@@ -29,6 +31,7 @@
 //!     label: label.into(),
 //!     converged: Some(true),
 //!     deterministic: false,
+//!     factors: Default::default(),
 //!     metrics: BTreeMap::from([("ops_per_s".to_string(), MetricValues {
 //!         unit: "op/s".into(), values: v.to_vec(), runs: vec![] })]),
 //! };
@@ -40,14 +43,26 @@
 //! # Ok::<(), CompareError>(())
 //! ```
 
+mod answer;
+mod factors;
+
+pub use answer::{
+    answers, render_answers, render_sentences, sentences, Answers, CellEffect, Effect,
+    FactorAnswer, LevelAnswer, MetricAnswer, NO_EFFECT_BAND_PCT,
+};
+pub use factors::{factors, level_name, Factor, FactorLevel};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
 use iolab_metrics::MetricDef;
-use iolab_stats::compare::{self as stats_compare, holm_adjust, CompareOptions, Verdict};
+use iolab_stats::compare::{
+    self as stats_compare, holm_adjust, CompareOptions, PositiveRatio, Verdict,
+};
 use iolab_stats::{Level, Sample, Summary};
 use iolab_store::{ConfigId, ExperimentId, MetricValues, Store, StoreError};
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +71,7 @@ pub enum CompareError {
     Store(#[from] StoreError),
     #[error("nothing to compare: the experiments have no configurations")]
     NoConfigs,
-    #[error("no configuration {label:?}; there are: {available}")]
+    #[error("no configuration or factor level {label:?}; there are: {available}")]
     UnknownBaseline { label: String, available: String },
     #[error("configuration label {label:?} is ambiguous; give one of: {candidates}")]
     AmbiguousBaseline { label: String, candidates: String },
@@ -87,6 +102,8 @@ pub struct ConfigData {
     pub deterministic: bool,
     /// Ok runs' values by metric.
     pub metrics: BTreeMap<String, MetricValues>,
+    /// Factor → the level's value, as stored with the configuration.
+    pub factors: Map<String, Value>,
 }
 
 /// An experiment taking part in a comparison.
@@ -106,7 +123,14 @@ pub struct Loaded {
     /// The experiments' metric definitions (units, directions, headline ones), each name
     /// once (the first experiment's wins).
     pub metrics: Vec<MetricDef>,
+    /// The factors of the first experiment's file, with the levels the configurations have;
+    /// with several experiments, `experiment` (`#ID`) is one more (unless a factor has that
+    /// name), so that the same configuration of two experiments is compared too.
+    pub factors: Vec<Factor>,
 }
+
+/// The factor [`load`] adds when it pools several experiments.
+pub const EXPERIMENT_FACTOR: &str = "experiment";
 
 /// Reads the configurations of `experiments` (pooled, in the order given; an id given twice
 /// counts once) with their ok runs' metrics.
@@ -115,11 +139,13 @@ pub fn load(store: &Store, experiments: &[ExperimentId]) -> Result<Loaded, Compa
     let mut refs = Vec::new();
     let mut configs = Vec::new();
     let mut metrics: Vec<MetricDef> = Vec::new();
+    let mut spec = None;
     for &id in experiments {
         if !seen.insert(id) {
             continue;
         }
         let e = store.experiment(id)?;
+        spec.get_or_insert(e.spec);
         for d in store.metric_defs(id)? {
             if iolab_metrics::find(&metrics, &d.name).is_none() {
                 metrics.push(d);
@@ -141,14 +167,38 @@ pub fn load(store: &Store, experiments: &[ExperimentId]) -> Result<Loaded, Compa
                     .as_ref()
                     .is_some_and(iolab_store::ConfigOutcome::is_deterministic),
                 label: c.label,
+                factors: c.factors,
             });
         }
     }
     disambiguate(&mut configs);
+    let mut factors = factors::factors(
+        &spec.unwrap_or_default(),
+        configs.iter().map(|c| &c.factors),
+    );
+    if refs.len() > 1 && !factors.iter().any(|f| f.name == EXPERIMENT_FACTOR) {
+        for c in &mut configs {
+            c.factors.insert(
+                EXPERIMENT_FACTOR.into(),
+                Value::String(format!("#{}", c.experiment)),
+            );
+        }
+        factors.push(Factor {
+            name: EXPERIMENT_FACTOR.into(),
+            levels: refs
+                .iter()
+                .map(|e| FactorLevel {
+                    name: format!("#{}", e.id),
+                    value: Value::String(format!("#{}", e.id)),
+                })
+                .collect(),
+        });
+    }
     Ok(Loaded {
         experiments: refs,
         configs,
         metrics,
+        factors,
     })
 }
 
@@ -192,6 +242,7 @@ pub fn metric_spec(metric: &str, defs: &[MetricDef]) -> MetricSpec {
     let def = iolab_metrics::find(defs, metric);
     MetricSpec {
         exact: def.is_some_and(|d| d.exact),
+        title: def.map(|d| d.title.to_string()),
         ..MetricSpec::new(metric, def.and_then(MetricDef::higher_is_better))
     }
 }
@@ -210,6 +261,8 @@ pub struct MetricSpec {
     pub higher_is_better: Option<bool>,
     /// Declared exact: deterministic configurations compare it without statistics.
     pub exact: bool,
+    /// Its title (`Throughput`), for sentences; the name when `None`.
+    pub title: Option<String>,
 }
 
 impl MetricSpec {
@@ -218,7 +271,13 @@ impl MetricSpec {
             name: name.into(),
             higher_is_better,
             exact: false,
+            title: None,
         }
+    }
+
+    /// Its title, or its name.
+    pub fn title(&self) -> &str {
+        self.title.as_deref().unwrap_or(&self.name)
     }
 }
 
@@ -278,14 +337,16 @@ pub struct Row {
     pub mean: Option<f64>,
     /// Student-t interval of the mean (n ≥ 2).
     pub ci: Option<[f64; 2]>,
-    /// Candidate mean / baseline mean.
+    /// Candidate / baseline: the ratio of geometric means when every value is positive (the
+    /// centre of its interval on the log scale), else of means.
     pub ratio: Option<f64>,
-    /// Fieller's interval of the ratio; bounds may be infinite when the baseline mean is not
-    /// clearly non-zero.
+    /// Its interval: Welch's on the logarithms, exponentiated, so never below 0; for samples
+    /// with a zero, Fieller's, cut at 0, whose upper bound is infinite ("unbounded") when the
+    /// baseline mean is not clearly above 0.
     pub ratio_ci: Option<[f64; 2]>,
-    /// Welch's two-sided p-value before adjustment.
+    /// Welch's two-sided p-value before adjustment (on the logarithms when the interval is).
     pub p_welch: Option<f64>,
-    /// Welch's p, Holm-adjusted over this metric's comparisons: the one behind the verdict.
+    /// That p, Holm-adjusted over this metric's comparisons: the one behind the verdict.
     pub p_adjusted: Option<f64>,
     /// Mann–Whitney U two-sided p-value (cross-check, not used for the verdict).
     pub p_mann_whitney: Option<f64>,
@@ -309,6 +370,9 @@ pub enum RowVerdict {
     NoSignificantDifference,
     /// Fewer than two runs here or in the baseline.
     TooFewRuns,
+    /// The interval of the ratio spans 10× or more (or is unbounded): the runs are too few,
+    /// or too noisy, to tell; never "no significant difference".
+    Inconclusive,
     /// Exact values (deterministic configurations), equal to the baseline's.
     Identical,
     /// The ratio is undefined (baseline mean 0).
@@ -324,7 +388,7 @@ impl RowVerdict {
             RowVerdict::Higher => "higher",
             RowVerdict::Lower => "lower",
             RowVerdict::NoSignificantDifference => "no significant difference",
-            RowVerdict::TooFewRuns => "too few runs",
+            RowVerdict::TooFewRuns | RowVerdict::Inconclusive => "too few runs to tell",
             RowVerdict::Identical => "identical (exact)",
             RowVerdict::Undefined => "undefined (baseline mean 0)",
         }
@@ -333,7 +397,7 @@ impl RowVerdict {
 
 /// Finds the baseline's index: an exact displayed label, else a stored label that names one
 /// configuration.
-fn find_baseline(configs: &[ConfigData], label: &str) -> Result<usize, CompareError> {
+pub(crate) fn find_baseline(configs: &[ConfigData], label: &str) -> Result<usize, CompareError> {
     if let Some(i) = configs.iter().position(|c| c.label == label) {
         return Ok(i);
     }
@@ -373,7 +437,21 @@ pub fn compare(configs: &[ConfigData], options: &Options) -> Result<Comparison, 
         return Err(CompareError::NoMetrics);
     }
     let base = match &options.baseline {
-        Some(label) => find_baseline(configs, label)?,
+        Some(label) => match find_baseline(configs, label) {
+            Err(e @ CompareError::UnknownBaseline { .. }) => {
+                // `factor=level …`: the first configuration with those levels.
+                let factors = factors::factors(&Value::Null, configs.iter().map(|c| &c.factors));
+                let chosen = factors::parse_levels(&factors, label).and_then(|pairs| {
+                    configs.iter().position(|c| {
+                        pairs
+                            .iter()
+                            .all(|&(f, l)| factors[f].level_of(&c.factors) == Some(l))
+                    })
+                });
+                chosen.ok_or(e)?
+            }
+            other => other?,
+        },
         None => 0,
     };
     let available = available_metrics(configs);
@@ -396,11 +474,136 @@ pub fn compare(configs: &[ConfigData], options: &Options) -> Result<Comparison, 
     })
 }
 
-fn values<'a>(c: &'a ConfigData, metric: &str) -> &'a [f64] {
+pub(crate) fn values<'a>(c: &'a ConfigData, metric: &str) -> &'a [f64] {
     c.metrics
         .get(metric)
         .map(|m| m.values.as_slice())
         .unwrap_or(&[])
+}
+
+/// One candidate against one baseline on one metric, before the family's p-values are
+/// adjusted ([`judge`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Pair {
+    pub ratio: Option<f64>,
+    pub ratio_ci: Option<[f64; 2]>,
+    /// The test's p-value (Welch on the logarithms, or on the values).
+    pub p_raw: Option<f64>,
+    pub p_mann_whitney: Option<f64>,
+    /// The statistics, when the pair was tested.
+    pub positive: Option<PositiveRatio>,
+    /// Known without a test: exact values, too few runs, an undefined ratio.
+    pub settled: Option<RowVerdict>,
+}
+
+/// Compares `cand` with `base` on `spec`: exactly for exact metrics of deterministic
+/// configurations, else with the statistics of [`iolab_stats::compare`].
+pub(crate) fn pair(base: &ConfigData, cand: &ConfigData, spec: &MetricSpec, level: Level) -> Pair {
+    let mut p = Pair {
+        ratio: None,
+        ratio_ci: None,
+        p_raw: None,
+        p_mann_whitney: None,
+        positive: None,
+        settled: Some(RowVerdict::TooFewRuns),
+    };
+    let (bv, cv) = (values(base, &spec.name), values(cand, &spec.name));
+    // Exact values of deterministic configurations: the ratio is exact, and so is the verdict.
+    let exact = |c: &ConfigData, v: &[f64]| spec.exact && c.deterministic && !v.is_empty();
+    if exact(base, bv) && exact(cand, cv) {
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let (b, v) = (mean(bv), mean(cv));
+        if b == 0.0 {
+            p.settled = Some(if v == 0.0 {
+                RowVerdict::Identical
+            } else {
+                RowVerdict::Undefined
+            });
+            return p;
+        }
+        let r = v / b;
+        p.ratio = Some(r);
+        p.ratio_ci = Some([r, r]);
+        let up = v > b;
+        p.settled = Some(match spec.higher_is_better {
+            _ if v == b => RowVerdict::Identical,
+            Some(h) if h == up => RowVerdict::Faster,
+            Some(_) => RowVerdict::Slower,
+            None if up => RowVerdict::Higher,
+            None => RowVerdict::Lower,
+        });
+        return p;
+    }
+    let (Ok(baseline), Ok(candidate)) = (Sample::from_slice(bv), Sample::from_slice(cv)) else {
+        return p;
+    };
+    let options = CompareOptions {
+        level,
+        higher_is_better: spec.higher_is_better.unwrap_or(true),
+    };
+    match stats_compare::compare(&baseline, &candidate, options) {
+        Ok(cmp) => {
+            let ci = cmp.positive.interval;
+            p.ratio = Some(ci.estimate);
+            p.ratio_ci = Some([ci.lower, ci.upper]);
+            p.p_raw = Some(cmp.positive.p_value);
+            p.p_mann_whitney = Some(cmp.mann_whitney.p_value);
+            p.positive = Some(cmp.positive);
+            p.settled = None;
+        }
+        Err(_) => p.settled = Some(RowVerdict::Undefined),
+    }
+    p
+}
+
+/// The verdicts of a family of pairs: Holm over the tested ones' p-values, then
+/// `iolab_stats::compare::verdict` on each. Returns (verdict, adjusted p) per pair.
+pub(crate) fn judge(
+    pairs: &[Pair],
+    spec: &MetricSpec,
+    level: Level,
+) -> Vec<(RowVerdict, Option<f64>)> {
+    let raw: Vec<f64> = pairs.iter().filter_map(|p| p.p_raw).collect();
+    // Holm fails only on an empty family or p outside [0, 1]; then keep the raw p-values.
+    let mut adjusted = holm_adjust(&raw)
+        .unwrap_or_else(|_| raw.clone())
+        .into_iter();
+    pairs
+        .iter()
+        .map(|p| {
+            if let Some(v) = p.settled {
+                return (v, None);
+            }
+            let (Some(adj), Some(pos)) = (adjusted.next(), p.positive) else {
+                return (RowVerdict::TooFewRuns, None);
+            };
+            let verdict = stats_compare::verdict(
+                &pos.interval,
+                adj,
+                level.alpha(),
+                spec.higher_is_better.unwrap_or(true),
+            );
+            let v = match (verdict, spec.higher_is_better) {
+                (Verdict::NoSignificantDifference, _) => RowVerdict::NoSignificantDifference,
+                (Verdict::TooFewRunsToTell, _) => RowVerdict::Inconclusive,
+                (Verdict::Faster, Some(_)) => RowVerdict::Faster,
+                (Verdict::Slower, Some(_)) => RowVerdict::Slower,
+                // Compared as if higher were better: "faster" means higher.
+                (Verdict::Faster, None) => RowVerdict::Higher,
+                (Verdict::Slower, None) => RowVerdict::Lower,
+            };
+            (v, Some(adj))
+        })
+        .collect()
+}
+
+/// The unit of `spec`'s values: the baseline's, else the first configuration's with them.
+pub(crate) fn unit_of(configs: &[ConfigData], base: usize, spec: &MetricSpec) -> String {
+    std::iter::once(&configs[base])
+        .chain(configs)
+        .find_map(|c| c.metrics.get(&spec.name))
+        .map(|m| m.unit.clone())
+        .unwrap_or_default()
 }
 
 fn compare_metric(
@@ -409,18 +612,18 @@ fn compare_metric(
     spec: &MetricSpec,
     level: Level,
 ) -> MetricComparison {
-    let unit = std::iter::once(&configs[base])
-        .chain(configs)
-        .find_map(|c| c.metrics.get(&spec.name))
-        .map(|m| m.unit.clone())
-        .unwrap_or_default();
+    let others: Vec<usize> = (0..configs.len()).filter(|&i| i != base).collect();
+    let pairs: Vec<Pair> = others
+        .iter()
+        .map(|&i| pair(&configs[base], &configs[i], spec, level))
+        .collect();
+    let verdicts = judge(&pairs, spec, level);
     let mut rows: Vec<Row> = configs
         .iter()
         .enumerate()
         .map(|(i, c)| {
             let v = values(c, &spec.name);
-            let sample = Sample::from_slice(v).ok();
-            let summary = sample.as_ref().map(|s| Summary::new(s, level));
+            let summary = Sample::from_slice(v).ok().map(|s| Summary::new(&s, level));
             Row {
                 label: c.label.clone(),
                 experiment: c.experiment,
@@ -433,95 +636,23 @@ fn compare_metric(
                 p_welch: None,
                 p_adjusted: None,
                 p_mann_whitney: None,
-                verdict: if i == base {
-                    RowVerdict::Baseline
-                } else {
-                    RowVerdict::TooFewRuns
-                },
+                verdict: RowVerdict::Baseline,
                 converged: c.converged,
             }
         })
         .collect();
-
-    let options = CompareOptions {
-        level,
-        higher_is_better: spec.higher_is_better.unwrap_or(true),
-    };
-    let mut family = Vec::new();
-    // Exact values of deterministic configurations: the ratio is exact, and so is the verdict.
-    let exact = |c: &ConfigData| spec.exact && c.deterministic && !values(c, &spec.name).is_empty();
-    let exact_base = exact(&configs[base]);
-    if exact_base {
-        let b = rows[base].mean.unwrap_or(f64::NAN);
-        for (i, c) in configs.iter().enumerate() {
-            if i == base || !exact(c) {
-                continue;
-            }
-            let v = rows[i].mean.unwrap_or(f64::NAN);
-            let row = &mut rows[i];
-            if b == 0.0 {
-                row.verdict = if v == 0.0 {
-                    RowVerdict::Identical
-                } else {
-                    RowVerdict::Undefined
-                };
-                continue;
-            }
-            let r = v / b;
-            row.ratio = Some(r);
-            row.ratio_ci = Some([r, r]);
-            let up = v > b;
-            row.verdict = match spec.higher_is_better {
-                _ if v == b => RowVerdict::Identical,
-                Some(h) if h == up => RowVerdict::Faster,
-                Some(_) => RowVerdict::Slower,
-                None if up => RowVerdict::Higher,
-                None => RowVerdict::Lower,
-            };
-        }
-    }
-    if let Ok(baseline) = Sample::from_slice(values(&configs[base], &spec.name)) {
-        for (i, c) in configs.iter().enumerate() {
-            if i == base || (exact_base && exact(c)) {
-                continue;
-            }
-            let Ok(candidate) = Sample::from_slice(values(c, &spec.name)) else {
-                continue;
-            };
-            match stats_compare::compare(&baseline, &candidate, options) {
-                Ok(cmp) => family.push((i, cmp)),
-                Err(_) => rows[i].verdict = RowVerdict::Undefined,
-            }
-        }
-    }
-    let raw: Vec<f64> = family.iter().map(|(_, c)| c.welch.p_value).collect();
-    // Holm fails only on an empty family or p outside [0, 1]; then keep the raw p-values.
-    let adjusted = holm_adjust(&raw).unwrap_or_else(|_| raw.clone());
-    for ((i, cmp), p) in family.into_iter().zip(adjusted) {
-        let verdict = stats_compare::verdict(
-            &cmp.ratio.fieller,
-            p,
-            level.alpha(),
-            options.higher_is_better,
-        );
+    for ((&i, p), (verdict, adj)) in others.iter().zip(pairs).zip(verdicts) {
         let row = &mut rows[i];
-        row.ratio = Some(cmp.ratio.ratio);
-        row.ratio_ci = Some([cmp.ratio.fieller.lower, cmp.ratio.fieller.upper]);
-        row.p_welch = Some(cmp.welch.p_value);
-        row.p_adjusted = Some(p);
-        row.p_mann_whitney = Some(cmp.mann_whitney.p_value);
-        row.verdict = match (verdict, spec.higher_is_better) {
-            (Verdict::NoSignificantDifference, _) => RowVerdict::NoSignificantDifference,
-            (Verdict::Faster, Some(_)) => RowVerdict::Faster,
-            (Verdict::Slower, Some(_)) => RowVerdict::Slower,
-            // Compared as if higher were better: "faster" means higher.
-            (Verdict::Faster, None) => RowVerdict::Higher,
-            (Verdict::Slower, None) => RowVerdict::Lower,
-        };
+        row.ratio = p.ratio;
+        row.ratio_ci = p.ratio_ci;
+        row.p_welch = p.p_raw;
+        row.p_adjusted = adj;
+        row.p_mann_whitney = p.p_mann_whitney;
+        row.verdict = verdict;
     }
     MetricComparison {
         metric: spec.name.clone(),
-        unit,
+        unit: unit_of(configs, base, spec),
         higher_is_better: spec.higher_is_better,
         rows,
     }
@@ -620,7 +751,54 @@ pub fn fmt_num(x: f64) -> String {
     }
 }
 
-fn fmt_p(p: Option<f64>) -> String {
+/// A ratio with about three significant digits: `0.998`, `1.90`, `12.3`, `5,315`; `unbounded`
+/// for +∞.
+pub fn fmt_ratio(x: f64) -> String {
+    if x == f64::INFINITY {
+        return "unbounded".into();
+    }
+    if !x.is_finite() {
+        return "–".into();
+    }
+    let a = x.abs();
+    if a >= 100.0 {
+        let s = iolab_util::units::thousands(a.round() as u64);
+        if x < 0.0 {
+            format!("-{s}")
+        } else {
+            s
+        }
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 || a == 0.0 {
+        format!("{x:.2}")
+    } else {
+        let decimals = ((-a.log10()).floor() as usize + 3).min(6);
+        format!("{x:.decimals$}")
+    }
+}
+
+/// `ratio [lower, upper]` as the tables print it.
+pub fn fmt_ratio_ci(ratio: f64, ci: [f64; 2]) -> String {
+    format!(
+        "{} [{}, {}]",
+        fmt_ratio(ratio),
+        fmt_ratio(ci[0]),
+        fmt_ratio(ci[1])
+    )
+}
+
+/// `mean ± half-width` in the metric's human units.
+pub fn fmt_mean(mean: Option<f64>, ci: Option<[f64; 2]>, unit: &str) -> String {
+    use iolab_util::units::format_quantity as q;
+    match (mean, ci) {
+        (Some(mean), Some(ci)) => format!("{} ± {}", q(mean, unit), q((ci[1] - ci[0]) / 2.0, unit)),
+        (Some(mean), None) => q(mean, unit),
+        _ => "-".into(),
+    }
+}
+
+pub(crate) fn fmt_p(p: Option<f64>) -> String {
     match p {
         None => "-".into(),
         Some(p) if p < 1e-4 => "<0.0001".into(),
@@ -633,7 +811,7 @@ pub fn render_text(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     let pct = (c.level * 100.0).round();
     writeln!(
         out,
-        "baseline: {}   ({pct}% intervals; p = Welch, Holm-adjusted per metric; difference claimed when p ≤ {} and the ratio interval excludes 1)",
+        "baseline: {}   ({pct}% intervals; ratio of geometric means, interval and p = Welch on the logarithms, p Holm-adjusted per metric; difference claimed when p ≤ {} and the ratio interval excludes 1)",
         c.baseline, c.alpha
     )?;
     for m in &c.metrics {
@@ -661,19 +839,11 @@ pub fn render_text(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         ];
         let mut table = vec![header];
         for r in &m.rows {
-            let mean = match (r.mean, r.ci) {
-                (Some(mean), Some(ci)) => {
-                    format!("{} ± {}", fmt_num(mean), fmt_num((ci[1] - ci[0]) / 2.0))
-                }
-                (Some(mean), None) => fmt_num(mean),
-                _ => "-".into(),
-            };
+            let mean = fmt_mean(r.mean, r.ci, &m.unit);
             let ratio = match (r.ratio, r.ratio_ci) {
                 _ if r.is_baseline => "1 (baseline)".into(),
-                (Some(x), Some(ci)) if ci[0] == ci[1] => format!("{} (exact)", fmt_num(x)),
-                (Some(x), Some(ci)) => {
-                    format!("{} [{}, {}]", fmt_num(x), fmt_num(ci[0]), fmt_num(ci[1]))
-                }
+                (Some(x), Some(ci)) if ci[0] == ci[1] => format!("{} (exact)", fmt_ratio(x)),
+                (Some(x), Some(ci)) => fmt_ratio_ci(x, ci),
                 _ => "-".into(),
             };
             let converged = match r.converged {
@@ -692,13 +862,21 @@ pub fn render_text(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
                 converged.into(),
             ]);
         }
-        write_table(&table, out)?;
+        write_table(
+            &table,
+            &[false, true, true, true, true, true, false, false],
+            out,
+        )?;
     }
     Ok(())
 }
 
 /// Left-aligned text columns, right-aligned number columns, two spaces apart.
-fn write_table(table: &[Vec<String>], out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write_table(
+    table: &[Vec<String>],
+    right: &[bool],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let cols = table[0].len();
     let widths: Vec<usize> = (0..cols)
         .map(|j| {
@@ -709,7 +887,6 @@ fn write_table(table: &[Vec<String>], out: &mut dyn Write) -> io::Result<()> {
                 .unwrap_or(0)
         })
         .collect();
-    let right = [false, true, true, true, true, true, false, false];
     for row in table {
         let mut line = String::new();
         for (j, cell) in row.iter().enumerate() {

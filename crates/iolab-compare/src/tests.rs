@@ -9,6 +9,7 @@ fn config(exp: i64, label: &str, metric: &str, v: &[f64]) -> ConfigData {
         label: label.into(),
         converged: Some(true),
         deterministic: false,
+        factors: Default::default(),
         metrics: BTreeMap::from([(
             metric.to_string(),
             MetricValues {
@@ -331,4 +332,320 @@ fn deterministic_configurations_compare_exact_metrics_exactly() {
     assert!(c.metrics[0].rows[1..]
         .iter()
         .all(|r| r.verdict == RowVerdict::TooFewRuns));
+}
+
+/// The seed-000 comparison printed a latency ratio as `5315 [-763.6, 11649]` (Fieller, with a
+/// noisy candidate) and called it "no significant difference". The same runs now give a
+/// positive interval; and the difference, far outside it, is claimed.
+#[test]
+fn a_noisy_latency_ratio_stays_positive() {
+    let configs = [
+        config(1, "a", "lat_p99_ns", &[936_200.0, 1_000_000.0, 1_063_800.0]),
+        config(
+            1,
+            "b",
+            "lat_p99_ns",
+            &[2_786_240_000.0, 5_315_000_000.0, 7_843_760_000.0],
+        ),
+    ];
+    let c = compare(&configs, &opts("lat_p99_ns", Some(false))).unwrap();
+    let r = &c.metrics[0].rows[1];
+    let ci = r.ratio_ci.unwrap();
+    assert!(
+        ci[0] > 1.0 && ci[0] < r.ratio.unwrap() && r.ratio.unwrap() < ci[1],
+        "{r:?}"
+    );
+    assert_eq!(r.verdict, RowVerdict::Slower, "{r:?}");
+    let text = render_string(&c);
+    assert!(!text.contains("-763"), "{text}");
+    assert!(!text.contains("no significant difference"), "{text}");
+}
+
+/// Two runs each, the candidate 4,629× slower on average but all over the place: the seed-000
+/// table called such a ratio "no significant difference"; it is "too few runs to tell".
+#[test]
+fn an_interval_spanning_orders_of_magnitude_is_too_few_runs_to_tell() {
+    let configs = [
+        config(1, "a", "lat_p99_ns", &[1_000_000.0, 1_100_000.0]),
+        config(1, "b", "lat_p99_ns", &[8_000_000.0, 9_250_000_000.0]),
+    ];
+    let c = compare(&configs, &opts("lat_p99_ns", Some(false))).unwrap();
+    let r = &c.metrics[0].rows[1];
+    assert!(r.ratio_ci.unwrap()[0] > 0.0, "{r:?}");
+    assert_eq!(r.verdict, RowVerdict::Inconclusive, "{r:?}");
+    let text = render_string(&c);
+    assert!(text.contains("too few runs to tell"), "{text}");
+    assert!(!text.contains("no significant difference"), "{text}");
+}
+
+/// Human units in the table: a latency in seconds, not `3.326e9`.
+#[test]
+fn the_table_prints_human_units() {
+    let configs = [
+        config(1, "a", "lat", &[3.2e9, 3.3e9, 3.4e9]),
+        config(1, "b", "lat", &[3.3e9, 3.3e9, 3.35e9]),
+    ];
+    let mut configs = configs.to_vec();
+    for c in &mut configs {
+        c.metrics.get_mut("lat").unwrap().unit = "ns".into();
+    }
+    let text = render_string(&compare(&configs, &opts("lat", Some(false))).unwrap());
+    assert!(text.contains("3.30 s ± "), "{text}");
+    assert!(!text.contains("e9"), "{text}");
+}
+
+fn factored(label: &str, factors: serde_json::Value, metric: &str, v: &[f64]) -> ConfigData {
+    ConfigData {
+        factors: factors.as_object().unwrap().clone(),
+        ..config(1, label, metric, v)
+    }
+}
+
+/// journal × readers, 2 × 2: writeback doubles ops/s at one reader; 10 readers halve them
+/// with journal=ordered, and with writeback to `wb10`.
+fn journal_by_readers(wb10: f64) -> (Vec<ConfigData>, Vec<Factor>) {
+    let spec = serde_json::json!({"factors": [
+        {"name": "journal", "levels": ["ordered", "writeback"]},
+        {"name": "readers", "levels": [1, 10]},
+    ]});
+    let v = |m: f64| [m * 0.99, m, m * 1.01, m * 1.005];
+    let configs = vec![
+        factored(
+            "journal=ordered readers=1",
+            serde_json::json!({"journal": "ordered", "readers": 1}),
+            "ops",
+            &v(1000.0),
+        ),
+        factored(
+            "journal=ordered readers=10",
+            serde_json::json!({"journal": "ordered", "readers": 10}),
+            "ops",
+            &v(500.0),
+        ),
+        factored(
+            "journal=writeback readers=1",
+            serde_json::json!({"journal": "writeback", "readers": 1}),
+            "ops",
+            &v(2000.0),
+        ),
+        factored(
+            "journal=writeback readers=10",
+            serde_json::json!({"journal": "writeback", "readers": 10}),
+            "ops",
+            &[wb10 + 2.0, wb10 - 10.0, wb10 + 15.0, wb10 + 1.0],
+        ),
+    ];
+    let f = factors(&spec, configs.iter().map(|c| &c.factors));
+    (configs, f)
+}
+
+#[test]
+fn the_answer_is_said_once_when_the_same_everywhere_and_says_where_when_not() {
+    let (configs, f) = journal_by_readers(2000.0);
+    let mut spec = MetricSpec::new("ops", Some(true));
+    spec.title = Some("Throughput".into());
+    let a = answers(&configs, &f, &Options::new(vec![spec])).unwrap();
+    assert_eq!(a.factors.len(), 2);
+    // Writeback is faster everywhere, but 2× with one reader and 4× with ten: said where.
+    let journal = &a.factors[0].metrics[0].levels[0];
+    assert_eq!(journal.effect, Effect::Faster);
+    assert_eq!(journal.ratio, None);
+    assert!(
+        journal.sentence.starts_with(
+            "Throughput: journal=writeback faster than journal=ordered at each of the 2 levels \
+             of readers, by different amounts: 2.00× ["
+        ) && journal.sentence.contains("] in readers=1, 4.00× ["),
+        "{}",
+        journal.sentence
+    );
+    assert_eq!(journal.cells.len(), 2);
+    let readers = &a.factors[1].metrics[0].levels[0];
+    assert_eq!(readers.effect, Effect::Mixed);
+    assert!(
+        readers
+            .sentence
+            .starts_with("Throughput: readers=10 vs readers=1: slower in journal=ordered (2.00× ["),
+        "{}",
+        readers.sentence
+    );
+    assert!(
+        readers.sentence.contains("; no effect within ±")
+            && readers.sentence.ends_with("% in journal=writeback"),
+        "{}",
+        readers.sentence
+    );
+    assert_eq!(readers.ratio, None);
+    let mut text = Vec::new();
+    render_answers(&a, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("factor readers (baseline readers=1, within each combination of journal):"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("journal=writeback readers=10") && l.contains("faster")),
+        "{text}"
+    );
+    // In JSON, structurally.
+    let j = serde_json::to_value(&a).unwrap();
+    assert_eq!(
+        j["factors"][1]["metrics"][0]["levels"][0]["effect"],
+        "mixed"
+    );
+    assert_eq!(
+        j["factors"][1]["metrics"][0]["levels"][0]["cells"][1]["effect"],
+        "no_effect"
+    );
+    assert_eq!(j["no_effect_band_pct"], 5.0);
+}
+
+/// The same effect in every combination: said once, with the geometric mean of the ratios.
+#[test]
+fn the_same_effect_everywhere_is_said_once() {
+    let (configs, f) = journal_by_readers(1000.0);
+    let a = answers(
+        &configs,
+        &f,
+        &Options::new(vec![MetricSpec::new("ops", Some(true))]),
+    )
+    .unwrap();
+    let journal = &a.factors[0].metrics[0].levels[0];
+    let ci = journal.ratio_ci.unwrap();
+    assert!(
+        ci[0] > 1.9 && ci[0] < 2.0 && ci[1] > 2.0 && ci[1] < 2.1,
+        "{journal:?}"
+    );
+    let expected = format!(
+        "ops: journal=writeback 2.00× [{}, {}] faster than journal=ordered at each of the 2 \
+         levels of readers (geometric mean of the 2)",
+        fmt_ratio(ci[0]),
+        fmt_ratio(ci[1])
+    );
+    assert_eq!(journal.sentence, expected);
+    let readers = &a.factors[1].metrics[0].levels[0];
+    assert_eq!(readers.effect, Effect::Slower);
+    assert!(
+        readers.sentence.starts_with("ops: readers=10 2.00× [")
+            && readers
+                .sentence
+                .contains("] slower than readers=1 at each of the 2 levels of journal"),
+        "{}",
+        readers.sentence
+    );
+}
+
+#[test]
+fn the_baseline_level_is_the_first_or_the_one_named() {
+    let (configs, f) = journal_by_readers(2000.0);
+    let mut o = Options::new(vec![MetricSpec::new("ops", Some(true))]);
+    o.baseline = Some("journal=writeback".into());
+    let a = answers(&configs, &f, &o).unwrap();
+    assert_eq!(a.factors[0].baseline, "writeback");
+    assert_eq!(a.factors[0].metrics[0].levels[0].effect, Effect::Slower);
+    assert_eq!(a.factors[1].baseline, "1");
+    // A configuration's label: its levels.
+    o.baseline = Some("journal=writeback readers=10".into());
+    let a = answers(&configs, &f, &o).unwrap();
+    assert_eq!(
+        (
+            a.factors[0].baseline.as_str(),
+            a.factors[1].baseline.as_str()
+        ),
+        ("writeback", "10")
+    );
+    // The flat table takes the first configuration with the levels named.
+    o.baseline = Some("journal=writeback".into());
+    assert_eq!(
+        compare(&configs, &o).unwrap().baseline,
+        "journal=writeback readers=1"
+    );
+    o.baseline = Some("journal=nope".into());
+    assert!(matches!(
+        answers(&configs, &f, &o),
+        Err(CompareError::UnknownBaseline { .. })
+    ));
+    assert!(matches!(
+        compare(&configs, &o),
+        Err(CompareError::UnknownBaseline { .. })
+    ));
+}
+
+#[test]
+fn identical_levels_are_no_effect_and_single_runs_too_few_to_tell() {
+    let spec = serde_json::json!({"factors": [{"name": "note", "levels": ["a", "b", "c"]}]});
+    let configs = vec![
+        factored(
+            "note=a",
+            serde_json::json!({"note": "a"}),
+            "ops",
+            &[1000.0, 1010.0, 990.0, 1005.0],
+        ),
+        factored(
+            "note=b",
+            serde_json::json!({"note": "b"}),
+            "ops",
+            &[1002.0, 995.0, 1008.0, 999.0],
+        ),
+        factored("note=c", serde_json::json!({"note": "c"}), "ops", &[1000.0]),
+    ];
+    let f = factors(&spec, configs.iter().map(|c| &c.factors));
+    let a = answers(
+        &configs,
+        &f,
+        &Options::new(vec![MetricSpec::new("ops", Some(true))]),
+    )
+    .unwrap();
+    let levels = &a.factors[0].metrics[0].levels;
+    assert_eq!(levels[0].effect, Effect::NoEffect);
+    let w = levels[0].within_pct.unwrap();
+    assert!(w > 0.0 && w <= NO_EFFECT_BAND_PCT, "{w}");
+    assert_eq!(
+        levels[0].sentence,
+        format!("ops: note=b vs note=a: no effect within ±{w:.0} %")
+    );
+    assert_eq!(levels[1].effect, Effect::TooFewRuns);
+    assert_eq!(
+        levels[1].sentence,
+        "ops: note=c vs note=a: too few runs to tell"
+    );
+    // Noisier: the interval contains 1 but reaches past the band.
+    let noisy = vec![
+        factored(
+            "note=a",
+            serde_json::json!({"note": "a"}),
+            "ops",
+            &[1000.0, 1100.0, 900.0],
+        ),
+        factored(
+            "note=b",
+            serde_json::json!({"note": "b"}),
+            "ops",
+            &[1050.0, 950.0, 1000.0],
+        ),
+    ];
+    let a = answers(
+        &noisy,
+        &f,
+        &Options::new(vec![MetricSpec::new("ops", Some(true))]),
+    )
+    .unwrap();
+    let l = &a.factors[0].metrics[0].levels[0];
+    assert_eq!(l.effect, Effect::NoSignificantDifference, "{l:?}");
+    assert!(l.sentence.contains("are not ruled out"), "{}", l.sentence);
+    // No factors: no answer.
+    let plain = [
+        config(1, "x", "ops", &[1.0, 2.0]),
+        config(1, "y", "ops", &[1.0, 2.0]),
+    ];
+    let a = answers(
+        &plain,
+        &[],
+        &Options::new(vec![MetricSpec::new("ops", Some(true))]),
+    )
+    .unwrap();
+    assert!(a.factors.is_empty());
+    let mut text = Vec::new();
+    render_sentences(&a, &mut text).unwrap();
+    assert!(text.is_empty());
 }

@@ -49,6 +49,7 @@ pub fn render_html(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()
         esc(&e.name)
     );
     experiment(&mut h, data);
+    crate::answer::html(&mut h, data);
     findings(&mut h, data);
     summary(&mut h, data);
     for p in data.sections.at(Placement::Summary) {

@@ -15,6 +15,7 @@
 //! One file per format behind one function each (STYLE 2: hyperfine's `export/`); the
 //! binary puts them behind its `Formatter` trait.
 
+pub mod answer;
 mod error;
 pub mod escape;
 mod html;

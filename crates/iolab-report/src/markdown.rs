@@ -32,6 +32,7 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
         &host.memory_bytes.map_or("unknown".into(), format_bytes),
     );
     row("virtualization", &or(&host.virtualization));
+    crate::answer::markdown(&mut s, data);
 
     s.push_str("\n## Findings\n\n");
     if data.findings.is_empty() {

@@ -32,79 +32,23 @@ pub struct FactorLevels {
     pub levels: Vec<String>,
 }
 
-/// A level's name, as configuration labels write it: a scalar's text, a table level's
-/// `name`, or `#i` (1-based) for a table without one.
-fn level_name(v: &Value, index: usize) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Object(t) => match t.get("name") {
-            Some(Value::String(s)) => s.clone(),
-            _ => format!("#{}", index + 1),
-        },
-        other => other.to_string(),
-    }
-}
-
 /// The experiment's factors and each configuration's level of each (`None`: the
-/// configuration has no such factor). Factors and levels come from the resolved
-/// specification (`factors`: `[{name, levels}]`, in the file's order): an experiment a
-/// command made has the list empty, and no factors even when it gave its configurations
-/// some (a kind's matrix of configurations drawn its own way, as heatmaps) — unless the
-/// command lists them (a range of thread counts lists `threads`). A level only a configuration
-/// has is added in the order the configurations show it; without the list at all (a
-/// database from before it), the configurations' factors are taken in that order.
+/// configuration has no such factor), as [`iolab_compare::factors`] reads them from the
+/// resolved specification and the configurations.
 pub(crate) fn factors(
     spec: &Value,
     configs: &[Config],
 ) -> (Vec<FactorLevels>, Vec<Vec<Option<usize>>>) {
-    let mut names: Vec<String> = Vec::new();
-    let mut values: Vec<Vec<Value>> = Vec::new();
-    let listed = spec.get("factors").and_then(Value::as_array);
-    if let Some(list) = listed {
-        for f in list {
-            let (Some(name), Some(levels)) = (
-                f.get("name").and_then(Value::as_str),
-                f.get("levels").and_then(Value::as_array),
-            ) else {
-                continue;
-            };
-            names.push(name.to_string());
-            values.push(levels.clone());
-        }
-    }
-    for c in configs.iter().filter(|_| listed.is_none()) {
-        for name in c.factors.keys() {
-            if !names.contains(name) {
-                names.push(name.clone());
-                values.push(Vec::new());
-            }
-        }
-    }
-    let mut at = Vec::with_capacity(configs.len());
-    for c in configs {
-        let levels = names
-            .iter()
-            .zip(values.iter_mut())
-            .map(|(name, vs)| {
-                let v = c.factors.get(name)?;
-                Some(vs.iter().position(|x| x == v).unwrap_or_else(|| {
-                    vs.push(v.clone());
-                    vs.len() - 1
-                }))
-            })
-            .collect();
-        at.push(levels);
-    }
-    let factors = names
+    let factors = iolab_compare::factors(spec, configs.iter().map(|c| &c.factors));
+    let at = configs
+        .iter()
+        .map(|c| factors.iter().map(|f| f.level_of(&c.factors)).collect())
+        .collect();
+    let factors = factors
         .into_iter()
-        .zip(values)
-        .map(|(name, vs)| FactorLevels {
-            name,
-            levels: vs
-                .iter()
-                .enumerate()
-                .map(|(i, v)| level_name(v, i))
-                .collect(),
+        .map(|f| FactorLevels {
+            name: f.name,
+            levels: f.levels.into_iter().map(|l| l.name).collect(),
         })
         .collect();
     (factors, at)

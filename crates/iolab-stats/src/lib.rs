@@ -57,7 +57,7 @@ pub mod welford;
 pub use bootstrap::Bootstrap;
 pub use compare::{
     compare, compare_family, holm_adjust, mann_whitney_u, ratio_of_means, welch_t_test,
-    CompareOptions, Comparison, MannWhitney, RatioOfMeans, Verdict, WelchTest,
+    CompareOptions, Comparison, MannWhitney, PositiveRatio, RatioOfMeans, Verdict, WelchTest,
 };
 pub use dist::{normal_cdf, normal_quantile, StudentT};
 pub use error::StatsError;

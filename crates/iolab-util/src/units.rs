@@ -147,6 +147,83 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A value of a metric in `unit`, in the unit that reads best, with about three significant
+/// digits: durations (`ns`, `us`, `ms`, `s`) as [`format_ns`] writes them, sizes (`B`,
+/// `bytes`, `KiB`, `MiB`, `GiB`) and byte rates (`B/s`, `KiB/s`, `MiB/s`, `GiB/s`) in binary
+/// units, other rates (`op/s`, `txn/s`) with k/M; anything else as a plain number followed by
+/// its unit. Never an exponent for the magnitudes storage shows (`3.326e9` ns is `3.33 s`).
+pub fn format_quantity(value: f64, unit: &str) -> String {
+    const BYTES: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if !value.is_finite() {
+        return "–".to_string();
+    }
+    let scaled = |v: f64, base: f64, names: &[&str], suffix: &str| {
+        let mut v = v;
+        let mut i = 0;
+        while v.abs() >= base && i + 1 < names.len() {
+            v /= base;
+            i += 1;
+        }
+        format!("{} {}{suffix}", sig3(v), names[i])
+    };
+    let ns = match unit {
+        "ns" => Some(1.0),
+        "us" | "µs" => Some(1e3),
+        "ms" => Some(1e6),
+        "s" => Some(1e9),
+        _ => None,
+    };
+    if let Some(k) = ns {
+        return format_ns(value * k);
+    }
+    let (rate, base_unit) = match unit.strip_suffix("/s") {
+        Some(u) => (true, u),
+        None => (false, unit),
+    };
+    let shift = match base_unit {
+        "B" | "bytes" => Some(0),
+        "KiB" => Some(1),
+        "MiB" => Some(2),
+        "GiB" => Some(3),
+        _ => None,
+    };
+    if let Some(shift) = shift {
+        let bytes = value * 1024f64.powi(shift);
+        return scaled(bytes, 1024.0, &BYTES, if rate { "/s" } else { "" });
+    }
+    if rate {
+        let names = [
+            base_unit,
+            &format!("k {base_unit}"),
+            &format!("M {base_unit}"),
+        ];
+        let names: Vec<&str> = names.iter().map(|s| s.as_ref()).collect();
+        return scaled(value, 1000.0, &names, "/s");
+    }
+    if unit.is_empty() {
+        sig3(value)
+    } else {
+        format!("{} {unit}", sig3(value))
+    }
+}
+
+/// About three significant digits, without exponent below 10¹⁵ (larger numbers are written
+/// whole).
+fn sig3(v: f64) -> String {
+    let a = v.abs();
+    let decimals = if a == 0.0 || a >= 100.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        // 0.0123: three significant digits after the leading zeros, at most 6 decimals.
+        ((-a.log10()).floor() as usize + 3).min(6)
+    };
+    format!("{v:.decimals$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,5 +295,23 @@ mod tests {
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(thousands(123), "123");
+    }
+
+    #[test]
+    fn quantities_in_human_units() {
+        assert_eq!(format_quantity(3_326_103_438.0, "ns"), "3.33 s");
+        assert_eq!(format_quantity(2.5, "s"), "2.50 s");
+        assert_eq!(format_quantity(3.326e9, "B"), "3.10 GiB");
+        assert_eq!(format_quantity(512.0, "bytes"), "512 B");
+        assert_eq!(format_quantity(2048.0, "KiB"), "2.00 MiB");
+        assert_eq!(format_quantity(812.4, "MiB/s"), "812 MiB/s");
+        assert_eq!(format_quantity(4096.0, "MiB/s"), "4.00 GiB/s");
+        assert_eq!(format_quantity(1536.0, "B/s"), "1.50 KiB/s");
+        assert_eq!(format_quantity(12_345.0, "op/s"), "12.3 k op/s");
+        assert_eq!(format_quantity(2.5e6, "op/s"), "2.50 M op/s");
+        assert_eq!(format_quantity(950.0, "op/s"), "950 op/s");
+        assert_eq!(format_quantity(12.345, "%"), "12.3 %");
+        assert_eq!(format_quantity(0.01234, ""), "0.0123");
+        assert_eq!(format_quantity(f64::NAN, "ns"), "–");
     }
 }

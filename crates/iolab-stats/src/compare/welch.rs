@@ -17,6 +17,8 @@ pub struct WelchTest {
     pub df: f64,
     /// Two-sided p-value from the exact t distribution with `df` degrees of freedom.
     pub p_value: f64,
+    /// Standard error of the difference, √(s_a²/n_a + s_b²/n_b).
+    pub se: f64,
     /// Confidence interval of the difference x̄_b − x̄_a at the requested level.
     pub diff: Interval,
 }
@@ -53,6 +55,7 @@ pub fn welch_t_test(baseline: &Sample, candidate: &Sample, level: Level) -> Welc
         t,
         df,
         p_value: dist.two_sided_p(t),
+        se,
         diff: Interval {
             estimate: diff,
             lower: diff - hw,

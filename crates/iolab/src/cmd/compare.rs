@@ -11,16 +11,21 @@ use crate::output::{self, context};
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  iolab compare                          # the newest experiment, first configuration as baseline\n  iolab compare 3 --baseline 'journal=ordered' --metric lat_p99_ns\n  iolab compare 4 7                      # pool two experiments (e.g. after `iolab import`)\n  iolab compare --fail-if-slower 5       # exit 1 on a regression of more than 5%\n\nA difference is claimed only when Welch's p, Holm-adjusted over the comparisons of a\nmetric, is below 0.05 and the 95% interval of the ratio of means (Fieller) excludes 1.\nWhen several experiments have a configuration of the same label, it is shown as #ID:label."
+    after_help = "Examples:\n  iolab compare                          # the newest experiment: each factor's effect within the others\n  iolab compare 3 --baseline 'journal=ordered' --metric lat_p99_ns\n  iolab compare --flat                   # every configuration against the first one\n  iolab compare 4 7                      # pool two experiments (e.g. after `iolab import`)\n  iolab compare --fail-if-slower 5       # exit 1 on a regression of more than 5%\n\nWith factors, each level of each factor is compared with the baseline level within each\ncombination of the other factors, and the answer said in one sentence per factor and\nmetric. A difference is claimed only when Welch's p on the logarithms, Holm-adjusted over\nthe comparisons of a metric, is below 0.05 and the 95% interval of the ratio excludes 1;\n\"no effect within ±x %\" when that interval lies within ±5 % of 1; \"too few runs to tell\"\nwhen it spans 10× or more. When several experiments have a configuration of the same\nlabel, it is shown as #ID:label."
 )]
 pub struct CompareArgs {
     /// Experiment ids (as `iolab list` shows them) or uuids; several pool their
     /// configurations; default: the newest
     #[arg(value_name = "ID")]
     pub ids: Vec<String>,
-    /// The configuration the others are compared with (its label); default: the first
+    /// The baseline: a configuration's label (its levels are each factor's baseline level),
+    /// or `factor=level ...`; default: the first configuration, each factor's first level
     #[arg(long, value_name = "LABEL")]
     pub baseline: Option<String>,
+    /// Every configuration against the baseline configuration in one table, instead of each
+    /// factor within the others (the default when the experiment has factors)
+    #[arg(long)]
+    pub flat: bool,
     /// A metric to compare (repeatable; the first is the headline); default: the headline
     /// metrics recorded (ops_per_s, mib_per_s, lat_mean_ns, lat_p99_ns)
     #[arg(long = "metric", value_name = "M")]
@@ -102,6 +107,9 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
     );
     options.baseline = args.baseline.clone();
     let comparison = iolab_compare::compare(&loaded.configs, &options).map_err(compare_error)?;
+    let answers = iolab_compare::answers(&loaded.configs, &loaded.factors, &options)
+        .map_err(compare_error)?;
+    let answers = (!answers.factors.is_empty()).then_some(answers);
     let regressions = match args.fail_if_slower {
         Some(pct) => Some((pct, comparison.slower_than(pct).map_err(compare_error)?)),
         None => None,
@@ -128,9 +136,14 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
     let report = CompareReport {
         experiments: loaded.experiments,
         comparison,
+        answers,
         configs,
     };
-    output::print_json_or(args.json, &output::compare::Human, &report)?;
+    output::print_json_or(
+        args.json,
+        &output::compare::Human { flat: args.flat },
+        &report,
+    )?;
     match regressions {
         Some((pct, r)) if !r.is_empty() => {
             let list: Vec<String> = r

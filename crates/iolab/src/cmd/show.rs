@@ -46,6 +46,7 @@ pub fn load(store: &Store, id: ExperimentId) -> Result<ShowReport, StoreError> {
             headline.insert(0, d.clone());
         }
     }
+    let answers = answers(store, id, &headline)?;
     let mut configs = Vec::with_capacity(d.configs.len());
     for c in d.configs {
         let ok = store.ok_metrics(c.id)?;
@@ -91,6 +92,7 @@ pub fn load(store: &Store, id: ExperimentId) -> Result<ShowReport, StoreError> {
         })
         .collect();
     Ok(ShowReport {
+        answers,
         experiment: d.experiment,
         metric,
         headline,
@@ -98,4 +100,33 @@ pub fn load(store: &Store, id: ExperimentId) -> Result<ShowReport, StoreError> {
         configs,
         runs,
     })
+}
+
+/// Each factor's effect on the headline metrics recorded, against each factor's first level
+/// (`None` without factors of two levels or more).
+fn answers(
+    store: &Store,
+    id: ExperimentId,
+    headline: &[iolab_store::MetricDef],
+) -> Result<Option<iolab_compare::Answers>, StoreError> {
+    let loaded = match iolab_compare::load(store, &[id]) {
+        Ok(l) => l,
+        Err(iolab_compare::CompareError::Store(e)) => return Err(e),
+        Err(_) => return Ok(None),
+    };
+    let recorded = iolab_compare::available_metrics(&loaded.configs);
+    let specs: Vec<_> = headline
+        .iter()
+        .filter(|d| recorded.iter().any(|m| *m == d.name))
+        .map(|d| iolab_compare::metric_spec(&d.name, &loaded.metrics))
+        .collect();
+    if specs.is_empty() || loaded.factors.is_empty() {
+        return Ok(None);
+    }
+    let options = iolab_compare::Options::new(specs);
+    Ok(
+        iolab_compare::answers(&loaded.configs, &loaded.factors, &options)
+            .ok()
+            .filter(|a| !a.factors.is_empty()),
+    )
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use iolab_compare::{Comparison, ExperimentRef};
+use iolab_compare::{Answers, Comparison, ExperimentRef};
 use serde::Serialize;
 
 use super::context::CheckCount;
@@ -16,6 +16,8 @@ pub struct CompareReport {
     pub experiments: Vec<ExperimentRef>,
     #[serde(flatten)]
     pub comparison: Comparison,
+    /// Each factor's effect within the combinations of the others (`None` without factors).
+    pub answers: Option<Answers>,
     /// In the comparison's configuration order.
     pub configs: Vec<ConfigContext>,
 }
@@ -34,8 +36,11 @@ impl Document for CompareReport {
     const KIND: Kind = Kind::Compare;
 }
 
-/// The experiments, one table per metric, then the checks that fired.
-pub struct Human;
+/// The experiments, the per-factor view (or, `flat` or without factors, one table per
+/// metric of every configuration against the baseline), then the checks that fired.
+pub struct Human {
+    pub flat: bool,
+}
 
 impl Formatter<CompareReport> for Human {
     fn write(&self, r: &CompareReport, out: &mut dyn Write) -> io::Result<()> {
@@ -45,7 +50,10 @@ impl Formatter<CompareReport> for Human {
             .map(|e| format!("#{} {}", e.id, e.name))
             .collect();
         writeln!(out, "experiment: {}", names.join(", "))?;
-        iolab_compare::render_text(&r.comparison, out)?;
+        match &r.answers {
+            Some(a) if !self.flat => iolab_compare::render_answers(a, out)?,
+            _ => iolab_compare::render_text(&r.comparison, out)?,
+        }
         let fired: Vec<_> = r
             .configs
             .iter()

@@ -66,6 +66,9 @@ impl Formatter<ShowReport> for Human {
             count(RunStatus::Failed),
             count(RunStatus::Interrupted)
         )?;
+        if let Some(a) = &r.answers {
+            iolab_compare::render_sentences(a, out)?;
+        }
         write_table(r, out)?;
         if r.single_run {
             writeln!(

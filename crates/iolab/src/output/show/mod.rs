@@ -19,6 +19,9 @@ use super::json::{Document, Kind};
 #[derive(Debug, Serialize)]
 pub struct ShowReport {
     pub experiment: Experiment,
+    /// Each factor's effect within the combinations of the others, on the headline metrics
+    /// (`None` without factors); printed first.
+    pub answers: Option<iolab_compare::Answers>,
     /// The stopping rule's metric.
     pub metric: String,
     /// The headline metrics (their stored definitions): the table's columns.

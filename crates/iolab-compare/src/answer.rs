@@ -1,0 +1,695 @@
+//! The answer an experiment gives: per factor and metric, the effect of each level against
+//! the baseline level *within each combination of the other factors*, as a ratio with its 95%
+//! interval and a verdict, in one sentence ("bs=64k 12.3× [11.0, 13.8] faster than bs=4k",
+//! "no effect within ±3 %", "too few runs to tell").
+//!
+//! Each comparison is a pair of configurations that differ in this factor only, judged as
+//! `iolab compare` judges its rows (ratio interval on the log scale, Holm over the family of
+//! this factor's comparisons on this metric). A comparison whose interval contains 1 and lies
+//! within ±[`NO_EFFECT_BAND_PCT`] % of it is "no effect within ±x %", x its farthest bound
+//! rounded up. When every combination of the other factors gives the same verdict and their
+//! intervals overlap (one ratio fits them all) it is said once, with the geometric mean of
+//! their ratios and its interval on the log scale
+//! ([`iolab_stats::compare::pool_log_ratios`]): the average effect over the combinations
+//! measured. When they differ, the sentence says where (docs/statistics.md, "The answer").
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use iolab_stats::compare::{pool_log_ratios, MAX_RATIO_SPAN};
+use serde::Serialize;
+
+use crate::{
+    available_metrics, find_baseline, fmt_mean, fmt_p, fmt_ratio, fmt_ratio_ci, judge, pair,
+    values, write_table, CompareError, ConfigData, Factor, Options, Pair, RowVerdict,
+};
+
+/// "No effect" is said when the ratio's interval lies within this many percent of 1.
+pub const NO_EFFECT_BAND_PCT: f64 = 5.0;
+
+/// Every factor's effect on every metric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answers {
+    /// Confidence level of the intervals (0.95).
+    pub level: f64,
+    /// See [`NO_EFFECT_BAND_PCT`].
+    pub no_effect_band_pct: f64,
+    /// An interval spanning this factor (upper/lower) or more is "too few runs to tell".
+    pub max_ratio_span: f64,
+    /// In the experiment file's order; factors with one level are left out.
+    pub factors: Vec<FactorAnswer>,
+}
+
+/// One factor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FactorAnswer {
+    pub factor: String,
+    /// The baseline level's name.
+    pub baseline: String,
+    /// The other factors that vary, whose combinations the comparisons are made within.
+    pub others: Vec<String>,
+    /// One per metric, in the order asked.
+    pub metrics: Vec<MetricAnswer>,
+}
+
+/// One factor on one metric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricAnswer {
+    pub metric: String,
+    pub title: String,
+    pub unit: String,
+    pub higher_is_better: Option<bool>,
+    /// Each other level against the baseline level, in the file's order.
+    pub levels: Vec<LevelAnswer>,
+}
+
+/// One level against the baseline level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LevelAnswer {
+    pub level: String,
+    /// The same in every combination, or `mixed`.
+    pub effect: Effect,
+    /// The answer in words.
+    pub sentence: String,
+    /// Candidate / baseline over the combinations: the geometric mean of their ratios, with
+    /// its interval when they are all on the log scale (`None` for mixed effects).
+    pub ratio: Option<f64>,
+    pub ratio_ci: Option<[f64; 2]>,
+    /// For `no_effect` and `no_significant_difference`: the farthest bound of the intervals
+    /// from 1, in percent, rounded up.
+    pub within_pct: Option<f64>,
+    /// One per combination of the other factors that has both levels.
+    pub cells: Vec<CellEffect>,
+}
+
+/// One pair of configurations that differ in the factor only.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellEffect {
+    /// The other factors' levels, `readers=1 workload=oltp` (empty without other factors).
+    pub within: String,
+    pub config: String,
+    pub baseline_config: String,
+    pub n: usize,
+    pub n_baseline: usize,
+    pub mean: Option<f64>,
+    pub ci: Option<[f64; 2]>,
+    pub baseline_mean: Option<f64>,
+    pub ratio: Option<f64>,
+    pub ratio_ci: Option<[f64; 2]>,
+    /// Holm-adjusted over the factor's comparisons on this metric.
+    pub p_adjusted: Option<f64>,
+    /// As `iolab compare` judges it.
+    pub verdict: RowVerdict,
+    pub effect: Effect,
+    pub within_pct: Option<f64>,
+}
+
+/// What a comparison, or a level over all its comparisons, shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    Faster,
+    Slower,
+    /// For a metric of unknown direction.
+    Higher,
+    Lower,
+    /// The interval lies within ±[`NO_EFFECT_BAND_PCT`] % of 1 (or the exact values agree).
+    NoEffect,
+    /// The interval contains 1 but reaches farther than the band.
+    NoSignificantDifference,
+    /// Fewer than two runs, or an interval spanning 10× or more.
+    TooFewRuns,
+    /// The baseline's mean is 0.
+    Undefined,
+    /// Not the same in every combination of the other factors.
+    Mixed,
+}
+
+impl Effect {
+    fn word(self) -> &'static str {
+        match self {
+            Effect::Faster => "faster",
+            Effect::Slower => "slower",
+            Effect::Higher => "higher",
+            Effect::Lower => "lower",
+            Effect::NoEffect => "no effect",
+            Effect::NoSignificantDifference => "no significant difference",
+            Effect::TooFewRuns => "too few runs to tell",
+            Effect::Undefined => "undefined (baseline mean 0)",
+            Effect::Mixed => "mixed",
+        }
+    }
+
+    fn directional(self) -> bool {
+        matches!(
+            self,
+            Effect::Faster | Effect::Slower | Effect::Higher | Effect::Lower
+        )
+    }
+}
+
+/// The farthest bound of `ci` from 1, in percent, rounded up (to 0.1 below 1 %).
+fn reach_pct(ci: [f64; 2]) -> f64 {
+    let pct = (ci[1] - 1.0).max(1.0 - ci[0]).max(0.0) * 100.0;
+    // 4.000000001 % is 4 %: the bounds went through exp and ln.
+    let pct = (pct * 1e6).round() / 1e6;
+    if pct < 1.0 {
+        (pct * 10.0).ceil() / 10.0
+    } else {
+        pct.ceil()
+    }
+}
+
+fn cell_effect(v: RowVerdict, ci: Option<[f64; 2]>) -> (Effect, Option<f64>) {
+    match v {
+        RowVerdict::Faster => (Effect::Faster, None),
+        RowVerdict::Slower => (Effect::Slower, None),
+        RowVerdict::Higher => (Effect::Higher, None),
+        RowVerdict::Lower => (Effect::Lower, None),
+        RowVerdict::Identical => (Effect::NoEffect, Some(0.0)),
+        RowVerdict::NoSignificantDifference => match ci {
+            Some(ci) => {
+                let w = reach_pct(ci);
+                if w <= NO_EFFECT_BAND_PCT {
+                    (Effect::NoEffect, Some(w))
+                } else {
+                    (Effect::NoSignificantDifference, Some(w))
+                }
+            }
+            None => (Effect::TooFewRuns, None),
+        },
+        RowVerdict::Undefined => (Effect::Undefined, None),
+        RowVerdict::TooFewRuns | RowVerdict::Inconclusive | RowVerdict::Baseline => {
+            (Effect::TooFewRuns, None)
+        }
+    }
+}
+
+/// A ratio as a factor ≥ 1 with its interval, the word carrying the direction.
+fn magnitude(r: f64, ci: Option<[f64; 2]>) -> String {
+    let (m, ci) = if r < 1.0 && r > 0.0 {
+        (1.0 / r, ci.map(|c| [1.0 / c[1], 1.0 / c[0]]))
+    } else {
+        (r, ci)
+    };
+    match ci {
+        Some(c) if c[0] != c[1] => format!(
+            "{}× [{}, {}]",
+            fmt_ratio(m),
+            fmt_ratio(c[0]),
+            fmt_ratio(c[1])
+        ),
+        _ => format!("{}×", fmt_ratio(m)),
+    }
+}
+
+/// Where a statement holds: "" without other factors, else "in readers=1", "at each of the 3
+/// levels of readers", "in all 4 combinations of readers × workload".
+fn scope(others: &[String], cells: &[CellEffect]) -> String {
+    match (others.len(), cells.len()) {
+        (0, _) => String::new(),
+        (_, 1) => format!(" in {}", cells[0].within),
+        (1, m) => format!(" at each of the {m} levels of {}", others[0]),
+        (_, m) => format!(" in all {m} combinations of {}", others.join(" × ")),
+    }
+}
+
+/// The names a level's sentence uses.
+struct Names<'a> {
+    factor: &'a str,
+    base: &'a str,
+    level: &'a str,
+    title: &'a str,
+    others: &'a [String],
+}
+
+/// Words a level's comparisons.
+fn level_answer(
+    names: &Names<'_>,
+    cells: Vec<CellEffect>,
+    positives: &[Option<iolab_stats::compare::PositiveRatio>],
+    level_ci: iolab_stats::Level,
+) -> LevelAnswer {
+    let &Names {
+        factor,
+        base,
+        level,
+        title,
+        others,
+    } = names;
+    let first = cells[0].effect;
+    let same = cells.iter().all(|c| c.effect == first);
+    let vs = format!("{factor}={level} vs {factor}={base}");
+    let within = cells
+        .iter()
+        .filter_map(|c| c.within_pct)
+        .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))));
+    let mut answer = LevelAnswer {
+        level: level.to_string(),
+        effect: if same { first } else { Effect::Mixed },
+        sentence: String::new(),
+        ratio: None,
+        ratio_ci: None,
+        within_pct: None,
+        cells: Vec::new(),
+    };
+    // Said once only when one ratio is compatible with every combination's interval (they
+    // overlap): pooling a 2× and a 4× into "2.8×" would describe neither.
+    let all: Option<Vec<_>> = positives.iter().copied().collect();
+    let pooled = all.and_then(|p| pool_log_ratios(&p, level_ci));
+    let cis: Option<Vec<[f64; 2]>> = cells.iter().map(|c| c.ratio_ci).collect();
+    let homogeneous = match cis {
+        Some(cis) => {
+            let lo = cis.iter().map(|c| c[0]).fold(0.0, f64::max);
+            let hi = cis.iter().map(|c| c[1]).fold(f64::INFINITY, f64::min);
+            lo <= hi
+        }
+        None => cells.iter().all(|c| c.ratio == cells[0].ratio),
+    };
+    if same && first.directional() && !homogeneous {
+        let list: Vec<String> = cells
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} in {}",
+                    magnitude(c.ratio.unwrap_or(f64::NAN), c.ratio_ci),
+                    c.within
+                )
+            })
+            .collect();
+        answer.sentence = format!(
+            "{title}: {factor}={level} {} than {factor}={base}{}, by different amounts: {}",
+            first.word(),
+            scope(others, &cells),
+            list.join(", ")
+        );
+    } else if same {
+        if let Some(p) = pooled {
+            answer.ratio = Some(p.estimate);
+            answer.ratio_ci = Some([p.lower, p.upper]);
+        } else if cells.len() == 1 {
+            answer.ratio = cells[0].ratio;
+            answer.ratio_ci = cells[0].ratio_ci;
+        } else if let Some(rs) = cells.iter().map(|c| c.ratio).collect::<Option<Vec<f64>>>() {
+            // Exact ratios (deterministic configurations): their geometric mean.
+            let g = rs.iter().map(|r| r.ln()).sum::<f64>() / rs.len() as f64;
+            answer.ratio = Some(g.exp());
+        }
+        let where_ = scope(others, &cells);
+        answer.within_pct = within;
+        answer.sentence = match first {
+            e if e.directional() => {
+                let each = if cells.len() > 1 {
+                    let ms: Vec<f64> = cells
+                        .iter()
+                        .filter_map(|c| c.ratio)
+                        .map(|r| if r < 1.0 { 1.0 / r } else { r })
+                        .collect();
+                    let lo = ms.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = ms.iter().copied().fold(0.0, f64::max);
+                    if fmt_ratio(lo) == fmt_ratio(hi) {
+                        format!(" (geometric mean of the {})", cells.len())
+                    } else {
+                        format!(
+                            " (geometric mean of {}× to {}×)",
+                            fmt_ratio(lo),
+                            fmt_ratio(hi)
+                        )
+                    }
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{title}: {factor}={level} {} {} than {factor}={base}{where_}{each}",
+                    magnitude(answer.ratio.unwrap_or(f64::NAN), answer.ratio_ci),
+                    e.word()
+                )
+            }
+            Effect::NoEffect => format!("{title}: {vs}: {}{where_}", no_effect(within)),
+            Effect::NoSignificantDifference => format!(
+                "{title}: {vs}: no significant difference{where_}, but effects up to ±{} % are not ruled out (more runs would tell)",
+                fmt_pct(within.unwrap_or(0.0))
+            ),
+            other => format!("{title}: {vs}: {}{where_}", other.word()),
+        };
+    } else {
+        // Say where: each kind of outcome with the combinations it holds in.
+        let mut groups: BTreeMap<Effect, Vec<&CellEffect>> = BTreeMap::new();
+        for c in &cells {
+            groups.entry(c.effect).or_default().push(c);
+        }
+        let parts: Vec<String> = groups
+            .into_iter()
+            .map(|(e, cs)| {
+                let list = |f: &dyn Fn(&CellEffect) -> String| {
+                    cs.iter().map(|c| f(c)).collect::<Vec<_>>().join(", ")
+                };
+                if e.directional() {
+                    format!(
+                        "{} in {}",
+                        e.word(),
+                        list(&|c| format!(
+                            "{} ({})",
+                            c.within,
+                            magnitude(c.ratio.unwrap_or(f64::NAN), c.ratio_ci)
+                        ))
+                    )
+                } else if e == Effect::NoEffect {
+                    let w = cs.iter().filter_map(|c| c.within_pct).fold(0.0, f64::max);
+                    format!("{} in {}", no_effect(Some(w)), list(&|c| c.within.clone()))
+                } else {
+                    format!("{} in {}", e.word(), list(&|c| c.within.clone()))
+                }
+            })
+            .collect();
+        answer.sentence = format!("{title}: {vs}: {}", parts.join("; "));
+    }
+    answer.cells = cells;
+    answer
+}
+
+/// "no effect within ±x %", or "no effect (identical values)" when nothing varied.
+fn no_effect(within: Option<f64>) -> String {
+    match within {
+        Some(w) if w > 0.0 => format!("no effect within ±{} %", fmt_pct(w)),
+        _ => "no effect (identical values)".into(),
+    }
+}
+
+fn fmt_pct(p: f64) -> String {
+    if p < 1.0 && p > 0.0 {
+        format!("{p:.1}")
+    } else {
+        format!("{p:.0}")
+    }
+}
+
+/// In one combination of the other factors, a configuration per level of the factor.
+type LevelConfigs = BTreeMap<usize, usize>;
+
+/// Each factor's effect on each metric of `options`, within the combinations of the other
+/// factors. `options.baseline` names a configuration (whose levels are the baselines) or
+/// `factor=level …` pairs; a factor it does not name has its first level (in the file's
+/// order) as baseline.
+pub fn answers(
+    configs: &[ConfigData],
+    factors: &[Factor],
+    options: &Options,
+) -> Result<Answers, CompareError> {
+    if configs.is_empty() {
+        return Err(CompareError::NoConfigs);
+    }
+    if options.metrics.is_empty() {
+        return Err(CompareError::NoMetrics);
+    }
+    let available = available_metrics(configs);
+    if let Some(m) = options
+        .metrics
+        .iter()
+        .find(|m| !available.contains(&m.name))
+    {
+        return Err(CompareError::UnknownMetric {
+            metric: m.name.clone(),
+            available: available.join(", "),
+        });
+    }
+    let at: Vec<Vec<Option<usize>>> = configs
+        .iter()
+        .map(|c| factors.iter().map(|f| f.level_of(&c.factors)).collect())
+        .collect();
+    // Per factor, its levels that some configuration has.
+    let present: Vec<Vec<usize>> = (0..factors.len())
+        .map(|f| {
+            let mut ls: Vec<usize> = at.iter().filter_map(|a| a[f]).collect();
+            ls.sort_unstable();
+            ls.dedup();
+            ls
+        })
+        .collect();
+    let mut baseline: Vec<Option<usize>> = present.iter().map(|ls| ls.first().copied()).collect();
+    if let Some(label) = &options.baseline {
+        match find_baseline(configs, label) {
+            Ok(i) => {
+                for (b, l) in baseline.iter_mut().zip(&at[i]) {
+                    if l.is_some() {
+                        *b = *l;
+                    }
+                }
+            }
+            Err(e @ CompareError::UnknownBaseline { .. }) => {
+                let pairs = crate::factors::parse_levels(factors, label).ok_or(e)?;
+                for (f, l) in pairs {
+                    baseline[f] = Some(l);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let varying: Vec<usize> = (0..factors.len())
+        .filter(|&f| present[f].len() > 1)
+        .collect();
+    let mut out = Vec::new();
+    for &f in &varying {
+        let Some(base) = baseline[f] else { continue };
+        let others: Vec<usize> = varying.iter().copied().filter(|&g| g != f).collect();
+        // Combinations of the other factors, in the configurations' order; in each, the
+        // first configuration of each level of `f`.
+        let mut cells: Vec<(Vec<Option<usize>>, LevelConfigs)> = Vec::new();
+        for (i, a) in at.iter().enumerate() {
+            let Some(l) = a[f] else { continue };
+            let key: Vec<Option<usize>> = (0..factors.len())
+                .filter(|&g| g != f)
+                .map(|g| a[g])
+                .collect();
+            let ci = match cells.iter().position(|(k, _)| *k == key) {
+                Some(ci) => ci,
+                None => {
+                    cells.push((key, BTreeMap::new()));
+                    cells.len() - 1
+                }
+            };
+            cells[ci].1.entry(l).or_insert(i);
+        }
+        let within = |i: usize| -> String {
+            others
+                .iter()
+                .map(|&g| {
+                    let l = at[i][g].map_or("–", |l| factors[g].levels[l].name.as_str());
+                    format!("{}={l}", factors[g].name)
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let other_names: Vec<String> = others.iter().map(|&g| factors[g].name.clone()).collect();
+        let name = &factors[f].name;
+        let base_name = &factors[f].levels[base].name;
+        let mut metrics = Vec::new();
+        for spec in &options.metrics {
+            // The family: every (level, combination) pair with both configurations.
+            let mut slots: Vec<(usize, usize, usize)> = Vec::new(); // (level, base cfg, cfg)
+            for &l in present[f].iter().filter(|&&l| l != base) {
+                for (_, by_level) in &cells {
+                    if let (Some(&b), Some(&c)) = (by_level.get(&base), by_level.get(&l)) {
+                        slots.push((l, b, c));
+                    }
+                }
+            }
+            let pairs: Vec<Pair> = slots
+                .iter()
+                .map(|&(_, b, c)| pair(&configs[b], &configs[c], spec, options.level))
+                .collect();
+            let verdicts = judge(&pairs, spec, options.level);
+            let unit = configs
+                .iter()
+                .find_map(|c| c.metrics.get(&spec.name))
+                .map(|m| m.unit.clone())
+                .unwrap_or_default();
+            let mut levels = Vec::new();
+            for &l in present[f].iter().filter(|&&l| l != base) {
+                let mut cell_effects = Vec::new();
+                let mut positives = Vec::new();
+                for ((&(sl, b, c), p), &(verdict, adj)) in slots.iter().zip(&pairs).zip(&verdicts) {
+                    if sl != l {
+                        continue;
+                    }
+                    let (effect, within_pct) = cell_effect(verdict, p.ratio_ci);
+                    let stats = |i: usize| {
+                        let v = values(&configs[i], &spec.name);
+                        let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+                        let ci = iolab_stats::Sample::from_slice(v)
+                            .ok()
+                            .map(|s| iolab_stats::Summary::new(&s, options.level).ci)
+                            .map(|ci| [ci.lower, ci.upper]);
+                        (v.len(), mean, ci)
+                    };
+                    let (n, mean, ci) = stats(c);
+                    let (n_baseline, baseline_mean, _) = stats(b);
+                    positives.push(p.positive);
+                    cell_effects.push(CellEffect {
+                        within: within(c),
+                        config: configs[c].label.clone(),
+                        baseline_config: configs[b].label.clone(),
+                        n,
+                        n_baseline,
+                        mean,
+                        ci,
+                        baseline_mean,
+                        ratio: p.ratio,
+                        ratio_ci: p.ratio_ci,
+                        p_adjusted: adj,
+                        verdict,
+                        effect,
+                        within_pct,
+                    });
+                }
+                if cell_effects.is_empty() {
+                    continue;
+                }
+                let names = Names {
+                    factor: name,
+                    base: base_name,
+                    level: &factors[f].levels[l].name,
+                    title: spec.title(),
+                    others: &other_names,
+                };
+                levels.push(level_answer(
+                    &names,
+                    cell_effects,
+                    &positives,
+                    options.level,
+                ));
+            }
+            if !levels.is_empty() {
+                metrics.push(MetricAnswer {
+                    metric: spec.name.clone(),
+                    title: spec.title().to_string(),
+                    unit,
+                    higher_is_better: spec.higher_is_better,
+                    levels,
+                });
+            }
+        }
+        if !metrics.is_empty() {
+            out.push(FactorAnswer {
+                factor: name.clone(),
+                baseline: base_name.clone(),
+                others: other_names,
+                metrics,
+            });
+        }
+    }
+    Ok(Answers {
+        level: options.level.get(),
+        no_effect_band_pct: NO_EFFECT_BAND_PCT,
+        max_ratio_span: MAX_RATIO_SPAN,
+        factors: out,
+    })
+}
+
+/// The sentences, one line each, under a heading that says how to read them (nothing when
+/// there are none).
+pub fn render_sentences(a: &Answers, out: &mut dyn Write) -> io::Result<()> {
+    if a.factors.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "answer (each level against the baseline level within each combination of the other factors; ratio [{}% CI]; \"no effect\" when the interval lies within ±{} %):",
+        (a.level * 100.0).round(),
+        fmt_pct(a.no_effect_band_pct)
+    )?;
+    for f in &a.factors {
+        for m in &f.metrics {
+            for l in &m.levels {
+                writeln!(out, "  {}", l.sentence)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `iolab compare`'s per-factor view: the sentences, then per factor and metric the pairs of
+/// configurations behind them.
+pub fn render_answers(a: &Answers, out: &mut dyn Write) -> io::Result<()> {
+    render_sentences(a, out)?;
+    let pct = (a.level * 100.0).round();
+    for f in &a.factors {
+        writeln!(out)?;
+        let within = if f.others.is_empty() {
+            String::new()
+        } else {
+            format!(", within each combination of {}", f.others.join(" × "))
+        };
+        writeln!(
+            out,
+            "factor {} (baseline {}={}{within}):",
+            f.factor, f.factor, f.baseline
+        )?;
+        for m in &f.metrics {
+            let direction = match m.higher_is_better {
+                Some(true) => "higher is better",
+                Some(false) => "lower is better",
+                None => "direction unknown",
+            };
+            let unit = if m.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", m.unit)
+            };
+            writeln!(out, "{}{unit} ({direction})", m.metric)?;
+            let mut table = vec![vec![
+                "configuration".to_string(),
+                "vs".into(),
+                "n".into(),
+                format!("mean ± {pct}% CI"),
+                "baseline mean".into(),
+                format!("ratio [{pct}% CI]"),
+                "p (Welch, Holm)".into(),
+                "verdict".into(),
+            ]];
+            for l in &m.levels {
+                for c in &l.cells {
+                    let ratio = match (c.ratio, c.ratio_ci) {
+                        (Some(x), Some(ci)) if ci[0] == ci[1] => {
+                            format!("{} (exact)", fmt_ratio(x))
+                        }
+                        (Some(x), Some(ci)) => fmt_ratio_ci(x, ci),
+                        _ => "-".into(),
+                    };
+                    let verdict = match (c.effect, c.within_pct) {
+                        (Effect::NoEffect, Some(w)) if w > 0.0 => {
+                            format!("{} (within ±{} %)", c.verdict.as_str(), fmt_pct(w))
+                        }
+                        _ => c.verdict.as_str().to_string(),
+                    };
+                    table.push(vec![
+                        c.config.clone(),
+                        c.baseline_config.clone(),
+                        c.n.to_string(),
+                        fmt_mean(c.mean, c.ci, &m.unit),
+                        fmt_mean(c.baseline_mean, None, &m.unit),
+                        ratio,
+                        fmt_p(c.p_adjusted),
+                        verdict,
+                    ]);
+                }
+            }
+            write_table(
+                &table,
+                &[false, false, true, true, true, true, true, false],
+                out,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The answers' sentences as a string (for tests and messages).
+pub fn sentences(a: &Answers) -> Vec<&str> {
+    a.factors
+        .iter()
+        .flat_map(|f| &f.metrics)
+        .flat_map(|m| &m.levels)
+        .map(|l| l.sentence.as_str())
+        .collect()
+}
