@@ -280,7 +280,9 @@ fn charts(h: &mut String, data: &ReportData) {
             data.configs.len()
         );
     }
-    h.push_str("<div class=\"charts\">");
+    if bars_drawn {
+        h.push_str("<div class=\"charts\">");
+    }
     let any_data = data
         .configs
         .iter()
@@ -323,7 +325,9 @@ fn charts(h: &mut String, data: &ReportData) {
             .collect();
         h.push_str(&svg::bar_chart(&title, &bars, &d.unit));
     }
-    h.push_str("</div>");
+    if bars_drawn {
+        h.push_str("</div>");
+    }
     outliers(h, data);
     h.push_str("</section>");
 }
@@ -331,7 +335,7 @@ fn charts(h: &mut String, data: &ReportData) {
 /// Whether the headline metrics are drawn as bars, one per configuration: not when there are
 /// too many to read and the factors are drawn by level instead.
 pub(crate) fn bars_drawn(data: &ReportData) -> bool {
-    !(data.configs.len() > MANY_CONFIGS && !crate::sweep::swept(data).0.is_empty())
+    data.configs.len() <= MANY_CONFIGS || crate::sweep::swept(data).0.is_empty()
 }
 
 /// The table of outliers, when there are any.
@@ -578,6 +582,11 @@ fn latency(h: &mut String, data: &ReportData) {
         ..LineOpts::default()
     };
     if lines.len() <= CDF_LINES {
+        // Alone on its row: wider, so that its text keeps its size at full width.
+        let opts = LineOpts {
+            width: Some(1000.0),
+            ..opts
+        };
         h.push_str(&svg::line_chart("Latency CDF", &lines, &opts));
     } else {
         let per = svg::PALETTE.len();

@@ -87,7 +87,9 @@ pub fn tick_format(unit: &str, max: f64, step: f64) -> impl Fn(f64) -> String {
     };
     move |v: f64| {
         let text = group(&format!("{:.decimals$}", v / size + 0.0));
-        if symbol.is_empty() || v == 0.0 {
+        if v == 0.0 {
+            "0".to_string()
+        } else if symbol.is_empty() {
             text
         } else {
             format!("{text} {symbol}")
@@ -129,10 +131,16 @@ mod tests {
     /// The review's `3,326,103,438 ± 2,535,106,510` (ns) in the summary table.
     #[test]
     fn durations_and_sizes_are_written_in_their_unit() {
-        let ci = Some((3_326_103_438.0 - 2_535_106_510.0, 3_326_103_438.0 + 2_535_106_510.0));
+        let ci = Some((
+            3_326_103_438.0 - 2_535_106_510.0,
+            3_326_103_438.0 + 2_535_106_510.0,
+        ));
         assert_eq!(ci_text(3_326_103_438.0, ci, "ns"), "3.326 ± 2.535 s");
         assert_eq!(ci_text(463_740.0, None, "ns"), "463.7 µs");
-        assert_eq!(ci_text(2156.0, Some((412.0, 3900.0)), "op/s"), "2,156 ± 1,744");
+        assert_eq!(
+            ci_text(2156.0, Some((412.0, 3900.0)), "op/s"),
+            "2,156 ± 1,744"
+        );
         assert_eq!(with_unit(12.5 * 1048576.0, "B"), "12.50 MiB");
         assert_eq!(with_unit(f64::NAN, "ns"), "–");
         assert_eq!(title("p99 latency", "ns"), "p99 latency");

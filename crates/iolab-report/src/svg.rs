@@ -153,7 +153,11 @@ impl Axis {
             hi = lo * 10.0;
         }
         let decades = (hi / lo).log10().round() as i32;
-        let mults: &[f64] = if decades <= 2 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+        let mults: &[f64] = if decades <= 2 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0]
+        };
         let mut ticks = Vec::new();
         for d in 0..=decades {
             for &m in mults {
@@ -484,7 +488,10 @@ pub fn bar_chart(title: &str, bars: &[BarInput], unit: &str) -> String {
             x = plot.x0() - 6.0,
             y = cy + 4.0,
             full = esc(&b.label),
-            l = esc(&shorten(&labels[i], ((plot.left - 12.0) / (0.6 * TICK_PX)) as usize)),
+            l = esc(&shorten(
+                &labels[i],
+                ((plot.left - 12.0) / (0.6 * TICK_PX)) as usize
+            )),
             vx = plot.x1() + 6.0,
             v = esc(&values[i])
         );
@@ -808,7 +815,8 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
         let _ = write!(
             out,
             r#"<text class="tick" x="{p:.1}" y="{y:.1}" text-anchor="middle">{l}</text>"#,
-            y = plot.y0() + 14.0,
+            // Below the lowest y tick label's box, even at the axis's corner.
+            y = plot.y0() + 17.0,
             l = esc(label)
         );
     };
@@ -985,10 +993,11 @@ fn legend_rows(lines: &[Line], plot: &Plot) -> Vec<Vec<(f64, usize, usize)>> {
     let room = plot.inner_width();
     let entry = |l: &Line| {
         let fits = ((room - LEGEND_SWATCH - 14.0) / (0.6 * TICK_PX)).floor() as usize;
-        let chars = shorten(&l.label, LEGEND_CHARS.min(fits))
-            .chars()
-            .count();
-        (LEGEND_SWATCH + 4.0 + text_width(chars, TICK_PX) + 10.0, chars)
+        let chars = shorten(&l.label, LEGEND_CHARS.min(fits)).chars().count();
+        (
+            LEGEND_SWATCH + 4.0 + text_width(chars, TICK_PX) + 10.0,
+            chars,
+        )
     };
     let mut rows: Vec<Vec<usize>> = Vec::new();
     let mut used = f64::INFINITY;

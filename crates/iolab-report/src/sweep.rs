@@ -285,7 +285,9 @@ fn distinct_panels<'a>(
     k: usize,
     panels: &'a [Panel],
 ) -> Vec<(&'a Panel, Vec<String>)> {
-    let key = |p: &Panel| -> Vec<(String, Vec<Option<(u64, Option<(u64, u64)>)>>)> {
+    // Per line its label and, per level, the bits of the mean and of the interval.
+    type Bits = Option<(u64, Option<(u64, u64)>)>;
+    let key = |p: &Panel| -> Vec<(String, Vec<Bits>)> {
         p.series
             .iter()
             .map(|s| {
@@ -425,7 +427,10 @@ pub(crate) fn markdown(s: &mut String, data: &ReportData) {
             let _ = write!(
                 s,
                 "\n### {} by {}\n\n| |",
-                md(&crate::num::title(&data.headline[k].title, &data.headline[k].unit)),
+                md(&crate::num::title(
+                    &data.headline[k].title,
+                    &data.headline[k].unit
+                )),
                 md(&factor.name)
             );
             for l in &factor.levels {

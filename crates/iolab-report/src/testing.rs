@@ -223,7 +223,10 @@ pub fn svg_labels(html: &str) -> Vec<(String, (f64, f64), Vec<LabelBox>)> {
         let size = attr(head, "viewBox")
             .map(|v| {
                 let n: Vec<f64> = v.split(' ').filter_map(|x| x.parse().ok()).collect();
-                (n.get(2).copied().unwrap_or(0.0), n.get(3).copied().unwrap_or(0.0))
+                (
+                    n.get(2).copied().unwrap_or(0.0),
+                    n.get(3).copied().unwrap_or(0.0),
+                )
             })
             .unwrap_or((0.0, 0.0));
         let title = svg
@@ -334,9 +337,11 @@ pub fn empty_parts(html: &str) -> Vec<String> {
             .unwrap_or("?")
             .to_string();
         let rest = body.find("</h2>").map_or(body, |i| &body[i + 5..]);
-        if !["<p", "<table", "<svg", "<details", "<div", "<dl", "<ul", "<article"]
-            .iter()
-            .any(|t| rest.contains(t))
+        if ![
+            "<p", "<table", "<svg", "<details", "<div", "<dl", "<ul", "<article",
+        ]
+        .iter()
+        .any(|t| rest.contains(t))
         {
             out.push(format!("section #{id} is empty"));
         }
@@ -346,9 +351,15 @@ pub fn empty_parts(html: &str) -> Vec<String> {
         for (i, _) in html.match_indices(&close) {
             let next = html[i + close.len()..].trim_start();
             let heading_at_or_above = (2..=level).any(|l| next.starts_with(&format!("<h{l}")));
-            let closes = ["</section>", "</details>", "</div>", "</article>", "</main>"]
-                .iter()
-                .any(|c| next.starts_with(c));
+            let closes = [
+                "</section>",
+                "</details>",
+                "</div>",
+                "</article>",
+                "</main>",
+            ]
+            .iter()
+            .any(|c| next.starts_with(c));
             if heading_at_or_above || closes || next.is_empty() {
                 let start = html[..i].rfind(&format!("<h{level}")).unwrap_or(i);
                 out.push(format!(

@@ -613,3 +613,267 @@ fn a_large_sweep_folds_its_table_and_draws_no_bars() {
         assert!(section(&html, "sweep").contains("<svg"));
     }
 }
+
+/// An experiment shaped like a seed example, of 2, 12 or 182 configurations: two journal
+/// modes; journal mode × readers × setup (seed 000); associativity × policy × write policy
+/// (seed 004's sweep, a simulation: no time series, and the write policy changes nothing it
+/// measures). Throughput and latency span decades (100 readers are 1000× slower), each
+/// configuration ran twice, and a check fired on every run with evidence.
+fn seed_like(n: usize) -> ReportData {
+    let assoc: Vec<String> = (1..=12)
+        .map(|i| (1u64 << i).to_string())
+        .chain(["full".to_string()])
+        .collect();
+    let assoc: Vec<&str> = assoc.iter().map(String::as_str).collect();
+    let policy: &[&str] = &[
+        "lru",
+        "fifo",
+        "clock:m=4,s=1,i=1",
+        "clock:m=4,s=1,i=4",
+        "clock:m=16,s=1,i=1",
+        "clock:m=16,s=1,i=16",
+        "belady",
+    ];
+    let factors: Vec<(&str, &[&str])> = match n {
+        2 => vec![("journal", &["ordered", "writeback"])],
+        12 => vec![
+            ("journal", &["journal", "ordered", "writeback"]),
+            ("readers", &["1", "100"]),
+            ("setup", &["seed", "corrected"]),
+        ],
+        182 => vec![
+            ("assoc", &assoc),
+            ("policy", policy),
+            ("write_policy", &["write-through", "write-back"]),
+        ],
+        _ => unreachable!("2, 12 or 182"),
+    };
+    let configs = matrix(&factors);
+    assert_eq!(configs.len(), n);
+    let spec: Vec<serde_json::Value> = factors
+        .iter()
+        .map(|(name, levels)| json!({"name": name, "levels": levels}))
+        .collect();
+    let (mut store, exp, ids) = sweep_store(json!(spec), &configs);
+    let simulation = n == 182;
+    for (i, ((label, _), &id)) in configs.iter().zip(&ids).enumerate() {
+        let slow = if label.contains("readers=100") {
+            1e-3
+        } else {
+            1.0
+        };
+        // The write policy changes nothing here: both halves of the sweep are alike.
+        let k = if simulation { i / 2 } else { i };
+        for rep in 0..2u32 {
+            let ops = (50_000.0 + 7_000.0 * k as f64 + 900.0 * f64::from(rep)) * slow;
+            let mut r = record(id, rep, RunStatus::Ok, ops);
+            r.metrics.retain(|m| m.name != "lat_p99_ns");
+            if !simulation {
+                r.metrics.push(Metric::new("lat_p99_ns", 3e9 / ops, "ns"));
+            }
+            r.findings[0].evidence = json!({"dataset_bytes": 523_239_424u64 + i as u64,
+                "cache_bytes": 25_232_932_864u64, "ratio": 0.02, "elapsed_ns": 5_000_000_000u64});
+            if simulation {
+                r.series.clear();
+                r.monitor.clear();
+            }
+            store.record_run(&r).unwrap();
+        }
+    }
+    load(&store, exp, &[]).unwrap()
+}
+
+/// The review's reports at 1400 px: bar labels over each other (`journajournajourna…`), y
+/// ticks and titles cut at the chart's edge. Every label of every chart drawn lies inside its
+/// chart and clear of every other, at 2, 12 and 182 configurations.
+#[test]
+fn chart_labels_stay_inside_their_chart_and_apart_at_any_size() {
+    for n in [2, 12, 182] {
+        let (html, _, _) = render_all(&seed_like(n));
+        assert_structure(&html);
+        assert!(html.matches("<svg").count() >= 4, "{n}");
+        let problems = svg_label_problems(&html);
+        assert!(problems.is_empty(), "{n} configurations: {problems:#?}");
+    }
+    // The check sees what it is meant to: labels drawn on top of each other and off the edge.
+    let crowded = svg::bar_chart("t", &[], "")
+        .replace("</svg>", r#"<text class="tick" x="10" y="20">abc</text><text class="tick" x="12" y="21">abc</text><text class="tick" x="-30" y="40">cut</text></svg>"#);
+    assert_eq!(svg_label_problems(&crowded).len(), 2, "{crowded}");
+}
+
+/// The review's seed-004 report: 182 empty "Time series" headings (a simulation has none),
+/// an "Outliers: None." heading, empty sections.
+#[test]
+fn no_section_or_heading_is_empty_at_any_size() {
+    for n in [2, 12, 182] {
+        let (html, _, _) = render_all(&seed_like(n));
+        let empty = empty_parts(&html);
+        assert!(empty.is_empty(), "{n} configurations: {empty:#?}");
+        assert!(!html.contains(">None.<"));
+    }
+    // A simulation has no time series: no section for them.
+    let (html, _, _) = render_all(&seed_like(182));
+    assert!(!html.contains("id=\"timeseries\""));
+    // The check sees an empty heading.
+    assert_eq!(
+        empty_parts("<section id=\"x\"><h2>X</h2><h3>a</h3></section>").len(),
+        2
+    );
+}
+
+/// The review's summary: latencies as raw nanoseconds (`3,326,103,438 ± 2,535,106,510`) in a
+/// table wider than the page, p99 and `converged` behind a scrollbar.
+#[test]
+fn the_summary_is_narrow_and_writes_durations_in_their_units() {
+    let data = seed_like(12);
+    let (html, md, _) = render_all(&data);
+    let summary = section(&html, "summary");
+    let head = &summary[..summary.find("</thead>").unwrap()];
+    // configuration, runs, the headline metrics, converged.
+    assert_eq!(
+        head.matches("<th>").count(),
+        3 + data.headline.len(),
+        "{head}"
+    );
+    assert!(!head.contains("(ns)"), "{head}");
+    for text in [summary, md.as_str()] {
+        // No number of a million or more: 1,234,567.
+        let digits: Vec<char> = text.chars().collect();
+        for w in digits.windows(8) {
+            let s: String = w.iter().collect();
+            let b = s.as_bytes();
+            assert!(
+                !(b[0] == b','
+                    && b[4] == b','
+                    && b[1..4].iter().chain(&b[5..8]).all(u8::is_ascii_digit)),
+                "a raw number: …{s}…"
+            );
+        }
+    }
+    // The slowest configuration's p99: 3e9 / 50 op/s = 60 ms.
+    assert!(
+        summary.contains(" ms</td>") && summary.contains(" µs</td>"),
+        "{summary}"
+    );
+}
+
+/// The review's seed-000 report: three screens of `key value` evidence before any chart.
+#[test]
+fn the_evidence_is_folded_after_the_charts() {
+    let (html, _, _) = render_all(&seed_like(12));
+    let at = |id: &str| {
+        html.find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("#{id}"))
+    };
+    assert!(at("findings") < at("summary"));
+    for charts in ["charts", "sweep", "latency"] {
+        assert!(at(charts) < at("checks"), "{charts}");
+    }
+    let checks = section(&html, "checks");
+    assert!(
+        checks.contains("<details class=\"fold\"><summary>Evidence (12 configurations)</summary>")
+    );
+    // Each evidence table is inside its fold.
+    assert_eq!(
+        checks.matches("<table>").count(),
+        checks.matches("<details class=\"fold\">").count()
+    );
+    // And durations and sizes in the evidence have units.
+    assert!(checks.contains("elapsed_ns 5.00 s") && checks.contains("cache_bytes 23.5 GiB"));
+}
+
+/// The review's seed-000 report: 60 time-series charts one after another.
+#[test]
+fn time_series_are_folded_per_configuration() {
+    let data = seed_like(12);
+    let (html, _, _) = render_all(&data);
+    let ts = section(&html, "timeseries");
+    assert_eq!(ts.matches("<details class=\"fold\">").count(), 12);
+    assert_eq!(ts.matches("<h3").count(), 0);
+    let before_first_fold = &ts[..ts.find("<details").unwrap()];
+    assert!(!before_first_fold.contains("<svg"));
+}
+
+/// The review's 12-line latency CDF reused the 6 colours; with more lines than a chart can
+/// tell apart, small multiples.
+#[test]
+fn every_line_of_the_latency_cdf_has_its_own_style() {
+    let (html, _, _) = render_all(&seed_like(12));
+    let lat = section(&html, "latency");
+    assert_eq!(lat.matches("<svg").count(), 1);
+    let styles: std::collections::BTreeSet<(String, String)> = lat
+        .split("<polyline")
+        .skip(1)
+        .map(|p| {
+            let tag = &p[..p.find("points").unwrap()];
+            let get = |k: &str| {
+                tag.split(&format!("{k}=\""))
+                    .nth(1)
+                    .map_or(String::new(), |v| v[..v.find('"').unwrap()].to_string())
+            };
+            (get("stroke"), get("stroke-dasharray"))
+        })
+        .collect();
+    assert_eq!(styles.len(), 12, "{styles:?}");
+    let (html, _, _) = render_all(&seed_like(182));
+    let lat = section(&html, "latency");
+    assert!(lat.matches("<svg").count() >= 182 / 6, "small multiples");
+    assert!(lat.contains("<details class=\"fold\">"));
+}
+
+/// The review's seed-004 report drew identical charts twice: write-through and write-back
+/// have the same miss ratios. Those panels are one chart, titled for both.
+#[test]
+fn identical_sweep_panels_are_drawn_once() {
+    let (html, _, _) = render_all(&seed_like(182));
+    let sweep = section(&html, "sweep");
+    let titles: Vec<&str> = sweep
+        .split("<svg")
+        .skip(1)
+        .map(|s| {
+            let t = &s[s.find("<title>").unwrap() + 7..];
+            &t[..t.find("</title>").unwrap()]
+        })
+        .collect();
+    assert!(!titles.is_empty());
+    for t in &titles {
+        assert!(
+            t.contains("write_policy=write-through = write_policy=write-back"),
+            "{t}"
+        );
+    }
+    // A factor that is the only one varying draws the bars' points again: not drawn.
+    let (html, _, _) = render_all(&seed_like(2));
+    assert!(!html.contains("id=\"sweep\""));
+}
+
+/// The review's charts: linear scales flattening all but the largest series (latencies of
+/// 100 µs to 3 s), and ticks like `0.2000` on an axis of repetitions.
+#[test]
+fn values_spanning_decades_get_a_log_scale_and_integer_axes_integer_ticks() {
+    let (html, _, _) = render_all(&seed_like(12));
+    let labels = svg_labels(&html);
+    let mean_latency = labels
+        .iter()
+        .find(|(t, _, _)| t.starts_with("Mean latency"))
+        .expect("a bar chart of the mean latency");
+    let ticks: Vec<&str> = mean_latency.2.iter().map(|l| l.text.as_str()).collect();
+    for decade in ["100 µs", "1 ms", "10 ms", "100 ms"] {
+        assert!(ticks.contains(&decade), "{ticks:?}");
+    }
+    let per_run: Vec<_> = labels
+        .iter()
+        .filter(|(t, _, _)| t.contains("p99 latency per run"))
+        .collect();
+    assert_eq!(per_run.len(), 12);
+    for (t, _, l) in per_run {
+        // The repetitions (plain numbers; the y ticks carry a unit).
+        let plain = |t: &str| {
+            t.chars()
+                .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+        };
+        for x in l.iter().filter(|l| plain(&l.text)) {
+            assert!(!x.text.contains('.'), "{t}: {:?}", x.text);
+        }
+    }
+}
