@@ -228,59 +228,6 @@ fn findings_are_grouped_by_check_and_explained_once_after_the_summary() {
     assert_eq!(fit["dataset_bytes"], 1u64 << 30);
 }
 
-/// An experiment whose resolved specification lists `factors` (name, levels) and whose
-/// configurations are `configs`, each `(label, factor values)`.
-fn sweep_store(
-    factors: serde_json::Value,
-    configs: &[(String, serde_json::Map<String, serde_json::Value>)],
-) -> (Store, ExperimentId, Vec<ConfigId>) {
-    let mut store = Store::open_in_memory().unwrap();
-    let exp = store
-        .create_experiment(&NewExperiment {
-            name: "sweep".into(),
-            source: "sweep.toml".into(),
-            spec: json!({ "factors": factors }),
-            seed: 7,
-            created_at: Timestamp(1_700_000_000_000_000_000),
-            iolab_version: "0.1.0".into(),
-            host: json!({}),
-        })
-        .unwrap();
-    let ids = configs
-        .iter()
-        .map(|(label, factors)| {
-            store
-                .add_config(&NewConfig {
-                    experiment: exp,
-                    label: label.clone(),
-                    factors: factors.clone(),
-                })
-                .unwrap()
-        })
-        .collect();
-    (store, exp, ids)
-}
-
-/// Every combination of `levels` (the first factor outermost), as labels and factor maps.
-fn matrix(levels: &[(&str, &[&str])]) -> Vec<(String, serde_json::Map<String, serde_json::Value>)> {
-    let mut out = vec![(Vec::<String>::new(), serde_json::Map::new())];
-    for &(name, ls) in levels {
-        out = out
-            .into_iter()
-            .flat_map(|(label, map)| {
-                ls.iter().map(move |l| {
-                    let mut label = label.clone();
-                    label.push(format!("{name}={l}"));
-                    let mut map = map.clone();
-                    map.insert(name.into(), json!(l));
-                    (label, map)
-                })
-            })
-            .collect();
-    }
-    out.into_iter().map(|(l, m)| (l.join(" "), m)).collect()
-}
-
 fn section<'a>(html: &'a str, id: &str) -> &'a str {
     let s = &html[html
         .find(&format!("<section id=\"{id}\""))
@@ -612,75 +559,6 @@ fn a_large_sweep_folds_its_table_and_draws_no_bars() {
         assert_eq!(charts.contains("<svg"), !many);
         assert!(section(&html, "sweep").contains("<svg"));
     }
-}
-
-/// An experiment shaped like a seed example, of 2, 12 or 182 configurations: two journal
-/// modes; journal mode × readers × setup (seed 000); associativity × policy × write policy
-/// (seed 004's sweep, a simulation: no time series, and the write policy changes nothing it
-/// measures). Throughput and latency span decades (100 readers are 1000× slower), each
-/// configuration ran twice, and a check fired on every run with evidence.
-fn seed_like(n: usize) -> ReportData {
-    let assoc: Vec<String> = (1..=12)
-        .map(|i| (1u64 << i).to_string())
-        .chain(["full".to_string()])
-        .collect();
-    let assoc: Vec<&str> = assoc.iter().map(String::as_str).collect();
-    let policy: &[&str] = &[
-        "lru",
-        "fifo",
-        "clock:m=4,s=1,i=1",
-        "clock:m=4,s=1,i=4",
-        "clock:m=16,s=1,i=1",
-        "clock:m=16,s=1,i=16",
-        "belady",
-    ];
-    let factors: Vec<(&str, &[&str])> = match n {
-        2 => vec![("journal", &["ordered", "writeback"])],
-        12 => vec![
-            ("journal", &["journal", "ordered", "writeback"]),
-            ("readers", &["1", "100"]),
-            ("setup", &["seed", "corrected"]),
-        ],
-        182 => vec![
-            ("assoc", &assoc),
-            ("policy", policy),
-            ("write_policy", &["write-through", "write-back"]),
-        ],
-        _ => unreachable!("2, 12 or 182"),
-    };
-    let configs = matrix(&factors);
-    assert_eq!(configs.len(), n);
-    let spec: Vec<serde_json::Value> = factors
-        .iter()
-        .map(|(name, levels)| json!({"name": name, "levels": levels}))
-        .collect();
-    let (mut store, exp, ids) = sweep_store(json!(spec), &configs);
-    let simulation = n == 182;
-    for (i, ((label, _), &id)) in configs.iter().zip(&ids).enumerate() {
-        let slow = if label.contains("readers=100") {
-            1e-3
-        } else {
-            1.0
-        };
-        // The write policy changes nothing here: both halves of the sweep are alike.
-        let k = if simulation { i / 2 } else { i };
-        for rep in 0..2u32 {
-            let ops = (50_000.0 + 7_000.0 * k as f64 + 900.0 * f64::from(rep)) * slow;
-            let mut r = record(id, rep, RunStatus::Ok, ops);
-            r.metrics.retain(|m| m.name != "lat_p99_ns");
-            if !simulation {
-                r.metrics.push(Metric::new("lat_p99_ns", 3e9 / ops, "ns"));
-            }
-            r.findings[0].evidence = json!({"dataset_bytes": 523_239_424u64 + i as u64,
-                "cache_bytes": 25_232_932_864u64, "ratio": 0.02, "elapsed_ns": 5_000_000_000u64});
-            if simulation {
-                r.series.clear();
-                r.monitor.clear();
-            }
-            store.record_run(&r).unwrap();
-        }
-    }
-    load(&store, exp, &[]).unwrap()
 }
 
 /// The review's reports at 1400 px: bar labels over each other (`journajournajourna…`), y
