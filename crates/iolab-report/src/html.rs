@@ -23,7 +23,7 @@ pre{background:var(--card);padding:.75rem;overflow-x:auto;max-height:30rem}
 .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
 table{border-collapse:collapse;margin:.4rem 0;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid var(--line);padding:.3rem .6rem;text-align:left;vertical-align:top}
-td.n{text-align:right;white-space:nowrap}td code{white-space:nowrap}td.label{min-width:8rem;max-width:24rem;overflow-wrap:anywhere}td.evidence{font-size:.85em;min-width:18rem}div.note{font-size:.8em;color:var(--muted);max-width:16rem}
+td.n{text-align:right;white-space:nowrap}td code{white-space:nowrap}td.label{min-width:8rem;max-width:22rem;overflow-wrap:anywhere}td.evidence{font-size:.85em;min-width:18rem}div.note{font-size:.8em;color:var(--muted);min-width:14rem;max-width:24rem}
 article.check{margin-bottom:1.5rem}p.explanation,p.fix{max-width:60rem}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0}
 .sev{font-weight:600;text-transform:uppercase;font-size:.8em}.sev-error{color:var(--err)}.sev-warning{color:var(--warn)}.sev-info{color:var(--info)}

@@ -81,7 +81,7 @@ pub fn tick_format(unit: &str, max: f64, step: f64) -> impl Fn(f64) -> String {
                 let scaled = s * 10f64.powi(d);
                 (scaled - scaled.round()).abs() < 1e-6 * scaled.max(1.0)
             })
-            .unwrap_or(6) as usize
+            .unwrap_or(3) as usize
     } else {
         0
     };
@@ -158,6 +158,9 @@ mod tests {
         assert_eq!([f(0.0), f(2e9), f(8e9)], ["0", "2 s", "8 s"]);
         let f = tick_format("s", 20.0 * 3600.0, 4.0 * 3600.0);
         assert_eq!(f(4.0 * 3600.0), "4 h");
+        let axis = crate::svg::Axis::linear(300.0, None, "s");
+        let ticks: Vec<&str> = axis.ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(ticks, ["0", "1 min", "2 min", "3 min", "4 min", "5 min"]);
         let f = tick_format("", 3e7, 1e7);
         assert_eq!(f(3e7), "30,000,000");
     }

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use crate::escape::escape_html as esc;
 use crate::num;
-use iolab_util::units::format_bytes;
+use iolab_util::units::{format_bytes, human_unit};
 
 /// Okabe & Ito's colour-blind-safe palette (2008), without its black and yellow.
 pub const PALETTE: [&str; 6] = [
@@ -128,7 +128,12 @@ impl Axis {
     pub fn linear(max: f64, fixed: Option<f64>, unit: &str) -> Axis {
         let (hi, step) = match fixed {
             Some(m) if m > 0.0 => (m, m / 5.0),
-            _ => nice_axis(max),
+            _ => {
+                // Round steps in the unit the ticks are written in: 1 min, not 50 s.
+                let size = human_unit(unit, max).map_or(1.0, |u| u.0);
+                let (hi, step) = nice_axis(max / size);
+                (hi * size, step * size)
+            }
         };
         let f = num::tick_format(unit, hi, step);
         let ticks = (0..=50)
@@ -779,7 +784,12 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
             .map(|x| (x, fmt_x(x)))
             .collect()
     } else {
-        let (t, step) = x_ticks(x_min, x_max, integers);
+        let size = match opts.x_fmt {
+            XFormat::Ns => human_unit("ns", x_max).map_or(1.0, |u| u.0),
+            _ => 1.0,
+        };
+        let (t, step) = x_ticks(x_min / size, x_max / size, integers && size == 1.0);
+        let (t, step): (Vec<f64>, f64) = (t.into_iter().map(|x| x * size).collect(), step * size);
         let f: Box<dyn Fn(f64) -> String> = match opts.x_fmt {
             XFormat::Ns => Box::new(num::tick_format("ns", x_max, step)),
             _ => Box::new(num::tick_format("", x_max, step)),

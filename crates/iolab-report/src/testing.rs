@@ -221,6 +221,21 @@ pub fn seed_like(n: usize) -> ReportData {
             }
             store.record_run(&r).unwrap();
         }
+        // The stopping rule's note as `iolab run` words it: long.
+        let note = format!(
+            "did not converge: the maximum of 2 runs was reached; the 95% CI of ops_per_s is ±{}.{}%",
+            100 + i,
+            i % 10
+        );
+        store
+            .set_config_outcome(
+                id,
+                &ConfigOutcome {
+                    converged: false,
+                    note,
+                },
+            )
+            .unwrap();
     }
     load(&store, exp, &[]).unwrap()
 }
