@@ -28,9 +28,9 @@ article.check{margin-bottom:1.5rem}p.explanation,p.fix{max-width:60rem}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0}
 .sev{font-weight:600;text-transform:uppercase;font-size:.8em}.sev-error{color:var(--err)}.sev-warning{color:var(--warn)}.sev-info{color:var(--info)}
 .muted{color:var(--muted)}.ok{color:#1e7e34}.bad{color:var(--err)}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(600px,100%),1fr));gap:1rem;align-items:start}.charts.wide{grid-template-columns:repeat(auto-fit,minmax(min(600px,100%),1fr))}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:1rem;align-items:start}.charts.wide{grid-template-columns:repeat(auto-fill,minmax(min(600px,100%),1fr))}
 details.fold{margin:.4rem 0}details.fold>summary{cursor:pointer;font-weight:600;padding:.2rem 0}
-svg.chart{width:100%;height:auto;background:#fff;border:1px solid var(--line);border-radius:4px}
+svg.chart{display:block;width:100%;max-width:1000px;height:auto;background:#fff;border:1px solid var(--line);border-radius:4px}
 svg .ct{font:600 13px system-ui,sans-serif;fill:var(--fg)}svg .tick{font:11px system-ui,sans-serif;fill:var(--muted)}
 svg .grid{stroke:#eceff3}svg .axis{stroke:#9aa0a6}svg .sep{stroke:#9aa0a6;stroke-dasharray:3 3}
 svg .whisker{stroke:#1d1d1f;stroke-width:1.5;fill:none}svg .ci{stroke-width:1.2;fill:none}svg .pt{fill:#1d1d1f;opacity:.55}svg .outlier{fill:none;stroke:#d00;stroke-width:2}
@@ -220,8 +220,19 @@ fn summary(h: &mut String, data: &ReportData) {
     }
     // Few, narrow columns: the table fits a 1400 px page with four headline metrics, labels
     // wrap, and the stopping rule's note sits small under its verdict.
+    // A metric no configuration has a value for (latency of a replay) gets no column, unless
+    // none has any (then the table shows that).
+    let shown: Vec<usize> = (0..data.headline.len())
+        .filter(|&k| data.configs.iter().any(|c| c.metrics[k].mean.is_finite()))
+        .collect();
+    let shown: Vec<usize> = if shown.is_empty() {
+        (0..data.headline.len()).collect()
+    } else {
+        shown
+    };
     h.push_str("<div class=\"scroll\"><table><thead><tr><th>configuration</th><th>ok runs</th>");
-    for d in &data.headline {
+    for &k in &shown {
+        let d = &data.headline[k];
         let _ = write!(h, "<th>{}</th>", esc(&num::title(&d.title, &d.unit)));
     }
     h.push_str("<th>converged</th></tr></thead><tbody>");
@@ -240,8 +251,8 @@ fn summary(h: &mut String, data: &ReportData) {
             esc(&c.config.label),
             esc(&runs)
         );
-        for m in &c.metrics {
-            let _ = write!(h, "<td class=\"n\">{}</td>", esc(&m.ci_text()));
+        for &k in &shown {
+            let _ = write!(h, "<td class=\"n\">{}</td>", esc(&c.metrics[k].ci_text()));
         }
         let (conv, note) = outcome_text(&c.config.outcome);
         let class = match conv {
@@ -281,7 +292,7 @@ fn charts(h: &mut String, data: &ReportData) {
         );
     }
     if bars_drawn {
-        h.push_str("<div class=\"charts\">");
+        h.push_str("<div class=\"charts wide\">");
     }
     let any_data = data
         .configs
@@ -523,7 +534,7 @@ fn timeseries(h: &mut String, data: &ReportData) {
                 c.timeline_omitted
             );
         }
-        h.push_str("<div class=\"charts\">");
+        h.push_str("<div class=\"charts wide\">");
         for chart in charts {
             h.push_str(&chart);
         }
@@ -599,7 +610,7 @@ fn latency(h: &mut String, data: &ReportData) {
                 lines.len()
             );
         }
-        h.push_str("<div class=\"charts\">");
+        h.push_str("<div class=\"charts wide\">");
         for (i, chunk) in lines.chunks(per).enumerate() {
             let chunk: Vec<Line> = chunk
                 .iter()
@@ -676,7 +687,7 @@ fn blocktrace(h: &mut String, data: &ReportData) {
             traced.len()
         );
     }
-    h.push_str("<div class=\"charts\">");
+    h.push_str("<div class=\"charts wide\">");
     for c in traced {
         let bars: Vec<BarInput> = c
             .size_histogram
