@@ -345,7 +345,7 @@ fn charts(h: &mut String, data: &ReportData) {
 
 /// Whether the headline metrics are drawn as bars, one per configuration: not when there are
 /// too many to read and the factors are drawn by level instead.
-pub(crate) fn bars_drawn(data: &ReportData) -> bool {
+fn bars_drawn(data: &ReportData) -> bool {
     data.configs.len() <= MANY_CONFIGS || crate::sweep::swept(data).0.is_empty()
 }
 

@@ -222,13 +222,6 @@ fn metric(c: &ConfigReport, k: usize) -> &MetricSummary {
 /// The section "Headline metrics by factor" (nothing without a factor of ≥ 3 levels).
 pub(crate) fn render(h: &mut String, data: &ReportData) {
     let (factors, metrics) = swept(data);
-    // A factor that is the only one varying draws the same points as the bar charts (one
-    // line, a point per configuration): drawn once, as bars.
-    let varying = data.factors.iter().filter(|f| f.levels.len() > 1).count();
-    let factors: Vec<usize> = factors
-        .into_iter()
-        .filter(|_| !(varying == 1 && crate::html::bars_drawn(data)))
-        .collect();
     if factors.is_empty() || metrics.is_empty() {
         return;
     }
