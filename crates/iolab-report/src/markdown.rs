@@ -53,7 +53,7 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
 
     s.push_str("\n## Summary\n\nMean ± half-width of the 95% Student-t confidence interval over the ok runs.\n\n| configuration | ok/failed/interrupted | n |");
     for d in &data.headline {
-        let _ = write!(s, " {} |", d.title_with_unit());
+        let _ = write!(s, " {} |", num::title(&d.title, &d.unit));
     }
     s.push_str(" converged | note |\n|---|---:|---:|");
     s.push_str(&"---:|".repeat(data.headline.len()));

@@ -215,16 +215,10 @@ impl MetricSummary {
 }
 
 impl MetricSummary {
-    /// `mean ± half-width of the interval`, or the mean alone.
+    /// `mean ± half-width of the interval`, or the mean alone; durations and sizes in the
+    /// unit that suits them (`3.326 ± 2.535 s`).
     pub(crate) fn ci_text(&self) -> String {
-        match self.ci {
-            Some((lo, hi)) => format!(
-                "{} ± {}",
-                crate::num::fmt(self.mean),
-                crate::num::fmt((hi - lo) / 2.0)
-            ),
-            None => crate::num::fmt(self.mean),
-        }
+        crate::num::ci_text(self.mean, self.ci, &self.unit)
     }
 }
 

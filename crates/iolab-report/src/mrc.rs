@@ -147,6 +147,8 @@ pub(crate) fn render(h: &mut String, c: &MissRatioCurves) {
             &LineOpts {
                 x_label: "cache size".into(),
                 x_fmt: XFormat::Bytes,
+                // A ratio: 0 … 1 on one scale for every chart.
+                y_max: Some(1.0),
                 ..LineOpts::default()
             },
         ));

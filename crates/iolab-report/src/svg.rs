@@ -1,13 +1,15 @@
-//! Hand-written inline SVG charts: bar charts with confidence whiskers, line charts (linear,
-//! log or ordinal x, with optional whiskers), nothing fetched, every label escaped. Geometry
-//! is computed by pure functions that the tests check (whiskers stay in the plot, bar heights
-//! are proportional to the values).
+//! Hand-written inline SVG charts: horizontal bar charts with confidence whiskers, line charts
+//! (linear, log or ordinal x, with optional whiskers), nothing fetched, every label escaped.
+//! Geometry is computed by pure functions that the tests check (whiskers stay in the plot,
+//! bar lengths are proportional to the values), and every text is placed from an estimate of
+//! its width ([`text_width`]) so that no label leaves the chart or covers another — whether a
+//! chart has 2 bars or 200, 1 line or 12 (the tests check the boxes of every label drawn).
 
 use std::fmt::Write;
 
 use crate::escape::escape_html as esc;
 use crate::num;
-use iolab_util::{units::format_bytes, units::format_ns};
+use iolab_util::units::{format_bytes, human_unit};
 
 /// Okabe & Ito's colour-blind-safe palette (2008), without its black and yellow.
 pub const PALETTE: [&str; 6] = [
@@ -16,6 +18,30 @@ pub const PALETTE: [&str; 6] = [
 
 pub fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
+}
+
+/// Dash patterns that tell apart lines of one chart drawn in the same colour: the first line
+/// of a colour is solid, the next dashed, then dotted, then dash-dotted — so a chart of up to
+/// 24 lines has no two alike.
+const DASHES: [&str; 4] = ["", "8 4", "2 3", "10 3 2 3"];
+
+/// Lines one chart draws with distinct colour and dash.
+pub const MAX_STYLES: usize = PALETTE.len() * DASHES.len();
+
+/// Font size of tick labels, legends and bar labels (`svg .tick` in the report's CSS).
+pub const TICK_PX: f64 = 11.0;
+/// Font size of a chart's title (`svg .ct`).
+pub const TITLE_PX: f64 = 13.0;
+
+/// Estimated width of `chars` characters of the charts' sans-serif at `px`: 0.6 em each,
+/// more than the average letter or digit of the usual system fonts, so that text placed by it
+/// does not overlap.
+pub fn text_width(chars: usize, px: f64) -> f64 {
+    0.6 * px * chars as f64
+}
+
+fn tick_width(s: &str) -> f64 {
+    text_width(s.chars().count(), TICK_PX)
 }
 
 /// The plot area inside the SVG's view box.
@@ -60,28 +86,6 @@ impl Plot {
     }
 }
 
-/// One bar's input: the mean, its interval, and the individual values.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BarInput {
-    pub label: String,
-    pub mean: f64,
-    pub ci: Option<(f64, f64)>,
-    /// `(value, is_outlier)`.
-    pub points: Vec<(f64, bool)>,
-}
-
-/// Where a bar and its whisker go.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BarGeom {
-    pub x: f64,
-    pub width: f64,
-    /// Top of the bar (= `y_base` when the mean is not finite).
-    pub y: f64,
-    pub y_base: f64,
-    /// `(top, bottom)` of the whisker, clamped to the plot.
-    pub whisker: Option<(f64, f64)>,
-}
-
 /// "Nice" axis maximum and tick step for data up to `max` (1-2-5 steps, about 5 ticks).
 pub fn nice_axis(max: f64) -> (f64, f64) {
     let max = if max.is_finite() && max > 0.0 {
@@ -99,99 +103,275 @@ pub fn nice_axis(max: f64) -> (f64, f64) {
     ((max / step).ceil() * step, step)
 }
 
-/// Lays out the bars on a zero-based linear scale up to a nice maximum covering every mean,
-/// interval bound and value.
-pub fn bar_layout(bars: &[BarInput], plot: &Plot) -> (f64, f64, Vec<BarGeom>) {
-    let mut max = 0f64;
-    for b in bars {
-        let mut consider = |v: f64| {
-            if v.is_finite() {
-                max = max.max(v);
+/// Values spanning at least this ratio (two decades) are drawn on a log scale: on a linear one
+/// all but the largest would lie flat on the axis.
+pub const LOG_SPAN: f64 = 100.0;
+
+/// Whether values from `min` to `max` are drawn on a log scale: all positive and spanning
+/// [`LOG_SPAN`] or more.
+pub fn spans_decades(min: f64, max: f64) -> bool {
+    min.is_finite() && max.is_finite() && min > 0.0 && max / min >= LOG_SPAN
+}
+
+/// A value axis: linear from 0 (or the fixed range) or logarithmic over whole decades, and its
+/// ticks `(value, label)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub log: bool,
+    pub lo: f64,
+    pub hi: f64,
+    pub ticks: Vec<(f64, String)>,
+}
+
+impl Axis {
+    /// 0 to a nice maximum covering `max`, or to `fixed` (1 for a CDF, 100 for %).
+    pub fn linear(max: f64, fixed: Option<f64>, unit: &str) -> Axis {
+        let (hi, step) = match fixed {
+            Some(m) if m > 0.0 => (m, m / 5.0),
+            _ => {
+                // Round steps in the unit the ticks are written in: 1 min, not 50 s.
+                let size = human_unit(unit, max).map_or(1.0, |u| u.0);
+                let (hi, step) = nice_axis(max / size);
+                (hi * size, step * size)
             }
         };
-        consider(b.mean);
-        if let Some((lo, hi)) = b.ci {
-            consider(lo);
-            consider(hi);
-        }
-        for &(v, _) in &b.points {
-            consider(v);
+        let f = num::tick_format(unit, hi, step);
+        let ticks = (0..=50)
+            .map(|i| f64::from(i) * step)
+            .take_while(|&v| v <= hi * 1.000_001)
+            .map(|v| (v, f(v)))
+            .collect();
+        Axis {
+            log: false,
+            lo: 0.0,
+            hi,
+            ticks,
         }
     }
-    let (y_max, step) = nice_axis(max);
-    let n = bars.len().max(1) as f64;
-    let slot = plot.inner_width() / n;
-    let width = (slot * 0.6).min(90.0);
-    let geoms = bars
-        .iter()
+
+    /// Whole decades from below `min` to above `max` (both > 0); 2 and 5 times each decade
+    /// too when there are few.
+    pub fn log(min: f64, max: f64, unit: &str) -> Axis {
+        let lo = 10f64.powf(min.log10().floor());
+        let mut hi = 10f64.powf(max.log10().ceil());
+        if hi <= lo {
+            hi = lo * 10.0;
+        }
+        let decades = (hi / lo).log10().round() as i32;
+        let mults: &[f64] = if decades <= 2 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0]
+        };
+        let mut ticks = Vec::new();
+        for d in 0..=decades {
+            for &m in mults {
+                let v = lo * 10f64.powi(d) * m;
+                if v <= hi * 1.000_001 {
+                    ticks.push((v, num::tick_format(unit, v, v)(v)));
+                }
+            }
+        }
+        Axis {
+            log: true,
+            lo,
+            hi,
+            ticks,
+        }
+    }
+
+    /// A log axis when `values` span decades ([`spans_decades`]), else a linear one from 0;
+    /// either covers `cover` too.
+    pub fn fit(values: impl IntoIterator<Item = f64>, cover: f64, unit: &str) -> Axis {
+        let (mut min, mut max, mut any_nonpositive) = (f64::INFINITY, 0f64, false);
+        for v in values.into_iter().filter(|v| v.is_finite()) {
+            if v <= 0.0 {
+                any_nonpositive = true;
+            } else {
+                min = min.min(v);
+            }
+            max = max.max(v);
+        }
+        if cover.is_finite() {
+            max = max.max(cover);
+        }
+        if !any_nonpositive && spans_decades(min, max) {
+            Axis::log(min, max, unit)
+        } else {
+            Axis::linear(max, None, unit)
+        }
+    }
+
+    /// Where `v` lies on the axis, 0 … 1, clamped (a value ≤ 0 on a log axis sits at its start).
+    pub fn frac(&self, v: f64) -> f64 {
+        let f = if self.log {
+            if v <= 0.0 {
+                0.0
+            } else {
+                (v / self.lo).log10() / (self.hi / self.lo).log10()
+            }
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        };
+        if f.is_finite() {
+            f.clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// The widest tick label, in pixels.
+    fn label_width(&self) -> f64 {
+        self.ticks
+            .iter()
+            .map(|(_, l)| tick_width(l))
+            .fold(0.0, f64::max)
+    }
+}
+
+/// Keeps the ticks whose labels, centred at `pos(value)`, do not overlap the last one kept
+/// (an axis of many or long labels writes every second or fifth).
+fn spaced_ticks<'a>(
+    ticks: &'a [(f64, String)],
+    pos: &dyn Fn(f64) -> f64,
+) -> Vec<&'a (f64, String)> {
+    let mut kept: Vec<&(f64, String)> = Vec::new();
+    let mut right = f64::NEG_INFINITY;
+    for t in ticks {
+        let w = tick_width(&t.1);
+        let p = pos(t.0);
+        if p - w / 2.0 >= right + 4.0 {
+            kept.push(t);
+            right = p + w / 2.0;
+        }
+    }
+    kept
+}
+
+/// One bar's input: the mean, its interval, and the individual values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarInput {
+    pub label: String,
+    pub mean: f64,
+    pub ci: Option<(f64, f64)>,
+    /// `(value, is_outlier)`.
+    pub points: Vec<(f64, bool)>,
+}
+
+/// Where a (horizontal) bar and its whisker go.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BarGeom {
+    /// Top of the bar's row band and the bar's thickness.
+    pub y: f64,
+    pub height: f64,
+    /// Where the bar starts (the axis) and ends (= `x_base` when the mean is not finite).
+    pub x_base: f64,
+    pub x: f64,
+    /// `(left, right)` of the whisker, clamped to the plot.
+    pub whisker: Option<(f64, f64)>,
+}
+
+/// Height of a bar's row.
+const BAR_ROW: f64 = 22.0;
+/// Longest bar label written whole.
+const BAR_LABEL_CHARS: usize = 48;
+
+/// The value axis of bars: log when their values span decades, else linear from 0; covering
+/// every mean, interval bound and value.
+pub fn bar_axis(bars: &[BarInput], unit: &str) -> Axis {
+    let mut values = Vec::new();
+    for b in bars {
+        values.push(b.mean);
+        if let Some((_, hi)) = b.ci {
+            values.push(hi);
+        }
+        values.extend(b.points.iter().map(|p| p.0));
+    }
+    Axis::fit(values, 0.0, unit)
+}
+
+/// Lays out one bar per row, its length proportional to its value on `axis`.
+pub fn bar_layout(bars: &[BarInput], axis: &Axis, plot: &Plot) -> Vec<BarGeom> {
+    let x_of = |v: f64| plot.x0() + axis.frac(v) * plot.inner_width();
+    bars.iter()
         .enumerate()
         .map(|(i, b)| {
-            let x = plot.x0() + slot * (i as f64 + 0.5) - width / 2.0;
-            let y = if b.mean.is_finite() {
-                y_of(b.mean, y_max, plot)
+            let y = plot.y1() + BAR_ROW * i as f64;
+            let x = if b.mean.is_finite() {
+                x_of(b.mean)
             } else {
-                plot.y0()
+                plot.x0()
             };
             let whisker = b.ci.and_then(|(lo, hi)| {
-                (lo.is_finite() && hi.is_finite())
-                    .then(|| (y_of(hi, y_max, plot), y_of(lo, y_max, plot)))
+                (lo.is_finite() && hi.is_finite()).then(|| (x_of(lo), x_of(hi)))
             });
             BarGeom {
-                x,
-                width,
                 y,
-                y_base: plot.y0(),
+                height: BAR_ROW * 0.6,
+                x_base: plot.x0(),
+                x,
                 whisker,
             }
         })
-        .collect();
-    (y_max, step, geoms)
+        .collect()
 }
 
-/// The y of a value on a 0..`y_max` scale, clamped to the plot.
-fn y_of(v: f64, y_max: f64, plot: &Plot) -> f64 {
-    let f = (v / y_max).clamp(0.0, 1.0);
-    plot.y0() - f * plot.inner_height()
-}
-
-/// The `font-size` that fits a title of `chars` characters (13 px bold, about 7.5 px each)
-/// into `width` pixels with a margin, if 13 px does not; never below 9 px.
-fn title_size(chars: usize, width: f64) -> Option<f64> {
-    let room = width - 16.0;
-    let need = 7.5 * chars as f64;
-    (need > room).then(|| (13.0 * room / need).max(9.0))
-}
-
+/// The title at the top, set smaller (down to 9 px) when long, and cut when even that does
+/// not fit.
 fn open(out: &mut String, plot: &Plot, title: &str) {
-    let style = title_size(title.chars().count(), plot.width).map_or(String::new(), |px| {
+    let room = plot.width - 16.0;
+    let chars = title.chars().count();
+    let px = title_size(chars, plot.width).unwrap_or(TITLE_PX);
+    let fits = (room / (0.6 * px)).floor() as usize;
+    let shown = shorten(title, fits.max(4));
+    let style = if px < TITLE_PX {
         format!(r#" style="font-size:{px:.1}px""#)
-    });
+    } else {
+        String::new()
+    };
     let _ = write!(
         out,
-        r#"<svg class="chart" viewBox="0 0 {w} {h}" role="img"><title>{t}</title><text class="ct" x="{cx}" y="16" text-anchor="middle"{style}>{t}</text>"#,
+        r#"<svg class="chart" viewBox="0 0 {w} {h}" role="img"><title>{t}</title><text class="ct" x="{cx}" y="16" text-anchor="middle"{style}>{s}</text>"#,
         w = plot.width,
         h = plot.height,
         cx = plot.width / 2.0,
-        t = esc(title)
+        t = esc(title),
+        s = esc(&shown)
     );
 }
 
-fn y_axis(out: &mut String, plot: &Plot, y_max: f64, step: f64, fmt: &dyn Fn(f64) -> String) {
-    let mut v = 0.0;
-    let mut guard = 0;
-    while v <= y_max * 1.000_001 && guard < 50 {
-        let y = y_of(v, y_max, plot);
+/// The `font-size` that fits a title of `chars` characters (13 px bold, 0.6 em each) into
+/// `width` pixels with a margin, if 13 px does not; never below 9 px.
+fn title_size(chars: usize, width: f64) -> Option<f64> {
+    let room = width - 16.0;
+    let need = text_width(chars, TITLE_PX);
+    (need > room).then(|| (TITLE_PX * room / need).max(9.0))
+}
+
+/// The y axis of a line chart: grid lines and tick labels right-aligned left of the plot.
+fn y_axis(out: &mut String, plot: &Plot, axis: &Axis) {
+    let y_of = |v: f64| plot.y0() - axis.frac(v) * plot.inner_height();
+    // Ticks at least a line apart, from the bottom.
+    let mut last = f64::INFINITY;
+    for (v, label) in &axis.ticks {
+        let y = y_of(*v);
         let _ = write!(
             out,
-            r#"<line class="grid" x1="{x0}" x2="{x1}" y1="{y:.1}" y2="{y:.1}"/><text class="tick" x="{tx}" y="{ty:.1}" text-anchor="end">{l}</text>"#,
+            r#"<line class="grid" x1="{x0}" x2="{x1}" y1="{y:.1}" y2="{y:.1}"/>"#,
             x0 = plot.x0(),
             x1 = plot.x1(),
-            tx = plot.x0() - 4.0,
-            ty = y + 4.0,
-            l = esc(&fmt(v))
         );
-        v += step;
-        guard += 1;
+        if last - y < TICK_PX + 3.0 {
+            continue;
+        }
+        last = y;
+        let _ = write!(
+            out,
+            r#"<text class="tick" x="{tx}" y="{ty:.1}" text-anchor="end">{l}</text>"#,
+            tx = plot.x0() - 5.0,
+            ty = y + 4.0,
+            l = esc(label)
+        );
     }
     let _ = write!(
         out,
@@ -203,67 +383,122 @@ fn y_axis(out: &mut String, plot: &Plot, y_max: f64, step: f64, fmt: &dyn Fn(f64
     );
 }
 
-/// A bar chart of means with 95% whiskers; each run's value as a dot, outliers as red rings.
-pub fn bar_chart(title: &str, bars: &[BarInput]) -> String {
-    let plot = Plot::new(480.0, 300.0);
-    let (y_max, step, geoms) = bar_layout(bars, &plot);
+/// A horizontal bar chart of means with 95% whiskers, one row per bar with its label on the
+/// left and its mean on the right (so 2 or 200 labels never overlap and need no legend);
+/// each run's value as a dot, outliers as red rings. Values in `unit` (durations and sizes
+/// are written in their own units); a log scale when the values span decades.
+pub fn bar_chart(title: &str, bars: &[BarInput], unit: &str) -> String {
+    let axis = bar_axis(bars, unit);
+    let labels: Vec<String> = bars
+        .iter()
+        .map(|b| shorten(&b.label, BAR_LABEL_CHARS))
+        .collect();
+    let values: Vec<String> = bars
+        .iter()
+        .map(|b| {
+            if b.mean.is_finite() {
+                num::with_unit(b.mean, unit)
+            } else {
+                "no data".to_string()
+            }
+        })
+        .collect();
+    let width = 640.0;
+    let label_w = labels.iter().map(|l| tick_width(l)).fold(0.0, f64::max);
+    let value_w = values.iter().map(|l| tick_width(l)).fold(0.0, f64::max);
+    let last_tick = axis.ticks.last().map_or(0.0, |t| tick_width(&t.1));
+    let mut plot = Plot::new(width, 0.0);
+    plot.left = (label_w + 12.0).clamp(40.0, width * 0.5);
+    plot.right = (value_w + 12.0).max(last_tick / 2.0 + 4.0);
+    plot.top = 30.0;
+    plot.bottom = 26.0;
+    plot.height = plot.top + BAR_ROW * bars.len().max(1) as f64 + plot.bottom;
+    let geoms = bar_layout(bars, &axis, &plot);
+    let x_of = |v: f64| plot.x0() + axis.frac(v) * plot.inner_width();
     let mut out = String::new();
     open(&mut out, &plot, title);
-    y_axis(&mut out, &plot, y_max, step, &num::fmt);
+    // Grid and ticks along the bottom.
+    for (v, _) in &axis.ticks {
+        let x = x_of(*v);
+        let _ = write!(
+            out,
+            r#"<line class="grid" x1="{x:.1}" x2="{x:.1}" y1="{y1}" y2="{y0}"/>"#,
+            y1 = plot.y1(),
+            y0 = plot.y0()
+        );
+    }
+    for (v, label) in spaced_ticks(&axis.ticks, &x_of) {
+        let _ = write!(
+            out,
+            r#"<text class="tick" x="{x:.1}" y="{y:.1}" text-anchor="middle">{l}</text>"#,
+            x = x_of(*v),
+            y = plot.y0() + 15.0,
+            l = esc(label)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<line class="axis" x1="{x0}" x2="{x0}" y1="{y1}" y2="{y0}"/><line class="axis" x1="{x0}" x2="{x1}" y1="{y0}" y2="{y0}"/>"#,
+        x0 = plot.x0(),
+        x1 = plot.x1(),
+        y0 = plot.y0(),
+        y1 = plot.y1()
+    );
     for (i, (b, g)) in bars.iter().zip(&geoms).enumerate() {
-        let cx = g.x + g.width / 2.0;
+        let cy = g.y + BAR_ROW / 2.0;
         if b.mean.is_finite() {
             let _ = write!(
                 out,
                 r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{c}" opacity="0.8"><title>{l}: {m}</title></rect>"#,
-                x = g.x,
-                y = g.y,
-                w = g.width,
-                h = g.y_base - g.y,
-                c = colour(i),
+                x = g.x_base,
+                y = cy - g.height / 2.0,
+                w = (g.x - g.x_base).max(0.0),
+                h = g.height,
+                c = PALETTE[0],
                 l = esc(&b.label),
-                m = esc(&num::fmt(b.mean)),
-            );
-        } else {
-            let _ = write!(
-                out,
-                r#"<text class="tick" x="{cx:.1}" y="{y:.1}" text-anchor="middle">no data</text>"#,
-                y = g.y_base - 6.0
+                m = esc(&values[i]),
             );
         }
-        if let Some((top, bottom)) = g.whisker {
+        if let Some((left, right)) = g.whisker {
             let _ = write!(
                 out,
-                r#"<path class="whisker" d="M{cx:.1} {top:.1}V{bottom:.1}M{a:.1} {top:.1}H{b:.1}M{a:.1} {bottom:.1}H{b:.1}"/>"#,
-                a = cx - 6.0,
-                b = cx + 6.0
+                r#"<path class="whisker" d="M{left:.1} {cy:.1}H{right:.1}M{left:.1} {a:.1}V{b:.1}M{right:.1} {a:.1}V{b:.1}"/>"#,
+                a = cy - 5.0,
+                b = cy + 5.0
             );
         }
-        let k = b.points.len().max(1) as f64;
         for (j, &(v, outlier)) in b.points.iter().enumerate() {
             if !v.is_finite() {
                 continue;
             }
-            let y_max_v = y_of(v, y_max, &plot);
-            let px = g.x + g.width * (0.15 + 0.7 * (j as f64 + 0.5) / k);
+            let px = x_of(v);
+            // Runs of one value side by side, a little apart vertically.
+            let py = cy + (j % 3) as f64 * 3.0 - 3.0;
             if outlier {
                 let _ = write!(
                     out,
-                    r#"<circle class="outlier" cx="{px:.1}" cy="{y_max_v:.1}" r="4.5"><title>outlier: {v}</title></circle>"#,
-                    v = esc(&num::fmt(v))
+                    r#"<circle class="outlier" cx="{px:.1}" cy="{py:.1}" r="4.5"><title>outlier: {v}</title></circle>"#,
+                    v = esc(&num::with_unit(v, unit))
                 );
             } else {
                 let _ = write!(
                     out,
-                    r#"<circle class="pt" cx="{px:.1}" cy="{y_max_v:.1}" r="2"/>"#
+                    r#"<circle class="pt" cx="{px:.1}" cy="{py:.1}" r="2"/>"#
                 );
             }
         }
         let _ = write!(
             out,
-            r#"<text class="tick" x="{cx:.1}" y="{y:.1}" text-anchor="middle">{l}</text>"#,
-            y = plot.y0() + 16.0,
-            l = esc(&shorten(&b.label, 18))
+            r#"<text class="tick" x="{x:.1}" y="{y:.1}" text-anchor="end"><title>{full}</title>{l}</text><text class="tick" x="{vx:.1}" y="{y:.1}">{v}</text>"#,
+            x = plot.x0() - 6.0,
+            y = cy + 4.0,
+            full = esc(&b.label),
+            l = esc(&shorten(
+                &labels[i],
+                ((plot.left - 12.0) / (0.6 * TICK_PX)) as usize
+            )),
+            vx = plot.x1() + 6.0,
+            v = esc(&values[i])
         );
     }
     out.push_str("</svg>");
@@ -274,7 +509,7 @@ fn shorten(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {
-        let mut t: String = s.chars().take(n - 1).collect();
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
         t.push('…');
         t
     }
@@ -297,10 +532,21 @@ pub struct Line {
 pub enum XFormat {
     #[default]
     Number,
-    /// Nanoseconds as durations (`format_ns`).
+    /// Nanoseconds as durations (`2 ms`).
     Ns,
     /// Bytes with binary units, ticks at round multiples of a KiB, MiB, GiB….
     Bytes,
+}
+
+/// The y scale of a line chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum YScale {
+    /// Log when the values span decades ([`spans_decades`]) and a fixed `y_max` is not set,
+    /// else linear from 0.
+    #[default]
+    Auto,
+    Linear,
+    Log,
 }
 
 /// Options of a line chart.
@@ -316,7 +562,15 @@ pub struct LineOpts {
     /// A value the (nice) y axis reaches at least, whatever the lines: charts drawn side by
     /// side on one scale.
     pub y_cover: f64,
+    /// On a log y axis, a value it reaches down to at least (the other end of `y_cover`).
+    pub y_cover_low: Option<f64>,
+    pub y_scale: YScale,
+    /// The unit of the y values: durations (`ns`, `s`) and sizes (`B`, …) are written in the
+    /// unit that suits the axis (`2 s`, `4 h`, `512 MiB`); others as plain numbers.
+    pub y_unit: String,
     pub x_fmt: XFormat,
+    /// The x range drawn at least (small multiples on one scale).
+    pub x_cover: Option<(f64, f64)>,
     /// An ordinal x axis when not empty: these labels equally spaced in this order, and a
     /// point's x is the index of its level (a fraction sets it beside the level, as dodged
     /// whiskers are). Powers of two and words (`full`) are spaced alike. Labels that do not
@@ -340,7 +594,7 @@ pub fn thin(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
 
 /// Width of a tick label of `chars` characters at the charts' 11 px font, with a gap.
 fn label_width(chars: usize) -> f64 {
-    6.5 * chars as f64 + 8.0
+    text_width(chars, TICK_PX) + 8.0
 }
 
 /// Longest ordinal tick label written whole (longer ones end in `…`).
@@ -348,10 +602,13 @@ const LEVEL_CHARS: usize = 28;
 
 /// Longest legend entry written whole: `policy=clock:m=16,s=1,i=16` must not be cut where it
 /// would read as `policy=clock:m=16,s=1,i=1`.
-const LEGEND_CHARS: usize = 40;
+const LEGEND_CHARS: usize = 48;
 
 /// Horizontal room a slanted label needs: about its line height.
 const SLANTED_ROOM: f64 = 14.0;
+
+/// The slant of level labels that do not fit side by side.
+const SLANT_DEG: f64 = 35.0;
 
 /// How an ordinal axis writes its level labels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -362,6 +619,8 @@ pub struct LevelLabels {
     pub stride: usize,
     /// Room the labels take below the axis beyond a flat row's, in pixels.
     pub depth: f64,
+    /// Room the first (slanted) label needs left of its level, in pixels.
+    pub reach_left: f64,
 }
 
 /// The labels of an ordinal axis of `labels` over `width` pixels: flat when they fit side by
@@ -370,22 +629,24 @@ pub struct LevelLabels {
 pub fn level_labels(labels: &[String], width: f64) -> LevelLabels {
     let n = labels.len().max(1);
     let slot = width / n as f64;
-    let widest = labels
-        .iter()
-        .map(|l| shorten(l, LEVEL_CHARS).chars().count())
-        .max()
-        .unwrap_or(0);
+    let chars = |l: &String| shorten(l, LEVEL_CHARS).chars().count();
+    let widest = labels.iter().map(chars).max().unwrap_or(0);
     if label_width(widest) <= slot {
         return LevelLabels {
             slanted: false,
             stride: 1,
             depth: 0.0,
+            reach_left: labels.first().map_or(0.0, |l| label_width(chars(l)) / 2.0),
         };
     }
+    let (sin, cos) = SLANT_DEG.to_radians().sin_cos();
     LevelLabels {
         slanted: true,
         stride: ((SLANTED_ROOM / slot).ceil() as usize).clamp(1, n),
-        depth: 6.5 * widest as f64 * 35f64.to_radians().sin(),
+        depth: text_width(widest, TICK_PX) * sin,
+        reach_left: labels
+            .first()
+            .map_or(0.0, |l| text_width(chars(l), TICK_PX) * cos),
     }
 }
 
@@ -403,26 +664,44 @@ fn byte_ticks(max: f64) -> Vec<f64> {
         .collect()
 }
 
-/// A line chart; non-finite points are skipped (they break the line).
+/// Ticks of a linear x axis from `lo` to `hi`: nice 1-2-5 steps, whole numbers only when
+/// every x is one (days, repetitions: never `4.000 … 20.00` nor `0.9003`).
+fn x_ticks(lo: f64, hi: f64, integers: bool) -> (Vec<f64>, f64) {
+    let (_, mut step) = nice_axis(hi - lo);
+    if integers {
+        step = step.max(1.0).round();
+    }
+    let first = (lo / step).ceil() * step;
+    let ticks = (0..=60)
+        .map(|i| first + f64::from(i) * step)
+        .take_while(|&x| x <= hi + step * 1e-6)
+        .collect();
+    (ticks, step)
+}
+
+/// A line chart; non-finite points are skipped (they break the line). Lines that share a
+/// colour are told apart by their dash ([`MAX_STYLES`] distinct lines).
 pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
-    let mut plot = Plot::new(720.0, 260.0);
+    let mut plot = Plot::new(opts.width.unwrap_or(720.0), 260.0);
     let ordinal = !opts.x_levels.is_empty();
     let log_x = opts.log_x && !ordinal;
     let tx = |x: f64| if log_x { x.max(1.0).log10() } else { x };
     let mut x_min = f64::INFINITY;
     let mut x_max = f64::NEG_INFINITY;
-    let mut y_data_max = 0f64;
+    let mut ys = Vec::new();
+    let mut integers = true;
     for l in lines {
         for &(x, y) in &l.points {
             if x.is_finite() && y.is_finite() {
                 x_min = x_min.min(tx(x));
                 x_max = x_max.max(tx(x));
-                y_data_max = y_data_max.max(y);
+                integers &= x.fract() == 0.0;
+                ys.push(y);
             }
         }
         for &(_, _, hi) in &l.whiskers {
             if hi.is_finite() {
-                y_data_max = y_data_max.max(hi);
+                ys.push(hi);
             }
         }
     }
@@ -432,12 +711,17 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
             x_min = x_min.min(tx(*x));
         }
     }
+    if let Some((lo, hi)) = opts.x_cover {
+        x_min = x_min.min(tx(lo));
+        x_max = x_max.max(tx(hi));
+    }
     if !x_min.is_finite() {
         x_min = 0.0;
         x_max = 1.0;
     }
-    if !log_x {
-        x_min = x_min.min(0.0);
+    if !log_x && !ordinal && x_min > 0.0 && x_min < (x_max - x_min) {
+        // Starting at 0 costs little room here and gives the axis a familiar origin.
+        x_min = 0.0;
     }
     if ordinal {
         // Each level in the middle of an equal slot.
@@ -447,37 +731,104 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
     if x_max <= x_min {
         x_max = x_min + 1.0;
     }
-    let (y_max, step) = match opts.y_max {
-        Some(m) => (m, m / 5.0),
-        None => nice_axis(y_data_max.max(opts.y_cover)),
+    let y_axis_of = match (opts.y_max, opts.y_scale) {
+        (Some(m), _) => Axis::linear(m, Some(m), &opts.y_unit),
+        (None, YScale::Linear) => {
+            let max = ys.iter().copied().fold(opts.y_cover, f64::max);
+            Axis::linear(max, None, &opts.y_unit)
+        }
+        (None, YScale::Log) => {
+            let pos = ys.iter().copied().filter(|&y| y > 0.0);
+            let min = pos
+                .clone()
+                .fold(opts.y_cover_low.unwrap_or(f64::INFINITY), f64::min);
+            let max = pos.fold(opts.y_cover, f64::max);
+            if min.is_finite() && max > 0.0 {
+                Axis::log(min, max.max(min), &opts.y_unit)
+            } else {
+                Axis::linear(max, None, &opts.y_unit)
+            }
+        }
+        (None, YScale::Auto) => Axis::fit(
+            ys.iter().copied().chain(opts.y_cover_low),
+            opts.y_cover,
+            &opts.y_unit,
+        ),
     };
-    if let Some(w) = opts.width {
-        plot.width = w;
-    }
+    let axis = y_axis_of;
+    // Room for the widest y tick label.
+    plot.left = (axis.label_width() + 12.0).max(64.0);
+    // The x ticks and their labels.
+    let fmt_x: Box<dyn Fn(f64) -> String> = match opts.x_fmt {
+        XFormat::Number => Box::new(num::tick_format("", 1.0, 1.0)),
+        XFormat::Ns => Box::new(|x| num::tick_format("ns", x, x)(x)),
+        XFormat::Bytes => Box::new(|x| format_bytes(x.max(0.0).round() as u64)),
+    };
+    let x_ticks: Vec<(f64, String)> = if ordinal {
+        Vec::new()
+    } else if log_x {
+        let mut v = Vec::new();
+        let mut d = x_min.floor();
+        while d <= x_max.ceil() {
+            if d >= x_min - 1e-9 && d <= x_max + 1e-9 {
+                let x = 10f64.powf(d);
+                v.push((x, fmt_x(x)));
+            }
+            d += 1.0;
+        }
+        v
+    } else if opts.x_fmt == XFormat::Bytes {
+        byte_ticks(x_max)
+            .into_iter()
+            .filter(|&x| x >= x_min)
+            .map(|x| (x, fmt_x(x)))
+            .collect()
+    } else {
+        let size = match opts.x_fmt {
+            XFormat::Ns => human_unit("ns", x_max).map_or(1.0, |u| u.0),
+            _ => 1.0,
+        };
+        let (t, step) = x_ticks(x_min / size, x_max / size, integers && size == 1.0);
+        let (t, step): (Vec<f64>, f64) = (t.into_iter().map(|x| x * size).collect(), step * size);
+        let f: Box<dyn Fn(f64) -> String> = match opts.x_fmt {
+            XFormat::Ns => Box::new(num::tick_format("ns", x_max, step)),
+            _ => Box::new(num::tick_format("", x_max, step)),
+        };
+        t.into_iter().map(|x| (x, f(x))).collect()
+    };
+    // The last x label must not stick out on the right, nor the first on the left.
+    let half = |t: Option<&(f64, String)>| t.map_or(0.0, |t| tick_width(&t.1) / 2.0 + 2.0);
+    plot.right = plot.right.max(half(x_ticks.last()));
+    plot.left = plot.left.max(half(x_ticks.first()));
     // The legend goes above the plot, where it hides no data: a band of rows.
     let legend = legend_rows(lines, &plot);
     let band = LEGEND_ROW * legend.len() as f64;
     plot.top += band;
     plot.height += band;
     let levels = level_labels(&opts.x_levels, plot.inner_width());
+    if ordinal {
+        let slot = plot.inner_width() / opts.x_levels.len().max(1) as f64;
+        let need = levels.reach_left - slot / 2.0 + 4.0;
+        if need > plot.left {
+            plot.left = need;
+        }
+    }
+    let levels = level_labels(&opts.x_levels, plot.inner_width());
     plot.bottom += levels.depth;
     plot.height += levels.depth;
     let px = |x: f64| plot.x0() + (tx(x) - x_min) / (x_max - x_min) * plot.inner_width();
+    let py = |y: f64| plot.y0() - axis.frac(y) * plot.inner_height();
     let mut out = String::new();
     open(&mut out, &plot, title);
-    y_axis(&mut out, &plot, y_max, step, &num::fmt);
+    y_axis(&mut out, &plot, &axis);
     let tick = |out: &mut String, p: f64, label: &str| {
         let _ = write!(
             out,
             r#"<text class="tick" x="{p:.1}" y="{y:.1}" text-anchor="middle">{l}</text>"#,
-            y = plot.y0() + 14.0,
+            // Below the lowest y tick label's box, even at the axis's corner.
+            y = plot.y0() + 17.0,
             l = esc(label)
         );
-    };
-    let fmt_x = |x: f64| match opts.x_fmt {
-        XFormat::Number => num::fmt(x),
-        XFormat::Ns => format_ns(x),
-        XFormat::Bytes => format_bytes(x.max(0.0).round() as u64),
     };
     if ordinal {
         for (i, level) in opts.x_levels.iter().enumerate() {
@@ -496,41 +847,27 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
                 let y = plot.y0() + 12.0;
                 let _ = write!(
                     out,
-                    r#"<text class="tick" x="{p:.1}" y="{y:.1}" text-anchor="end" transform="rotate(-35 {p:.1} {y:.1})">{l}</text>"#,
+                    r#"<text class="tick" x="{p:.1}" y="{y:.1}" text-anchor="end" transform="rotate(-{SLANT_DEG} {p:.1} {y:.1})">{l}</text>"#,
                     l = esc(&text)
                 );
             } else {
                 tick(&mut out, p, &text);
             }
         }
-    } else if log_x {
-        // Decades.
-        let mut d = x_min.floor();
-        while d <= x_max.ceil() {
-            let x = 10f64.powf(d);
-            let p = px(x);
-            if p >= plot.x0() - 0.5 && p <= plot.x1() + 0.5 {
-                tick(&mut out, p, &fmt_x(x));
-            }
-            d += 1.0;
-        }
-    } else if opts.x_fmt == XFormat::Bytes {
-        for x in byte_ticks(x_max) {
-            tick(&mut out, px(x), &fmt_x(x));
-        }
     } else {
-        // 6 evenly spaced.
-        for i in 0..=5 {
-            let x = x_min + (x_max - x_min) * i as f64 / 5.0;
-            tick(&mut out, px(x), &fmt_x(x));
+        for (x, label) in spaced_ticks(&x_ticks, &|x| px(x)) {
+            tick(&mut out, px(*x), label);
         }
     }
     let _ = write!(
         out,
         r#"<text class="tick" x="{cx:.1}" y="{y:.1}" text-anchor="middle">{l}</text>"#,
         cx = (plot.x0() + plot.x1()) / 2.0,
-        y = plot.height - 14.0,
-        l = esc(&opts.x_label)
+        y = plot.height - 10.0,
+        l = esc(&shorten(
+            &opts.x_label,
+            (plot.inner_width() / (0.6 * TICK_PX)) as usize
+        ))
     );
     for (x, label) in &opts.separators {
         if !x.is_finite() {
@@ -545,12 +882,13 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
             l = esc(label)
         );
     }
-    for l in lines {
+    let dashes = dash_patterns(lines);
+    for (l, dash) in lines.iter().zip(&dashes) {
         for &(x, lo, hi) in &l.whiskers {
             if !(x.is_finite() && lo.is_finite() && hi.is_finite() && hi > lo) {
                 continue;
             }
-            let (p, top, bottom) = (px(x), y_of(hi, y_max, &plot), y_of(lo, y_max, &plot));
+            let (p, top, bottom) = (px(x), py(hi), py(lo));
             let _ = write!(
                 out,
                 r#"<path class="ci" stroke="{c}" d="M{p:.1} {top:.1}V{bottom:.1}M{a:.1} {top:.1}H{b:.1}M{a:.1} {bottom:.1}H{b:.1}"/>"#,
@@ -574,20 +912,25 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
                     out,
                     r#"<circle cx="{:.1}" cy="{:.1}" r="{r}" fill="{}"><title>{}</title></circle>"#,
                     px(x),
-                    y_of(y, y_max, &plot),
+                    py(y),
                     l.colour,
                     esc(&l.label)
                 );
             }
         }
         if !l.dots && !pts.is_empty() {
+            let dash = if dash.is_empty() {
+                String::new()
+            } else {
+                format!(r#" stroke-dasharray="{dash}""#)
+            };
             let _ = write!(
                 out,
-                r#"<polyline fill="none" stroke="{}" stroke-width="1.5" points=""#,
+                r#"<polyline fill="none" stroke="{}" stroke-width="1.5"{dash} points=""#,
                 l.colour
             );
             for &(x, y) in &pts {
-                let _ = write!(out, "{:.1},{:.1} ", px(x), y_of(y, y_max, &plot));
+                let _ = write!(out, "{:.1},{:.1} ", px(x), py(y));
             }
             let _ = write!(out, r#""><title>{}</title></polyline>"#, esc(&l.label));
         }
@@ -595,15 +938,36 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
     // Legend right-aligned above the plot, in rows.
     for (row, items) in legend.iter().enumerate() {
         let y = plot.y1() - LEGEND_ROW * (legend.len() - row) as f64;
-        for &(lx, i) in items {
+        for &(lx, i, chars) in items {
             let l = &lines[i];
+            if l.dots {
+                let _ = write!(
+                    out,
+                    r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3" fill="{c}"/>"#,
+                    cx = lx + 8.0,
+                    cy = y + 4.0,
+                    c = l.colour
+                );
+            } else {
+                let dash = if dashes[i].is_empty() {
+                    String::new()
+                } else {
+                    format!(r#" stroke-dasharray="{}""#, dashes[i])
+                };
+                let _ = write!(
+                    out,
+                    r#"<line x1="{lx:.1}" x2="{x2:.1}" y1="{cy:.1}" y2="{cy:.1}" stroke="{c}" stroke-width="2.5"{dash}/>"#,
+                    x2 = lx + LEGEND_SWATCH,
+                    cy = y + 4.0,
+                    c = l.colour
+                );
+            }
             let _ = write!(
                 out,
-                r#"<rect x="{lx:.1}" y="{y:.1}" width="9" height="9" fill="{c}"/><text class="tick" x="{tx:.1}" y="{ty:.1}">{t}</text>"#,
-                c = l.colour,
-                tx = lx + 12.0,
+                r#"<text class="tick" x="{tx:.1}" y="{ty:.1}">{t}</text>"#,
+                tx = lx + LEGEND_SWATCH + 4.0,
                 ty = y + 8.0,
-                t = esc(&shorten(&l.label, LEGEND_CHARS))
+                t = esc(&shorten(&l.label, chars))
             );
         }
     }
@@ -611,22 +975,45 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
     out
 }
 
+/// Each line's dash: the n-th line drawn in a colour gets the n-th pattern (dots need none).
+fn dash_patterns(lines: &[Line]) -> Vec<&'static str> {
+    let mut seen: Vec<&str> = Vec::new();
+    lines
+        .iter()
+        .map(|l| {
+            if l.dots {
+                return "";
+            }
+            let n = seen.iter().filter(|&&c| c == l.colour).count();
+            seen.push(l.colour);
+            DASHES[n % DASHES.len()]
+        })
+        .collect()
+}
+
 /// Height of a legend row.
 const LEGEND_ROW: f64 = 14.0;
+/// Length of a legend entry's line sample.
+const LEGEND_SWATCH: f64 = 18.0;
 
-/// The legend's rows, from the top: each entry's x and line index. The lines in reading
-/// order, a row filled before the next starts; each row right-aligned.
-fn legend_rows(lines: &[Line], plot: &Plot) -> Vec<Vec<(f64, usize)>> {
-    let width =
-        |l: &Line| 12.0 + 6.5 * shorten(&l.label, LEGEND_CHARS).chars().count() as f64 + 8.0;
+/// The legend's rows, from the top: each entry's x, line index and the characters of its
+/// label written (long ones cut to fit the chart). The lines in reading order, a row filled
+/// before the next starts; each row right-aligned.
+fn legend_rows(lines: &[Line], plot: &Plot) -> Vec<Vec<(f64, usize, usize)>> {
+    let room = plot.inner_width();
+    let entry = |l: &Line| {
+        let fits = ((room - LEGEND_SWATCH - 14.0) / (0.6 * TICK_PX)).floor() as usize;
+        let chars = shorten(&l.label, LEGEND_CHARS.min(fits)).chars().count();
+        (
+            LEGEND_SWATCH + 4.0 + text_width(chars, TICK_PX) + 10.0,
+            chars,
+        )
+    };
     let mut rows: Vec<Vec<usize>> = Vec::new();
     let mut used = f64::INFINITY;
     for (i, l) in lines.iter().enumerate() {
-        let w = width(l);
-        if w > plot.inner_width() {
-            continue;
-        }
-        if used + w > plot.inner_width() {
+        let (w, _) = entry(l);
+        if used + w > room {
             rows.push(Vec::new());
             used = 0.0;
         }
@@ -635,11 +1022,12 @@ fn legend_rows(lines: &[Line], plot: &Plot) -> Vec<Vec<(f64, usize)>> {
     }
     rows.into_iter()
         .map(|row| {
-            let mut lx = plot.x1() - row.iter().map(|&i| width(&lines[i])).sum::<f64>();
+            let mut lx = plot.x1() - row.iter().map(|&i| entry(&lines[i]).0).sum::<f64>() + 10.0;
             row.into_iter()
                 .map(|i| {
-                    let at = (lx, i);
-                    lx += width(&lines[i]);
+                    let (w, chars) = entry(&lines[i]);
+                    let at = (lx, i, chars);
+                    lx += w;
                     at
                 })
                 .collect()
@@ -668,36 +1056,40 @@ mod tests {
             bar(50.0, Some((-20.0, 120.0))),
             bar(25.0, None),
         ];
-        let (y_max, _, g) = bar_layout(&bars, &plot);
-        assert!(y_max >= 120.0);
-        let h = |g: &BarGeom| g.y_base - g.y;
-        assert!((h(&g[0]) / h(&g[1]) - 2.0).abs() < 1e-9);
-        assert!((h(&g[1]) / h(&g[2]) - 2.0).abs() < 1e-9);
+        let axis = bar_axis(&bars, "");
+        assert!(!axis.log && axis.hi >= 120.0);
+        let g = bar_layout(&bars, &axis, &plot);
+        let len = |g: &BarGeom| g.x - g.x_base;
+        assert!((len(&g[0]) / len(&g[1]) - 2.0).abs() < 1e-9);
+        assert!((len(&g[1]) / len(&g[2]) - 2.0).abs() < 1e-9);
         for b in &g {
-            assert!(b.x >= plot.x0() && b.x + b.width <= plot.x1());
-            if let Some((top, bottom)) = b.whisker {
+            assert!(b.x >= plot.x0() && b.x <= plot.x1());
+            if let Some((left, right)) = b.whisker {
                 assert!(
-                    top >= plot.y1() && bottom <= plot.y0() && top <= bottom,
+                    left >= plot.x0() && right <= plot.x1() && left <= right,
                     "{b:?}"
                 );
             }
         }
         // The negative lower bound is clamped to the axis.
-        assert_eq!(g[1].whisker.unwrap().1, plot.y0());
+        assert_eq!(g[1].whisker.unwrap().0, plot.x0());
         assert!(g[2].whisker.is_none());
     }
 
     #[test]
     fn nan_and_empty_bars_do_not_panic() {
         let plot = Plot::new(480.0, 300.0);
-        let (y_max, _, g) = bar_layout(&[bar(f64::NAN, Some((f64::NAN, 1.0)))], &plot);
-        assert_eq!(y_max, 1.0);
-        assert_eq!(g[0].y, g[0].y_base);
+        let bars = [bar(f64::NAN, Some((f64::NAN, 1.0)))];
+        let axis = bar_axis(&bars, "");
+        let g = bar_layout(&bars, &axis, &plot);
+        assert_eq!(axis.hi, 1.0);
+        assert_eq!(g[0].x, g[0].x_base);
         assert!(g[0].whisker.is_none());
-        assert!(bar_layout(&[], &plot).2.is_empty());
-        let svg = bar_chart("<t>", &[bar(f64::NAN, None)]);
+        assert!(bar_layout(&[], &axis, &plot).is_empty());
+        let svg = bar_chart("<t>", &[bar(f64::NAN, None)], "");
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
         assert!(svg.contains("&lt;t&gt;") && !svg.contains("<t>"));
+        assert!(svg.contains("no data"));
         let svg = line_chart("empty", &[], &LineOpts::default());
         assert!(svg.ends_with("</svg>"));
         let svg = line_chart(
@@ -798,6 +1190,74 @@ mod tests {
         assert!(t.iter().all(|x| (x / 1048576.0).fract() == 0.0), "{t:?}");
         assert!(t.len() >= 3 && t.len() <= 11, "{t:?}");
         assert_eq!(byte_ticks(3000.0), [0.0, 1024.0, 2048.0]);
+    }
+
+    /// The review's bar charts: one latency of 3 s among ones of 1 ms drew all but one bar
+    /// flat on the axis.
+    #[test]
+    fn values_spanning_decades_are_drawn_on_a_log_scale() {
+        let bars = [bar(3.3e9, None), bar(1.2e6, None), bar(2.0e6, None)];
+        let axis = bar_axis(&bars, "ns");
+        assert!(axis.log, "{axis:?}");
+        assert!(axis.lo <= 1.2e6 && axis.hi >= 3.3e9);
+        // The small bars are told apart: 1.2 ms and 2 ms differ by more than 20 px (on a
+        // linear axis to 4 s, by a fifth of a pixel).
+        let plot = Plot::new(640.0, 200.0);
+        let g = bar_layout(&bars, &axis, &plot);
+        assert!(g[2].x - g[1].x > 20.0, "{g:?}");
+        assert!(axis.ticks.iter().any(|t| t.1 == "1 s"), "{:?}", axis.ticks);
+        // Close values stay linear, from 0.
+        let axis = bar_axis(&[bar(10.0, None), bar(300.0, None)], "");
+        assert!(!axis.log && axis.lo == 0.0);
+        // A zero among them: linear (a log axis cannot show it).
+        assert!(!Axis::fit([0.0, 1.0, 1e6], 0.0, "").log);
+    }
+
+    /// The review's 12-line latency CDF drew lines 7–12 in the colours of lines 1–6.
+    #[test]
+    fn lines_sharing_a_colour_are_dashed_apart() {
+        let lines: Vec<Line> = (0..MAX_STYLES)
+            .map(|i| Line {
+                label: format!("c{i}"),
+                colour: colour(i),
+                points: vec![(1.0, 0.5), (10.0, 1.0)],
+                dots: false,
+                whiskers: Vec::new(),
+            })
+            .collect();
+        let styles: Vec<(&str, &str)> = lines
+            .iter()
+            .zip(dash_patterns(&lines))
+            .map(|(l, d)| (l.colour, d))
+            .collect();
+        let mut distinct = styles.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), MAX_STYLES, "{styles:?}");
+        let svg = line_chart("cdf", &lines[..12], &LineOpts::default());
+        assert_eq!(svg.matches("stroke-dasharray=\"8 4\"").count(), 2 * 6);
+    }
+
+    /// The review's time-per-day chart had ticks `4.000 … 20.00` for days 1 … 20.
+    #[test]
+    fn integer_axes_have_integer_ticks() {
+        let (t, step) = x_ticks(0.0, 20.0, true);
+        assert_eq!(step, 5.0);
+        assert_eq!(t, [0.0, 5.0, 10.0, 15.0, 20.0]);
+        let (t, _) = x_ticks(0.0, 3.0, true);
+        assert_eq!(t, [0.0, 1.0, 2.0, 3.0]);
+        let line = Line {
+            label: "day".into(),
+            colour: colour(0),
+            points: (1..=20).map(|d| (f64::from(d), 5.0)).collect(),
+            dots: false,
+            whiskers: Vec::new(),
+        };
+        let svg = line_chart("t", &[line], &LineOpts::default());
+        for bad in [">4.000<", ">20.00<", ">0.9003<"] {
+            assert!(!svg.contains(bad), "{bad}");
+        }
+        assert!(svg.contains(">20</text>"));
     }
 
     #[test]

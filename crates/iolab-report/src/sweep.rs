@@ -176,7 +176,8 @@ pub(crate) fn render(h: &mut String, data: &ReportData) {
          intervals (none for a single run or a deterministic metric), set slightly apart so \
          they do not hide each other; one line per combination of the other factors' levels. \
          A chart holds at most six lines: more combinations are split into charts by the \
-         factor with the fewest levels, on one scale.</p>",
+         factor with the fewest levels, on one scale (a log scale when the metric's values \
+         span two decades or more).</p>",
     );
     for &f in &factors {
         let factor = &data.factors[f];
@@ -187,24 +188,83 @@ pub(crate) fn render(h: &mut String, data: &ReportData) {
         );
         let panels = panels(data, f, MAX_LINES);
         for &k in &metrics {
-            let title = data.headline[k].title_with_unit();
-            // The panels of a metric share one scale, to be compared across.
-            let top = data
-                .configs
-                .iter()
-                .map(|c| {
-                    let m = metric(c, k);
-                    m.ci.map_or(m.mean, |(_, hi)| hi.max(m.mean))
-                })
-                .filter(|v| v.is_finite())
-                .fold(0.0, f64::max);
-            for p in &panels {
-                chart(h, data, k, &title, factor, p, top);
+            let d = &data.headline[k];
+            let title = crate::num::title(&d.title, &d.unit);
+            // The panels of a metric share one scale, to be compared across: from the
+            // smallest mean to the highest bound, log when they span decades.
+            let (mut low, mut top) = (f64::INFINITY, 0f64);
+            for c in &data.configs {
+                let m = metric(c, k);
+                if m.mean.is_finite() {
+                    low = low.min(m.mean);
+                    top = top.max(m.ci.map_or(m.mean, |(_, hi)| hi.max(m.mean)));
+                }
+            }
+            let scale = Scale {
+                low,
+                top,
+                log: svg::spans_decades(low, top),
+            };
+            for (p, same) in distinct_panels(data, k, &panels) {
+                chart(h, data, k, &title, factor, (p, &same), &scale);
             }
         }
         h.push_str("</div>");
     }
     h.push_str("</section>");
+}
+
+/// The panels of metric `k` that differ, each with the splits of the later panels that draw
+/// exactly the same lines (write-through and write-back give the same miss ratios: one chart,
+/// not two alike).
+fn distinct_panels<'a>(
+    data: &ReportData,
+    k: usize,
+    panels: &'a [Panel],
+) -> Vec<(&'a Panel, Vec<String>)> {
+    // Per line its label and, per level, the bits of the mean and of the interval.
+    type Bits = Option<(u64, Option<(u64, u64)>)>;
+    let key = |p: &Panel| -> Vec<(String, Vec<Bits>)> {
+        p.series
+            .iter()
+            .map(|s| {
+                let values = s
+                    .configs
+                    .iter()
+                    .map(|c| {
+                        c.map(|ci| {
+                            let m = metric(&data.configs[ci], k);
+                            (
+                                m.mean.to_bits(),
+                                m.ci.map(|(lo, hi)| (lo.to_bits(), hi.to_bits())),
+                            )
+                        })
+                    })
+                    .collect();
+                (s.label.clone(), values)
+            })
+            .collect()
+    };
+    let mut out: Vec<(&Panel, Vec<String>)> = Vec::new();
+    let mut keys = Vec::new();
+    for p in panels {
+        let kp = (p.part, key(p));
+        match keys.iter().position(|x| *x == kp) {
+            Some(i) if !p.split.is_empty() => out[i].1.push(p.split.clone()),
+            _ => {
+                keys.push(kp);
+                out.push((p, Vec::new()));
+            }
+        }
+    }
+    out
+}
+
+/// The y scale the panels of one metric share.
+struct Scale {
+    low: f64,
+    top: f64,
+    log: bool,
 }
 
 fn chart(
@@ -213,8 +273,8 @@ fn chart(
     k: usize,
     title: &str,
     factor: &FactorLevels,
-    p: &Panel,
-    y_cover: f64,
+    (p, same): (&Panel, &[String]),
+    scale: &Scale,
 ) {
     let n = p.series.len();
     let whiskers = p.series.iter().any(|s| {
@@ -263,6 +323,9 @@ fn chart(
     let mut t = format!("{title} by {}", factor.name);
     if !p.split.is_empty() {
         let _ = write!(t, " — {}", p.split);
+        for other in same {
+            let _ = write!(t, " = {other}");
+        }
     }
     if p.part > 0 {
         let _ = write!(t, " (part {})", p.part);
@@ -273,8 +336,15 @@ fn chart(
         &LineOpts {
             x_label: factor.name.clone(),
             x_levels: factor.levels.clone(),
-            width: Some(540.0),
-            y_cover,
+            width: Some(600.0),
+            y_cover: scale.top,
+            y_cover_low: scale.log.then_some(scale.low),
+            y_scale: if scale.log {
+                svg::YScale::Log
+            } else {
+                svg::YScale::Linear
+            },
+            y_unit: data.headline[k].unit.to_string(),
             ..LineOpts::default()
         },
     ));
@@ -294,7 +364,10 @@ pub(crate) fn markdown(s: &mut String, data: &ReportData) {
             let _ = write!(
                 s,
                 "\n### {} by {}\n\n| |",
-                md(&data.headline[k].title_with_unit()),
+                md(&crate::num::title(
+                    &data.headline[k].title,
+                    &data.headline[k].unit
+                )),
                 md(&factor.name)
             );
             for l in &factor.levels {

@@ -228,59 +228,6 @@ fn findings_are_grouped_by_check_and_explained_once_after_the_summary() {
     assert_eq!(fit["dataset_bytes"], 1u64 << 30);
 }
 
-/// An experiment whose resolved specification lists `factors` (name, levels) and whose
-/// configurations are `configs`, each `(label, factor values)`.
-fn sweep_store(
-    factors: serde_json::Value,
-    configs: &[(String, serde_json::Map<String, serde_json::Value>)],
-) -> (Store, ExperimentId, Vec<ConfigId>) {
-    let mut store = Store::open_in_memory().unwrap();
-    let exp = store
-        .create_experiment(&NewExperiment {
-            name: "sweep".into(),
-            source: "sweep.toml".into(),
-            spec: json!({ "factors": factors }),
-            seed: 7,
-            created_at: Timestamp(1_700_000_000_000_000_000),
-            iolab_version: "0.1.0".into(),
-            host: json!({}),
-        })
-        .unwrap();
-    let ids = configs
-        .iter()
-        .map(|(label, factors)| {
-            store
-                .add_config(&NewConfig {
-                    experiment: exp,
-                    label: label.clone(),
-                    factors: factors.clone(),
-                })
-                .unwrap()
-        })
-        .collect();
-    (store, exp, ids)
-}
-
-/// Every combination of `levels` (the first factor outermost), as labels and factor maps.
-fn matrix(levels: &[(&str, &[&str])]) -> Vec<(String, serde_json::Map<String, serde_json::Value>)> {
-    let mut out = vec![(Vec::<String>::new(), serde_json::Map::new())];
-    for &(name, ls) in levels {
-        out = out
-            .into_iter()
-            .flat_map(|(label, map)| {
-                ls.iter().map(move |l| {
-                    let mut label = label.clone();
-                    label.push(format!("{name}={l}"));
-                    let mut map = map.clone();
-                    map.insert(name.into(), json!(l));
-                    (label, map)
-                })
-            })
-            .collect();
-    }
-    out.into_iter().map(|(l, m)| (l.join(" "), m)).collect()
-}
-
 fn section<'a>(html: &'a str, id: &str) -> &'a str {
     let s = &html[html
         .find(&format!("<section id=\"{id}\""))
@@ -331,7 +278,7 @@ fn a_sweep_draws_each_metric_against_each_factor_of_three_or_more_levels() {
     // ops, MiB/s and mean latency have values; p99 is NaN everywhere and is not drawn.
     let drawn: Vec<String> = data.headline[..3]
         .iter()
-        .map(|d| format!("{} by assoc", d.title_with_unit()))
+        .map(|d| format!("{} by assoc", crate::num::title(&d.title, &d.unit)))
         .collect();
     for t in &drawn {
         assert!(
@@ -608,5 +555,197 @@ fn a_large_sweep_folds_its_table_and_draws_no_bars() {
         assert_eq!(charts.contains("too many bars to read"), many);
         assert_eq!(charts.contains("<svg"), !many);
         assert!(section(&html, "sweep").contains("<svg"));
+    }
+}
+
+/// The review's reports at 1400 px: bar labels over each other (`journajournajourna…`), y
+/// ticks and titles cut at the chart's edge. Every label of every chart drawn lies inside its
+/// chart and clear of every other, at 2, 12 and 182 configurations.
+#[test]
+fn chart_labels_stay_inside_their_chart_and_apart_at_any_size() {
+    for n in [2, 12, 182] {
+        let (html, _, _) = render_all(&seed_like(n));
+        assert_structure(&html);
+        assert!(html.matches("<svg").count() >= 4, "{n}");
+        let problems = svg_label_problems(&html);
+        assert!(problems.is_empty(), "{n} configurations: {problems:#?}");
+    }
+    // The check sees what it is meant to: labels drawn on top of each other and off the edge.
+    let crowded = svg::bar_chart("t", &[], "")
+        .replace("</svg>", r#"<text class="tick" x="10" y="20">abc</text><text class="tick" x="12" y="21">abc</text><text class="tick" x="-30" y="40">cut</text></svg>"#);
+    assert_eq!(svg_label_problems(&crowded).len(), 2, "{crowded}");
+}
+
+/// The review's seed-004 report: 182 empty "Time series" headings (a simulation has none),
+/// an "Outliers: None." heading, empty sections.
+#[test]
+fn no_section_or_heading_is_empty_at_any_size() {
+    for n in [2, 12, 182] {
+        let (html, _, _) = render_all(&seed_like(n));
+        let empty = empty_parts(&html);
+        assert!(empty.is_empty(), "{n} configurations: {empty:#?}");
+        assert!(!html.contains(">None.<"));
+    }
+    // A simulation has no time series: no section for them.
+    let (html, _, _) = render_all(&seed_like(182));
+    assert!(!html.contains("id=\"timeseries\""));
+    // The check sees an empty heading.
+    assert_eq!(
+        empty_parts("<section id=\"x\"><h2>X</h2><h3>a</h3></section>").len(),
+        2
+    );
+}
+
+/// The review's summary: latencies as raw nanoseconds (`3,326,103,438 ± 2,535,106,510`) in a
+/// table wider than the page, p99 and `converged` behind a scrollbar.
+#[test]
+fn the_summary_is_narrow_and_writes_durations_in_their_units() {
+    let data = seed_like(12);
+    let (html, md, _) = render_all(&data);
+    let summary = section(&html, "summary");
+    let head = &summary[..summary.find("</thead>").unwrap()];
+    // configuration, runs, the headline metrics, converged.
+    assert_eq!(
+        head.matches("<th>").count(),
+        3 + data.headline.len(),
+        "{head}"
+    );
+    assert!(!head.contains("(ns)"), "{head}");
+    for text in [summary, md.as_str()] {
+        // No number of a million or more: 1,234,567.
+        let digits: Vec<char> = text.chars().collect();
+        for w in digits.windows(8) {
+            let s: String = w.iter().collect();
+            let b = s.as_bytes();
+            assert!(
+                !(b[0] == b','
+                    && b[4] == b','
+                    && b[1..4].iter().chain(&b[5..8]).all(u8::is_ascii_digit)),
+                "a raw number: …{s}…"
+            );
+        }
+    }
+    // The slowest configuration's p99: 3e9 / 50 op/s = 60 ms.
+    assert!(
+        summary.contains(" ms</td>") && summary.contains(" µs</td>"),
+        "{summary}"
+    );
+}
+
+/// The review's seed-000 report: three screens of `key value` evidence before any chart.
+#[test]
+fn the_evidence_is_folded_after_the_charts() {
+    let (html, _, _) = render_all(&seed_like(12));
+    let at = |id: &str| {
+        html.find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("#{id}"))
+    };
+    assert!(at("findings") < at("summary"));
+    for charts in ["charts", "sweep", "latency"] {
+        assert!(at(charts) < at("checks"), "{charts}");
+    }
+    let checks = section(&html, "checks");
+    assert!(
+        checks.contains("<details class=\"fold\"><summary>Evidence (12 configurations)</summary>")
+    );
+    // Each evidence table is inside its fold.
+    assert_eq!(
+        checks.matches("<table>").count(),
+        checks.matches("<details class=\"fold\">").count()
+    );
+    // And durations and sizes in the evidence have units.
+    assert!(checks.contains("elapsed_ns 5.00 s") && checks.contains("cache_bytes 23.5 GiB"));
+}
+
+/// The review's seed-000 report: 60 time-series charts one after another.
+#[test]
+fn time_series_are_folded_per_configuration() {
+    let data = seed_like(12);
+    let (html, _, _) = render_all(&data);
+    let ts = section(&html, "timeseries");
+    assert_eq!(ts.matches("<details class=\"fold\">").count(), 12);
+    assert_eq!(ts.matches("<h3").count(), 0);
+    let before_first_fold = &ts[..ts.find("<details").unwrap()];
+    assert!(!before_first_fold.contains("<svg"));
+}
+
+/// The review's 12-line latency CDF reused the 6 colours; with more lines than a chart can
+/// tell apart, small multiples.
+#[test]
+fn every_line_of_the_latency_cdf_has_its_own_style() {
+    let (html, _, _) = render_all(&seed_like(12));
+    let lat = section(&html, "latency");
+    assert_eq!(lat.matches("<svg").count(), 1);
+    let styles: std::collections::BTreeSet<(String, String)> = lat
+        .split("<polyline")
+        .skip(1)
+        .map(|p| {
+            let tag = &p[..p.find("points").unwrap()];
+            let get = |k: &str| {
+                tag.split(&format!("{k}=\""))
+                    .nth(1)
+                    .map_or(String::new(), |v| v[..v.find('"').unwrap()].to_string())
+            };
+            (get("stroke"), get("stroke-dasharray"))
+        })
+        .collect();
+    assert_eq!(styles.len(), 12, "{styles:?}");
+    let (html, _, _) = render_all(&seed_like(182));
+    let lat = section(&html, "latency");
+    assert!(lat.matches("<svg").count() >= 182 / 6, "small multiples");
+    assert!(lat.contains("<details class=\"fold\">"));
+}
+
+/// The review's seed-004 report drew identical charts twice: write-through and write-back
+/// have the same miss ratios. Those panels are one chart, titled for both.
+#[test]
+fn identical_sweep_panels_are_drawn_once() {
+    let (html, _, _) = render_all(&seed_like(182));
+    let sweep = section(&html, "sweep");
+    let titles: Vec<&str> = sweep
+        .split("<svg")
+        .skip(1)
+        .map(|s| {
+            let t = &s[s.find("<title>").unwrap() + 7..];
+            &t[..t.find("</title>").unwrap()]
+        })
+        .collect();
+    assert!(!titles.is_empty());
+    for t in &titles {
+        assert!(
+            t.contains("write_policy=write-through = write_policy=write-back"),
+            "{t}"
+        );
+    }
+}
+
+/// The review's charts: linear scales flattening all but the largest series (latencies of
+/// 100 µs to 3 s), and ticks like `0.2000` on an axis of repetitions.
+#[test]
+fn values_spanning_decades_get_a_log_scale_and_integer_axes_integer_ticks() {
+    let (html, _, _) = render_all(&seed_like(12));
+    let labels = svg_labels(&html);
+    let mean_latency = labels
+        .iter()
+        .find(|(t, _, _)| t.starts_with("Mean latency"))
+        .expect("a bar chart of the mean latency");
+    let ticks: Vec<&str> = mean_latency.2.iter().map(|l| l.text.as_str()).collect();
+    for decade in ["100 µs", "1 ms", "10 ms", "100 ms"] {
+        assert!(ticks.contains(&decade), "{ticks:?}");
+    }
+    let per_run: Vec<_> = labels
+        .iter()
+        .filter(|(t, _, _)| t.contains("p99 latency per run"))
+        .collect();
+    assert_eq!(per_run.len(), 12);
+    for (t, _, l) in per_run {
+        // The repetitions (plain numbers; the y ticks carry a unit).
+        let plain = |t: &str| {
+            t.chars()
+                .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+        };
+        for x in l.iter().filter(|l| plain(&l.text)) {
+            assert!(!x.text.contains('.'), "{t}: {:?}", x.text);
+        }
     }
 }

@@ -134,6 +134,57 @@ pub fn format_ns(ns: f64) -> String {
     }
 }
 
+/// Durations by their length in nanoseconds, and sizes in bytes: `(size, written from, symbol)`,
+/// the units a table column or a chart axis writes its numbers in ([`human_unit`]). A
+/// duration is written in minutes from 2 minutes on and in hours from 2 hours on, so that
+/// `7200 s` reads `2 h`.
+const DURATION_UNITS: [(f64, f64, &str); 6] = [
+    (1.0, 0.0, "ns"),
+    (1e3, 1e3, "µs"),
+    (1e6, 1e6, "ms"),
+    (1e9, 1e9, "s"),
+    (60e9, 120e9, "min"),
+    (3600e9, 7200e9, "h"),
+];
+const BYTE_UNITS: [(f64, f64, &str); 6] = [
+    (1.0, 0.0, "B"),
+    (1024.0, 1024.0, "KiB"),
+    (1048576.0, 1048576.0, "MiB"),
+    (1073741824.0, 1073741824.0, "GiB"),
+    (1099511627776.0, 1099511627776.0, "TiB"),
+    (1125899906842624.0, 1125899906842624.0, "PiB"),
+];
+
+/// The unit in which numbers of `unit` around `magnitude` (in `unit`s) are written when they
+/// share one — a table cell's mean and interval, a chart axis's ticks: `(its size in
+/// `unit`s, its symbol)`, the largest unit that `magnitude` reaches. `None` for a unit that is
+/// not a duration (`ns`, `us`, `ms`, `s`) or a size (`B`, `KiB`, `MiB`, `GiB`): rates and
+/// counts keep theirs.
+pub fn human_unit(unit: &str, magnitude: f64) -> Option<(f64, &'static str)> {
+    let (base, table) = match unit {
+        "ns" => (1.0, &DURATION_UNITS),
+        "us" | "µs" => (1e3, &DURATION_UNITS),
+        "ms" => (1e6, &DURATION_UNITS),
+        "s" => (1e9, &DURATION_UNITS),
+        "B" => (1.0, &BYTE_UNITS),
+        "KiB" => (1024.0, &BYTE_UNITS),
+        "MiB" => (1048576.0, &BYTE_UNITS),
+        "GiB" => (1073741824.0, &BYTE_UNITS),
+        _ => return None,
+    };
+    let m = if magnitude.is_finite() {
+        magnitude.abs() * base
+    } else {
+        0.0
+    };
+    let &(size, _, symbol) = table
+        .iter()
+        .rev()
+        .find(|(_, from, _)| m >= *from)
+        .unwrap_or(&table[0]);
+    Some((size / base, symbol))
+}
+
 /// An integer with thousands separators.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
@@ -288,6 +339,22 @@ mod tests {
         assert_eq!(format_ns(2.5e9), "2.50 s");
         assert_eq!(format_ns(-1500.0), "-1.50 µs");
         assert_eq!(format_ns(f64::NAN), "–");
+    }
+
+    #[test]
+    fn human_units_are_the_largest_the_magnitude_reaches() {
+        assert_eq!(human_unit("ns", 3_326_103_438.0), Some((1e9, "s")));
+        assert_eq!(human_unit("ns", 463_740.0), Some((1e3, "µs")));
+        assert_eq!(human_unit("ns", 0.0), Some((1.0, "ns")));
+        assert_eq!(human_unit("s", 0.5), Some((1e-3, "ms")));
+        assert_eq!(human_unit("s", 20.0 * 3600.0), Some((3600.0, "h")));
+        assert_eq!(human_unit("s", 119.0), Some((1.0, "s")));
+        assert_eq!(human_unit("s", 600.0), Some((60.0, "min")));
+        assert_eq!(human_unit("B", 3.0 * 1048576.0), Some((1048576.0, "MiB")));
+        assert_eq!(human_unit("KiB", 2048.0), Some((1024.0, "MiB")));
+        assert_eq!(human_unit("op/s", 1e9), None);
+        assert_eq!(human_unit("", 1.0), None);
+        assert_eq!(human_unit("ns", f64::NAN), Some((1.0, "ns")));
     }
 
     #[test]
