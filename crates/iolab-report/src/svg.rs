@@ -731,7 +731,7 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
     if x_max <= x_min {
         x_max = x_min + 1.0;
     }
-    let y_axis_of = match (opts.y_max, opts.y_scale) {
+    let axis = match (opts.y_max, opts.y_scale) {
         (Some(m), _) => Axis::linear(m, Some(m), &opts.y_unit),
         (None, YScale::Linear) => {
             let max = ys.iter().copied().fold(opts.y_cover, f64::max);
@@ -755,7 +755,6 @@ pub fn line_chart(title: &str, lines: &[Line], opts: &LineOpts) -> String {
             &opts.y_unit,
         ),
     };
-    let axis = y_axis_of;
     // Room for the widest y tick label.
     plot.left = (axis.label_width() + 12.0).max(64.0);
     // The x ticks and their labels.

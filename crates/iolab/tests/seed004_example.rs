@@ -97,7 +97,8 @@ fn the_example_runs_end_to_end_and_its_reports_draw_the_days_and_the_sweep() {
         page.contains("Miss ratio by assoc"),
         "no miss ratio by assoc"
     );
-    assert!(page.contains("Estimated service time (s) by assoc"));
+    // Durations carry their unit on the axis (`2 min`), not in the title.
+    assert!(page.contains("Estimated service time by assoc"));
     // A simulation's speed is not one of its headline results.
     assert!(!page.contains("Throughput (op/s) by assoc"));
     // The traffic, the dirty evictions and the metadata memory are drawn too, and what the
