@@ -232,7 +232,7 @@ fn reject_workload_options(args: &RunArgs, m: &clap::ArgMatches) -> Result<(), C
 
 /// What `iolab run` shows while an experiment runs: runs done of the planned budget and the
 /// time left, on a terminal as a status line redrawn in place, otherwise as a plain line at
-/// each tenth of the budget (a log gets a dozen lines, not one per redraw); nothing with `-q`.
+/// each tenth of the budget (a log gets about ten lines, not one per redraw); nothing with `-q`.
 struct Progress {
     status: StatusLine,
     /// Plain progress lines (stderr is not a terminal, and not `-q`).
