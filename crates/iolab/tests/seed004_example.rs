@@ -104,9 +104,9 @@ fn the_example_runs_end_to_end_and_its_reports_draw_the_days_and_the_sweep() {
     // The traffic, the dirty evictions and the metadata memory are drawn too, and what the
     // estimate charges write-back for is said.
     for title in [
-        "Origin writes (B) by assoc",
+        "Origin writes by assoc",
         "Dirty evictions by assoc",
-        "Metadata memory (B) by assoc",
+        "Metadata memory by assoc",
     ] {
         assert!(page.contains(title), "no {title}");
     }
