@@ -203,7 +203,8 @@ pub(crate) fn remove(path: &Path) -> Result<bool> {
 /// killer then killed iolab itself, leaving its mounts and tunables behind. So:
 /// * the cgroup's OOM killer is disabled (`memory.oom_control`): a task that cannot get
 ///   memory waits instead of being killed;
-/// * a watcher thread, outside the cgroup, keeps the limit at the cap plus what is not page
+/// * a watcher thread, outside the cgroup and allocating nothing once started (the kernel
+///   charges the process's pages to its main thread's cgroup), keeps the limit at the cap plus what is not page
 ///   cache (usage less the file LRU lists of `memory.stat`), plus [`HEADROOM`]. The page
 ///   cache is then held to the cap while iolab's own memory never counts against it; a task
 ///   that outran the watcher and waits is released at the next look.
@@ -283,15 +284,33 @@ fn watch_cap(dir: &Path, cap: u64, stop: &std::sync::atomic::AtomicBool) -> CapU
         limit_peak_bytes: cap,
         ..CapUse::default()
     };
+    // A v1 memory cgroup charges a process's user pages to the cgroup of its main thread,
+    // which the engine's thread is: a page this thread faulted in while the cgroup is out of
+    // memory would make it wait on itself. So everything the loop needs is set up here —
+    // the files opened, one buffer of a fixed size — and the loop allocates nothing.
+    let open = |name: &str, write: bool| {
+        std::fs::OpenOptions::new()
+            .read(!write)
+            .write(write)
+            .open(dir.join(name))
+            .ok()
+    };
+    let (Some(usage_f), Some(stat_f), Some(oom_f), Some(limit_f)) = (
+        open("memory.usage_in_bytes", false),
+        open("memory.stat", false),
+        open("memory.oom_control", false),
+        open("memory.limit_in_bytes", true),
+    ) else {
+        return seen;
+    };
+    let mut buf = vec![0u8; 64 << 10];
     let mut limit = cap;
-    let limit_file = dir.join("memory.limit_in_bytes");
     loop {
-        let usage = read_u64(&dir.join("memory.usage_in_bytes")).unwrap_or(0);
-        let stat = std::fs::read_to_string(dir.join("memory.stat")).unwrap_or_default();
-        let own = usage.saturating_sub(file_lru_bytes(&stat));
-        let under_oom = std::fs::read_to_string(dir.join("memory.oom_control"))
-            .map(|t| oom_waiting(&t))
-            .unwrap_or(false);
+        let usage = read_at(&usage_f, &mut buf)
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        let own = usage.saturating_sub(read_at(&stat_f, &mut buf).map_or(0, file_lru_bytes));
+        let under_oom = read_at(&oom_f, &mut buf).is_some_and(oom_waiting);
         seen.own_peak_bytes = seen.own_peak_bytes.max(own);
         if under_oom {
             seen.oom_waits += 1;
@@ -305,7 +324,7 @@ fn watch_cap(dir: &Path, cap: u64, stop: &std::sync::atomic::AtomicBool) -> CapU
             } else {
                 want
             };
-            if util::write_value(&limit_file, &target.to_string()).is_ok() {
+            if write_number(&limit_f, target) {
                 limit = target;
                 seen.limit_peak_bytes = seen.limit_peak_bytes.max(limit);
             }
@@ -315,6 +334,30 @@ fn watch_cap(dir: &Path, cap: u64, stop: &std::sync::atomic::AtomicBool) -> CapU
         }
         std::thread::sleep(WATCH_EVERY);
     }
+}
+
+/// The whole of a cgroup file read from its start into `buf` (pread: no allocation).
+fn read_at<'a>(f: &std::fs::File, buf: &'a mut [u8]) -> Option<&'a str> {
+    use std::os::unix::fs::FileExt;
+    let n = f.read_at(buf, 0).ok()?;
+    std::str::from_utf8(&buf[..n]).ok()
+}
+
+/// Writes `n` in decimal to a cgroup file, formatted on the stack.
+fn write_number(f: &std::fs::File, n: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    f.write_at(&digits[i..], 0).is_ok()
 }
 
 /// The page cache of a v1 `memory.stat`: its file LRU lists, hierarchical.
@@ -344,6 +387,18 @@ mod cap_tests {
                     total_inactive_file 4096\ntotal_active_file 8192\ntotal_rss 77\n";
         assert_eq!(file_lru_bytes(stat), 12288);
         assert_eq!(file_lru_bytes(""), 0);
+    }
+
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        let p = std::env::temp_dir().join(format!("iolab-limit-test-{}", std::process::id()));
+        for n in [0u64, 7, 134_217_728, u64::MAX] {
+            std::fs::write(&p, "").unwrap();
+            let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+            assert!(write_number(&f, n));
+            assert_eq!(std::fs::read_to_string(&p).unwrap(), n.to_string());
+        }
+        std::fs::remove_file(&p).unwrap();
     }
 
     #[test]
