@@ -9,10 +9,11 @@
 //! * **warning** when threads waited: they allocated faster than the watcher raised the limit
 //!   and slept until it did, so the timed region includes those waits (the kernel never
 //!   kills iolab for it: the cgroup's OOM killer is off);
-//! * **info** when the engine's own memory exceeded the cap: counted against the cap, as a
-//!   plain memory cgroup counts it, it would have left no page cache at all (the run would
-//!   have measured reclaim, or the kernel would have killed iolab). The page cache still had
-//!   the whole cap; the machine had to have both.
+//! * **info** when the engine's own memory reached half the cap or more (the share at which
+//!   `cache-cap-memory` warns before running): counted against the cap, as a plain memory
+//!   cgroup counts it, it would have left little or no page cache (the run would have
+//!   measured reclaim, or the kernel would have killed iolab). The page cache still had the
+//!   whole cap; the machine had to have both.
 
 use crate::{Check, Finding, RunFacts, Severity};
 use iolab_util::units::format_bytes;
@@ -55,20 +56,29 @@ impl Check for CacheCap {
                     .into(),
             });
         }
-        (own > cap).then(|| Finding {
-            id: ID,
-            severity: Severity::Info,
-            evidence,
-            explanation: format!(
-                "The engine's own memory (buffers, stacks, kernel memory: up to {own_t}) was \
-                 more than the {cap_t} cache cap. iolab added it to the memory cgroup's limit, \
-                 so the page cache still had {cap_t}; a plain memory cgroup would have counted \
-                 it against the cap, left no page cache, and measured reclaim (or the kernel \
-                 would have killed the workload)."
-            ),
-            fix: "Nothing to do; other tools given the same cap under a plain memory cgroup \
-                  measure something else."
-                .into(),
+        // Half the cap: the share at which `cache-cap-memory` warns before running.
+        (own.saturating_mul(2) >= cap).then(|| {
+            let pct = own as f64 / cap as f64 * 100.0;
+            let left = if own >= cap {
+                "no page cache at all".to_string()
+            } else {
+                format!("{} of page cache", format_bytes(cap - own))
+            };
+            Finding {
+                id: ID,
+                severity: Severity::Info,
+                evidence,
+                explanation: format!(
+                    "The engine's own memory (buffers, stacks, kernel memory) reached {own_t}, \
+                     {pct:.0} % of the {cap_t} cache cap. iolab added it to the memory \
+                     cgroup's limit, so the page cache still had {cap_t}; a plain memory cgroup \
+                     counts it against the cap, which would have left {left} (the run would \
+                     have measured reclaim, or the kernel would have killed the workload)."
+                ),
+                fix: "Nothing to do here; other tools given the same cap under a plain memory \
+                      cgroup measure something else."
+                    .into(),
+            }
         })
     }
 }
@@ -85,14 +95,30 @@ mod tests {
         assert!(CacheCap.check(&f).is_none(), "no cap");
         f.cgroup_cache_limit_bytes = Some(128 * MIB);
         assert!(CacheCap.check(&f).is_none(), "unknown use");
-        f.cache_cap_own_peak_bytes = Some(20 * MIB);
+        f.cache_cap_own_peak_bytes = Some(63 * MIB);
         f.cache_cap_waits = Some(0);
-        assert!(CacheCap.check(&f).is_none(), "small and no waits");
-        f.cache_cap_own_peak_bytes = Some(138 * MIB);
+        assert!(CacheCap.check(&f).is_none(), "under half and no waits");
+        f.cache_cap_own_peak_bytes = Some(96 * MIB);
         let x = CacheCap.check(&f).unwrap();
         assert_eq!(x.severity, Severity::Info);
+        assert!(
+            x.explanation.contains("75 % of the 128 MiB"),
+            "{}",
+            x.explanation
+        );
+        assert!(
+            x.explanation.contains("left 32 MiB of page cache"),
+            "{}",
+            x.explanation
+        );
+        f.cache_cap_own_peak_bytes = Some(138 * MIB);
+        let x = CacheCap.check(&f).unwrap();
         assert!(x.explanation.contains("138 MiB"), "{}", x.explanation);
-        assert!(x.explanation.contains("128 MiB"), "{}", x.explanation);
+        assert!(
+            x.explanation.contains("no page cache at all"),
+            "{}",
+            x.explanation
+        );
         f.cache_cap_waits = Some(3);
         let x = CacheCap.check(&f).unwrap();
         assert_eq!(x.severity, Severity::Warning);
