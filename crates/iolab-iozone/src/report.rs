@@ -462,8 +462,15 @@ pub(crate) fn heatmap(f: &FigureMatrix) -> String {
     const CH: f64 = 26.0;
     const LEFT: f64 = 70.0;
     const TOP: f64 = 44.0;
-    let width = LEFT + CW * f.records.len() as f64 + 10.0;
-    let height = TOP + CH * f.sizes.len() as f64 + 28.0;
+    // Title (13 px) and captions (11 px) at ~0.6 em a character: the chart is at least as
+    // wide as they are, and the two captions take a line each, so that a matrix of one
+    // record size clips neither its title nor its captions.
+    let title = format!("{} (MiB/s)", f.figure);
+    let text_w = |chars: usize, px: f64| 16.0 + chars as f64 * 0.6 * px;
+    let width = (LEFT + CW * f.records.len() as f64 + 10.0)
+        .max(text_w(title.chars().count(), 13.0))
+        .max(text_w("rows: file size".len(), 11.0));
+    let height = TOP + CH * f.sizes.len() as f64 + 44.0;
     let max = f
         .cells
         .iter()
@@ -473,8 +480,9 @@ pub(crate) fn heatmap(f: &FigureMatrix) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        r#"<svg class="chart heatmap" viewBox="0 0 {width:.0} {height:.0}" role="img" aria-label="{t}"><text class="ct" x="8" y="18">{t} (MiB/s)</text>"#,
-        t = esc(&f.figure)
+        r#"<svg class="chart heatmap" viewBox="0 0 {width:.0} {height:.0}" role="img" aria-label="{t}"><text class="ct" x="8" y="18">{tt}</text>"#,
+        t = esc(&f.figure),
+        tt = esc(&title)
     );
     for (j, r) in f.records.iter().enumerate() {
         let _ = write!(
@@ -523,9 +531,11 @@ pub(crate) fn heatmap(f: &FigureMatrix) -> String {
     }
     let _ = write!(
         out,
-        r#"<text class="tick" x="{x:.1}" y="{y:.1}" text-anchor="middle">record size</text><text class="tick" x="8" y="{y:.1}">rows: file size</text></svg>"#,
-        x = LEFT + CW * f.records.len() as f64 / 2.0,
-        y = height - 8.0
+        r#"<text class="tick" x="{x:.1}" y="{y:.1}" text-anchor="middle">record size</text><text class="tick" x="8" y="{y2:.1}">rows: file size</text></svg>"#,
+        x = (LEFT + CW * f.records.len() as f64 / 2.0)
+            .max(8.0 + text_w("record size".len(), 11.0) / 2.0),
+        y = height - 24.0,
+        y2 = height - 8.0
     );
     out
 }
@@ -652,6 +662,17 @@ mod tests {
         );
         let svg = heatmap(w);
         assert!(svg.contains(">4K<") && svg.contains(">64K<") && svg.contains(">1M<"));
+        // Issue 26: a matrix of one record size clipped its title, and the two captions
+        // overlapped; every label now lies inside the chart, apart from the others.
+        let one = vec![row("random read", 96 * mib, 4096, 96 * mib, 1_000_000_000)];
+        let mut col = Collector::default();
+        col.add(&[&one]);
+        let m = col.finish(true).unwrap();
+        for f in &m.figures {
+            let page = format!("<h3>{}</h3>{}", f.figure, heatmap(f));
+            let problems = iolab_report::testing::svg_label_problems(&page);
+            assert!(problems.is_empty(), "{problems:#?}");
+        }
         assert_eq!(svg.matches("<rect").count(), 2, "two cells ran");
         assert!(Collector::default().finish(true).is_none());
         // Several thread counts: a grid per figure and count, named by it.
