@@ -160,10 +160,12 @@ fn render(h: &mut String, r: &ReplayDays) {
         }
     }
     h.push_str(&svg::line_chart(
-        "time per day (s)",
+        "time per day",
         &lines,
         &LineOpts {
             x_label: "day".into(),
+            // Ticks in a duration's own unit (`2 s`, `1 min`), not `1.000`.
+            y_unit: "s".into(),
             x_levels: levels.iter().map(u32::to_string).collect(),
             ..LineOpts::default()
         },
@@ -291,8 +293,9 @@ mod tests {
             svg.contains(">1</text>") && svg.contains(">2</text>"),
             "{svg}"
         );
-        // (The y axis's ticks are the chart's own.)
-        assert!(!svg.contains("middle\">1.000<"), "{svg}");
+        // The y axis writes durations in their unit: `2 s`, not `2.000`.
+        assert!(!svg.contains(".000</text>"), "{svg}");
+        assert!(svg.contains(" s</text>"), "{svg}");
         let mut m = String::new();
         markdown(&mut m, &r);
         assert!(m.contains("| 1 | 2 |") || m.contains("| 1 | 2.0"), "{m}");
