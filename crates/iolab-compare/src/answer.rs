@@ -186,6 +186,26 @@ fn cell_effect(v: RowVerdict, ci: Option<[f64; 2]>) -> (Effect, Option<f64>) {
 }
 
 /// A ratio as a factor ≥ 1 with its interval, the word carrying the direction.
+/// "Faster" and "slower" only for what is a speed or a time (op/s, MiB/s, ns, s); a miss
+/// ratio or a byte count that is better lower is "lower", not "faster".
+fn worded_for(e: Effect, unit: &str, ratio: Option<f64>) -> Effect {
+    let speed_or_time =
+        unit.ends_with("/s") || matches!(unit, "ns" | "us" | "µs" | "ms" | "s" | "min" | "h");
+    match (e, ratio) {
+        (Effect::Faster | Effect::Slower, Some(r)) if !speed_or_time => {
+            if r < 1.0 {
+                Effect::Lower
+            } else {
+                Effect::Higher
+            }
+        }
+        _ => e,
+    }
+}
+
+/// At most this many combinations are listed one by one; more are given as a range.
+const LIST_AT_MOST: usize = 4;
+
 fn magnitude(r: f64, ci: Option<[f64; 2]>) -> String {
     let (m, ci) = if r < 1.0 && r > 0.0 {
         (1.0 / r, ci.map(|c| [1.0 / c[1], 1.0 / c[0]]))
@@ -267,21 +287,45 @@ fn level_answer(
         None => cells.iter().all(|c| c.ratio == cells[0].ratio),
     };
     if same && first.directional() && !homogeneous {
-        let list: Vec<String> = cells
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} in {}",
-                    magnitude(c.ratio.unwrap_or(f64::NAN), c.ratio_ci),
-                    c.within
-                )
-            })
-            .collect();
+        let list = if cells.len() <= LIST_AT_MOST {
+            cells
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} in {}",
+                        magnitude(c.ratio.unwrap_or(f64::NAN), c.ratio_ci),
+                        c.within
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        } else {
+            // A range, and where the extremes are: 14 intervals in a row are not an answer.
+            let m = |c: &CellEffect| {
+                c.ratio
+                    .map(|r| if r < 1.0 && r > 0.0 { 1.0 / r } else { r })
+            };
+            let by = |pick: fn(f64, f64) -> bool| {
+                cells
+                    .iter()
+                    .filter_map(|c| m(c).map(|v| (v, c)))
+                    .reduce(|a, b| if pick(b.0, a.0) { b } else { a })
+            };
+            match (by(|a, b| a < b), by(|a, b| a > b)) {
+                (Some((lo, lc)), Some((hi, hc))) => format!(
+                    "from {}× (in {}) to {}× (in {})",
+                    fmt_ratio(lo),
+                    lc.within,
+                    fmt_ratio(hi),
+                    hc.within
+                ),
+                _ => String::from("see the table of `iolab compare`"),
+            }
+        };
         answer.sentence = format!(
-            "{title}: {factor}={level} {} than {factor}={base}{}, by different amounts: {}",
+            "{title}: {factor}={level} {} than {factor}={base}{}, by different amounts: {list}",
             first.word(),
             scope(others, &cells),
-            list.join(", ")
         );
     } else if same {
         if let Some(p) = pooled {
@@ -342,6 +386,16 @@ fn level_answer(
             .into_iter()
             .map(|(e, cs)| {
                 let list = |f: &dyn Fn(&CellEffect) -> String| {
+                    if cs.len() > LIST_AT_MOST {
+                        // Too many to read: how many, and the first few.
+                        let first: Vec<String> = cs.iter().take(2).map(|c| f(c)).collect();
+                        return format!(
+                            "{} of the {} combinations ({}, …)",
+                            cs.len(),
+                            cells.len(),
+                            first.join(", ")
+                        );
+                    }
                     cs.iter().map(|c| f(c)).collect::<Vec<_>>().join(", ")
                 };
                 if e.directional() {
@@ -513,6 +567,7 @@ pub fn answers(
                         continue;
                     }
                     let (effect, within_pct) = cell_effect(verdict, p.ratio_ci);
+                    let effect = worded_for(effect, &unit, p.ratio);
                     let stats = |i: usize| {
                         let v = values(&configs[i], &spec.name);
                         let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);

@@ -13,7 +13,7 @@ fn config(exp: i64, label: &str, metric: &str, v: &[f64]) -> ConfigData {
         metrics: BTreeMap::from([(
             metric.to_string(),
             MetricValues {
-                unit: "u".into(),
+                unit: "op/s".into(),
                 values: v.to_vec(),
                 runs: vec![],
             },
@@ -205,7 +205,10 @@ fn json_and_text() {
     let text = render_string(&c);
     assert!(text.contains("no significant difference"), "{text}");
     assert!(text.contains("1 (baseline)"), "{text}");
-    assert!(text.contains("ops_per_s [u] (higher is better)"), "{text}");
+    assert!(
+        text.contains("ops_per_s [op/s] (higher is better)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -648,4 +651,43 @@ fn identical_levels_are_no_effect_and_single_runs_too_few_to_tell() {
     let mut text = Vec::new();
     render_sentences(&a, &mut text).unwrap();
     assert!(text.is_empty());
+}
+
+/// Seed 004's answer: a miss ratio, better lower, is "lower", not "faster"; and an effect of
+/// different sizes in many combinations is given as a range with where its ends are, not as
+/// 14 intervals in a row.
+#[test]
+fn a_ratio_that_is_not_a_speed_is_lower_and_many_combinations_are_a_range() {
+    let spec = serde_json::json!({"factors": [
+        {"name": "assoc", "levels": [2, 16]},
+        {"name": "policy", "levels": ["a", "b", "c", "d", "e", "f"]},
+    ]});
+    let mut configs = Vec::new();
+    for (i, p) in ["a", "b", "c", "d", "e", "f"].iter().enumerate() {
+        let base = 0.5;
+        let better = base / (1.1 + 0.05 * i as f64);
+        for (assoc, m) in [(2, base), (16, better)] {
+            let mut c = factored(
+                &format!("assoc={assoc} policy={p}"),
+                serde_json::json!({"assoc": assoc, "policy": p}),
+                "miss_ratio",
+                &[m * 0.999, m, m * 1.001],
+            );
+            c.metrics.get_mut("miss_ratio").unwrap().unit = String::new();
+            configs.push(c);
+        }
+    }
+    let f = factors(&spec, configs.iter().map(|c| &c.factors));
+    let mut m = MetricSpec::new("miss_ratio", Some(false));
+    m.title = Some("Miss ratio".into());
+    let a = answers(&configs, &f, &Options::new(vec![m])).unwrap();
+    let assoc = &a.factors[0].metrics[0].levels[0];
+    let s = &assoc.sentence;
+    assert!(!s.contains("faster"), "{s}");
+    assert!(
+        s.starts_with("Miss ratio: assoc=16 lower than assoc=2")
+            && s.contains("by different amounts: from 1.10× (in policy=a) to 1.35× (in policy=f)"),
+        "{s}"
+    );
+    assert_eq!(s.matches('[').count(), 0, "no list of intervals: {s}");
 }
