@@ -20,8 +20,8 @@ use iolab_stats::compare::{pool_log_ratios, MAX_RATIO_SPAN};
 use serde::Serialize;
 
 use crate::{
-    available_metrics, find_baseline, fmt_mean, fmt_p, fmt_ratio, fmt_ratio_ci, judge, pair,
-    values, write_table, CompareError, ConfigData, Factor, Options, Pair, RowVerdict,
+    available_metrics, find_baseline, fmt_mean, fmt_p, fmt_ratio, fmt_ratio_ci, judge, mean_ci,
+    pair, values, write_table, CompareError, ConfigData, Factor, Options, Pair, RowVerdict,
 };
 
 /// "No effect" is said when the ratio's interval lies within this many percent of 1.
@@ -568,15 +568,7 @@ pub fn answers(
                     }
                     let (effect, within_pct) = cell_effect(verdict, p.ratio_ci);
                     let effect = worded_for(effect, &unit, p.ratio);
-                    let stats = |i: usize| {
-                        let v = values(&configs[i], &spec.name);
-                        let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-                        let ci = iolab_stats::Sample::from_slice(v)
-                            .ok()
-                            .map(|s| iolab_stats::Summary::new(&s, options.level).ci)
-                            .map(|ci| [ci.lower, ci.upper]);
-                        (v.len(), mean, ci)
-                    };
+                    let stats = |i: usize| mean_ci(values(&configs[i], &spec.name), options.level);
                     let (n, mean, ci) = stats(c);
                     let (n_baseline, baseline_mean, _) = stats(b);
                     positives.push(p.positive);

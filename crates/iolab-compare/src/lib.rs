@@ -481,6 +481,17 @@ pub(crate) fn values<'a>(c: &'a ConfigData, metric: &str) -> &'a [f64] {
         .unwrap_or(&[])
 }
 
+/// A configuration's values of a metric: how many, their mean and its Student-t interval
+/// (n ≥ 2).
+pub(crate) fn mean_ci(v: &[f64], level: Level) -> (usize, Option<f64>, Option<[f64; 2]>) {
+    let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let ci = Sample::from_slice(v)
+        .ok()
+        .map(|s| Summary::new(&s, level).ci)
+        .map(|ci| [ci.lower, ci.upper]);
+    (v.len(), mean, ci)
+}
+
 /// One candidate against one baseline on one metric, before the family's p-values are
 /// adjusted ([`judge`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -622,15 +633,14 @@ fn compare_metric(
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let v = values(c, &spec.name);
-            let summary = Sample::from_slice(v).ok().map(|s| Summary::new(&s, level));
+            let (n, mean, ci) = mean_ci(values(c, &spec.name), level);
             Row {
                 label: c.label.clone(),
                 experiment: c.experiment,
                 is_baseline: i == base,
-                n: v.len(),
-                mean: (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64),
-                ci: summary.map(|s| [s.ci.lower, s.ci.upper]),
+                n,
+                mean,
+                ci,
                 ratio: None,
                 ratio_ci: None,
                 p_welch: None,

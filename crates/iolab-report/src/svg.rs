@@ -349,6 +349,18 @@ fn title_size(chars: usize, width: f64) -> Option<f64> {
 }
 
 /// The y axis of a line chart: grid lines and tick labels right-aligned left of the plot.
+/// The y and x axis lines of the plot area.
+fn axis_lines(out: &mut String, plot: &Plot) {
+    let _ = write!(
+        out,
+        r#"<line class="axis" x1="{x0}" x2="{x0}" y1="{y1}" y2="{y0}"/><line class="axis" x1="{x0}" x2="{x1}" y1="{y0}" y2="{y0}"/>"#,
+        x0 = plot.x0(),
+        x1 = plot.x1(),
+        y0 = plot.y0(),
+        y1 = plot.y1()
+    );
+}
+
 fn y_axis(out: &mut String, plot: &Plot, axis: &Axis) {
     let y_of = |v: f64| plot.y0() - axis.frac(v) * plot.inner_height();
     // Ticks at least a line apart, from the bottom.
@@ -373,14 +385,7 @@ fn y_axis(out: &mut String, plot: &Plot, axis: &Axis) {
             l = esc(label)
         );
     }
-    let _ = write!(
-        out,
-        r#"<line class="axis" x1="{x0}" x2="{x0}" y1="{y1}" y2="{y0}"/><line class="axis" x1="{x0}" x2="{x1}" y1="{y0}" y2="{y0}"/>"#,
-        x0 = plot.x0(),
-        x1 = plot.x1(),
-        y0 = plot.y0(),
-        y1 = plot.y1()
-    );
+    axis_lines(out, plot);
 }
 
 /// A horizontal bar chart of means with 95% whiskers, one row per bar with its label on the
@@ -436,14 +441,7 @@ pub fn bar_chart(title: &str, bars: &[BarInput], unit: &str) -> String {
             l = esc(label)
         );
     }
-    let _ = write!(
-        out,
-        r#"<line class="axis" x1="{x0}" x2="{x0}" y1="{y1}" y2="{y0}"/><line class="axis" x1="{x0}" x2="{x1}" y1="{y0}" y2="{y0}"/>"#,
-        x0 = plot.x0(),
-        x1 = plot.x1(),
-        y0 = plot.y0(),
-        y1 = plot.y1()
-    );
+    axis_lines(&mut out, &plot);
     for (i, (b, g)) in bars.iter().zip(&geoms).enumerate() {
         let cy = g.y + BAR_ROW / 2.0;
         if b.mean.is_finite() {
