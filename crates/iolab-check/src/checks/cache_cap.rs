@@ -56,8 +56,8 @@ impl Check for CacheCap {
                     .into(),
             });
         }
-        // Half the cap: the share at which `cache-cap-memory` warns before running.
-        (own.saturating_mul(2) >= cap).then(|| {
+        // The share at which `cache-cap-memory` warns before running.
+        (own as f64 >= super::cache_cap_memory::WARN_SHARE * cap as f64).then(|| {
             let pct = own as f64 / cap as f64 * 100.0;
             let left = if own >= cap {
                 "no page cache at all".to_string()
