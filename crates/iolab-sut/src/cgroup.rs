@@ -205,9 +205,12 @@ pub(crate) fn remove(path: &Path) -> Result<bool> {
 ///   memory waits instead of being killed;
 /// * a watcher thread, outside the cgroup and allocating nothing once started (the kernel
 ///   charges the process's pages to its main thread's cgroup), keeps the limit at the cap plus what is not page
-///   cache (usage less the file LRU lists of `memory.stat`), plus [`HEADROOM`]. The page
-///   cache is then held to the cap while iolab's own memory never counts against it; a task
-///   that outran the watcher and waits is released at the next look.
+///   cache (usage less the file LRU lists and the shared memory of `memory.stat`), plus
+///   [`HEADROOM`]. The page cache is then held to the cap while iolab's own memory never
+///   counts against it; a task that outran the watcher and waits is released at the next look;
+/// * shared memory (tmpfs files) is page cache the kernel cannot evict without swap. When it
+///   fills the cap and tasks wait, the watcher lifts the limit (nothing hangs) and reports an
+///   [`CapUse::overrun`]: the run did not have the cap it asked for.
 ///
 /// [`CapGuard::stop`] restores the plain limit and says what iolab's own memory came to.
 pub struct CapGuard {
@@ -233,6 +236,12 @@ pub struct CapUse {
     pub limit_peak_bytes: u64,
     /// Times the watcher found the cgroup out of memory (tasks waiting for it).
     pub oom_waits: u64,
+    /// The most shared memory (tmpfs files, shared mappings) the cgroup held. It is page
+    /// cache, so it counts against the cap, but the kernel cannot evict it without swap.
+    pub shmem_peak_bytes: u64,
+    /// Shared memory filled the cap and tasks waited on it: the watcher lifted the limit
+    /// so that nothing hangs, and the run did not have the cap it asked for.
+    pub overrun: bool,
 }
 
 impl CacheCgroup {
@@ -309,16 +318,26 @@ fn watch_cap(dir: &Path, cap: u64, stop: &std::sync::atomic::AtomicBool) -> CapU
         let usage = read_at(&usage_f, &mut buf)
             .and_then(|t| t.trim().parse::<u64>().ok())
             .unwrap_or(0);
-        let own = usage.saturating_sub(read_at(&stat_f, &mut buf).map_or(0, file_lru_bytes));
+        let (file, shmem) = read_at(&stat_f, &mut buf).map_or((0, 0), page_cache_bytes);
+        let own = usage.saturating_sub(file + shmem);
         let under_oom = read_at(&oom_f, &mut buf).is_some_and(oom_waiting);
         seen.own_peak_bytes = seen.own_peak_bytes.max(own);
+        seen.shmem_peak_bytes = seen.shmem_peak_bytes.max(shmem);
         if under_oom {
             seen.oom_waits += 1;
+        }
+        if !seen.overrun && under_oom && shmem + HEADROOM >= cap {
+            // Unevictable pages fill the cap: no limit short of their size lets the tasks
+            // go on, so lift it and say so rather than chase them.
+            seen.overrun = true;
+            if write_number(&limit_f, UNLIMITED) {
+                seen.limit_peak_bytes = UNLIMITED;
+            }
         }
         let want = cap + own + HEADROOM;
         // Raise at once; lower only when the own memory fell by more than the headroom, so
         // that the limit does not chase every buffer.
-        if want > limit || want + HEADROOM < limit || under_oom {
+        if !seen.overrun && (want > limit || want + HEADROOM < limit || under_oom) {
             let target = if under_oom {
                 want.max(limit + HEADROOM)
             } else {
@@ -335,6 +354,9 @@ fn watch_cap(dir: &Path, cap: u64, stop: &std::sync::atomic::AtomicBool) -> CapU
         std::thread::sleep(WATCH_EVERY);
     }
 }
+
+/// The largest limit a v1 memory cgroup takes (it rounds down to pages): no limit.
+const UNLIMITED: u64 = i64::MAX as u64;
 
 /// The whole of a cgroup file read from its start into `buf` (pread: no allocation).
 fn read_at<'a>(f: &std::fs::File, buf: &'a mut [u8]) -> Option<&'a str> {
@@ -360,13 +382,22 @@ fn write_number(f: &std::fs::File, n: u64) -> bool {
     f.write_at(&digits[i..], 0).is_ok()
 }
 
-/// The page cache of a v1 `memory.stat`: its file LRU lists, hierarchical.
-fn file_lru_bytes(stat: &str) -> u64 {
-    stat.lines()
-        .filter_map(|l| l.split_once(' '))
-        .filter(|(k, _)| matches!(*k, "total_inactive_file" | "total_active_file"))
-        .filter_map(|(_, v)| v.trim().parse::<u64>().ok())
-        .sum()
+/// The page cache of a v1 `memory.stat`, hierarchical: its file LRU lists, and the shared
+/// memory (tmpfs) that sits on the anonymous lists because only swap can take it out.
+fn page_cache_bytes(stat: &str) -> (u64, u64) {
+    let mut file = 0;
+    let mut shmem = 0;
+    for (k, v) in stat.lines().filter_map(|l| l.split_once(' ')) {
+        let Ok(v) = v.trim().parse::<u64>() else {
+            continue;
+        };
+        match k {
+            "total_inactive_file" | "total_active_file" => file += v,
+            "total_shmem" => shmem = v,
+            _ => {}
+        }
+    }
+    (file, shmem)
 }
 
 /// `under_oom 1` in `memory.oom_control`: tasks are waiting for memory.
@@ -382,11 +413,12 @@ mod cap_tests {
     use super::*;
 
     #[test]
-    fn page_cache_is_the_file_lru_lists() {
-        let stat = "cache 100\nrss 5\ninactive_file 1\nactive_file 2\n\
-                    total_inactive_file 4096\ntotal_active_file 8192\ntotal_rss 77\n";
-        assert_eq!(file_lru_bytes(stat), 12288);
-        assert_eq!(file_lru_bytes(""), 0);
+    fn page_cache_is_the_file_lru_lists_and_shared_memory() {
+        let stat = "cache 100\nrss 5\nshmem 3\ninactive_file 1\nactive_file 2\n\
+                    total_inactive_file 4096\ntotal_active_file 8192\ntotal_rss 77\n\
+                    total_shmem 65536\n";
+        assert_eq!(page_cache_bytes(stat), (12288, 65536));
+        assert_eq!(page_cache_bytes(""), (0, 0));
     }
 
     #[test]

@@ -65,6 +65,8 @@ impl Session<'_> {
                         "own_peak_bytes": u.own_peak_bytes,
                         "limit_peak_bytes": u.limit_peak_bytes,
                         "oom_waits": u.oom_waits,
+                        "shmem_peak_bytes": u.shmem_peak_bytes,
+                        "overrun": u.overrun,
                     });
                 }
                 if fresh || r.is_err() {
@@ -266,6 +268,9 @@ impl Session<'_> {
             let used = guard.stop();
             obs.watch.cap_used(used);
             self.cap_use = Some(used);
+            if let Some(f) = beyond_cap(&used, result.as_ref().err()) {
+                return Err(f);
+            }
         }
         if let Some(e) = obs.drop_error.take() {
             return Err(RunFailure::failed(e));
@@ -332,4 +337,46 @@ impl SutControl for SessionSut<'_> {
             .map(drop)
             .map_err(|e| e.to_string())
     }
+}
+
+/// How an `io::Error` of ENOMEM ends its message.
+const ENOMEM: &str = "(os error 12)";
+
+/// Why a run under a page-cache cap did not have it: shared memory (tmpfs files, which the
+/// kernel cannot evict without swap) filled the cap, or a system call met ENOMEM because the
+/// kernel could not reclaim the cap's pages in time. iolab's own memory is added to the
+/// limit (iolab_sut::cgroup::CapGuard), so what fills it is page cache that cannot leave.
+fn beyond_cap(used: &iolab_sut::cgroup::CapUse, failed: Option<&RunFailure>) -> Option<RunFailure> {
+    let enomem = failed.filter(|f| f.message.contains(ENOMEM));
+    if !used.overrun && enomem.is_none() {
+        return None;
+    }
+    let cap = iolab_util::units::format_bytes(used.cap_bytes);
+    let (why, hint) = if used.overrun || used.shmem_peak_bytes * 2 >= used.cap_bytes {
+        (
+            format!(
+                "files on tmpfs (shared memory) filled sut.cache_limit ({cap}); the kernel \
+                 cannot evict them without swap, so the run could not have the cap it asked for"
+            ),
+            "raise sut.cache_limit above the data the workload keeps on tmpfs, or run it on \
+             a filesystem with a device (a loop image)",
+        )
+    } else {
+        (
+            format!(
+                "the page cache reached sut.cache_limit ({cap}) and the kernel could not \
+                 reclaim it in time (dirty pages waiting to be written back)"
+            ),
+            "raise sut.cache_limit, or lower vm.dirty_bytes in sut.tunables so that dirty \
+             pages are written back sooner",
+        )
+    };
+    let message = match enomem {
+        Some(f) => format!("{}: {why}", f.message),
+        None => why,
+    };
+    Some(RunFailure {
+        hint: Some(hint.into()),
+        ..RunFailure::failed(message)
+    })
 }
