@@ -205,9 +205,9 @@ pub(crate) fn remove(path: &Path) -> Result<bool> {
 ///   memory waits instead of being killed;
 /// * a watcher thread, outside the cgroup and allocating nothing once started (the kernel
 ///   charges the process's pages to its main thread's cgroup), keeps the limit at the cap plus what is not page
-///   cache (usage less the file LRU lists and the shared memory of `memory.stat`), plus
-///   [`HEADROOM`]. The page cache is then held to the cap while iolab's own memory never
-///   counts against it; a task that outran the watcher and waits is released at the next look;
+///   cache (usage less the file LRU lists and the shared memory of `memory.stat`). The page
+///   cache is then held to the cap while iolab's own memory never counts against it; a task
+///   that outran the watcher and waits is released at the next look ([`HEADROOM`]);
 /// * shared memory (tmpfs files) is page cache the kernel cannot evict without swap. When it
 ///   fills the cap and tasks wait, the watcher lifts the limit (nothing hangs) and reports an
 ///   [`CapUse::overrun`]: the run did not have the cap it asked for.
@@ -218,9 +218,14 @@ pub struct CapGuard {
     thread: Option<std::thread::JoinHandle<CapUse>>,
 }
 
-/// Slack above the cap and iolab's own memory: allocations between two looks of the watcher
-/// (a thread's stack, a buffer) fit in it without waiting.
+/// How far the limit is raised at once when tasks wait for memory with nothing left to
+/// reclaim (their own memory outran the watcher).
 pub const HEADROOM: u64 = 16 << 20;
+
+/// How far iolab's own memory may fall before the limit follows it down: a limit that
+/// chased every freed buffer would be written every look. The page cache may exceed the cap
+/// by this much at most.
+const SLACK: u64 = 1 << 20;
 
 /// How often the watcher looks.
 const WATCH_EVERY: Duration = Duration::from_millis(20);
@@ -334,10 +339,11 @@ fn watch_cap(dir: &Path, cap: u64, stop: &std::sync::atomic::AtomicBool) -> CapU
                 seen.limit_peak_bytes = UNLIMITED;
             }
         }
-        let want = cap + own + HEADROOM;
-        // Raise at once; lower only when the own memory fell by more than the headroom, so
-        // that the limit does not chase every buffer.
-        if !seen.overrun && (want > limit || want + HEADROOM < limit || under_oom) {
+        // No slack above the cap: memory the engine allocates between two looks takes pages
+        // from the cache (they are reclaimable), which the next look gives back. Raise at
+        // once; lower when the own memory fell by more than the slack.
+        let want = cap + own;
+        if !seen.overrun && (want > limit || want + SLACK < limit || under_oom) {
             let target = if under_oom {
                 want.max(limit + HEADROOM)
             } else {
