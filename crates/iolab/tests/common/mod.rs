@@ -62,6 +62,14 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The contents of `<section id="{id}">` in a report's HTML.
+pub fn html_section<'a>(html: &'a str, id: &str) -> &'a str {
+    let s = &html[html
+        .find(&format!("<section id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}"))..];
+    &s[..s.find("</section>").unwrap()]
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -219,6 +227,22 @@ impl Scratch {
         let p = self.path().join(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    /// Experiment file `name` whose `text` has `{target}` where a directory of the scratch
+    /// space goes (created here): a rootless experiment's `sut.target`.
+    pub fn directory_experiment(&self, name: &str, text: &str) -> PathBuf {
+        let target = self.path().join("target");
+        std::fs::create_dir_all(&target).unwrap();
+        self.write(name, &text.replace("{target}", target.to_str().unwrap()))
+    }
+
+    /// The HTML report of the latest experiment, written to the scratch space and read back.
+    pub fn report_html(&self) -> String {
+        let html = self.path().join("report.html");
+        let o = self.run(&["report", "-o", html.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read_to_string(&html).unwrap()
     }
 
     pub fn cmd(&self) -> Command {
