@@ -651,8 +651,14 @@ fn seed_000_scaled_as_its_header_advises_completes_under_the_cap() {
         scaled = scaled.replace(from, to);
     }
     let f = s.write("seed000.toml", &scaled);
+    // The seed's killed run left its tunables changed; another test here changes
+    // dirty_expire_centisecs concurrently, none dirty_writeback_centisecs.
+    let writeback = || std::fs::read_to_string("/proc/sys/vm/dirty_writeback_centisecs").unwrap();
+    let writeback_before = writeback();
     let o = s.run(&["run", f.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(writeback(), writeback_before);
+    assert_eq!(orphan_cgroups(), Vec::<String>::new());
     let shown = s.show();
     assert_eq!(shown["experiment"]["status"], "done", "{shown}");
     let run = &shown["runs"][0];
@@ -678,6 +684,21 @@ fn seed_000_scaled_as_its_header_advises_completes_under_the_cap() {
         e["configs"][0]["runs"][0]["findings"]
     );
     assert!(s.mounts().is_empty() && s.loops().is_empty());
+}
+
+/// iolab's memory cgroups (`iolab-PID-…`) whose process has ended: what a killed run leaves
+/// behind. Those of live processes (other tests running now) are theirs to remove.
+fn orphan_cgroups() -> Vec<String> {
+    let parent = iolab_sut::cgroup::parent_dir().unwrap();
+    std::fs::read_dir(parent)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| {
+            n.strip_prefix("iolab-")
+                .and_then(|r| r.split('-').next()?.parse::<u32>().ok())
+                .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+        })
+        .collect()
 }
 
 /// Files on tmpfs are page cache the kernel cannot evict without swap: a workload that keeps
