@@ -123,8 +123,6 @@ pub(crate) fn resolve(
     kind.resolve(cx, t, entry, at)
 }
 
-/// The metric names `repetitions.metric` may name: those with a direction among the common
-/// ones and `kind`'s (every kind's when the kind is not known).
 /// The stopping metric of an experiment that names none: a deterministic kind's first exact
 /// headline metric (a simulation's speed varies, its miss ratio does not), else throughput.
 pub(crate) fn default_metric(kind: Option<&dyn Kind>) -> &'static str {
@@ -140,6 +138,8 @@ pub(crate) fn default_metric(kind: Option<&dyn Kind>) -> &'static str {
     .unwrap_or(crate::plan::DEFAULT_METRIC)
 }
 
+/// The metric names `repetitions.metric` may name: those with a direction among the common
+/// ones and `kind`'s (every kind's when the kind is not known).
 pub(crate) fn stopping_metrics(kind: Option<&dyn Kind>) -> Vec<&'static str> {
     let own: Vec<&'static MetricDef> = match kind {
         Some(k) => k.metrics().iter().collect(),
