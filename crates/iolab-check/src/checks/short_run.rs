@@ -181,8 +181,8 @@ impl Check for ShortRun {
             explanation: sentences.join(" "),
             fix: if !short_passes.is_empty() {
                 format!(
-                    "Give each pass more work, so that it lasts at least {}: a larger \
-                     `size` (the data each pass moves; bonnie's file phases: more `files`).",
+                    "Give each pass more work, so that it lasts at least {}: more data, \
+                     or more files, for each pass to move.",
                     format_ns(min_pass_ns as f64)
                 )
             } else if at_least > 0 {
