@@ -21,7 +21,8 @@ use serde::Serialize;
 
 use crate::{
     available_metrics, find_baseline, fmt_mean, fmt_p, fmt_ratio, fmt_ratio_ci, judge, mean_ci,
-    pair, values, write_table, CompareError, ConfigData, Factor, Options, Pair, RowVerdict,
+    metric_heading, pair, values, write_table, CompareError, ConfigData, Factor, Options, Pair,
+    RowVerdict,
 };
 
 /// "No effect" is said when the ratio's interval lies within this many percent of 1.
@@ -61,6 +62,10 @@ pub struct MetricAnswer {
     pub higher_is_better: Option<bool>,
     /// Each other level against the baseline level, in the file's order.
     pub levels: Vec<LevelAnswer>,
+    /// For a factor of more than [`FOLD_ABOVE_LEVELS`] levels: one sentence in place of the
+    /// levels' (how many levels show which effect, the best and the worst); the levels'
+    /// sentences are the detail, folded.
+    pub summary: Option<String>,
 }
 
 /// One level against the baseline level.
@@ -185,22 +190,108 @@ fn cell_effect(v: RowVerdict, ci: Option<[f64; 2]>) -> (Effect, Option<f64>) {
     }
 }
 
-/// A ratio as a factor ≥ 1 with its interval, the word carrying the direction.
-/// "Faster" and "slower" only for what is a speed or a time (op/s, MiB/s, ns, s); a miss
-/// ratio or a byte count that is better lower is "lower", not "faster".
-fn worded_for(e: Effect, unit: &str, ratio: Option<f64>) -> Effect {
-    let speed_or_time =
-        unit.ends_with("/s") || matches!(unit, "ns" | "us" | "µs" | "ms" | "s" | "min" | "h");
-    match (e, ratio) {
-        (Effect::Faster | Effect::Slower, Some(r)) if !speed_or_time => {
-            if r < 1.0 {
-                Effect::Lower
-            } else {
-                Effect::Higher
-            }
-        }
-        _ => e,
+/// A factor of more levels than this is summed up in one sentence per metric (seed 004's 13
+/// associativities × 7 policies made a wall of 130 sentences); up to this many, each level
+/// has its own.
+pub const FOLD_ABOVE_LEVELS: usize = 4;
+
+/// A level's ratio to the baseline: its own, else the geometric mean of its combinations'.
+fn typical_ratio(l: &LevelAnswer) -> Option<f64> {
+    l.ratio.or_else(|| {
+        let logs: Vec<f64> = l
+            .cells
+            .iter()
+            .filter_map(|c| c.ratio)
+            .filter(|r| *r > 0.0 && r.is_finite())
+            .map(f64::ln)
+            .collect();
+        (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+    })
+}
+
+/// One factor's levels on one metric in a sentence: how many levels show which effect, then
+/// the best and the worst level (the highest and the lowest for a metric of unknown
+/// direction) with their ratios.
+fn summarize(factor: &str, base: &str, title: &str, m: &MetricAnswer) -> String {
+    let k = m.levels.len();
+    let first = m.levels[0].effect;
+    if m.levels.iter().all(|l| l.effect == first) && !first.directional() && first != Effect::Mixed
+    {
+        let within = m
+            .levels
+            .iter()
+            .filter_map(|l| l.within_pct)
+            .reduce(f64::max);
+        let vs = format!("{title}: the {k} other levels of {factor} against {factor}={base}");
+        return match first {
+            Effect::NoEffect => format!("{vs}: {} at every one", no_effect(within)),
+            Effect::NoSignificantDifference => format!(
+                "{vs}: no significant difference at any, but effects up to ±{} % are not ruled out (more runs would tell)",
+                fmt_pct(within.unwrap_or(0.0))
+            ),
+            e => format!("{vs}: {} at every one", e.word()),
+        };
     }
+    let mut counts: BTreeMap<Effect, usize> = BTreeMap::new();
+    for l in &m.levels {
+        *counts.entry(l.effect).or_default() += 1;
+    }
+    let counts: Vec<String> = counts
+        .into_iter()
+        .map(|(e, n)| format!("{n} {}", e.word()))
+        .collect();
+    let phrase = |l: &LevelAnswer, r: f64| -> String {
+        let word = |r: f64| RowVerdict::of_difference(m.higher_is_better, &m.unit, r > 1.0);
+        match l.effect {
+            e if e.directional() && l.ratio.is_some() => {
+                format!("{} {}", magnitude(r, l.ratio_ci), e.word())
+            }
+            e if e.directional() => format!("{} {} on average", magnitude(r, None), e.word()),
+            Effect::Mixed => format!(
+                "mixed, {} {} on average",
+                magnitude(r, None),
+                word(r).as_str()
+            ),
+            e => e.word().to_string(),
+        }
+    };
+    // Best and worst among the levels that differ: a ranking of noise would say nothing.
+    let rated: Vec<(&LevelAnswer, f64)> = m
+        .levels
+        .iter()
+        .filter(|l| l.effect.directional() || l.effect == Effect::Mixed)
+        .filter_map(|l| typical_ratio(l).map(|r| (l, r)))
+        .collect();
+    let top = rated
+        .iter()
+        .copied()
+        .reduce(|a, b| if b.1 > a.1 { b } else { a });
+    let bottom = rated
+        .iter()
+        .copied()
+        .reduce(|a, b| if b.1 < a.1 { b } else { a });
+    let (first, second) = match m.higher_is_better {
+        Some(true) => (("best", top), ("worst", bottom)),
+        Some(false) => (("best", bottom), ("worst", top)),
+        None => (("highest", top), ("lowest", bottom)),
+    };
+    let ends = match (first, second) {
+        ((_, Some((a, ra))), (_, Some((b, _)))) if std::ptr::eq(a, b) => {
+            format!("; only {factor}={}: {}", a.level, phrase(a, ra))
+        }
+        ((w1, Some((a, ra))), (w2, Some((b, rb)))) => format!(
+            "; {w1} {factor}={} ({}), {w2} {factor}={} ({})",
+            a.level,
+            phrase(a, ra),
+            b.level,
+            phrase(b, rb)
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "{title}: the {k} other levels of {factor} against {factor}={base}: {}{ends}",
+        counts.join(", ")
+    )
 }
 
 /// At most this many combinations are listed one by one; more are given as a range.
@@ -548,16 +639,16 @@ pub fn answers(
                     }
                 }
             }
-            let pairs: Vec<Pair> = slots
-                .iter()
-                .map(|&(_, b, c)| pair(&configs[b], &configs[c], spec, options.level))
-                .collect();
-            let verdicts = judge(&pairs, spec, options.level);
             let unit = configs
                 .iter()
                 .find_map(|c| c.metrics.get(&spec.name))
                 .map(|m| m.unit.clone())
                 .unwrap_or_default();
+            let pairs: Vec<Pair> = slots
+                .iter()
+                .map(|&(_, b, c)| pair(&configs[b], &configs[c], spec, &unit, options.level))
+                .collect();
+            let verdicts = judge(&pairs, spec, &unit, options.level);
             let mut levels = Vec::new();
             for &l in present[f].iter().filter(|&&l| l != base) {
                 let mut cell_effects = Vec::new();
@@ -567,7 +658,6 @@ pub fn answers(
                         continue;
                     }
                     let (effect, within_pct) = cell_effect(verdict, p.ratio_ci);
-                    let effect = worded_for(effect, &unit, p.ratio);
                     let stats = |i: usize| mean_ci(values(&configs[i], &spec.name), options.level);
                     let (n, mean, ci) = stats(c);
                     let (n_baseline, baseline_mean, _) = stats(b);
@@ -607,13 +697,18 @@ pub fn answers(
                 ));
             }
             if !levels.is_empty() {
-                metrics.push(MetricAnswer {
+                let mut m = MetricAnswer {
                     metric: spec.name.clone(),
                     title: spec.title().to_string(),
                     unit,
                     higher_is_better: spec.higher_is_better,
                     levels,
-                });
+                    summary: None,
+                };
+                if present[f].len() > FOLD_ABOVE_LEVELS {
+                    m.summary = Some(summarize(name, base_name, spec.title(), &m));
+                }
+                metrics.push(m);
             }
         }
         if !metrics.is_empty() {
@@ -634,7 +729,8 @@ pub fn answers(
 }
 
 /// The sentences, one line each, under a heading that says how to read them (nothing when
-/// there are none).
+/// there are none): a factor of many levels in one sentence per metric, and where to find
+/// every level's.
 pub fn render_sentences(a: &Answers, out: &mut dyn Write) -> io::Result<()> {
     if a.factors.is_empty() {
         return Ok(());
@@ -645,14 +741,27 @@ pub fn render_sentences(a: &Answers, out: &mut dyn Write) -> io::Result<()> {
         (a.level * 100.0).round(),
         fmt_pct(a.no_effect_band_pct)
     )?;
-    for f in &a.factors {
-        for m in &f.metrics {
-            for l in &m.levels {
-                writeln!(out, "  {}", l.sentence)?;
-            }
-        }
+    for line in sentences(a) {
+        writeln!(out, "  {line}")?;
+    }
+    let folded = folded_factors(a);
+    if !folded.is_empty() {
+        writeln!(
+            out,
+            "  ({} summed up: every level's sentence in `iolab compare --json` (answers), every pair in `iolab compare`)",
+            folded.join(", ")
+        )?;
     }
     Ok(())
+}
+
+/// The factors whose levels are summed up ([`MetricAnswer::summary`]).
+pub fn folded_factors(a: &Answers) -> Vec<&str> {
+    a.factors
+        .iter()
+        .filter(|f| f.metrics.iter().any(|m| m.summary.is_some()))
+        .map(|f| f.factor.as_str())
+        .collect()
 }
 
 /// `iolab compare`'s per-factor view: the sentences, then per factor and metric the pairs of
@@ -673,17 +782,7 @@ pub fn render_answers(a: &Answers, out: &mut dyn Write) -> io::Result<()> {
             f.factor, f.factor, f.baseline
         )?;
         for m in &f.metrics {
-            let direction = match m.higher_is_better {
-                Some(true) => "higher is better",
-                Some(false) => "lower is better",
-                None => "direction unknown",
-            };
-            let unit = if m.unit.is_empty() {
-                String::new()
-            } else {
-                format!(" [{}]", m.unit)
-            };
-            writeln!(out, "{}{unit} ({direction})", m.metric)?;
+            writeln!(out, "{}", metric_heading(&m.title, m.higher_is_better))?;
             let mut table = vec![vec![
                 "configuration".to_string(),
                 "vs".into(),
@@ -731,8 +830,21 @@ pub fn render_answers(a: &Answers, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// The answers' sentences as a string (for tests and messages).
+/// The answer's lines: per factor and metric, the summary of a factor of many levels, else
+/// each level's sentence.
 pub fn sentences(a: &Answers) -> Vec<&str> {
+    let mut out = Vec::new();
+    for m in a.factors.iter().flat_map(|f| &f.metrics) {
+        match &m.summary {
+            Some(s) => out.push(s.as_str()),
+            None => out.extend(m.levels.iter().map(|l| l.sentence.as_str())),
+        }
+    }
+    out
+}
+
+/// Every level's sentence, summed up or not (the detail a summary folds).
+pub fn level_sentences(a: &Answers) -> Vec<&str> {
     a.factors
         .iter()
         .flat_map(|f| &f.metrics)

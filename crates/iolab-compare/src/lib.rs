@@ -10,8 +10,10 @@
 //! or more is "too few runs to tell". A configuration (or a baseline) with fewer than two ok
 //! runs gets "too few runs to tell" too and takes no part in the family. A metric declared exact (`MetricDef::exact`: a simulation's counts) of two
 //! deterministic configurations is compared as exact numbers: the ratio without an interval and
-//! "identical", or the direction, as the verdict; no test. Metrics whose direction is unknown (monitor metrics, `cpu.busy` and the like) get
-//! "higher"/"lower" instead of "faster"/"slower".
+//! "identical", or the direction, as the verdict; no test. A difference is "faster"/"slower"
+//! only for a speed or a time of known direction; anything else (a miss ratio, a byte count,
+//! monitor metrics such as `cpu.busy`) is "higher"/"lower" ([`RowVerdict::of_difference`]:
+//! the one place the word is chosen, for the tables and the answer's sentences alike).
 //!
 //! Configurations may come from several experiments (e.g. the same experiment file run on
 //! two machines and brought together with `iolab import`): [`load`] pools them, and a label
@@ -47,8 +49,9 @@ mod answer;
 mod factors;
 
 pub use answer::{
-    answers, render_answers, render_sentences, sentences, Answers, CellEffect, Effect,
-    FactorAnswer, LevelAnswer, MetricAnswer, NO_EFFECT_BAND_PCT,
+    answers, folded_factors, level_sentences, render_answers, render_sentences, sentences, Answers,
+    CellEffect, Effect, FactorAnswer, LevelAnswer, MetricAnswer, FOLD_ABOVE_LEVELS,
+    NO_EFFECT_BAND_PCT,
 };
 pub use factors::{factors, level_name, Factor, FactorLevel};
 
@@ -319,6 +322,8 @@ pub struct Comparison {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetricComparison {
     pub metric: String,
+    /// As a person reads it (`Mean latency`): the metric's declared title, else its name.
+    pub title: String,
     pub unit: String,
     pub higher_is_better: Option<bool>,
     /// In configuration order; the baseline's row has `is_baseline`.
@@ -361,11 +366,14 @@ pub struct Row {
 pub enum RowVerdict {
     /// The row is the baseline.
     Baseline,
+    /// Better, for a speed or a time (op/s, MiB/s, ns, s).
     Faster,
+    /// Worse, for a speed or a time.
     Slower,
-    /// Significantly higher, for a metric of unknown direction.
+    /// Significantly higher, for a metric that is not a speed or a time (a miss ratio, bytes)
+    /// or of unknown direction.
     Higher,
-    /// Significantly lower, for a metric of unknown direction.
+    /// Significantly lower, likewise.
     Lower,
     NoSignificantDifference,
     /// Fewer than two runs here or in the baseline.
@@ -393,6 +401,38 @@ impl RowVerdict {
             RowVerdict::Undefined => "undefined (baseline mean 0)",
         }
     }
+
+    /// The verdict for a difference the data establish, `up` when the candidate is the higher:
+    /// "faster"/"slower" for a speed or a time whose better direction is known, else
+    /// "higher"/"lower" — a miss ratio that fell is lower, not faster.
+    pub fn of_difference(higher_is_better: Option<bool>, unit: &str, up: bool) -> RowVerdict {
+        match higher_is_better {
+            Some(h) if is_speed_or_time(unit) => {
+                if h == up {
+                    RowVerdict::Faster
+                } else {
+                    RowVerdict::Slower
+                }
+            }
+            _ if up => RowVerdict::Higher,
+            _ => RowVerdict::Lower,
+        }
+    }
+
+    /// A difference in the worse direction of a metric whose better direction is known.
+    pub fn is_worse(self, higher_is_better: bool) -> bool {
+        match self {
+            RowVerdict::Slower => true,
+            RowVerdict::Higher => !higher_is_better,
+            RowVerdict::Lower => higher_is_better,
+            _ => false,
+        }
+    }
+}
+
+/// A rate (`op/s`, `MiB/s`, `txn/s`) or a duration (`ns` … `h`).
+fn is_speed_or_time(unit: &str) -> bool {
+    unit.ends_with("/s") || matches!(unit, "ns" | "us" | "µs" | "ms" | "s" | "min" | "h")
 }
 
 /// Finds the baseline's index: an exact displayed label, else a stored label that names one
@@ -509,7 +549,13 @@ pub(crate) struct Pair {
 
 /// Compares `cand` with `base` on `spec`: exactly for exact metrics of deterministic
 /// configurations, else with the statistics of [`iolab_stats::compare`].
-pub(crate) fn pair(base: &ConfigData, cand: &ConfigData, spec: &MetricSpec, level: Level) -> Pair {
+pub(crate) fn pair(
+    base: &ConfigData,
+    cand: &ConfigData,
+    spec: &MetricSpec,
+    unit: &str,
+    level: Level,
+) -> Pair {
     let mut p = Pair {
         ratio: None,
         ratio_ci: None,
@@ -535,13 +581,10 @@ pub(crate) fn pair(base: &ConfigData, cand: &ConfigData, spec: &MetricSpec, leve
         let r = v / b;
         p.ratio = Some(r);
         p.ratio_ci = Some([r, r]);
-        let up = v > b;
-        p.settled = Some(match spec.higher_is_better {
-            _ if v == b => RowVerdict::Identical,
-            Some(h) if h == up => RowVerdict::Faster,
-            Some(_) => RowVerdict::Slower,
-            None if up => RowVerdict::Higher,
-            None => RowVerdict::Lower,
+        p.settled = Some(if v == b {
+            RowVerdict::Identical
+        } else {
+            RowVerdict::of_difference(spec.higher_is_better, unit, v > b)
         });
         return p;
     }
@@ -572,6 +615,7 @@ pub(crate) fn pair(base: &ConfigData, cand: &ConfigData, spec: &MetricSpec, leve
 pub(crate) fn judge(
     pairs: &[Pair],
     spec: &MetricSpec,
+    unit: &str,
     level: Level,
 ) -> Vec<(RowVerdict, Option<f64>)> {
     let raw: Vec<f64> = pairs.iter().filter_map(|p| p.p_raw).collect();
@@ -588,20 +632,15 @@ pub(crate) fn judge(
             let (Some(adj), Some(pos)) = (adjusted.next(), p.positive) else {
                 return (RowVerdict::TooFewRuns, None);
             };
-            let verdict = stats_compare::verdict(
-                &pos.interval,
-                adj,
-                level.alpha(),
-                spec.higher_is_better.unwrap_or(true),
-            );
-            let v = match (verdict, spec.higher_is_better) {
-                (Verdict::NoSignificantDifference, _) => RowVerdict::NoSignificantDifference,
-                (Verdict::TooFewRunsToTell, _) => RowVerdict::Inconclusive,
-                (Verdict::Faster, Some(_)) => RowVerdict::Faster,
-                (Verdict::Slower, Some(_)) => RowVerdict::Slower,
-                // Compared as if higher were better: "faster" means higher.
-                (Verdict::Faster, None) => RowVerdict::Higher,
-                (Verdict::Slower, None) => RowVerdict::Lower,
+            // Of unknown direction: compared as if higher were better.
+            let higher = spec.higher_is_better.unwrap_or(true);
+            let verdict = stats_compare::verdict(&pos.interval, adj, level.alpha(), higher);
+            let v = match verdict {
+                Verdict::NoSignificantDifference => RowVerdict::NoSignificantDifference,
+                Verdict::TooFewRunsToTell => RowVerdict::Inconclusive,
+                // Better and higher are the same when higher is better.
+                Verdict::Faster => RowVerdict::of_difference(spec.higher_is_better, unit, higher),
+                Verdict::Slower => RowVerdict::of_difference(spec.higher_is_better, unit, !higher),
             };
             (v, Some(adj))
         })
@@ -624,11 +663,12 @@ fn compare_metric(
     level: Level,
 ) -> MetricComparison {
     let others: Vec<usize> = (0..configs.len()).filter(|&i| i != base).collect();
+    let unit = unit_of(configs, base, spec);
     let pairs: Vec<Pair> = others
         .iter()
-        .map(|&i| pair(&configs[base], &configs[i], spec, level))
+        .map(|&i| pair(&configs[base], &configs[i], spec, &unit, level))
         .collect();
-    let verdicts = judge(&pairs, spec, level);
+    let verdicts = judge(&pairs, spec, &unit, level);
     let mut rows: Vec<Row> = configs
         .iter()
         .enumerate()
@@ -662,7 +702,8 @@ fn compare_metric(
     }
     MetricComparison {
         metric: spec.name.clone(),
-        unit: unit_of(configs, base, spec),
+        title: spec.title().to_string(),
+        unit,
         higher_is_better: spec.higher_is_better,
         rows,
     }
@@ -717,7 +758,7 @@ impl Comparison {
         Ok(head
             .rows
             .iter()
-            .filter(|r| r.verdict == RowVerdict::Slower)
+            .filter(|r| r.verdict.is_worse(higher_is_better))
             .filter_map(|r| {
                 let ci = r.ratio_ci?;
                 let beyond = if higher_is_better {
@@ -816,6 +857,18 @@ pub(crate) fn fmt_p(p: Option<f64>) -> String {
     }
 }
 
+/// A metric's table heading: its title and which way is better (`Mean latency (lower is
+/// better)`). No unit: every cell carries the one it is written in (µs, ms, s; KiB, MiB, GiB),
+/// which a stored unit such as `ns` would contradict.
+pub(crate) fn metric_heading(title: &str, higher_is_better: Option<bool>) -> String {
+    let direction = match higher_is_better {
+        Some(true) => "higher is better",
+        Some(false) => "lower is better",
+        None => "direction unknown",
+    };
+    format!("{title} ({direction})")
+}
+
 /// Writes one table per metric, as `iolab compare` prints them.
 pub fn render_text(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     let pct = (c.level * 100.0).round();
@@ -826,17 +879,7 @@ pub fn render_text(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     )?;
     for m in &c.metrics {
         writeln!(out)?;
-        let direction = match m.higher_is_better {
-            Some(true) => "higher is better",
-            Some(false) => "lower is better",
-            None => "direction unknown",
-        };
-        let unit = if m.unit.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", m.unit)
-        };
-        writeln!(out, "{}{unit} ({direction})", m.metric)?;
+        writeln!(out, "{}", metric_heading(&m.title, m.higher_is_better))?;
         let header = vec![
             "configuration".to_string(),
             "n".into(),

@@ -205,10 +205,7 @@ fn json_and_text() {
     let text = render_string(&c);
     assert!(text.contains("no significant difference"), "{text}");
     assert!(text.contains("1 (baseline)"), "{text}");
-    assert!(
-        text.contains("ops_per_s [op/s] (higher is better)"),
-        "{text}"
-    );
+    assert!(text.contains("ops_per_s (higher is better)"), "{text}");
 }
 
 #[test]
@@ -406,6 +403,29 @@ fn factored(label: &str, factors: serde_json::Value, metric: &str, v: &[f64]) ->
 
 /// journal × readers, 2 × 2: writeback doubles ops/s at one reader; 10 readers halve them
 /// with journal=ordered, and with writeback to `wb10`.
+/// A configuration of a simulation's miss ratio (no unit) about `m` at the levels `factors`
+/// (`{"assoc": 2, "policy": "lru"}`), labelled with them.
+fn miss_ratio_at(factors: serde_json::Value, m: f64) -> ConfigData {
+    let label = factors
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| format!("{k}={}", level_name(v, 0)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut c = factored(&label, factors, "miss_ratio", &[m * 0.999, m, m * 1.001]);
+    c.metrics.get_mut("miss_ratio").unwrap().unit = String::new();
+    c
+}
+
+/// The miss ratio's spec, titled.
+fn miss_ratio_spec() -> MetricSpec {
+    MetricSpec {
+        title: Some("Miss ratio".into()),
+        ..MetricSpec::new("miss_ratio", Some(false))
+    }
+}
+
 fn journal_by_readers(wb10: f64) -> (Vec<ConfigData>, Vec<Factor>) {
     let spec = serde_json::json!({"factors": [
         {"name": "journal", "levels": ["ordered", "writeback"]},
@@ -667,20 +687,14 @@ fn a_ratio_that_is_not_a_speed_is_lower_and_many_combinations_are_a_range() {
         let base = 0.5;
         let better = base / (1.1 + 0.05 * i as f64);
         for (assoc, m) in [(2, base), (16, better)] {
-            let mut c = factored(
-                &format!("assoc={assoc} policy={p}"),
+            configs.push(miss_ratio_at(
                 serde_json::json!({"assoc": assoc, "policy": p}),
-                "miss_ratio",
-                &[m * 0.999, m, m * 1.001],
-            );
-            c.metrics.get_mut("miss_ratio").unwrap().unit = String::new();
-            configs.push(c);
+                m,
+            ));
         }
     }
     let f = factors(&spec, configs.iter().map(|c| &c.factors));
-    let mut m = MetricSpec::new("miss_ratio", Some(false));
-    m.title = Some("Miss ratio".into());
-    let a = answers(&configs, &f, &Options::new(vec![m])).unwrap();
+    let a = answers(&configs, &f, &Options::new(vec![miss_ratio_spec()])).unwrap();
     let assoc = &a.factors[0].metrics[0].levels[0];
     let s = &assoc.sentence;
     assert!(!s.contains("faster"), "{s}");
@@ -690,4 +704,148 @@ fn a_ratio_that_is_not_a_speed_is_lower_and_many_combinations_are_a_range() {
         "{s}"
     );
     assert_eq!(s.matches('[').count(), 0, "no list of intervals: {s}");
+}
+
+/// A table's heading names the metric as a person reads it, and claims no unit: the cells are
+/// in µs/ms/s, so `lat_mean_ns [ns]` contradicted them.
+#[test]
+fn headings_are_titles_without_a_unit_the_cells_do_not_use() {
+    let mut configs = vec![
+        config(1, "a", "lat_mean_ns", &[3.2e6, 3.3e6, 3.4e6]),
+        config(1, "b", "lat_mean_ns", &[3.3e6, 3.3e6, 3.35e6]),
+    ];
+    for c in &mut configs {
+        c.metrics.get_mut("lat_mean_ns").unwrap().unit = "ns".into();
+    }
+    let spec = metric_spec("lat_mean_ns", iolab_metrics::COMMON);
+    let c = compare(&configs, &Options::new(vec![spec])).unwrap();
+    assert_eq!(c.metrics[0].title, "Mean latency");
+    let text = render_string(&c);
+    assert!(
+        text.contains("\nMean latency (lower is better)\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("[ns]") && !text.contains("lat_mean_ns"),
+        "{text}"
+    );
+    assert!(text.contains("3.30 ms ± "), "{text}");
+}
+
+/// `compare --flat` said "faster" for a miss ratio that fell, while the answer said "lower":
+/// one function chooses the word for both, and the gate still sees a miss ratio that rose as a
+/// regression.
+#[test]
+fn a_miss_ratio_is_lower_in_the_table_as_in_the_answer() {
+    let spec =
+        serde_json::json!({"factors": [{"name": "policy", "levels": ["lru", "arc", "fifo"]}]});
+    let mut configs = Vec::new();
+    for (p, m) in [("lru", 0.5), ("arc", 0.4), ("fifo", 0.6)] {
+        configs.push(miss_ratio_at(serde_json::json!({ "policy": p }), m));
+    }
+    let m = MetricSpec::new("miss_ratio", Some(false));
+    let c = compare(&configs, &Options::new(vec![m.clone()])).unwrap();
+    let verdicts: Vec<RowVerdict> = c.metrics[0].rows.iter().map(|r| r.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [RowVerdict::Baseline, RowVerdict::Lower, RowVerdict::Higher]
+    );
+    let text = render_string(&c);
+    assert!(
+        !text.contains("faster") && !text.contains("slower"),
+        "{text}"
+    );
+    // The answer's pairs carry the same verdicts as the table's rows.
+    let f = factors(&spec, configs.iter().map(|c| &c.factors));
+    let a = answers(&configs, &f, &Options::new(vec![m])).unwrap();
+    let cells: Vec<RowVerdict> = a.factors[0].metrics[0]
+        .levels
+        .iter()
+        .map(|l| l.cells[0].verdict)
+        .collect();
+    assert_eq!(cells, [RowVerdict::Lower, RowVerdict::Higher]);
+    // A miss ratio 20% higher is a regression beyond 5%.
+    let r = c.slower_than(5.0).unwrap();
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].label, "policy=fifo");
+    // A time keeps "faster"/"slower".
+    assert_eq!(
+        RowVerdict::of_difference(Some(false), "ns", false),
+        RowVerdict::Faster
+    );
+    assert_eq!(
+        RowVerdict::of_difference(Some(true), "B", true),
+        RowVerdict::Higher
+    );
+}
+
+/// Seed 004's answer was a wall: 13 associativities × 7 policies, a sentence per level and
+/// metric. A factor of more than four levels is one sentence per metric — how many levels do
+/// what, the best and the worst — with every level's sentence kept as the folded detail; a
+/// factor of four levels or fewer keeps a sentence per level.
+#[test]
+fn a_factor_of_many_levels_is_one_sentence_per_metric() {
+    let assoc: Vec<String> = (1..=12)
+        .map(|i| (1u64 << i).to_string())
+        .chain(["full".to_string()])
+        .collect();
+    let policies = ["lru", "fifo", "clock", "belady"];
+    let spec = serde_json::json!({"factors": [
+        {"name": "assoc", "levels": assoc},
+        {"name": "policy", "levels": policies},
+    ]});
+    let mut configs = Vec::new();
+    for (i, a) in assoc.iter().enumerate() {
+        for (j, p) in policies.iter().enumerate() {
+            // Falls with the associativity, levels off from 64 ways on; belady is the best.
+            let m = 0.5 / (1.0 + 0.1 * i.min(5) as f64) * (1.0 - 0.05 * j as f64);
+            configs.push(miss_ratio_at(
+                serde_json::json!({"assoc": a, "policy": p}),
+                m,
+            ));
+        }
+    }
+    let f = factors(&spec, configs.iter().map(|c| &c.factors));
+    let a = answers(&configs, &f, &Options::new(vec![miss_ratio_spec()])).unwrap();
+    let lines = sentences(&a);
+    // assoc: one sentence; policy (4 levels): one per other level.
+    assert_eq!(lines.len(), 1 + 3, "{lines:#?}");
+    let s = lines[0];
+    assert!(
+        s.starts_with("Miss ratio: the 12 other levels of assoc against assoc=2: ")
+            && s.contains("; best assoc=64 (1.50× [")
+            && s.contains("] lower), worst assoc=4 (1.10× ["),
+        "{s}"
+    );
+    let assoc_answer = &a.factors[0].metrics[0];
+    assert!(assoc_answer.summary.is_some());
+    assert_eq!(assoc_answer.levels.len(), 12, "the detail is kept");
+    assert!(a.factors[1].metrics[0].summary.is_none());
+    assert_eq!(level_sentences(&a).len(), 12 + 3);
+    let mut text = Vec::new();
+    render_sentences(&a, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert_eq!(text.lines().count(), 1 + 4 + 1, "{text}");
+    assert!(
+        text.contains("assoc summed up: every level's sentence in `iolab compare --json`"),
+        "{text}"
+    );
+    // Nothing varies: no effect, said once.
+    for c in &mut configs {
+        let v = c.metrics.get_mut("miss_ratio").unwrap();
+        v.values = vec![0.3 * 0.999, 0.3, 0.3 * 1.001];
+    }
+    let a = answers(
+        &configs,
+        &f,
+        &Options::new(vec![MetricSpec::new("miss_ratio", Some(false))]),
+    )
+    .unwrap();
+    let s = sentences(&a)[0];
+    assert!(
+        s.starts_with(
+            "miss_ratio: the 12 other levels of assoc against assoc=2: no effect within ±"
+        ) && s.ends_with("% at every one"),
+        "{s}"
+    );
 }

@@ -72,7 +72,8 @@ fn how_to_read(a: &Answers) -> String {
     )
 }
 
-/// The `<section id="answer">` (nothing without answers).
+/// The `<section id="answer">` (nothing without answers): a factor of many levels in one
+/// sentence per metric, every level's sentence folded below.
 pub(crate) fn html(h: &mut String, data: &ReportData) {
     let Some(a) = answers(data) else { return };
     let _ = write!(
@@ -83,14 +84,46 @@ pub(crate) fn html(h: &mut String, data: &ReportData) {
     for s in iolab_compare::sentences(&a) {
         let _ = write!(h, "<li>{}</li>", esc(s));
     }
-    h.push_str("</ul></section>");
+    h.push_str("</ul>");
+    if let Some(summary) = folded_summary(&a) {
+        let _ = write!(
+            h,
+            "<details class=\"fold\"><summary>{}</summary><ul>",
+            esc(&summary)
+        );
+        for s in iolab_compare::level_sentences(&a) {
+            let _ = write!(h, "<li>{}</li>", esc(s));
+        }
+        h.push_str("</ul></details>");
+    }
+    h.push_str("</section>");
 }
 
-/// The `## Answer` section (nothing without answers).
+/// The fold's title when some factor is summed up.
+fn folded_summary(a: &Answers) -> Option<String> {
+    let folded = iolab_compare::folded_factors(a);
+    (!folded.is_empty()).then(|| {
+        format!(
+            "Every level, one sentence each ({} sentences; {} summed up above)",
+            iolab_compare::level_sentences(a).len(),
+            folded.join(", ")
+        )
+    })
+}
+
+/// The `## Answer` section (nothing without answers); the fold as in HTML (`<details>`, which
+/// Markdown renderers such as GitHub's show folded).
 pub(crate) fn markdown(s: &mut String, data: &ReportData) {
     let Some(a) = answers(data) else { return };
     let _ = writeln!(s, "\n## Answer\n\n{}\n", md(&how_to_read(&a)));
     for line in iolab_compare::sentences(&a) {
         let _ = writeln!(s, "- {}", md(line));
+    }
+    if let Some(summary) = folded_summary(&a) {
+        let _ = writeln!(s, "\n<details><summary>{}</summary>\n", esc(&summary));
+        for line in iolab_compare::level_sentences(&a) {
+            let _ = writeln!(s, "- {}", md(line));
+        }
+        let _ = writeln!(s, "\n</details>");
     }
 }

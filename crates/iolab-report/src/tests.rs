@@ -749,3 +749,34 @@ fn values_spanning_decades_get_a_log_scale_and_integer_axes_integer_ticks() {
         }
     }
 }
+
+/// Seed 004's answer opened the report with a wall of sentences (13 associativities × 7
+/// policies × the headline metrics): a factor of more than four levels is one sentence per
+/// metric, every level's sentence folded below; seed 000's factors (≤ 4 levels) are as before.
+#[test]
+fn the_answer_of_a_sweep_is_a_sentence_per_factor_and_metric_with_the_levels_folded() {
+    let data = seed_like(182);
+    let (html, md, _) = render_all(&data);
+    let answer = section(&html, "answer");
+    let shown = &answer[..answer.find("<details").expect("the levels are folded")];
+    let metrics = crate::answer::answers(&data).unwrap().factors[0]
+        .metrics
+        .len();
+    // assoc and policy summed up, write_policy (2 levels) one sentence: per metric.
+    assert_eq!(shown.matches("<li>").count(), 3 * metrics, "{shown}");
+    assert!(
+        shown.contains("the 12 other levels of assoc against assoc=2: "),
+        "{shown}"
+    );
+    assert!(answer.contains("<details class=\"fold\"><summary>Every level, one sentence each ("));
+    let folded = &answer[answer.find("<details").unwrap()..];
+    assert_eq!(folded.matches("<li>").count(), (12 + 6 + 1) * metrics);
+    let md_answer = &md[md.find("## Answer").unwrap()..];
+    let md_shown = &md_answer[..md_answer.find("<details>").unwrap()];
+    assert_eq!(md_shown.matches("\n- ").count(), 3 * metrics, "{md_shown}");
+    // Small experiments keep a sentence per level and nothing folded.
+    let (html, _, _) = render_all(&seed_like(12));
+    let answer = section(&html, "answer");
+    assert!(!answer.contains("<details"), "{answer}");
+    assert!(!answer.contains("other levels of"), "{answer}");
+}

@@ -179,8 +179,8 @@ fn injected_difference_is_found_and_gates() {
 
     // The table.
     let t = s.run_ok("r.db", &["compare"]);
-    assert!(t.contains("ops_per_s [op/s] (higher is better)"), "{t}");
-    assert!(t.contains("lat_p99_ns [ns] (lower is better)"), "{t}");
+    assert!(t.contains("Throughput (higher is better)"), "{t}");
+    assert!(t.contains("p99 latency (lower is better)"), "{t}");
     assert!(
         t.lines()
             .any(|l| l.starts_with("rate=900") && l.contains("slower")),
