@@ -314,6 +314,19 @@ fn magnitude(r: f64, ci: Option<[f64; 2]>) -> String {
     }
 }
 
+/// How far apart a comparison is: its ratio and interval, or, when one side is zero and no
+/// ratio says it, the two means ("1.00 against 0").
+fn size_of(c: &CellEffect, unit: &str) -> String {
+    match c.ratio {
+        Some(r) if r > 0.0 => magnitude(r, c.ratio_ci),
+        _ => format!(
+            "{} against {}",
+            fmt_mean(c.mean, None, unit),
+            fmt_mean(c.baseline_mean, None, unit)
+        ),
+    }
+}
+
 /// Where a statement holds: "" without other factors, else "in readers=1", "at each of the 3
 /// levels of readers", "in all 4 combinations of readers × workload".
 fn scope(others: &[String], cells: &[CellEffect]) -> String {
@@ -331,6 +344,7 @@ struct Names<'a> {
     base: &'a str,
     level: &'a str,
     title: &'a str,
+    unit: &'a str,
     others: &'a [String],
 }
 
@@ -346,6 +360,7 @@ fn level_answer(
         base,
         level,
         title,
+        unit,
         others,
     } = names;
     let first = cells[0].effect;
@@ -377,7 +392,35 @@ fn level_answer(
         }
         None => cells.iter().all(|c| c.ratio == cells[0].ratio),
     };
-    if same && first.directional() && !homogeneous {
+    if same && first.directional() && cells.iter().any(|c| !c.ratio.is_some_and(|r| r > 0.0)) {
+        // A zero side: the means say it, once when every combination has the same.
+        let sizes: Vec<String> = cells.iter().map(|c| size_of(c, unit)).collect();
+        let values = if sizes.iter().all(|x| *x == sizes[0]) {
+            sizes[0].clone()
+        } else {
+            // The range of each side over the combinations.
+            let range = |pick: fn(&CellEffect) -> Option<f64>| {
+                let v: Vec<f64> = cells.iter().filter_map(pick).collect();
+                let lo = fmt_mean(v.iter().copied().reduce(f64::min), None, unit);
+                let hi = fmt_mean(v.iter().copied().reduce(f64::max), None, unit);
+                if lo == hi {
+                    lo
+                } else {
+                    format!("{lo} to {hi}")
+                }
+            };
+            format!(
+                "{} against {}",
+                range(|c| c.mean),
+                range(|c| c.baseline_mean)
+            )
+        };
+        answer.sentence = format!(
+            "{title}: {factor}={level} {} than {factor}={base}{}: {values}",
+            first.word(),
+            scope(others, &cells),
+        );
+    } else if same && first.directional() && !homogeneous {
         let list = if cells.len() <= LIST_AT_MOST {
             cells
                 .iter()
@@ -493,11 +536,7 @@ fn level_answer(
                     format!(
                         "{} in {}",
                         e.word(),
-                        list(&|c| format!(
-                            "{} ({})",
-                            c.within,
-                            magnitude(c.ratio.unwrap_or(f64::NAN), c.ratio_ci)
-                        ))
+                        list(&|c| format!("{} ({})", c.within, size_of(c, unit)))
                     )
                 } else if e == Effect::NoEffect {
                     let w = cs.iter().filter_map(|c| c.within_pct).fold(0.0, f64::max);
@@ -687,6 +726,7 @@ pub fn answers(
                     base: base_name,
                     level: &factors[f].levels[l].name,
                     title: spec.title(),
+                    unit: &unit,
                     others: &other_names,
                 };
                 levels.push(level_answer(

@@ -588,6 +588,27 @@ pub(crate) fn pair(
         });
         return p;
     }
+    // A side that is zero in every run (a SQLite mode that never unlinks): no ratio on the
+    // log scale, but the difference is plain when the other side's interval excludes 0.
+    let all_zero = |v: &[f64]| v.iter().all(|&x| x == 0.0);
+    if bv.len() >= 2 && cv.len() >= 2 && (all_zero(bv) || all_zero(cv)) {
+        let (zero_base, zero_cand) = (all_zero(bv), all_zero(cv));
+        let other = if zero_base { cv } else { bv };
+        let (_, mean, ci) = mean_ci(other, level);
+        p.settled = Some(match (zero_base && zero_cand, ci) {
+            (true, _) => RowVerdict::Identical,
+            (false, Some(ci)) if ci[0] > 0.0 || ci[1] < 0.0 => {
+                p.ratio = (!zero_base).then_some(0.0);
+                let m = mean.unwrap_or(0.0);
+                // Up when the candidate is the higher: it is the non-zero side and positive,
+                // or the baseline is negative.
+                let up = if zero_base { m > 0.0 } else { m < 0.0 };
+                RowVerdict::of_difference(spec.higher_is_better, unit, up)
+            }
+            _ => RowVerdict::Inconclusive,
+        });
+        return p;
+    }
     let (Ok(baseline), Ok(candidate)) = (Sample::from_slice(bv), Sample::from_slice(cv)) else {
         return p;
     };

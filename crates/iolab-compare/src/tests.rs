@@ -849,3 +849,62 @@ fn a_factor_of_many_levels_is_one_sentence_per_metric() {
         "{s}"
     );
 }
+
+/// Seed report 002: a journal mode that never unlinks (0 unlinks per transaction in every
+/// run) against one that unlinks once per transaction. No ratio on the log scale exists, but
+/// the difference is plain: "higher … 1 against 0", not "undefined (baseline mean 0)" nor
+/// "too few runs to tell"; two modes that both never unlink are no effect.
+#[test]
+fn a_count_that_is_zero_in_every_run_of_one_side_is_said_with_the_means() {
+    let spec = serde_json::json!({"factors": [
+        {"name": "journal", "levels": ["wal", "delete", "truncate"]},
+    ]});
+    let unlinks = |label: &str, v: &[f64]| {
+        let mut c = factored(
+            &format!("journal={label}"),
+            serde_json::json!({ "journal": label }),
+            "unlinks_per_tx",
+            v,
+        );
+        c.metrics.get_mut("unlinks_per_tx").unwrap().unit = String::new();
+        c
+    };
+    let configs = vec![
+        unlinks("wal", &[0.0, 0.0, 0.0, 0.0]),
+        unlinks("delete", &[1.0, 1.0, 1.0, 1.0]),
+        unlinks("truncate", &[0.0, 0.0, 0.0, 0.0]),
+    ];
+    let f = factors(&spec, configs.iter().map(|c| &c.factors));
+    let spec = MetricSpec {
+        title: Some("unlinks/txn".into()),
+        ..MetricSpec::new("unlinks_per_tx", Some(false))
+    };
+    let a = answers(&configs, &f, &Options::new(vec![spec.clone()])).unwrap();
+    let levels = &a.factors[0].metrics[0].levels;
+    assert_eq!(levels[0].effect, Effect::Higher);
+    assert_eq!(
+        levels[0].sentence,
+        "unlinks/txn: journal=delete higher than journal=wal: 1.00 against 0"
+    );
+    assert_eq!(levels[1].effect, Effect::NoEffect);
+    // The flat table agrees, and the other way round is "lower … 0 against 1".
+    let c = compare(&configs, &Options::new(vec![spec.clone()])).unwrap();
+    let verdicts: Vec<RowVerdict> = c.metrics[0].rows.iter().map(|r| r.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [
+            RowVerdict::Baseline,
+            RowVerdict::Higher,
+            RowVerdict::Identical
+        ]
+    );
+    let o = Options {
+        baseline: Some("journal=delete".into()),
+        ..Options::new(vec![spec])
+    };
+    let a = answers(&configs, &f, &o).unwrap();
+    assert_eq!(
+        a.factors[0].metrics[0].levels[0].sentence,
+        "unlinks/txn: journal=wal lower than journal=delete: 0 against 1.00"
+    );
+}
