@@ -72,31 +72,109 @@ fn how_to_read(a: &Answers) -> String {
     )
 }
 
-/// The `<section id="answer">` (nothing without answers): a factor of many levels in one
-/// sentence per metric, every level's sentence folded below.
+/// Per factor: the sentences on the experiment's stopping metric (its first metric when
+/// that is not among them), and those on its other metrics, which the report folds — seed
+/// 002's three factors on seven metrics were 38 sentences before the first chart.
+fn per_factor<'a>(a: &'a Answers, data: &ReportData) -> Vec<FactorLines<'a>> {
+    let stop = data.experiment.spec["repetitions"]["metric"].as_str();
+    a.factors
+        .iter()
+        .map(|f| {
+            let lead = f
+                .metrics
+                .iter()
+                .position(|m| Some(m.metric.as_str()) == stop)
+                .unwrap_or(0);
+            let lines = |m: &'a iolab_compare::MetricAnswer| -> Vec<&'a str> {
+                match &m.summary {
+                    Some(s) => vec![s.as_str()],
+                    None => m.levels.iter().map(|l| l.sentence.as_str()).collect(),
+                }
+            };
+            let (mut first, mut rest, mut titles) = (Vec::new(), Vec::new(), Vec::new());
+            for (i, m) in f.metrics.iter().enumerate() {
+                if i == lead {
+                    first = lines(m);
+                } else {
+                    rest.extend(lines(m));
+                    titles.push(m.title.as_str());
+                }
+            }
+            FactorLines {
+                factor: &f.factor,
+                baseline: &f.baseline,
+                first,
+                rest,
+                titles,
+            }
+        })
+        .collect()
+}
+
+/// One factor's sentences, as [`per_factor`] splits them.
+struct FactorLines<'a> {
+    factor: &'a str,
+    baseline: &'a str,
+    first: Vec<&'a str>,
+    rest: Vec<&'a str>,
+    titles: Vec<&'a str>,
+}
+
+impl FactorLines<'_> {
+    fn heading(&self) -> String {
+        format!(
+            "{} (against {}={})",
+            self.factor, self.factor, self.baseline
+        )
+    }
+
+    fn fold_title(&self) -> String {
+        format!(
+            "{} on {} ({} sentences)",
+            self.factor,
+            self.titles.join(", "),
+            self.rest.len()
+        )
+    }
+}
+
+/// The `<section id="answer">` (nothing without answers): per factor, its effect on the
+/// stopping metric, its other metrics folded; a factor of many levels in one sentence per
+/// metric, every level's sentence folded below.
 pub(crate) fn html(h: &mut String, data: &ReportData) {
     let Some(a) = answers(data) else { return };
     let _ = write!(
         h,
-        "<section id=\"answer\"><h2>Answer</h2><p class=\"muted\">{}</p><ul>",
+        "<section id=\"answer\"><h2>Answer</h2><p class=\"muted\">{}</p>",
         esc(&how_to_read(&a))
     );
-    for s in iolab_compare::sentences(&a) {
-        let _ = write!(h, "<li>{}</li>", esc(s));
-    }
-    h.push_str("</ul>");
-    if let Some(summary) = folded_summary(&a) {
-        let _ = write!(
-            h,
-            "<details class=\"fold\"><summary>{}</summary><ul>",
-            esc(&summary)
-        );
-        for s in iolab_compare::level_sentences(&a) {
+    for f in per_factor(&a, data) {
+        let _ = write!(h, "<h3>{}</h3><ul>", esc(&f.heading()));
+        for s in &f.first {
             let _ = write!(h, "<li>{}</li>", esc(s));
         }
-        h.push_str("</ul></details>");
+        h.push_str("</ul>");
+        if !f.rest.is_empty() {
+            html_fold(h, &f.fold_title(), &f.rest);
+        }
+    }
+    if let Some(summary) = folded_summary(&a) {
+        html_fold(h, &summary, &iolab_compare::level_sentences(&a));
     }
     h.push_str("</section>");
+}
+
+/// Sentences folded under `title`.
+fn html_fold(h: &mut String, title: &str, lines: &[&str]) {
+    let _ = write!(
+        h,
+        "<details class=\"fold\"><summary>{}</summary><ul>",
+        esc(title)
+    );
+    for s in lines {
+        let _ = write!(h, "<li>{}</li>", esc(s));
+    }
+    h.push_str("</ul></details>");
 }
 
 /// The fold's title when some factor is summed up.
@@ -115,15 +193,26 @@ fn folded_summary(a: &Answers) -> Option<String> {
 /// Markdown renderers such as GitHub's show folded).
 pub(crate) fn markdown(s: &mut String, data: &ReportData) {
     let Some(a) = answers(data) else { return };
-    let _ = writeln!(s, "\n## Answer\n\n{}\n", md(&how_to_read(&a)));
-    for line in iolab_compare::sentences(&a) {
-        let _ = writeln!(s, "- {}", md(line));
-    }
-    if let Some(summary) = folded_summary(&a) {
-        let _ = writeln!(s, "\n<details><summary>{}</summary>\n", esc(&summary));
-        for line in iolab_compare::level_sentences(&a) {
+    let _ = writeln!(s, "\n## Answer\n\n{}", md(&how_to_read(&a)));
+    for f in per_factor(&a, data) {
+        let _ = writeln!(s, "\n### {}\n", md(&f.heading()));
+        for line in &f.first {
             let _ = writeln!(s, "- {}", md(line));
         }
-        let _ = writeln!(s, "\n</details>");
+        if !f.rest.is_empty() {
+            markdown_fold(s, &f.fold_title(), &f.rest);
+        }
     }
+    if let Some(summary) = folded_summary(&a) {
+        markdown_fold(s, &summary, &iolab_compare::level_sentences(&a));
+    }
+}
+
+/// Sentences folded under `title` (`<details>`, which GitHub's Markdown shows folded).
+fn markdown_fold(s: &mut String, title: &str, lines: &[&str]) {
+    let _ = writeln!(s, "\n<details><summary>{}</summary>\n", esc(title));
+    for line in lines {
+        let _ = writeln!(s, "- {}", md(line));
+    }
+    let _ = writeln!(s, "\n</details>");
 }

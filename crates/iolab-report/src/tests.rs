@@ -750,33 +750,62 @@ fn values_spanning_decades_get_a_log_scale_and_integer_axes_integer_ticks() {
     }
 }
 
+/// What a reader sees of a section before unfolding anything: the text outside `<details>`.
+fn unfolded(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(i) = rest.find("<details") {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find("</details>").expect("closed") + i;
+        rest = &rest[end + "</details>".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Seed 004's answer opened the report with a wall of sentences (13 associativities × 7
-/// policies × the headline metrics): a factor of more than four levels is one sentence per
-/// metric, every level's sentence folded below; seed 000's factors (≤ 4 levels) are as before.
+/// policies × the headline metrics), seed 002's with 38 (3 factors × 7 metrics): each factor
+/// shows its effect on the stopping metric — a factor of more than four levels in one
+/// sentence — and folds its other metrics and every level's sentence below.
 #[test]
 fn the_answer_of_a_sweep_is_a_sentence_per_factor_and_metric_with_the_levels_folded() {
     let data = seed_like(182);
     let (html, md, _) = render_all(&data);
     let answer = section(&html, "answer");
-    let shown = &answer[..answer.find("<details").expect("the levels are folded")];
-    let metrics = crate::answer::answers(&data).unwrap().factors[0]
-        .metrics
-        .len();
-    // assoc and policy summed up, write_policy (2 levels) one sentence: per metric.
-    assert_eq!(shown.matches("<li>").count(), 3 * metrics, "{shown}");
+    let shown = unfolded(answer);
+    let a = crate::answer::answers(&data).unwrap();
+    let metrics = a.factors[0].metrics.len();
+    assert!(metrics > 1);
+    // assoc and policy summed up, write_policy (2 levels) one sentence: on the stopping metric.
+    assert_eq!(shown.matches("<li>").count(), 3, "{shown}");
+    assert_eq!(shown.matches("<h3>").count(), 3, "{shown}");
     assert!(
         shown.contains("the 12 other levels of assoc against assoc=2: "),
         "{shown}"
     );
+    // Each factor's other metrics, folded under one line that names them.
+    assert_eq!(
+        answer
+            .matches("<details class=\"fold\"><summary>assoc on ")
+            .count(),
+        1,
+        "{answer}"
+    );
     assert!(answer.contains("<details class=\"fold\"><summary>Every level, one sentence each ("));
-    let folded = &answer[answer.find("<details").unwrap()..];
+    let folded = &answer[answer.find("Every level, one sentence each").unwrap()..];
     assert_eq!(folded.matches("<li>").count(), (12 + 6 + 1) * metrics);
     let md_answer = &md[md.find("## Answer").unwrap()..];
-    let md_shown = &md_answer[..md_answer.find("<details>").unwrap()];
-    assert_eq!(md_shown.matches("\n- ").count(), 3 * metrics, "{md_shown}");
-    // Small experiments keep a sentence per level and nothing folded.
+    let md_answer = &md_answer[..md_answer[3..]
+        .find("\n## ")
+        .map_or(md_answer.len(), |i| i + 3)];
+    let md_shown = unfolded(md_answer);
+    assert_eq!(md_shown.matches("\n- ").count(), 3, "{md_shown}");
+    // Small experiments keep a sentence per level.
     let (html, _, _) = render_all(&seed_like(12));
     let answer = section(&html, "answer");
-    assert!(!answer.contains("<details"), "{answer}");
     assert!(!answer.contains("other levels of"), "{answer}");
+    assert!(
+        !answer.contains("Every level, one sentence each"),
+        "{answer}"
+    );
 }
