@@ -112,7 +112,8 @@ impl Session<'_> {
                 self.obs.run_ended(&info, &end);
                 if d.is_stop() {
                     let single = self.plan.repetitions.is_single();
-                    let outcome = if deterministic && matches!(d, Decision::Converged { .. }) {
+                    let exact = deterministic && matches!(d, Decision::Converged { .. });
+                    let outcome = if exact {
                         deterministic_outcome(&d, &self.plan.repetitions.metric)
                     } else if single {
                         single_outcome()
@@ -120,8 +121,9 @@ impl Session<'_> {
                         outcome_of(&d, &self.plan.repetitions.metric, &s.acc)
                     };
                     self.store.set_config_outcome(s.id, &outcome)?;
-                    // One run asked for is not a run that failed to converge.
-                    let verdict = if single {
+                    // One run asked for is not a run that failed to converge, and the runs
+                    // of a deterministic configuration that agree are exact, not too few.
+                    let verdict = if single || exact {
                         Vec::new()
                     } else {
                         config_findings(&d, &self.plan.repetitions)
