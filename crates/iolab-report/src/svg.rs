@@ -493,7 +493,7 @@ pub fn bar_chart(title: &str, bars: &[BarInput], unit: &str) -> String {
             full = esc(&b.label),
             l = esc(&shorten(
                 &labels[i],
-                ((plot.left - 12.0) / (0.6 * TICK_PX)) as usize
+                chars_within(plot.left - 12.0, TICK_PX)
             )),
             vx = plot.x1() + 6.0,
             v = esc(&values[i])
@@ -501,6 +501,13 @@ pub fn bar_chart(title: &str, bars: &[BarInput], unit: &str) -> String {
     }
     out.push_str("</svg>");
     out
+}
+
+/// How many characters [`text_width`] fits in `px` pixels. The column was sized by the same
+/// estimate, so its longest label fits exactly; a plain `as usize` of the quotient lost one
+/// character to rounding (250.8 / 6.6 = 37.999…) and cut the longest label.
+fn chars_within(px: f64, font_px: f64) -> usize {
+    (px / text_width(1, font_px) + 1e-6).floor().max(0.0) as usize
 }
 
 fn shorten(s: &str, n: usize) -> String {
@@ -1042,6 +1049,24 @@ mod tests {
             mean,
             ci,
             points: vec![],
+        }
+    }
+
+    /// Seed 000's quick look drew `journal=writeback workload=videoserv…` though its label
+    /// column was sized for the whole label.
+    #[test]
+    fn the_longest_bar_label_is_drawn_whole_when_its_column_fits_it() {
+        for label in [
+            "journal=writeback workload=videoserver",
+            "journal=ordered workload=webserver",
+            "a=1",
+        ] {
+            let bars = [BarInput {
+                label: label.into(),
+                ..bar(1.0, None)
+            }];
+            let svg = bar_chart("t", &bars, "op/s");
+            assert!(svg.contains(&format!(">{label}</text>")), "{label}: {svg}");
         }
     }
 
