@@ -23,7 +23,7 @@ pre{background:var(--card);padding:.75rem;overflow-x:auto;max-height:30rem}
 .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
 table{border-collapse:collapse;margin:.4rem 0;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid var(--line);padding:.3rem .6rem;text-align:left;vertical-align:top}
-td.n{text-align:right;white-space:nowrap}td code{white-space:nowrap}td.label{min-width:8rem;max-width:22rem;overflow-wrap:anywhere}td.evidence{font-size:.85em;min-width:18rem}div.note{font-size:.8em;color:var(--muted);min-width:14rem;max-width:24rem}
+td.n{text-align:right;white-space:nowrap}td.n.w{white-space:normal}span.nb{white-space:nowrap}td code{white-space:nowrap}td.label{min-width:8rem;max-width:22rem;overflow-wrap:break-word}td.evidence{font-size:.85em;min-width:18rem}div.note{font-size:.8em;color:var(--muted);min-width:9rem;max-width:24rem}
 article.check{margin-bottom:1.5rem}p.explanation,p.fix{max-width:60rem}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0}
 .sev{font-weight:600;text-transform:uppercase;font-size:.8em}.sev-error{color:var(--err)}.sev-warning{color:var(--warn)}.sev-info{color:var(--info)}
@@ -253,7 +253,11 @@ fn summary(h: &mut String, data: &ReportData) {
             esc(&runs)
         );
         for &k in &shown {
-            let _ = write!(h, "<td class=\"n\">{}</td>", esc(&c.metrics[k].ci_text()));
+            let _ = write!(
+                h,
+                "<td class=\"n w\">{}</td>",
+                mean_pm(&c.metrics[k].ci_text())
+            );
         }
         let (conv, note) = outcome_text(&c.config.outcome);
         let class = match conv {
@@ -711,4 +715,18 @@ fn blocktrace(h: &mut String, data: &ReportData) {
         h.push_str("</details>");
     }
     h.push_str("</section>");
+}
+
+/// A "mean ± half-width" cell that may break before the "±" (and nowhere else) when a table
+/// of many metrics would otherwise be wider than the page (seed 002's nine columns pushed
+/// `converged` behind a scrollbar).
+fn mean_pm(text: &str) -> String {
+    match text.split_once(" ± ") {
+        Some((m, pm)) => format!(
+            "<span class=\"nb\">{}</span> <span class=\"nb\">± {}</span>",
+            esc(m),
+            esc(pm)
+        ),
+        None => format!("<span class=\"nb\">{}</span>", esc(text)),
+    }
 }
