@@ -627,7 +627,7 @@ fn the_summary_is_narrow_and_writes_durations_in_their_units() {
     }
     // The slowest configuration's p99: 3e9 / 50 op/s = 60 ms.
     assert!(
-        summary.contains(" ms</td>") && summary.contains(" µs</td>"),
+        summary.contains(" ms</span></td>") && summary.contains(" µs</span></td>"),
         "{summary}"
     );
 }
