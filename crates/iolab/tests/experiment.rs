@@ -22,6 +22,10 @@ struct Seen {
     tunable: String,
 }
 
+/// Held by the tests whose experiments set machine-wide `vm.dirty_*` tunables: one watches
+/// the value its run set, and the seed-000 example sets its own (CI saw 300 in the other's run).
+static TUNABLES: Mutex<()> = Mutex::new(());
+
 fn dirty_expire() -> String {
     std::fs::read_to_string("/proc/sys/vm/dirty_expire_centisecs")
         .unwrap()
@@ -120,6 +124,7 @@ drop_caches = false
 #[ignore = "needs root: loop devices, mkfs, mount and tunables"]
 fn each_run_gets_a_fresh_filesystem_with_its_mount_options_and_tunables() {
     require_root();
+    let _tunables = TUNABLES.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
     let original = dirty_expire();
     let configured = if original == "1234" { "1235" } else { "1234" };
@@ -627,6 +632,7 @@ max = 1
 #[ignore = "needs root: loop devices, mkfs, mount, tunables and memory cgroups"]
 fn seed_000_scaled_as_its_header_advises_completes_under_the_cap() {
     require_root();
+    let _tunables = TUNABLES.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
     let shipped = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ext4-journal-modes.toml"),
