@@ -262,8 +262,8 @@ impl SutSpec {
             let checked = parse_size(s).and_then(|b| {
                 if b < MIN_CACHE_LIMIT {
                     Err(format!(
-                        "{s} is too small: the limit also counts the engine's own memory; \
-                         use at least {} MiB",
+                        "{s} is too small: a page cache that small holds little more than the \
+                         filesystem's own metadata; use at least {} MiB",
                         MIN_CACHE_LIMIT >> 20
                     ))
                 } else {
