@@ -18,48 +18,23 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use iolab_store::{
     Metric, NewConfig, NewExperiment, NewRun, RunRecord, RunStatus, Store, Timestamp,
 };
 use serde_json::{json, Value};
 
-struct Scratch {
-    dir: tempfile::TempDir,
+use common::Scratch;
+
+/// What these tests ask of the scratch space besides running iolab.
+trait Answering {
+    fn ok(&self, args: &[&str]) -> String;
+    fn answers_everywhere(&self) -> (String, String, String);
 }
 
-impl Scratch {
-    fn new() -> Scratch {
-        Scratch {
-            dir: tempfile::Builder::new()
-                .prefix("iolab-answer-test")
-                .tempdir()
-                .unwrap(),
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-
-    fn iolab(&self, args: &[&str]) -> Output {
-        common::iolab()
-            .env("IOLAB_DB", self.path().join("a.db"))
-            .env("IOLAB_STATE_DIR", self.path().join("state"))
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
+impl Answering for Scratch {
     fn ok(&self, args: &[&str]) -> String {
-        let o = self.iolab(args);
+        let o = self.run(args);
         assert!(
             o.status.success(),
             "iolab {args:?}: {}\n{}",
@@ -297,7 +272,7 @@ fn seed000_like(db: &Path) {
 #[test]
 fn compare_on_a_seed000_like_database_shows_positive_ratios_in_human_units() {
     let s = Scratch::new();
-    seed000_like(&s.path().join("a.db"));
+    seed000_like(&s.db());
     let out = s.ok(&["compare"]);
     // Per factor, within the other.
     assert!(
