@@ -873,14 +873,22 @@ pub fn render_answers(a: &Answers, out: &mut dyn Write) -> io::Result<()> {
 /// The answer's lines: per factor and metric, the summary of a factor of many levels, else
 /// each level's sentence.
 pub fn sentences(a: &Answers) -> Vec<&str> {
-    let mut out = Vec::new();
-    for m in a.factors.iter().flat_map(|f| &f.metrics) {
-        match &m.summary {
-            Some(s) => out.push(s.as_str()),
-            None => out.extend(m.levels.iter().map(|l| l.sentence.as_str())),
+    a.factors
+        .iter()
+        .flat_map(|f| &f.metrics)
+        .flat_map(MetricAnswer::sentences)
+        .collect()
+}
+
+impl MetricAnswer {
+    /// What is said of this metric: its summary when the factor is summed up, else a
+    /// sentence per level.
+    pub fn sentences(&self) -> Vec<&str> {
+        match &self.summary {
+            Some(s) => vec![s.as_str()],
+            None => self.levels.iter().map(|l| l.sentence.as_str()).collect(),
         }
     }
-    out
 }
 
 /// Every level's sentence, summed up or not (the detail a summary folds).

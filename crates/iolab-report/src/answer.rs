@@ -85,18 +85,12 @@ fn per_factor<'a>(a: &'a Answers, data: &ReportData) -> Vec<FactorLines<'a>> {
                 .iter()
                 .position(|m| Some(m.metric.as_str()) == stop)
                 .unwrap_or(0);
-            let lines = |m: &'a iolab_compare::MetricAnswer| -> Vec<&'a str> {
-                match &m.summary {
-                    Some(s) => vec![s.as_str()],
-                    None => m.levels.iter().map(|l| l.sentence.as_str()).collect(),
-                }
-            };
             let (mut first, mut rest, mut titles) = (Vec::new(), Vec::new(), Vec::new());
             for (i, m) in f.metrics.iter().enumerate() {
                 if i == lead {
-                    first = lines(m);
+                    first = m.sentences();
                 } else {
-                    rest.extend(lines(m));
+                    rest.extend(m.sentences());
                     titles.push(m.title.as_str());
                 }
             }
