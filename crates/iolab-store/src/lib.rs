@@ -34,7 +34,7 @@
 //!   varint per interval; a histogram is `(upper_ns − previous upper_ns, count)` pairs with
 //!   bounds ascending (src/codec.rs).
 //!
-//! # Tables (schema version 3: `src/schema/v1.sql`, then `v2.sql`, `v3.sql`)
+//! # Tables (schema version 5: `src/schema/v1.sql`, then `v2.sql` … `v5.sql`)
 //!
 //! | table | one row per | key columns |
 //! |---|---|---|
@@ -49,6 +49,7 @@
 //! | `monitor_samples` | sample | (`metric_id`, `seq`), `t_ns`, `value` |
 //! | `findings` | check verdict | `id`, `config_id`, `run_id` (NULL: about the configuration), `check_id`, `severity`, `evidence_json`, `explanation`, `fix` |
 //! | `metric_defs` (v2) | metric an experiment's runs record | (`experiment_id`, `name`), `ordinal`, `unit`, `better`, `title`, `description`, `headline`, `exact` (v3) |
+//! | `run_outputs` (v5) | raw output of another tool in a run (the `exec` kind) | (`run_id`, `ordinal`), `name` (`stdout`, `stderr`, `file:NAME`, `exec.json`), `content` BLOB |
 //!
 //! Monitor samples are rows (a metric's series is one indexed range scan, and SQL can
 //! aggregate them); histograms and interval series are BLOBs because they are only ever

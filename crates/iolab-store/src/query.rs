@@ -17,7 +17,7 @@ use crate::store::{db_err, to_u64, Store};
 use crate::types::{
     Config, ConfigId, ConfigOutcome, ConfigProgress, Experiment, ExperimentDetails, ExperimentId,
     ExperimentStatus, ExperimentSummary, Finding, FlowopStats, LatencyStats, Metric, MetricValues,
-    MonitorSeries, Run, RunCounts, RunDetails, RunId, RunStatus, Series, Severity, StoredFinding,
+    MonitorSeries, Run, RunCounts, RunDetails, RunId, RunOutput, RunStatus, Series, Severity, StoredFinding,
     Timestamp,
 };
 
@@ -411,6 +411,26 @@ impl Store {
                 .map(|f| f.finding)
                 .collect(),
         })
+    }
+
+    /// The raw output another tool left in run `id` (the `exec` kind), in the order stored;
+    /// empty for a run of iolab's own kinds.
+    pub fn run_outputs(&self, id: RunId) -> Result<Vec<RunOutput>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT name, content FROM run_outputs WHERE run_id = ?1 ORDER BY ordinal",
+            )
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([id.0], |r| {
+                Ok(RunOutput {
+                    name: r.get(0)?,
+                    content: r.get(1)?,
+                })
+            })
+            .map_err(self.sql())?;
+        rows.collect::<rusqlite::Result<_>>().map_err(self.sql())
     }
 
     fn run_metrics(&self, id: RunId) -> Result<Vec<Metric>> {

@@ -19,6 +19,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("schema/v2.sql"),
     include_str!("schema/v3.sql"),
     include_str!("schema/v4.sql"),
+    include_str!("schema/v5.sql"),
 ];
 
 /// The schema version this build writes.
@@ -104,6 +105,7 @@ mod tests {
     const FROZEN_V2: &str = include_str!("../tests/data/schema_v2.sql");
     const FROZEN_V3: &str = include_str!("../tests/data/schema_v3.sql");
     const FROZEN_V4: &str = include_str!("../tests/data/schema_v4.sql");
+    const FROZEN_V5: &str = include_str!("../tests/data/schema_v5.sql");
 
     #[test]
     fn released_migrations_are_frozen() {
@@ -113,6 +115,7 @@ mod tests {
         assert_eq!(MIGRATIONS[1], FROZEN_V2);
         assert_eq!(MIGRATIONS[2], FROZEN_V3);
         assert_eq!(MIGRATIONS[3], FROZEN_V4);
+        assert_eq!(MIGRATIONS[4], FROZEN_V5);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::codec;
 use crate::error::{Result, StoreError};
 use crate::schema::{self, MIGRATIONS, SCHEMA_VERSION};
 use crate::types::{
-    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Finding, NewConfig, NewExperiment,
+    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Finding, Metric, NewConfig, NewExperiment,
     RunId, RunRecord, RunStatus, Timestamp,
 };
 use iolab_metrics::MetricDef;
@@ -314,6 +314,36 @@ impl Store {
             require_config(tx, path, config)?;
             for f in findings {
                 insert_finding(tx, path, config, None, f)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Replaces the metrics of run `id` whose names are in `metrics` (a parser fixed later read
+    /// the run's raw output again: `iolab reparse --apply`); the run's other metrics stay.
+    pub fn update_run_metrics(&mut self, id: RunId, metrics: &[Metric]) -> Result<()> {
+        self.write(|tx, path| {
+            let sql = |e| db_err(path, e);
+            let n: i64 = tx
+                .query_row("SELECT COUNT(*) FROM runs WHERE id = ?1", [id.0], |r| r.get(0))
+                .map_err(sql)?;
+            if n == 0 {
+                return Err(StoreError::NoSuchRun {
+                    path: path.to_path_buf(),
+                    id,
+                });
+            }
+            for m in metrics {
+                tx.execute(
+                    "DELETE FROM run_metrics WHERE run_id = ?1 AND name = ?2",
+                    params![id.0, m.name],
+                )
+                .map_err(sql)?;
+                tx.execute(
+                    "INSERT INTO run_metrics (run_id, name, value, unit) VALUES (?1, ?2, ?3, ?4)",
+                    params![id.0, m.name, real(m.value), m.unit],
+                )
+                .map_err(sql)?;
             }
             Ok(())
         })
@@ -741,6 +771,16 @@ pub(crate) fn insert_run(conn: &Connection, path: &Path, record: &RunRecord) -> 
 
     for f in &record.findings {
         insert_finding(conn, path, r.config, Some(run), f)?;
+    }
+
+    let mut stmt = conn
+        .prepare_cached(
+            "INSERT INTO run_outputs (run_id, ordinal, name, content) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .map_err(sql)?;
+    for (i, o) in record.outputs.iter().enumerate() {
+        stmt.execute(params![run.0, i as i64, o.name, o.content])
+            .map_err(sql)?;
     }
     Ok(run)
 }

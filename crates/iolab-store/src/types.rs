@@ -311,6 +311,16 @@ pub struct RunRecord {
     pub series: Vec<Series>,
     pub monitor: Vec<MonitorSeries>,
     pub findings: Vec<Finding>,
+    /// What another tool printed (the `exec` kind): kept so a later parser can read it again.
+    pub outputs: Vec<RunOutput>,
+}
+
+/// One piece of a tool's raw output kept with its run: `stdout`, `stderr`, `file:NAME`, or
+/// the exec kind's own description of the run (`exec.json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutput {
+    pub name: String,
+    pub content: Vec<u8>,
 }
 
 impl RunRecord {
@@ -323,6 +333,7 @@ impl RunRecord {
             series: Vec::new(),
             monitor: Vec::new(),
             findings: Vec::new(),
+            outputs: Vec::new(),
         }
     }
 }

@@ -112,8 +112,11 @@ fn assert_same_experiment(src: &Store, a: ExperimentId, dst: &Store, b: Experime
                 series: d.series.clone(),
                 monitor: d.monitor.clone(),
                 findings: d.findings.clone(),
+                outputs: src.run_outputs(r.id).unwrap(),
             };
             assert_run_eq(&dst.run(s.id).unwrap(), &want);
+            assert!(!want.outputs.is_empty());
+            assert_eq!(dst.run_outputs(s.id).unwrap(), want.outputs);
             want.run.config = p.id;
             assert_run_eq(&d, &want);
         }

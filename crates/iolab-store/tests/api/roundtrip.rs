@@ -6,6 +6,42 @@ use serde_json::json;
 use crate::common::{self, assert_run_eq, record, SMALL};
 
 #[test]
+fn a_tools_raw_output_round_trips_and_a_reparse_replaces_only_its_metrics() {
+    let mut store = Store::open_in_memory().unwrap();
+    let exp = store.create_experiment(&common::experiment("raw")).unwrap();
+    let cfg = store
+        .add_config(&NewConfig {
+            experiment: exp,
+            label: "a".into(),
+            factors: common::factors(&[]),
+        })
+        .unwrap();
+    let rec = record(cfg, 0, RunStatus::Ok, SMALL);
+    let id = store.record_run(&rec).unwrap();
+    assert_eq!(store.run_outputs(id).unwrap(), rec.outputs);
+    assert_eq!(rec.outputs[1].content, vec![0, 0xff, 0xfe, b'\n']);
+
+    let before = store.run(id).unwrap().metrics;
+    let changed = &before[0];
+    store
+        .update_run_metrics(id, &[Metric::new(changed.name.clone(), 42.5, "op/s")])
+        .unwrap();
+    let after = store.run(id).unwrap().metrics;
+    assert_eq!(after.len(), before.len());
+    for (a, b) in after.iter().zip(&before) {
+        if a.name == changed.name {
+            assert_eq!((a.value, a.unit.as_str()), (42.5, "op/s"));
+        } else {
+            assert_eq!(a, b);
+        }
+    }
+    assert!(matches!(
+        store.update_run_metrics(RunId(id.0 + 99), &[]),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+}
+
+#[test]
 fn experiment_round_trips() {
     let mut store = Store::open_in_memory().unwrap();
     let new = common::experiment("journal-modes");

@@ -139,6 +139,17 @@ pub fn record(config: ConfigId, rep: u32, status: RunStatus, size: Size) -> RunR
         explanation: "The dataset fits in the page cache.".into(),
         fix: "Use a dataset at least 3× the memory, or cap the cache with a cgroup.".into(),
     }];
+    // A tool's raw output is bytes, not text: keep a byte that is not UTF-8.
+    rec.outputs = vec![
+        RunOutput {
+            name: "stdout".into(),
+            content: format!("{{\"rep\": {rep}}}\n").into_bytes(),
+        },
+        RunOutput {
+            name: "file:result.bin".into(),
+            content: vec![0, 0xff, 0xfe, b'\n'],
+        },
+    ];
     rec
 }
 
