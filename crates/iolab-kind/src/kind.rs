@@ -78,8 +78,9 @@ pub trait Workload: Debug + Send + Sync + 'static {
     type Output: Send + 'static;
     /// The `[workload]` key of its kind.
     fn kind(&self) -> &'static str;
-    /// The metrics its runs record besides [`iolab_metrics::COMMON`].
-    fn metrics(&self) -> &'static [MetricDef];
+    /// The metrics its runs record besides [`iolab_metrics::COMMON`]: its kind's, or fewer,
+    /// or (a tool whose metrics its configuration declares) its own.
+    fn metrics(&self) -> &[MetricDef];
     /// What it means to do, for the checks (before running, in `iolab check`, and after).
     fn intent(&self, base: Intent) -> Intent;
     /// The timed region's planned length, when it is known beforehand.
@@ -123,7 +124,7 @@ impl<W: Workload> Workload for Arc<W> {
     fn kind(&self) -> &'static str {
         (**self).kind()
     }
-    fn metrics(&self) -> &'static [MetricDef] {
+    fn metrics(&self) -> &[MetricDef] {
         (**self).metrics()
     }
     fn intent(&self, base: Intent) -> Intent {
@@ -155,7 +156,7 @@ impl<W: Workload> Workload for Arc<W> {
 /// A workload of any kind, as the runner holds it (see [`Workload`] for each method).
 pub trait DynWorkload: Debug + Send + Sync {
     fn kind(&self) -> &'static str;
-    fn metrics(&self) -> &'static [MetricDef];
+    fn metrics(&self) -> &[MetricDef];
     fn intent(&self, base: Intent) -> Intent;
     fn planned_duration(&self) -> Option<Duration>;
     fn deterministic(&self) -> bool;
@@ -229,7 +230,7 @@ impl<W: Workload> DynWorkload for Erased<W> {
     fn kind(&self) -> &'static str {
         self.workload.kind()
     }
-    fn metrics(&self) -> &'static [MetricDef] {
+    fn metrics(&self) -> &[MetricDef] {
         self.workload.metrics()
     }
     fn intent(&self, base: Intent) -> Intent {

@@ -16,6 +16,7 @@ pub static PLUGINS: &[&Plugin] = &[
     &iolab_bonnie::PLUGIN,
     &iolab_replay::PLUGIN,
     &iolab_cachesim::PLUGIN,
+    &iolab_exec::PLUGIN,
 ];
 
 /// Every `[workload]` kind.

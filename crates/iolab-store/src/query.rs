@@ -17,8 +17,8 @@ use crate::store::{db_err, to_u64, Store};
 use crate::types::{
     Config, ConfigId, ConfigOutcome, ConfigProgress, Experiment, ExperimentDetails, ExperimentId,
     ExperimentStatus, ExperimentSummary, Finding, FlowopStats, LatencyStats, Metric, MetricValues,
-    MonitorSeries, Run, RunCounts, RunDetails, RunId, RunOutput, RunStatus, Series, Severity, StoredFinding,
-    Timestamp,
+    MonitorSeries, Run, RunCounts, RunDetails, RunId, RunOutput, RunStatus, Series, Severity,
+    StoredFinding, Timestamp,
 };
 
 const RUN_COLUMNS: &str = "r.id, r.config_id, r.repetition, r.seed, r.status, r.error, \

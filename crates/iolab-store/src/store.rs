@@ -13,8 +13,8 @@ use crate::codec;
 use crate::error::{Result, StoreError};
 use crate::schema::{self, MIGRATIONS, SCHEMA_VERSION};
 use crate::types::{
-    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Finding, Metric, NewConfig, NewExperiment,
-    RunId, RunRecord, RunStatus, Timestamp,
+    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Finding, Metric, NewConfig,
+    NewExperiment, RunId, RunRecord, RunStatus, Timestamp,
 };
 use iolab_metrics::MetricDef;
 
@@ -325,7 +325,9 @@ impl Store {
         self.write(|tx, path| {
             let sql = |e| db_err(path, e);
             let n: i64 = tx
-                .query_row("SELECT COUNT(*) FROM runs WHERE id = ?1", [id.0], |r| r.get(0))
+                .query_row("SELECT COUNT(*) FROM runs WHERE id = ?1", [id.0], |r| {
+                    r.get(0)
+                })
                 .map_err(sql)?;
             if n == 0 {
                 return Err(StoreError::NoSuchRun {

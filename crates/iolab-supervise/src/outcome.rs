@@ -59,6 +59,9 @@ pub struct Usage {
     pub system: Duration,
     /// Peak resident set size, KiB.
     pub max_rss_kib: u64,
+    /// Context switches: waits (I/O, locks) and preemptions.
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
 }
 
 impl Usage {
@@ -72,6 +75,8 @@ impl Usage {
             system: tv(ru.ru_stime),
             // Linux counts ru_maxrss in KiB.
             max_rss_kib: ru.ru_maxrss.max(0) as u64,
+            voluntary_switches: ru.ru_nvcsw.max(0) as u64,
+            involuntary_switches: ru.ru_nivcsw.max(0) as u64,
         }
     }
 }

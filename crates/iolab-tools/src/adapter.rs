@@ -197,6 +197,16 @@ impl Command {
             ..Command::default()
         }
     }
+
+    /// The command line to start: `argv`, behind `setarch ARCH -R` when [`Command::no_aslr`].
+    pub fn full_argv(&self) -> Vec<String> {
+        let mut v = Vec::with_capacity(self.argv.len() + 3);
+        if self.no_aslr {
+            v.extend(["setarch", std::env::consts::ARCH, "-R"].map(String::from));
+        }
+        v.extend(self.argv.iter().cloned());
+        v
+    }
 }
 
 /// A server the run's client needs (iperf3 `-s`).
@@ -279,8 +289,9 @@ impl Raw {
     }
 }
 
-/// `: <the last 3 non-empty lines of err, else of out>`, or nothing.
-fn last_lines(err: &str, out: &str) -> String {
+/// `: <the last 3 non-empty lines of err, else of out>`, or nothing: what a tool said last
+/// before it failed, for messages.
+pub fn last_lines(err: &str, out: &str) -> String {
     let pick = if err.trim().is_empty() { out } else { err };
     let lines: Vec<&str> = pick
         .lines()

@@ -79,6 +79,11 @@ pub enum Command {
         after_help = "iolab writes every change to the system to a journal before making it\n(/var/lib/iolab/journal.json for root). `iolab recover` undoes what the journal still\nlists; iolab also does this by itself when it starts."
     )]
     Recover(RecoverArgs),
+    /// Read the raw output stored with runs of other tools (exec) again with this build's parsers
+    #[command(
+        after_help = "Examples:\n  iolab reparse            # the newest experiment: what the current parsers read differently\n  iolab reparse 3 --apply  # store the changed values\n\nOnly runs of the exec kind (fio, iperf3, sysbench, … under iolab) keep their raw output."
+    )]
+    Reparse(ReparseArgs),
     /// Trace the block requests of a device while a command runs (blktrace via tracefs)
     Trace(Box<crate::cmd::trace::TraceArgs>),
     /// Validate an experiment file and report what can be judged before running it
@@ -189,6 +194,21 @@ pub struct ShowArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReparseArgs {
+    /// Experiment id (as `iolab list` shows it) or uuid; default: the newest
+    #[arg(value_name = "ID")]
+    pub id: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Store the values that changed (a run's status is never changed)
+    #[arg(long)]
+    pub apply: bool,
+    /// Machine-readable output (schema iolab.reparse/1)
     #[arg(long)]
     pub json: bool,
 }

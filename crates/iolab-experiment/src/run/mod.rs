@@ -331,6 +331,7 @@ pub fn run_experiment(
         runs: 0,
         pending_trace: None,
         cap_use: None,
+        failed_outputs: Vec::new(),
     };
     let result = session.rounds(&mut states, max);
     // Whatever happened, a kept filesystem goes and everything is restored.
@@ -390,6 +391,9 @@ struct Session<'a> {
     pending_trace: Option<std::path::PathBuf>,
     /// What the last run's tasks used besides the page cache under `sut.cache_limit`.
     cap_use: Option<iolab_sut::cgroup::CapUse>,
+    /// What another tool printed in a run that failed (the `exec` kind): stored with the
+    /// failed run, so its reason can be read in the tool's own words and parsed again.
+    failed_outputs: Vec<iolab_store::RunOutput>,
 }
 
 impl Session<'_> {

@@ -39,6 +39,7 @@ impl Session<'_> {
         let config = &self.plan.configs[i];
         let seed = run_seed(self.plan.seed, i, rep, warmup);
         let started_at = Timestamp::now();
+        self.failed_outputs.clear();
         self.obs.phase(Phase::Preparing);
         let fresh = self.plan.procedure.fresh_fs;
         if self.kept.as_ref().is_some_and(|(k, _)| *k != i || fresh) {
@@ -114,7 +115,11 @@ impl Session<'_> {
                     r.run = run;
                     r
                 }
-                None => RunRecord::new(run),
+                None => {
+                    let mut r = RunRecord::new(run);
+                    r.outputs = std::mem::take(&mut self.failed_outputs);
+                    r
+                }
             };
             if let Some(pending) = &self.pending_trace {
                 if saved_trace::was_saved(&rec) {
@@ -256,6 +261,9 @@ impl Session<'_> {
             },
         });
         obs.watch.stop();
+        if result.is_err() {
+            self.failed_outputs = std::mem::take(&mut rec.outputs);
+        }
         if let Some((cg, guard)) = cap {
             // Out before the watcher stops: nothing of iolab waits on the cgroup's memory
             // once nobody raises its limit.

@@ -7,6 +7,7 @@ pub mod experiment;
 pub mod import;
 mod manual;
 mod recover;
+mod reparse;
 pub mod report;
 mod show;
 pub mod single;
@@ -41,6 +42,7 @@ pub fn dispatch(m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Result<(), Cli
         Command::Show(args) => show::show(args),
         Command::Export(args) => db::export(args),
         Command::Recover(args) => recover::run(args),
+        Command::Reparse(args) => reparse::run(args),
         Command::Trace(args) => trace::run(*args, cancel),
         Command::Check(args) => check::run(args),
         Command::Report(args) => report::run(args),
