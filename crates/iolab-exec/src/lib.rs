@@ -5,6 +5,7 @@
 //!
 //! | module | content |
 //! |---|---|
+//! | [`command`] | `iolab run FILE` for a tool's own files (`job.fio`) |
 //! | [`kind`] | `exec = { tool = "…", … }`: the common keys, the adapter's, located errors, the program found or named with how to install it |
 //! | [`run`] | one run: inputs in a scratch directory, setup, the server, the timed main command under supervision (timeout, Ctrl-C, its own process group), cleanup, leftovers removed, the output parsed |
 //! | `netns` | a network namespace pair for a server that must not share the client's stack |
@@ -14,6 +15,7 @@
 //! How each tool is run and read is its adapter's business (iolab-tools); this crate never
 //! names a tool.
 
+pub mod command;
 pub mod kind;
 mod netns;
 pub mod reparse;
@@ -28,7 +30,7 @@ pub use run::ExecWorkload;
 pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::EXEC],
     commands: &[],
-    files: &[],
+    files: &[&command::ToolFiles],
     sections: &[],
-    schemas: &[],
+    schemas: &[command::SCHEMA],
 };

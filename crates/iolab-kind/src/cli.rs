@@ -131,6 +131,11 @@ pub trait Subcommand: Sync {
 pub trait FileRunner: Sync {
     /// Whether it runs `file` (by its name: an extension, a name of a workload it ships).
     fn accepts(&self, file: &str) -> bool;
+    /// Whether it takes any file no other runner takes (a workload language whose files
+    /// have no fixed extension): asked after every runner that is not.
+    fn catch_all(&self) -> bool {
+        false
+    }
     /// Adds its flags to `iolab run` (beside FILE, `--db`, `--no-db`, `--resume` and the
     /// monitors', which `iolab run` has for experiments too).
     fn args(&self, cmd: Command) -> Command;

@@ -34,6 +34,13 @@ pub fn files() -> impl Iterator<Item = &'static dyn iolab_kind::cli::FileRunner>
     PLUGINS.iter().flat_map(|p| p.files.iter().copied())
 }
 
+/// The runner of `file`: one that knows its kind of file, else one that takes any file.
+pub fn file_runner(file: &str) -> Option<&'static dyn iolab_kind::cli::FileRunner> {
+    files()
+        .find(|f| !f.catch_all() && f.accepts(file))
+        .or_else(|| files().find(|f| f.catch_all() && f.accepts(file)))
+}
+
 /// Every kind's parts of the report, in the registry's order.
 pub fn sections() -> Vec<&'static dyn Section> {
     PLUGINS

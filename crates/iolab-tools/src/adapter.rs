@@ -45,6 +45,21 @@ pub trait Adapter: Sync {
     fn metrics(&self) -> &'static [MetricDef];
     /// Reads the tool's keys (and `args`, which most adapters accept) into a validated run.
     fn configure(&self, opts: &Opts) -> Result<Box<dyn ToolRun>, OptError>;
+    /// The files of its own that `iolab run FILE` runs with it (fio's `.fio` job files):
+    /// the file's extension and the key the file's path is given as. Default: none.
+    fn file_key(&self) -> Option<FileKey> {
+        None
+    }
+}
+
+/// Files a tool runs by themselves: `iolab run job.fio` is `exec = { tool = "fio",
+/// job = "job.fio" }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileKey {
+    /// With its dot: `.fio`.
+    pub extension: &'static str,
+    /// The adapter's key that names the file.
+    pub key: &'static str,
 }
 
 /// One key of an adapter.

@@ -16,7 +16,7 @@ pub mod adapter;
 pub mod template;
 
 pub use adapter::{
-    Adapter, Claimed, Command, Invalid, Invocation, Key, Network, OptError, Opts, Parsed,
+    Adapter, Claimed, Command, FileKey, Invalid, Invocation, Key, Network, OptError, Opts, Parsed,
     Placeholders, Raw, Server, ToolRun,
 };
 

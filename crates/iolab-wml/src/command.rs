@@ -46,6 +46,10 @@ impl FileRunner for WmlFiles {
         true
     }
 
+    fn catch_all(&self) -> bool {
+        true
+    }
+
     fn args(&self, cmd: Command) -> Command {
         let cmd = cmd
             .arg(

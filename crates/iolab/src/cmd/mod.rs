@@ -65,7 +65,7 @@ fn run_file(
                 .with_hint("a workload run has nothing to resume; run it again"),
         );
     }
-    match iolab_kinds::files().find(|f| f.accepts(&args.file)) {
+    match iolab_kinds::file_runner(&args.file) {
         Some(f) => f.run(&args.file, m, &mut single::CliHost { cancel }),
         None => Err(
             CliError::usage(format!("{}: not a workload iolab runs", args.file))
