@@ -215,6 +215,23 @@ pub struct RunFacts {
     pub app_write_bytes: Option<u64>,
     /// Operations (records, transactions, flowop ops for WML).
     pub app_ops: Option<u64>,
+    /// Whether `app_*` are what another tool claims (the `exec` kind): its own arithmetic,
+    /// units and timing window, not iolab's counts.
+    pub app_claimed: Option<bool>,
+    /// The timed window of the write figures includes flushing the written data to the
+    /// device (fio's `end_fsync`, iozone's `-e`, iolab's `flush = "included"`); `Some(false)`:
+    /// the figure stops when the last write entered the page cache.
+    pub flush_timed: Option<bool>,
+
+    // --- What the system calls moved (the syscall view, `--trace-syscalls`) ----------------
+    /// Bytes returned by the read family (read, pread64, readv, preadv, …) over the timed
+    /// region, for the workload's whole process tree.
+    pub syscall_read_bytes: Option<u64>,
+    /// Bytes returned by the write family.
+    pub syscall_write_bytes: Option<u64>,
+    /// The workload moved data without read/write system calls (io_uring, mmap'd files):
+    /// what the syscalls moved is then a lower bound.
+    pub syscall_async_io: Option<bool>,
     /// The measured interval.
     pub elapsed_ns: Option<u64>,
     /// How long the timed region was planned to last (the workload's `time`, the WML's

@@ -188,6 +188,48 @@ pub fn record_metrics(
     out
 }
 
+/// What the tool claims it read and wrote, as rows of the run's operations table (`view`:
+/// `claimed`): the checks set them against what its system calls and the device moved, and
+/// read from them whether its write figure timed the flush and whether it asked for O_DIRECT.
+pub fn claimed_rows(c: &iolab_tools::Claimed) -> Vec<iolab_store::FlowopStats> {
+    let row = |name: &str, kind: &str, bytes: f64| iolab_store::FlowopStats {
+        name: name.into(),
+        kind: kind.into(),
+        ops: 0,
+        bytes: bytes.max(0.0) as u64,
+        errors: 0,
+        latency: iolab_store::LatencyStats {
+            count: 0,
+            mean_ns: f64::NAN,
+            stdev_ns: f64::NAN,
+            min_ns: 0,
+            p50_ns: 0,
+            p90_ns: 0,
+            p99_ns: 0,
+            p999_ns: 0,
+            max_ns: 0,
+        },
+        histogram: Vec::new(),
+        extra: json!({
+            "view": "claimed",
+            "read": kind == "read",
+            "write": kind == "write",
+            "flush_timed": if kind == "write" { c.flush_timed } else { None },
+            "direct": c.direct,
+            "seconds": c.seconds,
+            "bytes_per_s": c.bytes_per_s,
+        }),
+    };
+    let mut rows = Vec::new();
+    if let Some(b) = c.read_bytes {
+        rows.push(row("claimed read", "read", b));
+    }
+    if let Some(b) = c.write_bytes {
+        rows.push(row("claimed write", "write", b));
+    }
+    rows
+}
+
 impl Workload for ExecWorkload {
     type Output = Parsed;
 
@@ -381,6 +423,7 @@ impl ExecWorkload {
             outcome.wall,
             outcome.usage.as_ref(),
         ));
+        ctx.record.flowops.extend(claimed_rows(&parsed.claimed));
         Ok(parsed)
     }
 

@@ -9,10 +9,12 @@ pub mod cache_cap_memory;
 pub mod cache_fit;
 pub mod cache_refilled;
 pub mod cache_served;
+pub mod claims_beyond_syscalls;
 pub mod device_idle;
 pub mod did_not_converge;
 pub mod direct_not_direct;
 pub mod engine_cpu_bound;
+pub mod flush_untimed;
 pub mod loop_cached;
 pub mod memory_pressure;
 pub mod noisy_neighbour;
@@ -31,10 +33,12 @@ pub use cache_cap_memory::CacheCapMemory;
 pub use cache_fit::CacheFit;
 pub use cache_refilled::CacheRefilled;
 pub use cache_served::CacheServed;
+pub use claims_beyond_syscalls::ClaimsBeyondSyscalls;
 pub use device_idle::DeviceIdle;
 pub use did_not_converge::DidNotConverge;
 pub use direct_not_direct::DirectNotDirect;
 pub use engine_cpu_bound::EngineCpuBound;
+pub use flush_untimed::FlushUntimed;
 pub use loop_cached::LoopCached;
 pub use memory_pressure::MemoryPressure;
 pub use noisy_neighbour::NoisyNeighbour;
@@ -56,6 +60,8 @@ pub(crate) fn all() -> Vec<Box<dyn Check>> {
         Box::new(CacheFit),
         Box::new(CacheServed),
         Box::new(WriteAmplification),
+        Box::new(ClaimsBeyondSyscalls),
+        Box::new(FlushUntimed),
         Box::new(DeviceIdle),
         Box::new(DirectNotDirect),
         Box::new(SyncNotDurable),

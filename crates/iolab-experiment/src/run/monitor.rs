@@ -496,11 +496,28 @@ pub fn run_facts(
     let cpu_total = total("cpu.total_s").filter(|t| *t > 0.0 && long_enough);
     let usr_pct = total("cpu.usr_pct").filter(|_| long_enough);
     let meant = intent.facts();
+    // Whether the write figures' timed windows include their flush: another tool's claims
+    // say it in their rows (`flush_timed`), iozone's figures in theirs (`flush`).
+    let writes = record.flowops.iter().filter(|f| f.kind == "write");
+    let flush_timed = writes
+        .filter_map(|f| {
+            f.extra["flush_timed"]
+                .as_bool()
+                .or_else(|| f.extra["flush"].as_str().map(|m| m != "excluded"))
+        })
+        .reduce(|a, b| a && b);
+    let claimed: Vec<_> = record
+        .flowops
+        .iter()
+        .filter(|f| f.extra["view"] == "claimed")
+        .collect();
+    let claimed_direct = claimed.iter().find_map(|f| f.extra["direct"].as_bool());
+    let bytes = |n: &str| metric(n).filter(|v| v.is_finite()).map(|v| v as u64);
     RunFacts {
         dataset_advice: meant.dataset_advice,
         access: meant.access,
         reads_cold: meant.reads_cold,
-        o_direct: meant.o_direct,
+        o_direct: meant.o_direct.or(claimed_direct),
         cache_purged_each_pass: meant.cache_purged_each_pass,
         sync_requested: meant.sync_requested,
         sync_scope: meant.sync_scope,
@@ -508,6 +525,11 @@ pub fn run_facts(
         app_read_bytes: Some(read),
         app_write_bytes: Some(write),
         app_ops: metric("ops").map(|v| v as u64),
+        app_claimed: Some(!claimed.is_empty()),
+        flush_timed,
+        syscall_read_bytes: bytes("sys.read_bytes"),
+        syscall_write_bytes: bytes("sys.write_bytes"),
+        syscall_async_io: metric("sys.async_calls").map(|n| n > 0.0),
         elapsed_ns: Some(record.run.elapsed_ns),
         planned_ns: None,
         passes: (!passes.is_empty()).then_some(passes),
