@@ -10,6 +10,7 @@
 //! | [`run`] | one run: inputs in a scratch directory, setup, the server, the timed main command under supervision (timeout, Ctrl-C, its own process group), cleanup, leftovers removed, the output parsed |
 //! | `netns` | a network namespace pair for a server that must not share the client's stack |
 //! | [`stored`] | the raw output kept with each run, and read back |
+//! | [`views`] | the report's three views: claimed, system calls, device |
 //! | [`reparse`] | stored runs read again by the current parsers: what changed |
 //!
 //! How each tool is run and read is its adapter's business (iolab-tools); this crate never
@@ -21,6 +22,7 @@ mod netns;
 pub mod reparse;
 pub mod run;
 pub mod stored;
+pub mod views;
 
 pub use kind::{ExecKind, EXEC, KEY};
 pub use netns::{exists as namespace_exists, PREFIX as NAMESPACE_PREFIX};
@@ -31,6 +33,6 @@ pub static PLUGIN: iolab_kind::Plugin = iolab_kind::Plugin {
     kinds: &[&kind::EXEC],
     commands: &[],
     files: &[&command::ToolFiles],
-    sections: &[],
+    sections: &[&views::ThreeViews],
     schemas: &[command::SCHEMA],
 };
