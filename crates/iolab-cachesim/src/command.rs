@@ -83,6 +83,7 @@ impl Subcommand for CachesimCommand {
             monitor: false,
             monitor_interval: Duration::from_secs(1),
             trace_blocks: false,
+            trace_syscalls: false,
         };
         let run = cli::run_one(
             host,

@@ -407,6 +407,8 @@ pub struct RunArgs {
     pub monitor_interval: Duration,
     /// Trace the block layer of the target device.
     pub trace_blocks: bool,
+    /// Count the workload's system calls (the syscall view).
+    pub trace_syscalls: bool,
 }
 
 impl RunArgs {
@@ -432,6 +434,7 @@ impl RunArgs {
                 .copied()
                 .unwrap_or(Duration::from_secs(1)),
             trace_blocks: m.get_flag("trace_blocks"),
+            trace_syscalls: m.get_flag("trace_syscalls"),
         }
     }
 
@@ -510,6 +513,15 @@ pub fn store_args(cmd: Command) -> Command {
                 .long("trace-blocks")
                 .action(ArgAction::SetTrue)
                 .help("Trace the block layer of the target device (tracefs; needs root)"),
+        )
+        .arg(
+            Arg::new("trace_syscalls")
+                .long("trace-syscalls")
+                .action(ArgAction::SetTrue)
+                .help(
+                    "Count the workload's system calls and the bytes they moved (eBPF; needs \
+                     root)",
+                ),
         )
         .arg(
             Arg::new("no_db")

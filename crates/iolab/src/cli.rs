@@ -151,6 +151,10 @@ pub struct MonitorArgs {
     /// Trace the block layer of the target device (tracefs; needs root)
     #[arg(long)]
     pub trace_blocks: bool,
+
+    /// Count the workload's system calls and the bytes they moved (eBPF; needs root)
+    #[arg(long)]
+    pub trace_syscalls: bool,
 }
 
 impl MonitorArgs {
@@ -160,6 +164,7 @@ impl MonitorArgs {
             interval: self.monitor_interval,
             trace_blocks: self.trace_blocks,
             save_trace: None,
+            trace_syscalls: self.trace_syscalls,
         }
     }
 }

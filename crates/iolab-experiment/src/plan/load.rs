@@ -39,6 +39,7 @@ const PROCEDURE_KEYS: &[&str] = &[
     "warmup",
     "drop_caches",
     "save_block_trace",
+    "trace_syscalls",
 ];
 
 /// Reads, validates and resolves the experiment file at `path`.
@@ -777,6 +778,12 @@ fn procedure(cx: &mut Ctx, entry: Option<&Entry>, kind: Option<&dyn Kind>) -> Op
     {
         p.save_block_trace = b;
     }
+    if let Some(b) = t
+        .get("trace_syscalls")
+        .and_then(|e| cx.boolean(e, "procedure.trace_syscalls"))
+    {
+        p.trace_syscalls = b;
+    }
     (cx.errors() == before).then_some(p)
 }
 
@@ -819,6 +826,7 @@ mod tests {
                 warmup: 0,
                 drop_caches: true,
                 save_block_trace: false,
+                trace_syscalls: false,
             }
         );
         let m =

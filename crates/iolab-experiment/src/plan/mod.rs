@@ -176,6 +176,9 @@ pub struct Procedure {
     /// Keep each measured run's request-level block trace in iolab's trace format, in
     /// `<results DB>.traces/run-<run id>.iolt` (default false; needs root).
     pub save_block_trace: bool,
+    /// Count the workload's system calls and the bytes they moved over every run's timed
+    /// region (the syscall view; default false; needs root).
+    pub trace_syscalls: bool,
 }
 
 impl Default for Procedure {
@@ -186,6 +189,7 @@ impl Default for Procedure {
             warmup: 0,
             drop_caches: true,
             save_block_trace: false,
+            trace_syscalls: false,
         }
     }
 }
@@ -202,6 +206,7 @@ impl Procedure {
             "warmup": self.warmup,
             "drop_caches": self.drop_caches,
             "save_block_trace": self.save_block_trace,
+            "trace_syscalls": self.trace_syscalls,
         })
     }
 }

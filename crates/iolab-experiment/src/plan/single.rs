@@ -52,6 +52,7 @@ pub fn single(run: CommandPlan) -> Result<ExperimentPlan, UsageError> {
         warmup: 0,
         drop_caches: false,
         save_block_trace: false,
+        trace_syscalls: false,
     };
     let sut_json = serde_json::to_value(&sut_spec).unwrap_or(Value::Null);
     let mut configs = Vec::with_capacity(run.configs.len());

@@ -21,6 +21,8 @@ pub struct MonitorOptions {
     pub trace_blocks: bool,
     /// Also save the request-level trace to this file (implies `trace_blocks`).
     pub save_trace: Option<PathBuf>,
+    /// Count the workload's system calls and what they moved (the syscall view; root).
+    pub trace_syscalls: bool,
 }
 
 impl Default for MonitorOptions {
@@ -30,6 +32,7 @@ impl Default for MonitorOptions {
             interval: Duration::from_secs(1),
             trace_blocks: false,
             save_trace: None,
+            trace_syscalls: false,
         }
     }
 }

@@ -169,6 +169,7 @@ impl Session<'_> {
     /// The monitor options of the next run: with `save_block_trace`, a trace file of its own.
     pub(super) fn monitor_options(&mut self) -> Result<MonitorOptions, RunFailure> {
         let mut m = self.opts.monitor.clone();
+        m.trace_syscalls |= self.plan.procedure.trace_syscalls;
         if !self.plan.procedure.save_block_trace {
             return Ok(m);
         }

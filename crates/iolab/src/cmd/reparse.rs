@@ -40,11 +40,9 @@ pub fn run(args: ReparseArgs) -> Result<(), CliError> {
                 })
             })
             .collect();
-        let doc =
-            serde_json::json!({"schema": "iolab.reparse/1", "applied": args.apply, "runs": v});
+        let doc = serde_json::json!({"applied": args.apply, "runs": v});
         return crate::output::emit(|out| {
-            serde_json::to_writer_pretty(&mut *out, &doc)?;
-            writeln!(out)
+            crate::output::json::write(crate::output::json::Kind::Reparse, &doc, out)
         });
     }
     crate::output::emit(|out| human(&runs, args.apply, out))

@@ -79,6 +79,7 @@ impl Host for CliHost {
             interval: args.monitor_interval,
             trace_blocks: args.trace_blocks,
             save_trace: None,
+            trace_syscalls: args.trace_syscalls,
         };
         let mut display = Shown {
             status: StatusLine::new(std::io::stderr().is_terminal()),

@@ -24,11 +24,12 @@ pub enum Kind {
     Export,
     Import,
     Report,
+    Reparse,
 }
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 8] = [
+    const ALL: [Kind; 9] = [
         Kind::Show,
         Kind::List,
         Kind::Compare,
@@ -37,6 +38,7 @@ impl Kind {
         Kind::Export,
         Kind::Import,
         Kind::Report,
+        Kind::Reparse,
     ];
 
     /// The stamp, `iolab.<kind>/<version>`.
@@ -50,6 +52,7 @@ impl Kind {
             Kind::Export => "iolab.export/1",
             Kind::Import => "iolab.import/1",
             Kind::Report => "iolab.report/1",
+            Kind::Reparse => "iolab.reparse/1",
         }
     }
 }
