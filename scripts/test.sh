@@ -2,9 +2,10 @@
 # iolab's test suite: formatting, lints, and every test of the workspace.
 #
 # Tests that need root (real mounts, loop devices, tunables) or a tool this script installs
-# as root (strace, chromium, mkfs.xfs, bonnie++…) are marked #[ignore = "needs …"]. As root this script
-# installs those tools (idempotently) and runs every test, ignored ones included; as another
-# user `cargo test` lists them as ignored, with the reason.
+# as root (strace, chromium, mkfs.xfs, bonnie++, and fio, iperf3 and sysbench for the exec
+# kind's live tests) are marked #[ignore = "needs …"]. As root this script installs those
+# tools (idempotently) and runs every test, ignored ones included; as another user `cargo
+# test` lists them as ignored, with the reason.
 #
 # Tests that find out only while running that they cannot run here (the filebench corpus is
 # missing, / is not on a block device) say so; this script lists them at the end. Under CI
@@ -23,7 +24,7 @@ if [ -n "${CI:-}" ] && [ $root = 0 ]; then
 fi
 
 need=()
-for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium bon_csv2txt:bonnie++; do
+for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium bon_csv2txt:bonnie++ fio:fio iperf3:iperf3 sysbench:sysbench ip:iproute2; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -222,6 +222,10 @@ pub struct RunFacts {
     /// device (fio's `end_fsync`, iozone's `-e`, iolab's `flush = "included"`); `Some(false)`:
     /// the figure stops when the last write entered the page cache.
     pub flush_timed: Option<bool>,
+    /// Of the write passes whose figures exclude their flush: their timed time, and the time
+    /// their untimed flush (fsync, close) took after it (iolab's iozone with
+    /// `flush = "excluded"`). Unknown for a tool that leaves the flush to write-back.
+    pub untimed_flush: Option<UntimedFlush>,
 
     // --- What the system calls moved (the syscall view, `--trace-syscalls`) ----------------
     /// Bytes returned by the read family (read, pread64, readv, preadv, …) over the timed
@@ -326,6 +330,15 @@ pub struct RunFacts {
     // --- The configuration ----------------------------------------------------------------
     /// The stopping rule's outcome; see the type's note.
     pub stopping: Option<StoppingOutcome>,
+}
+
+/// How long write passes took with and without the flush their figures leave out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UntimedFlush {
+    /// The passes' timed regions, summed.
+    pub timed_ns: u64,
+    /// Their flushes after the timed regions, summed.
+    pub flush_ns: u64,
 }
 
 /// What can be known before running (`iolab check EXPERIMENT.toml`): the workload's intent,

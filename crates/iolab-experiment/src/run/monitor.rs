@@ -509,6 +509,24 @@ pub fn run_facts(
                 .or_else(|| f.extra["flush"].as_str().map(|m| m != "excluded"))
         })
         .reduce(|a, b| a && b);
+    // iolab's iozone flushes outside its figure but inside the run: how long that took.
+    let untimed_flush = record
+        .flowops
+        .iter()
+        .filter(|f| f.kind == "write" && f.extra["flush"] == "excluded")
+        .filter_map(|f| {
+            Some((
+                f.extra["elapsed_ns"].as_u64()?,
+                f.extra["flush_ns"].as_u64()?,
+            ))
+        })
+        .fold(None, |acc: Option<iolab_check::UntimedFlush>, (t, fl)| {
+            let a = acc.unwrap_or_default();
+            Some(iolab_check::UntimedFlush {
+                timed_ns: a.timed_ns + t,
+                flush_ns: a.flush_ns + fl,
+            })
+        });
     let claimed: Vec<_> = record
         .flowops
         .iter()
@@ -530,6 +548,7 @@ pub fn run_facts(
         app_ops: metric("ops").map(|v| v as u64),
         app_claimed: Some(!claimed.is_empty()),
         flush_timed,
+        untimed_flush,
         syscall_read_bytes: bytes("sys.read_bytes"),
         syscall_write_bytes: bytes("sys.write_bytes"),
         syscall_async_io: metric("sys.async_calls").map(|n| n > 0.0),
