@@ -110,6 +110,116 @@ impl Opts {
             )),
         }
     }
+
+    /// Key `name` as a whole number in `min..=max`: `Ok(None)` when absent.
+    pub fn uint(&self, name: &str, min: u64, max: u64) -> Result<Option<u64>, OptError> {
+        let Some(v) = self.keys.get(name) else {
+            return Ok(None);
+        };
+        match v.as_u64() {
+            Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+            _ => Err(OptError::new(
+                name,
+                format!("expected a whole number from {min} to {max}, found {v}"),
+            )),
+        }
+    }
+
+    /// Key `name` as a boolean: `Ok(None)` when absent.
+    pub fn flag(&self, name: &str) -> Result<Option<bool>, OptError> {
+        match self.keys.get(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(OptError::new(
+                name,
+                format!("expected true or false, found {}", kind_of(v)),
+            )),
+        }
+    }
+
+    /// Key `name` as one of `choices` (returned as the static choice): `Ok(None)` when absent.
+    pub fn choice(
+        &self,
+        name: &str,
+        choices: &[&'static str],
+    ) -> Result<Option<&'static str>, OptError> {
+        let Some(s) = self.str(name)? else {
+            return Ok(None);
+        };
+        choices
+            .iter()
+            .copied()
+            .find(|c| *c == s)
+            .map(Some)
+            .ok_or_else(|| {
+                OptError::new(name, format!("unknown value {s:?}"))
+                    .hint(format!("expected one of {}", choices.join(", ")))
+            })
+    }
+
+    /// Key `name` as a quantity in the notation tools read: a number, or digits with one of
+    /// the suffixes K, M, G, T (either case), above 0 (or 0 with `zero_ok`) and whole with
+    /// `whole`. The text as given, for the tool's command line. `hint` says what the tool
+    /// expects (tools tend to read a malformed quantity as 0 without a word).
+    pub fn quantity(
+        &self,
+        name: &str,
+        whole: bool,
+        zero_ok: bool,
+        hint: &str,
+    ) -> Result<Option<String>, OptError> {
+        let text = match self.keys.get(name) {
+            None => return Ok(None),
+            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => {
+                return Err(OptError::new(
+                    name,
+                    format!(
+                        "expected a number or a text such as \"128K\", found {}",
+                        kind_of(v)
+                    ),
+                )
+                .hint(hint))
+            }
+        };
+        let digits = text.trim_end_matches(['k', 'K', 'm', 'M', 'g', 'G', 't', 'T']);
+        let one_suffix = text.len() - digits.len() <= 1;
+        let number_ok = if whole {
+            digits.parse::<u64>().is_ok_and(|n| n > 0 || zero_ok)
+        } else {
+            digits
+                .parse::<f64>()
+                .is_ok_and(|x| x.is_finite() && (x > 0.0 || zero_ok && x == 0.0))
+        };
+        if one_suffix && number_ok {
+            Ok(Some(text))
+        } else {
+            Err(
+                OptError::new(name, format!("{text:?} is not a quantity this tool reads"))
+                    .hint(hint),
+            )
+        }
+    }
+
+    /// `args`, their placeholders checked (`has_server`: the tool runs a server, so
+    /// `{server}` has a value).
+    pub fn checked_args(&self, has_server: bool) -> Result<Vec<String>, OptError> {
+        for a in &self.args {
+            crate::template::check(a, self.time_s.is_some(), has_server)
+                .map_err(|e| OptError::new("args", e.message).hint(e.hint))?;
+        }
+        Ok(self.args.clone())
+    }
+}
+
+/// `args` (checked by [`Opts::checked_args`]) with `at`'s values in their placeholders.
+pub fn expand_args(args: &[String], at: &Placeholders) -> Vec<String> {
+    args.iter()
+        // A checked template always expands; its text as given is the fallback that
+        // cannot panic.
+        .map(|a| crate::template::expand(a, at).unwrap_or_else(|_| a.clone()))
+        .collect()
 }
 
 /// `a string`, `an array`, … for messages.

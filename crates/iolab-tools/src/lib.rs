@@ -13,6 +13,8 @@
 //! and parser tests, and its section in docs/harness.md.
 
 pub mod adapter;
+mod iperf3;
+mod sysbench;
 pub mod template;
 
 pub use adapter::{
@@ -21,7 +23,7 @@ pub use adapter::{
 };
 
 /// Every adapter, in the order help and docs list them.
-pub static ADAPTERS: &[&dyn Adapter] = &[];
+pub static ADAPTERS: &[&dyn Adapter] = &[&iperf3::Iperf3, &sysbench::Sysbench];
 
 /// The adapter `tool = "name"` selects.
 pub fn find(name: &str) -> Option<&'static dyn Adapter> {
@@ -44,6 +46,33 @@ pub(crate) mod testdata {
     pub fn read(path: &str) -> Vec<u8> {
         let p = format!("{}/testdata/{path}", env!("CARGO_MANIFEST_DIR"));
         std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    /// A run that exited 0 having printed `text` on stdout.
+    pub fn stdout(text: &str) -> Raw {
+        Raw {
+            exit_code: Some(0),
+            stdout: text.as_bytes().to_vec(),
+            ..Raw::default()
+        }
+    }
+
+    /// Options with `keys` (a JSON object) and nothing else.
+    pub fn opts(keys: serde_json::Value) -> crate::Opts {
+        crate::Opts {
+            keys: keys.as_object().cloned().unwrap_or_default(),
+            ..crate::Opts::default()
+        }
+    }
+
+    /// `got` is `want` to within 1e-12 of it: serde_json's fast float parsing can be one
+    /// unit in the last place off the printed decimal.
+    pub fn close(got: Option<f64>, want: f64) {
+        let got = got.expect("a value");
+        assert!(
+            (got - want).abs() <= want.abs() * 1e-12,
+            "{got} is not {want}"
+        );
     }
 
     /// A run that exited with `code`, its stdout and stderr read from `testdata/<stem>.stdout`
@@ -85,6 +114,42 @@ mod tests {
             for b in &all {
                 if a.name == b.name {
                     assert_eq!(a, b, "{} is declared two ways", a.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_adapter_has_a_section_naming_its_keys_and_metrics() {
+        let doc = |name: &str| {
+            let p = format!("{}/../../docs/{name}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+        };
+        let harness = doc("harness.md");
+        let metrics = doc("metrics.md");
+        for a in ADAPTERS {
+            let head = format!("\n## {}\n", a.name());
+            let from = harness
+                .find(&head)
+                .unwrap_or_else(|| panic!("docs/harness.md has no `## {}`", a.name()));
+            let rest = &harness[from + head.len()..];
+            let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+            for k in a.keys() {
+                assert!(
+                    section.contains(&format!("`{}`", k.name)),
+                    "docs/harness.md, ## {}: no `{}`",
+                    a.name(),
+                    k.name
+                );
+            }
+            for m in a.metrics() {
+                for text in [section, metrics.as_str()] {
+                    assert!(
+                        text.contains(&format!("`{}`", m.name)),
+                        "{}'s `{}` is not documented",
+                        a.name(),
+                        m.name
+                    );
                 }
             }
         }
