@@ -153,9 +153,20 @@ pub fn read(cx: &mut Ctx, entry: &Entry, base: &Path, check: Check) -> Option<Ex
             return None;
         }
     };
+    // An adapter without a program of its own (the generic one) runs its command's first
+    // word.
     let program = program
         .map(str::to_string)
-        .unwrap_or_else(|| adapter.program().to_string());
+        .unwrap_or_else(|| match adapter.program() {
+            "" => run
+                .invocation(&iolab_tools::Placeholders::default())
+                .main
+                .argv
+                .first()
+                .cloned()
+                .unwrap_or_default(),
+            p => p.to_string(),
+        });
     let found = match check {
         Check::Program => match locate(&program) {
             Some(p) => Some(p),

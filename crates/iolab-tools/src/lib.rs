@@ -17,13 +17,21 @@ mod iperf3;
 mod sysbench;
 pub mod template;
 
+mod fio;
+mod generic;
+
 pub use adapter::{
     Adapter, Claimed, Command, FileKey, Invalid, Invocation, Key, Network, OptError, Opts, Parsed,
     Placeholders, Raw, Server, ToolRun,
 };
 
 /// Every adapter, in the order help and docs list them.
-pub static ADAPTERS: &[&dyn Adapter] = &[&iperf3::Iperf3, &sysbench::Sysbench];
+pub static ADAPTERS: &[&dyn Adapter] = &[
+    &fio::Fio,
+    &iperf3::Iperf3,
+    &sysbench::Sysbench,
+    &generic::Generic,
+];
 
 /// The adapter `tool = "name"` selects.
 pub fn find(name: &str) -> Option<&'static dyn Adapter> {
@@ -73,6 +81,18 @@ pub(crate) mod testdata {
             (got - want).abs() <= want.abs() * 1e-12,
             "{got} is not {want}"
         );
+    }
+
+    /// docs/`file`'s section `## title`, up to the next `## `.
+    pub fn doc_section(file: &str, title: &str) -> String {
+        let p = format!("{}/../../docs/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let head = format!("\n## {title}\n");
+        let start = text
+            .find(&head)
+            .unwrap_or_else(|| panic!("docs/{file} has no section `## {title}`"));
+        let rest = &text[start + head.len()..];
+        rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
     }
 
     /// A run that exited with `code`, its stdout and stderr read from `testdata/<stem>.stdout`

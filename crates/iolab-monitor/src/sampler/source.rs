@@ -180,11 +180,13 @@ impl Snapshot {
             (Some(st), Some(status)) => {
                 let r = process::parse_stat(st).and_then(|st| {
                     let s = process::parse_status(status)?;
+                    // With the children it waited for: a tool the exec kind ran, a WML
+                    // `system` command — the run's own work, not a neighbour's.
                     Ok(Proc {
-                        utime: st.utime,
-                        stime: st.stime,
-                        minflt: st.minflt,
-                        majflt: st.majflt,
+                        utime: st.utime + st.cutime,
+                        stime: st.stime + st.cstime,
+                        minflt: st.minflt + st.cminflt,
+                        majflt: st.majflt + st.cmajflt,
                         voluntary: s.voluntary_ctxt_switches,
                         involuntary: s.nonvoluntary_ctxt_switches,
                     })
