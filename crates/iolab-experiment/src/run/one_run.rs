@@ -59,7 +59,7 @@ impl Session<'_> {
             ),
             Ok(mut p) => {
                 let mut environment = run_environment(config, &p);
-                let r = self.execute(config, &mut p, seed, number);
+                let r = self.execute(config, &mut p, seed, number, rep);
                 if let (Some(u), Some(sut)) = (self.cap_use.take(), environment.get_mut("sut")) {
                     sut["cache_cap"] = json!({
                         "cap_bytes": u.cap_bytes,
@@ -196,6 +196,7 @@ impl Session<'_> {
         p: &mut Prepared,
         seed: u64,
         number: u64,
+        repetition: u32,
     ) -> Result<RunRecord, RunFailure> {
         let monitor_opts = self.monitor_options()?;
         if let Some(cg) = &p.throttle {
@@ -238,7 +239,9 @@ impl Session<'_> {
         }
         let mut rec = RunRecord::new(NewRun {
             config: ConfigId(0),
-            repetition: 0,
+            // The kind may read it (`{run}` of a tool's command); the rest is filled in
+            // when the run is stored.
+            repetition,
             seed,
             status: RunStatus::Ok,
             error: None,

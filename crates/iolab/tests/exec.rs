@@ -1,0 +1,250 @@
+//! The `exec` kind end to end through the binary: another program run under the runner,
+//! repeated by the stopping rule, its raw output stored and read again by `iolab reparse`,
+//! and every way a tool can go wrong — exit non-zero, print nothing, print garbage, hang —
+//! a failed run with the reason, nothing left behind.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{stderr, stdout, Scratch};
+use serde_json::Value;
+
+/// A generic tool: a shell script that prints a result line.
+fn generic(script: &str, extra: &str) -> String {
+    format!(
+        r#"
+name = "generic"
+[sut]
+target = {{ kind = "directory", path = "{{target}}" }}
+[workload]
+exec = {{ tool = "generic", command = ["sh", "-c", '{script}'], {extra}
+          metrics = [{{ name = "score_per_s", unit = "op/s", better = "higher", regex = 'score: ([0-9.]+)' }}] }}
+[repetitions]
+min = 3
+max = 3
+[procedure]
+drop_caches = false
+"#
+    )
+}
+
+/// Metric `name` of an exported run.
+fn metric(run: &Value, name: &str) -> Option<f64> {
+    run["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?["value"]
+        .as_f64()
+}
+
+fn run_file(s: &Scratch, f: &Path) -> std::process::Output {
+    s.run(&["run", f.to_str().unwrap()])
+}
+
+/// The scratch directories the exec kind made and did not remove.
+fn scratch_dirs() -> Vec<PathBuf> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("iolab-exec-{}-", std::process::id())))
+        })
+        .collect()
+}
+
+#[test]
+fn a_generic_tool_is_repeated_stored_and_read_again() {
+    let s = Scratch::new();
+    // The score depends on the run: the values differ, the parser reads each.
+    let f = s.directory_experiment(
+        "e.toml",
+        &generic(r#"echo warming up; echo "score: $((100 + IOLAB_RUN))""#, ""),
+    );
+    let o = run_file(&s, &f);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exp = s.latest();
+    let runs = exp["configs"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    let mut scores: Vec<f64> = runs
+        .iter()
+        .map(|r| {
+            assert_eq!(r["status"], "ok", "{}", r["error"]);
+            metric(r, "score_per_s").unwrap()
+        })
+        .collect();
+    scores.sort_by(f64::total_cmp);
+    assert_eq!(scores, [100.0, 101.0, 102.0]);
+    // The raw output was kept: reading it again changes nothing.
+    let o = s.run(&["reparse", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["schema"], "iolab.reparse/1");
+    let verdicts: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["same", "same", "same"]);
+    let o = s.run(&["reparse"]);
+    assert!(
+        stdout(&o).contains("3 run(s) read again: 3 unchanged"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(scratch_dirs().is_empty(), "{:?}", scratch_dirs());
+}
+
+/// A parser that reads the same output differently says so, run by run, and `--apply`
+/// stores the new values. The generic adapter's parser is its configuration: the stored
+/// experiment's regex is changed as a fixed parser would change.
+#[test]
+fn a_changed_parser_reports_what_changed_and_applies_it() {
+    let s = Scratch::new();
+    let f = s.directory_experiment("e.toml", &generic(r#"echo "score: 7 other: 9""#, ""));
+    let o = run_file(&s, &f);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let id = s.latest()["experiment"]["id"].as_i64().unwrap();
+    let changed = change_stored_spec(&s.db(), id, "score: ([0-9.]+)", "other: ([0-9.]+)");
+    assert_eq!(changed, 1, "the stored spec was changed");
+    let o = s.run(&["reparse"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("score_per_s: 7 -> 9"), "{text}");
+    assert!(text.contains("3 with changed values"), "{text}");
+    assert!(text.contains("add --apply"), "{text}");
+    let o = s.run(&["reparse", "--apply"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs = s.latest()["configs"][0]["runs"].clone();
+    for r in runs.as_array().unwrap() {
+        assert_eq!(metric(r, "score_per_s"), Some(9.0));
+    }
+    let o = s.run(&["reparse", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["verdict"] == "same"));
+}
+
+/// Replaces `from` by `to` in experiment `id`'s stored specification; the number of rows
+/// changed.
+fn change_stored_spec(db: &Path, id: i64, from: &str, to: &str) -> usize {
+    // The spec is JSON: a backslash of the regex is doubled in it.
+    let json = |s: &str| s.replace('\\', "\\\\");
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute(
+        "UPDATE experiments SET spec_json = replace(spec_json, ?1, ?2) WHERE id = ?3",
+        rusqlite::params![json(from), json(to), id],
+    )
+    .unwrap()
+}
+
+/// Each way a tool's run can go wrong is a failed run with the reason, never a number, and
+/// the experiment says so (exit 1); nothing is left behind.
+#[test]
+fn a_tool_that_fails_prints_nothing_prints_garbage_or_hangs_fails_its_run() {
+    let s = Scratch::new();
+    let pidfile = s.path().join("hung.pid");
+    for (name, script, extra, reason) in [
+        (
+            "exit",
+            "echo boom >&2; exit 3",
+            "",
+            "exited with code 3: boom",
+        ),
+        ("nothing", "true", "", "matched nothing"),
+        ("garbage", "echo score: 1.2.3.x", "", "not a finite number"),
+        (
+            "hang",
+            &format!("echo $$ > {}; exec sleep 60", pidfile.display()),
+            "timeout = \"1s\",",
+            "ran past its timeout",
+        ),
+    ] {
+        let f = s.directory_experiment(&format!("{name}.toml"), &generic(script, extra));
+        let o = run_file(&s, &f);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+        let run = &s.latest()["configs"][0]["runs"][0];
+        assert_eq!(run["status"], "failed", "{name}");
+        let err = run["error"].as_str().unwrap();
+        assert!(err.contains(reason), "{name}: {err}");
+        assert_eq!(metric(run, "score_per_s"), None, "{name}");
+    }
+    // The hung tool's process group was killed.
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "the hung tool {pid} is still running"
+    );
+    assert!(scratch_dirs().is_empty(), "{:?}", scratch_dirs());
+    // Its output was kept with the failed run: reparse reads it again.
+    let o = s.run(&["reparse", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["runs"][0]["verdict"], "still-invalid", "{v}");
+}
+
+#[test]
+fn bad_input_is_located_before_anything_runs() {
+    let s = Scratch::new();
+    for (name, text, code, needle) in [
+        (
+            "adapter",
+            r#"exec = { tool = "fiio" }"#,
+            2,
+            "`exec.tool`: unknown value \"fiio\"",
+        ),
+        (
+            "placeholder",
+            r#"exec = { tool = "generic", command = ["echo"], args = ["{directory}"] }"#,
+            2,
+            "unknown placeholder `{directory}`",
+        ),
+        (
+            "key",
+            r#"exec = { tool = "generic", command = ["echo"], jobb = "x" }"#,
+            2,
+            "unknown key `jobb` in `exec`",
+        ),
+        (
+            "program",
+            r#"exec = { tool = "generic", command = ["no-such-tool-iolab"] }"#,
+            2,
+            "`no-such-tool-iolab`",
+        ),
+    ] {
+        let f = s.directory_experiment(
+            &format!("{name}.toml"),
+            &format!(
+                "name = \"x\"\n[sut]\ntarget = {{ kind = \"directory\", path = \"{{target}}\" }}\n\
+                 [workload]\n{text}\n"
+            ),
+        );
+        let o = run_file(&s, &f);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{name}: {err}");
+        assert!(err.contains(needle), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name}.toml:5:")),
+            "{name}: located: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // Nothing was stored.
+    let o = s.run(&["list", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    assert!(
+        v["experiments"].as_array().is_none_or(|a| a.is_empty()),
+        "{v}"
+    );
+}
