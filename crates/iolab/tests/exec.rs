@@ -248,3 +248,183 @@ fn bad_input_is_located_before_anything_runs() {
         "{v}"
     );
 }
+
+/// The raw outputs named `name` of the latest experiment's ok runs, by run id.
+fn stored_outputs(db: &Path, name: &str) -> Vec<(i64, Vec<u8>)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT o.run_id, o.content FROM run_outputs o JOIN runs r ON r.id = o.run_id \
+             WHERE o.name = ?1 AND r.status = 'ok' ORDER BY o.run_id",
+        )
+        .unwrap();
+    st.query_map([name], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The exported run with id `id`.
+fn run_by_id(exp: &Value, id: i64) -> Value {
+    exp["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["runs"].as_array().unwrap().iter())
+        .find(|r| r["id"] == id)
+        .cloned()
+        .unwrap()
+}
+
+/// fio under the runner, on tmpfs and with O_DIRECT on a loop device attached with direct
+/// I/O: repeated by the stopping rule, and each run's operations and bytes are exactly
+/// what fio's own JSON (kept with the run) says.
+#[test]
+#[ignore = "needs root: tmpfs, loop device, ext4; fio"]
+fn fio_runs_under_the_runner_and_its_numbers_are_fios() {
+    common::require_root();
+    iolab_testkit::require_tool("fio");
+    let s = Scratch::new();
+    let f = s.write(
+        "fio.toml",
+        r#"
+name = "fio"
+[factors]
+where = [
+  { name = "tmpfs", target = { kind = "tmpfs", size = "128M" }, fs = { kind = "tmpfs" }, direct = 0 },
+  { name = "loop", target = { kind = "loop_image", size = "256M", direct_io = true }, fs = { kind = "ext4" }, direct = 1 },
+]
+[sut]
+target = "${where.target}"
+fs = "${where.fs}"
+[workload]
+exec = { tool = "fio", time = "2s", job = """
+[randread]
+rw=randread
+bs=4k
+size=32m
+ioengine=psync
+direct=${where.direct}
+filename=fio.dat
+""" }
+[repetitions]
+min = 2
+max = 3
+target = 0.5
+"#,
+    );
+    let o = run_file(&s, &f);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(s.mounts().is_empty() && s.loops().is_empty());
+    let exp = s.latest();
+    for c in exp["configs"].as_array().unwrap() {
+        let ok = c["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["status"] == "ok")
+            .count();
+        assert!(ok >= 2, "{}: {ok} ok runs", c["label"]);
+    }
+    let jsons = stored_outputs(&s.db(), "file:fio.json");
+    assert!(jsons.len() >= 4, "{} fio.json kept", jsons.len());
+    for (id, content) in jsons {
+        let v: Value = serde_json::from_slice(&content).unwrap();
+        let (mut ios, mut bytes) = (0.0, 0.0);
+        for j in v["jobs"].as_array().unwrap() {
+            ios += j["read"]["total_ios"].as_f64().unwrap();
+            bytes += j["read"]["io_bytes"].as_f64().unwrap();
+        }
+        let run = run_by_id(&exp, id);
+        assert!(ios > 0.0);
+        assert_eq!(metric(&run, "ops"), Some(ios), "run {id}");
+        assert_eq!(metric(&run, "bytes"), Some(bytes), "run {id}");
+        assert_eq!(
+            metric(&run, "read_iops").map(f64::round),
+            v["jobs"][0]["read"]["iops"].as_f64().map(f64::round)
+        );
+    }
+}
+
+/// iperf3 with its server on loopback and across a pair of network namespaces iolab
+/// creates: both measured, repeated and stored; no namespace, no server left.
+#[test]
+#[ignore = "needs root: network namespaces; iperf3"]
+fn iperf3_runs_over_loopback_and_between_two_namespaces() {
+    common::require_root();
+    iolab_testkit::require_tool("iperf3");
+    let s = Scratch::new();
+    let f = s.write(
+        "iperf3.toml",
+        r#"
+name = "iperf3"
+[factors]
+network = ["loopback", "namespaces"]
+[sut]
+target = { kind = "tmpfs", size = "16M" }
+[workload]
+exec = { tool = "iperf3", time = "1s", network = "${network}" }
+[repetitions]
+min = 2
+max = 2
+metric = "received_bits_per_s"
+"#,
+    );
+    let o = run_file(&s, &f);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exp = s.latest();
+    for c in exp["configs"].as_array().unwrap() {
+        let runs = c["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{}", c["label"]);
+        for r in runs {
+            assert_eq!(r["status"], "ok", "{}", r["error"]);
+            assert!(metric(r, "received_bits_per_s").unwrap() > 0.0);
+        }
+    }
+    let ns = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .unwrap();
+    assert!(!stdout(&ns).contains("iolab-"), "left: {}", stdout(&ns));
+    let tcp = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let port = format!(":{:04X} ", 5301);
+    assert!(
+        !tcp.lines()
+            .any(|l| l.contains(&port) && l.split_whitespace().nth(3) == Some("0A")),
+        "a server still listens on 5301"
+    );
+}
+
+/// sysbench fileio: prepare, the timed run, cleanup, under the runner.
+#[test]
+#[ignore = "needs root: tmpfs; sysbench"]
+fn sysbench_fileio_runs_with_its_prepare_and_cleanup() {
+    common::require_root();
+    iolab_testkit::require_tool("sysbench");
+    let s = Scratch::new();
+    let f = s.write(
+        "sysbench.toml",
+        r#"
+name = "sysbench"
+[sut]
+target = { kind = "tmpfs", size = "128M" }
+[workload]
+exec = { tool = "sysbench", test = "fileio", file_test_mode = "rndrw", file_total_size = "16M", time = "1s" }
+[repetitions]
+min = 2
+max = 3
+target = 0.5
+"#,
+    );
+    let o = run_file(&s, &f);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exp = s.latest();
+    let runs = exp["configs"][0]["runs"].as_array().unwrap();
+    assert!(runs.len() >= 2);
+    for r in runs {
+        assert_eq!(r["status"], "ok", "{}", r["error"]);
+        assert!(metric(r, "reads_per_s").unwrap() > 0.0);
+        assert!(metric(r, "writes_per_s").unwrap() > 0.0);
+    }
+    assert_eq!(stored_outputs(&s.db(), "stdout").len(), runs.len());
+}
