@@ -669,6 +669,14 @@ pub fn answers(
         let base_name = &factors[f].levels[base].name;
         let mut metrics = Vec::new();
         for spec in &options.metrics {
+            // A metric no run measured (another tool's operations, when it counts none) has
+            // nothing to say.
+            if !configs
+                .iter()
+                .any(|c| values(c, &spec.name).iter().any(|v| v.is_finite()))
+            {
+                continue;
+            }
             // The family: every (level, combination) pair with both configurations.
             let mut slots: Vec<(usize, usize, usize)> = Vec::new(); // (level, base cfg, cfg)
             for &l in present[f].iter().filter(|&&l| l != base) {

@@ -242,6 +242,9 @@ impl Workload for ExecWorkload {
     fn intent(&self, base: Intent) -> Intent {
         base
     }
+    fn stop_metric(&self) -> Option<&str> {
+        self.run.stop_metric()
+    }
     /// Unknown: the timed region is the tool's whole process, its start-up (fio lays out its
     /// files) and end included, not the `time` it is asked to measure for.
     fn planned_duration(&self) -> Option<Duration> {

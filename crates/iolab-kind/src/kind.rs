@@ -90,6 +90,11 @@ pub trait Workload: Debug + Send + Sync + 'static {
     fn deterministic(&self) -> bool {
         false
     }
+    /// The metric the stopping rule watches when the experiment names none, if not
+    /// throughput: another tool that counts no operations (iperf3's bits per second).
+    fn stop_metric(&self) -> Option<&str> {
+        None
+    }
     /// Whether the common headline metrics (throughput, bandwidth, latency) are headline
     /// ones for this kind too (default: yes). A simulation's throughput is its speed and it
     /// has no latency: its own results are what tables and charts show.
@@ -136,6 +141,9 @@ impl<W: Workload> Workload for Arc<W> {
     fn deterministic(&self) -> bool {
         (**self).deterministic()
     }
+    fn stop_metric(&self) -> Option<&str> {
+        (**self).stop_metric()
+    }
     fn common_headline(&self) -> bool {
         (**self).common_headline()
     }
@@ -160,6 +168,7 @@ pub trait DynWorkload: Debug + Send + Sync {
     fn intent(&self, base: Intent) -> Intent;
     fn planned_duration(&self) -> Option<Duration>;
     fn deterministic(&self) -> bool;
+    fn stop_metric(&self) -> Option<&str>;
     fn common_headline(&self) -> bool;
     fn common_as(&self) -> &'static [MetricDef];
     fn needs_root(&self) -> Option<String>;
@@ -241,6 +250,9 @@ impl<W: Workload> DynWorkload for Erased<W> {
     }
     fn deterministic(&self) -> bool {
         self.workload.deterministic()
+    }
+    fn stop_metric(&self) -> Option<&str> {
+        self.workload.stop_metric()
     }
     fn common_headline(&self) -> bool {
         self.workload.common_headline()

@@ -80,6 +80,11 @@ pub trait ToolRun: fmt::Debug + Send + Sync {
     /// Reads one run's output. `Err` when the output is not a valid result (the run is then
     /// stored as failed with the reason, never with a made-up number).
     fn parse(&self, raw: &Raw) -> Result<Parsed, Invalid>;
+    /// The metric the stopping rule watches when the experiment names none: default
+    /// iolab's throughput (`ops_per_s`), for a tool that gives it.
+    fn stop_metric(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// The options of `exec = { … }` an adapter reads, as given (after the experiment's

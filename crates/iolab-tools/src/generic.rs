@@ -481,6 +481,14 @@ impl GenericRun {
 }
 
 impl ToolRun for GenericRun {
+    /// The first declared metric that a required match gives (every run has it).
+    fn stop_metric(&self) -> Option<&str> {
+        self.metrics
+            .iter()
+            .find(|m| m.required && m.def.better.is_some())
+            .map(|m| m.def.name.as_ref())
+    }
+
     fn invocation(&self, at: &Placeholders) -> Invocation {
         // configure checked every template: expanding cannot fail.
         let argv = self

@@ -205,6 +205,11 @@ struct Iperf3Run {
 const END_CONDITIONS: &[&str] = &["-n", "--bytes", "-k", "--blockcount"];
 
 impl ToolRun for Iperf3Run {
+    /// iperf3 counts no operations: its rate is bits per second.
+    fn stop_metric(&self) -> Option<&str> {
+        Some("received_bits_per_s")
+    }
+
     fn invocation(&self, at: &Placeholders) -> Invocation {
         let port = self.port.to_string();
         let server = at.server.clone().unwrap_or_else(|| "127.0.0.1".into());

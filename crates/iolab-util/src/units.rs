@@ -243,10 +243,14 @@ pub fn format_quantity(value: f64, unit: &str) -> String {
         return scaled(bytes, 1024.0, &BYTES, if rate { "/s" } else { "" });
     }
     if rate {
+        // Bits take their prefixes without a space, as network people write them (Gbit/s).
+        let sep = if base_unit == "bit" { "" } else { " " };
         let names = [
-            base_unit,
-            &format!("k {base_unit}"),
-            &format!("M {base_unit}"),
+            base_unit.to_string(),
+            format!("k{sep}{base_unit}"),
+            format!("M{sep}{base_unit}"),
+            format!("G{sep}{base_unit}"),
+            format!("T{sep}{base_unit}"),
         ];
         let names: Vec<&str> = names.iter().map(|s| s.as_ref()).collect();
         return scaled(value, 1000.0, &names, "/s");
@@ -376,6 +380,9 @@ mod tests {
         assert_eq!(format_quantity(1536.0, "B/s"), "1.50 KiB/s");
         assert_eq!(format_quantity(12_345.0, "op/s"), "12.3 k op/s");
         assert_eq!(format_quantity(2.5e6, "op/s"), "2.50 M op/s");
+        assert_eq!(format_quantity(2.5e9, "op/s"), "2.50 G op/s");
+        assert_eq!(format_quantity(18_143_217_191.7, "bit/s"), "18.1 Gbit/s");
+        assert_eq!(format_quantity(940e6, "bit/s"), "940 Mbit/s");
         assert_eq!(format_quantity(950.0, "op/s"), "950 op/s");
         assert_eq!(format_quantity(12.345, "%"), "12.3 %");
         assert_eq!(format_quantity(0.01234, ""), "0.0123");

@@ -316,7 +316,19 @@ fn build(
     if cx.errors() > 0 {
         return None;
     }
-    let (repetitions, procedure, seed) = (repetitions?, procedure?, seed?);
+    let (mut repetitions, procedure, seed) = (repetitions?, procedure?, seed?);
+    // A workload whose runs count no operations names the metric to watch instead (every
+    // configuration runs the same tool, so the first one's says it for all).
+    let named = t
+        .get("repetitions")
+        .and_then(|e| e.node.value.as_table())
+        .is_some_and(|r| r.get("metric").is_some());
+    if let (false, Some(m)) = (
+        named,
+        configs.first().and_then(|c| c.workload.stop_metric()),
+    ) {
+        repetitions.metric = m.to_string();
+    }
     let factors = factors?;
     let mut resolved = json!({
         "name": name,

@@ -11,16 +11,26 @@ use crate::output::context::{CheckCount, SYSTEM};
 use crate::output::Formatter;
 
 /// Prints one value of a column.
-type Format = fn(f64) -> String;
+type Format = Box<dyn Fn(f64) -> String>;
 
-/// How to print a value of a metric in `unit`: nanoseconds in the unit that reads best, rates
-/// to a sensible precision.
+/// The units whose values are printed in the unit that reads best, with it (`18.1 Gbit/s`,
+/// `3.10 GiB`): the column heading then has none. Throughput in op/s and MiB/s keeps the
+/// fixed unit the columns of iolab's own kinds have always had.
+fn carries_unit(unit: &str) -> bool {
+    !matches!(unit, "" | "op/s" | "txn/s" | "MiB/s" | "%")
+}
+
+/// How to print a value of a metric in `unit`: durations, sizes and other rates in the unit
+/// that reads best, op/s and MiB/s to a sensible precision.
 fn format_for(unit: &str) -> Format {
     match unit {
-        "ns" => |v| iolab_util::units::format_ns(v),
-        "op/s" | "txn/s" => |v| format!("{v:.1}"),
-        "MiB/s" => |v| format!("{v:.2}"),
-        _ => |v| format!("{v:.4}"),
+        "op/s" | "txn/s" => Box::new(|v| format!("{v:.1}")),
+        "MiB/s" => Box::new(|v| format!("{v:.2}")),
+        "" | "%" => Box::new(|v| format!("{v:.4}")),
+        u => {
+            let u = u.to_string();
+            Box::new(move |v| iolab_util::units::format_quantity(v, &u))
+        }
     }
 }
 
@@ -30,7 +40,7 @@ fn heading(d: &iolab_store::MetricDef) -> String {
     if let Some(first) = title.get(..1) {
         title = first.to_lowercase() + &title[1..];
     }
-    if d.unit.is_empty() || d.unit == "ns" {
+    if d.unit.is_empty() || carries_unit(&d.unit) {
         title
     } else {
         format!("{title} ({})", d.unit)
@@ -111,7 +121,7 @@ impl Formatter<ShowReport> for Human {
 /// A value, ± the interval's half-width as a percentage of it when there is one (a single
 /// value has none: the n column says so): `344.50 ms ± 3.0%`, narrow enough for several
 /// metrics side by side. A mean of 0 keeps the half-width itself.
-fn fmt_cell(c: &Cell, f: Format) -> String {
+fn fmt_cell(c: &Cell, f: &Format) -> String {
     let Some(mean) = c.mean else {
         return "–".into();
     };
@@ -213,10 +223,7 @@ fn write_table(r: &ShowReport, out: &mut dyn Write) -> io::Result<()> {
         .map(|d| (d.name.to_string(), heading(d), format_for(&d.unit)))
         .collect();
     if !specs.iter().any(|c| c.0 == r.metric) {
-        specs.insert(
-            0,
-            (r.metric.clone(), r.metric.clone(), |v| format!("{v:.4}")),
-        );
+        specs.insert(0, (r.metric.clone(), r.metric.clone(), format_for("")));
     }
     let column = |heading: &str, cells: Vec<String>, right: bool| Column {
         heading: heading.to_string(),
@@ -238,13 +245,22 @@ fn write_table(r: &ShowReport, out: &mut dyn Write) -> io::Result<()> {
         r.configs.iter().map(|c| c.state.clone()).collect(),
         false,
     );
+    // A headline metric no configuration measured (another tool's throughput in op/s when
+    // it counts none) is left out; the stopping metric is always shown.
+    let measured = |name: &str| {
+        name == r.metric
+            || r.configs
+                .iter()
+                .any(|c| c.metrics.get(name).is_some_and(|v| v.mean.is_some()))
+    };
     let metrics: Vec<Column> = specs
         .iter()
+        .filter(|(name, _, _)| measured(name))
         .map(|(name, heading, f)| {
             let cells = r
                 .configs
                 .iter()
-                .map(|c| c.metrics.get(name).map_or("–".into(), |v| fmt_cell(v, *f)))
+                .map(|c| c.metrics.get(name).map_or("–".into(), |v| fmt_cell(v, f)))
                 .collect();
             column(heading, cells, true)
         })
