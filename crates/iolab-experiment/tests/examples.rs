@@ -115,3 +115,39 @@ fn mobibench_sqlite_is_seed_report_002_s_db_experiment() {
     }
     assert!(p.procedure.fresh_fs && p.procedure.drop_caches);
 }
+
+#[test]
+fn seed001_active_sets_iozones_untimed_flush_against_the_timed_one() {
+    let p = load("seed001-active.toml");
+    assert_eq!(p.configs.len(), 3);
+    assert!(p.procedure.trace_syscalls, "every run has the syscall view");
+    assert_eq!(p.repetitions.metric, "write_mib_per_s");
+    for (i, c) in p.configs.iter().enumerate() {
+        let w = p.stored_workload(i);
+        assert_eq!(
+            w["iozone"]["tests"], "write",
+            "{}: the write test only",
+            c.label
+        );
+        let flush = w["iozone"]["flush"].as_str().unwrap();
+        assert_eq!(
+            flush == "included",
+            c.label.ends_with("-e-I"),
+            "{}",
+            c.label
+        );
+        assert_eq!(c.sut.cache_limit, Some(128 << 20), "{}", c.label);
+    }
+}
+
+#[test]
+#[ignore = "needs fio on PATH (scripts/test.sh installs it)"]
+fn fio_job_sweeps_the_block_size_of_a_job_file() {
+    iolab_testkit::require_tool("fio");
+    let p = load("fio-job.toml");
+    assert_eq!(p.configs.len(), 2);
+    assert_eq!(p.repetitions.metric, "ops_per_s");
+    let w = p.stored_workload(1);
+    assert_eq!(w["exec"]["env"]["BS"], "64k", "{w}");
+    assert_eq!(w["exec_tool"], "fio");
+}
