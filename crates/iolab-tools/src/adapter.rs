@@ -95,6 +95,84 @@ impl Opts {
             )),
         }
     }
+
+    /// Key `name` as a whole number of at least `min`: `Ok(None)` when absent.
+    pub fn uint(&self, name: &str, min: u64) -> Result<Option<u64>, OptError> {
+        match self.keys.get(name) {
+            None => Ok(None),
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(x) if x >= min => Ok(Some(x)),
+                _ => Err(OptError::new(
+                    name,
+                    format!("expected a whole number of at least {min}, found {n}"),
+                )),
+            },
+            Some(v) => Err(OptError::new(
+                name,
+                format!("expected a whole number, found {}", kind_of(v)),
+            )),
+        }
+    }
+
+    /// Key `name` as a boolean: `Ok(None)` when absent.
+    pub fn bool(&self, name: &str) -> Result<Option<bool>, OptError> {
+        match self.keys.get(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(OptError::new(
+                name,
+                format!("expected true or false, found {}", kind_of(v)),
+            )),
+        }
+    }
+
+    /// Checks `args` as command templates ([`crate::template::check`]); `has_server`: the
+    /// tool runs a server, so `{server}` has a value.
+    pub fn check_args(&self, has_server: bool) -> Result<(), OptError> {
+        for a in &self.args {
+            crate::template::check(a, self.time_s.is_some(), has_server)
+                .map_err(|e| OptError::new("args", e.message).hint(e.hint))?;
+        }
+        Ok(())
+    }
+
+    /// Refuses an argument the adapter sets itself or cannot read the output of: `refused`
+    /// pairs an option (`-s`) with the hint given when `args` holds it, alone or with its
+    /// value attached (`-s16m`).
+    pub fn refuse_args(&self, refused: &[(&str, &str)]) -> Result<(), OptError> {
+        for a in &self.args {
+            if let Some((flag, hint)) = refused.iter().find(|(f, _)| a.starts_with(f)) {
+                return Err(OptError::new(
+                    "args",
+                    format!("`{a}` is not accepted in `args` (`{flag}`)"),
+                )
+                .hint(*hint));
+            }
+        }
+        Ok(())
+    }
+
+    /// For a tool without a run-time option: `time` is refused unless `args` use it as
+    /// `{time}` (silently ignoring it would run the tool for its own time instead).
+    pub fn refuse_unused_time(&self, tool: &str) -> Result<(), OptError> {
+        if self.time_s.is_some() && !self.args.iter().any(|a| a.contains("{time}")) {
+            return Err(OptError::new(
+                "time",
+                format!("{tool} has no run-time option that `time` could set"),
+            )
+            .hint("remove `time`, or pass it to the tool yourself with `{time}` in `args`"));
+        }
+        Ok(())
+    }
+}
+
+/// Every template of `templates` expanded with `at`'s values ([`crate::template::expand`]);
+/// one that does not expand (not checked first) is kept as written.
+pub fn expand_all(templates: &[String], at: &Placeholders) -> Vec<String> {
+    templates
+        .iter()
+        .map(|t| crate::template::expand(t, at).unwrap_or_else(|_| t.clone()))
+        .collect()
 }
 
 /// `a string`, `an array`, … for messages.
@@ -390,6 +468,15 @@ pub fn number(v: Option<&Value>, what: &str, positive: bool) -> Result<f64, Inva
         }
     };
     check_number(x, what, positive)
+}
+
+/// A number read from a tool's text where one is required, checked as [`number`] does; the
+/// message quotes the text.
+pub fn parse_number(text: &str, what: &str, positive: bool) -> Result<f64, Invalid> {
+    check_number(text.trim().parse().ok(), what, positive).map_err(|e| Invalid {
+        reason: format!("{} (read {text:?})", e.reason),
+        ..e
+    })
 }
 
 /// A parsed number checked as [`number`] does.

@@ -15,13 +15,23 @@
 pub mod adapter;
 pub mod template;
 
+mod bonnie;
+mod filebench;
+mod iozone;
+mod unixbench;
+
 pub use adapter::{
     Adapter, Claimed, Command, Invalid, Invocation, Key, Network, OptError, Opts, Parsed,
     Placeholders, Raw, Server, ToolRun,
 };
 
 /// Every adapter, in the order help and docs list them.
-pub static ADAPTERS: &[&dyn Adapter] = &[];
+pub static ADAPTERS: &[&dyn Adapter] = &[
+    &unixbench::UnixBench,
+    &bonnie::Bonnie,
+    &iozone::Iozone,
+    &filebench::Filebench,
+];
 
 /// The adapter `tool = "name"` selects.
 pub fn find(name: &str) -> Option<&'static dyn Adapter> {
@@ -86,6 +96,80 @@ mod tests {
                 if a.name == b.name {
                     assert_eq!(a, b, "{} is declared two ways", a.name);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn garbage_is_invalid_output_not_a_panic() {
+        let bonnie = format!("1.98,2.00a,vm,1,1,25€{}", ",€".repeat(44));
+        let outputs: [&[u8]; 7] = [
+            b"",
+            b"\xff\xfe\x00garbage\n",
+            "€€€\n\"Writer report\"\n\"€\"\n\"1€\" €\n".as_bytes(),
+            bonnie.as_bytes(),
+            b"Output is in kBytes/sec\nExcel output is below:\n\"Writer report\"\n",
+            "IO Summary: € ops € ops/s €/€ rd/wr €mb/s €ms/op\n".as_bytes(),
+            b"Concurrency,\n,\n",
+        ];
+        for a in ADAPTERS {
+            let mut opts = Opts::default();
+            match a.name() {
+                "unixbench" => opts.keys.insert("path".into(), "UnixBench".into()),
+                "filebench" => opts.keys.insert("workload".into(), "run 1\n".into()),
+                "bonnie" => opts.keys.insert("size".into(), 64.into()),
+                _ => None,
+            };
+            let run = a.configure(&opts).unwrap();
+            for out in outputs {
+                let raw = Raw {
+                    exit_code: Some(0),
+                    stdout: out.to_vec(),
+                    stderr: out.to_vec(),
+                    files: vec![
+                        ("unixbench.csv".into(), out.to_vec()),
+                        ("unixbench".into(), out.to_vec()),
+                    ],
+                    ..Raw::default()
+                };
+                assert!(
+                    run.parse(&raw).is_err(),
+                    "{} read {:?}",
+                    a.name(),
+                    String::from_utf8_lossy(out)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_adapter_is_documented() {
+        let doc = |name: &str| {
+            let p = format!("{}/../../docs/{name}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+        };
+        let (harness, metrics) = (doc("harness.md"), doc("metrics.md"));
+        for a in ADAPTERS {
+            let head = format!("\n## {}\n", a.name());
+            let Some(at) = harness.find(&head) else {
+                panic!("docs/harness.md has no `## {}` section", a.name());
+            };
+            let section = &harness[at + head.len()..];
+            let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+            for k in a.keys() {
+                assert!(
+                    section.contains(&format!("| `{}` |", k.name)),
+                    "docs/harness.md's {} section does not describe its key `{}`",
+                    a.name(),
+                    k.name
+                );
+            }
+            for m in a.metrics() {
+                assert!(
+                    metrics.contains(&format!("`{}`", m.name)),
+                    "docs/metrics.md does not describe `{}`",
+                    m.name
+                );
             }
         }
     }
