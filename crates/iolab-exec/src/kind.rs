@@ -153,20 +153,16 @@ pub fn read(cx: &mut Ctx, entry: &Entry, base: &Path, check: Check) -> Option<Ex
             return None;
         }
     };
-    // An adapter without a program of its own (the generic one) runs its command's first
-    // word.
-    let program = program
-        .map(str::to_string)
-        .unwrap_or_else(|| match adapter.program() {
-            "" => run
-                .invocation(&iolab_tools::Placeholders::default())
-                .main
-                .argv
-                .first()
-                .cloned()
-                .unwrap_or_default(),
-            p => p.to_string(),
-        });
+    // The program is what the main command starts: the adapter's (`fio`), one its options
+    // locate (UnixBench's `Run` in its `path`), or the generic adapter's `command`.
+    let program = program.map(str::to_string).unwrap_or_else(|| {
+        run.invocation(&iolab_tools::Placeholders::default())
+            .main
+            .argv
+            .first()
+            .cloned()
+            .unwrap_or_else(|| adapter.program().to_string())
+    });
     let found = match check {
         Check::Program => match locate(&program) {
             Some(p) => Some(p),
@@ -188,7 +184,9 @@ pub fn read(cx: &mut Ctx, entry: &Entry, base: &Path, check: Check) -> Option<Ex
                     format!(
                         "{}; or set program = \"/path/to/{}\"",
                         adapter.install(),
-                        adapter.program()
+                        std::path::Path::new(&program)
+                            .file_name()
+                            .map_or(program.clone(), |n| n.to_string_lossy().into_owned())
                     ),
                 );
                 return None;

@@ -216,6 +216,35 @@ impl Opts {
         }
         Ok(self.args.clone())
     }
+
+    /// Refuses an argument the adapter sets itself or cannot read the output of: `refused`
+    /// pairs an option (`-s`) with the hint given when `args` holds it, alone or with its
+    /// value attached (`-s16m`).
+    pub fn refuse_args(&self, refused: &[(&str, &str)]) -> Result<(), OptError> {
+        for a in &self.args {
+            if let Some((flag, hint)) = refused.iter().find(|(f, _)| a.starts_with(f)) {
+                return Err(OptError::new(
+                    "args",
+                    format!("`{a}` is not accepted in `args` (`{flag}`)"),
+                )
+                .hint(*hint));
+            }
+        }
+        Ok(())
+    }
+
+    /// For a tool without a run-time option: `time` is refused unless `args` use it as
+    /// `{time}` (silently ignoring it would run the tool for its own time instead).
+    pub fn refuse_unused_time(&self, tool: &str) -> Result<(), OptError> {
+        if self.time_s.is_some() && !self.args.iter().any(|a| a.contains("{time}")) {
+            return Err(OptError::new(
+                "time",
+                format!("{tool} has no run-time option that `time` could set"),
+            )
+            .hint("remove `time`, or pass it to the tool yourself with `{time}` in `args`"));
+        }
+        Ok(())
+    }
 }
 
 /// `args` (checked by [`Opts::checked_args`]) with `at`'s values in their placeholders.
@@ -531,6 +560,15 @@ pub fn number(v: Option<&Value>, what: &str, positive: bool) -> Result<f64, Inva
         }
     };
     check_number(x, what, positive)
+}
+
+/// A number read from a tool's text where one is required, checked as [`number`] does; the
+/// message quotes the text.
+pub fn parse_number(text: &str, what: &str, positive: bool) -> Result<f64, Invalid> {
+    check_number(text.trim().parse().ok(), what, positive).map_err(|e| Invalid {
+        reason: format!("{} (read {text:?})", e.reason),
+        ..e
+    })
 }
 
 /// A parsed number checked as [`number`] does.
