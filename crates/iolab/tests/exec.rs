@@ -428,3 +428,105 @@ target = 0.5
     }
     assert_eq!(stored_outputs(&s.db(), "stdout").len(), runs.len());
 }
+
+/// A tool no package registry has: `$VAR` (its path), else `name` on PATH; `None` (and the
+/// test part listed as not run, with how to get it) when neither.
+fn built_tool(var: &str, name: &str, how: &str) -> Option<String> {
+    if let Some(p) = std::env::var_os(var) {
+        return Some(p.to_string_lossy().into_owned());
+    }
+    if iolab_testkit::has_tool(name) {
+        return Some(name.to_string());
+    }
+    iolab_testkit::tool_absent(name, &format!("{how}; or set {var}"));
+    None
+}
+
+/// iozone, filebench and UnixBench (built from source, not in any registry) under the
+/// runner where they are present: a valid run each, stored with its raw output.
+#[test]
+#[ignore = "needs root: tmpfs; iozone, filebench, UnixBench where present"]
+fn tools_built_from_source_run_live_where_present() {
+    common::require_root();
+    let s = Scratch::new();
+    let mut cases: Vec<(&str, String, &str)> = Vec::new();
+    if let Some(p) = built_tool(
+        "IOLAB_IOZONE",
+        "iozone",
+        "make linux-AMD64 in iozone3's src/current",
+    ) {
+        cases.push((
+            "iozone",
+            format!(r#"exec = {{ tool = "iozone", program = "{p}", tests = [0, 1], size = "8m", record = "64k", flush = true }}"#),
+            "iozone_write_mib_per_s",
+        ));
+    }
+    if let Some(p) = built_tool(
+        "IOLAB_FILEBENCH",
+        "filebench",
+        "build github.com/filebench/filebench",
+    ) {
+        cases.push((
+            "filebench",
+            format!(
+                r#"exec = {{ tool = "filebench", program = "{p}", time = "2s", workload = """
+set $dir=/tmp
+define fileset name=f,path=$dir,size=64k,entries=100,dirwidth=10,prealloc=100
+define process name=p,instances=1 {{
+  thread name=t,memsize=1m,instances=1 {{
+    flowop openfile name=open,filesetname=f,fd=1
+    flowop readwholefile name=read,fd=1,iosize=64k
+    flowop closefile name=close,fd=1
+  }}
+}}
+run 2
+""" }}"#
+            ),
+            "filebench_read_ops_per_s",
+        ));
+    }
+    if let Some(dir) = built_tool(
+        "IOLAB_UNIXBENCH",
+        "Run",
+        "make in byte-unixbench's UnixBench/ and set IOLAB_UNIXBENCH to that directory",
+    ) {
+        cases.push((
+            "unixbench",
+            format!(r#"exec = {{ tool = "unixbench", path = "{dir}", tests = ["syscall"] }}"#),
+            "unixbench_syscall",
+        ));
+    }
+    for (name, workload, metric) in cases {
+        let f = s.write(
+            &format!("{name}.toml"),
+            &format!(
+                "name = \"{name}\"\n[sut]\ntarget = {{ kind = \"tmpfs\", size = \"256M\" }}\n\
+                 [workload]\n{workload}\n[repetitions]\nmin = 1\nmax = 1\n"
+            ),
+        );
+        let o = run_file(&s, &f);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let exp = s.latest();
+        let run = &exp["configs"][0]["runs"][0];
+        assert_eq!(run["status"], "ok", "{name}: {}", run["error"]);
+        assert!(metric_of(run, metric) > 0.0, "{name}: {metric}");
+        assert!(!stored_outputs(&s.db(), "stdout").is_empty(), "{name}");
+    }
+    let shm: Vec<_> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("filebench-shm-")
+        })
+        .collect();
+    assert!(
+        shm.is_empty(),
+        "filebench's shared memory file was left behind"
+    );
+}
+
+fn metric_of(run: &Value, name: &str) -> f64 {
+    metric(run, name).unwrap_or_else(|| panic!("no {name}"))
+}

@@ -106,6 +106,27 @@ pub fn not_run(why: impl Display) {
     }
 }
 
+/// A test (or a part of it) needs a tool that no package registry has (iozone, UnixBench,
+/// filebench: built from source) and it is not on this machine. Unlike [`not_run`], not a
+/// failure under CI, where nothing can install it: the line goes to `$IOLAB_TEST_NOT_RUN`
+/// (scripts/test.sh lists them at the end) and to stderr, and the caller skips the part.
+pub fn tool_absent(tool: &str, how_to_get_it: &str) {
+    let line = format!(
+        "{} {}: {tool} is not on this machine ({how_to_get_it})",
+        test_binary(),
+        test_name()
+    );
+    eprintln!("NOT RUN {line}");
+    if let Some(path) = std::env::var_os(NOT_RUN_VAR) {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()))
+            .unwrap_or_else(|e| panic!("{NOT_RUN_VAR}={}: {e}", Path::new(&path).display()));
+    }
+}
+
 /// The repository this crate belongs to.
 fn repo_root() -> PathBuf {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
