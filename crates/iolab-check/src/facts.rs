@@ -226,6 +226,9 @@ pub struct RunFacts {
     /// their untimed flush (fsync, close) took after it (iolab's iozone with
     /// `flush = "excluded"`). Unknown for a tool that leaves the flush to write-back.
     pub untimed_flush: Option<UntimedFlush>,
+    /// The time another tool says its figures are over (`app_claimed`): its rates are its
+    /// bytes over this.
+    pub claimed_seconds: Option<f64>,
 
     // --- What the system calls moved (the syscall view, `--trace-syscalls`) ----------------
     /// Bytes returned by the read family (read, pread64, readv, preadv, …) over the timed

@@ -530,3 +530,58 @@ run 2
 fn metric_of(run: &Value, name: &str) -> f64 {
     metric(run, name).unwrap_or_else(|| panic!("no {name}"))
 }
+
+/// Seed report 001 with the real iozone: its write figure without `-e`, on a file that fits
+/// in the page cache, claims bytes the device had not written when iozone exited, and
+/// `flush-untimed` says so; with `-e -I` on a loop device attached with direct I/O the
+/// device wrote them all within the run, and it is silent.
+#[test]
+#[ignore = "needs root: loop device, ext4; iozone where present"]
+fn iozones_untimed_write_figure_is_flagged_and_e_i_is_not() {
+    common::require_root();
+    let Some(p) = built_tool(
+        "IOLAB_IOZONE",
+        "iozone",
+        "make linux-AMD64 in iozone3's src/current",
+    ) else {
+        return;
+    };
+    let s = Scratch::new();
+    let f = s.write(
+        "iozone.toml",
+        &format!(
+            r#"
+name = "iozone -e -I"
+[factors]
+mode = [
+  {{ name = "plain", flush = false, direct = false }},
+  {{ name = "e-I", flush = true, direct = true }},
+]
+[sut]
+target = {{ kind = "loop_image", size = "512M", direct_io = true }}
+fs = {{ kind = "ext4" }}
+tunables = {{ "vm.dirty_expire_centisecs" = 3000, "vm.dirty_background_ratio" = 50 }}
+[workload]
+exec = {{ tool = "iozone", program = "{p}", tests = [0], size = "64m", record = "64k",
+          flush = "${{mode.flush}}", direct = "${{mode.direct}}" }}
+[repetitions]
+min = 1
+max = 1
+"#
+        ),
+    );
+    let o = run_file(&s, &f);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exp = s.latest();
+    for c in exp["configs"].as_array().unwrap() {
+        let run = &c["runs"][0];
+        assert_eq!(run["status"], "ok", "{}", run["error"]);
+        let fired = run["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["check"] == "flush-untimed");
+        let plain = c["label"] == "mode=plain";
+        assert_eq!(fired, plain, "{}: {:#}", c["label"], run["findings"]);
+    }
+}

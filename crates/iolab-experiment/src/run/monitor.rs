@@ -533,6 +533,10 @@ pub fn run_facts(
         .filter(|f| f.extra["view"] == "claimed")
         .collect();
     let claimed_direct = claimed.iter().find_map(|f| f.extra["direct"].as_bool());
+    let claimed_seconds = claimed
+        .iter()
+        .find_map(|f| f.extra["seconds"].as_f64())
+        .filter(|s| *s > 0.0);
     let bytes = |n: &str| metric(n).filter(|v| v.is_finite()).map(|v| v as u64);
     RunFacts {
         dataset_advice: meant.dataset_advice,
@@ -549,6 +553,7 @@ pub fn run_facts(
         app_claimed: Some(!claimed.is_empty()),
         flush_timed,
         untimed_flush,
+        claimed_seconds,
         syscall_read_bytes: bytes("sys.read_bytes"),
         syscall_write_bytes: bytes("sys.write_bytes"),
         syscall_async_io: metric("sys.async_calls").map(|n| n > 0.0),
