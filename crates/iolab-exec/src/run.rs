@@ -338,6 +338,7 @@ impl ExecWorkload {
             .timeout(Some(self.timeout))
             .on_stop(OnStop::Terminate);
         let hooks = &mut *ctx.hooks;
+        hooks.supervising();
         let outcome = iolab_supervise::run_recorded(
             &job,
             &watch,

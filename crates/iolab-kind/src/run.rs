@@ -45,6 +45,10 @@ pub trait RunHooks {
     /// Progress and what the workload reports, for the display.
     fn event(&mut self, event: &Event<'_>);
 
+    /// The calling thread only supervises another program (the exec kind): the syscall
+    /// view counts the processes it starts, not its own waiting. Call before `timed_start`.
+    fn supervising(&mut self) {}
+
     /// [`Event::Records`]: `done` of `planned` records, `elapsed` into the timed region.
     fn records(&mut self, done: u64, planned: u64, elapsed: Duration) {
         self.event(&Event::Records {

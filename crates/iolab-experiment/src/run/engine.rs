@@ -45,8 +45,11 @@ impl RunHooks for Hooks<'_> {
         }
         // The samplers' origin is the timed region's start, to within the barrier release.
         self.watch.start();
-        self.outer.phase(Phase::Running);
-        self.outer.event(&Event::TimedStart);
+        let outer = &mut *self.outer;
+        self.watch.quiet(|| {
+            outer.phase(Phase::Running);
+            outer.event(&Event::TimedStart);
+        });
     }
 
     fn timed_end(&mut self) {
@@ -54,23 +57,47 @@ impl RunHooks for Hooks<'_> {
         self.outer.event(&Event::TimedEnd);
     }
 
+    fn supervising(&mut self) {
+        self.watch.supervising();
+    }
+
+    /// Forwarded to the display outside the syscall view: iolab's progress line is not the
+    /// workload's writes.
     fn event(&mut self, event: &Event<'_>) {
+        let Hooks {
+            watch,
+            outer,
+            planned,
+            skipped_system,
+            ..
+        } = self;
+        watch.quiet(|| forward(&mut **outer, *planned, skipped_system, event));
+    }
+}
+
+/// What the display and the checks get of a workload's event.
+fn forward(
+    outer: &mut dyn RunnerObserver,
+    runner_planned: Option<Duration>,
+    skipped_system: &mut Vec<String>,
+    event: &Event<'_>,
+) {
+    {
         match *event {
             Event::Records {
                 done,
                 planned,
                 elapsed,
-            } if planned > 0 => self.outer.progress(done as f64 / planned as f64, elapsed),
+            } if planned > 0 => outer.progress(done as f64 / planned as f64, elapsed),
             Event::Operations {
                 elapsed, planned, ..
             } => {
-                let planned = self.planned.unwrap_or(planned);
+                let planned = runner_planned.unwrap_or(planned);
                 if !planned.is_zero() {
-                    self.outer
-                        .progress(elapsed.as_secs_f64() / planned.as_secs_f64(), elapsed);
+                    outer.progress(elapsed.as_secs_f64() / planned.as_secs_f64(), elapsed);
                 }
             }
-            Event::SystemSkipped(command) => self.skipped_system.push(command.to_string()),
+            Event::SystemSkipped(command) => skipped_system.push(command.to_string()),
             _ => {}
         }
         match *event {
@@ -79,12 +106,12 @@ impl RunHooks for Hooks<'_> {
                 ops,
                 elapsed,
                 planned,
-            } => self.outer.event(&Event::Operations {
+            } => outer.event(&Event::Operations {
                 ops,
                 elapsed,
-                planned: self.planned.unwrap_or(planned),
+                planned: runner_planned.unwrap_or(planned),
             }),
-            _ => self.outer.event(event),
+            _ => outer.event(event),
         }
     }
 }

@@ -26,6 +26,7 @@ mod outcome;
 mod preflight;
 mod resume;
 mod schedule;
+pub mod syscalls;
 pub use iolab_kind::record;
 pub mod saved_trace;
 

@@ -156,12 +156,17 @@ pub struct Watch {
     charged: Option<iolab_sut::Charged>,
     /// How long the timed region was planned to last (the `overran` check).
     planned: Option<Duration>,
+    /// The syscall view, when asked for.
+    syscalls: Option<super::syscalls::SyscallView>,
 }
 
 impl Watch {
     /// Watches `devices` (see [`run_devices`]; the first is the run's own).
     pub fn new(opts: MonitorOptions, devices: Vec<String>) -> Watch {
         Watch {
+            syscalls: opts
+                .trace_syscalls
+                .then(super::syscalls::SyscallView::start),
             opts,
             devices,
             running: None,
@@ -171,6 +176,22 @@ impl Watch {
             cap_use: None,
             charged: None,
             planned: None,
+        }
+    }
+
+    /// The thread that starts the timed region only supervises another program (see
+    /// [`super::syscalls::SyscallView::supervising`]).
+    pub fn supervising(&mut self) {
+        if let Some(v) = &mut self.syscalls {
+            v.supervising();
+        }
+    }
+
+    /// Runs `f` (iolab's own output during the timed region) outside the syscall view.
+    pub fn quiet<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.syscalls {
+            Some(v) => v.quiet(f),
+            None => f(),
         }
     }
 
@@ -215,10 +236,17 @@ impl Watch {
             std::mem::take(&mut self.devices),
             Instant::now(),
         ));
+        // After the monitors: their threads are iolab's, not the workload's.
+        if let Some(v) = &mut self.syscalls {
+            v.begin();
+        }
     }
 
     /// The timed region has ended.
     pub fn stop(&mut self) {
+        if let Some(v) = &mut self.syscalls {
+            v.end();
+        }
         if let Some(m) = self.running.take() {
             self.observed = Some(m.stop());
         }
@@ -233,8 +261,13 @@ impl Watch {
     }
 
     /// Notes about monitoring itself (sources missing, tracing off), for the user.
-    pub fn notes(&self) -> &[String] {
-        self.observed.as_ref().map_or(&[], |o| &o.notes)
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = self
+            .observed
+            .as_ref()
+            .map_or(Vec::new(), |o| o.notes.clone());
+        notes.extend(self.syscalls.as_ref().and_then(|v| v.note.clone()));
+        notes
     }
 
     /// Adds what was observed to `rec` and sets its findings from the checks.
@@ -248,6 +281,9 @@ impl Watch {
         }
         if let Some(c) = self.charged.take() {
             add_charged(rec, &c);
+        }
+        if let Some(v) = &self.syscalls {
+            v.add_metrics(rec);
         }
         let facts = RunFacts {
             planned_ns: self

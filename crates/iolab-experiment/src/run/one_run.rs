@@ -291,7 +291,7 @@ impl Session<'_> {
         let skipped_system = std::mem::take(&mut obs.skipped_system);
         let mut watch = obs.watch;
         for n in watch.notes() {
-            self.obs.note(n);
+            self.obs.note(&n);
         }
         if let Some(kib) = drop_freed_kib {
             rec.metrics
