@@ -79,7 +79,7 @@ pub enum Command {
         after_help = "iolab writes every change to the system to a journal before making it\n(/var/lib/iolab/journal.json for root). `iolab recover` undoes what the journal still\nlists; iolab also does this by itself when it starts."
     )]
     Recover(RecoverArgs),
-    /// Trace the block requests of a device while a command runs (blktrace via tracefs)
+    /// Trace the block requests of a device while a command runs (blktrace via tracefs), or count its system calls
     Trace(Box<crate::cmd::trace::TraceArgs>),
     /// Validate an experiment file and report what can be judged before running it
     Check(CheckArgs),
