@@ -84,7 +84,7 @@ pub enum Command {
         after_help = "Examples:\n  iolab reparse            # the newest experiment: what the current parsers read differently\n  iolab reparse 3 --apply  # store the changed values\n\nOnly runs of the exec kind (fio, iperf3, sysbench, … under iolab) keep their raw output."
     )]
     Reparse(ReparseArgs),
-    /// Trace the block requests of a device while a command runs (blktrace via tracefs)
+    /// Trace the block requests of a device while a command runs (blktrace via tracefs), or count its system calls
     Trace(Box<crate::cmd::trace::TraceArgs>),
     /// Validate an experiment file and report what can be judged before running it
     Check(CheckArgs),

@@ -5,8 +5,8 @@
 //! workload claims and what the device moved.
 //!
 //! Which tasks are the workload's: when the timed region starts, every thread of iolab's
-//! process but iolab's own helpers (the sampler, the cache cap's watcher, the block tracer:
-//! their names start with `iolab-`) is counted, and so is everything they create from then
+//! process but iolab's own helpers (the sampler, the cache cap's watcher, the block tracer's
+//! reader: [`OWN_THREADS`]) is counted, and so is everything they create from then
 //! on. The thread that runs the workload is counted too — unless it only supervises another
 //! program (the exec kind), in which case only what it starts is. iolab's progress line,
 //! written by a counted thread, is left out ([`SyscallView::quiet`]).
@@ -14,8 +14,10 @@
 use iolab_store::{Metric, RunRecord};
 use iolab_systrace::{SyscallCounts, SyscallTracer};
 
-/// The names of iolab's own helper threads start with this.
-const OWN_THREADS: &str = "iolab-";
+/// iolab's own helper threads, by name: the sampler (iolab-monitor), the cache cap's watcher
+/// (iolab-sut), the block tracer's reader (iolab-blocktrace). The workload's threads have
+/// other names (`iolab-w0`, `iolab-iozone1`, …).
+const OWN_THREADS: &[&str] = &["iolab-sampler", "iolab-cap", "iolab-blocktrace"];
 
 /// The calls whose return value is bytes read from a file (or a socket, a pipe).
 pub const READS: &[&str] = &["read", "pread64", "readv", "preadv", "preadv2"];
@@ -23,7 +25,12 @@ pub const READS: &[&str] = &["read", "pread64", "readv", "preadv", "preadv2"];
 pub const WRITES: &[&str] = &["write", "pwrite64", "writev", "pwritev", "pwritev2"];
 /// Calls that move data without returning it as bytes: what the syscall view sees of their
 /// I/O is a lower bound.
-pub const ASYNC: &[&str] = &["io_uring_enter", "io_submit", "io_getevents", "io_pgetevents"];
+pub const ASYNC: &[&str] = &[
+    "io_uring_enter",
+    "io_submit",
+    "io_getevents",
+    "io_pgetevents",
+];
 
 /// The tracer over one run.
 #[derive(Default)]
@@ -64,7 +71,7 @@ impl SyscallView {
         let me = iolab_systrace::gettid();
         let mut failed = None;
         for (tid, name) in threads() {
-            if tid == me || name.starts_with(OWN_THREADS) {
+            if tid == me || OWN_THREADS.contains(&name.as_str()) {
                 continue;
             }
             if let Err(e) = t.count_task(tid) {
@@ -101,6 +108,10 @@ impl SyscallView {
     /// The timed region has ended: the counts.
     pub fn end(&mut self) {
         if let Some(t) = self.tracer.take() {
+            // Reading the counts takes system calls of this thread's own.
+            if let Some(me) = self.counting_me.take() {
+                let _ = t.forget_task(me);
+            }
             match t.stop() {
                 Ok(c) => self.counts = Some(c),
                 Err(e) => self.note = Some(format!("the syscall counts were lost: {e}")),

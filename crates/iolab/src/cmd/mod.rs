@@ -13,6 +13,7 @@ mod show;
 pub mod single;
 pub mod trace;
 pub mod trace_convert;
+mod trace_syscalls;
 mod watch;
 
 use std::sync::atomic::AtomicBool;

@@ -9,7 +9,8 @@
 //!
 //! `--save FILE` keeps every request in iolab's trace format (docs/traces.md);
 //! `iolab trace convert` (cmd/trace_convert.rs) turns saved traces into libCacheSim's
-//! formats and back.
+//! formats and back. `--syscalls` counts the command's system calls instead
+//! (cmd/trace_syscalls.rs), with the same exit codes.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -35,16 +36,25 @@ const GRACE: Duration = Duration::from_secs(2);
 
 #[derive(clap::Args, Debug)]
 #[command(
-    about = "Trace the block requests of a device while a command runs (blktrace via tracefs)",
+    about = "Trace the block requests of a device while a command runs (blktrace via tracefs), or count its system calls",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    after_help = "Examples:\n  iolab trace --dev loop0 -- dd if=/dev/zero of=/dev/loop0 bs=1M count=64 oflag=direct\n  iolab trace --dev loop0 --save run.iolt -- iolab run experiment.toml\n  iolab trace convert run.iolt run.oracleGeneral.bin --to oracleGeneral --block-size 4K\n  iolab trace --dev /mnt/test --out t.txt -- cp -r /usr/share/doc /mnt/test\n  iolab trace --dev vda --format json -- sync\n  iolab trace --dev vda            # until Ctrl-C\n\nNeeds root and a mounted tracefs. Only request-based devices (disks, loop, nvme, virtio)\ncan be traced; for device-mapper or md, trace the devices below.\nExit codes: 0 ok, 1 the command failed, 2 bad device or usage, 130 interrupted."
+    after_help = "Examples:\n  iolab trace --dev loop0 -- dd if=/dev/zero of=/dev/loop0 bs=1M count=64 oflag=direct\n  iolab trace --syscalls -- dd if=/dev/zero of=f bs=1M count=64\n  iolab trace --syscalls --json -- fio job.fio\n  iolab trace --dev loop0 --save run.iolt -- iolab run experiment.toml\n  iolab trace convert run.iolt run.oracleGeneral.bin --to oracleGeneral --block-size 4K\n  iolab trace --dev /mnt/test --out t.txt -- cp -r /usr/share/doc /mnt/test\n  iolab trace --dev vda --format json -- sync\n  iolab trace --dev vda            # until Ctrl-C\n\nNeeds root and a mounted tracefs. Only request-based devices (disks, loop, nvme, virtio)\ncan be traced; for device-mapper or md, trace the devices below. --syscalls counts the\ncommand's system calls (its whole process tree) with BPF programs (docs/syscalls.md).\nExit codes: 0 ok, 1 the command failed, 2 bad device or usage, 130 interrupted."
 )]
 pub struct TraceArgs {
     /// Device: /dev/NAME, NAME (as lsblk shows it), MAJ:MIN, or a file or directory (the
     /// device of its filesystem)
-    #[arg(long, value_name = "DEV", required = true)]
+    #[arg(long, value_name = "DEV", required_unless_present = "syscalls")]
     pub dev: Option<String>,
+
+    /// Count the command's system calls per kind instead (calls, errors, bytes, sizes), for
+    /// its whole process tree, with BPF programs on tracepoints; no device
+    #[arg(
+        long,
+        requires = "command",
+        conflicts_with_all = ["dev", "save", "out", "buffer_kb", "interval"]
+    )]
+    pub syscalls: bool,
 
     /// Save every request (time, offset, length, op, flags, latency) to FILE in iolab's
     /// trace format (docs/traces.md); convert it with `iolab trace convert`
@@ -58,6 +68,10 @@ pub struct TraceArgs {
     /// What to print: a readable summary, every event blkparse-style, or the summary as JSON
     #[arg(long, value_enum, default_value_t = TraceFormat::Summary)]
     pub format: TraceFormat,
+
+    /// Print JSON: the same as --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
 
     /// Trace buffer per CPU, KiB (raise it if events are lost)
     #[arg(long, value_name = "KIB", default_value_t = 8192)]
@@ -100,21 +114,29 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn trace_error(e: TraceError, what: &str) -> CliError {
-    let mut err = if matches!(e, TraceError::NeedsRoot(_)) {
-        CliError::usage("needs root (tracefs)")
-    } else if e.is_bad_input() {
-        CliError::usage(format!("{what}: {e}"))
+    let message = if matches!(e, TraceError::NeedsRoot(_)) {
+        "needs root (tracefs)".to_owned()
     } else {
-        CliError::failed(format!("{what}: {e}"))
+        format!("{what}: {e}")
     };
-    if let Some(h) = e.hint() {
-        err = err.with_hint(h);
+    tracer_error(message, e.is_bad_input(), e.hint())
+}
+
+/// A tracer's error as iolab's: bad input (exit 2) or a failure midway (1), with its hint.
+pub(crate) fn tracer_error(message: String, bad_input: bool, hint: Option<String>) -> CliError {
+    let err = if bad_input {
+        CliError::usage(message)
+    } else {
+        CliError::failed(message)
+    };
+    match hint {
+        Some(h) => err.with_hint(h),
+        None => err,
     }
-    err
 }
 
 /// How the traced command ended.
-enum Outcome {
+pub(crate) enum Outcome {
     /// No command: traced until Ctrl-C.
     UntilInterrupt,
     /// The command exited.
@@ -123,18 +145,124 @@ enum Outcome {
     Interrupted(Option<ExitStatus>, u32),
 }
 
+impl Outcome {
+    /// How the command ended (`None`: no command, or still running), and whether Ctrl-C
+    /// ended the trace.
+    pub(crate) fn status(&self) -> (Option<ExitStatus>, bool) {
+        match self {
+            Outcome::UntilInterrupt => (None, true),
+            Outcome::Exited(s) => (Some(*s), false),
+            Outcome::Interrupted(s, _) => (*s, true),
+        }
+    }
+
+    /// iolab's exit: 0 when the command succeeded (or none ran), 1 when it failed, 130 when
+    /// interrupted.
+    pub(crate) fn exit(self, command: &[String]) -> Result<(), CliError> {
+        match self {
+            Outcome::UntilInterrupt => Ok(()),
+            Outcome::Exited(s) if s.success() => Ok(()),
+            Outcome::Exited(s) => Err(CliError::failed(format!(
+                "{} {}",
+                command.first().map_or("the command", |c| c.as_str()),
+                describe_status(s)
+            ))),
+            Outcome::Interrupted(Some(_), _) => Err(CliError::interrupted(
+                "interrupted; the trace was stopped and summarized",
+            )),
+            Outcome::Interrupted(None, pid) => Err(CliError::interrupted(format!(
+                "interrupted; the trace was stopped and summarized; the command (pid {pid}) is \
+                 still running and was not killed"
+            ))),
+        }
+    }
+}
+
+/// The format asked for: `--json` is `--format json`.
+pub(crate) fn format_of(args: &TraceArgs) -> TraceFormat {
+    if args.json {
+        TraceFormat::Json
+    } else {
+        args.format
+    }
+}
+
+/// Fails unless iolab runs as root.
+pub(crate) fn require_root(what: &str) -> Result<(), CliError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(CliError::usage(format!("needs root ({what})"))
+            .with_hint("run it as root, e.g. sudo iolab trace ..."));
+    }
+    Ok(())
+}
+
+/// Runs `command` (none: until Ctrl-C) while a recorder records: `begin` starts it just
+/// before the spawn, `end` stops it right after the command ended or Ctrl-C came. The
+/// command is never killed: it got the terminal's Ctrl-C too. `began` turns `begin`'s
+/// error into iolab's; `spawn_failed` runs when the command could not be started.
+pub(crate) fn record<R, E: std::fmt::Display, T>(
+    command: &[OsString],
+    cancel: Arc<AtomicBool>,
+    begin: impl FnOnce() -> Result<R, E>,
+    end: impl FnOnce(R) -> T,
+    began: impl FnOnce(E) -> CliError,
+    spawn_failed: impl FnOnce(),
+) -> Result<(Outcome, T), CliError> {
+    let watch = Watch::new(cancel).grace(GRACE).on_stop(OnStop::Leave);
+    if command.is_empty() {
+        let r = supervise::record_until_stopped(&watch, begin, end).map_err(began)?;
+        return Ok((Outcome::UntilInterrupt, r.recorded));
+    }
+    let job = Job::new(command);
+    let o = match supervise::run_recorded(&job, &watch, begin, end) {
+        Ok(o) => o,
+        Err(SuperviseError::Begin(e)) => return Err(began(e)),
+        Err(e @ SuperviseError::Spawn { .. }) => {
+            spawn_failed();
+            return Err(CliError::usage(e).with_hint("check the command after `--` and $PATH"));
+        }
+        Err(SuperviseError::Wait { source, .. }) => {
+            return Err(CliError::failed(format!(
+                "cannot wait for the command: {source}"
+            )))
+        }
+        // No working directory or output files are given: not reached.
+        Err(e) => {
+            let mut err = CliError::usage(&e);
+            if let Some(h) = e.hint() {
+                err = err.with_hint(h);
+            }
+            return Err(err);
+        }
+    };
+    let outcome = match o.end {
+        End::Exited(s) if !o.interrupted() => Outcome::Exited(s),
+        end => Outcome::Interrupted(end.status(), o.pid),
+    };
+    Ok((outcome, o.recorded))
+}
+
+/// The command as text, for the report.
+pub(crate) fn command_text(command: &[OsString]) -> Vec<String> {
+    command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
 pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     if let Some(TraceAction::Convert(c)) = args.action {
         return crate::cmd::trace_convert::run(c);
     }
+    if args.syscalls {
+        return crate::cmd::trace_syscalls::run(&args, cancel);
+    }
+    let format = format_of(&args);
     let dev = args.dev.as_deref().unwrap_or_default();
     let device =
         TraceDevice::resolve(dev).map_err(|e| trace_error(e, &format!("cannot trace {dev:?}")))?;
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(CliError::usage("needs root (tracefs)")
-            .with_hint("run it as root, e.g. sudo iolab trace ..."));
-    }
+    require_root("tracefs")?;
     let mut out_file = match &args.out {
         Some(p) => Some(BufWriter::new(File::create(p).map_err(|e| {
             CliError::usage(format!("cannot create {}: {e}", p.display()))
@@ -143,49 +271,23 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
     };
     let opts = TraceOptions {
         buffer_kb: args.buffer_kb,
-        keep_records: out_file.is_some() || args.format == TraceFormat::Blkparse,
+        keep_records: out_file.is_some() || format == TraceFormat::Blkparse,
         interval: args.interval,
         save: args.save.clone(),
         ..Default::default()
     };
-    let begin = || BlockTracer::start(&device, &opts);
-    let began = |e| trace_error(e, &format!("cannot trace {}", device.name));
-    // The command is never killed: it got the terminal's Ctrl-C too.
-    let watch = Watch::new(cancel).grace(GRACE).on_stop(OnStop::Leave);
-    let (outcome, stopped) = if args.command.is_empty() {
-        let r = supervise::record_until_stopped(&watch, begin, BlockTracer::stop).map_err(began)?;
-        (Outcome::UntilInterrupt, r.recorded)
-    } else {
-        let job = Job::new(&args.command);
-        let o = match supervise::run_recorded(&job, &watch, begin, BlockTracer::stop) {
-            Ok(o) => o,
-            Err(SuperviseError::Begin(e)) => return Err(began(e)),
-            Err(e @ SuperviseError::Spawn { .. }) => {
-                if let Some(p) = &args.save {
-                    let _ = std::fs::remove_file(p);
-                }
-                return Err(CliError::usage(e).with_hint("check the command after `--` and $PATH"));
+    let (outcome, stopped) = record(
+        &args.command,
+        cancel,
+        || BlockTracer::start(&device, &opts),
+        BlockTracer::stop,
+        |e| trace_error(e, &format!("cannot trace {}", device.name)),
+        || {
+            if let Some(p) = &args.save {
+                let _ = std::fs::remove_file(p);
             }
-            Err(SuperviseError::Wait { source, .. }) => {
-                return Err(CliError::failed(format!(
-                    "cannot wait for the command: {source}"
-                )))
-            }
-            // No working directory or output files are given: not reached.
-            Err(e) => {
-                let mut err = CliError::usage(&e);
-                if let Some(h) = e.hint() {
-                    err = err.with_hint(h);
-                }
-                return Err(err);
-            }
-        };
-        let outcome = match o.end {
-            End::Exited(s) if !o.interrupted() => Outcome::Exited(s),
-            end => Outcome::Interrupted(end.status(), o.pid),
-        };
-        (outcome, o.recorded)
-    };
+        },
+    )?;
 
     let mut trace = stopped.map_err(|e| trace_error(e, "tracing failed"))?;
     if let (Some(f), Some(path)) = (&mut out_file, &args.out) {
@@ -194,21 +296,13 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
             .and_then(|()| f.flush())
             .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))?;
     }
-    if args.format != TraceFormat::Blkparse {
+    if format != TraceFormat::Blkparse {
         // Not part of the summary (and possibly large).
         trace.records = Vec::new();
     }
 
-    let command: Vec<String> = args
-        .command
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let (status, interrupted) = match &outcome {
-        Outcome::UntilInterrupt => (None, true),
-        Outcome::Exited(s) => (Some(*s), false),
-        Outcome::Interrupted(s, _) => (*s, true),
-    };
+    let command = command_text(&args.command);
+    let (status, interrupted) = outcome.status();
     let lost = trace.lost.total;
     let saved = trace.saved.clone();
     let events = trace.events.queue
@@ -217,13 +311,13 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         + trace.events.complete
         + trace.events.requeue;
     let report = TraceReport::new(trace, command.clone(), status, interrupted);
-    let format: &dyn Formatter<TraceReport> = match args.format {
+    let formatter: &dyn Formatter<TraceReport> = match format {
         TraceFormat::Summary => &trace_output::Summary,
         TraceFormat::Blkparse => &trace_output::Blkparse,
         TraceFormat::Json => &Json,
     };
-    output::print(format, &report)?;
-    if args.format != TraceFormat::Summary && lost > 0 {
+    output::print(formatter, &report)?;
+    if format != TraceFormat::Summary && lost > 0 {
         say!(
             "iolab: warning: {} events lost; raise --buffer-kb (now {})",
             thousands(lost),
@@ -246,27 +340,11 @@ pub fn run(args: TraceArgs, cancel: Arc<AtomicBool>) -> Result<(), CliError> {
         );
     }
     if let Some(p) = &args.out {
-        if args.format == TraceFormat::Summary {
+        if format == TraceFormat::Summary {
             say!("{} events written to {}", thousands(events), p.display());
         }
     }
-
-    match outcome {
-        Outcome::UntilInterrupt => Ok(()),
-        Outcome::Exited(s) if s.success() => Ok(()),
-        Outcome::Exited(s) => Err(CliError::failed(format!(
-            "{} {}",
-            command.first().map_or("the command", |c| c.as_str()),
-            describe_status(s)
-        ))),
-        Outcome::Interrupted(Some(_), _) => Err(CliError::interrupted(
-            "interrupted; the trace was stopped and summarized",
-        )),
-        Outcome::Interrupted(None, pid) => Err(CliError::interrupted(format!(
-            "interrupted; the trace was stopped and summarized; the command (pid {pid}) is \
-             still running and was not killed"
-        ))),
-    }
+    outcome.exit(&command)
 }
 
 #[cfg(test)]
@@ -319,5 +397,24 @@ mod tests {
         assert_eq!(c.block_size, 65536);
         assert!(Wrapper::try_parse_from(["iolab", "--dev", "x", "convert", "a", "b"]).is_err());
         assert!(Wrapper::try_parse_from(["iolab", "--dev", "x", "--interval", "0s"]).is_err());
+    }
+
+    #[test]
+    fn syscalls_take_a_command_and_no_device() {
+        let w =
+            Wrapper::try_parse_from(["iolab", "--syscalls", "--json", "--", "dd", "x"]).unwrap();
+        assert!(w.args.syscalls && w.args.dev.is_none());
+        assert_eq!(format_of(&w.args), TraceFormat::Json);
+        assert_eq!(w.args.command, ["dd", "x"]);
+        assert!(Wrapper::try_parse_from(["iolab", "--syscalls"]).is_err());
+        assert!(Wrapper::try_parse_from(["iolab", "--syscalls", "--dev", "x", "--", "a"]).is_err());
+        assert!(
+            Wrapper::try_parse_from(["iolab", "--syscalls", "--save", "f", "--", "a"]).is_err()
+        );
+        assert!(
+            Wrapper::try_parse_from(["iolab", "--json", "--format", "json", "--dev", "x"]).is_err()
+        );
+        let w = Wrapper::try_parse_from(["iolab", "--dev", "vda", "--json"]).unwrap();
+        assert_eq!(format_of(&w.args), TraceFormat::Json);
     }
 }

@@ -20,6 +20,7 @@ pub enum Kind {
     List,
     Compare,
     Trace,
+    Syscalls,
     Check,
     Export,
     Import,
@@ -29,11 +30,12 @@ pub enum Kind {
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 9] = [
+    const ALL: [Kind; 10] = [
         Kind::Show,
         Kind::List,
         Kind::Compare,
         Kind::Trace,
+        Kind::Syscalls,
         Kind::Check,
         Kind::Export,
         Kind::Import,
@@ -48,6 +50,7 @@ impl Kind {
             Kind::List => "iolab.list/1",
             Kind::Compare => "iolab.compare/1",
             Kind::Trace => "iolab.trace/1",
+            Kind::Syscalls => "iolab.syscalls/1",
             Kind::Check => "iolab.check/1",
             Kind::Export => "iolab.export/1",
             Kind::Import => "iolab.import/1",

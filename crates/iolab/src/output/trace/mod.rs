@@ -1,9 +1,12 @@
 //! `iolab trace`: a block trace of one device while a command ran — a readable summary
-//! (`summary.rs`), every event blkparse-style, or the summary as JSON.
+//! (`summary.rs`), every event blkparse-style, or the summary as JSON; with `--syscalls`,
+//! the command's system calls per kind (`syscalls.rs`).
 
 mod summary;
+mod syscalls;
 
 pub use summary::Summary;
+pub use syscalls::{SyscallReport, SyscallTable};
 
 use std::io::{self, Write};
 use std::os::unix::process::ExitStatusExt;
@@ -15,8 +18,9 @@ use serde::Serialize;
 use super::json::{Document, Kind};
 use super::Formatter;
 
+/// The command traced and how it ended: the first fields of both reports.
 #[derive(Debug, Serialize)]
-pub struct TraceReport {
+pub struct Ran {
     /// The traced command (empty: traced until Ctrl-C).
     pub command: Vec<String>,
     pub exit_status: Option<i32>,
@@ -26,6 +30,38 @@ pub struct TraceReport {
     /// How the command ended, if it did.
     #[serde(skip)]
     pub status: Option<ExitStatus>,
+}
+
+impl Ran {
+    /// `status` is how the command ended (`None`: no command, or still running).
+    pub fn new(command: Vec<String>, status: Option<ExitStatus>, interrupted: bool) -> Ran {
+        Ran {
+            command,
+            exit_status: status.and_then(|s| s.code()),
+            exit_signal: status.and_then(|s| s.signal()),
+            interrupted,
+            status,
+        }
+    }
+}
+
+/// The summaries' `command` line, if there was a command.
+fn command_line(
+    command: &[String],
+    status: Option<ExitStatus>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if !command.is_empty() {
+        let s = status.map_or_else(|| "still running".to_owned(), describe_status);
+        writeln!(out, "  command      {} ({s})", command.join(" "))?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, Serialize)]
+pub struct TraceReport {
+    #[serde(flatten)]
+    pub ran: Ran,
     pub trace: BlockTrace,
 }
 
@@ -38,11 +74,7 @@ impl TraceReport {
         interrupted: bool,
     ) -> TraceReport {
         TraceReport {
-            command,
-            exit_status: status.and_then(|s| s.code()),
-            exit_signal: status.and_then(|s| s.signal()),
-            interrupted,
-            status,
+            ran: Ran::new(command, status, interrupted),
             trace,
         }
     }

@@ -7,7 +7,7 @@ use std::process::ExitStatus;
 use iolab_blocktrace::{BlockTrace, DirStats, LatencySummary, OpStats};
 use iolab_util::units::format_bytes;
 
-use super::{describe_status, TraceReport};
+use super::{command_line, TraceReport};
 use crate::output::{durations, Formatter};
 use iolab_util::units::format_ns;
 use iolab_util::units::thousands;
@@ -67,7 +67,7 @@ pub struct Summary;
 
 impl Formatter<TraceReport> for Summary {
     fn write(&self, r: &TraceReport, out: &mut dyn Write) -> io::Result<()> {
-        write_summary(&r.trace, &r.command, r.status, out)
+        write_summary(&r.trace, &r.ran.command, r.ran.status, out)
     }
 }
 
@@ -95,10 +95,7 @@ fn write_summary(
         "iolab trace: {what}, {:.3} s",
         t.duration_ns as f64 / 1e9
     )?;
-    if !command.is_empty() {
-        let s = status.map_or_else(|| "still running".to_owned(), describe_status);
-        writeln!(out, "  command      {} ({s})", command.join(" "))?;
-    }
+    command_line(command, status, out)?;
     writeln!(
         out,
         "  {:<12} {:>10} {:>11} {:>10}  {:>10} {:>10} {:>10}",
