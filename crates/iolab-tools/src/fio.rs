@@ -1426,7 +1426,7 @@ mod tests {
                 k.name
             );
         }
-        let metrics = crate::testdata::doc_section("metrics.md", "Engine metrics");
+        let metrics = crate::testdata::doc_section("metrics.md", "Other benchmarks (`exec`)");
         for m in METRICS {
             assert!(
                 section.contains(&format!("`{}`", m.name))

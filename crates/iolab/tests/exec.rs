@@ -344,6 +344,12 @@ target = 0.5
             v["jobs"][0]["read"]["iops"].as_f64().map(f64::round)
         );
     }
+    // What fio printed was kept: read again, it says the same.
+    let o = s.run(&["reparse", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert!(runs.len() >= 4);
+    assert!(runs.iter().all(|r| r["verdict"] == "same"), "{v}");
 }
 
 /// iperf3 with its server on loopback and across a pair of network namespaces iolab
@@ -584,4 +590,55 @@ max = 1
         let plain = c["label"] == "mode=plain";
         assert_eq!(fired, plain, "{}: {:#}", c["label"], run["findings"]);
     }
+}
+
+/// bonnie++ (Debian's) under the runner: its CSV line read, a phase too fast to measure left
+/// unset rather than 0, the block figures stored; and its raw output read again unchanged.
+#[test]
+#[ignore = "needs root: loop device, ext4; bonnie++"]
+fn bonnie_runs_under_the_runner() {
+    common::require_root();
+    iolab_testkit::require_tool("bonnie++");
+    let s = Scratch::new();
+    let f = s.write(
+        "bonnie.toml",
+        r#"
+name = "bonnie++"
+[sut]
+target = { kind = "loop_image", size = "2G", direct_io = true }
+fs = { kind = "ext4" }
+[workload]
+# Large enough for the block phases to last the 0.5 s bonnie++ needs to print a rate; the
+# file phases (a few files) are too fast and print +++++.
+exec = { tool = "bonnie", size = 1024, ram = 512, files = 1, fast = true }
+[repetitions]
+min = 1
+max = 1
+"#,
+    );
+    let o = run_file(&s, &f);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exp = s.latest();
+    for r in exp["configs"][0]["runs"].as_array().unwrap() {
+        assert_eq!(r["status"], "ok", "{}", r["error"]);
+        assert!(metric(r, "bonnie_put_block_mib_per_s").unwrap() > 0.0);
+        // -f: no per-char phases, and the file phases too fast to time: nothing stored for
+        // them (never 0).
+        assert_eq!(metric(r, "bonnie_putc_mib_per_s"), None);
+        assert_eq!(metric(r, "bonnie_seq_stat_per_s"), None);
+    }
+    assert_eq!(
+        exp["experiment"]["spec"]["repetitions"]["metric"],
+        "bonnie_put_block_mib_per_s"
+    );
+    let o = s.run(&["reparse", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["verdict"] == "same"),
+        "{v}"
+    );
 }
