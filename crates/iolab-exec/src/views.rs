@@ -28,6 +28,11 @@ pub struct Views {
     pub syscall_write: Option<f64>,
     pub device_read: Option<f64>,
     pub device_write: Option<f64>,
+    /// The written bytes over the time the workload says its write figures are over (bytes
+    /// per second): another tool's claimed seconds, or iolab's timed passes.
+    pub claimed_write_rate: Option<f64>,
+    /// What the device wrote over the run's timed region (bytes per second).
+    pub device_write_rate: Option<f64>,
 }
 
 impl Section for ThreeViews {
@@ -85,7 +90,56 @@ pub fn views(ok: &BTreeMap<String, MetricValues>, flowops: &[&Vec<FlowopStats>])
             .collect();
         (!per_run.is_empty()).then(|| per_run.iter().sum::<f64>() / per_run.len() as f64)
     };
+    // Per run, the write rows' bytes over their timed time: another tool's claimed
+    // seconds, or the passes' own timed regions (iozone, bonnie).
+    let rates: Vec<f64> = flowops
+        .iter()
+        .filter_map(|rows| {
+            let writes: Vec<_> = rows.iter().filter(|f| f.kind == "write").collect();
+            let bytes: u64 = writes.iter().map(|f| f.bytes).sum();
+            let secs = writes
+                .iter()
+                .find_map(|f| f.extra["seconds"].as_f64())
+                .or_else(|| {
+                    let ns: u64 = writes
+                        .iter()
+                        .filter_map(|f| f.extra["elapsed_ns"].as_u64())
+                        .sum();
+                    (ns > 0).then(|| ns as f64 / 1e9)
+                })?;
+            (bytes > 0 && secs > 0.0).then(|| bytes as f64 / secs)
+        })
+        .collect();
+    let claimed_write_rate =
+        (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64);
+    // The device's time: the write passes with the flushes their figures leave out
+    // (iolab's iozone with `flush = "excluded"`), else the run's timed region.
+    let flush_times: Vec<f64> = flowops
+        .iter()
+        .filter_map(|rows| {
+            let ns: u64 = rows
+                .iter()
+                .filter(|f| f.kind == "write" && f.extra["flush_ns"].is_u64())
+                .map(|f| {
+                    f.extra["elapsed_ns"].as_u64().unwrap_or(0)
+                        + f.extra["flush_ns"].as_u64().unwrap_or(0)
+                })
+                .sum();
+            (ns > 0).then(|| ns as f64 / 1e9)
+        })
+        .collect();
+    let device_secs = if flush_times.is_empty() {
+        mean("elapsed_s")
+    } else {
+        Some(flush_times.iter().sum::<f64>() / flush_times.len() as f64)
+    };
+    let device_write_rate = match (mean("dev.write_bytes"), device_secs) {
+        (Some(b), Some(s)) if s > 0.0 && b > 0.0 => Some(b / s),
+        _ => None,
+    };
     Views {
+        claimed_write_rate,
+        device_write_rate,
         tool,
         claimed_read: claimed("read", "read"),
         claimed_write: claimed("write", "write"),
@@ -108,25 +162,32 @@ const NOTE: &str = "Bytes per run (means over the ok runs) as the workload claim
                     timing window (claims-beyond-syscalls). Calls above the device: the page \
                     cache served the reads or still held the writes (cache-served, \
                     flush-untimed). Device above the calls: the filesystem's journal, \
-                    metadata and read-ahead (write-amplification).";
+                    metadata and read-ahead (write-amplification). The write rates: the written bytes over \
+                    the time the workload's write figures are over, and what the device wrote \
+                    over the whole run — a claimed rate far above the device's was timed \
+                    without its flush (flush-untimed).";
 
-fn cell(v: Option<f64>) -> String {
+fn cell(v: Option<f64>, rate: bool) -> String {
     match v {
-        Some(b) if b.is_finite() => format_bytes(b.round().max(0.0) as u64),
+        Some(b) if b.is_finite() => {
+            format_bytes(b.round().max(0.0) as u64) + if rate { "/s" } else { "" }
+        }
         _ => "–".into(),
     }
 }
 
-/// The columns: heading and value.
-type Column = (&'static str, fn(&Views) -> Option<f64>);
+/// The columns: heading, value, whether a rate.
+type Column = (&'static str, fn(&Views) -> Option<f64>, bool);
 
 const COLUMNS: &[Column] = &[
-    ("claimed", |v| v.claimed_read),
-    ("syscalls", |v| v.syscall_read),
-    ("device", |v| v.device_read),
-    ("claimed", |v| v.claimed_write),
-    ("syscalls", |v| v.syscall_write),
-    ("device", |v| v.device_write),
+    ("claimed", |v| v.claimed_read, false),
+    ("syscalls", |v| v.syscall_read, false),
+    ("device", |v| v.device_read, false),
+    ("claimed", |v| v.claimed_write, false),
+    ("syscalls", |v| v.syscall_write, false),
+    ("device", |v| v.device_write, false),
+    ("claimed", |v| v.claimed_write_rate, true),
+    ("device", |v| v.device_write_rate, true),
 ];
 
 impl SectionView for Table {
@@ -136,17 +197,17 @@ impl SectionView for Table {
             "<section id=\"three-views\"><h2>Claimed, system calls, device</h2><p \
              class=\"muted\">{}</p><table class=\"views\"><thead><tr><th \
              rowspan=\"2\">configuration</th><th colspan=\"3\">read</th><th \
-             colspan=\"3\">written</th></tr><tr>",
+             colspan=\"3\">written</th><th colspan=\"2\">write rate</th></tr><tr>",
             esc(NOTE)
         );
-        for (title, _) in COLUMNS {
+        for (title, _, _) in COLUMNS {
             let _ = write!(h, "<th>{title}</th>");
         }
         h.push_str("</tr></thead><tbody>");
         for (label, v) in &self.rows {
             let _ = write!(h, "<tr><td class=\"label\">{}</td>", esc(label));
-            for (_, f) in COLUMNS {
-                let _ = write!(h, "<td class=\"n\">{}</td>", esc(&cell(f(v))));
+            for (_, f, rate) in COLUMNS {
+                let _ = write!(h, "<td class=\"n\">{}</td>", esc(&cell(f(v), *rate)));
             }
             h.push_str("</tr>");
         }
@@ -158,12 +219,12 @@ impl SectionView for Table {
             s,
             "\n## Claimed, system calls, device\n\n{NOTE}\n\n| configuration | read: claimed | \
              read: syscalls | read: device | written: claimed | written: syscalls | written: \
-             device |\n|---|---:|---:|---:|---:|---:|---:|\n"
+             device | write rate: claimed | write rate: device |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         );
         for (label, v) in &self.rows {
             let _ = write!(s, "| {} |", escape_md(label));
-            for (_, f) in COLUMNS {
-                let _ = write!(s, " {} |", cell(f(v)));
+            for (_, f, rate) in COLUMNS {
+                let _ = write!(s, " {} |", cell(f(v), *rate));
             }
             s.push('\n');
         }
@@ -232,5 +293,36 @@ mod tests {
         let (store, exp, _) = store_with(&["a"]);
         let (html, _, _) = render_all(&load(&store, exp, &[&ThreeViews]).unwrap());
         assert!(!html.contains("id=\"three-views\""));
+    }
+
+    /// iolab's iozone with `flush = "excluded"`: 96 MiB written in 24 ms of figure and 45 ms
+    /// of flush; the device's rate is over both.
+    #[test]
+    fn the_write_rates_set_the_figures_time_against_the_devices() {
+        let row = iolab_store::FlowopStats {
+            name: "write".into(),
+            kind: "write".into(),
+            ops: 0,
+            bytes: 96 << 20,
+            errors: 0,
+            latency: Default::default(),
+            histogram: Vec::new(),
+            extra: serde_json::json!({"elapsed_ns": 24_000_000u64, "flush_ns": 45_000_000u64}),
+        };
+        let rows = vec![row];
+        let mut ok = BTreeMap::new();
+        ok.insert(
+            "dev.write_bytes".to_string(),
+            MetricValues {
+                unit: "B".into(),
+                values: vec![96.0 * MIB],
+                runs: Vec::new(),
+            },
+        );
+        let v = views(&ok, &[&rows]);
+        assert_eq!(v.claimed_write, Some(96.0 * MIB));
+        assert_eq!(v.claimed_write_rate, Some(96.0 * MIB / 0.024));
+        assert_eq!(v.device_write_rate, Some(96.0 * MIB / 0.069));
+        assert!(!v.tool);
     }
 }
