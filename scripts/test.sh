@@ -59,7 +59,7 @@ else
 fi
 if [ -s "$IOLAB_TEST_NOT_RUN" ]; then
   echo "test.sh: these tests (or parts of them) did not run here, though cargo counts them as" \
-    "passed (under CI they fail):"
+    "passed (under CI they fail, but for tools no package registry has):"
   sort "$IOLAB_TEST_NOT_RUN" | sed 's/^/  /'
 fi
 exit $status

@@ -494,7 +494,7 @@ run 2
     if let Some(dir) = built_tool(
         "IOLAB_UNIXBENCH",
         "Run",
-        "make in byte-unixbench's UnixBench/ and set IOLAB_UNIXBENCH to that directory",
+        "UnixBench: make in byte-unixbench's UnixBench/ and give that directory",
     ) {
         cases.push((
             "unixbench",
