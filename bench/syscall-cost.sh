@@ -79,7 +79,7 @@ command -v perf >/dev/null || die "perf is missing (Debian: linux-perf); case p 
 resolve_iolab
 
 # Sizes: the bare loop and iolab read the file LOOPS times (~1 s); strace and perf trace,
-# 25-50 times slower, SLOW_LOOPS times (the figure is ns per pread, whatever the count).
+# 40-140 times slower, SLOW_LOOPS times (the figure is ns per pread, whatever the count).
 FILE_MIB=256; LOOPS=16; SLOW_LOOPS=1; FIO_TIME=5
 if [ "$QUICK" = 1 ]; then FILE_MIB=64; LOOPS=4; SLOW_LOOPS=1; FIO_TIME=2; fi
 

@@ -9,13 +9,15 @@
 //!   TID's "count" bit is set in the `tasks` bitmap, one call more, the return value added
 //!   to the bytes and its power-of-two bucket (when positive) or one error more
 //!   (-4095..-1), in a per-CPU array slot of the call's number. Nothing goes through a ring
-//!   buffer; no event is lost. A BTF tracepoint program where the kernel has BTF (`btf`),
-//!   a raw tracepoint program otherwise;
+//!   buffer; no event is lost. Where the kernel has BTF (`btf`), a BTF tracepoint program
+//!   that calls no helper for a followed task (its TID is cached by its `pt_regs` address);
+//!   a raw tracepoint program that calls two otherwise;
 //! - on `sched/sched_process_fork` (threads and processes alike, in the parent, before the
 //!   child runs): a child of a tracked task is counted;
 //! - on `sched/sched_process_exec`: a non-leader thread that execs takes the leader's TID,
-//!   and its bits move with it;
-//! - on `sched_process_exit`: the TID's bits are cleared (TIDs are reused).
+//!   and its bits move with it (its cache entry goes);
+//! - on `sched_process_exit`: the TID's bits are cleared (TIDs are reused) and its cache
+//!   entry goes (kernel stacks are reused).
 //!
 //! The bitmap is mapped into this process too (`BPF_F_MMAPABLE`): counting, following and
 //! forgetting a task are atomic operations on shared memory, not system calls.
@@ -29,7 +31,11 @@
 //! tracepoints run BPF programs with preemption disabled (so per-CPU slots need no atomics);
 //! `sched_process_fork` fires for every clone before the child is woken, and
 //! `sched_process_exit` before the exiting thread's `clear_child_tid` wakes its joiner; a
-//! program detached from `sys_exit` is freed after an RCU grace period, not at once. `exit`
+//! program detached from `sys_exit` is freed after an RCU grace period, not at once; a
+//! task's `pt_regs` sit at the top of its kernel stack, at an address fixed for its life
+//! and shared with no other live task (kernel stacks are 16 KiB and more apart); the
+//! verifier lets a privileged program store a pointer in a map and read it back as a
+//! number (it refuses casts and partial reads of a spilled pointer). `exit`
 //! and `exit_group` never return, so they are never counted; io_uring's reads and writes
 //! are not system calls (only `io_uring_enter` is counted).
 //!

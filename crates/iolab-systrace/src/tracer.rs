@@ -10,7 +10,7 @@ use crate::bpf::{self, Map, Prog, Shared};
 use crate::btf;
 use crate::counts::{SyscallCounts, TracerCost};
 use crate::error::SysTraceError;
-use crate::insn::{self, Access, Slot, COUNT_SLOTS, SLOT_SIZE};
+use crate::insn::{self, Access, Slot, COUNT_SLOTS, SLOT_SCRATCH, SLOT_SIZE};
 
 /// The highest TID the tracer can track, plus one: the kernel's limit on 64-bit systems
 /// (`PID_MAX_LIMIT`; `kernel.pid_max` cannot go higher).
@@ -34,6 +34,8 @@ pub struct SyscallTracer {
     links: Vec<OwnedFd>,
     progs: Vec<Prog>,
     bits: Shared,
+    /// The `pt_regs` address → TID cache of the BTF programs.
+    fast: Option<Map>,
     tasks: Map,
     counts: Map,
     ncpus: usize,
@@ -64,8 +66,8 @@ impl SyscallTracer {
         Self::start_with(btf::kernel_types())
     }
 
-    /// [`start`](Self::start) with the `sys_exit` program as a BTF tracepoint program when
-    /// `types` are given, as a raw tracepoint program (slower) otherwise.
+    /// [`start`](Self::start) with the BTF programs when `types` are given (the `sys_exit`
+    /// program a BTF tracepoint program), the raw ones (slower) otherwise.
     fn start_with(types: Option<btf::KernelTypes>) -> Result<SyscallTracer, SysTraceError> {
         let root = iolab_blocktrace::tracefs_root()?;
         let fork_tp = Tracepoint::read(&root, "sched", "sched_process_fork")?;
@@ -95,27 +97,47 @@ impl SyscallTracer {
             0,
         )?;
         let (t, c) = (tasks.raw_fd(), counts.raw_fd());
-        use bpf::{BPF_PROG_TYPE_RAW_TRACEPOINT as RAW, BPF_PROG_TYPE_TRACEPOINT as PERF};
-        let exit = Prog::load("iolab_exit", RAW, &insn::exit(t))?;
-        let fork = Prog::load("iolab_fork", PERF, &insn::fork(t, c, child_pid))?;
-        let exec = Prog::load("iolab_exec", PERF, &insn::exec(t, pid, old_pid))?;
-        let raw = || Prog::load("iolab_sys_exit", RAW, &insn::sys_exit(t, c, Access::Raw));
-        let (sys_exit, btf) = match types {
-            Some(k) => {
-                let access = Access::Btf {
-                    task_pid: k.task_pid,
-                    regs_nr: k.regs_nr,
-                };
-                match Prog::load_btf("iolab_sys_exit", k.sys_exit, &insn::sys_exit(t, c, access)) {
-                    Ok(p) => (p, true),
-                    // A kernel with BTF but without BTF tracepoint programs (before 5.5).
-                    Err(SysTraceError::Verifier { .. } | SysTraceError::Bpf { .. }) => {
-                        (raw()?, false)
+        let load = |access: Access| -> Result<[Prog; 4], SysTraceError> {
+            use bpf::{BPF_PROG_TYPE_RAW_TRACEPOINT as RAW, BPF_PROG_TYPE_TRACEPOINT as PERF};
+            let sys_exit = insn::sys_exit(t, c, access);
+            Ok([
+                Prog::load("iolab_exit", RAW, &insn::exit(t, c, access))?,
+                Prog::load("iolab_fork", PERF, &insn::fork(t, c, child_pid))?,
+                Prog::load("iolab_exec", PERF, &insn::exec(t, c, pid, old_pid, access))?,
+                match (access, types) {
+                    (Access::Btf { .. }, Some(k)) => {
+                        Prog::load_btf("iolab_sys_exit", k.sys_exit, &sys_exit)?
                     }
-                    Err(e) => return Err(e),
-                }
+                    _ => Prog::load("iolab_sys_exit", RAW, &sys_exit)?,
+                },
+            ])
+        };
+        let mut with_btf = None;
+        if let Some(k) = types {
+            let fast = Map::create(
+                "iolab_fast",
+                bpf::BPF_MAP_TYPE_ARRAY,
+                4,
+                insn::FAST_SIZE,
+                insn::FAST_ENTRIES,
+                0,
+            )?;
+            let access = Access::Btf {
+                task_pid: k.task_pid,
+                regs_nr: k.regs_nr,
+                fast: fast.raw_fd(),
+            };
+            match load(access) {
+                Ok(progs) => with_btf = Some((progs, fast)),
+                // A kernel with BTF that refuses what the BTF programs do (before 5.15).
+                Err(SysTraceError::Verifier { .. } | SysTraceError::Bpf { .. }) => {}
+                Err(e) => return Err(e),
             }
-            None => (raw()?, false),
+        }
+        let btf = with_btf.is_some();
+        let ([exit, fork, exec, sys_exit], fast) = match with_btf {
+            Some((progs, fast)) => (progs, Some(fast)),
+            None => (load(Access::Raw)?, None),
         };
 
         let base = per_call_ns();
@@ -129,6 +151,7 @@ impl SyscallTracer {
             links,
             progs: vec![exit, fork, exec, sys_exit],
             bits,
+            fast,
             tasks,
             counts,
             ncpus,
@@ -215,8 +238,9 @@ impl SyscallTracer {
     pub fn counts(&self) -> Result<SyscallCounts, SysTraceError> {
         let stride = self.per_cpu_len();
         let mut buf = vec![0u8; stride * self.ncpus];
-        let mut slots = Vec::with_capacity(COUNT_SLOTS as usize);
-        for key in 0..COUNT_SLOTS {
+        let mut slots = Vec::with_capacity(SLOT_SCRATCH as usize);
+        // Not the scratch slot: it holds an address, not counts.
+        for key in 0..SLOT_SCRATCH {
             let found = self
                 .counts
                 .lookup(&key.to_ne_bytes(), &mut buf)
@@ -259,7 +283,10 @@ impl SyscallTracer {
                 is_map: false,
             });
         }
-        for m in [&self.tasks, &self.counts] {
+        for m in [Some(&self.tasks), Some(&self.counts), self.fast.as_ref()]
+            .into_iter()
+            .flatten()
+        {
             out.push(KernelObject {
                 id: m.id()?,
                 is_map: true,
