@@ -164,8 +164,9 @@ const NOTE: &str = "Bytes per run (means over the ok runs) as the workload claim
                     flush-untimed). Device above the calls: the filesystem's journal, \
                     metadata and read-ahead (write-amplification). The write rates: the written bytes over \
                     the time the workload's write figures are over, and what the device wrote \
-                    over the whole run — a claimed rate far above the device's was timed \
-                    without its flush (flush-untimed).";
+                    over the time the writes took to reach it (the passes with the flushes \
+                    their figures leave out, or the whole run) — a claimed rate far above the \
+                    device's was timed without its flush (flush-untimed).";
 
 fn cell(v: Option<f64>, rate: bool) -> String {
     match v {

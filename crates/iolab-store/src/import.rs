@@ -92,7 +92,7 @@ impl Store {
                             series: d.series,
                             monitor: d.monitor,
                             findings: d.findings,
-                            outputs: src.run_outputs(run.id)?,
+                            outputs: d.outputs,
                         };
                         store::insert_run(tx, path, &record)?;
                         report.runs += 1;

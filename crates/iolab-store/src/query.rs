@@ -410,6 +410,7 @@ impl Store {
                 .into_iter()
                 .map(|f| f.finding)
                 .collect(),
+            outputs: self.run_outputs(id)?,
         })
     }
 

@@ -323,6 +323,19 @@ pub struct RunOutput {
     pub content: Vec<u8>,
 }
 
+/// In JSON (`iolab export`): `{name, bytes, text}`, the text when the content is UTF-8 (a
+/// tool's output almost always is), else `null`.
+impl Serialize for RunOutput {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("name", &self.name)?;
+        m.serialize_entry("bytes", &self.content.len())?;
+        m.serialize_entry("text", &std::str::from_utf8(&self.content).ok())?;
+        m.end()
+    }
+}
+
 impl RunRecord {
     /// A run with no measurements yet.
     pub fn new(run: NewRun) -> RunRecord {
@@ -409,6 +422,9 @@ pub struct RunDetails {
     pub series: Vec<Series>,
     pub monitor: Vec<MonitorSeries>,
     pub findings: Vec<Finding>,
+    /// What another tool printed (the `exec` kind); none for iolab's own kinds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<RunOutput>,
 }
 
 /// An experiment with its configurations and runs (without their measurements).

@@ -78,6 +78,20 @@ fn a_generic_tool_is_repeated_stored_and_read_again() {
         .collect();
     scores.sort_by(f64::total_cmp);
     assert_eq!(scores, [100.0, 101.0, 102.0]);
+    // The export carries what the tool printed, and how its run went.
+    let outputs = runs[0]["outputs"]
+        .as_array()
+        .expect("the raw outputs exported");
+    let names: Vec<&str> = outputs.iter().filter_map(|o| o["name"].as_str()).collect();
+    assert_eq!(names, ["exec.json", "stdout", "stderr"]);
+    let stdout_text = outputs[1]["text"].as_str().unwrap();
+    assert!(
+        stdout_text.starts_with("warming up\nscore: 10"),
+        "{stdout_text}"
+    );
+    let meta: Value = serde_json::from_str(outputs[0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(meta["tool"], "generic");
+    assert_eq!(meta["exit_code"], 0);
     // The raw output was kept: reading it again changes nothing.
     let o = s.run(&["reparse", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));

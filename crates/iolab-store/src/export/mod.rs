@@ -14,7 +14,8 @@
 //!                            flowops: [{..., histogram: [[upper_ns, count], ...]}],
 //!                            series: [{name, width_ns, ops: [...], bytes: [...]}],
 //!                            monitor: [{metric, unit, points: [[t_ns, value], ...]}],
-//!                            findings: [{check, severity, evidence, explanation, fix}] } ] } ] }
+//!                            findings: [{check, severity, evidence, explanation, fix}],
+//!                            outputs: [{name, bytes, text}] (another tool's raw output) } ] } ] }
 //! ```
 //!
 //! Times are RFC 3339 UTC strings with nanoseconds; NaN values are `null`.
