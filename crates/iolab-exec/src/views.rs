@@ -64,16 +64,7 @@ impl Section for ThreeViews {
 
 /// A configuration's three views.
 pub fn views(ok: &BTreeMap<String, MetricValues>, flowops: &[&Vec<FlowopStats>]) -> Views {
-    let mean = |name: &str| -> Option<f64> {
-        let v: Vec<f64> = ok
-            .get(name)?
-            .values
-            .iter()
-            .copied()
-            .filter(|x| x.is_finite())
-            .collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    };
+    let mean = |name: &str| -> Option<f64> { ok.get(name)?.finite_mean() };
     let tool = flowops
         .iter()
         .any(|rows| rows.iter().any(|f| f.extra["view"] == "claimed"));

@@ -66,16 +66,7 @@ impl Section for SqliteSection {
 
 /// A configuration's SQLite figures (`None` when its runs were not SQLite runs).
 pub fn per_transaction(ok: &BTreeMap<String, MetricValues>) -> Option<PerTransaction> {
-    let mean = |name: &str| -> Option<f64> {
-        let v: Vec<f64> = ok
-            .get(name)?
-            .values
-            .iter()
-            .copied()
-            .filter(|x| x.is_finite())
-            .collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    };
+    let mean = |name: &str| -> Option<f64> { ok.get(name)?.finite_mean() };
     // Bytes per transaction run by run: runs of different lengths weigh the same.
     let bytes_per_tx = match (ok.get("bytes"), ok.get("ops")) {
         (Some(b), Some(o)) => {

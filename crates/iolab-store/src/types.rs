@@ -507,6 +507,19 @@ pub struct MetricValues {
     pub runs: Vec<RunId>,
 }
 
+impl MetricValues {
+    /// The mean of the finite values (NaN: not measured in that run); `None` when none is.
+    pub fn finite_mean(&self) -> Option<f64> {
+        let v: Vec<f64> = self
+            .values
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+}
+
 /// A stored finding with what it is about.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoredFinding {

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{stderr, stdout, Scratch};
+use common::{run_metric as metric, stderr, stdout, Scratch};
 use serde_json::Value;
 
 /// A generic tool: a shell script that prints a result line.
@@ -27,15 +27,6 @@ max = 3
 drop_caches = false
 "#
     )
-}
-
-/// Metric `name` of an exported run.
-fn metric(run: &Value, name: &str) -> Option<f64> {
-    run["metrics"]
-        .as_array()?
-        .iter()
-        .find(|m| m["name"] == name)?["value"]
-        .as_f64()
 }
 
 fn run_file(s: &Scratch, f: &Path) -> std::process::Output {

@@ -24,11 +24,7 @@ fn checks(export: &Value) -> Vec<String> {
 }
 
 fn metric(export: &Value, name: &str) -> Option<f64> {
-    export["configs"][0]["runs"][0]["metrics"]
-        .as_array()?
-        .iter()
-        .find(|m| m["name"] == name)?["value"]
-        .as_f64()
+    common::run_metric(&export["configs"][0]["runs"][0], name)
 }
 
 fn micro(db: &Scratch, dir: &Path, extra: &[&str]) -> Value {

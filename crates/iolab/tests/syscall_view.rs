@@ -5,17 +5,8 @@
 
 mod common;
 
-use common::{stderr, Scratch};
+use common::{run_metric as metric, stderr, Scratch};
 use serde_json::Value;
-
-/// Metric `name` of an exported run.
-fn metric(run: &Value, name: &str) -> Option<f64> {
-    run["metrics"]
-        .as_array()?
-        .iter()
-        .find(|m| m["name"] == name)?["value"]
-        .as_f64()
-}
 
 fn only_run(s: &Scratch) -> Value {
     let exp = s.latest();

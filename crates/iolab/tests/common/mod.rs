@@ -70,6 +70,15 @@ pub fn html_section<'a>(html: &'a str, id: &str) -> &'a str {
     &s[..s.find("</section>").unwrap()]
 }
 
+/// Metric `name` of an exported run (`iolab export`'s `configs[].runs[]`).
+pub fn run_metric(run: &Value, name: &str) -> Option<f64> {
+    run["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?["value"]
+        .as_f64()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
