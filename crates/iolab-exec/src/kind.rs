@@ -163,6 +163,19 @@ pub fn read(cx: &mut Ctx, entry: &Entry, base: &Path, check: Check) -> Option<Ex
             .cloned()
             .unwrap_or_else(|| adapter.program().to_string())
     });
+    if check == Check::Program {
+        for (key, path) in run.needs_files() {
+            if !path.is_file() {
+                let at = t.get(key).map_or(&entry.key_span, |e| e.point());
+                cx.error_hint(
+                    at,
+                    format!("`{KEY}.{key}`: {}: no such file", path.display()),
+                    "a relative path starts at the experiment file's directory",
+                );
+                return None;
+            }
+        }
+    }
     let found = match check {
         Check::Program => match locate(&program) {
             Some(p) => Some(p),

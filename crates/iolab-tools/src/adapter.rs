@@ -80,6 +80,12 @@ pub trait ToolRun: fmt::Debug + Send + Sync {
     /// Reads one run's output. `Err` when the output is not a valid result (the run is then
     /// stored as failed with the reason, never with a made-up number).
     fn parse(&self, raw: &Raw) -> Result<Parsed, Invalid>;
+    /// Files of the user's the run reads, each with the key that names it (a fio job file):
+    /// checked to exist when the experiment is loaded to run (not when old runs are read
+    /// again), so that a mistyped path is a located error, not a failed run. Default: none.
+    fn needs_files(&self) -> Vec<(&'static str, std::path::PathBuf)> {
+        Vec::new()
+    }
     /// The metric the stopping rule watches when the experiment names none: default
     /// iolab's throughput (`ops_per_s`), for a tool that gives it.
     fn stop_metric(&self) -> Option<&str> {

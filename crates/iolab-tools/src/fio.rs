@@ -297,6 +297,13 @@ fn expand(template: &str, at: &Placeholders) -> String {
 }
 
 impl ToolRun for FioRun {
+    fn needs_files(&self) -> Vec<(&'static str, std::path::PathBuf)> {
+        match &self.job {
+            Job::File(p) => vec![("job", p.into())],
+            Job::Inline(_) => Vec::new(),
+        }
+    }
+
     fn invocation(&self, at: &Placeholders) -> Invocation {
         let mut inv = Invocation::default();
         let job = match &self.job {

@@ -227,6 +227,12 @@ fn bad_input_is_located_before_anything_runs() {
             2,
             "`no-such-tool-iolab`",
         ),
+        (
+            "jobfile",
+            r#"exec = { tool = "fio", job = "no-such-job.fio" }"#,
+            2,
+            "no-such-job.fio: no such file",
+        ),
     ] {
         let f = s.directory_experiment(
             &format!("{name}.toml"),
