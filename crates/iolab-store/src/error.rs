@@ -82,6 +82,15 @@ pub enum StoreError {
     #[error("writing the export failed: {0}")]
     Io(#[from] std::io::Error),
 
+    /// A run's record carried from the process that ran it (a container, a VM) could not be
+    /// written or read through its scratch file.
+    #[error("carrying a run's record through {}: {source}", path.display())]
+    Transfer {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
     #[error("results database {}: {source}", path.display())]
     Sqlite {
         path: PathBuf,

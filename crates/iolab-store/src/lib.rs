@@ -99,6 +99,7 @@ mod import;
 mod query;
 pub mod schema;
 mod store;
+pub mod transfer;
 pub mod types;
 
 pub use error::{Result, StoreError};

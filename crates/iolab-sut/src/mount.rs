@@ -123,7 +123,7 @@ impl MountOptions {
 }
 
 /// Mount `source` on `target`.
-pub(crate) fn mount(source: &str, target: &Path, fstype: &str, opts: &MountOptions) -> Result<()> {
+pub fn mount(source: &str, target: &Path, fstype: &str, opts: &MountOptions) -> Result<()> {
     let mk_err = |error: io::Error, kernel: Vec<String>| {
         let hint = match error.raw_os_error() {
             Some(libc::EINVAL) if kernel.is_empty() => Some(
@@ -180,7 +180,7 @@ pub enum Unmounted {
 
 /// Unmount `target`: retry a busy filesystem briefly (a just-killed child may still hold a
 /// file), then detach lazily so that the name space is clean either way.
-pub(crate) fn unmount(target: &Path) -> Result<Unmounted> {
+pub fn unmount(target: &Path) -> Result<Unmounted> {
     let c = util::cstring(target).map_err(|e| Error::io("unmount", target, e))?;
     for attempt in 0..5 {
         // SAFETY: valid C string.

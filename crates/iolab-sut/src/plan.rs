@@ -6,7 +6,7 @@ use crate::target::Target;
 use crate::tunable::TunableName;
 
 /// Everything [`crate::Sut::prepare`] needs, already checked for consistency.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SutPlan {
     /// Where the files live.
     pub target: Target,
@@ -21,6 +21,8 @@ pub struct SutPlan {
     pub throttle: Option<crate::throttle::Throttle>,
     /// A block cache stacked on the origin.
     pub cache: Option<crate::stack::StackedCache>,
+    /// Where the workload runs (host, container, VM) and on which CPUs.
+    pub environment: crate::env::EnvPlan,
 }
 
 impl SutPlan {
@@ -34,6 +36,7 @@ impl SutPlan {
             || self.cache_limit.is_some()
             || self.throttle.is_some()
             || self.cache.is_some()
+            || !self.environment.is_host()
     }
 }
 

@@ -220,10 +220,14 @@ impl Sut {
         if inner.closed {
             return Err(Error::TornDown);
         }
-        let Some((source, fstype, opts)) = &prepared.mount_args else {
+        let Some((source, fstype, opts)) = prepared
+            .mount_args
+            .as_ref()
+            .filter(|_| !prepared.handed_over)
+        else {
             return Err(Error::Conflict {
                 path: prepared.mountpoint.clone(),
-                problem: "iolab did not mount this target, so it does not remount it".into(),
+                problem: "iolab did not mount this target here, so it does not remount it".into(),
             });
         };
         let t0 = std::time::Instant::now();
@@ -241,6 +245,48 @@ impl Sut {
             });
         }
         Ok(Remounted { unmount, mount })
+    }
+
+    /// Unmounts the run's filesystem from this machine so that another kernel (a VM's, with
+    /// the device as its disk) can mount it: the device, the filesystem type and the mount
+    /// options, as [`HandedOver`]. A target handed over before (a kept one) is handed over
+    /// again as it is. Fails for a target iolab did not mount (a directory, a tmpfs: memory
+    /// of this kernel's that no other kernel can see).
+    pub fn hand_over(&self, prepared: &mut Prepared) -> Result<HandedOver> {
+        let mut inner = lock(&self.shared);
+        if inner.closed {
+            return Err(Error::TornDown);
+        }
+        let (Some((source, fstype, opts)), Some(device)) = (&prepared.mount_args, &prepared.device)
+        else {
+            return Err(Error::Conflict {
+                path: prepared.mountpoint.clone(),
+                problem: "only a filesystem iolab made on a block device can be handed to \
+                          another kernel"
+                    .into(),
+            });
+        };
+        let handed = HandedOver {
+            device: device.path.clone(),
+            fstype: fstype.clone(),
+            options: opts.text.clone(),
+        };
+        if prepared.handed_over {
+            return Ok(handed);
+        }
+        let seq = prepared.seqs.iter().copied().find(|s| {
+            matches!(inner.journal.get(*s).map(|r| &r.entry),
+                Some(Entry::Mount { target, source: src, .. })
+                    if *target == prepared.mountpoint && src == source)
+        });
+        mount::unmount(&prepared.mountpoint)?;
+        if let Some(seq) = seq {
+            inner.journal.mark_undone(seq)?;
+            prepared.seqs.retain(|s| *s != seq);
+        }
+        prepared.handed_over = true;
+        prepared.mount = None;
+        Ok(handed)
     }
 
     /// Undo everything outstanding and close the session.
@@ -333,7 +379,20 @@ pub struct Prepared {
     /// engine's threads.
     pub throttle: Option<ThrottleCgroup>,
     mount_args: Option<(String, String, MountOptions)>,
+    /// Unmounted from this machine for another kernel ([`Sut::hand_over`]).
+    handed_over: bool,
     seqs: Vec<u64>,
+}
+
+/// A filesystem handed to another kernel: what it mounts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandedOver {
+    /// The block device on this machine (the VM's disk).
+    pub device: PathBuf,
+    /// `ext4`, `xfs`, …
+    pub fstype: String,
+    /// The mount options as written.
+    pub options: String,
 }
 
 /// The changes of one `prepare`, in progress. Targets record through it.
@@ -512,6 +571,7 @@ fn prepare_in(tx: &mut Tx<'_>, plan: &SutPlan) -> Result<Prepared> {
         cgroup: None,
         throttle: None,
         mount_args: None,
+        handed_over: false,
         seqs: Vec::new(),
     };
     match acquired {

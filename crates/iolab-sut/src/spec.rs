@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::blockdev::DevInfo;
+use crate::env::{self, EnvPlan, EnvironmentSpec};
 use crate::error::{Error, Result, SpecError};
 use crate::fs::FsKind;
 use crate::mount::MountOptions;
@@ -45,7 +46,7 @@ pub const MIN_IMAGE_SIZE: u64 = 16 << 20;
 pub const MIN_CACHE_LIMIT: u64 = 8 << 20;
 
 /// The SUT section of an experiment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SutSpec {
     /// Where the files live.
@@ -68,6 +69,14 @@ pub struct SutSpec {
     /// has it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheSpec>,
+    /// Where the workload runs: `"host"` (default), `"container"`, `"vm"`, or a table with
+    /// the environment's settings ([`crate::env`]).
+    #[serde(
+        default,
+        deserialize_with = "crate::env::deserialize_environment",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub environment: Option<EnvironmentSpec>,
 }
 
 /// `throttle = { read_iops = 150, write_iops = 150, read_bps = "100M", write_bps = "100M" }`:
@@ -277,7 +286,7 @@ impl SutSpec {
         let throttle = self
             .throttle
             .as_ref()
-            .and_then(|t| validate_throttle(t, &self.target, &mut errors));
+            .and_then(|t| validate_throttle("throttle", t, &self.target, &mut errors));
         let cache = self.cache.as_ref().and_then(|c| {
             let before = errors.len();
             if !matches!(
@@ -302,14 +311,58 @@ impl SutSpec {
             }
             Some(c)
         });
-        match target {
-            Some(target) if errors.is_empty() => Ok(SutPlan {
+        let environment = match &self.environment {
+            None => Some(EnvPlan::default()),
+            Some(e) => {
+                let plan = env::validate(e, &self.target, &mut errors);
+                if let Some(p) = plan.as_ref().filter(|p| !p.is_host()) {
+                    // The container's or the VM's own limits apply to the workload there;
+                    // iolab's cgroups for the engine in its own process would not.
+                    for (key, given, instead) in [
+                        ("cache_limit", cache_limit.is_some(), "environment.memory"),
+                        ("throttle", throttle.is_some(), "environment.io"),
+                    ] {
+                        if given {
+                            errors.push(
+                                SpecError::key(
+                                    key,
+                                    format!(
+                                        "`{key}` limits iolab's own process; the workload runs \
+                                         in a {}",
+                                        p.name()
+                                    ),
+                                )
+                                .hint(Some(
+                                    if p.name() == "container" {
+                                        format!("give the container's limit as {instead}")
+                                    } else {
+                                        "remove it: a VM's memory is environment.memory".into()
+                                    },
+                                )),
+                            );
+                        }
+                    }
+                    if here {
+                        env::check_here(e, p, &mut errors);
+                    }
+                }
+                if let (Some(p), true) = (&plan, here) {
+                    if p.is_host() {
+                        env::check_here(e, p, &mut errors);
+                    }
+                }
+                plan
+            }
+        };
+        match (target, environment) {
+            (Some(target), Some(environment)) if errors.is_empty() => Ok(SutPlan {
                 target,
                 fs,
                 tunables,
                 cache_limit,
                 throttle,
                 cache,
+                environment,
             }),
             _ => Err(errors),
         }
@@ -318,7 +371,8 @@ impl SutSpec {
 
 /// `throttle = { ... }`: at least one limit, each positive, on a target with a device of
 /// its own.
-fn validate_throttle(
+pub(crate) fn validate_throttle(
+    field: &str,
     t: &ThrottleSpec,
     target: &TargetSpec,
     errors: &mut Vec<SpecError>,
@@ -330,7 +384,7 @@ fn validate_throttle(
     ) {
         errors.push(
             SpecError::key(
-                "throttle",
+                field,
                 "throttling slows the target's block device down: a tmpfs has none, and a \
                  directory's device is shared with the rest of the machine",
             )
@@ -368,14 +422,14 @@ fn validate_throttle(
         }
     };
     let plan = Throttle {
-        read_iops: iops("throttle.read_iops", t.read_iops, errors),
-        write_iops: iops("throttle.write_iops", t.write_iops, errors),
-        read_bps: bps("throttle.read_bps", &t.read_bps, errors),
-        write_bps: bps("throttle.write_bps", &t.write_bps, errors),
+        read_iops: iops(&format!("{field}.read_iops"), t.read_iops, errors),
+        write_iops: iops(&format!("{field}.write_iops"), t.write_iops, errors),
+        read_bps: bps(&format!("{field}.read_bps"), &t.read_bps, errors),
+        write_bps: bps(&format!("{field}.write_bps"), &t.write_bps, errors),
     };
     if errors.len() == before && plan.files().is_empty() {
         errors.push(SpecError::value(
-            "throttle",
+            field,
             "give at least one of read_iops, write_iops, read_bps, write_bps",
         ));
     }

@@ -20,6 +20,7 @@
 //! This crate never prints.
 
 pub mod block;
+pub mod cpus;
 pub mod dev;
 pub mod error;
 pub mod meminfo;

@@ -34,6 +34,14 @@ mod term;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A run in a container or a VM: not a command for people (iolab-experiment's run::worker).
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(
+            iolab_experiment::run::worker::SUBCOMMAND,
+        ))
+    {
+        return ExitCode::from(iolab_experiment::run::worker::serve() as u8);
+    }
     let matches = cli::command().get_matches();
     let cancel = match signals::install() {
         Ok(c) => c,

@@ -51,8 +51,12 @@ pub struct ExperimentPlan {
     /// The `[[then]]` stages, checked; each is read again by [`load::stage`] once the stage
     /// before it has run (its `${previous.trace}` is known only then).
     pub then: Vec<Stage>,
-    /// The file's text, kept when it has stages.
+    /// The experiment file's text (`None` for a single run's plan): what a stage is read
+    /// again from, and what a worker process (a run in a container or a VM) reads its
+    /// workload from.
     pub(crate) text: Option<std::sync::Arc<str>>,
+    /// For a stage: its index and the previous stage's trace ([`load::stage`]'s arguments).
+    pub(crate) stage_at: Option<(usize, Option<PathBuf>)>,
     /// Whether this stage refers to `${previous.trace}`.
     pub uses_previous_trace: bool,
 }

@@ -41,6 +41,7 @@ pub fn single(run: CommandPlan) -> Result<ExperimentPlan, UsageError> {
         cache_limit: None,
         throttle: None,
         cache: None,
+        environment: None,
     };
     let sut = sut_spec
         .validate()
@@ -99,6 +100,7 @@ pub fn single(run: CommandPlan) -> Result<ExperimentPlan, UsageError> {
         resolved,
         then: Vec::new(),
         text: None,
+        stage_at: None,
         uses_previous_trace: false,
     })
 }

@@ -23,10 +23,12 @@ mod environment;
 pub mod monitor;
 mod one_run;
 mod outcome;
+mod place;
 mod preflight;
 mod resume;
 mod schedule;
 pub mod syscalls;
+pub mod worker;
 pub use iolab_kind::record;
 pub mod saved_trace;
 
@@ -333,6 +335,7 @@ pub fn run_experiment(
         pending_trace: None,
         cap_use: None,
         failed_outputs: Vec::new(),
+        placed: None,
     };
     let result = session.rounds(&mut states, max);
     // Whatever happened, a kept filesystem goes and everything is restored.
@@ -395,6 +398,8 @@ struct Session<'a> {
     /// What another tool printed in a run that failed (the `exec` kind): stored with the
     /// failed run, so its reason can be read in the tool's own words and parsed again.
     failed_outputs: Vec<iolab_store::RunOutput>,
+    /// Where the run in flight executed (its environment's record), once it has.
+    placed: Option<Value>,
 }
 
 impl Session<'_> {

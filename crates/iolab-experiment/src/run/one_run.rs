@@ -3,6 +3,7 @@
 //! tear down; and what a workload may ask of the system under test meanwhile.
 
 use super::environment::run_environment;
+use super::place::Runner;
 use super::*;
 
 impl Session<'_> {
@@ -59,7 +60,10 @@ impl Session<'_> {
             ),
             Ok(mut p) => {
                 let mut environment = run_environment(config, &p);
-                let r = self.execute(config, &mut p, seed, number, rep);
+                let r = self.execute(i, config, &mut p, seed, number, rep);
+                if let (Some(placed), Value::Object(o)) = (self.placed.take(), &mut environment) {
+                    o.insert("environment".into(), placed);
+                }
                 if let (Some(u), Some(sut)) = (self.cap_use.take(), environment.get_mut("sut")) {
                     sut["cache_cap"] = json!({
                         "cap_bytes": u.cap_bytes,
@@ -190,8 +194,10 @@ impl Session<'_> {
 
     /// The workload part of a run, in the prepared directory: its kind runs it on the engine;
     /// the runner drops caches and watches the timed region, then runs the checks.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn execute(
         &mut self,
+        i: usize,
         config: &ConfigPlan,
         p: &mut Prepared,
         seed: u64,
@@ -221,6 +227,11 @@ impl Session<'_> {
         };
         let device_name = p.device.as_ref().map(|d| d.name.clone());
         let workload = &config.workload;
+        let runner = Runner {
+            plan: self.plan,
+            opts: self.opts,
+            sut: self.sut,
+        };
         let mut obs = Hooks {
             outer: &mut *self.obs,
             drop_caches: self.plan.procedure.drop_caches,
@@ -251,19 +262,9 @@ impl Session<'_> {
             environment: Value::Null,
         });
         obs.outer.phase(Phase::Populating);
-        let dir = p.mountpoint.clone();
-        let result = workload.run(&mut RunCtx {
-            dir: &dir,
-            seed,
-            number,
-            cancel: &self.opts.cancel,
-            hooks: &mut obs,
-            record: &mut rec,
-            sut: &mut SessionSut {
-                sut: self.sut,
-                prepared: &mut *p,
-            },
-        });
+        let (result, placed) =
+            runner.run_placed(i, p, seed, number, repetition, &mut obs, &mut rec);
+        self.placed = Some(placed.record);
         obs.watch.stop();
         if result.is_err() {
             self.failed_outputs = std::mem::take(&mut rec.outputs);
@@ -318,8 +319,8 @@ impl Session<'_> {
 
 /// The runner's session and the run's prepared target, for a kind's [`SutControl`] requests.
 pub(super) struct SessionSut<'a> {
-    sut: &'a Sut,
-    prepared: &'a mut Prepared,
+    pub(super) sut: &'a Sut,
+    pub(super) prepared: &'a mut Prepared,
 }
 
 impl SutControl for SessionSut<'_> {

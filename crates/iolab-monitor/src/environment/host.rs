@@ -178,26 +178,7 @@ pub fn parse_os_release(text: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// Parse a CPU or node list (`0-3,8,10-11`) into its members; `None` if malformed. An empty
-/// list (as in `cpu/offline` when all are online) is empty.
-pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
-    const MAX: u32 = 1 << 16;
-    let mut out = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a.parse::<u32>().ok()?, b.parse::<u32>().ok()?),
-            None => {
-                let a = part.parse::<u32>().ok()?;
-                (a, a)
-            }
-        };
-        if b < a || b - a >= MAX || out.len() as u32 + (b - a) >= MAX {
-            return None;
-        }
-        out.extend(a..=b);
-    }
-    Some(out)
-}
+pub use iolab_sys::cpus::parse_cpu_list;
 
 /// First field of `/proc/uptime`: seconds since boot.
 pub fn parse_uptime(text: &str) -> Option<f64> {
@@ -412,19 +393,6 @@ mod tests {
         assert_eq!(m["ODD"], "say \"hi\" \\ $HOME \\n");
         assert!(!m.contains_key("# comment"));
         assert_eq!(m.len(), 6);
-    }
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(
-            parse_cpu_list("0-3,8,10-11\n"),
-            Some(vec![0, 1, 2, 3, 8, 10, 11])
-        );
-        assert_eq!(parse_cpu_list("0\n"), Some(vec![0]));
-        assert_eq!(parse_cpu_list("\n"), Some(vec![]));
-        assert_eq!(parse_cpu_list("3-1"), None);
-        assert_eq!(parse_cpu_list("a"), None);
-        assert_eq!(parse_cpu_list("0-4294967295"), None);
     }
 
     #[test]
