@@ -187,6 +187,14 @@ impl Watch {
         }
     }
 
+    /// The workload runs in the worker process `pid` (see
+    /// [`super::syscalls::SyscallView::worker`]).
+    pub fn worker(&mut self, pid: u32) {
+        if let Some(v) = &mut self.syscalls {
+            v.worker(pid);
+        }
+    }
+
     /// Runs `f` (iolab's own output during the timed region) outside the syscall view.
     pub fn quiet<R>(&self, f: impl FnOnce() -> R) -> R {
         match &self.syscalls {

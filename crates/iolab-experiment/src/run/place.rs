@@ -4,6 +4,8 @@
 //! channel so that the runner's hooks (dropping caches, the monitors) run here exactly where
 //! they would for a run on the host.
 
+use std::io::{BufRead, BufReader};
+
 use iolab_sut::EnvKind;
 
 use super::one_run::SessionSut;
@@ -146,19 +148,194 @@ impl Runner<'_> {
         rec: &mut RunRecord,
         placed: &mut Placed,
     ) -> Result<(), RunFailure> {
-        let _ = (
-            i,
-            p,
-            seed,
-            number,
-            repetition,
-            obs,
-            rec,
-            placed,
-            worker::drive,
-        );
-        let _: Option<WorkerSide> = None;
-        let _ = Self::request;
-        Err(RunFailure::failed("not yet"))
+        match &self.plan.configs[i].sut.environment.kind {
+            EnvKind::Container(_) => {
+                let request =
+                    self.request(i, seed, number, repetition, &p.mountpoint, None, false)?;
+                in_container(p, &request, self.opts, obs, rec, placed)
+            }
+            EnvKind::Vm(_) => Err(RunFailure::failed("vm: todo")),
+            EnvKind::Host => unreachable!("a host run is not a worker's"),
+        }
+    }
+}
+
+/// Runs `request` in the prepared container: `iolab __worker` as its PID 1.
+fn in_container(
+    p: &mut Prepared,
+    request: &Request,
+    opts: &RunnerOptions,
+    obs: &mut Hooks<'_>,
+    rec: &mut RunRecord,
+    placed: &mut Placed,
+) -> Result<(), RunFailure> {
+    let ctr = p.container.as_ref().ok_or_else(|| {
+        RunFailure::failed("internal error: the container was not prepared".to_string())
+    })?;
+    let mut cmd = worker_command()?;
+    ctr.command(&mut cmd)
+        .map_err(|e| RunFailure::failed(format!("setting up the container: {e}")))?;
+    let mut child = Spawned::start(cmd)?;
+    obs.watch.worker(child.pid());
+    let mut side = WorkerSide::default();
+    let result = worker::drive(
+        child.link(),
+        request,
+        &mut RunCtx {
+            dir: &request.dir,
+            seed: request.seed,
+            number: request.number,
+            cancel: &opts.cancel,
+            hooks: obs,
+            record: rec,
+            sut: &mut NoSut,
+        },
+        &mut side,
+    );
+    let status = child.finish(Duration::from_secs(10));
+    let stats = ctr.stats();
+    placed.record["container"] = ctr.describe();
+    placed.record["usage"] = serde_json::to_value(&stats).unwrap_or(Value::Null);
+    placed.record["worker"] = side.facts;
+    result.map_err(|mut f| {
+        if ctr.oom_killed() {
+            f.message = format!(
+                "the container's memory limit was reached and the kernel's OOM killer ended \
+                 the workload ({})",
+                f.message
+            );
+            f.hint = Some("raise environment.memory, or make the workload smaller".into());
+        } else if let Some(why) = status.why(&child.stderr_tail()) {
+            f.message = format!("{}: {why}", f.message);
+        }
+        f
+    })
+}
+
+/// `iolab __worker`, this very binary.
+fn worker_command() -> Result<std::process::Command, RunFailure> {
+    let exe = std::env::current_exe()
+        .map_err(|e| RunFailure::failed(format!("finding iolab's own binary: {e}")))?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg(worker::SUBCOMMAND)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    Ok(cmd)
+}
+
+/// A worker process started here, its standard error kept (the last lines) for the reason
+/// of a failure.
+struct Spawned {
+    child: std::process::Child,
+    stderr: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How a worker process ended.
+struct Ended(Option<std::process::ExitStatus>);
+
+impl Ended {
+    /// Why it failed, in words, with what it wrote last; `None` if it exited 0.
+    fn why(&self, stderr: &str) -> Option<String> {
+        use std::os::unix::process::ExitStatusExt;
+        let how = match self.0 {
+            Some(s) if s.success() => return None,
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(c), _) => format!("the worker exited with status {c}"),
+                (None, Some(sig)) => format!("the worker was killed by signal {sig}"),
+                _ => "the worker ended".into(),
+            },
+            None => "the worker did not end and was killed".into(),
+        };
+        Some(if stderr.is_empty() {
+            how
+        } else {
+            format!("{how}; it said: {stderr}")
+        })
+    }
+}
+
+impl Spawned {
+    fn start(mut cmd: std::process::Command) -> Result<Spawned, RunFailure> {
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| RunFailure::failed(format!("starting the worker: {e}")))?;
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+        let reader = child.stderr.take().map(|err| {
+            let keep = std::sync::Arc::clone(&stderr);
+            std::thread::spawn(move || {
+                for line in BufReader::new(err).lines().map_while(Result::ok) {
+                    let mut k = keep
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if k.len() == 20 {
+                        k.pop_front();
+                    }
+                    k.push_back(line);
+                }
+            })
+        });
+        Ok(Spawned {
+            child,
+            stderr,
+            reader,
+        })
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The channel over its standard input and output (taken once).
+    fn link(&mut self) -> worker::Link {
+        let from: Box<dyn std::io::BufRead + Send> = match self.child.stdout.take() {
+            Some(o) => Box::new(BufReader::new(o)),
+            None => Box::new(std::io::empty()),
+        };
+        let to: Box<dyn std::io::Write + Send> = match self.child.stdin.take() {
+            Some(i) => Box::new(i),
+            None => Box::new(std::io::sink()),
+        };
+        worker::Link {
+            from_worker: from,
+            to_worker: to,
+        }
+    }
+
+    /// Waits up to `grace` for it to exit, then kills it.
+    fn finish(&mut self, grace: Duration) -> Ended {
+        let t0 = Instant::now();
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => break Ended(Some(s)),
+                Ok(None) if t0.elapsed() < grace => std::thread::sleep(Duration::from_millis(20)),
+                _ => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    break Ended(None);
+                }
+            }
+        }
+    }
+
+    fn stderr_tail(&mut self) -> String {
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        let k = self
+            .stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        k.iter().cloned().collect::<Vec<_>>().join(" / ")
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }

@@ -40,6 +40,9 @@ pub struct SyscallView {
     /// Why the view is off or partial, for the user.
     pub note: Option<String>,
     supervising: bool,
+    /// The workload runs in this worker process (a container's): its threads are counted,
+    /// not this process's.
+    worker: Option<u32>,
     /// The calling thread is counted (so [`SyscallView::quiet`] pauses it).
     counting_me: Option<i32>,
 }
@@ -65,12 +68,36 @@ impl SyscallView {
         self.supervising = true;
     }
 
+    /// The workload runs in the worker process `pid` (`iolab __worker` in a container): its
+    /// threads, and what they create, are counted instead of this process's; the worker's
+    /// link to the runner ([`super::worker::LINK_THREADS`]) is not.
+    pub fn worker(&mut self, pid: u32) {
+        self.worker = Some(pid);
+    }
+
     /// The timed region starts: the workload's threads are counted from now on.
     pub fn begin(&mut self) {
         let Some(t) = &self.tracer else { return };
+        if let Some(pid) = self.worker {
+            let mut failed = None;
+            for (tid, name) in threads(&format!("/proc/{pid}/task")) {
+                if super::worker::LINK_THREADS.contains(&name.as_str()) {
+                    continue;
+                }
+                if let Err(e) = t.count_task(tid) {
+                    failed.get_or_insert(e.to_string());
+                }
+            }
+            if let Some(e) = failed {
+                self.note = Some(format!(
+                    "the syscall view missed a thread of the worker: {e}"
+                ));
+            }
+            return;
+        }
         let me = iolab_systrace::gettid();
         let mut failed = None;
-        for (tid, name) in threads() {
+        for (tid, name) in threads("/proc/self/task") {
             if tid == me || OWN_THREADS.contains(&name.as_str()) {
                 continue;
             }
@@ -128,8 +155,9 @@ impl SyscallView {
 }
 
 /// The threads of this process: (TID, name).
-fn threads() -> Vec<(i32, String)> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+/// The threads listed in a `/proc/PID/task` directory, with their names.
+fn threads(task_dir: &str) -> Vec<(i32, String)> {
+    let Ok(dir) = std::fs::read_dir(task_dir) else {
         return Vec::new();
     };
     dir.filter_map(Result::ok)
