@@ -177,6 +177,48 @@ pub struct TimedPass {
     pub elapsed_ns: u64,
 }
 
+/// Where the run executed (issue 28's factor): the host, a container (cgroups and
+/// namespaces) or a virtual machine, with what its limits did over the timed region. Leave
+/// it `None` for a run on the host whose environment was not recorded.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EnvFacts {
+    /// `host`, `container` or `vm`; empty when unknown.
+    pub kind: String,
+    /// The CPUs the workload may run on (the container's cpuset, the VM's pinned CPUs).
+    pub cpuset: Option<Vec<u32>>,
+    /// The CFS quota in CPUs (cfs_quota_us ÷ cfs_period_us; Docker's `--cpus`); `None`: no
+    /// quota or unknown.
+    pub cpu_quota_cpus: Option<f64>,
+    /// Δ `nr_periods` of the container's `cpu.stat` over the run: scheduling periods in
+    /// which it had runnable tasks.
+    pub cpu_periods: Option<u64>,
+    /// Δ `nr_throttled`: periods in which the quota ran out and its tasks waited.
+    pub cpu_throttled_periods: Option<u64>,
+    /// Δ `throttled_time` (ns): how long they waited, summed over the CPUs' run queues (it
+    /// can exceed the run's elapsed time with several CPUs).
+    pub cpu_throttled_ns: Option<u64>,
+    /// The memory limit (v1 `memory.limit_in_bytes`, v2 `memory.max`).
+    pub memory_limit_bytes: Option<u64>,
+    /// Δ `memory.failcnt` over the run: how often the usage hit the limit (each time the
+    /// kernel reclaimed inside the container).
+    pub memory_failcnt: Option<u64>,
+    /// The peak of the container's memory (`memory.max_usage_in_bytes`), page cache included.
+    pub memory_peak_bytes: Option<u64>,
+    /// Processes the memory limit's OOM killer ended (`memory.oom_control` `oom_kill`).
+    pub oom_kills: Option<u64>,
+    /// A VM's disk cache mode as qemu was given it: `none`, `writeback`, `unsafe` or
+    /// `directsync`.
+    pub vm_cache: Option<String>,
+    /// A VM's accelerator: `kvm` (hardware virtualisation) or `tcg` (emulation).
+    pub vm_accel: Option<String>,
+    /// The clock source of the kernel the workload ran on (the guest's in a VM):
+    /// `/sys/devices/system/clocksource/clocksource0/current_clocksource`.
+    pub clocksource: Option<String>,
+    /// That kernel's `available_clocksource`.
+    pub available_clocksources: Option<Vec<String>>,
+}
+
 /// Everything the checks may look at after a run. Build it with `RunFacts::default()` and
 /// fill in what is known.
 ///
@@ -323,12 +365,17 @@ pub struct RunFacts {
     /// WML `system` commands that were not run (`--no-system`); `Some(empty)` when none was
     /// skipped.
     pub skipped_system: Option<Vec<String>>,
-    /// The run's device was throttled with write limits (`sut.throttle`); `Some(false)`:
-    /// throttled, reads only.
+    /// The run's device was throttled with write limits (`sut.throttle`, or a container's
+    /// blkio limit `environment.io`); `Some(false)`: throttled, reads only.
     pub throttle_limits_writes: Option<bool>,
-    /// Bytes of writes the throttle's cgroup was charged over the timed region (the writes
-    /// the limits applied to).
+    /// Bytes of writes the throttle's (or the container's) blkio cgroup was charged over the
+    /// timed region (the writes the limits applied to).
     pub throttle_charged_write_bytes: Option<u64>,
+
+    // --- Where it ran --------------------------------------------------------------------
+    /// The execution environment (host, container, VM) and what its limits did; `None`:
+    /// not recorded.
+    pub environment: Option<EnvFacts>,
 
     // --- The configuration ----------------------------------------------------------------
     /// The stopping rule's outcome; see the type's note.
@@ -380,6 +427,9 @@ pub struct PlanFacts {
     pub loop_direct_io: Option<bool>,
     /// `sut.throttle` limits writes (`Some(false)`: throttled, reads only).
     pub throttle_limits_writes: Option<bool>,
+    /// The environment the run will execute in, as planned (its kind, limits, a VM's cache
+    /// mode and accelerator); nothing measured.
+    pub environment: Option<EnvFacts>,
 }
 
 impl PlanFacts {
@@ -411,6 +461,7 @@ impl PlanFacts {
             dirty_writeback_centisecs: self.dirty_writeback_centisecs,
             interval_ns: self.interval_ns,
             throttle_limits_writes: self.throttle_limits_writes,
+            environment: self.environment.clone(),
             ..RunFacts::default()
         }
     }
@@ -505,6 +556,18 @@ mod tests {
         assert_eq!(f.app_write_bytes, None);
         assert_eq!(f.does_writes(), Some(true));
         assert_eq!(f.does_reads(), Some(false));
+    }
+
+    #[test]
+    fn the_planned_environment_is_carried_and_partial_json_leaves_the_rest_unknown() {
+        let plan: PlanFacts =
+            serde_json::from_str(r#"{"environment": {"kind": "vm", "vm_accel": "tcg"}}"#).unwrap();
+        let env = plan.to_run_facts().environment.expect("carried");
+        assert_eq!(env.kind, "vm");
+        assert_eq!(env.vm_accel.as_deref(), Some("tcg"));
+        assert_eq!(env.vm_cache, None);
+        assert_eq!(env.cpu_throttled_periods, None);
+        assert_eq!(PlanFacts::default().to_run_facts().environment, None);
     }
 
     #[test]

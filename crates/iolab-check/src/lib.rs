@@ -43,8 +43,9 @@ mod format;
 mod testutil;
 
 pub use facts::{
-    full_intervals, Access, CacheDropFacts, DatasetAdvice, DeviceFacts, FlowopCount, PlanFacts,
-    RunFacts, StoppingOutcome, SyncScope, TimedPass, UntimedFlush, FULL_INTERVAL_SLACK_DIVISOR,
+    full_intervals, Access, CacheDropFacts, DatasetAdvice, DeviceFacts, EnvFacts, FlowopCount,
+    PlanFacts, RunFacts, StoppingOutcome, SyncScope, TimedPass, UntimedFlush,
+    FULL_INTERVAL_SLACK_DIVISOR,
 };
 pub use finding::{Finding, Severity};
 
@@ -172,7 +173,9 @@ mod tests {
                 "short-run",
                 "loop-cached",
                 "throttle-bypassed",
-                "cache-cap-memory"
+                "cache-cap-memory",
+                "vm-cache-mode",
+                "tcg"
             ]
             .map(String::from)
             .into()
@@ -201,6 +204,38 @@ mod tests {
         for facts in [testutil::cold_read(), testutil::sync_write()] {
             assert_eq!(run_checks(&facts), vec![], "{facts:#?}");
         }
+    }
+
+    #[test]
+    fn healthy_runs_in_a_container_or_a_vm_have_no_findings() {
+        for env in [testutil::container(), testutil::vm()] {
+            for facts in [testutil::cold_read(), testutil::sync_write()] {
+                let facts = testutil::within(facts, env.clone());
+                assert_eq!(run_checks(&facts), vec![], "{facts:#?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_plan_s_environment_is_judged_before_running() {
+        let plan = PlanFacts {
+            access: Some(Access::Write),
+            sync_requested: Some(true),
+            sync_scope: Some(SyncScope::EachWrite),
+            environment: Some(EnvFacts {
+                vm_cache: Some("unsafe".into()),
+                vm_accel: Some("tcg".into()),
+                // Measured facts in a plan are not judged before running.
+                clocksource: Some("hpet".into()),
+                memory_failcnt: Some(3),
+                ..testutil::vm()
+            }),
+            ..PlanFacts::default()
+        };
+        let found = pre_run_checks(&plan);
+        let ids: Vec<&str> = found.iter().map(|x| x.id).collect();
+        assert_eq!(ids, ["vm-cache-mode", "tcg"]);
+        assert_eq!(found[0].severity, Severity::Error);
     }
 
     #[test]

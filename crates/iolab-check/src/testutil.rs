@@ -1,6 +1,6 @@
 //! Realistic facts of healthy runs, for tests to spoil one fact at a time.
 
-use crate::{Access, DatasetAdvice, DeviceFacts, Finding, RunFacts, SyncScope};
+use crate::{Access, DatasetAdvice, DeviceFacts, EnvFacts, Finding, RunFacts, SyncScope};
 use serde_json::Value;
 
 pub(crate) const GIB: u64 = 1 << 30;
@@ -83,6 +83,7 @@ pub(crate) fn cold_read() -> RunFacts {
         skipped_system: None,
         throttle_limits_writes: None,
         throttle_charged_write_bytes: None,
+        environment: None,
         stopping: None,
     }
 }
@@ -157,7 +158,49 @@ pub(crate) fn sync_write() -> RunFacts {
         skipped_system: None,
         throttle_limits_writes: None,
         throttle_charged_write_bytes: None,
+        environment: None,
         stopping: None,
+    }
+}
+
+/// A container whose limits the run stayed within: a 2-CPU quota the engine's 4 threads
+/// (6 s of CPU in 20 s) never used up, a 1 GiB memory limit with a 300 MiB peak.
+pub(crate) fn container() -> EnvFacts {
+    EnvFacts {
+        kind: "container".into(),
+        cpuset: None,
+        cpu_quota_cpus: Some(2.0),
+        cpu_periods: Some(200),
+        cpu_throttled_periods: Some(0),
+        cpu_throttled_ns: Some(0),
+        memory_limit_bytes: Some(GIB),
+        memory_failcnt: Some(0),
+        memory_peak_bytes: Some(300 * MIB),
+        oom_kills: Some(0),
+        vm_cache: None,
+        vm_accel: None,
+        clocksource: Some("tsc".into()),
+        available_clocksources: Some(vec!["tsc".into(), "hpet".into(), "acpi_pm".into()]),
+    }
+}
+
+/// A KVM guest whose disk bypasses the host's page cache (`cache=none`), on kvm-clock.
+pub(crate) fn vm() -> EnvFacts {
+    EnvFacts {
+        kind: "vm".into(),
+        vm_cache: Some("none".into()),
+        vm_accel: Some("kvm".into()),
+        clocksource: Some("kvm-clock".into()),
+        available_clocksources: Some(vec!["kvm-clock".into(), "tsc".into(), "acpi_pm".into()]),
+        ..EnvFacts::default()
+    }
+}
+
+/// `facts` run in `env`.
+pub(crate) fn within(facts: RunFacts, env: EnvFacts) -> RunFacts {
+    RunFacts {
+        environment: Some(env),
+        ..facts
     }
 }
 

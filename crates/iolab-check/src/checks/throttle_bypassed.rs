@@ -16,6 +16,9 @@
 //! buffered and syncs nothing itself: then its writes can only reach the device through the
 //! flusher threads.
 //!
+//! In a container (`environment.kind == "container"`) the limits are the container's blkio
+//! write limit (`environment.io`), charged the same way, and the finding says so.
+//!
 //! An O_DIRECT workload has no buffered data to write back: what the device wrote beyond
 //! the charge there is the filesystem's own (its journal thread, ext4's lazy inode-table
 //! initialisation after a fresh mkfs), not the workload escaping its limits, so the check
@@ -58,6 +61,36 @@ impl Check for ThrottleBypassed {
         if bypass < MIN_BYPASS_BYTES || (bypass as f64) < MIN_BYPASS_FRACTION * dev as f64 {
             return None;
         }
+        let (written, charged_text) = (format_bytes(dev), format_bytes(charged));
+        let gap = format!(
+            "{} ({:.0}%)",
+            format_bytes(bypass),
+            bypass as f64 / dev as f64 * 100.0
+        );
+        let how = "cgroup v1 throttles the I/O the workload's threads submit themselves; \
+                   buffered writes written back by the kernel's flusher threads (and the \
+                   filesystem's journal) pass at full speed";
+        let (explanation, fix) = if in_container(f) {
+            (
+                format!(
+                    "The device wrote {written} but the container's blkio write limit \
+                     (environment.io) was charged only {charged_text}: {gap} went past it. \
+                     {how}, so for them the container's disk was faster than its limit."
+                ),
+                CONTAINER_FIX,
+            )
+        } else {
+            (
+                format!(
+                    "The throttled device wrote {written} but the throttle was charged only \
+                     {charged_text}: {gap} went past the write limits. {how}, so for them the \
+                     origin was faster than the disk it imitates."
+                ),
+                "Throttle what v1 can: O_DIRECT writes, or the workload's own fsync/fdatasync \
+                 (writeback it starts is charged to it); or use a slow device. Reads that miss \
+                 the page cache are throttled either way.",
+            )
+        };
         Some(Finding {
             id: ID,
             severity: Severity::Warning,
@@ -67,23 +100,24 @@ impl Check for ThrottleBypassed {
                 "bypass_bytes": bypass,
                 "min_bypass_fraction": MIN_BYPASS_FRACTION,
             }),
-            explanation: format!(
-                "The throttled device wrote {} but the throttle was charged only {}: {} ({:.0}%) \
-                 went past the write limits. cgroup v1 throttles the I/O the workload's threads \
-                 submit themselves; buffered writes written back by the kernel's flusher \
-                 threads (and the filesystem's journal) pass at full speed, so for them the \
-                 origin was faster than the disk it imitates.",
-                format_bytes(dev),
-                format_bytes(charged),
-                format_bytes(bypass),
-                bypass as f64 / dev as f64 * 100.0,
-            ),
-            fix: "Throttle what v1 can: O_DIRECT writes, or the workload's own fsync/fdatasync \
-                  (writeback it starts is charged to it); or use a slow device. Reads that miss \
-                  the page cache are throttled either way."
-                .into(),
+            explanation,
+            fix: fix.into(),
         })
     }
+}
+
+/// What a container's limit applies to, and what to do when its writes bypass it.
+const CONTAINER_FIX: &str = "Write with O_DIRECT (sync = \"direct\") or sync the writes \
+                             (fsync/fdatasync: writeback the workload starts is charged to \
+                             it) for `environment.io` to hold them; otherwise the limit holds \
+                             only reads that miss the page cache and direct writes — state it \
+                             so, or leave `environment.io` out.";
+
+/// The limits are a container's blkio limit (`environment.io`), not `sut.throttle`.
+fn in_container(f: &RunFacts) -> bool {
+    f.environment
+        .as_ref()
+        .is_some_and(|e| e.kind == "container")
 }
 
 /// Before the run: buffered writes the workload does not sync itself.
@@ -91,24 +125,37 @@ fn planned(f: &RunFacts) -> Option<Finding> {
     if f.sync_requested != Some(false) || f.access == Some(Access::Read) {
         return None;
     }
+    let (limits, who, fix) = if in_container(f) {
+        (
+            "The container's blkio write limit (environment.io) limits writes",
+            "The container",
+            CONTAINER_FIX,
+        )
+    } else {
+        (
+            "The device is throttled with write limits",
+            "The origin",
+            "Write with O_DIRECT (sync = \"direct\") or sync the writes (fsync/fdatasync), \
+             whose writeback the workload's own threads do and the limits apply to.",
+        )
+    };
     Some(Finding {
         id: ID,
         severity: Severity::Warning,
         evidence: json!({ "o_direct": false, "sync_requested": false }),
-        explanation: "The device is throttled with write limits, but the workload writes \
-                      through the page cache and syncs nothing itself: the kernel's flusher \
-                      threads will write its data back, and cgroup v1 does not throttle them. \
-                      The origin will be as fast as the device for those writes."
-            .into(),
-        fix: "Write with O_DIRECT (sync = \"direct\") or sync the writes (fsync/fdatasync), \
-              whose writeback the workload's own threads do and the limits apply to."
-            .into(),
+        explanation: format!(
+            "{limits}, but the workload writes through the page cache and syncs nothing \
+             itself: the kernel's flusher threads will write its data back, and cgroup v1 does \
+             not throttle them. {who} will be as fast as the device for those writes."
+        ),
+        fix: fix.into(),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil;
 
     fn facts(limits: Option<bool>, charged: u64, dev: u64) -> RunFacts {
         let mut f = RunFacts {
@@ -151,6 +198,46 @@ mod tests {
         let mut unknown = facts(Some(true), 0, 0);
         unknown.device.write_bytes = None;
         assert!(ThrottleBypassed.check(&unknown).is_none());
+    }
+
+    #[test]
+    fn in_a_container_it_names_the_containers_limit() {
+        let mut f = facts(Some(true), 0, 100 << 20);
+        f.environment = Some(testutil::container());
+        let found = ThrottleBypassed.check(&f).unwrap();
+        assert_eq!(found.evidence["bypass_bytes"], 100u64 << 20);
+        assert!(
+            found.explanation.contains(
+                "the container's blkio write limit (environment.io) was charged only 0 B"
+            ),
+            "{}",
+            found.explanation
+        );
+        assert!(found.explanation.contains("flusher"));
+        assert!(
+            !found.explanation.contains("origin"),
+            "{}",
+            found.explanation
+        );
+        assert!(found.fix.contains("`environment.io`") && found.fix.contains("O_DIRECT"));
+        // Before the run, too.
+        f.throttle_charged_write_bytes = None;
+        f.o_direct = Some(false);
+        f.sync_requested = Some(false);
+        let found = ThrottleBypassed.check(&f).unwrap();
+        assert!(
+            found.explanation.starts_with(
+                "The container's blkio write limit (environment.io) limits writes, but"
+            ),
+            "{}",
+            found.explanation
+        );
+        assert!(found.explanation.contains("The container will be as fast"));
+        assert!(found.fix.contains("`environment.io`"));
+        // A VM's or the host's run keeps the origin's wording.
+        f.environment = Some(testutil::vm());
+        let found = ThrottleBypassed.check(&f).unwrap();
+        assert!(found.explanation.contains("The origin will"));
     }
 
     #[test]
