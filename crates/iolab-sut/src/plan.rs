@@ -6,7 +6,7 @@ use crate::target::Target;
 use crate::tunable::TunableName;
 
 /// Everything [`crate::Sut::prepare`] needs, already checked for consistency.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SutPlan {
     /// Where the files live.
     pub target: Target,
@@ -21,11 +21,13 @@ pub struct SutPlan {
     pub throttle: Option<crate::throttle::Throttle>,
     /// A block cache stacked on the origin.
     pub cache: Option<crate::stack::StackedCache>,
+    /// The run executes in a container with these limits (`None`: on the host).
+    pub container: Option<crate::container::ContainerSpec>,
 }
 
 impl SutPlan {
     /// Whether preparing it changes anything on the machine (mounts, loop devices, images,
-    /// tunables, cgroups): everything but an existing directory used as it is. Plans that
+    /// tunables, cgroups, a container): everything but an existing directory used as it is. Plans that
     /// change nothing run in a [`crate::Sut::in_place`] session.
     pub fn changes_machine(&self) -> bool {
         !matches!(self.target, Target::Directory(_))
@@ -34,6 +36,7 @@ impl SutPlan {
             || self.cache_limit.is_some()
             || self.throttle.is_some()
             || self.cache.is_some()
+            || self.container.is_some()
     }
 }
 

@@ -310,6 +310,7 @@ impl SutSpec {
                 cache_limit,
                 throttle,
                 cache,
+                container: None,
             }),
             _ => Err(errors),
         }
