@@ -18,10 +18,10 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::container::ContainerSpec;
 use crate::error::SpecError;
 use crate::size::parse_size;
 use crate::spec::{validate_throttle, TargetSpec, ThrottleSpec, TunableValue};
-use crate::throttle::Throttle;
 
 /// The environment as written: a kind (`"vm"`) or a table with a `kind`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -131,19 +131,9 @@ impl EnvPlan {
 pub enum EnvKind {
     #[default]
     Host,
-    Container(ContainerLimits),
+    /// Its limits; its `cpuset` is the environment's.
+    Container(ContainerSpec),
     Vm(VmPlan),
-}
-
-/// A container's limits and what it sees.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ContainerLimits {
-    pub cpus: Option<f64>,
-    pub memory: Option<u64>,
-    pub pids: Option<u64>,
-    pub io: Option<Throttle>,
-    pub hostname: String,
-    pub rootfs: Option<PathBuf>,
 }
 
 /// A VM's settings.
@@ -210,8 +200,6 @@ pub enum VmAccel {
 pub const VM_MEMORY: u64 = 1 << 30;
 /// Default bound on a guest's life beyond its workload's planned time.
 pub const VM_TIMEOUT: Duration = Duration::from_secs(300);
-/// Smallest container memory limit accepted.
-pub const MIN_CONTAINER_MEMORY: u64 = 4 << 20;
 /// Smallest guest memory accepted (the kernel and iolab must fit).
 pub const MIN_VM_MEMORY: u64 = 128 << 20;
 
@@ -330,13 +318,15 @@ pub(crate) fn validate(
                     ),
                 ));
             }
-            EnvKind::Container(ContainerLimits {
+            EnvKind::Container(ContainerSpec {
                 cpus,
-                memory: memory(MIN_CONTAINER_MEMORY, errors),
+                cpuset: cpuset.clone(),
+                memory: memory(crate::container::MIN_MEMORY, errors),
                 pids: e.pids,
                 io,
                 hostname,
                 rootfs: e.rootfs.clone(),
+                keep_paths: Vec::new(),
             })
         }
         "vm" => {
@@ -441,26 +431,10 @@ pub(crate) fn check_here(e: &EnvironmentSpec, plan: &EnvPlan, errors: &mut Vec<S
         }
     }
     if let EnvKind::Container(c) = &plan.kind {
-        if let (Some(cpus), Ok(online)) = (c.cpus, iolab_sys::cpus::online()) {
-            let most = plan.cpuset.as_ref().map_or(online.len(), Vec::len);
-            if cpus > most as f64 {
-                errors.push(SpecError::value(
-                    "environment.cpus",
-                    format!("{cpus} CPUs is more than the {most} it may run on: the quota would never apply"),
-                ));
-            }
-        }
-        if let Some(r) = &c.rootfs {
-            if !r.is_dir() {
-                errors.push(
-                    SpecError::value(
-                        "environment.rootfs",
-                        format!("{} is not a directory", r.display()),
-                    )
-                    .hint(Some(
-                        "a directory holding a root filesystem (e.g. made by debootstrap)".into(),
-                    )),
-                );
+        // What `validate` judged already (the CPUs above, for every kind) is said once.
+        for p in c.machine_problems() {
+            if p.field != "environment.cpuset" && !errors.iter().any(|e| e.field == p.field) {
+                errors.push(p);
             }
         }
     }

@@ -108,6 +108,19 @@ pub enum Error {
         reason: String,
     },
 
+    /// A program could not be started in a container: the step that failed (joining a
+    /// cgroup, unsharing the namespaces, mounting proc, …) and the OS error.
+    #[error(
+        "cannot start the container's program: {step}: {error}{}",
+        permission_hint(error)
+    )]
+    ContainerStart {
+        /// What was being done.
+        step: String,
+        /// The OS error.
+        error: io::Error,
+    },
+
     /// Another process holds the journal (a live iolab session).
     #[error(
         "journal {} is in use by {}; that iolab restores its own changes when it exits \

@@ -105,6 +105,12 @@ pub enum Entry {
         /// The cgroup directory.
         path: PathBuf,
     },
+    /// A cgroup of a container (`iolab-ctr-…`, any controller, v1 or v2). Undo: SIGKILL
+    /// every process in it, wait for them to leave (bounded), rmdir.
+    Container {
+        /// The cgroup directory.
+        path: PathBuf,
+    },
     /// A directory a workload needed that did not exist (a WML fileset's `path`), the
     /// topmost of those iolab made. Undo: remove it with everything in it, on its own
     /// filesystem, if it was born no earlier than the record (see [`crate::workdir`]).
@@ -145,6 +151,7 @@ impl Entry {
                 ratio_path.display()
             ),
             Entry::Cgroup { path } => format!("cgroup {}", path.display()),
+            Entry::Container { path } => format!("container cgroup {}", path.display()),
             Entry::WorkDir { path } => format!("workload directory {}", path.display()),
             Entry::Undone { of } => format!("undone #{of}"),
         }

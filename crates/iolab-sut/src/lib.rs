@@ -14,6 +14,7 @@
 //! | [`cache`], [`residency`] | drop caches and check that the run's own files left the page cache (`cachestat(2)`, `mincore(2)`) |
 //! | [`cgroup`] | a v1 memory cgroup capping the engine's page cache |
 //! | [`throttle`] | a v1 blkio cgroup slowing the origin down like a disk (what it does and does not throttle) |
+//! | [`container`] | a run in a container: cgroups with limits (v1, or v2 where enabled), new namespaces, the program PID 1 |
 //! | [`stack`] | dm-cache and bcache stacked on the origin: specification, kernel detection |
 //! | [`safety`] | refusing mounted, root, busy, foreign or signed devices |
 //! | [`journal`], [`recover()`] | every change written down before it is made; undoing them |
@@ -35,6 +36,7 @@
 pub mod blockdev;
 pub mod cache;
 pub mod cgroup;
+pub mod container;
 pub mod env;
 pub mod error;
 pub mod fs;
@@ -59,6 +61,7 @@ pub mod workdir;
 pub use blockdev::DevInfo;
 pub use cache::{drop_caches, DropReport};
 pub use cgroup::CacheCgroup;
+pub use container::{Container, ContainerSpec, ContainerStats, Problem};
 pub use env::{EnvKind, EnvPlan, EnvironmentSpec};
 pub use error::{At, Error, MountFailure, Refusal, Result, SpecError};
 pub use fs::{availability, Availability, FsKind};

@@ -23,11 +23,13 @@ pub struct SutPlan {
     pub cache: Option<crate::stack::StackedCache>,
     /// Where the workload runs (host, container, VM) and on which CPUs.
     pub environment: crate::env::EnvPlan,
+    /// The run executes in a container with these limits (`None`: on the host).
+    pub container: Option<crate::container::ContainerSpec>,
 }
 
 impl SutPlan {
     /// Whether preparing it changes anything on the machine (mounts, loop devices, images,
-    /// tunables, cgroups): everything but an existing directory used as it is. Plans that
+    /// tunables, cgroups, a container): everything but an existing directory used as it is. Plans that
     /// change nothing run in a [`crate::Sut::in_place`] session.
     pub fn changes_machine(&self) -> bool {
         !matches!(self.target, Target::Directory(_))

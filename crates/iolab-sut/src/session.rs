@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::blockdev::DevInfo;
 use crate::cgroup::{self, CacheCgroup};
+use crate::container::{self, Container};
 use crate::error::{Error, Result};
 use crate::fs::{self, FsKind};
 use crate::journal::{Entry, Journal, DEFAULT_JOURNAL};
@@ -378,6 +379,9 @@ pub struct Prepared {
     /// The blkio cgroup throttling the device, if `throttle` was asked for. Add the
     /// engine's threads.
     pub throttle: Option<ThrottleCgroup>,
+    /// The container the run executes in, if the plan has one: start programs in it
+    /// with [`Container::spawn`].
+    pub container: Option<Container>,
     mount_args: Option<(String, String, MountOptions)>,
     /// Unmounted from this machine for another kernel ([`Sut::hand_over`]).
     handed_over: bool,
@@ -559,6 +563,11 @@ fn prepare_in(tx: &mut Tx<'_>, plan: &SutPlan) -> Result<Prepared> {
     if let Some(c) = &plan.cache {
         stack::require(c)?;
     }
+    if let Some(c) = &plan.container {
+        if let Some(p) = c.machine_problems().into_iter().next() {
+            return Err(p.into());
+        }
+    }
 
     let acquired = plan.target.as_acquire().acquire(tx, plan.fs.as_ref())?;
     let mut prepared = Prepared {
@@ -570,6 +579,7 @@ fn prepare_in(tx: &mut Tx<'_>, plan: &SutPlan) -> Result<Prepared> {
         tunables: Vec::new(),
         cgroup: None,
         throttle: None,
+        container: None,
         mount_args: None,
         handed_over: false,
         seqs: Vec::new(),
@@ -630,6 +640,13 @@ fn prepare_in(tx: &mut Tx<'_>, plan: &SutPlan) -> Result<Prepared> {
             ));
         };
         prepared.throttle = Some(tx.create_throttle(limits, device)?);
+    }
+    if let Some(c) = &plan.container {
+        let dev = prepared
+            .device
+            .as_ref()
+            .map(|d| throttle::throttle_dev(&d.name, &d.queue_name, d.dev));
+        prepared.container = Some(container::create(tx, c, dev, &prepared.mountpoint)?);
     }
     Ok(prepared)
 }

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::blockdev::DevInfo;
+use crate::container::ContainerSpec;
 use crate::env::{self, EnvPlan, EnvironmentSpec};
 use crate::error::{Error, Result, SpecError};
 use crate::fs::FsKind;
@@ -354,6 +355,14 @@ impl SutSpec {
                 plan
             }
         };
+        // The container that `prepare` makes: the environment's, with its CPU set.
+        let container = environment.as_ref().and_then(|e| match &e.kind {
+            env::EnvKind::Container(c) => Some(ContainerSpec {
+                cpuset: e.cpuset.clone(),
+                ..c.clone()
+            }),
+            _ => None,
+        });
         match (target, environment) {
             (Some(target), Some(environment)) if errors.is_empty() => Ok(SutPlan {
                 target,
@@ -363,6 +372,7 @@ impl SutSpec {
                 throttle,
                 cache,
                 environment,
+                container,
             }),
             _ => Err(errors),
         }

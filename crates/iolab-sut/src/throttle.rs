@@ -105,19 +105,24 @@ impl ThrottleCgroup {
 
     /// What the cgroup was charged on the device so far.
     pub fn charged(&self) -> Result<Charged> {
-        let read = |f: &str| {
-            let p = self.path.join(f);
-            std::fs::read_to_string(&p).map_err(|e| Error::io("read", p, e))
-        };
-        let bytes = parse_service(&read("blkio.throttle.io_service_bytes")?, self.dev);
-        let ios = parse_service(&read("blkio.throttle.io_serviced")?, self.dev);
-        Ok(Charged {
-            read_bytes: bytes.0,
-            write_bytes: bytes.1,
-            reads: ios.0,
-            writes: ios.1,
-        })
+        charged_in(&self.path, self.dev)
     }
+}
+
+/// What the v1 blkio cgroup `dir` was charged on `dev` so far.
+pub(crate) fn charged_in(dir: &Path, dev: DevT) -> Result<Charged> {
+    let read = |f: &str| {
+        let p = dir.join(f);
+        std::fs::read_to_string(&p).map_err(|e| Error::io("read", p, e))
+    };
+    let bytes = parse_service(&read("blkio.throttle.io_service_bytes")?, dev);
+    let ios = parse_service(&read("blkio.throttle.io_serviced")?, dev);
+    Ok(Charged {
+        read_bytes: bytes.0,
+        write_bytes: bytes.1,
+        reads: ios.0,
+        writes: ios.1,
+    })
 }
 
 /// `(Read, Write)` of `dev` in a `blkio.throttle.io_service*` file:

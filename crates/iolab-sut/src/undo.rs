@@ -11,6 +11,7 @@ use std::io;
 use std::path::Path;
 
 use crate::cgroup;
+use crate::container;
 use crate::error::{Error, Result};
 use crate::journal::Entry;
 use crate::loopdev;
@@ -152,6 +153,25 @@ pub(crate) fn undo(seq: u64, entry: &Entry, time: u64) -> Result<Outcome> {
             if cgroup::remove(path)? {
                 Ok(Outcome::Undone(format!(
                     "removed cgroup {}",
+                    path.display()
+                )))
+            } else {
+                Ok(Outcome::AlreadyGone(format!(
+                    "{} does not exist",
+                    path.display()
+                )))
+            }
+        }
+        Entry::Container { path } => {
+            if !container::is_ours(path) {
+                return Err(foreign(
+                    seq,
+                    format!("{} is not an iolab container cgroup", path.display()),
+                ));
+            }
+            if container::remove(path)? {
+                Ok(Outcome::Undone(format!(
+                    "killed the processes of and removed container cgroup {}",
                     path.display()
                 )))
             } else {

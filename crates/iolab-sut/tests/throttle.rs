@@ -5,8 +5,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use common::*;
 use iolab_sut::{drop_caches, recover_path, Sut, SutOptions, ThrottleCgroup};
@@ -187,24 +187,9 @@ fn killed_session_leaves_no_throttle_after_recover() {
     let _hang = iolab_testkit::timeout(300);
     require_root();
     let s = Scratch::new("throttle-kill");
-    let mut child = iolab_testkit::child_half("throttle_child")
-        .env(CHILD_ENV, &s.dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut child, text) = start_child_half("throttle_child", CHILD_ENV, &s.dir);
     let ready = s.dir.join("ready");
-    let t0 = Instant::now();
-    while !ready.exists() || std::fs::read_to_string(&ready).unwrap().is_empty() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the child never got ready"
-        );
-        assert!(child.try_wait().unwrap().is_none(), "child died");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let cg = PathBuf::from(std::fs::read_to_string(&ready).unwrap());
+    let cg = PathBuf::from(text);
     assert!(cg.is_dir());
     child.kill().unwrap();
     child.wait().unwrap();

@@ -663,6 +663,9 @@ fn pin_alike(configs: &mut [ConfigPlan], json: &mut [Json]) {
     for (c, j) in configs.iter_mut().zip(json) {
         if c.sut.environment.cpuset.is_none() {
             c.sut.environment.cpuset = Some(default.clone());
+            if let Some(ctr) = &mut c.sut.container {
+                ctr.cpuset = Some(default.clone());
+            }
             if let Some(sut) = j.get_mut("sut").and_then(Json::as_object_mut) {
                 sut.insert(
                     "environment_cpuset".into(),

@@ -69,7 +69,14 @@ pub struct Observed {
 impl RunMonitor {
     /// Starts sampling (and tracing the first of `devices`) now; offsets count from
     /// `origin` (the timed region's start).
-    pub fn start(opts: &MonitorOptions, devices: Vec<String>, origin: Instant) -> RunMonitor {
+    /// `pid`: the process whose counters to follow (a worker's, a VM's qemu); `None`: this
+    /// one.
+    pub fn start(
+        opts: &MonitorOptions,
+        devices: Vec<String>,
+        pid: Option<u32>,
+        origin: Instant,
+    ) -> RunMonitor {
         let mut m = RunMonitor {
             device: devices.first().cloned(),
             ..RunMonitor::default()
@@ -98,7 +105,7 @@ impl RunMonitor {
             let cfg = SamplerConfig {
                 interval: opts.interval,
                 devices,
-                pid: None,
+                pid,
                 perf: true,
             };
             match Sampler::start(cfg, origin) {
@@ -158,6 +165,10 @@ pub struct Watch {
     planned: Option<Duration>,
     /// The syscall view, when asked for.
     syscalls: Option<super::syscalls::SyscallView>,
+    /// Where the workload ran (a container's or a VM's facts), for the checks.
+    environment: Option<iolab_check::EnvFacts>,
+    /// The process the workload runs in, when not this one (a container's worker, a VM).
+    process: Option<u32>,
 }
 
 impl Watch {
@@ -176,7 +187,19 @@ impl Watch {
             cap_use: None,
             charged: None,
             planned: None,
+            environment: None,
+            process: None,
         }
+    }
+
+    /// The workload runs in process `pid` (a VM's qemu): the process counters follow it.
+    pub fn process(&mut self, pid: u32) {
+        self.process = Some(pid);
+    }
+
+    /// Where the workload ran, for the checks.
+    pub fn environment(&mut self, facts: iolab_check::EnvFacts) {
+        self.environment = Some(facts);
     }
 
     /// The thread that starts the timed region only supervises another program (see
@@ -190,6 +213,7 @@ impl Watch {
     /// The workload runs in the worker process `pid` (see
     /// [`super::syscalls::SyscallView::worker`]).
     pub fn worker(&mut self, pid: u32) {
+        self.process = Some(pid);
         if let Some(v) = &mut self.syscalls {
             v.worker(pid);
         }
@@ -242,6 +266,7 @@ impl Watch {
         self.running = Some(RunMonitor::start(
             &self.opts,
             std::mem::take(&mut self.devices),
+            self.process,
             Instant::now(),
         ));
         // After the monitors: their threads are iolab's, not the workload's.
@@ -304,6 +329,7 @@ impl Watch {
                 .throttle
                 .as_ref()
                 .map(|(cg, _)| cg.limits.limits_writes()),
+            environment: self.environment.take(),
             ..run_facts(rec, intent, device, &observed)
         };
         rec.findings = findings(intent, &facts);
@@ -654,6 +680,7 @@ pub fn run_facts(
         skipped_system: intent.skipped_system.clone(),
         throttle_limits_writes: None,
         throttle_charged_write_bytes: metric("throttle.charged_write_bytes").map(|v| v as u64),
+        environment: None,
         stopping: None,
     }
 }

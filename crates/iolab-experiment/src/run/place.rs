@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader};
 
-use iolab_sut::EnvKind;
+use iolab_sut::{ContainerStats, EnvKind};
 
 use super::one_run::SessionSut;
 use super::worker::{self, Request, WorkerSide};
@@ -78,6 +78,16 @@ impl Runner<'_> {
         };
         let result = match &env.kind {
             EnvKind::Host => {
+                let seen = worker::facts();
+                obs.watch.environment(env_facts(
+                    iolab_check::EnvFacts {
+                        kind: "host".into(),
+                        cpuset: env.cpuset.clone(),
+                        ..iolab_check::EnvFacts::default()
+                    },
+                    None,
+                    &seen,
+                ));
                 let pinned = match env.cpuset.as_deref().map(Pinned::to).transpose() {
                     Ok(p) => p,
                     Err(f) => return (Err(f), placed),
@@ -172,11 +182,23 @@ fn in_container(
     let ctr = p.container.as_ref().ok_or_else(|| {
         RunFailure::failed("internal error: the container was not prepared".to_string())
     })?;
+    // A kept container (`fresh_fs = false`) ran earlier runs: this run's use is the change.
+    let _ = ctr.reset_peaks();
+    let before = ctr.stats();
+    if let Some(cg) = ctr.blkio() {
+        // What the container's blkio cgroup is charged over the timed region: the
+        // `throttle.*` metrics and `throttle-bypassed`, as for a throttled run on the host.
+        obs.watch.throttled(cg);
+    }
     let mut cmd = worker_command()?;
-    ctr.command(&mut cmd)
-        .map_err(|e| RunFailure::failed(format!("setting up the container: {e}")))?;
-    let mut child = Spawned::start(cmd)?;
-    obs.watch.worker(child.pid());
+    let mut child = Spawned::of(
+        ctr.spawn(&mut cmd)
+            .map_err(|e| RunFailure::failed(format!("starting the container: {e}")))?,
+    );
+    // The monitors and the syscall view follow the worker itself (PID 1 inside), not the
+    // process that waits for it.
+    let pid = ctr.program_pid(child.pid()).unwrap_or(child.pid());
+    obs.watch.worker(pid);
     let mut side = WorkerSide::default();
     let result = worker::drive(
         child.link(),
@@ -193,18 +215,16 @@ fn in_container(
         &mut side,
     );
     let status = child.finish(Duration::from_secs(10));
-    let stats = ctr.stats();
+    let stats = used(&before, &ctr.stats());
+    add_container_metrics(rec, &stats);
+    obs.watch
+        .environment(env_facts(request_env(ctr), Some(&stats), &side.facts));
     placed.record["container"] = ctr.describe();
     placed.record["usage"] = serde_json::to_value(&stats).unwrap_or(Value::Null);
     placed.record["worker"] = side.facts;
     result.map_err(|mut f| {
-        if ctr.oom_killed() {
-            f.message = format!(
-                "the container's memory limit was reached and the kernel's OOM killer ended \
-                 the workload ({})",
-                f.message
-            );
-            f.hint = Some("raise environment.memory, or make the workload smaller".into());
+        if let Some(oom) = ctr.oom_message() {
+            f.message = format!("{oom} ({})", f.message);
         } else if let Some(why) = status.why(&child.stderr_tail()) {
             f.message = format!("{}: {why}", f.message);
         }
@@ -257,10 +277,7 @@ impl Ended {
 }
 
 impl Spawned {
-    fn start(mut cmd: std::process::Command) -> Result<Spawned, RunFailure> {
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| RunFailure::failed(format!("starting the worker: {e}")))?;
+    fn of(mut child: std::process::Child) -> Spawned {
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
         let reader = child.stderr.take().map(|err| {
             let keep = std::sync::Arc::clone(&stderr);
@@ -276,11 +293,11 @@ impl Spawned {
                 }
             })
         });
-        Ok(Spawned {
+        Spawned {
             child,
             stderr,
             reader,
-        })
+        }
     }
 
     fn pid(&self) -> u32 {
@@ -338,4 +355,99 @@ impl Drop for Spawned {
             let _ = self.child.wait();
         }
     }
+}
+
+/// What the container used over one run: the counters' change, the peaks as they are (reset
+/// before the run).
+fn used(before: &ContainerStats, after: &ContainerStats) -> ContainerStats {
+    let d = |b: Option<u64>, a: Option<u64>| match (b, a) {
+        (Some(b), Some(a)) => Some(a.saturating_sub(b)),
+        (None, a) => a,
+        (Some(_), None) => None,
+    };
+    ContainerStats {
+        cpu_usage_ns: d(before.cpu_usage_ns, after.cpu_usage_ns),
+        nr_periods: d(before.nr_periods, after.nr_periods),
+        nr_throttled: d(before.nr_throttled, after.nr_throttled),
+        throttled_ns: d(before.throttled_ns, after.throttled_ns),
+        memory_max_usage_bytes: after.memory_max_usage_bytes,
+        memory_failcnt: after.memory_failcnt,
+        oom_kills: d(before.oom_kills, after.oom_kills),
+        pids_peak: after.pids_peak,
+        pids_max_events: d(before.pids_max_events, after.pids_max_events),
+        io: match (before.io, after.io) {
+            (Some(b), Some(a)) => Some(iolab_sut::Charged {
+                read_bytes: a.read_bytes.saturating_sub(b.read_bytes),
+                write_bytes: a.write_bytes.saturating_sub(b.write_bytes),
+                reads: a.reads.saturating_sub(b.reads),
+                writes: a.writes.saturating_sub(b.writes),
+            }),
+            (_, a) => a,
+        },
+    }
+}
+
+/// `container.*` run metrics: what the container used over the run.
+fn add_container_metrics(rec: &mut RunRecord, s: &ContainerStats) {
+    let secs = |ns: Option<u64>| ns.map(|n| n as f64 / 1e9);
+    for (name, v, unit) in [
+        ("container.cpu_s", secs(s.cpu_usage_ns), "s"),
+        ("container.cpu_periods", s.nr_periods.map(|v| v as f64), ""),
+        (
+            "container.cpu_throttled_periods",
+            s.nr_throttled.map(|v| v as f64),
+            "",
+        ),
+        ("container.cpu_throttled_s", secs(s.throttled_ns), "s"),
+        (
+            "container.memory_peak_bytes",
+            s.memory_max_usage_bytes.map(|v| v as f64),
+            "B",
+        ),
+        (
+            "container.memory_failcnt",
+            s.memory_failcnt.map(|v| v as f64),
+            "",
+        ),
+        ("container.oom_kills", s.oom_kills.map(|v| v as f64), ""),
+        ("container.pids_peak", s.pids_peak.map(|v| v as f64), ""),
+    ] {
+        if let Some(v) = v {
+            rec.metrics.push(Metric::new(name, v, unit));
+        }
+    }
+}
+
+/// The container's settings as facts.
+fn request_env(ctr: &iolab_sut::Container) -> iolab_check::EnvFacts {
+    iolab_check::EnvFacts {
+        kind: "container".into(),
+        cpuset: ctr.spec.cpuset.clone(),
+        cpu_quota_cpus: ctr.spec.cpus,
+        memory_limit_bytes: ctr.memory_limit(),
+        ..iolab_check::EnvFacts::default()
+    }
+}
+
+/// The checks' facts of where a run executed: the environment's settings, what it used
+/// (`stats`, a container's) and what the workload saw there (`seen`, a worker's `hello`, or
+/// this host's).
+fn env_facts(
+    mut f: iolab_check::EnvFacts,
+    stats: Option<&ContainerStats>,
+    seen: &Value,
+) -> iolab_check::EnvFacts {
+    if let Some(s) = stats {
+        f.cpu_periods = s.nr_periods;
+        f.cpu_throttled_periods = s.nr_throttled;
+        f.cpu_throttled_ns = s.throttled_ns;
+        f.memory_failcnt = s.memory_failcnt;
+        f.memory_peak_bytes = s.memory_max_usage_bytes;
+        f.oom_kills = s.oom_kills;
+    }
+    f.clocksource = seen["clocksource"].as_str().map(str::to_owned);
+    f.available_clocksources = seen["available_clocksources"]
+        .as_str()
+        .map(|s| s.split_whitespace().map(str::to_owned).collect());
+    f
 }

@@ -624,8 +624,9 @@ fn mount_disk(m: &DiskMount, dir: &Path) -> Result<PathBuf, RunFailure> {
     Ok(dir.to_path_buf())
 }
 
-/// What the worker sees of where it runs: the facts an environment is judged by.
-fn facts() -> Value {
+/// What a workload sees of where it runs (a worker's `hello`; the runner's own for a run on
+/// the host): the facts an environment is judged by.
+pub fn facts() -> Value {
     let read = |p: &str| {
         std::fs::read_to_string(p)
             .ok()
@@ -642,6 +643,7 @@ fn facts() -> Value {
         "hostname": read("/proc/sys/kernel/hostname"),
         "pid": std::process::id(),
         "clocksource": read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        "available_clocksources": read("/sys/devices/system/clocksource/clocksource0/available_clocksource"),
         "cpus": cpus.as_deref().map(iolab_sys::cpus::format_cpu_list),
         "online_cpus": read("/sys/devices/system/cpu/online"),
         "mem_total_bytes": mem_total_kib.map(|k| k * 1024),

@@ -197,3 +197,30 @@ pub fn read_sysctl(path: &str) -> String {
 pub fn spec(json: &str) -> SutSpec {
     serde_json::from_str(json).unwrap_or_else(|e| panic!("bad test spec: {e}\n{json}"))
 }
+
+/// Starts the child half `name` of this test binary with `env` set to the scratch directory
+/// (quiet), and waits until it writes a non-empty `ready` file there: its contents.
+pub fn start_child_half(name: &str, env: &str, dir: &Path) -> (std::process::Child, String) {
+    let mut child = iolab_testkit::child_half(name)
+        .env(env, dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = dir.join("ready");
+    let t0 = std::time::Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&ready) {
+            if !text.is_empty() {
+                return (child, text);
+            }
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "the child never got ready"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "child died");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
