@@ -80,3 +80,216 @@ drop_caches = false
         .iter()
         .any(|m| m.name == "ops_per_s" && m.value > 0.0));
 }
+
+fn metric(run: &Value, name: &str) -> Option<f64> {
+    run_metric(run, name)
+}
+
+fn finding(run: &Value, id: &str) -> Option<Value> {
+    run["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == id)
+        .cloned()
+}
+
+/// iolab's container cgroups on this machine (under every v1 hierarchy).
+fn container_cgroups() -> Vec<String> {
+    let mut found = Vec::new();
+    for c in ["cpu", "cpuacct", "cpuset", "memory", "pids", "blkio"] {
+        let root = std::path::Path::new("/sys/fs/cgroup").join(c);
+        let mut stack = vec![root];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if name.starts_with("iolab-ctr-") {
+                        found.push(e.path().display().to_string());
+                    }
+                    stack.push(e.path());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A loop-image experiment with `environment` and `micro`, run once per configuration.
+fn env_experiment(s: &Scratch, name: &str, environment: &str, micro: &str) -> std::path::PathBuf {
+    s.write(
+        &format!("{name}.toml"),
+        &format!(
+            r#"
+name = "{name}"
+seed = 1
+[sut]
+target = {{ kind = "loop_image", size = "256M" }}
+fs = {{ kind = "ext4" }}
+environment = {environment}
+[workload]
+micro = {micro}
+[repetitions]
+min = 1
+max = 1
+"#
+        ),
+    )
+}
+
+/// In a container the workload is PID 1 of its own namespace, with its own hostname and
+/// only `lo`; what the container used is stored with the run; afterwards no cgroup, mount or
+/// loop device is left.
+#[test]
+#[ignore = "needs root: loop devices, mounts, cgroups, namespaces"]
+fn a_container_run_sees_only_itself_and_leaves_nothing() {
+    require_root();
+    let s = Scratch::new();
+    let f = env_experiment(
+        &s,
+        "alone",
+        r#"{ kind = "container", hostname = "bench-1" }"#,
+        r#"{ access = "randread", bs = "4k", size = "8m" }"#,
+    );
+    let runs = s.run_ok_once(&f);
+    let run = &runs[0].1;
+    let env = &run["environment"]["environment"];
+    assert_eq!(env["kind"], "container", "{env}");
+    let seen = &env["worker"];
+    assert_eq!(seen["pid"], 1, "{seen}");
+    assert_eq!(seen["hostname"], "bench-1", "{seen}");
+    assert_eq!(seen["net"], serde_json::json!(["lo"]), "{seen}");
+    assert_eq!(
+        env["container"]["namespaces"],
+        serde_json::json!(["mnt", "pid", "net", "uts", "ipc"])
+    );
+    // The same CPU set as a host run of the experiment would get, recorded.
+    assert!(env["cpuset"].is_string(), "{env}");
+    assert!(
+        metric(run, "container.cpu_s").is_some_and(|v| v > 0.0),
+        "{run}"
+    );
+    assert!(metric(run, "ops").is_some_and(|v| v == 2048.0), "{run}");
+    // Its cgroups are gone (other tests' containers may exist meanwhile).
+    let mine: Vec<&str> = env["container"]["cgroups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(mine.len(), 6, "{env}");
+    let left = container_cgroups();
+    assert!(
+        mine.iter().all(|m| !left.iter().any(|l| l == m)),
+        "left: {left:?}"
+    );
+}
+
+/// A 10 MB/s write limit on the container's device holds O_DIRECT writes to it.
+#[test]
+#[ignore = "needs root: loop devices, mounts, blkio cgroups"]
+fn a_container_write_limit_holds_direct_writes() {
+    require_root();
+    let s = Scratch::new();
+    let f = env_experiment(
+        &s,
+        "limited",
+        r#"{ kind = "container", io = { write_bps = "10M" } }"#,
+        r#"{ access = "write", sync = "direct", bs = "1m", size = "48m" }"#,
+    );
+    let runs = s.run_ok_once(&f);
+    let run = &runs[0].1;
+    let mb_per_s = metric(run, "bytes").unwrap() / metric(run, "elapsed_s").unwrap() / 1e6;
+    assert!((9.0..=11.0).contains(&mb_per_s), "{mb_per_s} MB/s: {run}");
+    let charged = metric(run, "throttle.charged_write_bytes").unwrap();
+    assert!(charged >= (48 << 20) as f64, "{charged}");
+    assert!(finding(run, "throttle-bypassed").is_none(), "{run}");
+}
+
+/// A memory limit the workload cannot live within fails the run with the reason (not a
+/// hang); a CPU quota that throttled the workload is recorded and reported.
+#[test]
+#[ignore = "needs root: loop devices, mounts, cgroups"]
+fn container_limits_are_enforced_and_reported() {
+    require_root();
+    let s = Scratch::new();
+    let f = env_experiment(
+        &s,
+        "small",
+        r#"{ kind = "container", memory = "24M" }"#,
+        r#"{ access = "write", bs = "64m", size = "64m" }"#,
+    );
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let run = &s.latest()["configs"][0]["runs"][0];
+    assert_eq!(run["status"], "failed");
+    let error = run["error"].as_str().unwrap();
+    assert!(
+        error.contains("memory limit (24 MiB) was reached"),
+        "{error}"
+    );
+    assert!(s.mounts().is_empty() && s.loops().is_empty());
+
+    let f = env_experiment(
+        &s,
+        "quota",
+        r#"{ kind = "container", cpus = 0.1 }"#,
+        r#"{ access = "write", bs = "4k", size = "8m", time = "1s", loops = 1000000 }"#,
+    );
+    let runs = s.run_ok_once(&f);
+    let run = &runs[0].1;
+    assert!(
+        metric(run, "container.cpu_throttled_periods").is_some_and(|v| v > 0.0),
+        "{run}"
+    );
+    let f = finding(run, "cpu-throttled").unwrap_or_else(|| panic!("{run}"));
+    assert_eq!(f["evidence"]["cpu_quota_cpus"], 0.1, "{f}");
+}
+
+/// Mistakes about environments are found when the file is read: located, exit 2, nothing
+/// created.
+#[test]
+fn bad_environments_are_refused_before_anything_is_made() {
+    let s = Scratch::new();
+    for (env, needle) in [
+        (
+            r#""jail""#,
+            "`sut.environment.kind`: unknown environment \"jail\"",
+        ),
+        (
+            r#"{ kind = "container", cpuset = "4000" }"#,
+            "`sut.environment.cpuset`: CPU 4000 is not online",
+        ),
+        (
+            r#"{ kind = "container", vcpus = 2 }"#,
+            "`vcpus` is a setting of a vm",
+        ),
+        (
+            r#"{ kind = "vm", cache = "fast" }"#,
+            "unknown cache mode \"fast\"",
+        ),
+        (
+            r#"{ kind = "vm", kernel = "/nonexistent/vmlinuz" }"#,
+            "/nonexistent/vmlinuz is not a file",
+        ),
+    ] {
+        let f = env_experiment(
+            &s,
+            "bad",
+            env,
+            r#"{ access = "read", bs = "4k", size = "1m" }"#,
+        );
+        let o = s.run(&["run", f.to_str().unwrap()]);
+        assert_clean_failure(&o, 2, needle);
+        assert!(
+            stderr(&o).contains("bad.toml:"),
+            "not located: {}",
+            stderr(&o)
+        );
+        assert!(!s.state().join("mnt").exists() || s.mounts().is_empty());
+        assert!(
+            !s.db().exists(),
+            "a database was made for a file with mistakes"
+        );
+    }
+}

@@ -647,12 +647,14 @@ pub fn facts() -> Value {
         "cpus": cpus.as_deref().map(iolab_sys::cpus::format_cpu_list),
         "online_cpus": read("/sys/devices/system/cpu/online"),
         "mem_total_bytes": mem_total_kib.map(|k| k * 1024),
-        "net": std::fs::read_dir("/sys/class/net").ok().map(|d| {
-            let mut v: Vec<String> = d
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
+        // The network namespace's interfaces (/sys is the host's in a container).
+        "net": read("/proc/net/dev").map(|t| {
+            let mut v: Vec<String> = t
+                .lines()
+                .skip(2)
+                .filter_map(|l| Some(l.split_once(':')?.0.trim().to_owned()))
                 .collect();
-            v.sort();
+            v.sort_unstable();
             v
         }),
     })
