@@ -217,6 +217,9 @@ pub struct EnvFacts {
     pub clocksource: Option<String>,
     /// That kernel's `available_clocksource`.
     pub available_clocksources: Option<Vec<String>>,
+    /// The environments the experiment compares, each with the CPUs its workload ran on
+    /// (`kind`, `cpuset`; a `None` set: unpinned), when there are several.
+    pub compared: Option<Vec<(String, Option<Vec<u32>>)>>,
 }
 
 /// Everything the checks may look at after a run. Build it with `RunFacts::default()` and

@@ -175,7 +175,8 @@ mod tests {
                 "throttle-bypassed",
                 "cache-cap-memory",
                 "vm-cache-mode",
-                "tcg"
+                "tcg",
+                "cpuset-mismatch"
             ]
             .map(String::from)
             .into()

@@ -181,6 +181,7 @@ pub(crate) fn container() -> EnvFacts {
         vm_accel: None,
         clocksource: Some("tsc".into()),
         available_clocksources: Some(vec!["tsc".into(), "hpet".into(), "acpi_pm".into()]),
+        compared: None,
     }
 }
 

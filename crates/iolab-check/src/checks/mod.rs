@@ -11,6 +11,7 @@ pub mod cache_refilled;
 pub mod cache_served;
 pub mod claims_beyond_syscalls;
 pub mod cpu_throttled;
+pub mod cpuset_mismatch;
 pub mod device_idle;
 pub mod did_not_converge;
 pub mod direct_not_direct;
@@ -40,6 +41,7 @@ pub use cache_refilled::CacheRefilled;
 pub use cache_served::CacheServed;
 pub use claims_beyond_syscalls::ClaimsBeyondSyscalls;
 pub use cpu_throttled::CpuThrottled;
+pub use cpuset_mismatch::CpusetMismatch;
 pub use device_idle::DeviceIdle;
 pub use did_not_converge::DidNotConverge;
 pub use direct_not_direct::DirectNotDirect;
@@ -95,5 +97,6 @@ pub(crate) fn all() -> Vec<Box<dyn Check>> {
         Box::new(VmCacheMode),
         Box::new(Tcg),
         Box::new(SlowClocksource),
+        Box::new(CpusetMismatch),
     ]
 }

@@ -38,9 +38,51 @@ impl ExperimentPlan {
             device_name: None,
             is_loop,
             loop_direct_io,
-            throttle_limits_writes: c.sut.throttle.map(|t| t.limits_writes()),
+            throttle_limits_writes: c
+                .sut
+                .throttle
+                .or_else(|| c.sut.container.as_ref().and_then(|k| k.io))
+                .map(|t| t.limits_writes()),
+            environment: Some(self.planned_environment(c)),
             ..self.intent(c).facts()
         }
+    }
+
+    /// What the checks know of configuration `c`'s environment before it runs: its kind,
+    /// CPUs and settings, and the environments it is compared with.
+    pub fn planned_environment(&self, c: &ConfigPlan) -> iolab_check::EnvFacts {
+        let env = &c.sut.environment;
+        let mut f = iolab_check::EnvFacts {
+            kind: env.name().into(),
+            cpuset: env.cpuset.clone(),
+            compared: (self.configs.len() > 1).then(|| {
+                self.configs
+                    .iter()
+                    .map(|o| {
+                        let e = &o.sut.environment;
+                        (e.name().to_string(), e.cpuset.clone())
+                    })
+                    .collect()
+            }),
+            ..iolab_check::EnvFacts::default()
+        };
+        match &env.kind {
+            iolab_sut::EnvKind::Container(k) => {
+                f.cpu_quota_cpus = k.cpus;
+                f.memory_limit_bytes = k.memory;
+            }
+            iolab_sut::EnvKind::Vm(v) => {
+                f.vm_cache = Some(v.cache.name().into());
+                f.vm_accel = match v.accel {
+                    iolab_sut::env::VmAccel::Kvm => Some("kvm".into()),
+                    iolab_sut::env::VmAccel::Tcg => Some("tcg".into()),
+                    iolab_sut::env::VmAccel::Auto => None,
+                };
+                f.memory_limit_bytes = Some(v.memory);
+            }
+            iolab_sut::EnvKind::Host => {}
+        }
+        f
     }
 }
 

@@ -80,11 +80,7 @@ impl Runner<'_> {
             EnvKind::Host => {
                 let seen = worker::facts();
                 obs.watch.environment(env_facts(
-                    iolab_check::EnvFacts {
-                        kind: "host".into(),
-                        cpuset: env.cpuset.clone(),
-                        ..iolab_check::EnvFacts::default()
-                    },
+                    self.plan.planned_environment(config),
                     None,
                     &seen,
                 ));
@@ -162,7 +158,8 @@ impl Runner<'_> {
             EnvKind::Container(_) => {
                 let request =
                     self.request(i, seed, number, repetition, &p.mountpoint, None, false)?;
-                in_container(p, &request, self.opts, obs, rec, placed)
+                let planned = self.plan.planned_environment(&self.plan.configs[i]);
+                in_container(p, &request, planned, self.opts, obs, rec, placed)
             }
             EnvKind::Vm(_) => Err(RunFailure::failed("vm: todo")),
             EnvKind::Host => unreachable!("a host run is not a worker's"),
@@ -174,6 +171,7 @@ impl Runner<'_> {
 fn in_container(
     p: &mut Prepared,
     request: &Request,
+    planned: iolab_check::EnvFacts,
     opts: &RunnerOptions,
     obs: &mut Hooks<'_>,
     rec: &mut RunRecord,
@@ -217,8 +215,15 @@ fn in_container(
     let status = child.finish(Duration::from_secs(10));
     let stats = used(&before, &ctr.stats());
     add_container_metrics(rec, &stats);
-    obs.watch
-        .environment(env_facts(request_env(ctr), Some(&stats), &side.facts));
+    obs.watch.environment(env_facts(
+        iolab_check::EnvFacts {
+            // What the kernel holds, rather than what was asked for.
+            memory_limit_bytes: ctr.memory_limit(),
+            ..planned
+        },
+        Some(&stats),
+        &side.facts,
+    ));
     placed.record["container"] = ctr.describe();
     placed.record["usage"] = serde_json::to_value(&stats).unwrap_or(Value::Null);
     placed.record["worker"] = side.facts;
@@ -415,17 +420,6 @@ fn add_container_metrics(rec: &mut RunRecord, s: &ContainerStats) {
         if let Some(v) = v {
             rec.metrics.push(Metric::new(name, v, unit));
         }
-    }
-}
-
-/// The container's settings as facts.
-fn request_env(ctr: &iolab_sut::Container) -> iolab_check::EnvFacts {
-    iolab_check::EnvFacts {
-        kind: "container".into(),
-        cpuset: ctr.spec.cpuset.clone(),
-        cpu_quota_cpus: ctr.spec.cpus,
-        memory_limit_bytes: ctr.memory_limit(),
-        ..iolab_check::EnvFacts::default()
     }
 }
 
