@@ -29,6 +29,10 @@ use crate::spec::{validate_throttle, TargetSpec, ThrottleSpec, TunableValue};
 pub struct EnvironmentSpec {
     /// `host`, `container` or `vm`.
     pub kind: String,
+    /// The level's name when the table is a factor's level (`env = [{ name = "pinned",
+    /// kind = "container", … }]`); not used otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The CPUs the workload runs on (`"1"`, `"0-1"`, `2`), in every environment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpuset: Option<TunableValue>,

@@ -317,6 +317,7 @@ fn build(
             _ => return None,
         };
     pin_alike(&mut configs, &mut config_json);
+    keep_in_rootfs(&mut configs, base);
     if cx.errors() > 0 {
         return None;
     }
@@ -676,6 +677,20 @@ fn pin_alike(configs: &mut [ConfigPlan], json: &mut [Json]) {
     }
 }
 
+/// A container with its own root filesystem still runs iolab's worker, which reads the
+/// experiment file: the binary's directory and the file's are bind-mounted into it.
+fn keep_in_rootfs(configs: &mut [ConfigPlan], base: &Path) {
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf));
+    for c in configs {
+        if let Some(ctr) = c.sut.container.as_mut().filter(|k| k.rootfs.is_some()) {
+            ctr.keep_paths.extend(exe_dir.clone());
+            ctr.keep_paths.push(base.to_path_buf());
+        }
+    }
+}
+
 fn which_configs(cfgs: &[usize], labels: &[String]) -> String {
     const SHOWN: usize = 2;
     let names: Vec<String> = cfgs
@@ -939,6 +954,57 @@ mod tests {
             ),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn environments_compared_are_pinned_alike() {
+        let text = |cpusets: &str| {
+            format!(
+                r#"
+[factors]
+env = [{cpusets}]
+[sut]
+target = {{ kind = "loop_image", size = "64M" }}
+fs = {{ kind = "ext4" }}
+environment = "${{env}}"
+[workload]
+micro = {{ access = "read", bs = "4k", size = "1m" }}
+"#
+            )
+        };
+        let online = iolab_sys::cpus::online().unwrap();
+        let default = if online.len() > 1 {
+            online[1..].to_vec()
+        } else {
+            online.clone()
+        };
+        let p = plan(&text(
+            r#"{ name = "h", kind = "host" }, { name = "c", kind = "container" }"#,
+        ));
+        for c in &p.configs {
+            assert_eq!(
+                c.sut.environment.cpuset.as_ref(),
+                Some(&default),
+                "{}",
+                c.label
+            );
+        }
+        assert_eq!(
+            p.configs[1].sut.container.as_ref().unwrap().cpuset,
+            Some(default)
+        );
+        assert!(p.resolved["configs"][0]["sut"]["environment_cpuset"].is_string());
+        // The one set a configuration names is everyone's.
+        let first = online[0];
+        let p = plan(&text(&format!(
+            r#"{{ name = "h", kind = "host" }}, {{ name = "c", kind = "container", cpuset = "{first}" }}"#
+        )));
+        for c in &p.configs {
+            assert_eq!(c.sut.environment.cpuset, Some(vec![first]), "{}", c.label);
+        }
+        // Host-only experiments are left as they were: not pinned.
+        let p = plan(&text(r#""host""#));
+        assert_eq!(p.configs[0].sut.environment.cpuset, None);
     }
 
     #[test]
