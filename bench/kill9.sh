@@ -4,18 +4,24 @@
 # the results database opens, and that `iolab run --resume` completes the experiment without
 # repeating a finished run.
 #
-#   sudo bash bench/kill9.sh [--trials 20] [--iolab target/release/iolab]
+#   sudo bash bench/kill9.sh [--trials 20] [--iolab target/release/iolab] [--environment container]
+#
+# With `--environment container` every run executes in a container iolab makes (cgroups and
+# namespaces, docs/environments.md): after `iolab recover` no `iolab-ctr-*` cgroup and no
+# worker process may be left either.
 #
 # Each trial uses its own database and state directory under /var/tmp/iolab-kill9.
 set -euo pipefail
 
 trials=20
 iolab=target/release/iolab
+environment=host
 while [ $# -gt 0 ]; do
     case "$1" in
         --trials) trials=$2; shift 2 ;;
         --iolab) iolab=$2; shift 2 ;;
-        *) echo "usage: $0 [--trials N] [--iolab PATH]" >&2; exit 2 ;;
+        --environment) environment=$2; shift 2 ;;
+        *) echo "usage: $0 [--trials N] [--iolab PATH] [--environment host|container]" >&2; exit 2 ;;
     esac
 done
 [ "$(id -u)" = 0 ] || { echo "kill9.sh: needs root (loop devices, mounts, tunables)" >&2; exit 2; }
@@ -39,6 +45,7 @@ sync = ["fsync", "fdatasync"]
 [sut]
 target = { kind = "loop_image", size = "64M" }
 fs = { kind = "ext4", mount_options = "data=ordered" }
+environment = "$environment"
 [sut.tunables]
 "vm.dirty_expire_centisecs" = $configured
 [workload]
@@ -74,6 +81,9 @@ for t in $(seq 1 "$trials"); do
     grep -q " $dir/state/mnt" /proc/self/mountinfo && problem "a mount is left: $(grep "$dir/state" /proc/self/mountinfo)"
     losetup -a | grep -q "$dir" && problem "a loop device is left: $(losetup -a | grep "$dir")"
     [ "$(cat $tunable)" = "$original" ] || problem "tunable is $(cat $tunable), not $original"
+    left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name 'iolab-ctr-*' 2>/dev/null | head -3)
+    [ -z "$left" ] || problem "a container cgroup is left: $left"
+    pgrep -f "$iolab __worker" >/dev/null && problem "a worker process is left: $(pgrep -af "$iolab __worker")"
     "$iolab" list >"$dir/list.out" 2>&1 || problem "the database does not open: $(cat "$dir/list.out")"
     before=$("$iolab" export --format json 2>/dev/null | python3 -c '
 import json,sys
