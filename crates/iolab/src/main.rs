@@ -34,6 +34,10 @@ mod term;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // In a VM, iolab is also the guest's init (/init of the initramfs, PID 1).
+    if iolab_vm::guest::is_init() {
+        iolab_vm::guest::run_init()
+    }
     let matches = cli::command().get_matches();
     let cancel = match signals::install() {
         Ok(c) => c,
