@@ -34,6 +34,10 @@ mod term;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // In a VM, iolab is also the guest's init (/init of the initramfs, PID 1).
+    if iolab_vm::guest::is_init() {
+        iolab_vm::guest::run_init()
+    }
     // A run in a container or a VM: not a command for people (iolab-experiment's run::worker).
     if std::env::args_os().nth(1).as_deref()
         == Some(std::ffi::OsStr::new(

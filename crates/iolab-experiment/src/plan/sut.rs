@@ -75,11 +75,45 @@ fn resolve_paths(spec: &mut SutSpec, base: &Path) {
     }
 }
 
+/// A VM needs qemu and a kernel this machine has: looked for when the file is read, so a
+/// missing one is bad input (exit 2) before anything is made.
+fn check_vm(cx: &mut Ctx, sut: &Node, spec: &SutSpec) {
+    let Some(env) = spec.environment.as_ref().filter(|e| e.kind == "vm") else {
+        return;
+    };
+    let at = |key: &str| {
+        let f = find(sut, &[Seg::Key("environment".into()), Seg::Key(key.into())]);
+        f.key_span.unwrap_or_else(|| f.point()).clone()
+    };
+    if let Err(e) = iolab_vm::kernel::find(env.kernel.as_deref()) {
+        let key = if env.kernel.is_some() {
+            "kernel"
+        } else {
+            "kind"
+        };
+        cx.error_hint(
+            &at(key),
+            format!("`sut.environment.kernel`: {e}"),
+            e.hint().unwrap_or(iolab_vm::KERNEL_HINT),
+        );
+    }
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("qemu-system-x86_64").is_file()));
+    if !on_path {
+        cx.error_hint(
+            &at("kind"),
+            "`sut.environment`: a VM needs qemu-system-x86_64, which is not installed",
+            iolab_vm::QEMU_HINT,
+        );
+    }
+}
+
 /// Read-only checks of the target against the machine: a directory target must exist; a loop
 /// image must fit in its image directory when that exists (iolab-sut checks the same before
 /// creating it, but finding out at load time spares a half-run experiment). On the spec, so
 /// that they are reported along with iolab-sut's own findings.
 fn check_machine(cx: &mut Ctx, sut: &Node, spec: &SutSpec) {
+    check_vm(cx, sut, spec);
     let at = |key: &str| {
         find(sut, &[Seg::Key("target".into()), Seg::Key(key.into())])
             .point()

@@ -161,8 +161,177 @@ impl Runner<'_> {
                 let planned = self.plan.planned_environment(&self.plan.configs[i]);
                 in_container(p, &request, planned, self.opts, obs, rec, placed)
             }
-            EnvKind::Vm(_) => Err(RunFailure::failed("vm: todo")),
+            EnvKind::Vm(v) => {
+                let handed = self.sut.hand_over(p).map_err(|e| {
+                    RunFailure::failed(format!("handing the target to the VM: {e}"))
+                })?;
+                let request = self.request(
+                    i,
+                    seed,
+                    number,
+                    repetition,
+                    Path::new(GUEST_TARGET),
+                    Some(worker::DiskMount {
+                        device: GUEST_DISK.into(),
+                        fstype: handed.fstype.clone(),
+                        options: handed.options.clone(),
+                    }),
+                    self.plan.procedure.drop_caches,
+                )?;
+                let config = &self.plan.configs[i];
+                let vm = Guest {
+                    plan: v,
+                    cpuset: config.sut.environment.cpuset.clone(),
+                    disk: handed.device,
+                    planned: config.workload.planned_duration(),
+                };
+                let facts = self.plan.planned_environment(config);
+                vm.run(&request, facts, self.opts, obs, rec, placed)
+            }
             EnvKind::Host => unreachable!("a host run is not a worker's"),
+        }
+    }
+}
+
+/// Where the guest mounts the run's filesystem (a tmpfs of the guest's).
+const GUEST_TARGET: &str = "/run/iolab-target";
+/// The run's device as the guest sees it: the first virtio disk.
+const GUEST_DISK: &str = "/dev/vda";
+
+/// A VM for one run: its settings, the host CPUs it is held to, the disk it gets.
+struct Guest<'a> {
+    plan: &'a iolab_sut::env::VmPlan,
+    cpuset: Option<Vec<u32>>,
+    disk: std::path::PathBuf,
+    planned: Option<Duration>,
+}
+
+impl Guest<'_> {
+    /// Boots the guest with the run's device as its disk, runs `request` in its worker, and
+    /// waits for it to power off.
+    fn run(
+        &self,
+        request: &Request,
+        planned: iolab_check::EnvFacts,
+        opts: &RunnerOptions,
+        obs: &mut Hooks<'_>,
+        rec: &mut RunRecord,
+        placed: &mut Placed,
+    ) -> Result<(), RunFailure> {
+        let vm_error = |what: &str, e: iolab_vm::Error| {
+            let hint = e.hint().map(str::to_owned);
+            RunFailure::failed(format!("{what}: {e}")).hint(hint)
+        };
+        let exe = std::env::current_exe()
+            .map_err(|e| RunFailure::failed(format!("finding iolab's own binary: {e}")))?;
+        let kernel = iolab_vm::kernel::find(self.plan.kernel.as_deref())
+            .map_err(|e| vm_error("the VM's kernel", e))?;
+        let image = iolab_vm::image::build(&kernel, &exe, Path::new(iolab_vm::image::IMAGE_DIR))
+            .map_err(|e| vm_error("building the VM's initramfs", e))?;
+        let console = std::env::temp_dir().join(format!(
+            "iolab-vm-{}-{}.console",
+            std::process::id(),
+            request.number
+        ));
+        let mut cfg = iolab_vm::VmConfig::new(
+            image,
+            vec![
+                exe.to_string_lossy().into_owned(),
+                worker::SUBCOMMAND.to_owned(),
+            ],
+            &console,
+        );
+        cfg.vcpus = self.plan.vcpus;
+        cfg.memory_mib = (self.plan.memory >> 20).max(1);
+        cfg.accel = match self.plan.accel {
+            iolab_sut::env::VmAccel::Auto => iolab_vm::Accel::Auto,
+            iolab_sut::env::VmAccel::Kvm => iolab_vm::Accel::Kvm,
+            iolab_sut::env::VmAccel::Tcg => iolab_vm::Accel::Tcg,
+        };
+        cfg.disk = Some(iolab_vm::Disk {
+            cache: match self.plan.cache {
+                iolab_sut::env::VmCache::None => iolab_vm::CacheMode::None,
+                iolab_sut::env::VmCache::Writeback => iolab_vm::CacheMode::Writeback,
+                iolab_sut::env::VmCache::Unsafe => iolab_vm::CacheMode::Unsafe,
+                iolab_sut::env::VmCache::Directsync => iolab_vm::CacheMode::Directsync,
+            },
+            ..iolab_vm::Disk::new(&self.disk)
+        });
+        cfg.cpuset = self.cpuset.clone();
+        // The console's last lines are kept with the run's end (and its failure).
+        let remove_console = || {
+            let _ = std::fs::remove_file(&console);
+        };
+        let mut vm = match iolab_vm::Vm::start(&cfg) {
+            Ok(vm) => vm,
+            Err(e) => {
+                remove_console();
+                return Err(vm_error("starting the VM", e));
+            }
+        };
+        placed.record["vm"] = vm.describe();
+        // The host's monitors follow qemu: the guest's CPUs are its threads.
+        obs.watch.process(vm.pid());
+        let (from, to) = vm.channel().map_err(|e| vm_error("the VM's channel", e))?;
+        let mut side = WorkerSide::default();
+        let result = worker::drive(
+            worker::Link {
+                from_worker: Box::new(from),
+                to_worker: Box::new(to),
+            },
+            request,
+            &mut RunCtx {
+                dir: &request.dir,
+                seed: request.seed,
+                number: request.number,
+                cancel: &opts.cancel,
+                hooks: obs,
+                record: rec,
+                sut: &mut NoSut,
+            },
+            &mut side,
+        );
+        let accel = vm.accel();
+        // Booting and powering off take seconds under TCG; the workload its planned time.
+        let bound = self.plan.timeout + self.planned.unwrap_or_default();
+        let end = vm.wait(bound);
+        remove_console();
+        placed.record["worker"] = side.facts.clone();
+        obs.watch.environment(env_facts(
+            iolab_check::EnvFacts {
+                vm_accel: Some(accel.as_str().into()),
+                ..planned
+            },
+            None,
+            &side.facts,
+        ));
+        match end {
+            Err(e) => Err(match result {
+                Err(f) => RunFailure::failed(format!("{}; then {e}", f.message)),
+                Ok(()) => vm_error("the VM", e),
+            }),
+            Ok(end) => {
+                placed.record["power_off"] = json!({
+                    "clean": end.powered_off,
+                    "command_exit": end.command_exit,
+                    "wall_s": end.wall.as_secs_f64(),
+                });
+                let tail = || end.console_tail.join(" / ");
+                match result {
+                    Err(mut f) => {
+                        if !side.timed || f.message.contains("without a result") {
+                            f.message = format!("{}; the guest's console: {}", f.message, tail());
+                        }
+                        Err(f)
+                    }
+                    Ok(()) if !end.powered_off => Err(RunFailure::failed(format!(
+                        "the guest did not power off cleanly (qemu {}); its console: {}",
+                        end.qemu_status,
+                        tail()
+                    ))),
+                    Ok(()) => Ok(()),
+                }
+            }
         }
     }
 }

@@ -378,7 +378,10 @@ pub fn drive(
             };
             match msg {
                 Up::Hello(facts) => side.facts = facts,
-                Up::RunFiles(files) => run.hooks.run_files(files),
+                // A guest's files are its own kernel's to drop from its cache (the worker
+                // does); the paths mean nothing here.
+                Up::RunFiles(files) if request.mount.is_none() => run.hooks.run_files(files),
+                Up::RunFiles(_) => {}
                 Up::TimedStart => {
                     side.timed = true;
                     run.hooks.timed_start();
