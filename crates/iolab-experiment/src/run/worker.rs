@@ -292,7 +292,9 @@ impl Request {
     ) -> Option<Request> {
         Some(Request {
             protocol: PROTOCOL,
-            source: plan.source.clone(),
+            // Absolute: a VM's worker starts in another directory (relative workload paths
+            // start at the file's).
+            source: std::path::absolute(&plan.source).unwrap_or_else(|_| plan.source.clone()),
             text: plan.text.as_deref()?.to_owned(),
             stage: plan.stage_at.clone(),
             config,
