@@ -293,3 +293,138 @@ fn bad_environments_are_refused_before_anything_is_made() {
         );
     }
 }
+
+/// qemu and a guest kernel are here (scripts/test.sh installs qemu and runs
+/// scripts/vm-kernel.sh as root); else the test says it did not run (under CI: fails).
+fn vm_ready() -> bool {
+    let qemu = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("qemu-system-x86_64").is_file()));
+    if !qemu {
+        iolab_testkit::not_run(
+            "qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)",
+        );
+        return false;
+    }
+    if let Err(e) = iolab_vm::kernel::find(None) {
+        iolab_testkit::not_run(&format!(
+            "no guest kernel: {e} (run scripts/vm-kernel.sh as root)"
+        ));
+        return false;
+    }
+    true
+}
+
+/// A guest boots from what iolab builds, runs a micro workload and then a fio job on its
+/// virtio disk (the run's loop device), and its results, environment and findings land in the
+/// host's database like any other run's; the guest powers off cleanly. Asserts results, never
+/// a speed (TCG here).
+#[test]
+#[ignore = "needs root: loop devices, qemu (TCG here), a guest kernel"]
+fn a_vm_runs_iolab_and_fio_on_its_virtio_disk() {
+    require_root();
+    if !vm_ready() {
+        return;
+    }
+    let s = Scratch::new();
+    s.write(
+        "job.fio",
+        "[global]\nioengine=psync\ndirect=1\nsize=16m\nfilename=fio.dat\n[rw]\nrw=randrw\nbs=4k\n",
+    );
+    let f = s.write(
+        "vm.toml",
+        r#"
+name = "in a vm"
+seed = 1
+[sut]
+target = { kind = "loop_image", size = "256M" }
+fs = { kind = "ext4" }
+environment = { kind = "vm", cache = "none", memory = "512M" }
+[workload]
+micro = { access = "randwrite", sync = "fdatasync", bs = "4k", size = "4m", time = "2s" }
+[repetitions]
+min = 1
+max = 1
+
+[[then]]
+name = "fio in a vm"
+[then.sut]
+target = { kind = "loop_image", size = "256M" }
+fs = { kind = "ext4" }
+environment = { kind = "vm", cache = "unsafe" }
+[then.workload]
+exec = { tool = "fio", job = "job.fio", time = "2s" }
+[then.repetitions]
+min = 1
+max = 1
+"#,
+    );
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(s.mounts().is_empty() && s.loops().is_empty());
+    let list = s.run(&["list", "--json"]);
+    let ids: Vec<String> = serde_json::from_slice::<Value>(&list.stdout).unwrap()["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{}", stdout(&list));
+    for (id, cache, metric_name) in [(&ids[0], "none", "ops"), (&ids[1], "unsafe", "ops")] {
+        let o = s.run(&["export", id, "--format", "json"]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let run = &v["configs"][0]["runs"][0];
+        assert_eq!(run["status"], "ok", "{run}");
+        let env = &run["environment"]["environment"];
+        assert_eq!(env["kind"], "vm", "{env}");
+        assert_eq!(env["vm"]["cache"], cache, "{env}");
+        assert_eq!(env["power_off"]["clean"], true, "{env}");
+        assert_eq!(env["worker"]["net"], serde_json::json!(["lo"]), "{env}");
+        assert!(
+            env["worker"]["kernel"]
+                .as_str()
+                .is_some_and(|k| !k.is_empty()),
+            "{env}"
+        );
+        assert!(metric(run, metric_name).is_some_and(|v| v > 0.0), "{run}");
+        let accel = env["vm"]["accelerator"].as_str().unwrap();
+        assert_eq!(finding(run, "tcg").is_some(), accel == "tcg", "{run}");
+        if cache == "unsafe" {
+            assert!(finding(run, "vm-cache-mode").is_some(), "{run}");
+        }
+    }
+}
+
+/// A guest that does not power off within its bound is killed, and the run fails with the
+/// reason (and the console's last lines); nothing is left.
+#[test]
+#[ignore = "needs root: loop devices, qemu, a guest kernel"]
+fn a_guest_past_its_bound_is_killed_and_the_run_fails() {
+    require_root();
+    if !vm_ready() {
+        return;
+    }
+    let s = Scratch::new();
+    // A guest takes longer than 50 ms to boot, under KVM too: the bound ends it first.
+    let f = env_experiment(
+        &s,
+        "hung",
+        r#"{ kind = "vm", timeout = "50ms" }"#,
+        r#"{ access = "read", bs = "4k", size = "1m" }"#,
+    );
+    let o = s.run(&["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let run = &s.latest()["configs"][0]["runs"][0];
+    assert_eq!(run["status"], "failed");
+    let error = run["error"].as_str().unwrap();
+    assert!(error.contains("did not power off within 50ms"), "{error}");
+    assert!(s.mounts().is_empty() && s.loops().is_empty());
+    let qemus = Command::new("pgrep")
+        .args(["-f", s.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        qemus.stdout.is_empty(),
+        "left running: {}",
+        String::from_utf8_lossy(&qemus.stdout)
+    );
+}

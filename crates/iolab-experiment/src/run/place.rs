@@ -272,6 +272,11 @@ impl Guest<'_> {
         placed.record["vm"] = vm.describe();
         // The host's monitors follow qemu: the guest's CPUs are its threads.
         obs.watch.process(vm.pid());
+        // Booting and powering off take seconds under TCG; the workload its planned time.
+        // Past the bound the guest is killed, wherever it is (booting, running, hung): the
+        // channel then closes and the run fails with the reason.
+        let bound = self.plan.timeout + self.planned.unwrap_or_default();
+        let watchdog = Watchdog::start(vm.pid(), bound);
         let (from, to) = vm.channel().map_err(|e| vm_error("the VM's channel", e))?;
         let mut side = WorkerSide::default();
         let result = worker::drive(
@@ -292,9 +297,8 @@ impl Guest<'_> {
             &mut side,
         );
         let accel = vm.accel();
-        // Booting and powering off take seconds under TCG; the workload its planned time.
-        let bound = self.plan.timeout + self.planned.unwrap_or_default();
         let end = vm.wait(bound);
+        let killed = watchdog.stop();
         remove_console();
         placed.record["worker"] = side.facts.clone();
         obs.watch.environment(env_facts(
@@ -305,6 +309,23 @@ impl Guest<'_> {
             None,
             &side.facts,
         ));
+        if killed {
+            let tail = match &end {
+                Ok(end) => readable(&end.console_tail.join(" / ")),
+                Err(e) => readable(&e.to_string()),
+            };
+            return Err(RunFailure::failed(format!(
+                "the guest did not power off within {} (environment.timeout, {}, plus the \
+                 workload's planned time) and was killed; its console: {tail}",
+                iolab_util::units::duration_text(bound),
+                iolab_util::units::duration_text(self.plan.timeout),
+            ))
+            .hint(Some(
+                "raise environment.timeout if the guest is slow (TCG), else see the console \
+                 lines"
+                    .into(),
+            )));
+        }
         match end {
             Err(e) => Err(match result {
                 Err(f) => RunFailure::failed(format!("{}; then {e}", f.message)),
@@ -316,7 +337,7 @@ impl Guest<'_> {
                     "command_exit": end.command_exit,
                     "wall_s": end.wall.as_secs_f64(),
                 });
-                let tail = || end.console_tail.join(" / ");
+                let tail = || readable(&end.console_tail.join(" / "));
                 match result {
                     Err(mut f) => {
                         if !side.timed || f.message.contains("without a result") {
@@ -333,6 +354,72 @@ impl Guest<'_> {
                 }
             }
         }
+    }
+}
+
+/// A console's text without its terminal escape sequences (the firmware clears the screen)
+/// and control characters.
+fn readable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            // CSI: ESC [ parameters… final byte (a letter); else ESC and one character.
+            if chars.next_if_eq(&'[').is_some() {
+                while chars.next().is_some_and(|c| !c.is_ascii_alphabetic()) {}
+            } else {
+                chars.next();
+            }
+        } else if !c.is_control() {
+            out.push(c);
+        }
+    }
+    out.trim().to_string()
+}
+
+/// Kills a process (a VM's qemu, this process's child, so its PID cannot be reused before it
+/// is reaped) once its bound has passed, unless stopped first.
+struct Watchdog {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    fired: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watchdog {
+    fn start(pid: u32, bound: Duration) -> Watchdog {
+        use std::sync::atomic::Ordering::Relaxed;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let fired = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (s, f) = (stop.clone(), fired.clone());
+        let t0 = Instant::now();
+        let thread = std::thread::Builder::new()
+            .name("iolab-watchdog".into())
+            .spawn(move || {
+                while !s.load(Relaxed) {
+                    if t0.elapsed() >= bound {
+                        f.store(true, Relaxed);
+                        // SAFETY: kill(2) on our own unreaped child.
+                        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+            .ok();
+        Watchdog {
+            stop,
+            fired,
+            thread,
+        }
+    }
+
+    /// Stops it; whether it had fired.
+    fn stop(mut self) -> bool {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.fired.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -613,4 +700,17 @@ fn env_facts(
         .as_str()
         .map(|s| s.split_whitespace().map(str::to_owned).collect());
     f
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn console_text_loses_its_escapes() {
+        assert_eq!(
+            super::readable(
+                "\u{1b}c\u{1b}[?7l\u{1b}[2J\u{1b}[0mSeaBIOS (version 1.16) / Booting\r"
+            ),
+            "SeaBIOS (version 1.16) / Booting"
+        );
+    }
 }
