@@ -306,7 +306,7 @@ fn vm_ready() -> bool {
         return false;
     }
     if let Err(e) = iolab_vm::kernel::find(None) {
-        iolab_testkit::not_run(&format!(
+        iolab_testkit::not_run(format!(
             "no guest kernel: {e} (run scripts/vm-kernel.sh as root)"
         ));
         return false;
