@@ -192,6 +192,16 @@ impl Watch {
         }
     }
 
+    /// The syscall view cannot see this run's workload (a VM's runs in its own kernel): it is
+    /// off, and the run's notes say why.
+    pub fn syscalls_off(&mut self, why: &str) {
+        if self.syscalls.take().is_some() {
+            self.syscalls = Some(super::syscalls::SyscallView::off(format!(
+                "the syscall view is off: {why}"
+            )));
+        }
+    }
+
     /// The workload runs in process `pid` (a VM's qemu): the process counters follow it.
     pub fn process(&mut self, pid: u32) {
         self.process = Some(pid);

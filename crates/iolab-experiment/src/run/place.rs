@@ -272,6 +272,10 @@ impl Guest<'_> {
         placed.record["vm"] = vm.describe();
         // The host's monitors follow qemu: the guest's CPUs are its threads.
         obs.watch.process(vm.pid());
+        obs.watch.syscalls_off(
+            "it counts this kernel's system calls, and a VM's workload makes them in the \
+             guest's kernel",
+        );
         // Booting and powering off take seconds under TCG; the workload its planned time.
         // Past the bound the guest is killed, wherever it is (booting, running, hung): the
         // channel then closes and the run fails with the reason.

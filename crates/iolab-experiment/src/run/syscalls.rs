@@ -68,6 +68,14 @@ impl SyscallView {
         self.supervising = true;
     }
 
+    /// A view that counts nothing, and says why.
+    pub fn off(note: String) -> SyscallView {
+        SyscallView {
+            note: Some(note),
+            ..SyscallView::default()
+        }
+    }
+
     /// The workload runs in the worker process `pid` (`iolab __worker` in a container): its
     /// threads, and what they create, are counted instead of this process's; the worker's
     /// link to the runner ([`super::worker::LINK_THREADS`]) is not.
