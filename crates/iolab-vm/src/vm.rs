@@ -169,8 +169,9 @@ impl VmConfig {
 /// How a VM ended.
 #[derive(Debug)]
 pub struct VmEnd {
-    /// The guest's init powered it off: the command ran (whatever its own exit status) and
-    /// the guest shut down without a panic.
+    /// The guest's init powered it off, and the kernel did not panic: after the command
+    /// (whatever its exit status), or after saying on the console why it could not run it
+    /// (then `command_exit` is `None`).
     pub powered_off: bool,
     /// The guest command's exit status, from the console (`None`: killed by a signal, or it
     /// did not run).
@@ -686,6 +687,22 @@ mod tests {
         let (argv, cwd) = guest::parse_cmdline(append).unwrap();
         assert_eq!(argv, cfg.guest_command);
         assert_eq!(cwd, "/");
+    }
+
+    #[test]
+    fn too_little_memory_for_the_initramfs_is_an_error() {
+        let t = tempfile::tempdir().unwrap();
+        let mut cfg = config();
+        cfg.image.initrd = t.path().join("initrd");
+        std::fs::File::create(&cfg.image.initrd)
+            .unwrap()
+            .set_len(100 << 20)
+            .unwrap();
+        cfg.memory_mib = 327;
+        let e = check_memory(&cfg).unwrap_err();
+        assert!(e.to_string().contains("give at least 328 MiB"), "{e}");
+        cfg.memory_mib = 328;
+        check_memory(&cfg).unwrap();
     }
 
     #[test]

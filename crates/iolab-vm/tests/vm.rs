@@ -213,3 +213,31 @@ fn a_guest_that_does_not_power_off_is_killed_at_the_bound() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs root: boots a VM (qemu and the kernel of scripts/vm-kernel.sh)"]
+fn a_guest_without_its_modules_says_what_is_missing_and_powers_off() {
+    let Some(s) = setup() else { return };
+    // The same kernel as if it had no modules directory: no 9p, no virtio console.
+    let bare = kernel::Kernel {
+        modules: None,
+        ..s.kernel.clone()
+    };
+    let image = image::build(&bare, init_binary(), &s.dir.path().join("bare")).unwrap();
+    let cfg = VmConfig::new(image, vec!["true".into()], console(&s));
+    let mut vm = Vm::start(&cfg).unwrap();
+    let (mut from_guest, _to_guest) = vm.channel().unwrap();
+    from_guest.get_ref().set_read_timeout(Some(BOUND)).unwrap();
+    let mut out = String::new();
+    from_guest.read_to_string(&mut out).unwrap();
+    assert_eq!(out, "");
+    let end = vm.wait(BOUND).unwrap();
+    let tail = end.console_tail.join("\n");
+    assert_eq!(end.command_exit, None, "the command did not run: {tail}");
+    assert!(end.powered_off, "init powered off: {tail}");
+    assert!(
+        tail.contains("iolab-init: cannot mount 9p iolab-host on /host")
+            && tail.contains("the image lacks the modules crc32c_generic, virtio_pci"),
+        "{tail}"
+    );
+}
