@@ -194,7 +194,6 @@ pub struct Vm {
     child: Option<Child>,
     pid: u32,
     stream: UnixStream,
-    run_dir: PathBuf,
     console_log: PathBuf,
     started: Instant,
     accel: Accel,
@@ -221,13 +220,10 @@ impl Vm {
         let version = qemu_version(&qemu)?;
         let run_dir = make_run_dir()?;
         let result = spawn(cfg, &qemu, accel, &run_dir);
-        let (child, stream) = match result {
-            Ok(x) => x,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&run_dir);
-                return Err(e);
-            }
-        };
+        // Connected (or failed): the socket's file is not needed any more, and nothing is
+        // left behind even if iolab is killed later.
+        let _ = std::fs::remove_dir_all(&run_dir);
+        let (child, stream) = result?;
         let description = json!({
             "qemu": version,
             "qemu_path": qemu.display().to_string(),
@@ -247,7 +243,6 @@ impl Vm {
             pid: child.id(),
             child: Some(child),
             stream,
-            run_dir,
             console_log: cfg.console_log.clone(),
             started: Instant::now(),
             accel,
@@ -258,9 +253,13 @@ impl Vm {
     /// The guest command's stdin (the writer) and stdout (the reader).
     pub fn channel(&mut self) -> Result<(BufReader<UnixStream>, UnixStream)> {
         let clone = || {
-            self.stream
-                .try_clone()
-                .map_err(|e| Error::io("duplicate the channel socket in", &self.run_dir, e))
+            self.stream.try_clone().map_err(|e| {
+                Error::io(
+                    "duplicate the channel socket of the VM whose console is",
+                    &self.console_log,
+                    e,
+                )
+            })
         };
         Ok((BufReader::new(clone()?), clone()?))
     }
@@ -306,7 +305,13 @@ impl Vm {
                     });
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-                Err(e) => return Err(Error::io("wait for qemu, console", &self.console_log, e)),
+                Err(e) => {
+                    return Err(Error::io(
+                        "wait for qemu, whose console is",
+                        &self.console_log,
+                        e,
+                    ))
+                }
             }
         };
         self.child = None;
@@ -337,7 +342,6 @@ impl Drop for Vm {
             let _ = child.kill();
             let _ = child.wait();
         }
-        let _ = std::fs::remove_dir_all(&self.run_dir);
     }
 }
 
