@@ -3,9 +3,10 @@
 #
 # Tests that need root (real mounts, loop devices, tunables) or a tool this script installs
 # as root (strace, chromium, mkfs.xfs, bonnie++, and fio, iperf3 and sysbench for the exec
-# kind's live tests) are marked #[ignore = "needs …"]. As root this script installs those
-# tools (idempotently) and runs every test, ignored ones included; as another user `cargo
-# test` lists them as ignored, with the reason.
+# kind's live tests, and qemu with the kernel of scripts/vm-kernel.sh for the VM tests) are
+# marked #[ignore = "needs …"]. As root this script installs those tools (idempotently) and
+# runs every test, ignored ones included; as another user `cargo test` lists them as
+# ignored, with the reason.
 #
 # Tests that find out only while running that they cannot run here (the filebench corpus is
 # missing, / is not on a block device) say so; this script lists them at the end. Under CI
@@ -24,7 +25,7 @@ if [ -n "${CI:-}" ] && [ $root = 0 ]; then
 fi
 
 need=()
-for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium bon_csv2txt:bonnie++ fio:fio iperf3:iperf3 sysbench:sysbench ip:iproute2; do
+for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium bon_csv2txt:bonnie++ fio:fio iperf3:iperf3 sysbench:sysbench ip:iproute2 qemu-system-x86_64:qemu-system-x86; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -36,6 +37,11 @@ if [ ${#need[@]} -gt 0 ]; then
   else
     echo "test.sh: missing ${need[*]} (not root: the tests that need them are ignored anyway)"
   fi
+fi
+
+# The VM tests boot Debian's kernel (downloaded and extracted once, not installed).
+if [ $root = 1 ]; then
+  scripts/vm-kernel.sh >/dev/null
 fi
 
 # The block tracer's tests need tracefs (systemd mounts it; minimal systems may not).

@@ -94,6 +94,9 @@ fn init() -> Result<String, String> {
     mount("devpts", "/host/dev/pts", "devpts", 0, "")?;
     mount("tmpfs", "/host/tmp", "tmpfs", 0, "mode=1777")?;
     mount("tmpfs", "/host/run", "tmpfs", 0, "mode=755")?;
+    // The guest's own network: only `lo`, which starts down (a workload's server and
+    // client talk over it, iperf3's among them).
+    lo_up()?;
 
     let port = retry(Duration::from_secs(10), find_port)
         .map_err(|e| format!("{e}{}", lacking("the channel is a virtio-serial port")))?;
@@ -227,6 +230,35 @@ fn retry<T>(bound: Duration, mut f: impl FnMut() -> Result<T, String>) -> Result
             Err(e) if start.elapsed() >= bound => return Err(e),
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
+    }
+}
+
+/// Brings the loopback interface up (`ip link set lo up`, without `ip`).
+fn lo_up() -> Result<(), String> {
+    let fail = |what: &str| format!("bringing lo up: {what}: {}", io::Error::last_os_error());
+    // SAFETY: a datagram socket for the interface ioctls, closed below; `ifreq` is plain
+    // data the kernel reads and writes within its size.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(fail("socket"));
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo".iter().enumerate() {
+            req.ifr_name[i] = *b as libc::c_char;
+        }
+        let r = if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) < 0 {
+            Err(fail("SIOCGIFFLAGS"))
+        } else {
+            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            if libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) < 0 {
+                Err(fail("SIOCSIFFLAGS"))
+            } else {
+                Ok(())
+            }
+        };
+        libc::close(fd);
+        r
     }
 }
 

@@ -256,6 +256,115 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpio::read::entries;
+
+    /// A kernel whose modules directory has 9p (needing 9pnet) and ext4, virtio_pci built
+    /// in, and nothing else.
+    fn fake_kernel(dir: &Path) -> Kernel {
+        let modules = dir.join("lib/modules/9.9");
+        fs::create_dir_all(modules.join("kernel")).unwrap();
+        fs::write(
+            modules.join("modules.dep"),
+            "kernel/9p.ko: kernel/9pnet.ko\nkernel/9pnet.ko:\nkernel/ext4.ko:\nkernel/other.ko:\n",
+        )
+        .unwrap();
+        fs::write(
+            modules.join("modules.builtin"),
+            "kernel/drivers/virtio_pci.ko\n",
+        )
+        .unwrap();
+        for m in ["9p", "9pnet", "ext4", "other"] {
+            fs::write(modules.join(format!("kernel/{m}.ko")), format!("{m}-bytes")).unwrap();
+        }
+        fs::create_dir_all(dir.join("boot")).unwrap();
+        fs::write(dir.join("boot/vmlinuz-9.9"), "kernel").unwrap();
+        Kernel {
+            vmlinuz: dir.join("boot/vmlinuz-9.9"),
+            version: "9.9".into(),
+            modules: Some(modules),
+        }
+    }
+
+    #[test]
+    fn the_archive_holds_the_binary_its_libraries_and_the_modules_in_order_and_is_cached() {
+        let t = tempfile::tempdir().unwrap();
+        let kernel = fake_kernel(t.path());
+        // A dynamically linked binary of this machine: this test's own.
+        let bin = t.path().join("iolab");
+        fs::copy(std::env::current_exe().unwrap(), &bin).unwrap();
+        let cache = t.path().join("images");
+        let image = build(&kernel, &bin, &cache).unwrap();
+        assert_eq!(image.modules, ["9pnet", "9p", "ext4"]);
+        assert!(!image.missing_modules.contains(&"virtio_pci".to_string()));
+        assert!(image.missing_modules.contains(&"virtio_blk".to_string()));
+        assert!(!image.missing_modules.contains(&"9p".to_string()));
+
+        let bytes = fs::read(&image.initrd).unwrap();
+        let archive = entries(&bytes);
+        let entry = |name: &str| {
+            archive
+                .iter()
+                .find(|e| e.name == name.trim_start_matches('/'))
+                .unwrap_or_else(|| panic!("no {name} in the archive"))
+        };
+        assert_eq!(entry("init").data, fs::read(&bin).unwrap());
+        assert_eq!(entry("init").mode, 0o100755);
+        assert_eq!(entry("dev/console").rdev, (5, 1));
+        assert_eq!(
+            String::from_utf8_lossy(&entry(MODULE_LIST).data),
+            "/lib/modules/iolab/00-9pnet.ko 9pnet\n\
+             /lib/modules/iolab/01-9p.ko 9p\n\
+             /lib/modules/iolab/02-ext4.ko ext4\n"
+        );
+        assert_eq!(entry("lib/modules/iolab/01-9p.ko").data, b"9p-bytes");
+        let libs = shared_libraries(&bin).unwrap();
+        assert!(libs.len() >= 2, "a loader and libc at least: {libs:?}");
+        for lib in &libs {
+            let mut e = entry(&lib.to_string_lossy());
+            if e.mode & 0o170000 == 0o120000 {
+                e = entry(std::str::from_utf8(&e.data).unwrap());
+            }
+            assert_eq!(e.mode & 0o170000, 0o100000, "{} is a file", lib.display());
+            assert_eq!(e.data, fs::read(lib).unwrap(), "{}", lib.display());
+        }
+
+        // Built once for the same binary; built anew for a changed one.
+        let again = build(&kernel, &bin, &cache).unwrap();
+        assert_eq!(again, image);
+        let before = fs::metadata(&image.initrd).unwrap().modified().unwrap();
+        let f = fs::File::options().write(true).open(&bin).unwrap();
+        f.set_modified(before - std::time::Duration::from_secs(60))
+            .unwrap();
+        let rebuilt = build(&kernel, &bin, &cache).unwrap();
+        assert_ne!(rebuilt.initrd, image.initrd);
+        assert_eq!(
+            fs::metadata(&image.initrd).unwrap().modified().unwrap(),
+            before
+        );
+        let mut left: Vec<String> = fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left.len(),
+            4,
+            "two archives and their lists, no temporary file: {left:?}"
+        );
+        assert!(left.iter().all(|n| n.starts_with("9.9-")), "{left:?}");
+    }
+
+    #[test]
+    fn a_kernel_without_modules_lacks_them_all() {
+        let t = tempfile::tempdir().unwrap();
+        let kernel = Kernel {
+            modules: None,
+            ..fake_kernel(t.path())
+        };
+        let image = build(&kernel, &std::env::current_exe().unwrap(), t.path()).unwrap();
+        assert!(image.modules.is_empty());
+        assert_eq!(image.missing_modules, WANTED);
+    }
 
     #[test]
     fn ldd_output_gives_libraries_and_the_loader() {

@@ -387,6 +387,38 @@ kernel/drivers/char/virtio-console.ko: kernel/drivers/virtio/virtio_ring.ko kern
         assert_eq!(module_name("btrfs.ko.xz"), "btrfs");
     }
 
+    #[test]
+    fn compressed_modules_are_read_decompressed() {
+        let t = tempfile::tempdir().unwrap();
+        let plain = t.path().join("m.ko");
+        let bytes: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&plain, &bytes).unwrap();
+        assert_eq!(read_module(&plain).unwrap(), bytes);
+        for (tool, ext) in [("xz", "xz"), ("zstd", "zst"), ("gzip", "gz")] {
+            if !iolab_testkit::has_tool(tool) {
+                iolab_testkit::tool_absent(tool, &format!("apt-get install {tool}"));
+                continue;
+            }
+            let packed = t.path().join(format!("m.ko.{ext}"));
+            let out = std::fs::File::create(&packed).unwrap();
+            let ok = Command::new(tool)
+                .arg("-c")
+                .arg(&plain)
+                .stdout(out)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+            assert_ne!(std::fs::read(&packed).unwrap(), bytes);
+            assert_eq!(read_module(&packed).unwrap(), bytes, "{tool}");
+        }
+        let bad = t.path().join("bad.ko.xz");
+        std::fs::write(&bad, b"not xz").unwrap();
+        if iolab_testkit::has_tool("xz") {
+            let e = read_module(&bad).unwrap_err();
+            assert!(matches!(e, Error::Command { .. }), "{e}");
+        }
+    }
+
     /// A minimal ELF64 object with a `.modinfo` section (and the section-name table).
     fn elf_with_modinfo(modinfo: &[u8]) -> Vec<u8> {
         let names = b"\0.shstrtab\0.modinfo\0";

@@ -169,8 +169,9 @@ impl VmConfig {
 /// How a VM ended.
 #[derive(Debug)]
 pub struct VmEnd {
-    /// The guest's init powered it off: the command ran (whatever its own exit status) and
-    /// the guest shut down without a panic.
+    /// The guest's init powered it off, and the kernel did not panic: after the command
+    /// (whatever its exit status), or after saying on the console why it could not run it
+    /// (then `command_exit` is `None`).
     pub powered_off: bool,
     /// The guest command's exit status, from the console (`None`: killed by a signal, or it
     /// did not run).
@@ -193,7 +194,6 @@ pub struct Vm {
     child: Option<Child>,
     pid: u32,
     stream: UnixStream,
-    run_dir: PathBuf,
     console_log: PathBuf,
     started: Instant,
     accel: Accel,
@@ -220,13 +220,10 @@ impl Vm {
         let version = qemu_version(&qemu)?;
         let run_dir = make_run_dir()?;
         let result = spawn(cfg, &qemu, accel, &run_dir);
-        let (child, stream) = match result {
-            Ok(x) => x,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&run_dir);
-                return Err(e);
-            }
-        };
+        // Connected (or failed): the socket's file is not needed any more, and nothing is
+        // left behind even if iolab is killed later.
+        let _ = std::fs::remove_dir_all(&run_dir);
+        let (child, stream) = result?;
         let description = json!({
             "qemu": version,
             "qemu_path": qemu.display().to_string(),
@@ -246,7 +243,6 @@ impl Vm {
             pid: child.id(),
             child: Some(child),
             stream,
-            run_dir,
             console_log: cfg.console_log.clone(),
             started: Instant::now(),
             accel,
@@ -257,9 +253,13 @@ impl Vm {
     /// The guest command's stdin (the writer) and stdout (the reader).
     pub fn channel(&mut self) -> Result<(BufReader<UnixStream>, UnixStream)> {
         let clone = || {
-            self.stream
-                .try_clone()
-                .map_err(|e| Error::io("duplicate the channel socket in", &self.run_dir, e))
+            self.stream.try_clone().map_err(|e| {
+                Error::io(
+                    "duplicate the channel socket of the VM whose console is",
+                    &self.console_log,
+                    e,
+                )
+            })
         };
         Ok((BufReader::new(clone()?), clone()?))
     }
@@ -305,7 +305,13 @@ impl Vm {
                     });
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-                Err(e) => return Err(Error::io("wait for qemu, console", &self.console_log, e)),
+                Err(e) => {
+                    return Err(Error::io(
+                        "wait for qemu, whose console is",
+                        &self.console_log,
+                        e,
+                    ))
+                }
             }
         };
         self.child = None;
@@ -336,7 +342,6 @@ impl Drop for Vm {
             let _ = child.kill();
             let _ = child.wait();
         }
-        let _ = std::fs::remove_dir_all(&self.run_dir);
     }
 }
 
@@ -686,6 +691,22 @@ mod tests {
         let (argv, cwd) = guest::parse_cmdline(append).unwrap();
         assert_eq!(argv, cfg.guest_command);
         assert_eq!(cwd, "/");
+    }
+
+    #[test]
+    fn too_little_memory_for_the_initramfs_is_an_error() {
+        let t = tempfile::tempdir().unwrap();
+        let mut cfg = config();
+        cfg.image.initrd = t.path().join("initrd");
+        std::fs::File::create(&cfg.image.initrd)
+            .unwrap()
+            .set_len(100 << 20)
+            .unwrap();
+        cfg.memory_mib = 327;
+        let e = check_memory(&cfg).unwrap_err();
+        assert!(e.to_string().contains("give at least 328 MiB"), "{e}");
+        cfg.memory_mib = 328;
+        check_memory(&cfg).unwrap();
     }
 
     #[test]

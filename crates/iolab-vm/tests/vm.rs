@@ -213,3 +213,111 @@ fn a_guest_that_does_not_power_off_is_killed_at_the_bound() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs root: boots a VM (qemu and the kernel of scripts/vm-kernel.sh)"]
+fn a_guest_without_its_modules_says_what_is_missing_and_powers_off() {
+    let Some(s) = setup() else { return };
+    // The same kernel as if it had no modules directory: no 9p, no virtio console.
+    let bare = kernel::Kernel {
+        modules: None,
+        ..s.kernel.clone()
+    };
+    let image = image::build(&bare, init_binary(), &s.dir.path().join("bare")).unwrap();
+    let cfg = VmConfig::new(image, vec!["true".into()], console(&s));
+    let mut vm = Vm::start(&cfg).unwrap();
+    let (mut from_guest, _to_guest) = vm.channel().unwrap();
+    from_guest.get_ref().set_read_timeout(Some(BOUND)).unwrap();
+    let mut out = String::new();
+    from_guest.read_to_string(&mut out).unwrap();
+    assert_eq!(out, "");
+    let end = vm.wait(BOUND).unwrap();
+    let tail = end.console_tail.join("\n");
+    assert_eq!(end.command_exit, None, "the command did not run: {tail}");
+    assert!(end.powered_off, "init powered off: {tail}");
+    assert!(
+        tail.contains("iolab-init: cannot mount 9p iolab-host on /host")
+            && tail.contains("the image lacks the modules crc32c_generic, virtio_pci"),
+        "{tail}"
+    );
+}
+
+/// The environment variable that makes [`pdeath_child`] start a VM (its value: the kernel,
+/// the initrd and the console log, one a line).
+const PDEATH_VAR: &str = "IOLAB_VM_PDEATH_CHILD";
+
+#[test]
+#[ignore = "needs root: boots a VM (qemu and the kernel of scripts/vm-kernel.sh)"]
+fn qemu_dies_when_the_process_that_started_it_is_killed() {
+    let Some(s) = setup() else { return };
+    let spec = format!(
+        "{}\n{}\n{}",
+        s.image.kernel.display(),
+        s.image.initrd.display(),
+        console(&s).display()
+    );
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "pdeath_child",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(PDEATH_VAR, spec)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let qemu: u32 = loop {
+        let line = lines
+            .next()
+            .expect("the child ended before starting qemu")
+            .unwrap();
+        // After libtest's "test pdeath_child ... " on the same line.
+        if let Some((_, pid)) = line.split_once("qemu-pid ") {
+            break pid.trim().parse().unwrap();
+        }
+    };
+    assert!(Path::new(&format!("/proc/{qemu}")).exists());
+    child.kill().unwrap(); // SIGKILL: no destructor runs in the child
+    child.wait().unwrap();
+    // The kernel sends qemu SIGKILL as its parent dies; its new parent reaps it.
+    let dead = || {
+        std::fs::read_to_string(format!("/proc/{qemu}/stat")).map_or(true, |st| {
+            st.rsplit(") ").next().is_some_and(|r| r.starts_with('Z'))
+        })
+    };
+    let start = std::time::Instant::now();
+    while !dead() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        dead(),
+        "qemu (pid {qemu}) outlived the process that started it"
+    );
+}
+
+/// Run by [`qemu_dies_when_the_process_that_started_it_is_killed`] in a child process:
+/// starts a VM, prints qemu's PID and waits to be killed. Does nothing otherwise.
+#[test]
+#[ignore = "child half of qemu_dies_when_the_process_that_started_it_is_killed, which runs it"]
+fn pdeath_child() {
+    let Ok(spec) = std::env::var(PDEATH_VAR) else {
+        return;
+    };
+    let parts: Vec<&str> = spec.lines().collect();
+    let image = Image {
+        kernel: parts[0].into(),
+        initrd: parts[1].into(),
+        version: String::new(),
+        modules: vec![],
+        missing_modules: vec![],
+    };
+    let cfg = VmConfig::new(image, vec!["sleep".into(), "600".into()], parts[2]);
+    let vm = Vm::start(&cfg).unwrap();
+    println!("qemu-pid {}", vm.pid());
+    std::io::stdout().flush().unwrap();
+    std::thread::sleep(Duration::from_secs(600));
+    drop(vm);
+}
