@@ -14,7 +14,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use crate::error::{Result, StoreError};
 use crate::schema::{self, MIGRATIONS, SCHEMA_VERSION};
 use crate::store::{self, db_err, Store};
-use crate::types::{ExperimentId, ImportReport, NewConfig, NewExperiment, NewRun, RunRecord};
+use crate::types::{ExperimentId, ImportReport, NewConfig, NewExperiment};
 
 impl Store {
     /// Copies every experiment of the database at `other` that is not already here, in one
@@ -73,27 +73,7 @@ impl Store {
                         store::insert_finding(tx, path, new_config, None, &f)?;
                     }
                     for run in runs.iter().filter(|r| r.config == config.id) {
-                        let d = src.run(run.id)?;
-                        let r = d.run;
-                        let record = RunRecord {
-                            run: NewRun {
-                                config: new_config,
-                                repetition: r.repetition,
-                                seed: r.seed,
-                                status: r.status,
-                                error: r.error,
-                                started_at: r.started_at,
-                                ended_at: r.ended_at,
-                                elapsed_ns: r.elapsed_ns,
-                                environment: r.environment,
-                            },
-                            metrics: d.metrics,
-                            flowops: d.flowops,
-                            series: d.series,
-                            monitor: d.monitor,
-                            findings: d.findings,
-                            outputs: d.outputs,
-                        };
+                        let record = src.run(run.id)?.into_record(new_config);
                         store::insert_run(tx, path, &record)?;
                         report.runs += 1;
                     }

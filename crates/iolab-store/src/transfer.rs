@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::error::{Result, StoreError};
 use crate::store::Store;
-use crate::types::{NewConfig, NewExperiment, NewRun, RunRecord, Timestamp};
+use crate::types::{NewConfig, NewExperiment, RunRecord, Timestamp};
 
 /// `record` as the bytes of a one-run database, written in (and removed from) `scratch`.
 pub fn run_to_bytes(record: &RunRecord, scratch: &Path) -> Result<Vec<u8>> {
@@ -61,27 +61,7 @@ pub fn run_from_bytes(bytes: &[u8], scratch: &Path) -> Result<RunRecord> {
                 path: path.clone(),
                 source: std::io::Error::other("the run's database holds no run"),
             })?;
-        let d = store.run(id)?;
-        let r = d.run;
-        Ok(RunRecord {
-            run: NewRun {
-                config: crate::ConfigId(0),
-                repetition: r.repetition,
-                seed: r.seed,
-                status: r.status,
-                error: r.error,
-                started_at: r.started_at,
-                ended_at: r.ended_at,
-                elapsed_ns: r.elapsed_ns,
-                environment: r.environment,
-            },
-            metrics: d.metrics,
-            flowops: d.flowops,
-            series: d.series,
-            monitor: d.monitor,
-            findings: d.findings,
-            outputs: d.outputs,
-        })
+        Ok(store.run(id)?.into_record(crate::ConfigId(0)))
     })();
     remove(&path);
     record
@@ -128,7 +108,7 @@ fn remove(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Finding, Metric, RunOutput, RunStatus, Series, Severity};
+    use crate::types::{Finding, Metric, NewRun, RunOutput, RunStatus, Series, Severity};
 
     #[test]
     fn a_record_arrives_as_it_was_written() {

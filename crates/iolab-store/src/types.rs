@@ -428,6 +428,33 @@ pub struct RunDetails {
 }
 
 /// An experiment with its configurations and runs (without their measurements).
+impl RunDetails {
+    /// The run as a record to store again, as configuration `config`'s (an import, a run's
+    /// record carried from another process).
+    pub fn into_record(self, config: ConfigId) -> RunRecord {
+        let r = self.run;
+        RunRecord {
+            run: NewRun {
+                config,
+                repetition: r.repetition,
+                seed: r.seed,
+                status: r.status,
+                error: r.error,
+                started_at: r.started_at,
+                ended_at: r.ended_at,
+                elapsed_ns: r.elapsed_ns,
+                environment: r.environment,
+            },
+            metrics: self.metrics,
+            flowops: self.flowops,
+            series: self.series,
+            monitor: self.monitor,
+            findings: self.findings,
+            outputs: self.outputs,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExperimentDetails {
     pub experiment: Experiment,

@@ -282,23 +282,15 @@ impl Guest<'_> {
         let bound = self.plan.timeout + self.planned.unwrap_or_default();
         let watchdog = Watchdog::start(vm.pid(), bound);
         let (from, to) = vm.channel().map_err(|e| vm_error("the VM's channel", e))?;
-        let mut side = WorkerSide::default();
-        let result = worker::drive(
+        let (result, side) = drive(
             worker::Link {
                 from_worker: Box::new(from),
                 to_worker: Box::new(to),
             },
             request,
-            &mut RunCtx {
-                dir: &request.dir,
-                seed: request.seed,
-                number: request.number,
-                cancel: &opts.cancel,
-                hooks: obs,
-                record: rec,
-                sut: &mut NoSut,
-            },
-            &mut side,
+            opts,
+            obs,
+            rec,
         );
         let accel = vm.accel();
         let end = vm.wait(bound);
@@ -457,21 +449,7 @@ fn in_container(
     // process that waits for it.
     let pid = ctr.program_pid(child.pid()).unwrap_or(child.pid());
     obs.watch.worker(pid);
-    let mut side = WorkerSide::default();
-    let result = worker::drive(
-        child.link(),
-        request,
-        &mut RunCtx {
-            dir: &request.dir,
-            seed: request.seed,
-            number: request.number,
-            cancel: &opts.cancel,
-            hooks: obs,
-            record: rec,
-            sut: &mut NoSut,
-        },
-        &mut side,
-    );
+    let (result, side) = drive(child.link(), request, opts, obs, rec);
     let status = child.finish(Duration::from_secs(10));
     let stats = used(&before, &ctr.stats());
     add_container_metrics(rec, &stats);
@@ -495,6 +473,33 @@ fn in_container(
         }
         f
     })
+}
+
+/// Runs `request` in the worker at the other end of `link` with the runner's hooks: its
+/// result, and what it said about where it ran.
+fn drive(
+    link: worker::Link,
+    request: &Request,
+    opts: &RunnerOptions,
+    obs: &mut Hooks<'_>,
+    rec: &mut RunRecord,
+) -> (Result<(), RunFailure>, WorkerSide) {
+    let mut side = WorkerSide::default();
+    let result = worker::drive(
+        link,
+        request,
+        &mut RunCtx {
+            dir: &request.dir,
+            seed: request.seed,
+            number: request.number,
+            cancel: &opts.cancel,
+            hooks: obs,
+            record: rec,
+            sut: &mut NoSut,
+        },
+        &mut side,
+    );
+    (result, side)
 }
 
 /// `iolab __worker`, this very binary.
