@@ -76,7 +76,15 @@ impl ExperimentPlan {
                 f.vm_accel = match v.accel {
                     iolab_sut::env::VmAccel::Kvm => Some("kvm".into()),
                     iolab_sut::env::VmAccel::Tcg => Some("tcg".into()),
-                    iolab_sut::env::VmAccel::Auto => None,
+                    // What `auto` will choose here.
+                    iolab_sut::env::VmAccel::Auto => Some(
+                        if iolab_vm::kvm_check().is_ok() {
+                            "kvm"
+                        } else {
+                            "tcg"
+                        }
+                        .into(),
+                    ),
                 };
                 f.memory_limit_bytes = Some(v.memory);
             }
