@@ -485,7 +485,7 @@ pub fn empty_parts(html: &str) -> Vec<String> {
             out.push(format!("section #{id} is empty"));
         }
     }
-    for level in 2..=4 {
+    for level in 2..=5 {
         let close = format!("</h{level}>");
         for (i, _) in html.match_indices(&close) {
             let next = html[i + close.len()..].trim_start();
