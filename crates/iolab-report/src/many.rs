@@ -133,19 +133,36 @@ fn entries(parts: &[ReportData]) -> Vec<Entry> {
         .collect()
 }
 
-/// The workload's kind from the resolved specification's `[workload]` (its one key besides
-/// `set`): `micro`, `cachesim`, `WML` for a filebench workload, `exec: fio` for another tool.
+/// The workload's kind from the resolved specification's `[workload]` (or its first
+/// configuration's), its one key besides `set`: `micro`, `cachesim`, `WML: fileserver` for a
+/// filebench workload, `exec: fio` for another tool; `unknown` without one.
 fn workload_kind(spec: &Value) -> String {
-    let Some(w) = spec.get("workload").and_then(Value::as_object) else {
+    let w = spec
+        .get("workload")
+        .or_else(|| spec.pointer("/configs/0/workload"))
+        .and_then(Value::as_object);
+    let Some((key, value)) = w.and_then(|w| w.iter().find(|(k, _)| *k != "set")) else {
         return "unknown".into();
     };
-    let Some((key, value)) = w.iter().find(|(k, _)| *k != "set") else {
-        return "unknown".into();
-    };
-    match (key.as_str(), value.get("tool").and_then(Value::as_str)) {
-        ("wml" | "builtin", _) => "WML".into(),
-        ("exec", Some(tool)) if !tool.contains("${") => format!("exec: {tool}"),
-        (k, _) => k.to_string(),
+    // A name that a factor fills in (`${workload.file}`) says nothing: the kind alone then.
+    fn literal(v: Option<&Value>) -> Option<&str> {
+        v.and_then(Value::as_str).filter(|s| !s.contains("${"))
+    }
+    match key.as_str() {
+        "wml" | "builtin" => match literal(Some(value)) {
+            Some(name) => format!(
+                "WML: {}",
+                Path::new(name)
+                    .file_name()
+                    .map_or(name.into(), |n| n.to_string_lossy())
+            ),
+            None => "WML".into(),
+        },
+        "exec" => match literal(value.get("tool")) {
+            Some(tool) => format!("exec: {tool}"),
+            None => "exec".into(),
+        },
+        k => k.to_string(),
     }
 }
 
@@ -320,7 +337,7 @@ pub fn render_markdown_many(parts: &[ReportData], out: &mut dyn std::io::Write) 
             e.configs,
             e.runs,
             e.unfinished.map(|s| format!(" ({s})")).unwrap_or_default(),
-            md(&[e.answer.join("; "), more(&e)].join(" ").trim_end())
+            md([e.answer.join("; "), more(&e)].join(" ").trim_end())
         );
     }
     for (p, a) in parts.iter().zip(anchors(parts)) {
@@ -350,7 +367,7 @@ fn nest_markdown(text: &str) -> String {
 /// `"` or `<` in a label or a spec is a character reference, so ` id="` and `<h2` occur only
 /// in markup — also in what other crates' sections write.
 fn nest(html: &str, prefix: &str) -> String {
-    const PATTERNS: [&str; 4] = [" id=\"", "href=\"#", "url(#", "<h"];
+    const PATTERNS: [&str; 5] = [" id=\"", "href=\"#", "url(#", "<h", "</h"];
     let mut out = String::with_capacity(html.len() + html.len() / 16);
     // The next occurrence of each pattern, found again only after it is passed: one scan.
     let find = |from: usize, p: &str| html[from..].find(p).map(|i| from + i);
@@ -367,7 +384,7 @@ fn nest(html: &str, prefix: &str) -> String {
         if k < 3 {
             out.push_str(prefix);
         } else if let Some(d) = html[end..].chars().next().and_then(|c| c.to_digit(10)) {
-            // `<h2` (and its `</h2>`, found as the same pattern after `<`); not `<header`.
+            // `<h2` and `</h2>`; not `<header`.
             let _ = write!(out, "{}", (d + 1).min(6));
             at = end + 1;
             next[k] = find(at, PATTERNS[k]);
@@ -395,6 +412,29 @@ mod tests {
              <a href=\"#e3-check-b\">b</a><h4 class=\"c\">t &quot; id=&quot;</h4><h6>z</h6>\
              <svg><rect fill=\"url(#e3-g)\"/></svg></section>"
         );
+    }
+
+    #[test]
+    fn workload_kind_names_the_kind_and_what_it_runs_when_the_file_says() {
+        let kind = |w: Value| workload_kind(&serde_json::json!({ "workload": w }));
+        assert_eq!(kind(serde_json::json!({"micro": {"bs": "4k"}})), "micro");
+        assert_eq!(
+            kind(serde_json::json!({"builtin": "fileserver", "set": {"nfiles": 5}})),
+            "WML: fileserver"
+        );
+        assert_eq!(kind(serde_json::json!({"wml": "w/oltp.f"})), "WML: oltp.f");
+        assert_eq!(
+            kind(serde_json::json!({"builtin": "${workload.file}"})),
+            "WML"
+        );
+        assert_eq!(
+            kind(serde_json::json!({"exec": {"tool": "fio"}})),
+            "exec: fio"
+        );
+        assert_eq!(kind(serde_json::json!({"exec": {"tool": "${t}"}})), "exec");
+        assert_eq!(workload_kind(&serde_json::json!({})), "unknown");
+        let per_config = serde_json::json!({"configs": [{"workload": {"iozone": {}}}]});
+        assert_eq!(workload_kind(&per_config), "iozone");
     }
 
     #[test]
