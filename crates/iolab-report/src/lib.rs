@@ -34,7 +34,7 @@ pub mod testing;
 pub use error::{ReportError, Result};
 pub use escape::escape_html;
 pub use html::render_html;
-pub use many::{latest_file_run, render_html_many, render_markdown_many, stage_of, title};
+pub use many::{latest_file_run, render_html_many, render_markdown_many};
 pub use markdown::render_markdown;
 pub use model::{
     interval_rates, load, CheckFindings, CheckHit, ConfigReport, Evidence, FlowopRow, HostSummary,

@@ -1,6 +1,6 @@
 //! One report of several experiments — the stages of one experiment file, or any experiments
 //! named together: the file's name, a contents block with a row per experiment (what ran and
-//! its answer in one sentence), then each experiment's report as [`crate::render_html`] and
+//! its answer in a line or two), then each experiment's report as [`crate::render_html`] and
 //! [`crate::render_markdown`] draw it alone, one level below the page's title.
 
 use std::fmt::Write as _;
@@ -15,7 +15,7 @@ use crate::{num, Result};
 
 /// An experiment's stage in its file: its resolved specification's `stage`, 1 without one
 /// (the first experiment of a file, and every file without `[[then]]`).
-pub fn stage_of(spec: &Value) -> u64 {
+fn stage_of(spec: &Value) -> u64 {
     spec.get("stage").and_then(Value::as_u64).unwrap_or(1)
 }
 
@@ -47,7 +47,7 @@ pub fn latest_file_run(store: &Store) -> Result<Vec<ExperimentId>> {
 
 /// The page's title: the experiment file's name when they all come from one, else how many
 /// experiments there are.
-pub fn title(parts: &[ReportData]) -> String {
+fn title(parts: &[ReportData]) -> String {
     let source = parts.first().map_or("", |p| p.experiment.source.as_str());
     if !source.is_empty() && parts.iter().all(|p| p.experiment.source == source) {
         Path::new(source)
