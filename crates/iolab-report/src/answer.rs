@@ -61,6 +61,17 @@ pub fn answers(data: &ReportData) -> Option<Answers> {
         .filter(|a| !a.factors.is_empty())
 }
 
+/// The answer in a few lines: the first factor's sentences on the stopping metric (what the
+/// report's Answer section opens with), and how many other factors the section has;
+/// `None` without answers.
+pub(crate) fn lead(data: &ReportData) -> Option<(Vec<String>, usize)> {
+    let a = answers(data)?;
+    let factors = per_factor(&a, data);
+    let first = factors.first()?;
+    let lines = first.first.iter().map(|s| (*s).to_string()).collect();
+    Some((lines, factors.len() - 1))
+}
+
 fn how_to_read(a: &Answers) -> String {
     format!(
         "Each level of a factor against its baseline level, within each combination of the \

@@ -1,4 +1,6 @@
-//! Reports of one iolab experiment, made from the results database alone.
+//! Reports of iolab experiments, made from the results database alone: one experiment's, or
+//! several in one document (the stages of an experiment file: [`render_html_many`],
+//! [`latest_file_run`]).
 //!
 //! [`load`] reads everything a report needs in a few bulk queries into a [`ReportData`];
 //! the renderers ([`render_html`], [`render_markdown`]) are pure functions of it that write
@@ -19,6 +21,7 @@ pub mod answer;
 mod error;
 pub mod escape;
 mod html;
+mod many;
 mod markdown;
 mod model;
 mod mrc;
@@ -31,6 +34,7 @@ pub mod testing;
 pub use error::{ReportError, Result};
 pub use escape::escape_html;
 pub use html::render_html;
+pub use many::{latest_file_run, render_html_many, render_markdown_many};
 pub use markdown::render_markdown;
 pub use model::{
     interval_rates, load, CheckFindings, CheckHit, ConfigReport, Evidence, FlowopRow, HostSummary,

@@ -11,6 +11,12 @@ use iolab_util::{units::format_bytes, units::format_ns};
 
 /// Renders the experiment, findings, summary and flowop tables.
 pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Result<()> {
+    out.write_all(markdown(data).as_bytes())?;
+    Ok(())
+}
+
+/// The Markdown report as text.
+pub(crate) fn markdown(data: &ReportData) -> String {
     let mut s = String::new();
     let e = &data.experiment;
     let host = &data.host;
@@ -142,6 +148,5 @@ pub fn render_markdown(data: &ReportData, out: &mut dyn std::io::Write) -> Resul
             }
         }
     }
-    out.write_all(s.as_bytes())?;
-    Ok(())
+    s
 }

@@ -9,11 +9,25 @@ use crate::*;
 /// A database in memory with an experiment of `configs` (labels).
 pub fn store_with(configs: &[&str]) -> (Store, ExperimentId, Vec<ConfigId>) {
     let mut store = Store::open_in_memory().unwrap();
+    let spec = json!({"note": "<script>alert(1)</script>"});
+    let (exp, ids) = add_experiment(&mut store, "<b>x</b> & \"y\"", "exp.toml", spec, configs);
+    (store, exp, ids)
+}
+
+/// Another experiment in `store`, from experiment file `source`, with configurations
+/// `configs` (labels, no factors).
+pub fn add_experiment(
+    store: &mut Store,
+    name: &str,
+    source: &str,
+    spec: serde_json::Value,
+    configs: &[&str],
+) -> (ExperimentId, Vec<ConfigId>) {
     let exp = store
         .create_experiment(&NewExperiment {
-            name: "<b>x</b> & \"y\"".into(),
-            source: "exp.toml".into(),
-            spec: json!({"note": "<script>alert(1)</script>"}),
+            name: name.into(),
+            source: source.into(),
+            spec,
             seed: 7,
             created_at: Timestamp(1_700_000_000_000_000_000),
             iolab_version: "0.1.0".into(),
@@ -32,7 +46,7 @@ pub fn store_with(configs: &[&str]) -> (Store, ExperimentId, Vec<ConfigId>) {
                 .unwrap()
         })
         .collect();
-    (store, exp, ids)
+    (exp, ids)
 }
 
 /// A run of `config` at `ops` op/s, with a flowop, a trace row, a series, a monitor series
@@ -485,7 +499,7 @@ pub fn empty_parts(html: &str) -> Vec<String> {
             out.push(format!("section #{id} is empty"));
         }
     }
-    for level in 2..=4 {
+    for level in 2..=5 {
         let close = format!("</h{level}>");
         for (i, _) in html.match_indices(&close) {
             let next = html[i + close.len()..].trim_start();
@@ -523,6 +537,33 @@ pub fn empty_parts(html: &str) -> Vec<String> {
             .starts_with("</details>")
         {
             out.push("a fold with nothing in it".to_string());
+        }
+    }
+    out
+}
+
+/// Every element id of `html` (` id="…"`), in document order, repeats included.
+pub fn element_ids(html: &str) -> Vec<&str> {
+    html.split(" id=\"")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap_or(s.len())])
+        .collect()
+}
+
+/// What is wrong with the ids of `html`: an id given to two elements, or a link within the
+/// page (`href="#…"`) to an id no element has.
+pub fn id_problems(html: &str) -> Vec<String> {
+    let ids = element_ids(html);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out: Vec<String> = ids
+        .iter()
+        .filter(|id| !seen.insert(**id))
+        .map(|id| format!("id {id:?} twice"))
+        .collect();
+    for link in html.split("href=\"#").skip(1) {
+        let target = &link[..link.find('"').unwrap_or(link.len())];
+        if !seen.contains(target) {
+            out.push(format!("link to #{target}, which no element has"));
         }
     }
     out

@@ -54,3 +54,19 @@ fn reports_fit_a_1400_px_page_at_any_size() {
         "12 configurations at 900 px: {over}"
     );
 }
+
+/// Several reports on one page (the stages of a file): the contents block and every part fit
+/// the same 1400 px.
+#[test]
+fn several_reports_on_one_page_fit_a_1400_px_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let parts = [
+        iolab_report::testing::seed_like(2),
+        iolab_report::testing::seed_like(12),
+    ];
+    let mut html = Vec::new();
+    iolab_report::render_html_many(&parts, &mut html).unwrap();
+    let html = String::from_utf8(html).unwrap();
+    let over = overflowing(dir.path(), &html, 1400);
+    assert!(over.is_empty(), "{over}");
+}

@@ -87,7 +87,8 @@ fn the_example_runs_end_to_end_and_its_reports_draw_the_days_and_the_sweep() {
     let sweep = s.latest();
     assert_eq!(sweep["configs"].as_array().unwrap().len(), 42);
     let html = s.path().join("sweep.html");
-    let o = s.run(&["report", "-o", html.to_str().unwrap()]);
+    // Stage 2 alone (without an id the report has both stages: tests/report_stages.rs).
+    let o = s.run(&["report", "2", "-o", html.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("seed 004: the cache swept by simulation"));

@@ -25,12 +25,13 @@ pub enum Kind {
     Export,
     Import,
     Report,
+    Reports,
     Reparse,
 }
 
 impl Kind {
     #[cfg(test)]
-    const ALL: [Kind; 10] = [
+    const ALL: [Kind; 11] = [
         Kind::Show,
         Kind::List,
         Kind::Compare,
@@ -40,6 +41,7 @@ impl Kind {
         Kind::Export,
         Kind::Import,
         Kind::Report,
+        Kind::Reports,
         Kind::Reparse,
     ];
 
@@ -55,6 +57,7 @@ impl Kind {
             Kind::Export => "iolab.export/1",
             Kind::Import => "iolab.import/1",
             Kind::Report => "iolab.report/1",
+            Kind::Reports => "iolab.reports/1",
             Kind::Reparse => "iolab.reparse/1",
         }
     }

@@ -1,16 +1,67 @@
 //! `iolab report`: an experiment's report (iolab-report's model) as self-contained HTML,
-//! Markdown tables, or the model as JSON.
+//! Markdown tables, or the model as JSON; several experiments' (the stages of one file) as
+//! one document of each.
 
 use std::io::{self, Write};
 use std::path::Path;
 
 use iolab_report::{ReportData, ReportError};
+use serde::Serialize;
 
 use super::json::{Document, Kind};
 use super::Formatter;
 
 impl Document for ReportData {
     const KIND: Kind = Kind::Report;
+}
+
+/// The reports of several experiments, in the order they were named.
+#[derive(Debug)]
+pub struct Reports(pub Vec<ReportData>);
+
+/// `iolab.reports/1`: each experiment's `iolab.report/1` document, stamped as it is alone.
+#[derive(Serialize)]
+struct ReportsDoc<'a> {
+    experiments: Vec<Stamped<'a>>,
+}
+
+#[derive(Serialize)]
+struct Stamped<'a> {
+    schema: &'static str,
+    iolab_version: &'static str,
+    #[serde(flatten)]
+    report: &'a ReportData,
+}
+
+impl Document for ReportsDoc<'_> {
+    const KIND: Kind = Kind::Reports;
+}
+
+impl Reports {
+    /// Writes them in `format`: one experiment exactly as its report alone, several as one
+    /// page, one Markdown document, or `iolab.reports/1`.
+    pub fn write(&self, format: ReportFormat, out: &mut dyn Write) -> io::Result<()> {
+        match &self.0[..] {
+            [one] => format.formatter().write(one, out),
+            many => match format {
+                ReportFormat::Html => iolab_report::render_html_many(many, out).map_err(io_error),
+                ReportFormat::Md => iolab_report::render_markdown_many(many, out).map_err(io_error),
+                ReportFormat::Json => {
+                    let doc = ReportsDoc {
+                        experiments: many
+                            .iter()
+                            .map(|report| Stamped {
+                                schema: Kind::Report.schema(),
+                                iolab_version: env!("CARGO_PKG_VERSION"),
+                                report,
+                            })
+                            .collect(),
+                    };
+                    super::json::Json.write(&doc, out)
+                }
+            },
+        }
+    }
 }
 
 /// Output formats of `iolab report`.
