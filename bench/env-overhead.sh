@@ -142,11 +142,11 @@ for c in cases:
         if not xs:
             continue
         med, ci = statistics.median(xs), med_ci(xs)
-        ok = lambda x: abs(x - 1) <= 0.03
-        verdict = "PASS" if ok(med) else "FAIL"
+        lo_t, hi_t = 0.97, 1.03
+        verdict = "PASS" if lo_t <= med <= hi_t else "FAIL"
         if ci:
-            verdict += (", CI inside" if ok(ci[0]) and ok(ci[1])
-                        else ", CI outside" if not ok(ci[0]) and not ok(ci[1]) else ", CI across")
+            verdict += (", CI inside" if lo_t <= ci[0] and ci[1] <= hi_t
+                        else ", CI outside" if ci[1] < lo_t or ci[0] > hi_t else ", CI across")
         c_txt = "-" if ci is None else f"{ci[0]:.3f} .. {ci[1]:.3f}"
         print(f"  {label:<32} {med:.3f}  (95 % CI {c_txt})   target 0.97..1.03  {verdict}")
 PY

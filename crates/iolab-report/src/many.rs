@@ -141,7 +141,22 @@ fn workload_kind(spec: &Value) -> String {
         .get("workload")
         .or_else(|| spec.pointer("/configs/0/workload"))
         .and_then(Value::as_object);
-    let Some((key, value)) = w.and_then(|w| w.iter().find(|(k, _)| *k != "set")) else {
+    // The kind's key, not one of the options a WML workload takes beside it (`time`, `set`,
+    // … — which may sort first).
+    const OPTIONS: [&str; 7] = [
+        "set",
+        "time",
+        "size_scale",
+        "pick",
+        "system",
+        "engine",
+        "iodepth",
+    ];
+    let Some((key, value)) = w.and_then(|w| {
+        w.iter()
+            .find(|(k, _)| matches!(k.as_str(), "wml" | "builtin" | "exec"))
+            .or_else(|| w.iter().find(|(k, _)| !OPTIONS.contains(&k.as_str())))
+    }) else {
         return "unknown".into();
     };
     // A name that a factor fills in (`${workload.file}`) says nothing: the kind alone then.
@@ -423,6 +438,10 @@ mod tests {
             "WML: fileserver"
         );
         assert_eq!(kind(serde_json::json!({"wml": "w/oltp.f"})), "WML: oltp.f");
+        assert_eq!(
+            kind(serde_json::json!({"time": "3s", "set": {}, "wml": "seed003/copy.f"})),
+            "WML: copy.f"
+        );
         assert_eq!(
             kind(serde_json::json!({"builtin": "${workload.file}"})),
             "WML"

@@ -88,7 +88,7 @@ pub enum Command {
     Trace(Box<crate::cmd::trace::TraceArgs>),
     /// Validate an experiment file and report what can be judged before running it
     Check(CheckArgs),
-    /// Write an experiment's report: self-contained HTML with charts, Markdown tables, or JSON
+    /// Write the report of an experiment (or of several: the stages of a file): self-contained HTML with charts, Markdown tables, or JSON
     Report(crate::cmd::report::ReportArgs),
     /// Compare configurations with a baseline: ratio of means, Welch/Holm, Mann–Whitney, verdict
     Compare(crate::cmd::compare::CompareArgs),
