@@ -142,20 +142,12 @@ fn workload_kind(spec: &Value) -> String {
         .or_else(|| spec.pointer("/configs/0/workload"))
         .and_then(Value::as_object);
     // The kind's key, not one of the options a WML workload takes beside it (`time`, `set`,
-    // … — which may sort first).
-    const OPTIONS: [&str; 7] = [
-        "set",
-        "time",
-        "size_scale",
-        "pick",
-        "system",
-        "engine",
-        "iodepth",
-    ];
+    // … — which may sort first): WML's are named; every other kind's value is a table.
     let Some((key, value)) = w.and_then(|w| {
         w.iter()
-            .find(|(k, _)| matches!(k.as_str(), "wml" | "builtin" | "exec"))
-            .or_else(|| w.iter().find(|(k, _)| !OPTIONS.contains(&k.as_str())))
+            .find(|(k, _)| matches!(k.as_str(), "wml" | "builtin"))
+            .or_else(|| w.iter().find(|(_, v)| v.is_object()))
+            .or_else(|| w.iter().next())
     }) else {
         return "unknown".into();
     };
