@@ -28,8 +28,19 @@ impl ExperimentPlan {
             Target::BlockDevice(_) => (Some(false), None, None),
             Target::Directory(_) => (None, None, None),
         };
+        let env = self.planned_environment(c);
+        let base = self.intent(c).facts();
         PlanFacts {
-            mem_total_bytes: iolab_sys::meminfo::read().ok().map(|m| m.mem_total),
+            // The memory that can cache the run's files is the guest's in a VM, and at most
+            // the container's limit in a container.
+            mem_total_bytes: match &c.sut.environment.kind {
+                iolab_sut::EnvKind::Vm(v) => Some(v.memory),
+                _ => iolab_sys::meminfo::read().ok().map(|m| m.mem_total),
+            },
+            cgroup_cache_limit_bytes: match &c.sut.environment.kind {
+                iolab_sut::EnvKind::Container(k) => k.memory.or(base.cgroup_cache_limit_bytes),
+                _ => base.cgroup_cache_limit_bytes,
+            },
             duration_ns: duration.map(|d| d.as_nanos() as u64),
             interval_ns: Some(1_000_000_000),
             dirty_expire_centisecs: tunable(c, "vm.dirty_expire_centisecs"),
@@ -43,8 +54,8 @@ impl ExperimentPlan {
                 .throttle
                 .or_else(|| c.sut.container.as_ref().and_then(|k| k.io))
                 .map(|t| t.limits_writes()),
-            environment: Some(self.planned_environment(c)),
-            ..self.intent(c).facts()
+            environment: Some(env),
+            ..base
         }
     }
 

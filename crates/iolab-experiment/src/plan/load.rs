@@ -1008,6 +1008,27 @@ micro = {{ access = "read", bs = "4k", size = "1m" }}
     }
 
     #[test]
+    fn a_containers_memory_limit_is_the_memory_that_can_cache_its_files() {
+        let p = plan(
+            r#"
+[sut]
+target = { kind = "loop_image", size = "64M" }
+fs = { kind = "ext4" }
+environment = { kind = "container", memory = "256M" }
+[workload]
+micro = { access = "read", bs = "4k", size = "1m" }
+"#,
+        );
+        let f = p.pre_run_facts(&p.configs[0]);
+        assert_eq!(f.cgroup_cache_limit_bytes, Some(256 << 20));
+        let env = f.environment.unwrap();
+        assert_eq!(
+            (env.kind.as_str(), env.memory_limit_bytes),
+            ("container", Some(256 << 20))
+        );
+    }
+
+    #[test]
     fn which_configs_text() {
         let l: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
         assert_eq!(which_configs(&[1], &l), " (configuration `b`)");

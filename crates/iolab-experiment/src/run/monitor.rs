@@ -328,7 +328,7 @@ impl Watch {
         if let Some(v) = &self.syscalls {
             v.add_metrics(rec);
         }
-        let facts = RunFacts {
+        let mut facts = RunFacts {
             planned_ns: self
                 .planned
                 .map(|d| d.as_nanos().try_into().unwrap_or(u64::MAX)),
@@ -342,6 +342,17 @@ impl Watch {
             environment: self.environment.take(),
             ..run_facts(rec, intent, device, &observed)
         };
+        // The memory that could cache the run's files: a VM's own (what its kernel
+        // reported), a container's limit.
+        if let Some(env) = &facts.environment {
+            match env.kind.as_str() {
+                "vm" => facts.mem_total_bytes = env.memory_limit_bytes.or(facts.mem_total_bytes),
+                "container" if env.memory_limit_bytes.is_some() => {
+                    facts.cgroup_cache_limit_bytes = env.memory_limit_bytes
+                }
+                _ => {}
+            }
+        }
         rec.findings = findings(intent, &facts);
     }
 }

@@ -300,6 +300,10 @@ impl Guest<'_> {
         obs.watch.environment(env_facts(
             iolab_check::EnvFacts {
                 vm_accel: Some(accel.as_str().into()),
+                // What the guest's kernel has (MemTotal), rather than what qemu was given.
+                memory_limit_bytes: side.facts["mem_total_bytes"]
+                    .as_u64()
+                    .or(planned.memory_limit_bytes),
                 ..planned
             },
             None,
