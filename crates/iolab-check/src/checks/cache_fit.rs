@@ -77,9 +77,21 @@ impl Check for CacheFit {
         // The largest cap under which the dataset is more than 3× the cache, rounded down.
         let cap = dataset.saturating_sub(1) / MIN_DATASET_TO_CACHE;
         let cap_value = (cap >= MIN_CACHE_LIMIT).then(|| size_value(cap, false));
+        // In a container or a VM the cap is the environment's memory (`sut.cache_limit`
+        // limits iolab's own process and is refused there).
+        let setting = match f.environment.as_ref().map(|e| e.kind.as_str()) {
+            Some("container") => "environment.memory",
+            Some("vm") => "the VM's environment.memory",
+            _ => "sut.cache_limit",
+        };
         let cap_hint = cap_value
             .as_ref()
-            .map(|v| format!(", or cap the page cache with `sut.cache_limit = \"{v}\"` (or less)"))
+            .map(|v| match setting {
+                "sut.cache_limit" => {
+                    format!(", or cap the page cache with `sut.cache_limit = \"{v}\"` (or less)")
+                }
+                s => format!(", or lower {s} (the memory that caches the files)"),
+            })
             .unwrap_or_default();
         let why = advice.why.as_deref().unwrap_or(
             "Dropping caches makes only the first read of each block cold: after that the page \
@@ -141,6 +153,14 @@ mod tests {
             x.fix
         );
         assert!(x.fix.contains("cache_limit = \"682M\""), "{}", x.fix);
+        let mut in_vm = f.clone();
+        in_vm.environment = Some(crate::EnvFacts {
+            kind: "vm".into(),
+            ..crate::EnvFacts::default()
+        });
+        let x = CacheFit.check(&in_vm).expect("fires");
+        assert!(!x.fix.contains("sut.cache_limit"), "{}", x.fix);
+        assert!(x.fix.contains("environment.memory"), "{}", x.fix);
         assert_eq!(ev(&x, "suggested_cache_limit"), "682M");
     }
 
