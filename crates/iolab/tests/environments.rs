@@ -185,7 +185,9 @@ fn a_container_run_sees_only_itself_and_leaves_nothing() {
     );
 }
 
-/// A 10 MB/s write limit on the container's device holds O_DIRECT writes to it.
+/// A 10 MB/s write limit on the container's device holds O_DIRECT writes to it. (The
+/// kernel lets a throttled group start a time slice with up to one slice's worth of credit,
+/// about 0.1 s: over a 6 s region that is under 2 %.)
 #[test]
 #[ignore = "needs root: loop devices, mounts, blkio cgroups"]
 fn a_container_write_limit_holds_direct_writes() {
@@ -194,15 +196,15 @@ fn a_container_write_limit_holds_direct_writes() {
     let f = env_experiment(
         &s,
         "limited",
-        r#"{ kind = "container", io = { write_bps = "10M" } }"#,
-        r#"{ access = "write", sync = "direct", bs = "1m", size = "48m" }"#,
+        r#"{ kind = "container", io = { write_bps = 10000000 } }"#,
+        r#"{ access = "write", sync = "direct", bs = "1m", size = "64m" }"#,
     );
     let runs = s.run_ok_once(&f);
     let run = &runs[0].1;
     let mb_per_s = metric(run, "bytes").unwrap() / metric(run, "elapsed_s").unwrap() / 1e6;
     assert!((9.0..=11.0).contains(&mb_per_s), "{mb_per_s} MB/s: {run}");
     let charged = metric(run, "throttle.charged_write_bytes").unwrap();
-    assert!(charged >= (48 << 20) as f64, "{charged}");
+    assert!(charged >= (64 << 20) as f64, "{charged}");
     assert!(finding(run, "throttle-bypassed").is_none(), "{run}");
 }
 
