@@ -27,8 +27,19 @@ drop_caches = false
     );
     let plan = iolab_experiment::load(&exp).unwrap();
     let dir = s.path().join("target");
-    let request =
-        iolab_experiment::run::worker::Request::new(&plan, 0, 7, 1, 0, &dir, None, false).unwrap();
+    let request = iolab_experiment::run::worker::Request::new(
+        &plan,
+        iolab_experiment::run::worker::RunOf {
+            config: 0,
+            seed: 7,
+            number: 1,
+            repetition: 0,
+        },
+        &dir,
+        None,
+        false,
+    )
+    .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .arg("__worker")
         .stdin(Stdio::piped())

@@ -4,6 +4,7 @@
 
 use super::environment::run_environment;
 use super::place::Runner;
+use super::worker::RunOf;
 use super::*;
 
 impl Session<'_> {
@@ -262,9 +263,14 @@ impl Session<'_> {
             environment: Value::Null,
         });
         obs.outer.phase(Phase::Populating);
-        let (result, placed) =
-            runner.run_placed(i, p, seed, number, repetition, &mut obs, &mut rec);
-        self.placed = Some(placed.record);
+        let run = RunOf {
+            config: i,
+            seed,
+            number,
+            repetition,
+        };
+        let (result, placed) = runner.run_placed(run, p, &mut obs, &mut rec);
+        self.placed = Some(placed);
         obs.watch.stop();
         if result.is_err() {
             self.failed_outputs = std::mem::take(&mut rec.outputs);

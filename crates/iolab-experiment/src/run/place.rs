@@ -9,15 +9,8 @@ use std::io::{BufRead, BufReader};
 use iolab_sut::{ContainerStats, EnvKind};
 
 use super::one_run::SessionSut;
-use super::worker::{self, Request, WorkerSide};
+use super::worker::{self, Request, RunOf, WorkerSide};
 use super::*;
-
-/// What the run's environment was, for the run's record: `{kind, cpuset, …}` and what the
-/// worker saw.
-#[derive(Debug, Default)]
-pub(super) struct Placed {
-    pub record: Value,
-}
 
 /// The calling thread pinned to a CPU set until dropped (its threads, made meanwhile, keep
 /// the set: the engine's workers are the run's).
@@ -55,27 +48,22 @@ pub(super) struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    /// Runs configuration `i`'s workload once where its environment says, with the runner's
-    /// hooks `obs`, into `rec`.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs `run`'s workload once where its configuration's environment says, with the
+    /// runner's hooks `obs`, into `rec`; and what the environment was, for the run's record
+    /// (`{kind, cpuset, …}` and what the worker saw).
     pub(super) fn run_placed(
         self,
-        i: usize,
+        run: RunOf,
         p: &mut Prepared,
-        seed: u64,
-        number: u64,
-        repetition: u32,
         obs: &mut Hooks<'_>,
         rec: &mut RunRecord,
-    ) -> (Result<(), RunFailure>, Placed) {
-        let config = &self.plan.configs[i];
+    ) -> (Result<(), RunFailure>, Value) {
+        let config = &self.plan.configs[run.config];
         let env = &config.sut.environment;
-        let mut placed = Placed {
-            record: json!({
-                "kind": env.name(),
-                "cpuset": env.cpuset.as_deref().map(iolab_sys::cpus::format_cpu_list),
-            }),
-        };
+        let mut placed = json!({
+            "kind": env.name(),
+            "cpuset": env.cpuset.as_deref().map(iolab_sys::cpus::format_cpu_list),
+        });
         let result = match &env.kind {
             EnvKind::Host => {
                 let seen = worker::facts();
@@ -91,8 +79,8 @@ impl Runner<'_> {
                 let dir = p.mountpoint.clone();
                 let r = config.workload.run(&mut RunCtx {
                     dir: &dir,
-                    seed,
-                    number,
+                    seed: run.seed,
+                    number: run.number,
                     cancel: &self.opts.cancel,
                     hooks: obs,
                     record: rec,
@@ -105,60 +93,43 @@ impl Runner<'_> {
                 r
             }
             EnvKind::Container(_) | EnvKind::Vm(_) => {
-                self.run_in_worker(i, p, seed, number, repetition, obs, rec, &mut placed)
+                self.run_in_worker(run, p, obs, rec, &mut placed)
             }
         };
         (result, placed)
     }
 
-    /// The request for a worker; `None` when the plan has no experiment file to read again.
-    #[allow(clippy::too_many_arguments)]
+    /// The request for a worker: bad input when the plan has no experiment file to read
+    /// again.
     fn request(
         self,
-        i: usize,
-        seed: u64,
-        number: u64,
-        repetition: u32,
+        run: RunOf,
         dir: &Path,
         mount: Option<worker::DiskMount>,
         drop_caches: bool,
     ) -> Result<Request, RunFailure> {
-        Request::new(
-            self.plan,
-            i,
-            seed,
-            number,
-            repetition,
-            dir,
-            mount,
-            drop_caches,
-        )
-        .ok_or_else(|| {
+        Request::new(self.plan, run, dir, mount, drop_caches).ok_or_else(|| {
             RunFailure::bad_input(
                 "a run in a container or a VM needs an experiment file (its worker reads the \
-                     workload from it)",
+                 workload from it)",
             )
         })
     }
 
     /// Runs the workload in a worker process of the run's environment.
-    #[allow(clippy::too_many_arguments)]
     fn run_in_worker(
         self,
-        i: usize,
+        run: RunOf,
         p: &mut Prepared,
-        seed: u64,
-        number: u64,
-        repetition: u32,
         obs: &mut Hooks<'_>,
         rec: &mut RunRecord,
-        placed: &mut Placed,
+        placed: &mut Value,
     ) -> Result<(), RunFailure> {
-        match &self.plan.configs[i].sut.environment.kind {
+        let config = &self.plan.configs[run.config];
+        match &config.sut.environment.kind {
             EnvKind::Container(_) => {
-                let request =
-                    self.request(i, seed, number, repetition, &p.mountpoint, None, false)?;
-                let planned = self.plan.planned_environment(&self.plan.configs[i]);
+                let request = self.request(run, &p.mountpoint, None, false)?;
+                let planned = self.plan.planned_environment(config);
                 in_container(p, &request, planned, self.opts, obs, rec, placed)
             }
             EnvKind::Vm(v) => {
@@ -166,10 +137,7 @@ impl Runner<'_> {
                     RunFailure::failed(format!("handing the target to the VM: {e}"))
                 })?;
                 let request = self.request(
-                    i,
-                    seed,
-                    number,
-                    repetition,
+                    run,
                     Path::new(GUEST_TARGET),
                     Some(worker::DiskMount {
                         device: GUEST_DISK.into(),
@@ -178,7 +146,6 @@ impl Runner<'_> {
                     }),
                     self.plan.procedure.drop_caches,
                 )?;
-                let config = &self.plan.configs[i];
                 let vm = Guest {
                     plan: v,
                     cpuset: config.sut.environment.cpuset.clone(),
@@ -216,7 +183,7 @@ impl Guest<'_> {
         opts: &RunnerOptions,
         obs: &mut Hooks<'_>,
         rec: &mut RunRecord,
-        placed: &mut Placed,
+        placed: &mut Value,
     ) -> Result<(), RunFailure> {
         let vm_error = |what: &str, e: iolab_vm::Error| {
             let hint = e.hint().map(str::to_owned);
@@ -269,7 +236,7 @@ impl Guest<'_> {
                 return Err(vm_error("starting the VM", e));
             }
         };
-        placed.record["vm"] = vm.describe();
+        placed["vm"] = vm.describe();
         // The host's monitors follow qemu: the guest's CPUs are its threads.
         obs.watch.process(vm.pid());
         obs.watch.syscalls_off(
@@ -296,7 +263,7 @@ impl Guest<'_> {
         let end = vm.wait(bound);
         let killed = watchdog.stop();
         remove_console();
-        placed.record["worker"] = side.facts.clone();
+        placed["worker"] = side.facts.clone();
         obs.watch.environment(env_facts(
             iolab_check::EnvFacts {
                 vm_accel: Some(accel.as_str().into()),
@@ -332,7 +299,7 @@ impl Guest<'_> {
                 Ok(()) => vm_error("the VM", e),
             }),
             Ok(end) => {
-                placed.record["power_off"] = json!({
+                placed["power_off"] = json!({
                     "clean": end.powered_off,
                     "command_exit": end.command_exit,
                     "wall_s": end.wall.as_secs_f64(),
@@ -431,7 +398,7 @@ fn in_container(
     opts: &RunnerOptions,
     obs: &mut Hooks<'_>,
     rec: &mut RunRecord,
-    placed: &mut Placed,
+    placed: &mut Value,
 ) -> Result<(), RunFailure> {
     let ctr = p.container.as_ref().ok_or_else(|| {
         RunFailure::failed("internal error: the container was not prepared".to_string())
@@ -466,9 +433,9 @@ fn in_container(
         Some(&stats),
         &side.facts,
     ));
-    placed.record["container"] = ctr.describe();
-    placed.record["usage"] = serde_json::to_value(&stats).unwrap_or(Value::Null);
-    placed.record["worker"] = side.facts;
+    placed["container"] = ctr.describe();
+    placed["usage"] = serde_json::to_value(&stats).unwrap_or(Value::Null);
+    placed["worker"] = side.facts;
     result.map_err(|mut f| {
         if let Some(oom) = ctr.oom_message() {
             f.message = format!("{oom} ({})", f.message);

@@ -276,16 +276,22 @@ impl WireEvent {
     }
 }
 
+/// Which run a worker is asked for: configuration `config`'s repetition `repetition`, with
+/// its seed and the runner's number for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunOf {
+    pub config: usize,
+    pub seed: u64,
+    pub number: u64,
+    pub repetition: u32,
+}
+
 impl Request {
-    /// The request for run `number` of configuration `config` of `plan`; `None` for a plan
-    /// that was not read from an experiment file (a command's single run).
-    #[allow(clippy::too_many_arguments)]
+    /// The request for `run` of `plan`; `None` for a plan that was not read from an
+    /// experiment file (a command's single run).
     pub fn new(
         plan: &ExperimentPlan,
-        config: usize,
-        seed: u64,
-        number: u64,
-        repetition: u32,
+        run: RunOf,
         dir: &Path,
         mount: Option<DiskMount>,
         drop_caches: bool,
@@ -297,10 +303,10 @@ impl Request {
             source: std::path::absolute(&plan.source).unwrap_or_else(|_| plan.source.clone()),
             text: plan.text.as_deref()?.to_owned(),
             stage: plan.stage_at.clone(),
-            config,
-            seed,
-            number,
-            repetition,
+            config: run.config,
+            seed: run.seed,
+            number: run.number,
+            repetition: run.repetition,
             dir: dir.to_path_buf(),
             mount,
             drop_caches,
