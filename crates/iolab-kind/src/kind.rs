@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use iolab_metrics::MetricDef;
+use iolab_store::{Metric, RunRecord};
 use serde_json::{Map, Value};
 
 use crate::input::read::Ctx;
@@ -120,6 +121,14 @@ pub trait Workload: Debug + Send + Sync + 'static {
     }
     /// Runs once in `run.dir`, adding its measurements to `run.record`.
     fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure>;
+    /// Under MPI, the run's metrics as a whole from every rank's record (rank order): they
+    /// replace the runner's of the same name (default: none). The runner adds counts up,
+    /// takes rates over the wall time from the first rank's start to the last one's end and
+    /// keeps every rank's values (`crate::ranks`); a kind that times its own phases adds
+    /// them up here.
+    fn merge_ranks(&self, _ranks: &[RunRecord]) -> Vec<Metric> {
+        Vec::new()
+    }
 }
 
 /// A shared workload is the workload: a command that keeps a handle on its workload (for
@@ -159,6 +168,9 @@ impl<W: Workload> Workload for Arc<W> {
     fn run(&self, run: &mut RunCtx<'_>) -> Result<Self::Output, RunFailure> {
         (**self).run(run)
     }
+    fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
+        (**self).merge_ranks(ranks)
+    }
 }
 
 /// A workload of any kind, as the runner holds it (see [`Workload`] for each method).
@@ -175,6 +187,7 @@ pub trait DynWorkload: Debug + Send + Sync {
     fn describe(&self) -> Map<String, Value>;
     /// Runs once; the output goes where the workload was made to send it.
     fn run(&self, run: &mut RunCtx<'_>) -> Result<(), RunFailure>;
+    fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric>;
 }
 
 /// `workload` for the runner, its outputs dropped.
@@ -273,5 +286,8 @@ impl<W: Workload> DynWorkload for Erased<W> {
             keep.put(number, output);
         }
         Ok(())
+    }
+    fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
+        self.workload.merge_ranks(ranks)
     }
 }

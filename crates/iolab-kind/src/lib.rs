@@ -14,6 +14,7 @@
 //! - [`record`]: how it writes its measurements (the common metrics, its own);
 //! - [`intent`]: what it tells the checks;
 //! - [`command`]: the runs its command asks for ([`CommandPlan`]) and usage errors;
+//! - [`ranks`]: the processes a run's workload is shared with (MPI ranks, or this one);
 //! - [`table`]: the generic kind of a spec filled from one option table;
 //! - [`cli`]: its commands on the command line, and what they ask of the binary ([`cli::Host`]);
 //! - [`output`]: its results in its formats, and the one JSON stamp.
@@ -28,6 +29,7 @@ pub mod intent;
 pub mod kind;
 pub mod output;
 pub mod plugin;
+pub mod ranks;
 pub mod record;
 pub mod run;
 pub mod table;
@@ -39,4 +41,5 @@ pub use command::{CommandConfig, CommandPlan, Origin, Runs, UsageError};
 pub use intent::Intent;
 pub use kind::{erase, DynWorkload, Kind, LoadContext, Outputs, Workload};
 pub use plugin::Plugin;
+pub use ranks::{Group, Ranks, Solo};
 pub use run::{Event, NoSut, Remount, RunCtx, RunFailure, RunHooks, SutControl};

@@ -29,6 +29,10 @@ pub struct RunCtx<'a> {
     pub record: &'a mut RunRecord,
     /// What the kind may ask of the system under test during its run.
     pub sut: &'a mut dyn SutControl,
+    /// The ranks that run this workload together (under MPI), or this process alone
+    /// ([`crate::Solo`]). A kind that ignores them runs its whole workload on every rank; the
+    /// runner starts the timed region on all ranks at once and adds their records up.
+    pub ranks: &'a dyn crate::Ranks,
 }
 
 /// How a run tells the runner what it is doing. Every kind calls `timed_start` and

@@ -88,6 +88,7 @@ impl Runner<'_> {
                         sut: self.sut,
                         prepared: &mut *p,
                     },
+                    ranks: &iolab_kind::Solo,
                 });
                 drop(pinned);
                 r
@@ -467,6 +468,7 @@ fn drive(
             hooks: obs,
             record: rec,
             sut: &mut NoSut,
+            ranks: &iolab_kind::Solo,
         },
         &mut side,
     );

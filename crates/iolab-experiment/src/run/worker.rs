@@ -605,6 +605,7 @@ fn run_request(
         hooks: &mut hooks,
         record: &mut record,
         sut: &mut WorkerSut,
+        ranks: &iolab_kind::Solo,
     });
     if let Some(dir) = mounted {
         // SAFETY: sync(2) takes no arguments.
