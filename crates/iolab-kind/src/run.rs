@@ -49,6 +49,11 @@ pub trait RunHooks {
     /// Progress and what the workload reports, for the display.
     fn event(&mut self, event: &Event<'_>);
 
+    /// Between two phases of the timed region (IOR's write and the read after it): drops the
+    /// page cache of the run's files when the run drops caches, so that the next phase
+    /// starts cold. The monitors go on. Call it on every rank, between barriers.
+    fn between_phases(&mut self) {}
+
     /// The calling thread only supervises another program (the exec kind): the syscall
     /// view counts the processes it starts, not its own waiting. Call before `timed_start`.
     fn supervising(&mut self) {}

@@ -52,6 +52,22 @@ impl RunHooks for Hooks<'_> {
         });
     }
 
+    /// The run's files leave the page cache again (the drop's own I/O is not the workload's).
+    fn between_phases(&mut self) {
+        if !self.drop_caches {
+            return;
+        }
+        let files = &self.run_files;
+        let r = self.watch.quiet(|| iolab_sut::drop_caches(files));
+        match r {
+            Ok(r) => {
+                *self.drop_freed_kib.get_or_insert(0) += r.freed_kib();
+                self.watch.caches_dropped(&r);
+            }
+            Err(e) => self.drop_error = Some(format!("dropping caches between phases: {e}")),
+        }
+    }
+
     fn timed_end(&mut self) {
         self.watch.stop();
         self.outer.event(&Event::TimedEnd);
