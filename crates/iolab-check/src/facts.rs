@@ -222,6 +222,21 @@ pub struct EnvFacts {
     pub compared: Option<Vec<(String, Option<Vec<u32>>)>>,
 }
 
+/// Under MPI: every rank of a run, in rank order (each rank's times on its own host's clock).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankFacts {
+    /// Each rank's host name.
+    pub hosts: Vec<String>,
+    /// Each rank's timed region (Unix ns on its host's clock): its start at the release of
+    /// the barrier all ranks start at, and its end.
+    pub timed_unix_ns: Vec<[u64; 2]>,
+    /// Each rank's host's kernel release (`uname -r`), when known.
+    pub kernels: Vec<Option<String>>,
+    /// Each rank's host's clock source, when known.
+    pub clocksources: Vec<Option<String>>,
+}
+
 /// Everything the checks may look at after a run. Build it with `RunFacts::default()` and
 /// fill in what is known.
 ///
@@ -379,6 +394,8 @@ pub struct RunFacts {
     /// The execution environment (host, container, VM) and what its limits did; `None`:
     /// not recorded.
     pub environment: Option<EnvFacts>,
+    /// Under MPI: the run's ranks (`None` for a run of one process).
+    pub ranks: Option<RankFacts>,
 
     // --- The configuration ----------------------------------------------------------------
     /// The stopping rule's outcome; see the type's note.

@@ -44,7 +44,7 @@ mod testutil;
 
 pub use facts::{
     full_intervals, Access, CacheDropFacts, DatasetAdvice, DeviceFacts, EnvFacts, FlowopCount,
-    PlanFacts, RunFacts, StoppingOutcome, SyncScope, TimedPass, UntimedFlush,
+    PlanFacts, RankFacts, RunFacts, StoppingOutcome, SyncScope, TimedPass, UntimedFlush,
     FULL_INTERVAL_SLACK_DIVISOR,
 };
 pub use finding::{Finding, Severity};

@@ -84,6 +84,7 @@ pub(crate) fn cold_read() -> RunFacts {
         throttle_limits_writes: None,
         throttle_charged_write_bytes: None,
         environment: None,
+        ranks: None,
         stopping: None,
     }
 }
@@ -159,6 +160,7 @@ pub(crate) fn sync_write() -> RunFacts {
         throttle_limits_writes: None,
         throttle_charged_write_bytes: None,
         environment: None,
+        ranks: None,
         stopping: None,
     }
 }
@@ -201,6 +203,7 @@ pub(crate) fn vm() -> EnvFacts {
 pub(crate) fn within(facts: RunFacts, env: EnvFacts) -> RunFacts {
     RunFacts {
         environment: Some(env),
+        ranks: None,
         ..facts
     }
 }

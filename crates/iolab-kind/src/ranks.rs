@@ -51,6 +51,9 @@ pub trait Group: Ranks {
     fn reset(&self);
     /// Where each rank runs: every rank's host name, in rank order.
     fn hosts(&self) -> Vec<String>;
+    /// The lowest rank on this rank's node (same kernel and mounts): it prepares the system
+    /// under test for the node's ranks.
+    fn leader(&self) -> usize;
     /// The group as a kind sees it.
     fn as_ranks(&self) -> &dyn Ranks;
 }
@@ -212,6 +215,9 @@ impl Group for Threads {
         (0..self.size)
             .map(|r| format!("thread-node{}", r / self.per_node))
             .collect()
+    }
+    fn leader(&self) -> usize {
+        self.rank / self.per_node * self.per_node
     }
     fn as_ranks(&self) -> &dyn Ranks {
         self

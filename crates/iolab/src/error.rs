@@ -6,13 +6,20 @@ pub use iolab_kind::cli::CommandError as CliError;
 pub use iolab_kind::cli::{EXIT_FAILED, EXIT_INTERRUPTED};
 
 /// Prints `e` on stderr: `iolab: error: …` (a located diagnostic as it is) and its hint.
+/// Under MPI every rank prints its own, a rank other than 0 naming itself.
 pub fn print(e: &CliError) {
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    let who = crate::state::rank_name()
+        .filter(|_| !crate::state::speaks())
+        .map(|r| format!(" {r}:"))
+        .unwrap_or_default();
     if e.located {
-        say!("{}", e.message);
+        let _ = writeln!(err, "{}", e.message);
     } else {
-        say!("iolab: error: {}", e.message);
+        let _ = writeln!(err, "iolab:{who} error: {}", e.message);
     }
     if let Some(h) = &e.hint {
-        say!("  hint: {h}");
+        let _ = writeln!(err, "  hint: {h}");
     }
 }

@@ -4,14 +4,21 @@
 /// `eprintln!` without its panic. stderr may be a pipe whose reader has gone
 /// (`iolab run X.toml 2>&1 | tee log`, then Ctrl-C): a lost message must not abort a run
 /// half-way, skip the clean-up and leave the experiment marked running.
+///
+/// Under MPI only rank 0 speaks: the others' progress would repeat it once per rank (their
+/// errors still reach stderr, see `error::print`).
 macro_rules! say {
     () => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr());
+        if crate::state::speaks() {
+            let _ = writeln!(std::io::stderr());
+        }
     }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        if crate::state::speaks() {
+            let _ = writeln!(std::io::stderr(), $($arg)*);
+        }
     }};
 }
 
@@ -19,7 +26,9 @@ macro_rules! say {
 macro_rules! say_inline {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($arg)*);
+        if crate::state::speaks() {
+            let _ = write!(std::io::stderr(), $($arg)*);
+        }
     }};
 }
 
@@ -52,6 +61,24 @@ fn main() -> ExitCode {
         Err(e) => {
             say!("iolab: error: cannot install signal handlers: {e}");
             return ExitCode::from(error::EXIT_FAILED);
+        }
+    };
+    // Under mpirun with several ranks: MPI starts here and ends when `_mpi` is dropped, after
+    // the command.
+    let _mpi = match iolab_mpi::start(std::sync::Arc::clone(&cancel)) {
+        Ok(m) => {
+            if let Some(m) = &m {
+                state::join(m.group());
+            }
+            m
+        }
+        Err(e) => {
+            let mut err = error::CliError::usage(e.to_string());
+            if let Some(h) = e.hint() {
+                err = err.with_hint(h);
+            }
+            error::print(&err);
+            return ExitCode::from(err.exit_code());
         }
     };
     match cmd::dispatch(&matches, cancel) {

@@ -3,9 +3,11 @@
 //! starts, stopping them where it ends — and into events for the command's display.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-use iolab_kind::run::{Event, RunHooks};
+use iolab_kind::run::{Event, RunFailure, RunHooks};
 
 use super::monitor::Watch;
 use super::{Phase, RunnerObserver};
@@ -23,6 +25,29 @@ pub(crate) struct Hooks<'a> {
     pub skipped_system: Vec<String>,
     /// The run's files, whose leaving the page cache the drop checks.
     pub run_files: Vec<PathBuf>,
+    /// Under MPI: the ranks, whose timed regions start together.
+    pub ranks: Option<&'a dyn iolab_kind::Ranks>,
+    /// Under MPI: set when another rank failed, so that this rank's workload ends too (the
+    /// run's cancel flag).
+    pub abort: Option<Arc<AtomicBool>>,
+    /// Under MPI: why this rank's run ended with another's failure.
+    pub rank_error: Option<RunFailure>,
+    /// Under MPI: the timed region on this rank's clock (Unix ns), from the start barrier's
+    /// release.
+    pub timed: Option<[u64; 2]>,
+}
+
+impl Hooks<'_> {
+    /// Every rank at once: a sync that fails ends this rank's run (another rank failed).
+    fn rank_barrier(&mut self) {
+        let Some(r) = self.ranks else { return };
+        if let Err(f) = r.barrier() {
+            if let Some(a) = &self.abort {
+                a.store(true, Ordering::Relaxed);
+            }
+            self.rank_error.get_or_insert(f);
+        }
+    }
 }
 
 impl RunHooks for Hooks<'_> {
@@ -33,6 +58,8 @@ impl RunHooks for Hooks<'_> {
     /// Drops caches where the timed region is about to start (after population, so the run
     /// starts cold), then starts the monitors.
     fn timed_start(&mut self) {
+        // Every rank has made its files before any drops caches.
+        self.rank_barrier();
         if self.drop_caches {
             self.outer.phase(Phase::DroppingCaches);
             match iolab_sut::drop_caches(&self.run_files) {
@@ -43,8 +70,12 @@ impl RunHooks for Hooks<'_> {
                 Err(e) => self.drop_error = Some(format!("dropping caches: {e}")),
             }
         }
-        // The samplers' origin is the timed region's start, to within the barrier release.
         self.watch.start();
+        // The timed region starts on every rank at this barrier's release.
+        if self.ranks.is_some() {
+            self.rank_barrier();
+            self.timed = Some([super::ranks::unix_ns(), 0]);
+        }
         let outer = &mut *self.outer;
         self.watch.quiet(|| {
             outer.phase(Phase::Running);
@@ -69,6 +100,9 @@ impl RunHooks for Hooks<'_> {
     }
 
     fn timed_end(&mut self) {
+        if let Some(t) = &mut self.timed {
+            t[1] = super::ranks::unix_ns();
+        }
         self.watch.stop();
         self.outer.event(&Event::TimedEnd);
     }

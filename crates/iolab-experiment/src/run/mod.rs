@@ -25,6 +25,7 @@ mod one_run;
 mod outcome;
 mod place;
 mod preflight;
+pub mod ranks;
 mod resume;
 mod schedule;
 pub mod syscalls;
@@ -72,6 +73,8 @@ pub struct RunnerOptions {
     pub iolab_version: String,
     /// Samplers and block tracing during each run.
     pub monitor: MonitorOptions,
+    /// Under MPI with more than one rank: the ranks (`ranks.rs`); `None` runs alone.
+    pub group: Option<ranks::Ranked>,
 }
 
 /// Why an experiment could not run at all (a failed *run* is stored, not an error).
@@ -90,6 +93,9 @@ pub enum RunnerError {
     ResumeMismatch { id: i64, source_file: String },
     #[error("{0}")]
     NeedsRoot(String),
+    /// Under MPI: a rank could not start, or the ranks disagree.
+    #[error("{0}")]
+    Ranks(String),
 }
 
 impl RunnerError {
@@ -104,7 +110,7 @@ impl RunnerError {
                     .into(),
             ),
             RunnerError::NeedsRoot(_) => Some("run iolab as root (sudo)".into()),
-            RunnerError::Sut(_) | RunnerError::Store(_) => None,
+            RunnerError::Sut(_) | RunnerError::Store(_) | RunnerError::Ranks(_) => None,
         }
     }
 
@@ -115,7 +121,7 @@ impl RunnerError {
             | RunnerError::ResumeMismatch { .. }
             | RunnerError::NeedsRoot(_) => true,
             RunnerError::Sut(e) => e.is_bad_input(),
-            RunnerError::Store(_) => false,
+            RunnerError::Store(_) | RunnerError::Ranks(_) => false,
         }
     }
 }
@@ -235,14 +241,17 @@ pub fn run_experiment(
     opts: &RunnerOptions,
     obs: &mut dyn RunnerObserver,
 ) -> Result<ExperimentOutcome, RunnerError> {
-    let need = root_requirements(plan);
-    if !need.is_empty() && !preflight::is_root() {
-        return Err(RunnerError::NeedsRoot(format!(
-            "this experiment needs root for {}",
-            need.join(", ")
-        )));
-    }
-    preflight::preflight(plan)?;
+    // Under MPI every rank sets up, then all say whether they could: one rank's error ends
+    // every rank's experiment before anything runs.
+    let setup = set_up(plan, opts, obs);
+    let hosts = match &opts.group {
+        Some(g) => Some(ranks::handshake(g, setup.as_ref().map(drop))?),
+        None => None,
+    };
+    let sut = setup?;
+    let follower = opts.group.as_ref().is_some_and(|g| g.0.rank() > 0);
+    // Rank 0 tells the others to stop however this function ends.
+    let _stop = ranks::StopOnDrop(opts.group.as_ref().filter(|_| !follower));
     // Stored absolute, so that `--resume` finds it from any directory.
     let source = plan
         .source
@@ -252,30 +261,14 @@ pub fn run_experiment(
         .to_string();
     let rule = plan.repetitions.rule;
     let max = u32::try_from(rule.max).unwrap_or(u32::MAX);
-
-    // The journal lock first: while another iolab holds it, nothing is stored (a new
-    // experiment would stay "running" for ever). A plan that changes nothing on the machine
-    // (existing directories as they are) needs no journal, and so runs beside other iolabs.
-    let sut = if plan.configs.iter().any(|c| c.sut.changes_machine()) {
-        Sut::open(opts.sut.clone())?
-    } else {
-        Sut::in_place(opts.sut.clone())
-    };
-    if let Some(r) = sut.startup_recovery() {
-        for a in &r.actions {
-            obs.warn(&format!(
-                "recovered from an earlier crash: {}{}",
-                a.entry.describe(),
-                match &a.result {
-                    Ok(_) => String::new(),
-                    Err(e) => format!(" (failed: {e})"),
-                }
-            ));
-        }
+    let mut host = environment::host_environment();
+    if let (Some(hosts), Some(g), Value::Object(m)) = (hosts, &opts.group, &mut host) {
+        m.insert("mpi".into(), json!({ "ranks": g.0.size(), "hosts": hosts }));
     }
 
     // The experiment and its configurations, new or from the database.
-    let (exp, mut states) = if opts.resume {
+    // A follower keeps nothing: it runs what rank 0 orders into an experiment of its own.
+    let (exp, mut states) = if opts.resume && !follower {
         let (exp, states) = resume::resume(plan, store, &source)?;
         store.set_metric_defs(exp, &plan.metrics())?;
         let done = states.iter().map(|s| s.ok.len() as u64).sum();
@@ -289,7 +282,7 @@ pub fn run_experiment(
             seed: plan.seed,
             created_at: Timestamp::now(),
             iolab_version: opts.iolab_version.clone(),
-            host: environment::host_environment(),
+            host,
         })?;
         store.set_metric_defs(exp, &plan.metrics())?;
         let ids = store.add_configs(
@@ -336,8 +329,13 @@ pub fn run_experiment(
         cap_use: None,
         failed_outputs: Vec::new(),
         placed: None,
+        timed: None,
     };
-    let result = session.rounds(&mut states, max);
+    let result = if follower {
+        session.follow(&mut states)
+    } else {
+        session.rounds(&mut states, max)
+    };
     // Whatever happened, a kept filesystem goes and everything is restored.
     session.release_kept();
     let (ok, failed, interrupted) = (session.ok, session.failed, session.interrupted);
@@ -375,6 +373,47 @@ pub fn run_experiment(
     })
 }
 
+/// Everything before the experiment is stored: root, the machine, the journal (and its
+/// recovery from a crashed run), and under MPI whether the ranks can share their nodes.
+fn set_up(
+    plan: &ExperimentPlan,
+    opts: &RunnerOptions,
+    obs: &mut dyn RunnerObserver,
+) -> Result<Sut, RunnerError> {
+    let need = root_requirements(plan);
+    if !need.is_empty() && !preflight::is_root() {
+        return Err(RunnerError::NeedsRoot(format!(
+            "this experiment needs root for {}",
+            need.join(", ")
+        )));
+    }
+    preflight::preflight(plan)?;
+    if let Some(g) = &opts.group {
+        ranks::check_ranks(plan, g)?;
+    }
+    // The journal lock first: while another iolab holds it, nothing is stored (a new
+    // experiment would stay "running" for ever). A plan that changes nothing on the machine
+    // (existing directories as they are) needs no journal, and so runs beside other iolabs.
+    let sut = if plan.configs.iter().any(|c| c.sut.changes_machine()) {
+        Sut::open(opts.sut.clone())?
+    } else {
+        Sut::in_place(opts.sut.clone())
+    };
+    if let Some(r) = sut.startup_recovery() {
+        for a in &r.actions {
+            obs.warn(&format!(
+                "recovered from an earlier crash: {}{}",
+                a.entry.describe(),
+                match &a.result {
+                    Ok(_) => String::new(),
+                    Err(e) => format!(" (failed: {e})"),
+                }
+            ));
+        }
+    }
+    Ok(sut)
+}
+
 struct Session<'a> {
     plan: &'a ExperimentPlan,
     store: &'a mut Store,
@@ -400,6 +439,8 @@ struct Session<'a> {
     failed_outputs: Vec<iolab_store::RunOutput>,
     /// Where the run in flight executed (its environment's record), once it has.
     placed: Option<Value>,
+    /// Under MPI: the run in flight's timed region on this rank's clock (Unix ns).
+    timed: Option<[u64; 2]>,
 }
 
 impl Session<'_> {

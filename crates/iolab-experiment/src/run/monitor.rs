@@ -702,6 +702,7 @@ pub fn run_facts(
         throttle_limits_writes: None,
         throttle_charged_write_bytes: metric("throttle.charged_write_bytes").map(|v| v as u64),
         environment: None,
+        ranks: None,
         stopping: None,
     }
 }

@@ -42,6 +42,7 @@ impl Session<'_> {
         let seed = run_seed(self.plan.seed, i, rep, warmup);
         let started_at = Timestamp::now();
         self.failed_outputs.clear();
+        self.rank_order(i, rep, warmup, number);
         self.obs.phase(Phase::Preparing);
         let fresh = self.plan.procedure.fresh_fs;
         if self.kept.as_ref().is_some_and(|(k, _)| *k != i || fresh) {
@@ -51,17 +52,22 @@ impl Session<'_> {
             Some((_, p)) => Ok(p),
             None => self.sut.prepare(&config.sut),
         };
-        let (outcome, environment) = match prepared {
-            Err(e) => (
-                Err(RunFailure {
-                    bad_input: e.is_bad_input(),
-                    ..RunFailure::failed(format!("preparing the system under test: {e}"))
-                }),
-                Value::Null,
-            ),
+        let (mut outcome, mut environment) = match prepared {
+            Err(e) => {
+                self.rank_end(true);
+                (
+                    Err(RunFailure {
+                        bad_input: e.is_bad_input(),
+                        ..RunFailure::failed(format!("preparing the system under test: {e}"))
+                    }),
+                    Value::Null,
+                )
+            }
             Ok(mut p) => {
                 let mut environment = run_environment(config, &p);
                 let r = self.execute(i, config, &mut p, seed, number, rep);
+                // Under MPI every rank is done with the target before any tears it down.
+                self.rank_end(r.is_err());
                 if let (Some(placed), Value::Object(o)) = (self.placed.take(), &mut environment) {
                     o.insert("environment".into(), placed);
                 }
@@ -84,6 +90,7 @@ impl Session<'_> {
                 (r, environment)
             }
         };
+        self.rank_gather(config, &mut outcome, &mut environment);
         let ended_at = Timestamp::now();
         let interrupted = self.cancelled();
         let (status, failure, mut record) = match outcome {
@@ -228,10 +235,25 @@ impl Session<'_> {
         };
         let device_name = p.device.as_ref().map(|d| d.name.clone());
         let workload = &config.workload;
+        // Under MPI the run has a cancel flag of its own, which another rank's failure sets
+        // as well as Ctrl-C / SIGTERM (forwarded while the run lasts).
+        let group = self.opts.group.as_ref().map(|g| Arc::clone(&g.0));
+        let cancel = match &group {
+            Some(_) => Arc::new(AtomicBool::new(false)),
+            None => Arc::clone(&self.opts.cancel),
+        };
+        let forward = group
+            .as_ref()
+            .map(|_| Forward::start(&self.opts.cancel, &cancel));
         let runner = Runner {
             plan: self.plan,
             opts: self.opts,
             sut: self.sut,
+            cancel: &cancel,
+            ranks: match &group {
+                Some(g) => g.as_ranks(),
+                None => &iolab_kind::Solo,
+            },
         };
         let mut obs = Hooks {
             outer: &mut *self.obs,
@@ -245,6 +267,10 @@ impl Session<'_> {
                 monitor_opts,
                 monitor::run_devices(device_name.as_deref(), &p.mountpoint),
             ),
+            ranks: group.as_ref().map(|g| g.as_ranks()),
+            abort: group.as_ref().map(|_| Arc::clone(&cancel)),
+            rank_error: None,
+            timed: None,
         };
         if let Some(cg) = &p.throttle {
             obs.watch.throttled(cg.clone());
@@ -270,7 +296,14 @@ impl Session<'_> {
             repetition,
         };
         let (result, placed) = runner.run_placed(run, p, &mut obs, &mut rec);
+        drop(forward);
         self.placed = Some(placed);
+        self.timed = obs.timed.take();
+        // Another rank failed: this rank's run ends with it, whatever its workload did.
+        let result = match obs.rank_error.take() {
+            Some(f) if !self.opts.cancel.load(Ordering::Relaxed) => Err(f),
+            _ => result,
+        };
         obs.watch.stop();
         if result.is_err() {
             self.failed_outputs = std::mem::take(&mut rec.outputs);
@@ -320,6 +353,40 @@ impl Session<'_> {
         watch.planned(workload.planned_duration());
         watch.finish(&mut rec, &intent, &device);
         Ok(rec)
+    }
+}
+
+/// Copies the runner's cancel flag (a signal) to a run's own while the run lasts.
+struct Forward {
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Forward {
+    fn start(from: &Arc<AtomicBool>, to: &Arc<AtomicBool>) -> Forward {
+        let done = Arc::new(AtomicBool::new(false));
+        let (from, to, d) = (Arc::clone(from), Arc::clone(to), Arc::clone(&done));
+        let thread = std::thread::Builder::new()
+            .name("iolab-cancel".into())
+            .spawn(move || {
+                while !d.load(Ordering::Relaxed) {
+                    if from.load(Ordering::Relaxed) {
+                        to.store(true, Ordering::Relaxed);
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+            .ok();
+        Forward { done, thread }
+    }
+}
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 

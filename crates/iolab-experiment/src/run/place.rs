@@ -45,6 +45,10 @@ pub(super) struct Runner<'a> {
     pub plan: &'a ExperimentPlan,
     pub opts: &'a RunnerOptions,
     pub sut: &'a Sut,
+    /// The run's cancel flag: the runner's, or under MPI one that another rank's failure
+    /// sets too.
+    pub cancel: &'a Arc<AtomicBool>,
+    pub ranks: &'a dyn iolab_kind::Ranks,
 }
 
 impl Runner<'_> {
@@ -81,14 +85,14 @@ impl Runner<'_> {
                     dir: &dir,
                     seed: run.seed,
                     number: run.number,
-                    cancel: &self.opts.cancel,
+                    cancel: self.cancel,
                     hooks: obs,
                     record: rec,
                     sut: &mut SessionSut {
                         sut: self.sut,
                         prepared: &mut *p,
                     },
-                    ranks: &iolab_kind::Solo,
+                    ranks: self.ranks,
                 });
                 drop(pinned);
                 r

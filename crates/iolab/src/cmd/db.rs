@@ -51,6 +51,10 @@ fn not_a_directory(path: &Path) -> Result<(), CliError> {
 
 /// Opens (creating if needed) the database for writing.
 pub fn open(path: &Path) -> Result<Store, CliError> {
+    // Under MPI rank 0 stores; the others keep their runs in memory.
+    if !crate::state::speaks() {
+        return Store::open_in_memory().map_err(CliError::failed);
+    }
     not_a_directory(path)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {

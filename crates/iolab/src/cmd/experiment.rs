@@ -114,6 +114,7 @@ fn run_one(
         resume,
         iolab_version: env!("CARGO_PKG_VERSION").into(),
         monitor: args.monitor.options(),
+        group: crate::state::group(),
     };
     let configs = plan.configs.len();
     let s = if configs == 1 { "" } else { "s" };

@@ -145,6 +145,7 @@ pub fn run_plan(
         resume: false,
         iolab_version: env!("CARGO_PKG_VERSION").into(),
         monitor,
+        group: crate::state::group(),
     };
     let mut obs = Capture {
         display,
