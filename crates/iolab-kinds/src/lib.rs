@@ -17,6 +17,7 @@ pub static PLUGINS: &[&Plugin] = &[
     &iolab_replay::PLUGIN,
     &iolab_cachesim::PLUGIN,
     &iolab_exec::PLUGIN,
+    &iolab_mdtest::PLUGIN,
 ];
 
 /// Every `[workload]` kind.

@@ -1,0 +1,392 @@
+//! mdtest's phases (docs/mdtest.md): `[workload] mdtest = { … }` in an experiment, `iolab
+//! mdtest` on the command line; both read the one option table, [`crate::OPTIONS`].
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use iolab_check::{Access, SyncScope};
+use iolab_metrics::{Better, MetricDef};
+use iolab_store::{FlowopStats, Metric, RunRecord};
+use iolab_util::option::OptionDef;
+use iolab_util::setting::{Phrase, Setting, Worded, Words};
+use serde_json::json;
+
+use iolab_kind::input::read::Ctx;
+use iolab_kind::input::tree::Entry;
+use iolab_kind::record::{headline, metric, series, Totals};
+use iolab_kind::table::{self, OptionTable, TableKind};
+use iolab_kind::{Intent, LoadContext, Origin, RunCtx, RunFailure, Runs, Workload};
+
+use crate::merge;
+use crate::options::{MdtestPlan, MdtestSpec, MdtestSpecError, OPTIONS};
+use crate::run::{run_mdtest, MdtestError, MdtestResult, Phase, BUCKET_NS};
+
+/// The `[workload]` key.
+pub const KEY: &str = "mdtest";
+
+/// A metric's name and what it is, per phase: (suffix, unit, better, title, description).
+type PhaseMetric = (
+    &'static str,
+    &'static str,
+    Option<Better>,
+    &'static str,
+    &'static str,
+);
+
+/// What each rank records of each phase it runs.
+const RANK: &[PhaseMetric] = &[
+    ("items", "", None, "items", "items this rank did in the phase"),
+    ("ops_per_s", "op/s", Some(Better::Higher), "rank rate",
+     "this rank's items over its time from the phase's barrier to its last item"),
+    ("elapsed_s", "s", None, "rank time",
+     "this rank's time from the release of the phase's barrier to its last item"),
+    ("start_s", "s", None, "rank start",
+     "when this rank's phase started, from the release of the phase's barrier: the release itself (0), every rank's origin"),
+    ("end_s", "s", None, "rank end",
+     "when this rank ended its last item, from the release of the phase's barrier"),
+];
+
+/// A phase's aggregates over the ranks ([`merge::aggregates`]; a single rank's own).
+const AGGREGATE: &[PhaseMetric] = &[
+    ("agg_ops_per_s", "op/s", Some(Better::Higher), "rate",
+     "all ranks' items over the first rank's start to the last rank's end (mdtest's rate; last-done)"),
+    ("last_done_s", "s", None, "wall time",
+     "the first rank's start to the last rank's end"),
+    ("window_s", "s", None, "all-running window",
+     "the time every rank was running: the last start to the first end"),
+    ("window_ops_per_s", "op/s", Some(Better::Higher), "window rate",
+     "all ranks' items inside the all-running window over its length"),
+    ("first_done_s", "s", None, "first done",
+     "the first start to the first rank's end"),
+    ("first_done_ops_per_s", "op/s", Some(Better::Higher), "first-done rate",
+     "all ranks' items until the first rank ended over that time (elbencho's first-done)"),
+    ("rank_min_ops_per_s", "op/s", Some(Better::Higher), "slowest rank",
+     "the lowest of the ranks' own rates"),
+    ("rank_max_ops_per_s", "op/s", Some(Better::Higher), "fastest rank",
+     "the highest of the ranks' own rates"),
+    ("rank_mean_ops_per_s", "op/s", Some(Better::Higher), "mean rank rate",
+     "the mean of the ranks' own rates"),
+];
+
+/// What the create phases add with a stonewall.
+const STONEWALL: &[PhaseMetric] = &[
+    (
+        "stonewall_items",
+        "",
+        None,
+        "items at the stonewall",
+        "items this rank had done when the stonewall hit (all of them when it did not)",
+    ),
+    (
+        "stonewall_s",
+        "s",
+        None,
+        "stonewall time",
+        "when the stonewall hit this rank, from the phase's barrier (NaN when it did not)",
+    ),
+];
+
+/// What mdtest runs record besides the common metrics: per phase, each rank's own figures
+/// and the aggregates. Names are `PHASE.SUFFIX` (`create.agg_ops_per_s`).
+pub static METRICS: LazyLock<Vec<MetricDef>> = LazyLock::new(|| {
+    let mut v = Vec::new();
+    for p in Phase::ALL {
+        let own = if matches!(p, Phase::DirCreate | Phase::Create) {
+            STONEWALL
+        } else {
+            &[]
+        };
+        for &(suffix, unit, better, title, what) in RANK.iter().chain(AGGREGATE).chain(own) {
+            let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+            let d = MetricDef::new(
+                leak(format!("{}.{suffix}", p.name())),
+                unit,
+                better,
+                leak(format!("{}: {title}", p.title())),
+                leak(format!("{} (mdtest's `{}`)", what, p.title())),
+            );
+            let main = suffix == "agg_ops_per_s"
+                && matches!(p, Phase::Create | Phase::Stat | Phase::Remove);
+            v.push(if main { d.headline() } else { d });
+        }
+    }
+    v
+});
+
+/// The mdtest kind.
+pub static MDTEST: TableKind = TableKind {
+    key: KEY,
+    noun: "mdtest runs",
+    example: "mdtest = { … }",
+    metrics: || &METRICS,
+    misplaced: |key| match key {
+        "time" => {
+            "mdtest runs its items to the end: remove it (a `stonewall` stops the create phase)"
+        }
+        _ => "remove it: give mdtest's options inside mdtest = { … }",
+    },
+    needs_target: true,
+    resolve: |cx, entry, at| read(cx, entry, at),
+};
+
+/// mdtest's one option table.
+pub struct MdtestTable;
+
+impl OptionTable for MdtestTable {
+    type Spec = MdtestSpec;
+    type Plan = MdtestPlan;
+    type Error = MdtestSpecError;
+    const KIND: &'static str = KEY;
+    const TOOL: &'static str = "mdtest";
+
+    fn options() -> &'static [OptionDef<MdtestSpec>] {
+        OPTIONS
+    }
+
+    fn defaults(dir: PathBuf, seed: u64) -> MdtestSpec {
+        MdtestSpec::with_defaults(dir, seed)
+    }
+
+    fn validate(spec: &MdtestSpec) -> Result<MdtestPlan, MdtestSpecError> {
+        spec.validate()
+    }
+
+    fn fault(e: &MdtestSpecError, _given: &dyn Fn(&str) -> bool) -> &'static str {
+        e.key()
+    }
+}
+
+fn read(
+    cx: &mut Ctx,
+    entry: &Entry,
+    at: &LoadContext,
+) -> Option<std::sync::Arc<dyn iolab_kind::DynWorkload>> {
+    let r = table::read::<MdtestTable>(cx, entry, at)?;
+    Some(iolab_kind::erase(MdtestWorkload::new(r.spec, Origin::File)))
+}
+
+/// Where settings came from, for messages: an experiment's keys, iolab's flags, or the
+/// flags of an mdtest command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Origin(Origin),
+    /// `iolab mdtest -n … -u …`: options named by mdtest's flags.
+    MdtestFlags,
+}
+
+/// mdtest's flag for an option, where it has one.
+pub fn mdtest_flag(name: &str) -> Option<&'static str> {
+    match name {
+        "phases" => Some("-C/-T/-E/-r"),
+        _ => OPTIONS
+            .iter()
+            .find(|o| o.name == name && !o.original.is_empty())
+            .map(|o| o.original),
+    }
+}
+
+struct MdtestWords;
+
+impl Words for MdtestWords {
+    fn setting(&self, s: Setting) -> String {
+        match s {
+            Setting::Dir => "-d".into(),
+            Setting::Option(n) => mdtest_flag(n).map_or_else(
+                || iolab_util::setting::CommandLine.setting(s),
+                str::to_string,
+            ),
+            s => iolab_util::setting::CommandLine.setting(s),
+        }
+    }
+}
+
+impl Source {
+    /// `phrase` in these words.
+    pub fn word(self, phrase: &Phrase) -> String {
+        match self {
+            Source::Origin(o) => table::word::<MdtestTable>(o, phrase),
+            Source::MdtestFlags => phrase.render(&MdtestWords),
+        }
+    }
+}
+
+/// A validated mdtest workload; the runner gives each run its directory and seed.
+#[derive(Debug, Clone)]
+pub struct MdtestWorkload {
+    pub spec: MdtestSpec,
+    source: Source,
+}
+
+impl MdtestWorkload {
+    pub fn new(spec: MdtestSpec, origin: Origin) -> MdtestWorkload {
+        MdtestWorkload {
+            spec,
+            source: Source::Origin(origin),
+        }
+    }
+
+    /// A workload whose settings came from an mdtest command line.
+    pub fn from_mdtest_flags(spec: MdtestSpec) -> MdtestWorkload {
+        MdtestWorkload {
+            spec,
+            source: Source::MdtestFlags,
+        }
+    }
+
+    fn failure(&self, e: &MdtestError) -> RunFailure {
+        match e {
+            MdtestError::Interrupted => RunFailure {
+                interrupted: true,
+                ..RunFailure::failed("interrupted")
+            },
+            e => RunFailure::failed(e.to_string()).hint(e.hint().map(str::to_string)),
+        }
+    }
+}
+
+impl Workload for MdtestWorkload {
+    type Output = MdtestResult;
+
+    fn kind(&self) -> &'static str {
+        KEY
+    }
+
+    fn metrics(&self) -> &[MetricDef] {
+        &METRICS
+    }
+
+    fn intent(&self, base: Intent) -> Intent {
+        match self.spec.validate() {
+            Ok(plan) => intent(&plan, base),
+            Err(_) => base,
+        }
+    }
+
+    fn planned_duration(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
+        table::describe::<MdtestTable>(&self.spec)
+    }
+
+    fn run(&self, run: &mut RunCtx<'_>) -> Result<MdtestResult, RunFailure> {
+        let mut spec = self.spec.clone();
+        spec.dir = run.dir.to_path_buf();
+        spec.seed = run.seed;
+        let plan = spec
+            .validate()
+            .map_err(|e| RunFailure::bad_input(self.source.word(&e.phrase())))?;
+        let out = run_mdtest(&plan, run).map_err(|e| self.failure(&e))?;
+        add_record(run.record, &out);
+        Ok(out)
+    }
+
+    fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
+        merge::merge(ranks)
+    }
+}
+
+/// Adds a run's measurements on this rank: the common metrics over all phases, each
+/// phase's own figures, its progress series, its aggregates over this rank alone (under MPI
+/// the merge of every rank's replaces them), and one flowop row per phase.
+pub fn add_record(record: &mut RunRecord, r: &MdtestResult) {
+    record.run.elapsed_ns = r.elapsed_ns;
+    let ops = r.phases.iter().map(|p| p.items).sum();
+    let bytes = r.phases.iter().map(|p| p.bytes).sum();
+    headline(
+        record,
+        Totals {
+            ops,
+            bytes,
+            elapsed_ns: r.elapsed_ns,
+            latency: &Default::default(),
+            cpu: r.usage.cpu(),
+        },
+    );
+    for p in &r.phases {
+        let name = p.phase.name();
+        let mut put = |k: &str, v: f64| {
+            record
+                .metrics
+                .push(metric(&METRICS, &format!("{name}.{k}"), v))
+        };
+        put("items", p.items as f64);
+        put("ops_per_s", p.ops_per_s());
+        put("elapsed_s", (p.end_ns - p.start_ns) as f64 / 1e9);
+        put("start_s", p.start_ns as f64 / 1e9);
+        put("end_s", p.end_ns as f64 / 1e9);
+        if matches!(p.phase, Phase::DirCreate | Phase::Create) {
+            let (at, when) = p.stonewall.map_or((p.items as f64, f64::NAN), |(n, t)| {
+                (n as f64, t as f64 / 1e9)
+            });
+            put("stonewall_items", at);
+            put("stonewall_s", when);
+        }
+        record
+            .series
+            .push(series(name, BUCKET_NS, p.buckets.iter().map(|&n| (n, 0))));
+        record.flowops.push(FlowopStats {
+            name: name.into(),
+            kind: flowop_kind(p.phase).into(),
+            ops: p.items,
+            bytes: p.bytes,
+            errors: 0,
+            latency: Default::default(),
+            histogram: Vec::new(),
+            extra: json!({ "elapsed_ns": p.end_ns, "title": p.phase.title() }),
+        });
+    }
+    let own = merge::merge(std::slice::from_ref(record));
+    record.metrics.extend(own);
+}
+
+/// The flowop kind a phase is stored under (filebench's names).
+fn flowop_kind(p: Phase) -> &'static str {
+    match p {
+        Phase::DirCreate => "makedir",
+        Phase::DirRemove => "removedir",
+        Phase::Create => "createfile",
+        Phase::DirStat | Phase::Stat => "statfile",
+        Phase::Read => "read",
+        Phase::Remove => "deletefile",
+    }
+}
+
+/// What an mdtest run means to do, for the checks: metadata operations on small files.
+pub fn intent(plan: &MdtestPlan, base: Intent) -> Intent {
+    Intent {
+        access: Some(Access::Mixed),
+        sync_requested: plan.sync,
+        sync_scope: Some(if plan.sync {
+            SyncScope::EachWrite
+        } else {
+            SyncScope::Never
+        }),
+        writes_in_flight_per_file: Some(1),
+        dataset_bytes: Some(plan.items * plan.write_bytes),
+        threads: Some(1),
+        ..base
+    }
+}
+
+/// `iolab mdtest`'s one run of `spec` in `dir`, named `name`, its errors in mdtest's flags.
+pub fn command_run(spec: MdtestSpec, name: String) -> Result<Runs<MdtestResult>, Phrase> {
+    spec.validate().map_err(|e| e.phrase())?;
+    let dir = spec.dir.clone();
+    let seed = spec.seed;
+    let workload_json = json!({ KEY: table::options_json::<MdtestTable>(&spec) });
+    Ok(Runs::one(
+        name,
+        "iolab mdtest",
+        dir,
+        seed,
+        MdtestWorkload::from_mdtest_flags(spec),
+        workload_json,
+    ))
+}
+
+/// The test directory a run in `dir` makes.
+pub fn test_dir(dir: &Path) -> PathBuf {
+    dir.join(crate::run::TEST_DIR)
+}
