@@ -450,3 +450,64 @@ pub fn intent(plan: &IorPlan, base: Intent) -> Intent {
         ..base
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_kind::table::testing;
+
+    #[test]
+    fn the_docs_list_every_option_of_the_one_table() {
+        let doc = testing::doc("ior.md");
+        for o in OPTIONS {
+            let row = testing::row(&doc, o.name)
+                .unwrap_or_else(|| panic!("docs/ior.md has no row for `{}`", o.name));
+            if !o.original.is_empty() {
+                assert!(row.contains(&format!("`{}`", o.original)), "{row}");
+            }
+        }
+        for m in METRICS {
+            let short = m
+                .name
+                .strip_prefix("write_")
+                .or_else(|| m.name.strip_prefix("read_"))
+                .unwrap_or(&m.name);
+            assert!(
+                doc.contains(&format!("`{short}`")) || doc.contains(&format!("`{}`", m.name)),
+                "docs/ior.md: {}",
+                m.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_tables_getters_undo_its_appliers() {
+        testing::get_undoes_apply::<IorTable>();
+    }
+
+    #[test]
+    fn the_stored_spec_reads_back_as_the_spec() {
+        let p = iolab_experiment::load_str(
+            Path::new("i.toml"),
+            "[sut]\ntarget = { kind = \"tmpfs\", size = \"1G\" }\n\
+             [workload]\nior = { preset = \"ior-hard\", segments = 20, stonewall = \"2s\" }\n",
+        )
+        .unwrap();
+        let spec = table::from_stored::<IorTable>(p.stored_workload(0)).unwrap();
+        let plan = spec.validate().unwrap();
+        assert_eq!((plan.transfer, plan.segments), (47008, 20));
+        assert!(plan.wear_out && plan.reorder && !plan.file_per_process);
+    }
+
+    #[test]
+    fn a_run_that_does_not_fit_the_target_is_refused_where_the_block_is() {
+        let e = iolab_experiment::load_str(
+            Path::new("i.toml"),
+            "[sut]\ntarget = { kind = \"tmpfs\", size = \"1M\" }\n\
+             [workload]\nior = { block = \"4m\" }\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("i.toml:4:") && e.contains("do not fit"), "{e}");
+    }
+}
