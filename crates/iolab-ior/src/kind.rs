@@ -207,7 +207,7 @@ impl IorWorkload {
                         opt("transfer"),
                         opt("direct")
                     ))
-                } else if source.kind() == std::io::ErrorKind::NotFound {
+                } else if source.kind() == std::io::ErrorKind::NotFound && !plan.write {
                     Some(phrase!(
                         "a read-only run reads the files a run with {} left: run one first",
                         opt("keep")
