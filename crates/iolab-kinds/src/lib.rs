@@ -14,6 +14,7 @@ pub static PLUGINS: &[&Plugin] = &[
     &iolab_iozone::PLUGIN,
     &iolab_sqlite::PLUGIN,
     &iolab_bonnie::PLUGIN,
+    &iolab_ior::PLUGIN,
     &iolab_replay::PLUGIN,
     &iolab_cachesim::PLUGIN,
     &iolab_exec::PLUGIN,
