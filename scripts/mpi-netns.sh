@@ -73,6 +73,9 @@ teardown() {
         ip link del "$BRIDGE" || { note "could not delete bridge $BRIDGE"; left=1; }
     fi
     rm -rf "$STATE"
+    # Open MPI's session directories are named after the host; a daemon that was killed
+    # leaves its own behind.
+    rm -rf "${TMPDIR:-/tmp}/ompi.$PREFIX-"*
     return $left
 }
 
