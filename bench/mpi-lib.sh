@@ -133,7 +133,7 @@ run_one() { # SLOT PARSER CASE PLACE NP PAIR ORDER
         tool_argv "$parser" "$case" "$dir" "$k" "${invocations[$k]}"
         t0=$(date +%s%N)
         "${MPIRUN[@]}" "${ARGV[@]}" >"$WORK/out.$k" 2>"$WORK/err.$k" || {
-            tail -20 "$WORK/err.$k" "$WORK/out.$k" >&2
+            tail -n 20 "$WORK/err.$k" "$WORK/out.$k" >&2
             [ "$parser" = iolab ] && note "the iolab side fails; --tools-only or --aa run the reference alone"
             die "failed ($case, $place, $np ranks, pair $pair): ${MPIRUN[*]} ${ARGV[*]}"
         }
@@ -191,6 +191,7 @@ mpi_main() {
                     tool_argv "$second" "$case" "$WORK/$place/run" 0
                     echo "   other side: ${MPIRUN[*]} ${ARGV[*]}"
                 fi
+                [ "$SPLIT" = 0 ] || echo "   (--split: each as two runs, with -w -k, then -r)"
                 # One untimed run of each first (pair 0: not recorded).
                 run_one ref ref "$case" "$place" "$np" 0 -
                 [ "$TOOLS_ONLY" = 1 ] || run_one iolab "$second" "$case" "$place" "$np" 0 -

@@ -17,7 +17,8 @@
 #       remove whatever up or run made (namespaces, veths, bridge, state directory).
 #
 # N defaults to 2, S (slots per host in the hostfile) to 1. The subnet is 10.213.0.0/24
-# (host K is 10.213.0.K+1, the bridge 10.213.0.254); set IOLAB_MPI_NETNS_NET=10.X.Y to use
+# (host K is 10.213.0.K+1, the bridge 10.213.0.254); the host names resolve inside the
+# namespaces (through /etc/netns/NAME/hosts); set IOLAB_MPI_NETNS_NET=10.X.Y to use
 # 10.X.Y.0/24 instead. Needs root and iproute2. Only one set of hosts exists at a time.
 set -euo pipefail
 
@@ -72,7 +73,8 @@ teardown() {
     if ip link show "$BRIDGE" >/dev/null 2>&1; then
         ip link del "$BRIDGE" || { note "could not delete bridge $BRIDGE"; left=1; }
     fi
-    rm -rf "$STATE"
+    rm -rf "$STATE" "/etc/netns/$PREFIX-"*
+    rmdir /etc/netns 2>/dev/null # only if nothing else is in it
     # Open MPI's session directories are named after the host; a daemon that was killed
     # leaves its own behind.
     rm -rf "${TMPDIR:-/tmp}/ompi.$PREFIX-"*
@@ -97,7 +99,7 @@ setup() { # N SLOTS
     ip addr add "$NET.254/24" dev "$BRIDGE"
     ip link set "$BRIDGE" up
     : >"$HOSTFILE"
-    local cases=""
+    local cases="" hosts=""
     for ((k = 0; k < n; k++)); do
         ns=$PREFIX-$k
         ip=$NET.$((k + 1))
@@ -109,6 +111,13 @@ setup() { # N SLOTS
         ip -n "$ns" link set lo up
         echo "$ip slots=$slots" >>"$HOSTFILE"
         cases+="    $ip|$ns) ns=$ns ;;"$'\n'
+        hosts+="$ip $ns"$'\n'
+    done
+    # Every host's name resolves inside the namespaces: ip netns exec puts the files of
+    # /etc/netns/NAME/ over /etc/ for the processes it starts.
+    for ((k = 0; k < n; k++)); do
+        mkdir -p "/etc/netns/$PREFIX-$k"
+        printf '127.0.0.1 localhost\n::1 localhost\n%s' "$hosts" >"/etc/netns/$PREFIX-$k/hosts"
     done
     # Open MPI runs "AGENT HOST COMMAND..." to start its daemon on HOST (the hostfile's
     # address). The agent runs COMMAND in that host's namespace, in a UTS namespace of its
@@ -126,7 +135,7 @@ EOF
     chmod +x "$AGENT"
 }
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 [ $# -ge 1 ] || usage 2
 cmd=$1; shift
