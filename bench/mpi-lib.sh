@@ -131,6 +131,8 @@ run_one() { # SLOT PARSER CASE PLACE NP PAIR ORDER
             if [ "$DROP" = 1 ] || [ "$k" = 1 ]; then echo 3 >/proc/sys/vm/drop_caches; fi
         fi
         tool_argv "$parser" "$case" "$dir" "$k" "${invocations[$k]}"
+        # shellcheck disable=SC2153 # RESULT is set by tool_argv
+        rm -f "$RESULT" # a result left by an earlier run must not pass for this one's
         t0=$(date +%s%N)
         "${MPIRUN[@]}" "${ARGV[@]}" >"$WORK/out.$k" 2>"$WORK/err.$k" || {
             tail -n 20 "$WORK/err.$k" "$WORK/out.$k" >&2
