@@ -26,53 +26,53 @@ use crate::run::{self, IorError, IorResult, PhaseResult, PROGRESS_WIDTH};
 /// The `[workload]` key.
 pub const KEY: &str = "ior";
 
-/// The metrics of each phase, named `write_…` and `read_…`.
+/// The metrics of each phase, named `write.…` and `read.…`.
 macro_rules! phase_metrics {
     ($($p:literal: $P:literal),*) => {
         &[$(
-            MetricDef::new(concat!($p, "_bytes"), "B", Some(Better::Higher), concat!($P, ": bytes"),
+            MetricDef::new(concat!($p, ".bytes"), "B", Some(Better::Higher), concat!($P, ": bytes"),
                 concat!("bytes the ", $p, " phase moved (all ranks)")),
-            MetricDef::new(concat!($p, "_ops"), "", Some(Better::Higher), concat!($P, ": transfers"),
+            MetricDef::new(concat!($p, ".ops"), "", Some(Better::Higher), concat!($P, ": transfers"),
                 concat!("transfers of the ", $p, " phase (all ranks)")),
-            MetricDef::new(concat!($p, "_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, " bandwidth"),
+            MetricDef::new(concat!($p, ".mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, " bandwidth"),
                 concat!("IOR's ", $p, " bandwidth: all bytes over the first rank's open to the last rank's close"))
                 .headline(),
-            MetricDef::new(concat!($p, "_ops_per_s"), "op/s", Some(Better::Higher), concat!($P, ": transfers/s"),
+            MetricDef::new(concat!($p, ".ops_per_s"), "op/s", Some(Better::Higher), concat!($P, ": transfers/s"),
                 concat!("the ", $p, " phase's transfers over the same time")),
-            MetricDef::new(concat!($p, "_elapsed_s"), "s", None, concat!($P, ": elapsed"),
+            MetricDef::new(concat!($p, ".elapsed_s"), "s", None, concat!($P, ": elapsed"),
                 concat!("the ", $p, " phase from the first rank's open to the last rank's close")),
-            MetricDef::new(concat!($p, "_open_s"), "s", Some(Better::Lower), concat!($P, ": open"),
+            MetricDef::new(concat!($p, ".open_s"), "s", Some(Better::Lower), concat!($P, ": open"),
                 concat!("the slowest rank's open of the ", $p, " phase")),
-            MetricDef::new(concat!($p, "_close_s"), "s", Some(Better::Lower), concat!($P, ": close"),
+            MetricDef::new(concat!($p, ".close_s"), "s", Some(Better::Lower), concat!($P, ": close"),
                 concat!("the slowest rank's close of the ", $p, " phase")),
-            MetricDef::new(concat!($p, "_start_s"), "s", None, concat!($P, ": start"),
+            MetricDef::new(concat!($p, ".start_s"), "s", None, concat!($P, ": start"),
                 concat!("the first open of the ", $p, " phase after its barrier's release")),
-            MetricDef::new(concat!($p, "_end_s"), "s", None, concat!($P, ": end"),
+            MetricDef::new(concat!($p, ".end_s"), "s", None, concat!($P, ": end"),
                 concat!("the last close of the ", $p, " phase after its barrier's release")),
-            MetricDef::new(concat!($p, "_stonewall_ops"), "", None, concat!($P, ": transfers by the stonewall"),
+            MetricDef::new(concat!($p, ".stonewall_ops"), "", None, concat!($P, ": transfers by the stonewall"),
                 "transfers done by the stonewall's deadline (all of them without one)"),
-            MetricDef::new(concat!($p, "_lat_mean_ns"), "ns", Some(Better::Lower), concat!($P, ": mean latency"),
+            MetricDef::new(concat!($p, ".lat_mean_ns"), "ns", Some(Better::Lower), concat!($P, ": mean latency"),
                 concat!("mean time of a ", $p, " transfer")),
-            MetricDef::new(concat!($p, "_lat_p99_ns"), "ns", Some(Better::Lower), concat!($P, ": p99 latency"),
+            MetricDef::new(concat!($p, ".lat_p99_ns"), "ns", Some(Better::Lower), concat!($P, ": p99 latency"),
                 concat!("99th percentile of a ", $p, " transfer's time (the worst rank's)")),
-            MetricDef::new(concat!($p, "_lat_max_ns"), "ns", Some(Better::Lower), concat!($P, ": max latency"),
+            MetricDef::new(concat!($p, ".lat_max_ns"), "ns", Some(Better::Lower), concat!($P, ": max latency"),
                 concat!("the slowest ", $p, " transfer")),
-            MetricDef::new(concat!($p, "_window_s"), "s", None, concat!($P, ": all-running window"),
+            MetricDef::new(concat!($p, ".window_s"), "s", None, concat!($P, ": all-running window"),
                 concat!("the time every rank was in the ", $p, " phase (latest start to earliest end)")),
-            MetricDef::new(concat!($p, "_window_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": all-running rate"),
+            MetricDef::new(concat!($p, ".window_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": all-running rate"),
                 "bytes of all ranks inside that window over its length"),
-            MetricDef::new(concat!($p, "_first_done_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": first-done rate"),
+            MetricDef::new(concat!($p, ".first_done_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": first-done rate"),
                 "bytes of all ranks until the first rank finished, over that time (elbencho's first done)"),
-            MetricDef::new(concat!($p, "_last_done_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": last-done rate"),
+            MetricDef::new(concat!($p, ".last_done_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": last-done rate"),
                 "all bytes until the last rank finished, over that time (elbencho's last done; IOR's bandwidth)"),
-            MetricDef::new(concat!($p, "_rank_min_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": slowest rank"),
+            MetricDef::new(concat!($p, ".rank_min_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": slowest rank"),
                 "the slowest rank's bytes over its own open-to-close time"),
-            MetricDef::new(concat!($p, "_rank_max_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": fastest rank"),
+            MetricDef::new(concat!($p, ".rank_max_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": fastest rank"),
                 "the fastest rank's bytes over its own open-to-close time"),
-            MetricDef::new(concat!($p, "_rank_mean_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": mean rank"),
+            MetricDef::new(concat!($p, ".rank_mean_mib_per_s"), "MiB/s", Some(Better::Higher), concat!($P, ": mean rank"),
                 "the mean of the ranks' own rates"),
         )*
-        MetricDef::new("read_stamp_errors", "", Some(Better::Lower), "Read: foreign data",
+        MetricDef::new("read.stamp_errors", "", Some(Better::Lower), "Read: foreign data",
             "transfers read whose data was not stamped with the offset and writer expected (0 when \
              the run wrote what it read)"),
         ]
@@ -403,7 +403,7 @@ pub fn add_record(record: &mut RunRecord, r: &IorResult) {
         record.metrics.extend(
             named
                 .into_iter()
-                .map(|(n, v)| metric(METRICS, &format!("{name}_{n}"), v)),
+                .map(|(n, v)| metric(METRICS, &format!("{name}.{n}"), v)),
         );
         let buckets: Vec<u64> = p.progress.iter().map(|b| b.bytes).collect();
         record
@@ -469,8 +469,8 @@ mod tests {
         for m in METRICS {
             let short = m
                 .name
-                .strip_prefix("write_")
-                .or_else(|| m.name.strip_prefix("read_"))
+                .strip_prefix("write.")
+                .or_else(|| m.name.strip_prefix("read."))
                 .unwrap_or(&m.name);
             assert!(
                 doc.contains(&format!("`{short}`")) || doc.contains(&format!("`{}`", m.name)),

@@ -99,7 +99,7 @@ pub fn aggregates(p: &str, ranks: &[RankPhase<'_>]) -> Vec<Metric> {
         ("rank_mean_mib_per_s", mean),
     ]
     .into_iter()
-    .map(|(n, v)| metric(METRICS, &format!("{p}_{n}"), v))
+    .map(|(n, v)| metric(METRICS, &format!("{p}.{n}"), v))
     .collect()
 }
 
@@ -117,7 +117,7 @@ pub fn merge(records: &[RunRecord]) -> Vec<Metric> {
     let mut out = Vec::new();
     let (mut bytes, mut ops, mut elapsed) = (0.0, 0.0, 0.0);
     for p in ["write", "read"] {
-        let get = |r: &RunRecord, n: &str| value(r, &format!("{p}_{n}"));
+        let get = |r: &RunRecord, n: &str| value(r, &format!("{p}.{n}"));
         let ranks: Vec<(&RunRecord, RankPhase<'_>)> = records
             .iter()
             .filter_map(|r| {
@@ -173,7 +173,7 @@ pub fn merge(records: &[RunRecord]) -> Vec<Metric> {
         out.extend(
             named
                 .into_iter()
-                .map(|(n, v)| metric(METRICS, &format!("{p}_{n}"), v)),
+                .map(|(n, v)| metric(METRICS, &format!("{p}.{n}"), v)),
         );
         out.extend(aggregates(p, &phases));
         bytes += b;
@@ -223,15 +223,15 @@ mod tests {
         ];
         let m = aggregates("write", &ranks);
         // IOR's: 200 MiB over 10 s.
-        assert_eq!(get(&m, "write_last_done_mib_per_s"), 20.0);
+        assert_eq!(get(&m, "write.last_done_mib_per_s"), 20.0);
         // Both running in 2..4 s: 20 MiB of rank 0 and 100 of rank 1 in 2 s.
-        assert_eq!(get(&m, "write_window_s"), 2.0);
-        assert!((get(&m, "write_window_mib_per_s") - 60.0).abs() < 1e-9);
+        assert_eq!(get(&m, "write.window_s"), 2.0);
+        assert!((get(&m, "write.window_mib_per_s") - 60.0).abs() < 1e-9);
         // First done at 4 s: 40 + 100 MiB over 4 s.
-        assert!((get(&m, "write_first_done_mib_per_s") - 35.0).abs() < 1e-9);
-        assert_eq!(get(&m, "write_rank_min_mib_per_s"), 10.0);
-        assert_eq!(get(&m, "write_rank_max_mib_per_s"), 50.0);
-        assert_eq!(get(&m, "write_rank_mean_mib_per_s"), 30.0);
+        assert!((get(&m, "write.first_done_mib_per_s") - 35.0).abs() < 1e-9);
+        assert_eq!(get(&m, "write.rank_min_mib_per_s"), 10.0);
+        assert_eq!(get(&m, "write.rank_max_mib_per_s"), 50.0);
+        assert_eq!(get(&m, "write.rank_mean_mib_per_s"), 30.0);
     }
 
     #[test]
@@ -265,6 +265,6 @@ mod tests {
             },
         ];
         let m = aggregates("read", &ranks);
-        assert!(get(&m, "read_window_mib_per_s").is_nan());
+        assert!(get(&m, "read.window_mib_per_s").is_nan());
     }
 }

@@ -109,7 +109,7 @@ fn human(reports: &[IorReport], out: &mut dyn Write) -> io::Result<()> {
     )?;
     for (i, rep) in reports.iter().enumerate() {
         for ph in PHASES {
-            let m = |n: &str| rep.metric(&format!("{ph}_{n}"));
+            let m = |n: &str| rep.metric(&format!("{ph}.{n}"));
             if m("bytes").is_nan() {
                 continue;
             }
@@ -142,7 +142,7 @@ fn human(reports: &[IorReport], out: &mut dyn Write) -> io::Result<()> {
         let col = |n: &str| -> Vec<f64> {
             reports
                 .iter()
-                .map(|r| r.metric(&format!("{ph}_{n}")))
+                .map(|r| r.metric(&format!("{ph}.{n}")))
                 .filter(|v| !v.is_nan())
                 .collect()
         };
@@ -192,7 +192,7 @@ fn human(reports: &[IorReport], out: &mut dyn Write) -> io::Result<()> {
         let mean = |n: &str| {
             let v: Vec<f64> = reports
                 .iter()
-                .map(|r| r.metric(&format!("{ph}_{n}")))
+                .map(|r| r.metric(&format!("{ph}.{n}")))
                 .collect();
             v.iter().sum::<f64>() / v.len() as f64
         };
@@ -227,9 +227,9 @@ fn json(reports: &[IorReport], out: &mut dyn Write) -> io::Result<()> {
         .map(|rep| {
             let phases: serde_json::Map<String, serde_json::Value> = PHASES
                 .iter()
-                .filter(|ph| !rep.metric(&format!("{ph}_bytes")).is_nan())
+                .filter(|ph| !rep.metric(&format!("{ph}.bytes")).is_nan())
                 .map(|ph| {
-                    let prefix = format!("{ph}_");
+                    let prefix = format!("{ph}.");
                     let m: serde_json::Map<String, serde_json::Value> = rep
                         .metrics
                         .iter()

@@ -112,17 +112,17 @@ fn every_rank_writes_exactly_its_offsets_and_the_merge_adds_up() {
             let per_rank = b * segs;
             let m = crate::merge::merge(&recs);
             let all = (per_rank * size as u64) as f64;
-            assert_eq!(get(&m, "write_bytes"), all, "size {size} fpp {fpp}");
-            assert_eq!(get(&m, "read_bytes"), all);
+            assert_eq!(get(&m, "write.bytes"), all, "size {size} fpp {fpp}");
+            assert_eq!(get(&m, "read.bytes"), all);
             assert_eq!(get(&m, "bytes"), 2.0 * all);
-            assert_eq!(get(&m, "write_ops"), all / t as f64);
-            assert_eq!(get(&m, "read_stamp_errors"), 0.0);
+            assert_eq!(get(&m, "write.ops"), all / t as f64);
+            assert_eq!(get(&m, "read.stamp_errors"), 0.0);
             // IOR's rate is all bytes over the first start to the last end.
-            let wall = get(&m, "write_end_s") - get(&m, "write_start_s");
+            let wall = get(&m, "write.end_s") - get(&m, "write.start_s");
             let want = all / 1048576.0 / wall;
-            assert!((get(&m, "write_mib_per_s") / want - 1.0).abs() < 1e-9);
-            assert!(get(&m, "write_last_done_mib_per_s") == get(&m, "write_mib_per_s"));
-            assert!(get(&m, "write_rank_min_mib_per_s") <= get(&m, "write_rank_max_mib_per_s"));
+            assert!((get(&m, "write.mib_per_s") / want - 1.0).abs() < 1e-9);
+            assert!(get(&m, "write.last_done_mib_per_s") == get(&m, "write.mib_per_s"));
+            assert!(get(&m, "write.rank_min_mib_per_s") <= get(&m, "write.rank_max_mib_per_s"));
             // Each transfer carries its writer's rank and its offset, where IOR puts it.
             let files: Vec<(PathBuf, Option<usize>)> = if fpp {
                 (0..size)
@@ -156,13 +156,13 @@ fn random_shared_offsets_fill_the_file_once() {
     let s = spec(&d.0, |s| s.random = true);
     let (outs, recs) = ok(on_ranks(3, 1, &d.0, s, Pace::default()));
     let m = crate::merge::merge(&recs);
-    assert_eq!(get(&m, "write_bytes"), (3 * 3 * 4 * 4096) as f64);
+    assert_eq!(get(&m, "write.bytes"), (3 * 3 * 4 * 4096) as f64);
     let data = std::fs::read(outs[0].plan.file_of(0)).unwrap();
     assert_eq!(data.len(), 3 * 3 * 4 * 4096);
     for (i, chunk) in data.chunks(4096).enumerate() {
         assert_eq!(read_stamp(chunk).0, i as u64 * 4096);
     }
-    assert_eq!(get(&m, "read_stamp_errors"), 0.0);
+    assert_eq!(get(&m, "read.stamp_errors"), 0.0);
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn wear_out_ends_every_rank_with_the_busiest_ranks_count() {
         assert_eq!(r.stamp_errors, 0);
     }
     let m = crate::merge::merge(&recs);
-    assert_eq!(get(&m, "write_ops"), 2.0 * w[0].ops as f64);
+    assert_eq!(get(&m, "write.ops"), 2.0 * w[0].ops as f64);
 }
 
 #[test]

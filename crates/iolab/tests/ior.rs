@@ -151,7 +151,7 @@ ior = { transfer = "32k", block = "128k", segments = 4, reorder = true, fsync = 
 [repetitions]
 min = 1
 max = 1
-metric = "write_mib_per_s"
+metric = "write.mib_per_s"
 [procedure]
 drop_caches = false
 "#,
@@ -162,10 +162,10 @@ drop_caches = false
     let run = &e["configs"][0]["runs"][0];
     assert_eq!(run["status"], "ok", "{run}");
     let m = |n: &str| common::run_metric(run, n).unwrap_or_else(|| panic!("{n}: {run}"));
-    assert_eq!(m("write_bytes"), (512 << 10) as f64);
-    assert_eq!(m("read_bytes"), (512 << 10) as f64);
+    assert_eq!(m("write.bytes"), (512 << 10) as f64);
+    assert_eq!(m("read.bytes"), (512 << 10) as f64);
     assert_eq!(m("bytes"), (1 << 20) as f64);
-    assert!(m("write_mib_per_s") > 0.0);
+    assert!(m("write.mib_per_s") > 0.0);
     assert!(
         entries(&s.path().join("target")).is_empty(),
         "files removed"

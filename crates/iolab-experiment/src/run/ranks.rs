@@ -277,7 +277,10 @@ impl Session<'_> {
                 }) if config < states.len() => {
                     self.runs = number.saturating_sub(1);
                     let id = (!warmup).then_some(states[config].id);
+                    let info = self.info(states, config, repetition, warmup);
+                    self.obs.run_started(&info);
                     let (end, _) = self.one_run(config, repetition, warmup, id)?;
+                    self.obs.run_ended(&info, &end);
                     match end.status {
                         RunStatus::Ok => self.ok += 1,
                         RunStatus::Failed => self.failed += 1,
