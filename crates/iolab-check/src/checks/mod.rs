@@ -17,6 +17,7 @@ pub mod did_not_converge;
 pub mod direct_not_direct;
 pub mod engine_cpu_bound;
 pub mod flush_untimed;
+pub mod hosts_differ;
 pub mod loop_cached;
 pub mod memory_limit;
 pub mod memory_pressure;
@@ -24,8 +25,10 @@ pub mod noisy_neighbour;
 pub mod not_steady;
 pub mod overran;
 pub mod ran_dry;
+pub mod rank_skew;
 pub mod short_run;
 pub mod slow_clocksource;
+pub mod straggler;
 pub mod sync_not_durable;
 pub mod system_skipped;
 pub mod tcg;
@@ -47,6 +50,7 @@ pub use did_not_converge::DidNotConverge;
 pub use direct_not_direct::DirectNotDirect;
 pub use engine_cpu_bound::EngineCpuBound;
 pub use flush_untimed::FlushUntimed;
+pub use hosts_differ::HostsDiffer;
 pub use loop_cached::LoopCached;
 pub use memory_limit::MemoryLimit;
 pub use memory_pressure::MemoryPressure;
@@ -54,8 +58,10 @@ pub use noisy_neighbour::NoisyNeighbour;
 pub use not_steady::NotSteady;
 pub use overran::Overran;
 pub use ran_dry::RanDry;
+pub use rank_skew::RankSkew;
 pub use short_run::ShortRun;
 pub use slow_clocksource::SlowClocksource;
+pub use straggler::Straggler;
 pub use sync_not_durable::SyncNotDurable;
 pub use system_skipped::SystemSkipped;
 pub use tcg::Tcg;
@@ -64,7 +70,8 @@ pub use too_few_runs::TooFewRuns;
 pub use vm_cache_mode::VmCacheMode;
 pub use write_amplification::WriteAmplification;
 
-use crate::Check;
+use crate::{Check, RankFacts, RunFacts};
+use iolab_sys::cpus::format_cpu_list;
 
 /// Every check, in the order of `docs/checks.md`.
 pub(crate) fn all() -> Vec<Box<dyn Check>> {
@@ -98,5 +105,54 @@ pub(crate) fn all() -> Vec<Box<dyn Check>> {
         Box::new(Tcg),
         Box::new(SlowClocksource),
         Box::new(CpusetMismatch),
+        Box::new(RankSkew),
+        Box::new(Straggler),
+        Box::new(HostsDiffer),
     ]
+}
+
+/// The run's ranks for the rank checks: at least two, and every per-rank list either one
+/// entry per rank or empty (not recorded). Anything else is not a run the checks can read,
+/// so they stay silent rather than pair a rank with another's facts.
+pub(crate) fn ranks(f: &RunFacts) -> Option<&RankFacts> {
+    let r = f.ranks.as_ref()?;
+    let n = r.hosts.len();
+    let fits = |len: usize| len == n || len == 0;
+    (n >= 2 && fits(r.timed_unix_ns.len()) && fits(r.kernels.len()) && fits(r.clocksources.len()))
+        .then_some(r)
+}
+
+/// Each rank's timed region, when recorded for every rank and none ends before it starts.
+pub(crate) fn rank_spans(r: &RankFacts) -> Option<&[[u64; 2]]> {
+    let t = r.timed_unix_ns.as_slice();
+    (!t.is_empty() && t.iter().all(|[s, e]| e >= s)).then_some(t)
+}
+
+/// The ranks ran on more than one host, so their times are on more than one clock.
+pub(crate) fn several_hosts(r: &RankFacts) -> bool {
+    r.hosts.iter().any(|h| *h != r.hosts[0])
+}
+
+/// Ranks in words with a compact list, e.g. `rank 3`, `ranks 0-3,8`.
+pub(crate) fn rank_list(ranks: impl IntoIterator<Item = usize>) -> String {
+    let ranks: Vec<u32> = ranks
+        .into_iter()
+        .map(|r| u32::try_from(r).unwrap_or(u32::MAX))
+        .collect();
+    let word = if ranks.len() == 1 { "rank" } else { "ranks" };
+    format!("{word} {}", format_cpu_list(&ranks))
+}
+
+/// Rank facts for tests: each rank's host and timed region (ns), kernels and clock sources
+/// not recorded.
+#[cfg(test)]
+pub(crate) fn ranked(hosts: &[&str], timed: &[[u64; 2]]) -> RunFacts {
+    RunFacts {
+        ranks: Some(RankFacts {
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            timed_unix_ns: timed.to_vec(),
+            ..RankFacts::default()
+        }),
+        ..RunFacts::default()
+    }
 }
