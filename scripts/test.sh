@@ -3,7 +3,8 @@
 #
 # Tests that need root (real mounts, loop devices, tunables) or a tool this script installs
 # as root (strace, chromium, mkfs.xfs, bonnie++, and fio, iperf3 and sysbench for the exec
-# kind's live tests, and qemu with the kernel of scripts/vm-kernel.sh for the VM tests) are
+# kind's live tests, qemu with the kernel of scripts/vm-kernel.sh for the VM tests, and Open
+# MPI with clang for the `mpi` feature's build and its runs under mpirun) are
 # marked #[ignore = "needs …"]. As root this script installs those tools (idempotently) and
 # runs every test, ignored ones included; as another user `cargo test` lists them as
 # ignored, with the reason.
@@ -25,9 +26,11 @@ if [ -n "${CI:-}" ] && [ $root = 0 ]; then
 fi
 
 need=()
-for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium bon_csv2txt:bonnie++ fio:fio iperf3:iperf3 sysbench:sysbench ip:iproute2 qemu-system-x86_64:qemu-system-x86; do
+for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium bon_csv2txt:bonnie++ fio:fio iperf3:iperf3 sysbench:sysbench ip:iproute2 qemu-system-x86_64:qemu-system-x86 mpirun:openmpi-bin mpicc:libopenmpi-dev clang:clang; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
+# bindgen (the MPI binding's build) loads libclang.
+compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || need+=(libclang-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ $root = 1 ]; then
     echo "test.sh: installing ${need[*]}"
@@ -49,14 +52,31 @@ if [ $root = 1 ] && [ ! -d /sys/kernel/tracing/instances ]; then
   mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 fi
 
+# MPI is a cargo feature (docs/multi-host.md): both builds are linted; the tests run in the
+# build with it, plus the default build's own behaviour under mpirun.
+mpi=()
+if command -v mpicc >/dev/null 2>&1 && compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null; then
+  mpi=(--features iolab/mpi)
+fi
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+if [ ${#mpi[@]} -gt 0 ]; then
+  cargo clippy --workspace --all-targets --locked "${mpi[@]}" -- -D warnings
+fi
 
 IOLAB_TEST_NOT_RUN=$(mktemp)
 export IOLAB_TEST_NOT_RUN
 trap 'rm -f "$IOLAB_TEST_NOT_RUN"' EXIT
 status=0
-if [ $root = 1 ]; then
+# The default build launched by mpirun: a test of the build without MPI, run in that build.
+default_build=launched_by_mpirun_without_the_feature_iolab_says_how_to_build_it
+if [ $root = 1 ] && [ ${#mpi[@]} -gt 0 ]; then
+  cargo test --workspace --locked --no-fail-fast "${mpi[@]}" -- --include-ignored \
+    --skip "$default_build" || status=$?
+  cargo test -p iolab --locked --test mpi -- --include-ignored --exact "$default_build" \
+    one_rank_runs_as_without_mpi || status=$?
+elif [ $root = 1 ]; then
   cargo test --workspace --locked --no-fail-fast -- --include-ignored || status=$?
 else
   cargo test --workspace --locked --no-fail-fast || status=$?

@@ -279,6 +279,10 @@ impl Workload for IorWorkload {
         Ok(out)
     }
 
+    /// Each rank's files are named by its rank, as IOR's and mdtest's are.
+    fn divides_among_ranks(&self) -> bool {
+        true
+    }
     fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
         merge::merge(ranks)
     }

@@ -129,6 +129,13 @@ pub trait Workload: Debug + Send + Sync + 'static {
     fn merge_ranks(&self, _ranks: &[RunRecord]) -> Vec<Metric> {
         Vec::new()
     }
+    /// Whether the kind shares the work among MPI ranks itself, naming each rank's files
+    /// (IOR, mdtest): its ranks then get the one target directory. Otherwise (default) every
+    /// rank runs the whole workload in a directory of its own under the target
+    /// (`rank-N`), so that ranks sharing a filesystem do not write each other's files.
+    fn divides_among_ranks(&self) -> bool {
+        false
+    }
 }
 
 /// A shared workload is the workload: a command that keeps a handle on its workload (for
@@ -171,6 +178,9 @@ impl<W: Workload> Workload for Arc<W> {
     fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
         (**self).merge_ranks(ranks)
     }
+    fn divides_among_ranks(&self) -> bool {
+        (**self).divides_among_ranks()
+    }
 }
 
 /// A workload of any kind, as the runner holds it (see [`Workload`] for each method).
@@ -188,6 +198,7 @@ pub trait DynWorkload: Debug + Send + Sync {
     /// Runs once; the output goes where the workload was made to send it.
     fn run(&self, run: &mut RunCtx<'_>) -> Result<(), RunFailure>;
     fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric>;
+    fn divides_among_ranks(&self) -> bool;
 }
 
 /// `workload` for the runner, its outputs dropped.
@@ -289,5 +300,8 @@ impl<W: Workload> DynWorkload for Erased<W> {
     }
     fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
         self.workload.merge_ranks(ranks)
+    }
+    fn divides_among_ranks(&self) -> bool {
+        self.workload.divides_among_ranks()
     }
 }

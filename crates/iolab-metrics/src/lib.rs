@@ -118,6 +118,83 @@ use Better::{Higher, Lower};
 
 /// The metrics every run records (iolab-experiment's `run/record.rs` computes them from the
 /// engine's totals), in the order tables show them. The first four are the headline.
+/// What a run under MPI records about its ranks besides the common metrics (whose values are
+/// then the ranks' together: counts summed, rates over the first rank's start to the last
+/// one's end).
+pub const RANKS: &[MetricDef] = &[
+    MetricDef::new(
+        "ranks.count",
+        "",
+        None,
+        "Ranks",
+        "MPI ranks that ran the workload together",
+    ),
+    MetricDef::new(
+        "ranks.start_skew_s",
+        "s",
+        Some(Lower),
+        "Start skew",
+        "latest minus earliest start of the ranks' timed regions, each on its host's clock \
+         (across hosts it includes their clocks' offsets)",
+    ),
+    MetricDef::new(
+        "ranks.end_spread_s",
+        "s",
+        Some(Lower),
+        "End spread",
+        "latest minus earliest end of the ranks' timed regions: the straggler tail",
+    ),
+    MetricDef::new(
+        "ranks.all_running_s",
+        "s",
+        None,
+        "All-running window",
+        "from the latest start to the earliest end: the time every rank was running",
+    ),
+    MetricDef::new(
+        "ranks.ops_per_s_min",
+        "op/s",
+        Some(Higher),
+        "Slowest rank",
+        "the lowest of the ranks' own throughputs (each over its own timed region)",
+    ),
+    MetricDef::new(
+        "ranks.ops_per_s_max",
+        "op/s",
+        Some(Higher),
+        "Fastest rank",
+        "the highest of the ranks' own throughputs",
+    ),
+    MetricDef::new(
+        "ranks.ops_per_s_mean",
+        "op/s",
+        Some(Higher),
+        "Mean rank",
+        "the mean of the ranks' own throughputs",
+    ),
+    MetricDef::new(
+        "ranks.mib_per_s_min",
+        "MiB/s",
+        Some(Higher),
+        "Slowest rank bandwidth",
+        "the lowest of the ranks' own bandwidths (each over its own timed region)",
+    ),
+    MetricDef::new(
+        "ranks.mib_per_s_max",
+        "MiB/s",
+        Some(Higher),
+        "Fastest rank bandwidth",
+        "the highest of the ranks' own bandwidths",
+    ),
+    MetricDef::new(
+        "ranks.mib_per_s_mean",
+        "MiB/s",
+        Some(Higher),
+        "Mean rank bandwidth",
+        "the mean of the ranks' own bandwidths",
+    ),
+];
+
 pub const COMMON: &[MetricDef] = &[
     MetricDef::new(
         "ops_per_s",

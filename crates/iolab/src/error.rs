@@ -9,6 +9,11 @@ pub use iolab_kind::cli::{EXIT_FAILED, EXIT_INTERRUPTED};
 /// Under MPI every rank prints its own, a rank other than 0 naming itself.
 pub fn print(e: &CliError) {
     use std::io::Write as _;
+    // A rank other than 0 leaves failed and interrupted runs to rank 0, which reports every
+    // rank's (and mpirun names a rank that died); its own bad input it says itself.
+    if !crate::state::speaks() && [EXIT_FAILED, EXIT_INTERRUPTED].contains(&e.exit_code()) {
+        return;
+    }
     let mut err = std::io::stderr().lock();
     let who = crate::state::rank_name()
         .filter(|_| !crate::state::speaks())

@@ -270,7 +270,7 @@ pub fn run_experiment(
     // A follower keeps nothing: it runs what rank 0 orders into an experiment of its own.
     let (exp, mut states) = if opts.resume && !follower {
         let (exp, states) = resume::resume(plan, store, &source)?;
-        store.set_metric_defs(exp, &plan.metrics())?;
+        store.set_metric_defs(exp, &metric_defs(plan, opts))?;
         let done = states.iter().map(|s| s.ok.len() as u64).sum();
         obs.experiment(exp, Some(done));
         (exp, states)
@@ -284,7 +284,7 @@ pub fn run_experiment(
             iolab_version: opts.iolab_version.clone(),
             host,
         })?;
-        store.set_metric_defs(exp, &plan.metrics())?;
+        store.set_metric_defs(exp, &metric_defs(plan, opts))?;
         let ids = store.add_configs(
             &plan
                 .configs
@@ -373,6 +373,15 @@ pub fn run_experiment(
     })
 }
 
+/// The metrics the experiment's runs record: the plan's, and under MPI the ranks'.
+fn metric_defs(plan: &ExperimentPlan, opts: &RunnerOptions) -> Vec<iolab_metrics::MetricDef> {
+    let mut defs = plan.metrics();
+    if opts.group.is_some() {
+        defs.extend(iolab_metrics::RANKS.iter().cloned());
+    }
+    defs
+}
+
 /// Everything before the experiment is stored: root, the machine, the journal (and its
 /// recovery from a crashed run), and under MPI whether the ranks can share their nodes.
 fn set_up(
@@ -388,13 +397,18 @@ fn set_up(
         )));
     }
     preflight::preflight(plan)?;
-    if let Some(g) = &opts.group {
-        ranks::check_ranks(plan, g)?;
+    if opts.group.is_some() {
+        ranks::check_ranks(plan)?;
     }
     // The journal lock first: while another iolab holds it, nothing is stored (a new
     // experiment would stay "running" for ever). A plan that changes nothing on the machine
     // (existing directories as they are) needs no journal, and so runs beside other iolabs.
-    let sut = if plan.configs.iter().any(|c| c.sut.changes_machine()) {
+    // Under MPI only the first rank of each node prepares (ranks.rs): it alone needs the lock.
+    let preparer = opts
+        .group
+        .as_ref()
+        .is_none_or(|g| g.0.leader() == g.0.rank());
+    let sut = if preparer && plan.configs.iter().any(|c| c.sut.changes_machine()) {
         Sut::open(opts.sut.clone())?
     } else {
         Sut::in_place(opts.sut.clone())

@@ -50,18 +50,12 @@ impl Session<'_> {
         }
         let prepared = match self.kept.take() {
             Some((_, p)) => Ok(p),
-            None => self.sut.prepare(&config.sut),
+            None => self.prepare(config),
         };
         let (mut outcome, mut environment) = match prepared {
-            Err(e) => {
+            Err(f) => {
                 self.rank_end(true);
-                (
-                    Err(RunFailure {
-                        bad_input: e.is_bad_input(),
-                        ..RunFailure::failed(format!("preparing the system under test: {e}"))
-                    }),
-                    Value::Null,
-                )
+                (Err(f), Value::Null)
             }
             Ok(mut p) => {
                 let mut environment = run_environment(config, &p);
@@ -97,7 +91,13 @@ impl Session<'_> {
             Ok(rec) => (RunStatus::Ok, None, Some(rec)),
             Err(mut f) if interrupted || f.interrupted => {
                 f.interrupted = true;
-                f.message = "interrupted (SIGINT/SIGTERM)".into();
+                f.message = if self.opts.group.is_some() {
+                    "interrupted (SIGINT/SIGTERM; under MPI, mpirun ends every rank so when one \
+                     of them dies, and its message names that rank)"
+                        .into()
+                } else {
+                    "interrupted (SIGINT/SIGTERM)".into()
+                };
                 (RunStatus::Interrupted, Some(f), None)
             }
             Err(f) => (RunStatus::Failed, Some(f), None),

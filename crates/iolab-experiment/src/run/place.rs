@@ -80,7 +80,10 @@ impl Runner<'_> {
                     Ok(p) => p,
                     Err(f) => return (Err(f), placed),
                 };
-                let dir = p.mountpoint.clone();
+                let dir = match rank_dir(&p.mountpoint, self.ranks, config) {
+                    Ok(d) => d,
+                    Err(f) => return (Err(f), placed),
+                };
                 let r = config.workload.run(&mut RunCtx {
                     dir: &dir,
                     seed: run.seed,
@@ -95,6 +98,9 @@ impl Runner<'_> {
                     ranks: self.ranks,
                 });
                 drop(pinned);
+                if dir != p.mountpoint {
+                    let _ = std::fs::remove_dir_all(&dir);
+                }
                 r
             }
             EnvKind::Container(_) | EnvKind::Vm(_) => {
@@ -163,6 +169,34 @@ impl Runner<'_> {
             EnvKind::Host => unreachable!("a host run is not a worker's"),
         }
     }
+}
+
+/// Where a rank runs a workload that does not divide itself among the ranks: a directory of
+/// its own under the target (`rank-N`, made empty: a rank killed in an earlier run may have
+/// left its files), so that ranks sharing a filesystem do not write each other's files. The
+/// target itself for a kind that names its ranks' files, and without MPI.
+fn rank_dir(
+    target: &Path,
+    ranks: &dyn iolab_kind::Ranks,
+    config: &ConfigPlan,
+) -> Result<std::path::PathBuf, RunFailure> {
+    if ranks.size() <= 1 || config.workload.divides_among_ranks() {
+        return Ok(target.to_path_buf());
+    }
+    let dir = target.join(format!("rank-{}", ranks.rank()));
+    let made = match std::fs::remove_dir_all(&dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+    .and_then(|()| std::fs::create_dir(&dir));
+    made.map_err(|e| {
+        RunFailure::failed(format!(
+            "making this rank's directory {}: {e}",
+            dir.display()
+        ))
+    })?;
+    Ok(dir)
 }
 
 /// Where the guest mounts the run's filesystem (a tmpfs of the guest's).

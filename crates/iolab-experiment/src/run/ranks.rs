@@ -107,11 +107,9 @@ pub(super) fn handshake(
     Ok(all.into_iter().map(|mut v| v["host"].take()).collect())
 }
 
-/// Refuses, before anything is touched, what the ranks cannot do together: prepare one
-/// node's system under test several times at once (they would format and mount the same
-/// target together), or run in a container or a VM (whose worker has no ranks).
-pub(super) fn check_ranks(plan: &ExperimentPlan, group: &Ranked) -> Result<(), RunnerError> {
-    let g = &group.0;
+/// Refuses, before anything is touched, what the ranks cannot do together: run in a
+/// container or a VM (whose worker has no ranks), or share a page-cache cap or a throttle.
+pub(super) fn check_ranks(plan: &ExperimentPlan) -> Result<(), RunnerError> {
     if let Some(c) = plan
         .configs
         .iter()
@@ -124,14 +122,16 @@ pub(super) fn check_ranks(plan: &ExperimentPlan, group: &Ranked) -> Result<(), R
             c.sut.environment.name()
         )));
     }
-    if g.ranks_per_node() > 1 && plan.configs.iter().any(|c| c.sut.changes_machine()) {
+    if let Some(c) = plan
+        .configs
+        .iter()
+        .find(|c| c.sut.cache_limit.is_some() || c.sut.throttle.is_some())
+    {
         return Err(RunnerError::Ranks(format!(
-            "{} ranks run on this node (host {}) and [sut] makes or changes a filesystem, which \
-             each rank would do at once; give [sut] the directory of a filesystem prepared \
-             beforehand (target = {{ kind = \"directory\", path = \"…\" }}), which every rank then uses, or run one rank per \
-             node",
-            g.ranks_per_node(),
-            g.hosts()[g.rank()]
+            "configuration {} caps the page cache or throttles the device (sut.cache_limit, \
+             sut.throttle), which runs under MPI do not support: the cgroup would hold only \
+             the ranks of the node that made it",
+            c.label
         )));
     }
     Ok(())
@@ -153,6 +153,57 @@ impl Drop for StopOnDrop<'_> {
 impl Session<'_> {
     fn group(&self) -> Option<&Arc<dyn Group + Send + Sync>> {
         self.opts.group.as_ref().map(|r| &r.0)
+    }
+
+    /// The run's system under test. Under MPI, ranks on one node share it: the node's first
+    /// rank prepares it (makes and mounts the filesystem, sets the tunables) and tells the
+    /// others its directory, which they use as it is; it tears it down once every rank's run
+    /// has ended (`rank_end`).
+    pub(super) fn prepare(&mut self, config: &ConfigPlan) -> Result<Prepared, RunFailure> {
+        let failed = |e: iolab_sut::Error| RunFailure {
+            bad_input: e.is_bad_input(),
+            ..RunFailure::failed(format!("preparing the system under test: {e}"))
+        };
+        let shared = self
+            .group()
+            .filter(|g| g.ranks_per_node() > 1 && config.sut.changes_machine())
+            .cloned();
+        let Some(g) = shared else {
+            return self.sut.prepare(&config.sut).map_err(failed);
+        };
+        let leader = g.leader() == g.rank();
+        let mine = leader.then(|| self.sut.prepare(&config.sut));
+        let dir = match &mine {
+            Some(Ok(p)) => p.mountpoint.display().to_string(),
+            _ => String::new(),
+        };
+        let dirs = g.as_ranks().all_gather(dir.as_bytes());
+        if let Some(mine) = mine {
+            return mine.map_err(failed);
+        }
+        let theirs = dirs?
+            .get(g.leader())
+            .map(|d| String::from_utf8_lossy(d).into_owned())
+            .filter(|d| !d.is_empty())
+            .ok_or_else(|| {
+                RunFailure::failed(format!(
+                    "rank {}, which prepares this node's system under test, could not",
+                    g.leader()
+                ))
+            })?;
+        let plan = iolab_sut::SutPlan {
+            target: iolab_sut::Target::Directory(iolab_sut::target::Directory {
+                path: theirs.into(),
+            }),
+            fs: None,
+            tunables: Vec::new(),
+            cache_limit: None,
+            throttle: None,
+            cache: None,
+            environment: config.sut.environment.clone(),
+            container: None,
+        };
+        self.sut.prepare(&plan).map_err(failed)
     }
 
     /// Rank 0: tells the others which run comes next, before preparing it. A run all ranks
