@@ -341,8 +341,13 @@ pub fn add_record(record: &mut RunRecord, r: &MdtestResult) {
             extra: json!({ "elapsed_ns": p.end_ns, "title": p.phase.title() }),
         });
     }
+    // The aggregates over this rank alone; the figures it has already recorded stay.
     let own = merge::merge(std::slice::from_ref(record));
-    record.metrics.extend(own);
+    for m in own {
+        if !record.metrics.iter().any(|r| r.name == m.name) {
+            record.metrics.push(m);
+        }
+    }
 }
 
 /// The flowop kind a phase is stored under (filebench's names).

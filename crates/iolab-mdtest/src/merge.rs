@@ -114,7 +114,37 @@ pub fn merge(records: &[RunRecord]) -> Vec<Metric> {
             // Not every rank ran it (or none did).
             continue;
         }
-        for (k, v) in aggregates(&ranks) {
+        let aggregate = aggregates(&ranks);
+        let agg = |k: &str| aggregate.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+        let sum = |k: &str| {
+            let name = format!("{}.{k}", phase.name());
+            records
+                .iter()
+                .filter_map(|r| r.metrics.iter().find(|m| m.name == name))
+                .map(|m| m.value)
+                .sum::<f64>()
+        };
+        // The run's own figures become all ranks': items summed, the rate and time over the
+        // first start to the last end (mdtest's), the earliest start and the latest end.
+        let whole = [
+            ("items", Some(ranks.iter().map(|r| r.items).sum())),
+            ("ops_per_s", agg("agg_ops_per_s")),
+            ("elapsed_s", agg("last_done_s")),
+            (
+                "start_s",
+                Some(ranks.iter().map(|r| r.start_s).fold(f64::INFINITY, f64::min)),
+            ),
+            ("end_s", Some(ranks.iter().map(|r| r.end_s).fold(0.0, f64::max))),
+            (
+                "stonewall_items",
+                matches!(phase, Phase::DirCreate | Phase::Create).then(|| sum("stonewall_items")),
+            ),
+        ];
+        for (k, v) in whole
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .chain(aggregate.iter().copied())
+        {
             let name = format!("{}.{k}", phase.name());
             out.push(iolab_kind::record::metric(&METRICS, &name, v));
         }

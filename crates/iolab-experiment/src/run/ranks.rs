@@ -242,6 +242,16 @@ impl Session<'_> {
         };
         let timed = self.timed.take();
         let scratch = std::env::temp_dir();
+        // A record that cannot travel is this rank's failure, with the reason.
+        let packed = match outcome.as_ref() {
+            Ok(r) => Some(iolab_store::transfer::run_to_bytes(r, &scratch)),
+            Err(_) => None,
+        };
+        if let Some(Err(e)) = &packed {
+            *outcome = Err(RunFailure::failed(format!(
+                "packing this rank's record for rank 0: {e}"
+            )));
+        }
         let mine = Outcome {
             rank: g.rank(),
             host: g.hosts()[g.rank()].clone(),
@@ -252,11 +262,9 @@ impl Session<'_> {
                 interrupted: f.interrupted,
                 echo: f.message == iolab_kind::ranks::other_rank_failed().message,
             }),
-            record: outcome.as_ref().ok().and_then(|r| {
-                iolab_store::transfer::run_to_bytes(r, &scratch)
-                    .ok()
-                    .map(|b| iolab_store::transfer::to_hex(&b))
-            }),
+            record: packed
+                .and_then(Result::ok)
+                .map(|b| iolab_store::transfer::to_hex(&b)),
             environment: environment.clone(),
             timed,
         };
@@ -291,16 +299,30 @@ impl Session<'_> {
                 .record
                 .as_deref()
                 .and_then(iolab_store::transfer::from_hex)
-                .and_then(|b| iolab_store::transfer::run_from_bytes(&b, &scratch).ok());
+                .ok_or_else(|| "it is not hex".to_string())
+                .and_then(|b| {
+                    iolab_store::transfer::run_from_bytes(&b, &scratch).map_err(|e| e.to_string())
+                });
             match rec {
-                Some(r) => records.push(r),
-                None => {
+                Ok(r) => records.push(r),
+                Err(e) => {
                     *outcome = Err(RunFailure::failed(format!(
-                        "rank {}'s record could not be read back",
+                        "rank {}'s record could not be read back: {e}",
                         o.rank
                     )));
                     return;
                 }
+            }
+        }
+        // Every rank's own values, beside the run's (which are all ranks' together).
+        if let Some(ranks) = environment.get_mut("ranks").and_then(Value::as_array_mut) {
+            for (r, rec) in ranks.iter_mut().zip(&records) {
+                let own: serde_json::Map<String, Value> = rec
+                    .metrics
+                    .iter()
+                    .map(|m| (m.name.clone(), json!(m.value)))
+                    .collect();
+                r["metrics"] = Value::Object(own);
             }
         }
         let spans: Vec<Option<[u64; 2]>> = all.iter().map(|o| o.timed).collect();
