@@ -287,7 +287,7 @@ fn a_stonewall_carries_each_writes_count_to_the_later_phases() {
     assert!(get(&m, "ior_easy_write.bytes") <= 2.0 * (64 << 20) as f64);
     for w in ["mdtest_easy", "mdtest_hard"] {
         let made = get(&m, &format!("{w}_write.items"));
-        assert!(made <= 10000.0 && made >= 2.0, "{w}: {made}");
+        assert!((2.0..=10000.0).contains(&made), "{w}: {made}");
         assert_eq!(get(&m, &format!("{w}_stat.items")), made, "{w}");
         assert_eq!(get(&m, &format!("{w}_delete.items")), made, "{w}");
     }

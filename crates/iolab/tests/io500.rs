@@ -36,10 +36,8 @@ const SMALL: [&str; 8] = [
     "150",
 ];
 
-#[test]
-fn the_command_prints_io500s_result_list() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
+/// `iolab io500` of the small sizes in `d` with a 5 s stonewall, and `more`.
+fn small_run(d: &str, more: &[&str]) -> std::process::Output {
     let mut args = vec![
         "io500",
         "--dir",
@@ -50,7 +48,15 @@ fn the_command_prints_io500s_result_list() {
         "--no-monitor",
     ];
     args.extend(SMALL);
-    let o = run(&args);
+    args.extend(more);
+    run(&args)
+}
+
+#[test]
+fn the_command_prints_io500s_result_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = small_run(d, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let results: Vec<&str> = out.lines().filter(|l| l.starts_with("[RESULT]")).collect();
@@ -78,18 +84,7 @@ fn the_command_prints_io500s_result_list() {
     assert!(entries(dir.path()).is_empty(), "the data are removed");
 
     // JSON: every phase and the scores.
-    let mut args = vec![
-        "io500",
-        "--dir",
-        d,
-        "--stonewall",
-        "5s",
-        "--no-db",
-        "--no-monitor",
-        "--json",
-    ];
-    args.extend(SMALL);
-    let o = run(&args);
+    let o = small_run(d, &["--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["schema"], "iolab.io500/1");
