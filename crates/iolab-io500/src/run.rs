@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use iolab_engine::usage::Usage;
-use iolab_ior::{Access, IorError};
+use iolab_ior::{Access, IorError, IorPlan};
 use iolab_kind::{Ranks, RunCtx, RunFailure};
 use iolab_mdtest::{Layout, MdtestError, Phase as Md};
 
@@ -215,7 +215,7 @@ fn timed(plan: &Io500Plan, run: &mut RunCtx<'_>) -> Result<Io500Result, Io500Err
                         .get(ior.read_source(rank, size, per_node))
                         .copied(),
                 };
-                let p = iolab_ior::one_phase(ior, access, run, target)
+                let p = iolab_ior::one_phase(&phase_plan(ior, access), access, run, target)
                     .map_err(|e| Io500Error::Ior(def.name, e))?;
                 if access == Access::Write {
                     written[slot] = gather(ranks, p.ops)?;
@@ -267,6 +267,19 @@ fn timed(plan: &Io500Plan, run: &mut RunCtx<'_>) -> Result<Io500Result, Io500Err
         elapsed_ns,
         cpu,
     })
+}
+
+/// The ior plan of one phase: IO500 stonewalls the writes only (its reads read everything
+/// the writes wrote, `-D` is not on their command line).
+fn phase_plan(ior: &IorPlan, access: Access) -> IorPlan {
+    match access {
+        Access::Write => ior.clone(),
+        Access::Read => IorPlan {
+            stonewall: None,
+            wear_out: false,
+            ..ior.clone()
+        },
+    }
 }
 
 fn gather(ranks: &dyn Ranks, v: u64) -> Result<Vec<u64>, Io500Error> {
@@ -406,6 +419,24 @@ mod tests {
                     .count();
                 assert_eq!(owners, 1, "{name} of {size}");
             }
+        }
+    }
+
+    #[test]
+    fn only_the_writes_are_stonewalled() {
+        let plan = crate::Io500Spec::with_defaults("/d".into(), 1)
+            .validate()
+            .unwrap();
+        for ior in [&plan.ior_easy, &plan.ior_hard] {
+            let w = phase_plan(ior, Access::Write);
+            assert_eq!(w.stonewall, Some(crate::IO500_STONEWALL));
+            assert!(w.wear_out);
+            let r = phase_plan(ior, Access::Read);
+            assert_eq!((r.stonewall, r.wear_out), (None, false));
+            assert_eq!(
+                (r.transfer, r.segments, r.reorder),
+                (ior.transfer, ior.segments, true)
+            );
         }
     }
 
