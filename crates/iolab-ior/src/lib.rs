@@ -21,7 +21,7 @@ pub use options::{
     option, IorOption, IorPlan, IorSpec, IorSpecError, Preset, DEFAULT_BLOCK, DEFAULT_TRANSFER,
     OPTIONS,
 };
-pub use run::{IorResult, PhaseResult};
+pub use run::{one_phase, Access, IorError, IorResult, PhaseResult};
 
 /// What this place gives the rest of iolab (see [`iolab_kind::Plugin`]); its one line in the
 /// registry is `&iolab_ior::PLUGIN`.

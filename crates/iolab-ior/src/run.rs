@@ -262,12 +262,7 @@ pub(crate) fn run_paced(
     if plan.write && owner {
         // A file of an earlier run, removed before the phase (IOR's RemoveFile); the
         // write phase's barrier orders this before every rank's open.
-        match std::fs::remove_file(&mine) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                return Err(IorError::io("unlink", &mine)(e))
-            }
-            _ => {}
-        }
+        remove_earlier(&mine)?;
     }
     let mut files = vec![mine.clone()];
     if plan.read && theirs != mine {
@@ -358,6 +353,54 @@ pub(crate) fn run_paced(
             }
             Err(e)
         }
+    }
+}
+
+/// One phase of `plan` on this rank, inside a timed region the caller holds: IO500 runs the
+/// write and the read of its two IOR workloads apart, between other workloads' phases. A
+/// write removes an earlier run's file first (ordered before every rank's open by the
+/// phase's barrier) and writes this rank's data; a read reads the data of the rank
+/// [`IorPlan::read_source`] names, `target` transfers of it (all of them when `None`: what
+/// that rank wrote unless a stonewall stopped it). Removing the files afterwards is the
+/// caller's.
+pub fn one_phase(
+    plan: &IorPlan,
+    access: Access,
+    run: &mut RunCtx<'_>,
+    target: Option<u64>,
+) -> Result<PhaseResult, IorError> {
+    let ranks = run.ranks;
+    let (rank, size) = (ranks.rank(), ranks.size());
+    let source = match access {
+        Access::Write => rank,
+        Access::Read => plan.read_source(rank, size, ranks.ranks_per_node()),
+    };
+    let path = plan.file_of(source);
+    if access == Access::Write && (plan.file_per_process || rank == 0) {
+        remove_earlier(&path)?;
+    }
+    let offs = Offsets::of(plan, source, size);
+    let mut buf = Buffer::new(plan.transfer, plan.seed ^ rank as u64);
+    phase(
+        plan,
+        access,
+        &path,
+        &offs,
+        target.unwrap_or(offs.count()).min(offs.count()),
+        source as u64,
+        &mut buf,
+        run.hooks,
+        ranks,
+        run.cancel,
+        None,
+    )
+}
+
+/// Removes the file an earlier run left, if any.
+fn remove_earlier(path: &Path) -> Result<(), IorError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(IorError::io("unlink", path)(e)),
+        _ => Ok(()),
     }
 }
 

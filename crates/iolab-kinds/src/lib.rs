@@ -19,6 +19,7 @@ pub static PLUGINS: &[&Plugin] = &[
     &iolab_cachesim::PLUGIN,
     &iolab_exec::PLUGIN,
     &iolab_mdtest::PLUGIN,
+    &iolab_io500::PLUGIN,
 ];
 
 /// Every `[workload]` kind.

@@ -20,7 +20,9 @@ pub use options::{
     option, MdtestOption, MdtestPlan, MdtestSpec, MdtestSpecError, Preset, HARD_BYTES, OPTIONS,
     PHASE_NAMES,
 };
-pub use run::{run_mdtest, MdtestError, MdtestResult, Phase, PhaseResult, BUCKET_NS, TEST_DIR};
+pub use run::{
+    run_mdtest, Layout, MdtestError, MdtestResult, Phase, PhaseResult, BUCKET_NS, TEST_DIR,
+};
 
 /// What this place gives the rest of iolab; its line in the registry is
 /// `&iolab_mdtest::PLUGIN`.

@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use iolab_engine::usage::Usage;
-use iolab_kind::{RunCtx, RunFailure};
+use iolab_kind::{Ranks, RunCtx, RunFailure};
 use serde::Serialize;
 
 use crate::options::MdtestPlan;
@@ -286,24 +286,87 @@ fn tree(test_dir: &Path, unique: bool, r: u64) -> PathBuf {
     }
 }
 
+/// Where one run's phases work on this rank, made before its timed region: the test
+/// directory and the trees, the stride, the buffer of the files' data. IO500 runs the phases
+/// of its two mdtest workloads apart, between other workloads' phases, through it.
+pub struct Layout {
+    pub test_dir: PathBuf,
+    rank: u64,
+    size: u64,
+    /// The stride used.
+    pub stride: u64,
+    buf: Vec<u8>,
+}
+
+impl Layout {
+    /// Makes the test directory and this rank's tree, untimed as mdtest's tree creation is
+    /// apart from the phases (every rank calls it: it syncs).
+    pub fn make(plan: &MdtestPlan, ranks: &dyn Ranks) -> Result<Layout, MdtestError> {
+        let (rank, size) = (ranks.rank() as u64, ranks.size().max(1) as u64);
+        let stride = plan.stride.unwrap_or(ranks.ranks_per_node() as u64) % size;
+        let test_dir = plan.dir.join(TEST_DIR);
+        if rank == 0 {
+            make_dir(&test_dir)?;
+        }
+        synced(ranks.barrier())?;
+        if plan.unique_dir || rank == 0 {
+            make_dir(&tree(&test_dir, plan.unique_dir, rank))?;
+        }
+        synced(ranks.barrier())?;
+        Ok(Layout {
+            test_dir,
+            rank,
+            size,
+            stride,
+            buf: vec![0x5a_u8; plan.write_bytes.max(plan.read_bytes) as usize],
+        })
+    }
+
+    /// One phase on this rank, `items` items of it (a create's count when it follows one:
+    /// stonewalling may have changed it), between a barrier at its start and one at its
+    /// end, inside the caller's timed region.
+    pub fn phase(
+        &mut self,
+        plan: &MdtestPlan,
+        phase: Phase,
+        run: &mut RunCtx<'_>,
+        items: u64,
+    ) -> Result<PhaseResult, MdtestError> {
+        let (rank, size, stride) = (self.rank, self.size, self.stride);
+        let dir = if plan.unique_dir {
+            tree(
+                &self.test_dir,
+                true,
+                (rank + phase.dir_shift() * stride) % size,
+            )
+        } else {
+            tree(&self.test_dir, false, 0)
+        };
+        let owner = (rank + phase.name_shift() * stride) % size;
+        let kind = if phase.dirs() { "dir" } else { "file" };
+        let names = Names::new(&format!("{kind}.mdtest.{owner}."));
+        run_phase(phase, plan, run, &dir, names, &mut self.buf, items)
+    }
+
+    /// Removes the trees, then the test directory (mdtest's tree removal, after the remove
+    /// phases; every rank calls it: it syncs).
+    pub fn remove(&self, plan: &MdtestPlan, ranks: &dyn Ranks) -> Result<(), MdtestError> {
+        if plan.unique_dir || self.rank == 0 {
+            remove_dir(&tree(&self.test_dir, plan.unique_dir, self.rank))?;
+        }
+        synced(ranks.barrier())?;
+        if self.rank == 0 {
+            remove_dir(&self.test_dir)?;
+        }
+        Ok(())
+    }
+}
+
 /// Runs `plan` on this rank (`run.ranks`), calling the hooks around the timed region.
 pub fn run_mdtest(plan: &MdtestPlan, run: &mut RunCtx<'_>) -> Result<MdtestResult, MdtestError> {
     let ranks = run.ranks;
-    let (rank, size) = (ranks.rank() as u64, ranks.size().max(1) as u64);
-    let stride = plan.stride.unwrap_or(ranks.ranks_per_node() as u64) % size;
-    let test_dir = plan.dir.join(TEST_DIR);
-    // The tree, untimed as mdtest's tree creation is apart from the phases.
-    if rank == 0 {
-        make_dir(&test_dir)?;
-    }
-    synced(ranks.barrier())?;
-    if plan.unique_dir || rank == 0 {
-        make_dir(&tree(&test_dir, plan.unique_dir, rank))?;
-    }
-    synced(ranks.barrier())?;
-
-    let mut buf = vec![0x5a_u8; plan.write_bytes.max(plan.read_bytes) as usize];
-    run.hooks.run_files(vec![test_dir.clone()]);
+    let mut layout = Layout::make(plan, ranks)?;
+    run.hooks.run_files(vec![layout.test_dir.clone()]);
     run.hooks.timed_start();
     let started = Instant::now();
     let usage = Usage::thread();
@@ -315,15 +378,7 @@ pub fn run_mdtest(plan: &MdtestPlan, run: &mut RunCtx<'_>) -> Result<MdtestResul
             // caches are dropped here when the run drops them.
             run.hooks.between_phases();
         }
-        let dir = if plan.unique_dir {
-            tree(&test_dir, true, (rank + phase.dir_shift() * stride) % size)
-        } else {
-            tree(&test_dir, false, 0)
-        };
-        let owner = (rank + phase.name_shift() * stride) % size;
-        let kind = if phase.dirs() { "dir" } else { "file" };
-        let names = Names::new(&format!("{kind}.mdtest.{owner}."));
-        let r = run_phase(phase, plan, run, &dir, names, &mut buf, items)?;
+        let r = layout.phase(plan, phase, run, items)?;
         if phase.creates() {
             // Later phases do what the creates did (stonewalling may have changed it).
             items = r.items;
@@ -334,25 +389,17 @@ pub fn run_mdtest(plan: &MdtestPlan, run: &mut RunCtx<'_>) -> Result<MdtestResul
     let usage = Usage::thread() - usage;
     run.hooks.timed_end();
     if plan.remove {
-        // Trees of the removed items go too, then the test directory (mdtest's tree
-        // removal).
-        if plan.unique_dir || rank == 0 {
-            remove_dir(&tree(&test_dir, plan.unique_dir, rank))?;
-        }
-        synced(ranks.barrier())?;
-        if rank == 0 {
-            remove_dir(&test_dir)?;
-        }
+        layout.remove(plan, ranks)?;
     }
     Ok(MdtestResult {
-        rank: rank as usize,
-        ranks: size as usize,
-        stride,
+        rank: layout.rank as usize,
+        ranks: layout.size as usize,
+        stride: layout.stride,
         items: plan.items,
         phases,
         elapsed_ns,
         usage,
-        test_dir,
+        test_dir: layout.test_dir,
     })
 }
 
