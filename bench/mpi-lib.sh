@@ -108,7 +108,9 @@ setup_places() {
 # mpirun for NP ranks. Ranks may outnumber the CPUs (--oversubscribe; Open MPI then binds
 # nothing, for both tools alike). With --netns each rank runs on its own "host" (a network
 # namespace of scripts/mpi-netns.sh), as on a cluster.
+# One rank runs without mpirun (MPI's singleton start), as a user's plain command would.
 mpirun_argv() { # NP
+    if [ "$1" = 1 ] && [ "$NETNS" = 0 ]; then MPIRUN=(); return; fi
     MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np "$1")
     # shellcheck disable=SC2206 # the options are words without blanks
     [ "$NETNS" = 0 ] || MPIRUN+=($IOLAB_MPI_NETNS_ARGS)

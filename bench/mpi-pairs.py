@@ -73,33 +73,60 @@ def mdtest_phases(path):
 
 
 # ---- iolab ----------------------------------------------------------------------------------
+# iolab's phase names (crates/iolab-mdtest, Phase::name) in the records' names (MDTEST_ROWS).
+IOLAB_MDTEST = {
+    "dir_create": "dir_create", "dir_stat": "dir_stat", "dir_remove": "dir_remove",
+    "create": "file_create", "stat": "file_stat", "read": "file_read", "remove": "file_remove",
+}
+
+
 def iolab_result(bench, path):
-    """>>> iolab_result: what `iolab ior --json` / `iolab mdtest --json` print (rank 0 only;
-    other ranks print nothing on stdout), read into the records' form. TO BE FINISHED when
-    iolab's format exists; this is the format assumed until then:
+    """What `iolab ior --json` / `iolab mdtest --json` print (rank 0 only; the other ranks
+    print nothing on stdout), read into the records' form. The metrics are the ranks' merged
+    ones (docs/ior.md, docs/mdtest.md):
 
-      {"result": {"phases": [
-          {"phase": "write", "bytes": 268435456, "ops": 256, "elapsed_ns": 51234567,
-           "mib_per_s": 4996.6},
-          {"phase": "read", ...}]}}
+      ior    {"schema": "iolab.ior/1", "iterations": [{"phases": {"write": {"bytes": all
+             ranks' bytes, "mib_per_s": 2^20 bytes over the first rank's start to the last
+             rank's end (IOR's bwMiB), ...}, "read": {...}}}, ...]}
+      mdtest {"schema": "iolab.mdtest/1", "summary": [{"phase": "create", "mean": ops/s, ...}],
+             "iterations": [{"metrics": {"create.agg_ops_per_s": all ranks' items over the
+             first start to the last end (mdtest's rate), "create.last_done_s": that time,
+             "create.items": rank 0's items, ...}}, ...]}
 
-    - ior: phases "write" and "read"; "bytes" = all ranks' bytes of the phase, "elapsed_ns" =
-      first rank's start to last rank's end (IOR's definition), "mib_per_s" = bytes / 2^20 /
-      seconds over that time (the honest aggregate, comparable to IOR's bwMiB).
-    - mdtest: phases "dir_create", "dir_stat", "dir_remove", "file_create", "file_stat",
-      "file_read", "file_remove" (those run); "ops" = all ranks' items of the phase,
-      "ops_per_s" = ops over the phase's time as above. The run's amount compared with mdtest's
-      "M files/directories" is the sum of ops of dir_create and file_create.
+    - ior: the rate is the mean of mib_per_s over the iterations (IOR's bwMeanMIB), the amount
+      the mean of bytes (IOR's xsizeMiB is one iteration's).
+    - mdtest: the rate is the summary's mean (mdtest's Mean column); the amount is the phase's
+      items of all ranks (agg_ops_per_s x last_done_s, rounded), to compare with mdtest's
+      "M files/directories" (ranks x items: each phase does that many).
     """
     try:
         d = json.load(open(path))
-        phases = {p["phase"]: p for p in d["result"]["phases"]}
+        its = d["iterations"]
+        if not its:
+            fail(f"iolab's --json output {path} has no iterations")
         if bench == "ior":
-            return {name: {"rate": float(p["mib_per_s"]), "amount": int(p["bytes"])}
-                    for name, p in phases.items() if name in ("write", "read")}
-        items = sum(int(phases[n]["ops"]) for n in ("dir_create", "file_create") if n in phases)
-        return {name: {"rate": float(p["ops_per_s"]), "amount": items}
-                for name, p in phases.items() if name in MDTEST_ROWS.values()}
+            if d.get("schema") != "iolab.ior/1":
+                fail(f"{path} is not iolab.ior/1 but {d.get('schema')!r}")
+            out = {}
+            for name in ("write", "read"):
+                ph = [it["phases"][name] for it in its if name in it["phases"]]
+                if ph:
+                    out[name] = {
+                        "rate": statistics.fmean(float(p["mib_per_s"]) for p in ph),
+                        "amount": round(statistics.fmean(float(p["bytes"]) for p in ph)),
+                    }
+            return out
+        if d.get("schema") != "iolab.mdtest/1":
+            fail(f"{path} is not iolab.mdtest/1 but {d.get('schema')!r}")
+        out = {}
+        for s in d["summary"]:
+            name = IOLAB_MDTEST.get(s["phase"])
+            if name is None:
+                continue
+            m = its[0]["metrics"]
+            items = float(m[f"{s['phase']}.agg_ops_per_s"]) * float(m[f"{s['phase']}.last_done_s"])
+            out[name] = {"rate": float(s["mean"]), "amount": round(items)}
+        return out
     except (OSError, ValueError, KeyError, TypeError) as e:
         fail(f"cannot read iolab's --json output {path}: {e!r} (see iolab_result in {__file__})")
 # <<< iolab_result
@@ -144,15 +171,27 @@ def med_ci(xs):
 
 
 def target(bench, place, phase):
-    """The issue's acceptance targets for the median ratio iolab/reference: (text, check)."""
+    """The issue's acceptance targets for the median ratio iolab/reference: (text, low, high),
+    the ratio to be inside [low, high]; (None, None, None) where there is none."""
     if bench == "ior":
         if place == "dev":
-            return "0.95-1.05", lambda r: abs(r - 1.0) <= 0.05
-        return ">= 1.00", lambda r: r >= 1.0
+            return "0.95-1.05", 0.95, 1.05
+        return ">= 1.00", 1.0, math.inf
     if place == "tmpfs" and phase in ("dir_create", "dir_stat", "dir_remove",
                                       "file_create", "file_stat", "file_remove"):
-        return ">= 1.00", lambda r: r >= 1.0
-    return None, None
+        return ">= 1.00", 1.0, math.inf
+    return None, None, None
+
+
+def verdict(m, ci, low, high):
+    """PASS/FAIL of the median, and where its CI lies: inside the target's range, outside it
+    (entirely on one side), or across a bound."""
+    v = "PASS" if low <= m <= high else "FAIL"
+    if ci is not None:
+        lo, hi = ci
+        v += ", CI inside" if low <= lo and hi <= high else \
+            ", CI outside" if hi < low or lo > high else ", CI across"
+    return v
 
 
 def fmt_rate(x):
@@ -207,12 +246,9 @@ def summary(argv):
                 cis = "-" if ci is None else f"{ci[0]:.3f}-{ci[1]:.3f}"
                 print(f"  {'med':>4} {'':<5} {fmt_rate(mr):>12} {fmt_rate(mo):>12} {m:>8.3f}  "
                       f"(95 % CI of the median ratio: {cis}, {len(ratios)} pairs)")
-                text, ok = target(bench, place, ph)
+                text, low, high = target(bench, place, ph)
                 if text and not aa:
-                    v = "PASS" if ok(m) else "FAIL"
-                    if ci is not None:
-                        v += ", CI inside" if ok(ci[0]) and ok(ci[1]) else \
-                            ", CI outside" if not ok(ci[0]) and not ok(ci[1]) else ", CI across"
+                    v = verdict(m, ci, low, high)
                     print(f"  target: median ratio iolab/{bench} {text}: {m:.3f} {v}")
                     verdicts.append((bench, case, place, ranks, ph, m, cis, text, v))
             else:
