@@ -141,6 +141,10 @@ impl Workload for Io500Workload {
         Ok(out)
     }
 
+    /// IO500's phases name each rank's files and items by its rank.
+    fn divides_among_ranks(&self) -> bool {
+        true
+    }
     fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
         merge::merge(ranks, self.spec.stonewall)
     }
@@ -236,6 +240,9 @@ pub fn intent(plan: &Io500Plan, base: Intent) -> Intent {
         writes_in_flight_per_file: Some(1),
         dataset_bytes: Some(plan.bytes_per_rank()),
         threads: Some(1),
+        // Each file is read once, after the page cache was dropped (when the run drops
+        // caches): no read is served by an earlier one's pages.
+        cache_purged_each_pass: base.caches_dropped,
         ..base
     }
 }

@@ -451,6 +451,9 @@ pub fn intent(plan: &IorPlan, base: Intent) -> Intent {
         writes_in_flight_per_file: Some(1),
         dataset_bytes: Some(plan.bytes_per_rank()),
         threads: Some(1),
+        // Every byte is read once, after the write phase, with the page cache dropped in
+        // between when the run drops caches: no read is served by an earlier one's pages.
+        cache_purged_each_pass: base.caches_dropped,
         ..base
     }
 }

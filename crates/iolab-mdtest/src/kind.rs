@@ -33,13 +33,15 @@ type PhaseMetric = (
     &'static str,
 );
 
-/// What each rank records of each phase it runs.
+/// What each rank records of each phase it runs (under MPI the merge makes them all ranks').
 const RANK: &[PhaseMetric] = &[
-    ("items", "", None, "items", "items this rank did in the phase"),
-    ("ops_per_s", "op/s", Some(Better::Higher), "rank rate",
-     "this rank's items over its time from the phase's barrier to its last item"),
-    ("elapsed_s", "s", None, "rank time",
-     "this rank's time from the release of the phase's barrier to its last item"),
+    ("items", "", None, "items", "items of the phase (all ranks' under MPI)"),
+    ("ops_per_s", "op/s", Some(Better::Higher), "rate",
+     "the phase's items over its time from the barrier's release to the last item (under MPI \
+      all ranks' over the first start to the last end: mdtest's rate)"),
+    ("elapsed_s", "s", None, "time",
+     "the time from the release of the phase's barrier to the last item (the last rank's under \
+      MPI)"),
     ("start_s", "s", None, "rank start",
      "when this rank's phase started, from the release of the phase's barrier: the release itself (0), every rank's origin"),
     ("end_s", "s", None, "rank end",
@@ -375,6 +377,9 @@ pub fn intent(plan: &MdtestPlan, base: Intent) -> Intent {
         writes_in_flight_per_file: Some(1),
         dataset_bytes: Some(plan.items * plan.write_bytes),
         threads: Some(1),
+        // Each file is read once, after the page cache was dropped (when the run drops
+        // caches): no read is served by an earlier one's pages.
+        cache_purged_each_pass: base.caches_dropped,
         ..base
     }
 }

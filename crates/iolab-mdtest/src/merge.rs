@@ -132,9 +132,17 @@ pub fn merge(records: &[RunRecord]) -> Vec<Metric> {
             ("elapsed_s", agg("last_done_s")),
             (
                 "start_s",
-                Some(ranks.iter().map(|r| r.start_s).fold(f64::INFINITY, f64::min)),
+                Some(
+                    ranks
+                        .iter()
+                        .map(|r| r.start_s)
+                        .fold(f64::INFINITY, f64::min),
+                ),
             ),
-            ("end_s", Some(ranks.iter().map(|r| r.end_s).fold(0.0, f64::max))),
+            (
+                "end_s",
+                Some(ranks.iter().map(|r| r.end_s).fold(0.0, f64::max)),
+            ),
             (
                 "stonewall_items",
                 matches!(phase, Phase::DirCreate | Phase::Create).then(|| sum("stonewall_items")),

@@ -145,7 +145,10 @@ fn four_ranks_store_one_run_whose_counts_add_up() {
     assert_eq!(ranks.len(), 4);
     for (r, rank) in ranks.iter().enumerate() {
         assert_eq!(rank["rank"], r);
-        assert_eq!(rank["metrics"]["bytes"], 2097152.0, "each rank's own values");
+        assert_eq!(
+            rank["metrics"]["bytes"], 2097152.0,
+            "each rank's own values"
+        );
         assert!(rank["timed_unix_ns"][1].as_u64() > rank["timed_unix_ns"][0].as_u64());
     }
     assert_eq!(exp["experiment"]["host"]["mpi"]["ranks"], 4);
