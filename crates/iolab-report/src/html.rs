@@ -125,6 +125,9 @@ fn experiment(h: &mut String, data: &ReportData) {
         &host.memory_bytes.map_or("unknown".into(), format_bytes),
     );
     kv(h, "Virtualization", &or(&host.virtualization));
+    if let Some(r) = &host.ranks {
+        kv(h, "Ranks", r);
+    }
     let runs: u64 = data.configs.iter().map(|c| c.runs.total()).sum();
     kv(
         h,

@@ -75,6 +75,8 @@ pub struct HostSummary {
     pub cpu: Option<String>,
     pub memory_bytes: Option<u64>,
     pub virtualization: Option<String>,
+    /// Under MPI: how many ranks on which hosts (`4 ranks on 2 hosts: n1 ×2, n2 ×2`).
+    pub ranks: Option<String>,
 }
 
 impl HostSummary {
@@ -106,7 +108,44 @@ impl HostSummary {
                 parts.join(", ")
             }
         });
+        let ranks = host.get("mpi").map(|m| {
+            let names: Vec<&str> = m["hosts"]
+                .as_array()
+                .map(|h| {
+                    h.iter()
+                        .map(|h| h["hostname"].as_str().unwrap_or("?"))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut counted: Vec<(&str, usize)> = Vec::new();
+            for n in &names {
+                match counted.iter_mut().find(|(c, _)| c == n) {
+                    Some((_, k)) => *k += 1,
+                    None => counted.push((n, 1)),
+                }
+            }
+            let n = m["ranks"].as_u64().unwrap_or(names.len() as u64);
+            let hosts = counted
+                .iter()
+                .map(|(h, k)| {
+                    if *k > 1 {
+                        format!("{h} ×{k}")
+                    } else {
+                        h.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let s = |k: usize| if k == 1 { "" } else { "s" };
+            format!(
+                "{n} MPI rank{} on {} host{}: {hosts}",
+                s(n as usize),
+                counted.len(),
+                s(counted.len())
+            )
+        });
         HostSummary {
+            ranks,
             kernel: s("kernel_release").or_else(|| s("kernel")),
             os: s("os"),
             cpu,

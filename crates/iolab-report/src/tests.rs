@@ -965,3 +965,19 @@ fn assert_structure_many(html: &str) {
     let empty = empty_parts(html);
     assert!(empty.is_empty(), "{empty:#?}");
 }
+
+#[test]
+fn the_host_summary_names_mpi_ranks_and_their_hosts() {
+    let host = serde_json::json!({"mpi": {"ranks": 4, "hosts": [
+        {"hostname": "a"}, {"hostname": "a"}, {"hostname": "b"}, {"hostname": "b"}
+    ]}});
+    let h = crate::model::HostSummary::from_host(&host);
+    assert_eq!(
+        h.ranks.as_deref(),
+        Some("4 MPI ranks on 2 hosts: a ×2, b ×2")
+    );
+    assert_eq!(
+        crate::model::HostSummary::from_host(&serde_json::json!({})).ranks,
+        None
+    );
+}

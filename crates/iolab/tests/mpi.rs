@@ -415,3 +415,36 @@ max = 2
     assert!(s.mounts().is_empty(), "left mounted: {:?}", s.mounts());
     assert!(s.loops().is_empty(), "left attached: {:?}", s.loops());
 }
+
+/// IOR's stonewall with wear-out under mpirun: every rank stops at the deadline, then goes on
+/// until it has done as much as the busiest rank had: all ranks end with equal counts.
+#[test]
+#[cfg_attr(not(feature = "mpi"), ignore = "needs iolab built with --features mpi")]
+fn stonewall_with_wear_out_ends_every_rank_with_equal_counts() {
+    let _hang = iolab_testkit::timeout(300);
+    let s = Scratch::new();
+    let dir = s.path().join("ior");
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = mpirun(3)
+        // Transfers this small take far longer than the 1 s deadline to fill the block.
+        .args([
+            "ior", "-a", "POSIX", "-t", "64", "-b", "1g", "-F", "-D", "1",
+        ])
+        .args(["-O", "stoneWallingWearOut=1", "-o"])
+        .arg(dir.join("testFile"))
+        .args(["--db", s.db().to_str().unwrap()])
+        .output()
+        .expect(NEEDS_MPI);
+    assert!(o.status.success(), "{}", text(&o));
+    let run = &export(&s)["configs"][0]["runs"][0];
+    let ranks = run["environment"]["ranks"].as_array().unwrap();
+    let ops: Vec<f64> = ranks
+        .iter()
+        .map(|r| r["metrics"]["write.ops"].as_f64().unwrap())
+        .collect();
+    assert_eq!(ops.len(), 3);
+    assert!(ops.iter().all(|&n| n == ops[0] && n > 0.0), "{ops:?}");
+    // The deadline came first: no rank wrote its whole block.
+    assert!(ops[0] < (1u64 << 30) as f64 / 64.0, "{ops:?}");
+    assert_eq!(metric(run, "write.ops"), 3.0 * ops[0]);
+}
