@@ -233,8 +233,32 @@ impl<'s> Ctx<'s> {
                     None
                 }
             },
+            // `"a,b"` or `["a", "b"]`.
             OptionKind::Set { .. } => {
-                let text = self.string(e, path)?;
+                let joined;
+                let text = match &e.node.value {
+                    Value::Array(items) => {
+                        let mut names = Vec::with_capacity(items.len());
+                        for item in items {
+                            match &item.value {
+                                Value::String(s) => names.push(s.as_str()),
+                                other => {
+                                    self.error(
+                                        &item.span,
+                                        format!(
+                                            "`{path}`: each item must be a string, not {}",
+                                            other.type_name()
+                                        ),
+                                    );
+                                    return None;
+                                }
+                            }
+                        }
+                        joined = names.join(",");
+                        joined.as_str()
+                    }
+                    _ => self.string(e, path)?,
+                };
                 match kind.parse(text, aliases) {
                     Ok(v) => Some(v),
                     Err(m) => {
@@ -378,6 +402,31 @@ mod tests {
         );
         assert_eq!(v.1, None);
         assert_eq!(errs, ["t.toml:2:5: `b` must be a string, not an integer"]);
+    }
+
+    #[test]
+    fn a_set_is_a_comma_separated_string_or_an_array_of_names() {
+        const SET: OptionKind = OptionKind::Set {
+            names: &["create", "stat", "remove"],
+            what: "phase",
+        };
+        let (v, errs) = with(
+            "a = \"create,remove\"\nb = [\"create\", \"remove\"]\nc = [\"stat\", 2]\n",
+            |cx, t| {
+                (
+                    cx.option(t.get("a").unwrap(), "a", SET, &[]),
+                    cx.option(t.get("b").unwrap(), "b", SET, &[]),
+                    cx.option(t.get("c").unwrap(), "c", SET, &[]),
+                )
+            },
+        );
+        assert_eq!(v.0, Some(OptionValue::set_of([0, 2])));
+        assert_eq!(v.1, v.0);
+        assert_eq!(v.2, None);
+        assert_eq!(
+            errs,
+            ["t.toml:3:14: `c`: each item must be a string, not an integer"]
+        );
     }
 
     #[test]
