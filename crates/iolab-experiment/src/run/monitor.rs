@@ -315,6 +315,18 @@ impl Watch {
 
     /// Adds what was observed to `rec` and sets its findings from the checks.
     pub fn finish(&mut self, rec: &mut RunRecord, intent: &Intent, device: &DeviceInfo) {
+        let facts = self.finish_facts(rec, intent, device);
+        rec.findings = findings(intent, &facts);
+    }
+
+    /// [`Watch::finish`] without the checks: the record gets the monitors' metrics, and the
+    /// facts the checks would judge are returned (the runner may add to them first).
+    pub fn finish_facts(
+        &mut self,
+        rec: &mut RunRecord,
+        intent: &Intent,
+        device: &DeviceInfo,
+    ) -> RunFacts {
         let observed = self.observed.take().unwrap_or_default();
         if let Some(s) = &observed.samples {
             add_samples(rec, s, observed.device.as_deref());
@@ -353,7 +365,7 @@ impl Watch {
                 _ => {}
             }
         }
-        rec.findings = findings(intent, &facts);
+        facts
     }
 }
 

@@ -351,7 +351,11 @@ impl Session<'_> {
             intent.skipped_system = Some(skipped_system);
         }
         watch.planned(workload.planned_duration());
-        watch.finish(&mut rec, &intent, &device);
+        let mut facts = watch.finish_facts(&mut rec, &intent, &device);
+        if let Some(g) = &group {
+            super::ranks::node_totals(g.as_ranks(), g.leader(), &mut facts);
+        }
+        rec.findings = monitor::findings(&intent, &facts);
         Ok(rec)
     }
 }

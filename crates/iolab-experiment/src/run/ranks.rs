@@ -570,6 +570,41 @@ fn merge(
     out
 }
 
+/// The checks set a host's device against the work of the run, but under MPI every rank on a
+/// node moves that node's device (and fills its page cache): a rank's own bytes, operations
+/// and dataset become its node's, summed over the ranks that share it (`leader`). Left as
+/// they are when another rank failed (no exchange then).
+pub(super) fn node_totals(
+    ranks: &dyn iolab_kind::Ranks,
+    leader: usize,
+    facts: &mut iolab_check::RunFacts,
+) {
+    // Every rank exchanges (a collective), whatever its node's count.
+    if ranks.size() <= 1 {
+        return;
+    }
+    let mine = json!([
+        leader,
+        facts.app_read_bytes,
+        facts.app_write_bytes,
+        facts.app_ops,
+        facts.dataset_bytes
+    ]);
+    let Ok(all) = ranks.all_gather(mine.to_string().as_bytes()) else {
+        return;
+    };
+    let node: Vec<Value> = all
+        .iter()
+        .filter_map(|b| serde_json::from_slice::<Value>(b).ok())
+        .filter(|v| v[0].as_u64() == Some(leader as u64))
+        .collect();
+    let sum = |i: usize| -> Option<u64> { node.iter().map(|v| v[i].as_u64()).sum::<Option<u64>>() };
+    facts.app_read_bytes = sum(1);
+    facts.app_write_bytes = sum(2);
+    facts.app_ops = sum(3);
+    facts.dataset_bytes = sum(4);
+}
+
 /// What the checks say about the ranks (iolab-check's `RankFacts`): their start skew, a
 /// straggler, hosts that differ.
 fn rank_findings(all: &[Outcome], spans: &[Option<[u64; 2]>]) -> Vec<iolab_store::Finding> {
@@ -679,6 +714,43 @@ mod tests {
         assert_eq!(get(&m, "ranks.end_spread_s"), 2.0);
         assert_eq!(get(&m, "ranks.all_running_s"), 1.0);
         assert_eq!(get(&m, "ops"), 2000.0, "the kind's own merge wins");
+    }
+
+    /// Ranks 0 and 1 share a node, rank 2 has its own: each judges its node's device by its
+    /// node's work.
+    #[test]
+    fn the_checks_see_the_work_of_every_rank_on_the_node() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for t in iolab_kind::ranks::Threads::group(3, 2) {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let r = iolab_kind::Ranks::rank(&t) as u64;
+                let mut facts = iolab_check::RunFacts {
+                    app_write_bytes: Some(100 * (r + 1)),
+                    app_read_bytes: Some(7),
+                    app_ops: Some(1),
+                    dataset_bytes: Some(1000),
+                    ..Default::default()
+                };
+                node_totals(&t, iolab_kind::Group::leader(&t), &mut facts);
+                tx.send((r, facts)).unwrap();
+            });
+        }
+        drop(tx);
+        let mut got: Vec<_> = (0..3)
+            .map(|_| {
+                rx.recv_timeout(Duration::from_secs(60))
+                    .expect("a rank hung")
+            })
+            .collect();
+        got.sort_by_key(|(r, _)| *r);
+        for (r, f) in &got[..2] {
+            assert_eq!(f.app_write_bytes, Some(300), "rank {r}: ranks 0 and 1");
+            assert_eq!((f.app_read_bytes, f.app_ops), (Some(14), Some(2)));
+            assert_eq!(f.dataset_bytes, Some(2000));
+        }
+        assert_eq!(got[2].1.app_write_bytes, Some(300), "rank 2 alone");
+        assert_eq!(got[2].1.dataset_bytes, Some(1000));
     }
 
     #[test]
