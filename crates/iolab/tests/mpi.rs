@@ -448,3 +448,57 @@ fn stonewall_with_wear_out_ends_every_rank_with_equal_counts() {
     assert!(ops[0] < (1u64 << 30) as f64 / 64.0, "{ops:?}");
     assert_eq!(metric(run, "write.ops"), 3.0 * ops[0]);
 }
+
+/// A file of two stages under mpirun, then `--resume` of it with the first stage done and the
+/// second interrupted: every rank skips the first stage (rank 0 says it is done; the others
+/// have no database) and runs the second.
+#[test]
+#[cfg_attr(not(feature = "mpi"), ignore = "needs iolab built with --features mpi")]
+fn stages_resume_alike_on_every_rank() {
+    let _hang = iolab_testkit::timeout(300);
+    let s = Scratch::new();
+    let target = s.path().join("t");
+    std::fs::create_dir_all(&target).unwrap();
+    let stage = |name: &str, prefix: &str| {
+        format!(
+            r#"
+{prefix}name = "{name}"
+[{prefix2}sut]
+target = {{ kind = "directory", path = "{}" }}
+[{prefix2}workload]
+micro = {{ access = "write", bs = "64k", size = "1m" }}
+[{prefix2}repetitions]
+min = 2
+max = 2
+[{prefix2}procedure]
+drop_caches = false
+"#,
+            target.display(),
+            prefix2 = if prefix.is_empty() { "" } else { "then." },
+        )
+    };
+    let f = s.write(
+        "x.toml",
+        &format!("{}\n[[then]]\n{}", stage("first", ""), stage("second", "x"))
+            .replace("xname", "name"),
+    );
+    let db = s.db();
+    let o = mpirun(2)
+        .args(["run", f.to_str().unwrap(), "--db", db.to_str().unwrap()])
+        .output()
+        .expect(NEEDS_MPI);
+    assert!(o.status.success(), "{}", text(&o));
+    // Both stages are done: resuming says so on rank 0, and no rank waits.
+    let o = mpirun(2)
+        .args([
+            "run",
+            f.to_str().unwrap(),
+            "--resume",
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(text(&o).contains("every stage of"), "{}", text(&o));
+    assert!(text(&o).contains("done before"), "{}", text(&o));
+}

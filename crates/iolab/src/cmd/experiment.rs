@@ -30,7 +30,10 @@ pub fn run(args: RunArgs, m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Resu
         }
         e
     })?;
-    if args.resume && !args.db.db.exists() {
+    // Under MPI the other ranks follow rank 0, which alone has the database: what to resume
+    // and which stages are done are its to decide.
+    let follower = !crate::state::speaks();
+    if args.resume && !follower && !args.db.db.exists() {
         // Opening would create an empty database just to find nothing in it.
         return Err(CliError::usage(format!(
             "nothing to resume: there is no results database at {}",
@@ -68,9 +71,12 @@ pub fn run(args: RunArgs, m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Resu
             say!("stage {} of {stages}: {}", k + 1, plan.name);
         }
         if args.resume && stages > 1 {
-            if let Some(id) = completed(plan, &store).map_err(runner_error)? {
-                say!("  done before, as experiment {}; not run again", id.0);
-                previous = Some(id);
+            let done = completed(plan, &store).map_err(runner_error)?;
+            if stage_done_everywhere(done.is_some()) {
+                if let Some(id) = done {
+                    say!("  done before, as experiment {}; not run again", id.0);
+                    previous = Some(id);
+                }
                 continue;
             }
         }
@@ -87,7 +93,7 @@ pub fn run(args: RunArgs, m: &clap::ArgMatches, cancel: Arc<AtomicBool>) -> Resu
             plan, &args, quiet, resume, later, &mut store, &cancel,
         )?);
     }
-    if args.resume && !resumed {
+    if args.resume && !resumed && !follower {
         return Err(CliError::usage(format!(
             "nothing to resume: every stage of {} is done",
             args.file
@@ -458,5 +464,19 @@ impl RunnerObserver for Progress {
     fn warn(&mut self, message: &str) {
         self.status.clear();
         say!("iolab: warning: {message}");
+    }
+}
+
+/// Whether a stage is done and not run again: rank 0's answer on every rank under MPI (the
+/// others have no database to ask), this process's otherwise.
+fn stage_done_everywhere(done_here: bool) -> bool {
+    match crate::state::group() {
+        Some(g) => {
+            let mine = [u8::from(done_here)];
+            let root = (g.0.rank() == 0).then_some(&mine[..]);
+            // A broadcast cut short by Ctrl-C: the stage runs, and sees the interruption.
+            g.0.broadcast(root).map_or(false, |b| b.first() == Some(&1))
+        }
+        None => done_here,
     }
 }
