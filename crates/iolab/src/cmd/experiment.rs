@@ -475,7 +475,7 @@ fn stage_done_everywhere(done_here: bool) -> bool {
             let mine = [u8::from(done_here)];
             let root = (g.0.rank() == 0).then_some(&mine[..]);
             // A broadcast cut short by Ctrl-C: the stage runs, and sees the interruption.
-            g.0.broadcast(root).map_or(false, |b| b.first() == Some(&1))
+            g.0.broadcast(root).is_ok_and(|b| b.first() == Some(&1))
         }
         None => done_here,
     }
