@@ -67,7 +67,15 @@ pub fn parse_status(text: &str) -> Result<Status, ParseError> {
                     line,
                 ));
             }
-            Ok(v * 1024)
+            // A value of more than 2^54 kB cannot be real, and must not wrap or panic.
+            v.checked_mul(1024).ok_or_else(|| {
+                ParseError::at(
+                    file,
+                    idx,
+                    ParseErrorKind::Malformed("value too large"),
+                    line,
+                )
+            })
         };
         match key {
             "voluntary_ctxt_switches" => vol = Some(value()?),
@@ -314,6 +322,22 @@ pub fn rusage(who: Who) -> std::io::Result<Rusage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the `proc` fuzz target (fuzz/regressions/proc/): a kB value whose bytes do
+    /// not fit in a u64 overflowed the conversion to bytes.
+    #[test]
+    fn status_kb_value_too_large_is_an_error() {
+        let text = "voluntary_ctxt_switches:\t1\nnonvoluntary_ctxt_switches:\t2\n\
+                    VmRSS:\t18014398509481984 kB\n";
+        let e = parse_status(text).unwrap_err();
+        assert!(e.to_string().contains("value too large"), "{e}");
+        // The largest value that fits still reads.
+        let ok = text.replace("18014398509481984", "18014398509481983");
+        assert_eq!(
+            parse_status(&ok).unwrap().vm_rss,
+            Some(18014398509481983 * 1024)
+        );
+    }
 
     #[test]
     fn parses_captured_status() {
