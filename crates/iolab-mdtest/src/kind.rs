@@ -288,6 +288,11 @@ impl Workload for MdtestWorkload {
     fn divides_among_ranks(&self) -> bool {
         true
     }
+    /// A run's answer is each phase's rate: the common throughput mixes the phases' items
+    /// over the whole run, and its bandwidth is 0 for empty files (mdtest-easy).
+    fn common_headline(&self) -> bool {
+        false
+    }
     fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
         merge::merge(ranks)
     }
