@@ -165,7 +165,24 @@ fn reach_pct(ci: [f64; 2]) -> f64 {
     }
 }
 
+/// A significant difference whose whole interval lies within this many percent of 1 is said as
+/// "no effect within ±x %": it would print as "1.00× [1.00, 1.00] slower", a verdict no reader
+/// can use (two eventgen-paced levels at 999.9 and 999.8 op/s, each ±0.01 %).
+pub const NEGLIGIBLE_PCT: f64 = 0.5;
+
 fn cell_effect(v: RowVerdict, ci: Option<[f64; 2]>) -> (Effect, Option<f64>) {
+    if let (true, Some(ci)) = (
+        matches!(
+            v,
+            RowVerdict::Faster | RowVerdict::Slower | RowVerdict::Higher | RowVerdict::Lower
+        ),
+        ci,
+    ) {
+        let w = reach_pct(ci);
+        if w <= NEGLIGIBLE_PCT {
+            return (Effect::NoEffect, Some(w));
+        }
+    }
     match v {
         RowVerdict::Faster => (Effect::Faster, None),
         RowVerdict::Slower => (Effect::Slower, None),

@@ -595,6 +595,47 @@ fn the_baseline_level_is_the_first_or_the_one_named() {
 }
 
 #[test]
+fn a_significant_difference_too_small_to_print_is_no_effect() {
+    // Two eventgen-paced levels: 999.9 and 999.8 op/s, each within ±0.01 %: the difference is
+    // significant, and 0.01 % of it.
+    let spec = serde_json::json!({"factors": [{"name": "note", "levels": ["a", "b"]}]});
+    let configs = vec![
+        factored(
+            "note=a",
+            serde_json::json!({"note": "a"}),
+            "ops",
+            &[999.90, 999.91, 999.89],
+        ),
+        factored(
+            "note=b",
+            serde_json::json!({"note": "b"}),
+            "ops",
+            &[999.80, 999.81, 999.79],
+        ),
+    ];
+    let f = factors(&spec, configs.iter().map(|c| &c.factors));
+    let o = Options::new(vec![MetricSpec::new("ops", Some(true))]);
+    let rows = compare(&configs, &o).unwrap();
+    assert_eq!(rows.metrics[0].rows[1].verdict, RowVerdict::Slower);
+    let a = answers(&configs, &f, &o).unwrap();
+    let l = &a.factors[0].metrics[0].levels[0];
+    assert_eq!(l.effect, Effect::NoEffect, "{}", l.sentence);
+    assert_eq!(l.sentence, "ops: note=b vs note=a: no effect within ±0.1 %");
+    // 2 % slower, as precisely: a difference, said as one.
+    let configs = vec![
+        configs[0].clone(),
+        factored(
+            "note=b",
+            serde_json::json!({"note": "b"}),
+            "ops",
+            &[979.90, 979.91, 979.89],
+        ),
+    ];
+    let a = answers(&configs, &f, &o).unwrap();
+    assert_eq!(a.factors[0].metrics[0].levels[0].effect, Effect::Slower);
+}
+
+#[test]
 fn identical_levels_are_no_effect_and_single_runs_too_few_to_tell() {
     let spec = serde_json::json!({"factors": [{"name": "note", "levels": ["a", "b", "c"]}]});
     let configs = vec![
