@@ -57,10 +57,15 @@ run() {
     seed "$t" "$corpus"
     mkdir -p "$artifacts" "$fuzz/regressions/$t"
     # The committed regression inputs run first, then the corpus grows. -rss_limit_mb and
-    # -timeout turn runaway memory and hangs into findings too.
-    "$(bin "$t")" "$corpus" "$fuzz/regressions/$t" -max_total_time="$secs" \
+    # -timeout turn runaway memory and hangs into findings too. Targets that need a file
+    # (db_import) write it under TMPDIR: one of the run's own, removed after it.
+    local tmp rc=0
+    tmp=$(mktemp -d)
+    TMPDIR=$tmp "$(bin "$t")" "$corpus" "$fuzz/regressions/$t" -max_total_time="$secs" \
         -artifact_prefix="$artifacts/" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
-        -print_final_stats=1 "$@"
+        -print_final_stats=1 "$@" || rc=$?
+    rm -rf "$tmp"
+    return $rc
 }
 
 cmd=${1:-}

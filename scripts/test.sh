@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# iolab's test suite: formatting, lints, and every test of the workspace.
+# iolab's test suite: formatting, lints, every test of the workspace, and a bounded fuzzing pass.
 #
 # Tests that need root (real mounts, loop devices, tunables) or a tool this script installs
 # as root (strace, chromium, mkfs.xfs, bonnie++, and fio, iperf3 and sysbench for the exec
@@ -64,6 +64,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 if [ ${#mpi[@]} -gt 0 ]; then
   cargo clippy --workspace --all-targets --locked "${mpi[@]}" -- -D warnings
 fi
+# The fuzz targets are a workspace of their own (docs/robustness.md).
+(cd fuzz && cargo fmt --all -- --check && cargo clippy --bins --locked -- -D warnings)
 
 IOLAB_TEST_NOT_RUN=$(mktemp)
 export IOLAB_TEST_NOT_RUN
@@ -83,6 +85,8 @@ else
   echo "test.sh: not root: the tests marked 'ignored' above did not run (each says what it" \
     "needs); run scripts/test.sh as root to run them"
 fi
+# Fuzzing's bounded pass: every target's past findings replayed, then 10 s of fuzzing each.
+scripts/fuzz.sh smoke 10 || status=$?
 if [ -s "$IOLAB_TEST_NOT_RUN" ]; then
   echo "test.sh: these tests (or parts of them) did not run here, though cargo counts them as" \
     "passed (under CI they fail, but for tools no package registry has):"

@@ -11,7 +11,7 @@ use std::hint::black_box;
 
 use libfuzzer_sys::fuzz_target;
 
-/// Parsers by selector byte; scripts/fuzz.sh's seeds use the same numbers.
+/// Parsers by selector byte; fuzz/seeds.py uses the same numbers.
 const PARSERS: &[fn(&str)] = &[
     |t| {
         let _ = black_box(diskstats::parse(t));
