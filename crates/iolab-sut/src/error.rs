@@ -135,6 +135,23 @@ pub enum Error {
         holder: Option<u32>,
     },
 
+    /// Another iolab has changed this machine's tunables and not yet put them back.
+    #[error(
+        "another iolab ({}) has changed this machine's tunables and has not put them back \
+         after {waited:?} of waiting (lock {}); changing them at the same time would make each \
+         restore the other's values. Run this after it ends, or without `tunables`",
+        holder.map(|p| format!("process {p}")).unwrap_or_else(|| "another process".into()),
+        path.display()
+    )]
+    TunablesBusy {
+        /// The lock file.
+        path: PathBuf,
+        /// PID holding the lock, when /proc/locks tells.
+        holder: Option<u32>,
+        /// How long this session waited.
+        waited: std::time::Duration,
+    },
+
     /// A journal line that is not the last one does not parse: the file was edited or damaged.
     #[error(
         "journal {}:{line}: {message}; fix or remove that line (it lists what iolab changed; \

@@ -30,10 +30,9 @@
 //! skipped: skipping it could leave a change behind unnoticed.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -126,6 +125,11 @@ pub enum Entry {
 }
 
 impl Entry {
+    /// A change of a machine-wide tunable (see [`crate::machine_lock`]).
+    pub fn is_tunable(&self) -> bool {
+        matches!(self, Entry::Tunable { .. } | Entry::DirtyLimit { .. })
+    }
+
     /// One line for reports: what the change was.
     pub fn describe(&self) -> String {
         match self {
@@ -204,26 +208,13 @@ impl Journal {
             std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
         }
         let existed = path.exists();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(path)
-            .map_err(|e| Error::io("open", path, e))?;
-        // SAFETY: valid fd.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                let ino = file.metadata().map(|m| m.ino()).unwrap_or(0);
-                return Err(Error::JournalBusy {
-                    path: path.to_owned(),
-                    holder: lock_holder(ino),
-                });
-            }
-            return Err(Error::io("lock", path, e));
+        let mut file = util::open_lock_file(path)?;
+        if !util::try_flock(&file).map_err(|e| Error::io("lock", path, e))? {
+            let ino = file.metadata().map(|m| m.ino()).unwrap_or(0);
+            return Err(Error::JournalBusy {
+                path: path.to_owned(),
+                holder: lock_holder(ino),
+            });
         }
         if !existed {
             sync_parent(path);
@@ -392,7 +383,7 @@ fn parse(path: &Path, text: &str) -> Result<(Vec<Record>, usize), Error> {
 
 /// The PID holding an flock on inode `ino`, from /proc/locks
 /// (`1: FLOCK  ADVISORY  WRITE 1234 fd:00:5678 0 EOF`).
-fn lock_holder(ino: u64) -> Option<u32> {
+pub(crate) fn lock_holder(ino: u64) -> Option<u32> {
     let text = std::fs::read_to_string("/proc/locks").ok()?;
     parse_lock_holder(&text, ino)
 }

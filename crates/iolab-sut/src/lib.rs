@@ -42,6 +42,7 @@ pub mod error;
 pub mod fs;
 pub mod journal;
 mod loopdev;
+pub mod machine_lock;
 pub mod mount;
 pub mod plan;
 mod recover;

@@ -111,6 +111,18 @@ pub(crate) fn undo_seqs(
 
 /// Undo everything outstanding in an open journal.
 pub fn recover(journal: &mut Journal) -> RecoverReport {
+    // Tunables are put back while no other session is changing them (best effort: a busy
+    // lock after the wait still leaves the crashed session's changes to be undone).
+    let _lock = journal
+        .outstanding()
+        .any(|r| r.entry.is_tunable())
+        .then(|| {
+            crate::machine_lock::TunablesLock::acquire(
+                &crate::machine_lock::path(),
+                crate::machine_lock::WAIT,
+            )
+            .ok()
+        });
     let seqs: Vec<u64> = journal.outstanding().map(|r| r.seq).collect();
     undo_seqs(journal, seqs, &mut |_| {})
 }

@@ -33,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::fs::{self, FsKind};
 use crate::journal::{Entry, Journal, DEFAULT_JOURNAL};
 use crate::loopdev::LoopDevice;
+use crate::machine_lock::{self, TunablesLock};
 use crate::mount::{self, MountOptions};
 use crate::plan::{SutPlan, TunableSetting};
 use crate::recover::{self, RecoverReport, UndoReport};
@@ -86,14 +87,20 @@ struct Inner {
     /// open so that (with autoclear) they stay attached exactly as long as needed.
     loops: BTreeMap<u64, LoopDevice>,
     closed: bool,
+    /// Held from this session's first tunable change until it has put every one back.
+    tunables_lock: Option<TunablesLock>,
 }
 
 impl Inner {
     fn undo(&mut self, seqs: Vec<u64>) -> UndoReport {
         let loops = &mut self.loops;
-        recover::undo_seqs(&mut self.journal, seqs, &mut |s| {
+        let report = recover::undo_seqs(&mut self.journal, seqs, &mut |s| {
             loops.remove(&s);
-        })
+        });
+        if !self.journal.outstanding().any(|r| r.entry.is_tunable()) {
+            self.tunables_lock = None;
+        }
+        report
     }
 
     fn undo_all(&mut self) -> UndoReport {
@@ -142,6 +149,7 @@ impl Sut {
                 opts,
                 loops: BTreeMap::new(),
                 closed: false,
+                tunables_lock: None,
             })),
             startup,
         })
@@ -158,6 +166,7 @@ impl Sut {
                 opts,
                 loops: BTreeMap::new(),
                 closed: false,
+                tunables_lock: None,
             })),
             startup: None,
         }
@@ -471,6 +480,14 @@ impl Tx<'_> {
             .name
             .resolve(dev)
             .map_err(|m| Error::spec(format!("tunables.{name:?}"), m))?;
+        if self.inner.tunables_lock.is_none() {
+            // Machine-wide, whatever this session's journal: the tunables are.
+            self.inner.tunables_lock = Some(TunablesLock::acquire(
+                &machine_lock::path(),
+                machine_lock::WAIT,
+            )?);
+        }
+        // Read after the lock: another session's value is put back by now.
         let original = tunable::check_exists(&t.name, &path)?;
         match tunable::dirty_pair(&path) {
             Some((bytes_path, ratio_path)) => {

@@ -161,6 +161,35 @@ pub(crate) fn os(s: impl AsRef<OsStr>) -> OsString {
     s.as_ref().to_owned()
 }
 
+/// Opens (creating it, 0600, never truncating) a file this process will hold a lock on.
+pub(crate) fn open_lock_file(path: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| Error::io("open", path, e))
+}
+
+/// `flock(LOCK_EX | LOCK_NB)`: `Ok(false)` when another open file description holds it.
+pub(crate) fn try_flock(file: &std::fs::File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: valid fd.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,6 +51,56 @@ fn sysctl_is_set_for_the_run_and_restored() {
     s.assert_clean();
 }
 
+/// Two sessions of different journals (two iolab processes, or tests side by side) changing
+/// the same tunable: the second waits for the first to put it back, so each records the true
+/// original and the machine ends as it began. Without the machine-wide lock the second took
+/// the first's value for the original and restored it last.
+#[test]
+#[ignore = "needs root: sets kernel tunables"]
+fn two_sessions_changing_one_tunable_leave_it_as_it_was() {
+    require_root();
+    let _g = global_lock();
+    let _hang = iolab_testkit::timeout(120);
+    let (a, b) = (Scratch::new("lock-a"), Scratch::new("lock-b"));
+    let original = read_sysctl(DIRTY_EXPIRE);
+    let plan = |s: &Scratch, v: &str| {
+        dir_plan(
+            s,
+            &format!(r#","tunables":{{"vm.dirty_expire_centisecs":"{v}"}}"#),
+        )
+    };
+    let (va, vb) = if original == "1234" {
+        ("1235", "1236")
+    } else {
+        ("1234", "1235")
+    };
+    let sut_a = a.sut();
+    let run_a = sut_a.prepare(&plan(&a, va)).unwrap();
+    assert_eq!(read_sysctl(DIRTY_EXPIRE), va);
+    let plan_b = plan(&b, vb);
+    let second = std::thread::scope(|scope| {
+        let t = scope.spawn(|| {
+            let sut_b = b.sut();
+            let run_b = sut_b.prepare(&plan_b).unwrap();
+            let seen = (
+                read_sysctl(DIRTY_EXPIRE),
+                run_b.tunables[0].original.clone(),
+            );
+            sut_b.teardown(run_b).into_result().unwrap();
+            seen
+        });
+        // The second session is waiting, not changing the tunable under the first.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert_eq!(read_sysctl(DIRTY_EXPIRE), va);
+        sut_a.teardown(run_a).into_result().unwrap();
+        t.join().unwrap()
+    });
+    assert_eq!(second, (vb.to_string(), original.clone()));
+    assert_eq!(read_sysctl(DIRTY_EXPIRE), original);
+    a.assert_clean();
+    b.assert_clean();
+}
+
 /// Dropping the session (as on an early return or panic) restores too.
 #[test]
 #[ignore = "needs root: sets kernel tunables"]
