@@ -51,5 +51,5 @@ pub use summary::{
     parse_cpu_stats, BioStats, BlockTrace, Bucket, CpuBufferStats, DirStats, EventCounts,
     IntervalStats, LatencySummary, LostEvents, OpStats, Pow2Histogram, Summarizer,
 };
-pub use tracefs::{tracefs_root, INSTANCE_PREFIX, TRACEFS_PATHS};
+pub use tracefs::{remove_stale_instances, tracefs_root, INSTANCE_PREFIX, TRACEFS_PATHS};
 pub use tracer::{monotonic_ns, BlockTracer, TraceOptions, TRACE_CLOCK};

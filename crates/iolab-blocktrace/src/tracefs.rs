@@ -56,6 +56,37 @@ fn mount_tracefs(at: &Path) -> bool {
     }
 }
 
+/// Removes the instances iolab processes that no longer run left behind (`iolab-<pid>-<n>`
+/// whose pid is gone: a SIGKILLed iolab never removed its own), returning them. Their ring
+/// buffers hold kernel memory and their block events stay enabled until they go. Leaves
+/// alone every other name, and the instances of live processes.
+pub fn remove_stale_instances(root: &Path) -> Vec<PathBuf> {
+    let Ok(dir) = std::fs::read_dir(root.join("instances")) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(INSTANCE_PREFIX))
+            .and_then(|n| n.split_once('-'))
+            .filter(|(_, n)| n.parse::<u64>().is_ok())
+            .and_then(|(p, _)| p.parse::<i32>().ok())
+            .filter(|&p| p > 0)
+        else {
+            continue;
+        };
+        // SAFETY: kill(2) with signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone && std::fs::remove_dir(e.path()).is_ok() {
+            removed.push(e.path());
+        }
+    }
+    removed
+}
+
 /// A tracefs instance directory, removed on drop (errors ignored there; use
 /// [`Instance::remove`] to see them).
 #[derive(Debug)]
@@ -67,6 +98,8 @@ pub(crate) struct Instance {
 impl Instance {
     /// Create `ROOT/instances/iolab-<pid>-<n>`.
     pub(crate) fn create(root: &Path) -> Result<Instance, TraceError> {
+        // What a killed iolab left goes first, as `iolab recover` would.
+        remove_stale_instances(root);
         let dir = root.join("instances");
         for _ in 0..1000 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);

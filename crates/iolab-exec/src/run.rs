@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use iolab_kind::record::{metric, per_second};
-use iolab_kind::{Intent, RunCtx, RunFailure, Workload};
+use iolab_kind::{Intent, RunCtx, RunFailure, SutControl, Workload};
 use iolab_metrics::MetricDef;
 use iolab_store::Metric;
 use iolab_supervise::{End, Job, OnStop, Output, Reason, Watch};
@@ -270,7 +270,7 @@ impl Workload for ExecWorkload {
     }
 
     fn run(&self, ctx: &mut RunCtx<'_>) -> Result<Parsed, RunFailure> {
-        let out = Scratch::new()?;
+        let mut out = Scratch::new(ctx.sut)?;
         let repetition = u64::from(ctx.record.run.repetition);
         let mut at = Placeholders {
             dir: ctx.dir.display().to_string(),
@@ -297,6 +297,7 @@ impl Workload for ExecWorkload {
         let result = self.run_invocation(ctx, &inv, &at, &out, net.as_ref());
         // Whatever happened: nothing of the tool's stays behind.
         remove_leftovers(&inv.leftovers);
+        out.remove(ctx.sut);
         if let Some(n) = net {
             if let Err(e) = n.remove() {
                 return Err(RunFailure::failed(format!(
@@ -578,28 +579,39 @@ fn remove_leftovers(patterns: &[String]) {
     }
 }
 
-/// The run's scratch directory (`{out}`), outside the target: removed when dropped.
+/// The run's scratch directory (`{out}`), outside the target. It is made through the system
+/// under test's control, which journals it: a killed iolab's `iolab recover` removes it too.
+/// Removed after the run, or when dropped (an early return).
 pub(crate) struct Scratch {
     pub path: PathBuf,
+    made: Option<iolab_sut::WorkDir>,
 }
 
 impl Scratch {
-    fn new() -> Result<Scratch, RunFailure> {
+    fn new(sut: &mut dyn SutControl) -> Result<Scratch, RunFailure> {
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!("iolab-exec-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir(&path).map_err(|e| {
+        let made = sut.make_dir(&path).map_err(|e| {
             RunFailure::failed(format!(
                 "creating the run's scratch directory {}: {e}",
                 path.display()
             ))
         })?;
-        Ok(Scratch { path })
+        Ok(Scratch { path, made })
     }
 
     fn read(&self, name: &str) -> Vec<u8> {
         std::fs::read(self.path.join(name)).unwrap_or_default()
+    }
+
+    /// Removes it and marks it removed in the journal. A failure leaves the record for
+    /// teardown and `iolab recover`.
+    fn remove(&mut self, sut: &mut dyn SutControl) {
+        if let Some(d) = self.made.take() {
+            let _ = sut.remove_dir(d);
+        }
     }
 }
 

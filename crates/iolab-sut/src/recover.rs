@@ -9,8 +9,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
+use crate::holders;
 use crate::journal::{Entry, Journal};
 use crate::undo::{self, Outcome};
+use crate::util::has_our_prefix;
+use iolab_sys::mountinfo;
 
 /// What was undone.
 #[derive(Debug)]
@@ -109,7 +112,9 @@ pub(crate) fn undo_seqs(
     }
 }
 
-/// Undo everything outstanding in an open journal.
+/// Undo everything outstanding in an open journal. Processes the crashed run left on a
+/// filesystem iolab mounted are killed first (see [`crate::holders`]), so that it unmounts
+/// cleanly and its loop device detaches; the mount's outcome names them.
 pub fn recover(journal: &mut Journal) -> RecoverReport {
     // Tunables are put back while no other session is changing them (best effort: a busy
     // lock after the wait still leaves the crashed session's changes to be undone).
@@ -124,7 +129,34 @@ pub fn recover(journal: &mut Journal) -> RecoverReport {
             .ok()
         });
     let seqs: Vec<u64> = journal.outstanding().map(|r| r.seq).collect();
-    undo_seqs(journal, seqs, &mut |_| {})
+    let mut killed = std::collections::BTreeMap::new();
+    if let Ok(mounts) = mountinfo::read() {
+        for r in journal.outstanding() {
+            let Entry::Mount { source, target, .. } = &r.entry else {
+                continue;
+            };
+            // The same conditions as the undo itself: a mount point iolab names, with
+            // iolab's mount on top.
+            if has_our_prefix(target)
+                && mountinfo::top_mount_at(&mounts, target).is_some_and(|m| m.source == *source)
+            {
+                let k = holders::kill_users(target);
+                if !k.is_empty() {
+                    killed.insert(r.seq, k);
+                }
+            }
+        }
+    }
+    let mut report = undo_seqs(journal, seqs, &mut |_| {});
+    for a in &mut report.actions {
+        if let (Some(k), Ok(Outcome::Undone(what))) = (killed.get(&a.seq), &mut a.result) {
+            what.push_str(&format!(
+                " (after killing what the crashed run left using it: {})",
+                k.join(", ")
+            ));
+        }
+    }
+    report
 }
 
 /// `iolab recover`: open the journal at `path` (fails with [`crate::Error::JournalBusy`] while a

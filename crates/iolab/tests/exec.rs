@@ -653,3 +653,87 @@ max = 1
         "{v}"
     );
 }
+
+/// iolab killed (SIGKILL) while a tool runs leaves nothing that `iolab recover` cannot put
+/// back. Found by bench/soak.sh: fio outlived iolab with its files open on the run's
+/// filesystem (its jobs in sessions of their own, out of reach of a signal to the tool's
+/// process group), so recover could only unmount it lazily and not detach its loop device;
+/// and the run's scratch directory (`{out}`) stayed in $TMPDIR for good. Now recover kills
+/// what the run left on iolab's filesystem, and the scratch directory is journalled.
+#[test]
+#[ignore = "needs root: mounts a tmpfs"]
+fn a_tool_killed_with_iolab_leaves_nothing_after_recover() {
+    common::require_root();
+    let s = Scratch::new();
+    let tmp = s.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // A process in a session of its own, as fio's jobs are, with its cwd on the run's
+    // filesystem and a file open there; its pid written where the test finds it.
+    let f = s.write(
+        "killed.toml",
+        r#"
+name = "killed"
+[sut]
+target = { kind = "tmpfs", size = "16M" }
+fs = { kind = "tmpfs" }
+[workload]
+exec = { tool = "generic", command = ["sh", "-c", 'setsid sh -c "exec sleep 300 >held" & echo $! >pid.tmp; mv pid.tmp pid; sleep 300'],
+         metrics = [{ name = "score_per_s", unit = "op/s", better = "higher", regex = 'score: ([0-9.]+)' }] }
+[repetitions]
+min = 2
+max = 2
+"#,
+    );
+    let mut child = s
+        .cmd()
+        .env("TMPDIR", &tmp)
+        .args(["run", f.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _hang = iolab_testkit::timeout(120);
+    let pid_file = loop {
+        assert!(child.try_wait().unwrap().is_none(), "iolab ended early");
+        let found = s
+            .mounts()
+            .iter()
+            .map(|m| m.mount_point.join("pid"))
+            .find(|p| p.exists());
+        if let Some(p) = found {
+            break p;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let left: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        common::entries(&tmp).len(),
+        1,
+        "the run's scratch directory"
+    );
+    // iolab itself, not the `timeout` it runs under.
+    let kids = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id())).unwrap();
+    let iolab: i32 = kids.split_whitespace().next().unwrap().parse().unwrap();
+    // SAFETY: kill(2) on the iolab this test started.
+    unsafe { libc::kill(iolab, libc::SIGKILL) };
+    child.wait().unwrap();
+    let o = s.run(&["recover"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("lazily"), "{}", stderr(&o));
+    assert!(s.mounts().is_empty(), "left mounted: {:?}", s.mounts());
+    assert!(
+        common::entries(&tmp).is_empty(),
+        "left in TMPDIR: {:?}",
+        common::entries(&tmp)
+    );
+    // Killed (it may be a zombie a moment, until init reaps it).
+    let state = std::fs::read_to_string(format!("/proc/{left}/status")).unwrap_or_default();
+    assert!(
+        state.is_empty() || state.contains("State:\tZ"),
+        "the tool's process {left} outlived recover: {state}"
+    );
+}

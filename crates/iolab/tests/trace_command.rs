@@ -185,3 +185,37 @@ fn without_a_command_ctrl_c_ends_the_trace_with_success() {
     assert_eq!(r["interrupted"], true);
     assert!(!tracing(&instances), "the tracefs instance was removed");
 }
+
+/// A SIGKILLed iolab cannot remove its block tracer's tracefs instance, and nothing recorded
+/// it: found by bench/soak.sh, `instances/iolab-<pid>-<n>` stayed, its ring buffer and block
+/// events with it. `iolab recover` removes the instances whose iolab is gone, and only those.
+#[test]
+#[ignore = "needs root: tracefs"]
+fn recover_removes_the_tracefs_instance_of_a_killed_iolab() {
+    common::require_root();
+    let root = Path::new(iolab_blocktrace::TRACEFS_PATHS[0]).join("instances");
+    assert!(
+        root.is_dir(),
+        "tracefs is not mounted at {}",
+        root.display()
+    );
+    // A pid that has certainly ended: a child of ours, waited for.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let stale = root.join(format!("iolab-{}-0", gone.id()));
+    let live = root.join(format!("iolab-{}-0", std::process::id()));
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::create_dir(&live).unwrap();
+    let s = common::Scratch::new();
+    let o = s.run(&["recover"]);
+    let live_left = live.is_dir();
+    let _ = std::fs::remove_dir(&live);
+    let _ = std::fs::remove_dir(&stale);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains(&format!("removed tracefs instance {}", stale.display())),
+        "{}",
+        common::stderr(&o)
+    );
+    assert!(live_left, "the instance of a live process was removed");
+}

@@ -1,5 +1,6 @@
 //! `iolab recover`: undo what the journal still lists (a crashed or killed iolab's mounts,
-//! loop devices, images, tunables and cgroups).
+//! loop devices, images, tunables and cgroups), and remove the block tracer's tracefs
+//! instances whose iolab is gone.
 
 use std::io::ErrorKind;
 
@@ -36,6 +37,20 @@ pub fn run(args: RecoverArgs) -> Result<(), CliError> {
         };
         err.with_hint("another iolab may be running; recover when it has finished")
     })?;
+    // Block-trace instances are not journalled: named after their iolab's pid, those of an
+    // iolab that is gone are known as left behind without a record.
+    let mut stale = Vec::new();
+    for root in iolab_blocktrace::TRACEFS_PATHS {
+        stale.extend(iolab_blocktrace::remove_stale_instances(
+            std::path::Path::new(root),
+        ));
+    }
+    for p in &stale {
+        say!(
+            "undone: removed tracefs instance {} (its iolab is gone)",
+            p.display()
+        );
+    }
     if report.is_empty() {
         if missing {
             say!(
@@ -68,6 +83,9 @@ pub fn run(args: RecoverArgs) -> Result<(), CliError> {
         ))
         .with_hint("fix the cause shown above and run `iolab recover` again"));
     }
-    say!("recovered: {} change(s) undone", report.actions.len());
+    say!(
+        "recovered: {} change(s) undone",
+        report.actions.len() + stale.len()
+    );
     Ok(())
 }
