@@ -40,7 +40,7 @@ pub mod container;
 pub mod env;
 pub mod error;
 pub mod fs;
-mod holders;
+pub mod holders;
 pub mod journal;
 mod loopdev;
 pub mod machine_lock;

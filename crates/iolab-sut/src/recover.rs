@@ -140,7 +140,7 @@ pub fn recover(journal: &mut Journal) -> RecoverReport {
             if has_our_prefix(target)
                 && mountinfo::top_mount_at(&mounts, target).is_some_and(|m| m.source == *source)
             {
-                let k = holders::kill_users(target);
+                let k = holders::kill_users(target, r.pid);
                 if !k.is_empty() {
                     killed.insert(r.seq, k);
                 }

@@ -43,6 +43,8 @@ mod term;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Before any thread: what iolab starts carries its PID, for `iolab recover` to know it.
+    iolab_sut::holders::mark_children();
     // In a VM, iolab is also the guest's init (/init of the initramfs, PID 1).
     if iolab_vm::guest::is_init() {
         iolab_vm::guest::run_init()
