@@ -1,26 +1,24 @@
 //! IO500 as a workload kind (docs/io500.md): `[workload] io500 = { … }` in an experiment,
 //! `iolab io500` on the command line; both read the one option table, [`crate::OPTIONS`].
-//! Under MPI each rank runs its share and [`Io500Workload::merge_ranks`] scores the whole.
+//! Under MPI each rank runs its share and [`Io500Table`]'s `merge_ranks` scores the whole.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use iolab_check::{Access, SyncScope};
 use iolab_metrics::MetricDef;
 use iolab_store::{Metric, RunRecord};
 use iolab_util::option::{OptionDef, OptionValue};
-use iolab_util::setting::Worded;
 
 use iolab_kind::input::read::Ctx;
 use iolab_kind::input::tree::Entry;
 use iolab_kind::record::{headline, metric, series, Totals};
-use iolab_kind::table::{self, OptionTable, TableKind};
-use iolab_kind::{Intent, LoadContext, Origin, RunCtx, RunFailure, Runs, UsageError, Workload};
+use iolab_kind::table::{self, OptionTable, TableKind, TableRun, TableWorkload};
+use iolab_kind::{Intent, LoadContext, Origin, RunCtx, RunFailure, Runs, UsageError};
 
 use crate::merge;
 use crate::options::{Io500Plan, Io500Spec, Io500SpecError, OPTIONS};
 use crate::phases::{Group, METRICS};
-use crate::run::{self, Io500Result};
+use crate::run::{self, Io500Error, Io500Result};
 
 /// The `[workload]` key.
 pub const KEY: &str = "io500";
@@ -88,65 +86,49 @@ fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<Io500Spec> {
 }
 
 /// A validated io500 workload; the runner gives each run its directory and seed.
-#[derive(Debug, Clone)]
-pub struct Io500Workload {
-    pub spec: Io500Spec,
-    origin: Origin,
-}
+pub type Io500Workload = TableWorkload<Io500Table>;
 
-impl Io500Workload {
-    pub fn new(spec: Io500Spec, origin: Origin) -> Io500Workload {
-        Io500Workload { spec, origin }
-    }
-
-    fn plan_in(&self, dir: &Path, seed: u64) -> Result<Io500Plan, RunFailure> {
-        let mut spec = self.spec.clone();
-        spec.dir = dir.to_path_buf();
-        spec.seed = seed;
-        spec.validate()
-            .map_err(|e| RunFailure::bad_input(table::word::<Io500Table>(self.origin, &e.phrase())))
-    }
-}
-
-impl Workload for Io500Workload {
+impl TableRun for Io500Table {
     type Output = Io500Result;
+    type RunError = Io500Error;
 
-    fn kind(&self) -> &'static str {
-        KEY
-    }
-
-    fn metrics(&self) -> &[MetricDef] {
+    fn metrics() -> &'static [MetricDef] {
         &METRICS
     }
 
-    fn intent(&self, base: Intent) -> Intent {
-        match self.spec.validate() {
-            Ok(plan) => intent(&plan, base),
-            Err(_) => base,
-        }
+    fn place(spec: &mut Io500Spec, dir: &Path, seed: u64) {
+        spec.dir = dir.to_path_buf();
+        spec.seed = seed;
     }
 
-    fn planned_duration(&self) -> Option<Duration> {
-        None
+    fn intent(plan: &Io500Plan, base: Intent) -> Intent {
+        intent(plan, base)
     }
 
-    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
-        table::describe::<Io500Table>(&self.spec)
+    /// Its data directory, named by the run once made.
+    fn run_files(_plan: &Io500Plan) -> Vec<PathBuf> {
+        Vec::new()
     }
 
-    fn run(&self, run: &mut RunCtx<'_>) -> Result<Io500Result, RunFailure> {
-        let plan = self.plan_in(run.dir, run.seed)?;
-        let out = run::run(&plan, run).map_err(|e| e.failure())?;
-        add_record(run.record, &out);
-        Ok(out)
+    fn run(plan: &Io500Plan, run: &mut RunCtx<'_>) -> Result<Io500Result, Io500Error> {
+        run::run(plan, run)
+    }
+
+    fn failure(e: &Io500Error, _spec: &Io500Spec, _origin: Origin) -> RunFailure {
+        e.failure()
+    }
+
+    fn record(record: &mut RunRecord, out: &Io500Result) {
+        add_record(record, out);
+    }
+
+    fn merge_ranks(spec: &Io500Spec, ranks: &[RunRecord]) -> Vec<Metric> {
+        merge::merge(ranks, spec.stonewall)
     }
 
     /// IO500's phases name each rank's files and items by its rank.
-    fn divides_among_ranks(&self) -> bool {
+    fn divides_among_ranks() -> bool {
         true
-    }
-    fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
-        merge::merge(ranks, self.spec.stonewall)
     }
 }
 
@@ -166,14 +148,12 @@ pub fn from_command_line(
         plan.mdtest_easy.items,
         plan.mdtest_hard.items
     );
-    let workload_json = serde_json::json!({ KEY: table::options_json::<Io500Table>(&spec) });
-    Ok(Runs::one(
+    Ok(table::command_run::<Io500Table>(
+        spec,
         name,
         "iolab io500",
         dir.to_path_buf(),
         seed,
-        Io500Workload::new(spec, Origin::CommandLine),
-        workload_json,
     ))
 }
 

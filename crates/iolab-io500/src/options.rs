@@ -8,6 +8,7 @@ use std::time::Duration;
 use iolab_ior::{IorPlan, IorSpec};
 use iolab_mdtest::{MdtestPlan, MdtestSpec};
 use iolab_util::option::{OptionDef, OptionKind, OptionValue};
+use iolab_util::option_row;
 use iolab_util::phrase;
 use iolab_util::setting::{opt, Phrase, Worded};
 
@@ -105,60 +106,27 @@ pub const OPTIONS: &[Io500Option] = &[
         apply: |s, v| s.scale = count(v),
         get: |s| Some(OptionValue::Count(s.scale)),
     },
-    OptionDef {
-        name: "ior_easy_block",
-        value_name: "SIZE",
-        kind: OptionKind::Size,
-        default: None,
-        aliases: &[],
-        help: "ior-easy's bytes per rank, a multiple of its 2 MiB transfer [default: 64m × \
-               scale]",
-        original: "[ior-easy] blockSize",
-        apply: |s, v| s.ior_easy_block = Some(v.bytes()),
-        get: |s| s.ior_easy_block.map(OptionValue::Bytes),
-    },
-    OptionDef {
-        name: "ior_hard_segments",
-        value_name: "N",
-        kind: OptionKind::Count {
-            min: 1,
-            max: u32::MAX as u64,
-        },
-        default: None,
-        aliases: &[],
-        help: "ior-hard's 47008-byte records per rank [default: 1000 × scale]",
-        original: "[ior-hard] segmentCount",
-        apply: |s, v| s.ior_hard_segments = Some(count(v)),
-        get: |s| s.ior_hard_segments.map(OptionValue::Count),
-    },
-    OptionDef {
-        name: "mdtest_easy_items",
-        value_name: "N",
-        kind: OptionKind::Count {
-            min: 1,
-            max: u32::MAX as u64,
-        },
-        default: None,
-        aliases: &[],
-        help: "mdtest-easy's empty files per rank [default: 1000 × scale]",
-        original: "[mdtest-easy] n",
-        apply: |s, v| s.mdtest_easy_items = Some(count(v)),
-        get: |s| s.mdtest_easy_items.map(OptionValue::Count),
-    },
-    OptionDef {
-        name: "mdtest_hard_items",
-        value_name: "N",
-        kind: OptionKind::Count {
-            min: 1,
-            max: u32::MAX as u64,
-        },
-        default: None,
-        aliases: &[],
-        help: "mdtest-hard's 3901-byte files per rank [default: 1000 × scale]",
-        original: "[mdtest-hard] n",
-        apply: |s, v| s.mdtest_hard_items = Some(count(v)),
-        get: |s| s.mdtest_hard_items.map(OptionValue::Count),
-    },
+    option_row!(
+        size ior_easy_block?,
+        "[ior-easy] blockSize",
+        "ior-easy's bytes per rank, a multiple of its 2 MiB transfer [default: 64m × \
+         scale]"
+    ),
+    option_row!(
+        count ior_hard_segments? in 1..=u32::MAX as u64,
+        "[ior-hard] segmentCount",
+        "ior-hard's 47008-byte records per rank [default: 1000 × scale]"
+    ),
+    option_row!(
+        count mdtest_easy_items? in 1..=u32::MAX as u64,
+        "[mdtest-easy] n",
+        "mdtest-easy's empty files per rank [default: 1000 × scale]"
+    ),
+    option_row!(
+        count mdtest_hard_items? in 1..=u32::MAX as u64,
+        "[mdtest-hard] n",
+        "mdtest-hard's 3901-byte files per rank [default: 1000 × scale]"
+    ),
 ];
 
 /// The option named `name`.

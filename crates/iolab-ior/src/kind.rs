@@ -1,9 +1,8 @@
 //! IOR's workload (docs/ior.md): `[workload] ior = { … }` in an experiment, `iolab ior` on the
 //! command line; both read the options of the one table, [`crate::OPTIONS`]. Under MPI each
-//! rank runs its share and [`IorWorkload::merge_ranks`] puts the ranks' phases together.
+//! rank runs its share and [`IorTable`]'s `merge_ranks` puts the ranks' phases together.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use iolab_check::{Access, SyncScope};
 use iolab_engine::stats::LatencyHistogram;
@@ -16,8 +15,8 @@ use iolab_util::setting::{opt, Phrase, Worded};
 use iolab_kind::input::read::Ctx;
 use iolab_kind::input::tree::Entry;
 use iolab_kind::record::{headline, metric, series, Totals};
-use iolab_kind::table::{self, OptionTable, TableKind};
-use iolab_kind::{Intent, LoadContext, Origin, RunCtx, RunFailure, Runs, UsageError, Workload};
+use iolab_kind::table::{self, OptionTable, TableKind, TableRun, TableWorkload};
+use iolab_kind::{Intent, LoadContext, Origin, RunCtx, RunFailure, Runs, UsageError};
 
 use crate::merge::{self, RankPhase};
 use crate::options::{IorPlan, IorSpec, IorSpecError, OPTIONS};
@@ -163,43 +162,41 @@ fn read(cx: &mut Ctx, entry: &Entry, at: &LoadContext) -> Option<IorSpec> {
 }
 
 /// A validated ior workload; the runner gives each run its directory and seed.
-#[derive(Debug, Clone)]
-pub struct IorWorkload {
-    pub spec: IorSpec,
-    origin: Origin,
-}
+pub type IorWorkload = TableWorkload<IorTable>;
 
-impl IorWorkload {
-    pub fn new(spec: IorSpec, origin: Origin) -> IorWorkload {
-        IorWorkload { spec, origin }
+impl TableRun for IorTable {
+    type Output = IorResult;
+    type RunError = IorError;
+
+    fn metrics() -> &'static [MetricDef] {
+        METRICS
     }
 
-    fn plan_in(&self, dir: &Path, seed: u64) -> Result<IorPlan, RunFailure> {
-        let mut spec = self.spec.clone();
+    fn place(spec: &mut IorSpec, dir: &Path, seed: u64) {
         spec.dir = dir.to_path_buf();
         spec.seed = seed;
-        spec.validate()
-            .map_err(|e| RunFailure::bad_input(table::word::<IorTable>(self.origin, &e.phrase())))
     }
 
-    #[cfg(test)]
-    pub(crate) fn run_paced(
-        &self,
-        run: &mut RunCtx<'_>,
-        pace: run::Pace,
-    ) -> Result<IorResult, RunFailure> {
-        let plan = self.plan_in(run.dir, run.seed)?;
-        let out = run::run_paced(&plan, run, pace).map_err(|e| self.failure(&e, &plan))?;
-        add_record(run.record, &out);
-        Ok(out)
+    fn intent(plan: &IorPlan, base: Intent) -> Intent {
+        intent(plan, base)
+    }
+
+    /// Each rank's files depend on its rank: the run names them.
+    fn run_files(_plan: &IorPlan) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    fn run(plan: &IorPlan, run: &mut RunCtx<'_>) -> Result<IorResult, IorError> {
+        run::run(plan, run)
     }
 
     /// A run's failure in the words of where the settings came from.
-    fn failure(&self, e: &IorError, plan: &IorPlan) -> RunFailure {
-        let word = |p: &Phrase| table::word::<IorTable>(self.origin, p);
+    fn failure(e: &IorError, spec: &IorSpec, origin: Origin) -> RunFailure {
+        let word = |p: &Phrase| table::word::<IorTable>(origin, p);
         match e {
             IorError::Io { call, path, source } => {
-                let hint = if source.raw_os_error() == Some(libc::EINVAL) && plan.direct {
+                // The plan's `direct` and `write` are the spec's as given.
+                let hint = if source.raw_os_error() == Some(libc::EINVAL) && spec.direct {
                     Some(phrase!(
                         "with {}, transfers must be multiples of the device's logical block size \
                          and the filesystem must take O_DIRECT: try {} 1m, or drop {}",
@@ -207,7 +204,7 @@ impl IorWorkload {
                         opt("transfer"),
                         opt("direct")
                     ))
-                } else if source.kind() == std::io::ErrorKind::NotFound && !plan.write {
+                } else if source.kind() == std::io::ErrorKind::NotFound && !spec.write {
                     Some(phrase!(
                         "a read-only run reads the files a run with {} left: run one first",
                         opt("keep")
@@ -244,47 +241,18 @@ impl IorWorkload {
             IorError::Ranks(f) => f.clone(),
         }
     }
-}
 
-impl Workload for IorWorkload {
-    type Output = IorResult;
-
-    fn kind(&self) -> &'static str {
-        KEY
+    fn record(record: &mut RunRecord, out: &IorResult) {
+        add_record(record, out);
     }
 
-    fn metrics(&self) -> &'static [MetricDef] {
-        METRICS
-    }
-
-    fn intent(&self, base: Intent) -> Intent {
-        match self.spec.validate() {
-            Ok(plan) => intent(&plan, base),
-            Err(_) => base,
-        }
-    }
-
-    fn planned_duration(&self) -> Option<Duration> {
-        None
-    }
-
-    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
-        table::describe::<IorTable>(&self.spec)
-    }
-
-    fn run(&self, run: &mut RunCtx<'_>) -> Result<IorResult, RunFailure> {
-        let plan = self.plan_in(run.dir, run.seed)?;
-        let out = run::run(&plan, run).map_err(|e| self.failure(&e, &plan))?;
-        add_record(run.record, &out);
-        Ok(out)
+    fn merge_ranks(_spec: &IorSpec, ranks: &[RunRecord]) -> Vec<Metric> {
+        merge::merge(ranks)
     }
 
     /// Each rank's files are named by its rank, as IOR's and mdtest's are.
-    fn divides_among_ranks(&self) -> bool {
+    fn divides_among_ranks() -> bool {
         true
-    }
-    fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
-        merge::merge(ranks)
     }
 }
 
@@ -315,15 +283,7 @@ pub fn from_command_line(
         plan.segments,
         if plan.file_per_process { " -F" } else { "" }
     );
-    let workload_json = serde_json::json!({ KEY: table::options_json::<IorTable>(&spec) });
-    let mut runs = Runs::one(
-        name,
-        "iolab ior",
-        dir.to_path_buf(),
-        seed,
-        IorWorkload::new(spec, Origin::CommandLine),
-        workload_json,
-    );
+    let mut runs = table::command_run::<IorTable>(spec, name, "iolab ior", dir.to_path_buf(), seed);
     // IOR's repetitions: the same configuration again, each its own run.
     let first = runs.plan.configs[0].workload.clone();
     let json = runs.plan.configs[0].workload_json.clone();

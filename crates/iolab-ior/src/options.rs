@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use iolab_util::option::{OptionDef, OptionKind, OptionValue};
+use iolab_util::option_row;
 use iolab_util::phrase;
 use iolab_util::setting::{opt, Phrase, Worded};
 
@@ -127,95 +128,45 @@ pub const OPTIONS: &[IorOption] = &[
         apply: |s, v| s.preset = Preset::parse(v.name()),
         get: |s| Some(OptionValue::Name(s.preset.name())),
     },
-    OptionDef {
-        name: "transfer",
-        value_name: "SIZE",
-        kind: OptionKind::Size,
-        default: None,
-        aliases: &[],
-        help: "Bytes per write or read [default: 256k, IOR's; the preset's]",
-        original: "-t",
-        apply: |s, v| s.transfer = Some(v.bytes()),
-        get: |s| s.transfer.map(OptionValue::Bytes),
-    },
-    OptionDef {
-        name: "block",
-        value_name: "SIZE",
-        kind: OptionKind::Size,
-        default: None,
-        aliases: &[],
-        help: "Contiguous bytes of each rank per segment, a multiple of the transfer [default: \
-               1m, IOR's; the preset's]",
-        original: "-b",
-        apply: |s, v| s.block = Some(v.bytes()),
-        get: |s| s.block.map(OptionValue::Bytes),
-    },
-    OptionDef {
-        name: "segments",
-        value_name: "N",
-        kind: OptionKind::Count {
-            min: 0,
-            max: u32::MAX as u64,
-        },
-        default: None,
-        aliases: &[],
-        help: "Segments: each holds one block of every rank [default: 1; ior-hard's 1000]",
-        original: "-s",
-        apply: |s, v| {
-            s.segments = Some(match v {
-                OptionValue::Count(n) => n,
-                _ => 0,
-            })
-        },
-        get: |s| s.segments.map(OptionValue::Count),
-    },
-    OptionDef {
-        name: "file_per_process",
-        value_name: "BOOL",
-        kind: OptionKind::Flag,
-        default: None,
-        aliases: &[],
-        help: "One file per rank (FILE.00000000, …) instead of one shared file [default: false; \
-               ior-easy's true]",
-        original: "-F",
-        apply: |s, v| s.file_per_process = Some(v.flag()),
-        get: |s| s.file_per_process.map(OptionValue::Flag),
-    },
-    OptionDef {
-        name: "random",
-        value_name: "BOOL",
-        kind: OptionKind::Flag,
-        default: Some("false"),
-        aliases: &[],
-        help: "Transfers in a random order (from the run's seed), as IOR shuffles them",
-        original: "-z",
-        apply: |s, v| s.random = v.flag(),
-        get: |s| Some(OptionValue::Flag(s.random)),
-    },
-    OptionDef {
-        name: "fsync",
-        value_name: "BOOL",
-        kind: OptionKind::Flag,
-        default: None,
-        aliases: &[],
-        help: "fsync after the write phase's transfers, before close [default: false; the \
-               presets' true]",
-        original: "-e",
-        apply: |s, v| s.fsync = Some(v.flag()),
-        get: |s| s.fsync.map(OptionValue::Flag),
-    },
-    OptionDef {
-        name: "reorder",
-        value_name: "BOOL",
-        kind: OptionKind::Flag,
-        default: None,
-        aliases: &[],
-        help: "Read another node's data: rank r reads what rank (r + reorder_offset × ranks per \
-               node) mod ranks wrote [default: false; the presets' true]",
-        original: "-C",
-        apply: |s, v| s.reorder = Some(v.flag()),
-        get: |s| s.reorder.map(OptionValue::Flag),
-    },
+    option_row!(
+        size transfer?,
+        "-t",
+        "Bytes per write or read [default: 256k, IOR's; the preset's]"
+    ),
+    option_row!(
+        size block?,
+        "-b",
+        "Contiguous bytes of each rank per segment, a multiple of the transfer [default: \
+         1m, IOR's; the preset's]"
+    ),
+    option_row!(
+        count segments? in 0..=u32::MAX as u64,
+        "-s",
+        "Segments: each holds one block of every rank [default: 1; ior-hard's 1000]"
+    ),
+    option_row!(
+        flag file_per_process?,
+        "-F",
+        "One file per rank (FILE.00000000, …) instead of one shared file [default: false; \
+         ior-easy's true]"
+    ),
+    option_row!(
+        flag random = "false",
+        "-z",
+        "Transfers in a random order (from the run's seed), as IOR shuffles them"
+    ),
+    option_row!(
+        flag fsync?,
+        "-e",
+        "fsync after the write phase's transfers, before close [default: false; the \
+         presets' true]"
+    ),
+    option_row!(
+        flag reorder?,
+        "-C",
+        "Read another node's data: rank r reads what rank (r + reorder_offset × ranks per \
+         node) mod ranks wrote [default: false; the presets' true]"
+    ),
     OptionDef {
         name: "reorder_offset",
         value_name: "NODES",
@@ -235,28 +186,16 @@ pub const OPTIONS: &[IorOption] = &[
         },
         get: |s| Some(OptionValue::Count(s.reorder_offset)),
     },
-    OptionDef {
-        name: "write",
-        value_name: "BOOL",
-        kind: OptionKind::Flag,
-        default: Some("true"),
-        aliases: &[],
-        help: "Run the write phase",
-        original: "-w",
-        apply: |s, v| s.write = v.flag(),
-        get: |s| Some(OptionValue::Flag(s.write)),
-    },
-    OptionDef {
-        name: "read",
-        value_name: "BOOL",
-        kind: OptionKind::Flag,
-        default: Some("true"),
-        aliases: &[],
-        help: "Run the read phase",
-        original: "-r",
-        apply: |s, v| s.read = v.flag(),
-        get: |s| Some(OptionValue::Flag(s.read)),
-    },
+    option_row!(
+        flag write = "true",
+        "-w",
+        "Run the write phase"
+    ),
+    option_row!(
+        flag read = "true",
+        "-r",
+        "Run the read phase"
+    ),
     OptionDef {
         name: "stonewall",
         value_name: "DURATION",
@@ -274,29 +213,17 @@ pub const OPTIONS: &[IorOption] = &[
         },
         get: |s| s.stonewall.map(OptionValue::Duration),
     },
-    OptionDef {
-        name: "wear_out",
-        value_name: "BOOL",
-        kind: OptionKind::Flag,
-        default: None,
-        aliases: &[],
-        help: "After the stonewall, every rank goes on until it has done as many transfers as \
-               the busiest had [default: false; the presets' true with a stonewall]",
-        original: "-O stoneWallingWearOut=1",
-        apply: |s, v| s.wear_out = Some(v.flag()),
-        get: |s| s.wear_out.map(OptionValue::Flag),
-    },
-    OptionDef {
-        name: "direct",
-        value_name: "BOOL",
-        kind: OptionKind::Flag,
-        default: Some("false"),
-        aliases: &[],
-        help: "O_DIRECT on every open (transfers must suit the device's block size)",
-        original: "--posix.odirect",
-        apply: |s, v| s.direct = v.flag(),
-        get: |s| Some(OptionValue::Flag(s.direct)),
-    },
+    option_row!(
+        flag wear_out?,
+        "-O stoneWallingWearOut=1",
+        "After the stonewall, every rank goes on until it has done as many transfers as \
+         the busiest had [default: false; the presets' true with a stonewall]"
+    ),
+    option_row!(
+        flag direct = "false",
+        "--posix.odirect",
+        "O_DIRECT on every open (transfers must suit the device's block size)"
+    ),
     OptionDef {
         name: "file",
         value_name: "NAME",
@@ -308,17 +235,11 @@ pub const OPTIONS: &[IorOption] = &[
         apply: |s, v| s.file = v.text(),
         get: |s| Some(OptionValue::Text(s.file)),
     },
-    OptionDef {
-        name: "keep",
-        value_name: "BOOL",
-        kind: OptionKind::Flag,
-        default: Some("false"),
-        aliases: &[],
-        help: "Keep the test files after the run (removed by default, outside the timed region)",
-        original: "-k",
-        apply: |s, v| s.keep = v.flag(),
-        get: |s| Some(OptionValue::Flag(s.keep)),
-    },
+    option_row!(
+        flag keep = "false",
+        "-k",
+        "Keep the test files after the run (removed by default, outside the timed region)"
+    ),
 ];
 
 /// What a validated spec runs.

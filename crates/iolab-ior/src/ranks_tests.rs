@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use iolab_kind::ranks::Threads;
 use iolab_kind::record::testing;
-use iolab_kind::{NoSut, Origin, Ranks, RunCtx, RunFailure};
+use iolab_kind::table::TableRun;
+use iolab_kind::{NoSut, Origin, Ranks, RunCtx, RunFailure, Workload};
 use iolab_store::{Metric, RunRecord};
 
-use crate::kind::{IorWorkload, METRICS};
+use crate::kind::{IorTable, IorWorkload, METRICS};
 use crate::run::{read_stamp, Pace};
 use crate::{IorResult, IorSpec};
 
@@ -54,7 +55,11 @@ fn on_ranks(size: usize, per_node: usize, dir: &Path, spec: IorSpec, pace: Pace)
                 sut: &mut NoSut,
                 ranks: &t,
             };
-            let out = w.run_paced(&mut ctx, pace);
+            let out = if pace.0.is_empty() {
+                w.run(&mut ctx)
+            } else {
+                run_paced(&w.spec, &mut ctx, pace)
+            };
             if out.is_err() {
                 // What the runner does for a failed rank: the others end at their next sync.
                 iolab_kind::Group::end(&t, true);
@@ -72,6 +77,17 @@ fn on_ranks(size: usize, per_node: usize, dir: &Path, spec: IorSpec, pace: Pace)
         .collect();
     out.sort_by_key(|(r, _)| *r);
     out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// One rank's run as the workload's ([`IorWorkload`]), its transfers slowed by `pace`.
+fn run_paced(spec: &IorSpec, run: &mut RunCtx<'_>, pace: Pace) -> Result<IorResult, RunFailure> {
+    let mut spec = spec.clone();
+    IorTable::place(&mut spec, run.dir, run.seed);
+    let plan = spec.validate().expect("a valid spec");
+    let out = crate::run::run_paced(&plan, run, pace)
+        .map_err(|e| IorTable::failure(&e, &spec, Origin::File))?;
+    IorTable::record(run.record, &out);
+    Ok(out)
 }
 
 fn spec(dir: &Path, f: impl FnOnce(&mut IorSpec)) -> IorSpec {

@@ -248,7 +248,8 @@ pub trait TableRun: OptionTable<Spec: Clone + std::fmt::Debug + Send + Sync> {
         serde_json::Map::new()
     }
     /// The files (or trees) the run works on: dropping caches checks that they left the page
-    /// cache.
+    /// cache. None: the run names them itself (`run.hooks.run_files`), as a kind whose files
+    /// depend on its rank does.
     fn run_files(plan: &Self::Plan) -> Vec<std::path::PathBuf>;
     /// Runs the plan once, calling `run.hooks` around its timed region; `run.sut` for what
     /// it asks of the system under test.
@@ -257,6 +258,19 @@ pub trait TableRun: OptionTable<Spec: Clone + std::fmt::Debug + Send + Sync> {
     fn failure(e: &Self::RunError, spec: &Self::Spec, origin: Origin) -> RunFailure;
     /// Adds a run's measurements to its record.
     fn record(record: &mut iolab_store::RunRecord, output: &Self::Output);
+    /// Under MPI, the run's metrics as a whole from every rank's record (see
+    /// [`Workload::merge_ranks`]); none by default.
+    fn merge_ranks(
+        _spec: &Self::Spec,
+        _ranks: &[iolab_store::RunRecord],
+    ) -> Vec<iolab_store::Metric> {
+        Vec::new()
+    }
+    /// Whether the kind shares the work among MPI ranks itself (see
+    /// [`Workload::divides_among_ranks`]); no by default.
+    fn divides_among_ranks() -> bool {
+        false
+    }
 }
 
 /// A validated workload of a [`TableRun`] kind; the runner gives each run its directory and
@@ -330,10 +344,21 @@ impl<T: TableRun> Workload for TableWorkload<T> {
         // Validated when the plan was made; the directory and seed do not change that.
         let plan = T::validate(&spec)
             .map_err(|e| RunFailure::bad_input(word::<T>(self.origin, &e.phrase())))?;
-        run.hooks.run_files(T::run_files(&plan));
+        let files = T::run_files(&plan);
+        if !files.is_empty() {
+            run.hooks.run_files(files);
+        }
         let out = T::run(&plan, run).map_err(|e| T::failure(&e, &self.spec, self.origin))?;
         T::record(run.record, &out);
         Ok(out)
+    }
+
+    fn merge_ranks(&self, ranks: &[iolab_store::RunRecord]) -> Vec<iolab_store::Metric> {
+        T::merge_ranks(&self.spec, ranks)
+    }
+
+    fn divides_among_ranks(&self) -> bool {
+        T::divides_among_ranks()
     }
 }
 

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use iolab_kind::cli::{self, CommandError, Counting, Host, RunArgs, Subcommand};
-use iolab_kind::{CommandConfig, CommandPlan, Outputs};
+use iolab_kind::{CommandConfig, CommandPlan, Origin, Outputs};
 use serde_json::json;
 
-use crate::kind::{MdtestTable, MdtestWorkload, Source};
+use crate::kind::{in_mdtest_flags, MdtestTable, MdtestWorkload};
 use crate::options::{MdtestSpec, Preset};
 use crate::output::{self, Iteration, FORMATS};
 
@@ -125,7 +125,7 @@ impl Subcommand for MdtestCommand {
             }
         );
         spec.validate().map_err(|e| {
-            CommandError::usage(Source::MdtestFlags.word(&iolab_util::setting::Worded::phrase(&e)))
+            CommandError::usage(in_mdtest_flags(&iolab_util::setting::Worded::phrase(&e)))
         })?;
         let outputs = Outputs::default();
         let workload_json =
@@ -138,7 +138,7 @@ impl Subcommand for MdtestCommand {
                     format!("iteration-{i}")
                 },
                 factors: Default::default(),
-                workload: outputs.wrap(MdtestWorkload::from_mdtest_flags(spec.clone())),
+                workload: outputs.wrap(MdtestWorkload::new(spec.clone(), Origin::CommandLine)),
                 workload_json: workload_json.clone(),
             })
             .collect();
@@ -254,7 +254,7 @@ mod tests {
     fn errors_name_mdtests_flags() {
         let (s, _) = parse(&["mdtest", "-n", "5", "-d", "/tmp", "-e", "10"]).unwrap();
         let e = s.validate().unwrap_err();
-        let text = Source::MdtestFlags.word(&iolab_util::setting::Worded::phrase(&e));
+        let text = in_mdtest_flags(&iolab_util::setting::Worded::phrase(&e));
         assert!(text.starts_with("-e 10 is more than -w 0"), "{text}");
     }
 }

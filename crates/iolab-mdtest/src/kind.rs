@@ -8,14 +8,14 @@ use iolab_check::{Access, SyncScope};
 use iolab_metrics::{Better, MetricDef};
 use iolab_store::{FlowopStats, Metric, RunRecord};
 use iolab_util::option::OptionDef;
-use iolab_util::setting::{Phrase, Setting, Worded, Words};
+use iolab_util::setting::{Phrase, Setting, Words};
 use serde_json::json;
 
 use iolab_kind::input::read::Ctx;
 use iolab_kind::input::tree::Entry;
 use iolab_kind::record::{headline, metric, series, Totals};
-use iolab_kind::table::{self, OptionTable, TableKind};
-use iolab_kind::{Intent, LoadContext, Origin, RunCtx, RunFailure, Runs, Workload};
+use iolab_kind::table::{self, OptionTable, TableKind, TableRun, TableWorkload};
+use iolab_kind::{Intent, LoadContext, Origin, RunCtx, RunFailure};
 
 use crate::merge;
 use crate::options::{MdtestPlan, MdtestSpec, MdtestSpecError, OPTIONS};
@@ -167,15 +167,6 @@ fn read(
     Some(iolab_kind::erase(MdtestWorkload::new(r.spec, Origin::File)))
 }
 
-/// Where settings came from, for messages: an experiment's keys, iolab's flags, or the
-/// flags of an mdtest command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    Origin(Origin),
-    /// `iolab mdtest -n … -u …`: options named by mdtest's flags.
-    MdtestFlags,
-}
-
 /// mdtest's flag for an option, where it has one.
 pub fn mdtest_flag(name: &str) -> Option<&'static str> {
     match name {
@@ -202,40 +193,50 @@ impl Words for MdtestWords {
     }
 }
 
-impl Source {
-    /// `phrase` in these words.
-    pub fn word(self, phrase: &Phrase) -> String {
-        match self {
-            Source::Origin(o) => table::word::<MdtestTable>(o, phrase),
-            Source::MdtestFlags => phrase.render(&MdtestWords),
-        }
-    }
+/// `phrase` in the words of an mdtest command line (`iolab mdtest -n … -u …`): options
+/// named by mdtest's flags.
+pub fn in_mdtest_flags(phrase: &Phrase) -> String {
+    phrase.render(&MdtestWords)
 }
 
-/// A validated mdtest workload; the runner gives each run its directory and seed.
-#[derive(Debug, Clone)]
-pub struct MdtestWorkload {
-    pub spec: MdtestSpec,
-    source: Source,
-}
+/// A validated mdtest workload; the runner gives each run its directory and seed. One from an
+/// mdtest command line is [`Origin::CommandLine`]'s: its spec was validated in mdtest's flags
+/// ([`in_mdtest_flags`]) before, and the run's directory and seed do not change that.
+pub type MdtestWorkload = TableWorkload<MdtestTable>;
 
-impl MdtestWorkload {
-    pub fn new(spec: MdtestSpec, origin: Origin) -> MdtestWorkload {
-        MdtestWorkload {
-            spec,
-            source: Source::Origin(origin),
-        }
+impl TableRun for MdtestTable {
+    type Output = MdtestResult;
+    type RunError = MdtestError;
+
+    fn metrics() -> &'static [MetricDef] {
+        &METRICS
     }
 
-    /// A workload whose settings came from an mdtest command line.
-    pub fn from_mdtest_flags(spec: MdtestSpec) -> MdtestWorkload {
-        MdtestWorkload {
-            spec,
-            source: Source::MdtestFlags,
-        }
+    /// A run's answer is each phase's rate: the common throughput mixes the phases' items
+    /// over the whole run, and its bandwidth is 0 for empty files (mdtest-easy).
+    fn common_headline() -> bool {
+        false
     }
 
-    fn failure(&self, e: &MdtestError) -> RunFailure {
+    fn place(spec: &mut MdtestSpec, dir: &Path, seed: u64) {
+        spec.dir = dir.to_path_buf();
+        spec.seed = seed;
+    }
+
+    fn intent(plan: &MdtestPlan, base: Intent) -> Intent {
+        intent(plan, base)
+    }
+
+    /// Its test directory, named by the run once made.
+    fn run_files(_plan: &MdtestPlan) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    fn run(plan: &MdtestPlan, run: &mut RunCtx<'_>) -> Result<MdtestResult, MdtestError> {
+        run_mdtest(plan, run)
+    }
+
+    fn failure(e: &MdtestError, _spec: &MdtestSpec, _origin: Origin) -> RunFailure {
         match e {
             MdtestError::Interrupted => RunFailure {
                 interrupted: true,
@@ -244,57 +245,18 @@ impl MdtestWorkload {
             e => RunFailure::failed(e.to_string()).hint(e.hint().map(str::to_string)),
         }
     }
-}
 
-impl Workload for MdtestWorkload {
-    type Output = MdtestResult;
-
-    fn kind(&self) -> &'static str {
-        KEY
+    fn record(record: &mut RunRecord, out: &MdtestResult) {
+        add_record(record, out);
     }
 
-    fn metrics(&self) -> &[MetricDef] {
-        &METRICS
-    }
-
-    fn intent(&self, base: Intent) -> Intent {
-        match self.spec.validate() {
-            Ok(plan) => intent(&plan, base),
-            Err(_) => base,
-        }
-    }
-
-    fn planned_duration(&self) -> Option<std::time::Duration> {
-        None
-    }
-
-    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
-        table::describe::<MdtestTable>(&self.spec)
-    }
-
-    fn run(&self, run: &mut RunCtx<'_>) -> Result<MdtestResult, RunFailure> {
-        let mut spec = self.spec.clone();
-        spec.dir = run.dir.to_path_buf();
-        spec.seed = run.seed;
-        let plan = spec
-            .validate()
-            .map_err(|e| RunFailure::bad_input(self.source.word(&e.phrase())))?;
-        let out = run_mdtest(&plan, run).map_err(|e| self.failure(&e))?;
-        add_record(run.record, &out);
-        Ok(out)
+    fn merge_ranks(_spec: &MdtestSpec, ranks: &[RunRecord]) -> Vec<Metric> {
+        merge::merge(ranks)
     }
 
     /// Each rank's files are named by its rank, as IOR's and mdtest's are.
-    fn divides_among_ranks(&self) -> bool {
+    fn divides_among_ranks() -> bool {
         true
-    }
-    /// A run's answer is each phase's rate: the common throughput mixes the phases' items
-    /// over the whole run, and its bandwidth is 0 for empty files (mdtest-easy).
-    fn common_headline(&self) -> bool {
-        false
-    }
-    fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
-        merge::merge(ranks)
     }
 }
 
@@ -387,22 +349,6 @@ pub fn intent(plan: &MdtestPlan, base: Intent) -> Intent {
         cache_purged_each_pass: base.caches_dropped,
         ..base
     }
-}
-
-/// `iolab mdtest`'s one run of `spec` in `dir`, named `name`, its errors in mdtest's flags.
-pub fn command_run(spec: MdtestSpec, name: String) -> Result<Runs<MdtestResult>, Phrase> {
-    spec.validate().map_err(|e| e.phrase())?;
-    let dir = spec.dir.clone();
-    let seed = spec.seed;
-    let workload_json = json!({ KEY: table::options_json::<MdtestTable>(&spec) });
-    Ok(Runs::one(
-        name,
-        "iolab mdtest",
-        dir,
-        seed,
-        MdtestWorkload::from_mdtest_flags(spec),
-        workload_json,
-    ))
 }
 
 /// The test directory a run in `dir` makes.

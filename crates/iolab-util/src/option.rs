@@ -87,6 +87,14 @@ impl OptionValue {
         }
     }
 
+    /// The number of a [`OptionValue::Count`] (0 otherwise).
+    pub fn count(self) -> u64 {
+        match self {
+            OptionValue::Count(n) => n,
+            _ => 0,
+        }
+    }
+
     /// The bytes of a [`OptionValue::Bytes`] (0 otherwise).
     pub fn bytes(self) -> u64 {
         match self {
@@ -301,6 +309,52 @@ impl<S> OptionDef<S> {
     pub fn flag(&self) -> String {
         self.name.replace('_', "-")
     }
+}
+
+/// An [`OptionDef`] of a spec field named as the option, in one of the shapes most options
+/// take, so that a table declares each such row once (a row of another shape is written
+/// out): `original` is the tool's flag, `help` the help text.
+///
+/// - `option_row!(flag FIELD = "DEFAULT", original, help)`: a `bool` with a default;
+/// - `option_row!(flag FIELD?, original, help)`: an `Option<bool>`, unset unless given;
+/// - `option_row!(size FIELD?, original, help)`: an `Option<u64>` of bytes;
+/// - `option_row!(count FIELD? in MIN..=MAX, original, help)`: an `Option<u64>` count.
+#[macro_export]
+macro_rules! option_row {
+    (flag $f:ident = $default:literal, $original:expr, $help:expr) => {
+        $crate::option_row!(@row $f, "BOOL", Flag, Some($default), $original, $help,
+            |s, v| s.$f = v.flag(),
+            |s| Some($crate::option::OptionValue::Flag(s.$f)))
+    };
+    (flag $f:ident ?, $original:expr, $help:expr) => {
+        $crate::option_row!(@row $f, "BOOL", Flag, None, $original, $help,
+            |s, v| s.$f = Some(v.flag()),
+            |s| s.$f.map($crate::option::OptionValue::Flag))
+    };
+    (size $f:ident ?, $original:expr, $help:expr) => {
+        $crate::option_row!(@row $f, "SIZE", Size, None, $original, $help,
+            |s, v| s.$f = Some(v.bytes()),
+            |s| s.$f.map($crate::option::OptionValue::Bytes))
+    };
+    (count $f:ident ? in $min:literal ..= $max:expr, $original:expr, $help:expr) => {
+        $crate::option_row!(@row $f, "N", Count { min: $min, max: $max }, None, $original, $help,
+            |s, v| s.$f = Some(v.count()),
+            |s| s.$f.map($crate::option::OptionValue::Count))
+    };
+    (@row $f:ident, $value_name:literal, $kind:ident $({ $($k:tt)* })?, $default:expr,
+     $original:expr, $help:expr, $apply:expr, $get:expr) => {
+        $crate::option::OptionDef {
+            name: stringify!($f),
+            value_name: $value_name,
+            kind: $crate::option::OptionKind::$kind $({ $($k)* })?,
+            default: $default,
+            aliases: &[],
+            help: $help,
+            original: $original,
+            apply: $apply,
+            get: $get,
+        }
+    };
 }
 
 /// Applies the defaults of `options` to `spec` (the defaults are tested to parse).

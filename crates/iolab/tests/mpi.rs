@@ -5,7 +5,8 @@
 
 mod common;
 
-use std::path::Path;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -14,8 +15,9 @@ use serde_json::Value;
 
 const NEEDS_MPI: &str = "needs iolab built with --features mpi and Open MPI (scripts/test.sh)";
 
-/// `mpirun` for `np` ranks of this iolab on this machine, its arguments next.
-fn mpirun(np: usize) -> Command {
+/// `mpirun` for `np` ranks of this iolab on this machine, its arguments next; the ranks use
+/// `s`'s database and state directory, as [`Scratch::cmd`] does.
+fn mpirun(np: usize, s: &Scratch) -> Command {
     let mut c = iolab_testkit::bounded("mpirun", 300);
     c.args([
         "--allow-run-as-root",
@@ -23,15 +25,54 @@ fn mpirun(np: usize) -> Command {
         "-np",
         &np.to_string(),
         env!("CARGO_BIN_EXE_iolab"),
-    ]);
+    ])
+    .env("IOLAB_DB", s.db())
+    .env("IOLAB_STATE_DIR", s.state());
     c
 }
 
-/// A directory experiment of `micro` writes, `size` per rank.
-fn writes(s: &Scratch, name: &str, target: &Path, micro: &str) -> std::path::PathBuf {
-    std::fs::create_dir_all(target).unwrap();
-    s.write(
-        name,
+/// `iolab ARGS` on `np` ranks under mpirun, its output.
+fn on_ranks<A: AsRef<OsStr>>(np: usize, s: &Scratch, args: impl IntoIterator<Item = A>) -> Output {
+    mpirun(np, s).args(args).output().expect(NEEDS_MPI)
+}
+
+/// `iolab run FILE` (and `args`) on `np` ranks, which must succeed.
+fn run_ok(np: usize, s: &Scratch, file: &Path, args: &[&str]) -> Output {
+    let mut all = vec![OsStr::new("run"), file.as_os_str()];
+    all.extend(args.iter().map(OsStr::new));
+    succeeded(on_ranks(np, s, all))
+}
+
+/// `o`, of a command that must have succeeded.
+fn succeeded(o: Output) -> Output {
+    assert!(o.status.success(), "{}", text(&o));
+    o
+}
+
+/// The first run of the experiment `s` stored last.
+fn first_run(s: &Scratch) -> Value {
+    export(s)["configs"][0]["runs"][0].take()
+}
+
+/// `iolab run` of a small experiment of writes, launched as rank 0 of `size` as mpirun
+/// would (its environment), without mpirun.
+fn as_rank_0_of(s: &Scratch, size: &str) -> Output {
+    let (f, _) = writes(s, r#"{ access = "write", bs = "4k", size = "64k" }"#);
+    s.cmd()
+        .args(["run", f.to_str().unwrap()])
+        .env("OMPI_COMM_WORLD_RANK", "0")
+        .env("OMPI_COMM_WORLD_SIZE", size)
+        .output()
+        .unwrap()
+}
+
+/// A directory experiment of `micro` writes, `size` per rank, in the scratch's `t`: the file
+/// (`x.toml`) and the target.
+fn writes(s: &Scratch, micro: &str) -> (PathBuf, PathBuf) {
+    let target = s.path().join("t");
+    std::fs::create_dir_all(&target).unwrap();
+    let f = s.write(
+        "x.toml",
         &format!(
             r#"
 name = "ranks"
@@ -47,7 +88,8 @@ max = 1
 "#,
             target.display()
         ),
-    )
+    );
+    (f, target)
 }
 
 fn export(s: &Scratch) -> Value {
@@ -69,19 +111,7 @@ fn text(o: &Output) -> String {
 )]
 fn launched_by_mpirun_without_the_feature_iolab_says_how_to_build_it() {
     let s = Scratch::new();
-    let f = writes(
-        &s,
-        "x.toml",
-        &s.path().join("t"),
-        r#"{ access = "write", bs = "4k", size = "64k" }"#,
-    );
-    let o = s
-        .cmd()
-        .args(["run", f.to_str().unwrap()])
-        .env("OMPI_COMM_WORLD_RANK", "0")
-        .env("OMPI_COMM_WORLD_SIZE", "4")
-        .output()
-        .unwrap();
+    let o = as_rank_0_of(&s, "4");
     assert_clean_failure(&o, 2, "one of 4 ranks, but this build has no MPI");
     assert!(stderr(&o).contains("--features mpi"), "{}", stderr(&o));
     assert!(!s.db().exists(), "nothing was stored");
@@ -91,21 +121,8 @@ fn launched_by_mpirun_without_the_feature_iolab_says_how_to_build_it() {
 #[test]
 fn one_rank_runs_as_without_mpi() {
     let s = Scratch::new();
-    let f = writes(
-        &s,
-        "x.toml",
-        &s.path().join("t"),
-        r#"{ access = "write", bs = "4k", size = "64k" }"#,
-    );
-    let o = s
-        .cmd()
-        .args(["run", f.to_str().unwrap()])
-        .env("OMPI_COMM_WORLD_RANK", "0")
-        .env("OMPI_COMM_WORLD_SIZE", "1")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let run = &export(&s)["configs"][0]["runs"][0];
+    succeeded(as_rank_0_of(&s, "1"));
+    let run = &first_run(&s);
     assert_eq!(metric(run, "bytes"), 65536.0);
     assert!(run_metric(run, "ranks.count").is_none());
 }
@@ -115,18 +132,8 @@ fn one_rank_runs_as_without_mpi() {
 fn four_ranks_store_one_run_whose_counts_add_up() {
     let _hang = iolab_testkit::timeout(300);
     let s = Scratch::new();
-    let target = s.path().join("t");
-    let f = writes(
-        &s,
-        "x.toml",
-        &target,
-        r#"{ access = "write", bs = "64k", size = "2m" }"#,
-    );
-    let o = mpirun(4)
-        .args(["run", f.to_str().unwrap(), "--db", s.db().to_str().unwrap()])
-        .output()
-        .expect(NEEDS_MPI);
-    assert!(o.status.success(), "{}", text(&o));
+    let (f, target) = writes(&s, r#"{ access = "write", bs = "64k", size = "2m" }"#);
+    let o = run_ok(4, &s, &f, &[]);
     // Rank 0 alone prints the summary.
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(out.matches("runs: 1 ok").count(), 1, "{out}");
@@ -165,12 +172,14 @@ fn ior_ranks_move_ior_s_bytes_file_per_process_and_shared() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("testFile");
     for extra in [&["-F"][..], &[][..]] {
-        let o = mpirun(4)
-            .args(["ior", "-a", "POSIX", "-t", "64k", "-b", "256k", "-s", "3"])
-            .args(extra)
-            .args(["-o", file.to_str().unwrap(), "--json", "--no-db"])
-            .output()
-            .expect(NEEDS_MPI);
+        let ior = ["ior", "-a", "POSIX", "-t", "64k", "-b", "256k", "-s", "3"];
+        let o = on_ranks(
+            4,
+            &s,
+            ior.iter()
+                .chain(extra)
+                .chain(&["-o", file.to_str().unwrap(), "--json", "--no-db"]),
+        );
         assert!(o.status.success(), "{extra:?}: {}", text(&o));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         let phases = &v["iterations"][0]["phases"];
@@ -187,25 +196,31 @@ fn ior_ranks_move_ior_s_bytes_file_per_process_and_shared() {
 fn a_failing_rank_fails_the_run_on_every_rank_with_its_reason() {
     let _hang = iolab_testkit::timeout(300);
     let s = Scratch::new();
-    let micro = r#"{ access = "write", bs = "64k", size = "1m" }"#;
-    let good = writes(&s, "good.toml", &s.path().join("t"), micro);
+    let (good, target) = writes(&s, r#"{ access = "write", bs = "64k", size = "1m" }"#);
     // The last rank's file has the same configuration, on a target it cannot write in
     // (sysfs makes no files): its run fails on that host alone.
     let bad = s.write(
         "bad.toml",
         &std::fs::read_to_string(&good)
             .unwrap()
-            .replace(s.path().join("t").to_str().unwrap(), "/sys/kernel/mm"),
+            .replace(target.to_str().unwrap(), "/sys/kernel/mm"),
     );
-    let db = s.db();
-    let o = mpirun(2)
-        .args(["run", good.to_str().unwrap(), "--db", db.to_str().unwrap()])
-        .args([":", "-np", "1", env!("CARGO_BIN_EXE_iolab")])
-        .args(["run", bad.to_str().unwrap(), "--db", db.to_str().unwrap()])
-        .output()
-        .expect(NEEDS_MPI);
+    let o = on_ranks(
+        2,
+        &s,
+        [
+            "run",
+            good.to_str().unwrap(),
+            ":",
+            "-np",
+            "1",
+            env!("CARGO_BIN_EXE_iolab"),
+            "run",
+            bad.to_str().unwrap(),
+        ],
+    );
     assert!(!o.status.success(), "{}", text(&o));
-    let run = &export(&s)["configs"][0]["runs"][0];
+    let run = &first_run(&s);
     assert_eq!(run["status"], "failed");
     let error = run["error"].as_str().unwrap();
     assert!(
@@ -213,7 +228,7 @@ fn a_failing_rank_fails_the_run_on_every_rank_with_its_reason() {
         "{error}"
     );
     assert!(error.contains("2 other ranks ended with it"), "{error}");
-    assert!(entries(&s.path().join("t")).is_empty());
+    assert!(entries(&target).is_empty());
 }
 
 /// A rank killed outright: mpirun ends the others (SIGTERM), which store the run as
@@ -224,16 +239,12 @@ fn a_failing_rank_fails_the_run_on_every_rank_with_its_reason() {
 fn a_killed_rank_ends_every_rank_cleanly_and_the_experiment_resumes() {
     let _hang = iolab_testkit::timeout(300);
     let s = Scratch::new();
-    let target = s.path().join("t");
-    let f = writes(
+    let (f, target) = writes(
         &s,
-        "x.toml",
-        &target,
         r#"{ access = "randwrite", bs = "4k", size = "4m", time = "5s", loops = 1000000 }"#,
     );
-    let db = s.db();
-    let child = mpirun(3)
-        .args(["run", f.to_str().unwrap(), "--db", db.to_str().unwrap()])
+    let child = mpirun(3, &s)
+        .args(["run", f.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -260,17 +271,7 @@ fn a_killed_rank_ends_every_rank_cleanly_and_the_experiment_resumes() {
     );
     // The ranks that lived cleaned up; the killed one's files wait for the next run.
     assert_eq!(entries(&target), ["rank-2"]);
-    let o = mpirun(3)
-        .args([
-            "run",
-            f.to_str().unwrap(),
-            "--resume",
-            "--db",
-            db.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    run_ok(3, &s, &f, &["--resume"]);
     let exp = export(&s);
     assert_eq!(exp["experiment"]["status"], "done");
     let runs = exp["configs"][0]["runs"].as_array().unwrap();
@@ -323,13 +324,7 @@ fn ranks_on_two_hosts_store_each_host() {
     let _hang = iolab_testkit::timeout(300);
     iolab_testkit::require_root();
     let s = Scratch::new();
-    let target = s.path().join("t");
-    let f = writes(
-        &s,
-        "x.toml",
-        &target,
-        r#"{ access = "write", bs = "64k", size = "1m" }"#,
-    );
+    let (f, _) = writes(&s, r#"{ access = "write", bs = "64k", size = "1m" }"#);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mpi-netns.sh");
     let o = iolab_testkit::bounded(&script, 300)
         .args([
@@ -346,7 +341,7 @@ fn ranks_on_two_hosts_store_each_host() {
         .args(["run", f.to_str().unwrap(), "--db", s.db().to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    succeeded(o);
     let exp = export(&s);
     let hosts: Vec<&str> = exp["experiment"]["host"]["mpi"]["hosts"]
         .as_array()
@@ -390,12 +385,7 @@ min = 2
 max = 2
 "#,
     );
-    let o = mpirun(3)
-        .env("IOLAB_STATE_DIR", s.state())
-        .args(["run", f.to_str().unwrap(), "--db", s.db().to_str().unwrap()])
-        .output()
-        .expect(NEEDS_MPI);
-    assert!(o.status.success(), "{}", text(&o));
+    run_ok(3, &s, &f, &[]);
     let exp = export(&s);
     for run in exp["configs"][0]["runs"].as_array().unwrap() {
         assert_eq!(run["status"], "ok", "{run}");
@@ -425,18 +415,14 @@ fn stonewall_with_wear_out_ends_every_rank_with_equal_counts() {
     let s = Scratch::new();
     let dir = s.path().join("ior");
     std::fs::create_dir_all(&dir).unwrap();
-    let o = mpirun(3)
-        // Transfers this small take far longer than the 1 s deadline to fill the block.
-        .args([
-            "ior", "-a", "POSIX", "-t", "64", "-b", "1g", "-F", "-D", "1",
-        ])
-        .args(["-O", "stoneWallingWearOut=1", "-o"])
-        .arg(dir.join("testFile"))
-        .args(["--db", s.db().to_str().unwrap()])
-        .output()
-        .expect(NEEDS_MPI);
-    assert!(o.status.success(), "{}", text(&o));
-    let run = &export(&s)["configs"][0]["runs"][0];
+    let file = dir.join("testFile");
+    // Transfers this small take far longer than the 1 s deadline to fill the block.
+    let ior = [
+        "ior", "-a", "POSIX", "-t", "64", "-b", "1g", "-F", "-D", "1",
+    ];
+    let wear_out = ["-O", "stoneWallingWearOut=1", "-o", file.to_str().unwrap()];
+    succeeded(on_ranks(3, &s, ior.iter().chain(&wear_out)));
+    let run = &first_run(&s);
     let ranks = run["environment"]["ranks"].as_array().unwrap();
     let ops: Vec<f64> = ranks
         .iter()
@@ -482,23 +468,9 @@ drop_caches = false
         &format!("{}\n[[then]]\n{}", stage("first", ""), stage("second", "x"))
             .replace("xname", "name"),
     );
-    let db = s.db();
-    let o = mpirun(2)
-        .args(["run", f.to_str().unwrap(), "--db", db.to_str().unwrap()])
-        .output()
-        .expect(NEEDS_MPI);
-    assert!(o.status.success(), "{}", text(&o));
+    run_ok(2, &s, &f, &[]);
     // Both stages are done: resuming says so on rank 0, and no rank waits.
-    let o = mpirun(2)
-        .args([
-            "run",
-            f.to_str().unwrap(),
-            "--resume",
-            "--db",
-            db.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = on_ranks(2, &s, ["run", f.to_str().unwrap(), "--resume"]);
     assert!(text(&o).contains("every stage of"), "{}", text(&o));
     assert!(text(&o).contains("done before"), "{}", text(&o));
 }

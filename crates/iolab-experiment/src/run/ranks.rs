@@ -445,19 +445,29 @@ enum Combine {
     First,
 }
 
-fn combine(name: &str, unit: &str) -> Combine {
-    if name.contains('.') && !name.starts_with("ranks.") {
-        // A monitor's (`cpu.usr_pct`, `disk.loop0.util_pct`), or a kind's own phase metric
-        // that the kind merges itself.
-        return Combine::First;
+/// How the ranks' values of metric `name` become the run's, by who declares it (not by how
+/// it is named): a common metric by what it measures; one of the kind's own is rank 0's when
+/// the kind divides the work among the ranks (its `merge_ranks` gives the run's figures; the
+/// rest are per rank), and otherwise, every rank having run the whole workload, the ranks'
+/// total (a percentage: their mean); what neither declares is a monitor's (`cpu.usr_pct`,
+/// `disk.loop0.util_pct`, the syscall trace's), rank 0's host's.
+fn combine(name: &str, workload: &dyn iolab_kind::DynWorkload) -> Combine {
+    let percent = |unit: &str| unit == "%" || unit.ends_with("pct");
+    if let Some(d) = iolab_metrics::find(iolab_metrics::COMMON, name) {
+        return match (&*d.name, &*d.unit) {
+            ("lat_mean_ns", _) => Combine::Mean,
+            // Latency percentiles and the maximum.
+            (_, "ns") => Combine::Max,
+            (_, u) if percent(u) => Combine::Mean,
+            _ => Combine::Sum,
+        };
     }
-    if name.starts_with("lat_") && name != "lat_mean_ns" {
-        return Combine::Max;
+    match iolab_metrics::find(workload.metrics(), name) {
+        Some(_) if workload.divides_among_ranks() => Combine::First,
+        Some(d) if percent(&d.unit) => Combine::Mean,
+        Some(_) => Combine::Sum,
+        None => Combine::First,
     }
-    if name == "lat_mean_ns" || unit == "%" || unit.ends_with("pct") {
-        return Combine::Mean;
-    }
-    Combine::Sum
 }
 
 /// The run's record from every rank's (rank order) and their timed regions (Unix ns).
@@ -513,7 +523,7 @@ fn merge(
             "lat_mean_ns" if total_ops > 0.0 => {
                 vals.iter().zip(&ops).map(|(v, n)| v * n).sum::<f64>() / total_ops
             }
-            name => match combine(name, &m.unit) {
+            name => match combine(name, workload) {
                 Combine::Sum => vals.iter().sum(),
                 Combine::Max => vals.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
                 Combine::Mean => vals.iter().sum::<f64>() / vals.len() as f64,
@@ -662,15 +672,21 @@ mod tests {
             .value
     }
 
+    /// A kind that declares `declared`, divides its work among the ranks or not, and merges
+    /// `ops` itself (1000 a rank) or nothing.
     #[derive(Debug)]
-    struct Own;
+    struct Own {
+        declared: &'static [iolab_metrics::MetricDef],
+        divides: bool,
+        merges_ops: bool,
+    }
     impl iolab_kind::Workload for Own {
         type Output = ();
         fn kind(&self) -> &'static str {
             "own"
         }
         fn metrics(&self) -> &[iolab_metrics::MetricDef] {
-            &[]
+            self.declared
         }
         fn intent(&self, base: iolab_kind::Intent) -> iolab_kind::Intent {
             base
@@ -682,7 +698,13 @@ mod tests {
             Ok(())
         }
         fn merge_ranks(&self, ranks: &[RunRecord]) -> Vec<Metric> {
-            vec![Metric::new("ops", ranks.len() as f64 * 1000.0, "")]
+            match self.merges_ops {
+                true => vec![Metric::new("ops", ranks.len() as f64 * 1000.0, "")],
+                false => Vec::new(),
+            }
+        }
+        fn divides_among_ranks(&self) -> bool {
+            self.divides
         }
     }
 
@@ -697,7 +719,11 @@ mod tests {
             Some([1_000_000_000, 3_000_000_000]),
             Some([2_000_000_000, 5_000_000_000]),
         ];
-        let w = iolab_kind::erase(Own);
+        let w = iolab_kind::erase(Own {
+            declared: &[],
+            divides: false,
+            merges_ops: true,
+        });
         let m = merge(&recs, &spans, w.as_ref());
         assert_eq!(get(&m, "bytes"), 1048576.0 * 40.0);
         assert_eq!(get(&m, "elapsed_s"), 4.0);
@@ -714,6 +740,51 @@ mod tests {
         assert_eq!(get(&m, "ranks.end_spread_s"), 2.0);
         assert_eq!(get(&m, "ranks.all_running_s"), 1.0);
         assert_eq!(get(&m, "ops"), 2000.0, "the kind's own merge wins");
+    }
+
+    /// A kind's own metrics, named with a dot or without.
+    const DECLARED: &[iolab_metrics::MetricDef] = &[
+        iolab_metrics::MetricDef::new("write.ops", "", None, "Writes", "writes"),
+        iolab_metrics::MetricDef::new("files", "", None, "Files", "files"),
+        iolab_metrics::MetricDef::new("busy_pct", "%", None, "Busy", "busy"),
+    ];
+
+    /// What the kind declares decides, not the name: its own metrics add up (a percentage is
+    /// averaged) when every rank ran the whole workload, and are rank 0's when the kind
+    /// divides the work (its merge gives the run's); a monitor's is rank 0's host's.
+    #[test]
+    fn a_kinds_own_metrics_merge_as_it_declares_them_and_monitors_are_rank_0s() {
+        let recs = [(1.0, 10.0), (3.0, 30.0)].map(|(n, pct)| {
+            let mut r = record();
+            for (name, v, u) in [
+                ("write.ops", n, ""),
+                ("files", n, ""),
+                ("busy_pct", pct, "%"),
+                ("disk.vda.util_pct", pct, "%"),
+            ] {
+                r.metrics.push(Metric::new(name, v, u));
+            }
+            r
+        });
+        let merged = |divides| {
+            let w = iolab_kind::erase(Own {
+                declared: DECLARED,
+                divides,
+                merges_ops: false,
+            });
+            let m = merge(&recs, &[None, None], w.as_ref());
+            ["write.ops", "files", "busy_pct", "disk.vda.util_pct"].map(|n| get(&m, n))
+        };
+        assert_eq!(
+            merged(false),
+            [4.0, 4.0, 20.0, 10.0],
+            "every rank ran it all"
+        );
+        assert_eq!(
+            merged(true),
+            [1.0, 1.0, 10.0, 10.0],
+            "the kind divided the work"
+        );
     }
 
     /// Ranks 0 and 1 share a node, rank 2 has its own: each judges its node's device by its
