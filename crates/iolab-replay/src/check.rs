@@ -94,8 +94,9 @@ struct Sim<'a> {
     files: [Option<&'a Path>; 3],
     nodes: HashMap<Vec<u8>, Node>,
     gone: HashMap<Vec<u8>, (usize, u32)>,
-    bytes: u64,
-    peak: u64,
+    // Wider than any size: a list's sizes (each up to 2^64 − 1) may add up past 64 bits.
+    bytes: u128,
+    peak: u128,
 }
 
 fn shown(n: &[u8]) -> String {
@@ -179,13 +180,13 @@ impl<'a> Sim<'a> {
                 at,
             },
         );
-        self.bytes += size;
+        self.bytes += u128::from(size);
         self.peak = self.peak.max(self.bytes);
     }
 
     fn remove(&mut self, name: &[u8], at: (usize, u32)) {
         if let Some(n) = self.nodes.remove(name) {
-            self.bytes -= n.size;
+            self.bytes -= u128::from(n.size);
         }
         if let Some(p) = parent(name) {
             if let Some(n) = self.nodes.get_mut(p) {
@@ -289,7 +290,7 @@ impl<'a> Sim<'a> {
                         fsync,
                     },
                 ));
-                ph.write_bytes += e.size;
+                ph.write_bytes = ph.write_bytes.saturating_add(e.size);
                 ph.files += 1;
                 Ok(())
             }
@@ -303,7 +304,7 @@ impl<'a> Sim<'a> {
                 let n = self.file(li, e, day)?;
                 same_size(self, n)?;
                 ph.steps.push((cstr(&e.name), Step::Read { size: n.size }));
-                ph.read_bytes += n.size;
+                ph.read_bytes = ph.read_bytes.saturating_add(n.size);
                 ph.files += 1;
                 Ok(())
             }
@@ -330,7 +331,7 @@ impl<'a> Sim<'a> {
                         len: e.size,
                     },
                 ));
-                ph.read_bytes += e.size;
+                ph.read_bytes = ph.read_bytes.saturating_add(e.size);
                 ph.files += 1;
                 Ok(())
             }
@@ -465,7 +466,8 @@ pub fn check(lists: &Lists) -> Result<Program, ListError> {
         phases,
         days: u32::try_from(days.len()).unwrap_or(u32::MAX),
         leftover,
-        peak_bytes: sim.peak,
+        // Past 2^64 − 1 bytes no filesystem holds it; the run refuses it for lack of room.
+        peak_bytes: u64::try_from(sim.peak).unwrap_or(u64::MAX),
     })
 }
 

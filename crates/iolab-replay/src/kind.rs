@@ -513,11 +513,12 @@ impl Workload for ReplayWorkload {
                 )
             })
         });
-        let (reads, writes) = self
-            .program
-            .phases
-            .iter()
-            .fold((0, 0), |(r, w), p| (r + p.read_bytes, w + p.write_bytes));
+        let (reads, writes) = self.program.phases.iter().fold((0u64, 0u64), |(r, w), p| {
+            (
+                r.saturating_add(p.read_bytes),
+                w.saturating_add(p.write_bytes),
+            )
+        });
         Intent {
             access: Some(match (reads > 0, writes > 0) {
                 (true, false) => Access::Read,

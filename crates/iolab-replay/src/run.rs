@@ -159,6 +159,17 @@ pub enum ReplayError {
     Interrupted,
     #[error("{path} exists already: the replay makes it")]
     Exists { path: PathBuf },
+    #[error(
+        "the lists need {} at their peak; {} has {} free",
+        iolab_util::units::format_bytes(*needed),
+        dir.display(),
+        iolab_util::units::format_bytes(*free)
+    )]
+    NoSpace {
+        dir: PathBuf,
+        needed: u64,
+        free: u64,
+    },
 }
 
 impl ReplayError {
@@ -166,9 +177,13 @@ impl ReplayError {
         matches!(self, ReplayError::Interrupted)
     }
 
-    /// The directory holds names of the replay's (nothing was run).
+    /// The directory holds names of the replay's, or has no room for the lists (nothing was
+    /// run).
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, ReplayError::Exists { .. })
+        matches!(
+            self,
+            ReplayError::Exists { .. } | ReplayError::NoSpace { .. }
+        )
     }
 
     /// What to do about it.
@@ -179,6 +194,9 @@ impl ReplayError {
             }
             ReplayError::Exists { .. } => Some(
                 "replay into a directory without the list's names (iolab removes only what it made)",
+            ),
+            ReplayError::NoSpace { .. } => Some(
+                "replay into a filesystem with more room, or check the lists' sizes (bytes)",
             ),
             _ => None,
         }
@@ -208,6 +226,22 @@ pub fn replay(
         if there {
             return Err(ReplayError::Exists {
                 path: dir.join(std::ffi::OsStr::from_bytes(root.as_bytes())),
+            });
+        }
+    }
+    // A list of absurd sizes would write until the filesystem is full (someone else's too,
+    // for a directory target): refuse what cannot fit before writing a byte.
+    // SAFETY: `d` is an open descriptor and `st` a properly sized out-parameter.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatvfs(d.as_raw_fd(), &mut st) } == 0 {
+        // The fields are narrower than u64 on 32-bit targets.
+        #[allow(clippy::useless_conversion)]
+        let free = u64::from(st.f_bavail).saturating_mul(u64::from(st.f_frsize));
+        if program.peak_bytes > free {
+            return Err(ReplayError::NoSpace {
+                dir: dir.to_path_buf(),
+                needed: program.peak_bytes,
+                free,
             });
         }
     }

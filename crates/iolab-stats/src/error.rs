@@ -20,6 +20,19 @@ pub enum StatsError {
         /// The offending value.
         value: f64,
     },
+    /// A finite value too large to compute with: powers of it overflow to infinity (1e308
+    /// in another host's database).
+    #[error(
+        "value #{index} is {value:e}: too large for statistics (at most ±{:e}, beyond which \
+         a variance squared overflows)",
+        crate::Sample::MAX_MAGNITUDE
+    )]
+    TooLarge {
+        /// Position of the value in its input.
+        index: usize,
+        /// The offending value.
+        value: f64,
+    },
     /// A value ≤ 0 where the log scale is used.
     #[error("value #{index} is {value}: the log scale needs positive values")]
     NonPositive {

@@ -15,8 +15,14 @@ impl Sample {
     /// The fewest values a sample may hold.
     pub const MIN_LEN: usize = 2;
 
-    /// A sample from owned values; fails with [`StatsError::TooFewValues`] or
-    /// [`StatsError::NonFinite`].
+    /// The largest magnitude a value may have: the fourth powers of values this size (a
+    /// variance squared, as in Welch's degrees of freedom), summed over millions of runs,
+    /// still fit a double, so no statistic overflows to ∞ and then to NaN. No measurement
+    /// comes near it; a hostile or corrupt database can.
+    pub const MAX_MAGNITUDE: f64 = 1e75;
+
+    /// A sample from owned values; fails with [`StatsError::TooFewValues`],
+    /// [`StatsError::NonFinite`] or [`StatsError::TooLarge`].
     pub fn new(values: Vec<f64>) -> Result<Self> {
         if values.len() < Self::MIN_LEN {
             return Err(StatsError::TooFewValues {
@@ -26,6 +32,13 @@ impl Sample {
         }
         if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return Err(StatsError::NonFinite { index, value });
+        }
+        if let Some((index, &value)) = values
+            .iter()
+            .enumerate()
+            .find(|(_, v)| v.abs() > Self::MAX_MAGNITUDE)
+        {
+            return Err(StatsError::TooLarge { index, value });
         }
         Ok(Sample { values })
     }
@@ -140,6 +153,32 @@ impl AsRef<[f64]> for Sample {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found with a hostile results database: 1e308 is finite, but its variance is ∞ and
+    /// Welch's degrees of freedom ∞/∞ = NaN, which panicked `iolab compare`.
+    #[test]
+    fn values_whose_squares_overflow_are_refused() {
+        let e = Sample::new(vec![1.0, 1e308, 2.0]).unwrap_err();
+        assert_eq!(
+            e,
+            StatsError::TooLarge {
+                index: 1,
+                value: 1e308
+            }
+        );
+        assert!(e.to_string().contains("too large"), "{e}");
+        let e = Sample::new(vec![-1e76, 1.0]).unwrap_err();
+        assert!(matches!(e, StatsError::TooLarge { index: 0, .. }), "{e}");
+        // At the limit everything stays finite, Welch's test included.
+        let m = Sample::MAX_MAGNITUDE;
+        let (a, b) = (
+            Sample::new(vec![m, -m, m]).unwrap(),
+            Sample::new(vec![-m, m, 0.0]).unwrap(),
+        );
+        assert!(a.variance().is_finite());
+        let w = crate::welch_t_test(&a, &b, crate::Level::P95);
+        assert!(w.df.is_finite() && w.df > 0.0, "{w:?}");
+    }
 
     #[test]
     fn rejects_too_few_and_non_finite() {

@@ -101,6 +101,7 @@ fn open_source(path: &Path) -> Result<Store> {
     src.busy_timeout(store::BUSY_TIMEOUT).map_err(sql)?;
     let version = schema::check(&src, path, SCHEMA_VERSION)?;
     if version == SCHEMA_VERSION {
+        missing_schema(&src, path)?;
         return Ok(Store::from_parts(src, path.to_path_buf(), version));
     }
     let mut mem = Connection::open_in_memory().map_err(sql)?;
@@ -116,5 +117,45 @@ fn open_source(path: &Path) -> Result<Store> {
     drop(src);
     mem.pragma_update(None, "foreign_keys", true).map_err(sql)?;
     schema::migrate(&mut mem, path, MIGRATIONS)?;
+    missing_schema(&mem, path)?;
     Ok(Store::from_parts(mem, path.to_path_buf(), version))
+}
+
+/// Refuses a database that says it has this schema but lacks one of its tables or columns
+/// (dropped by another program, or a file made to look like iolab's): what the import reads
+/// must be there, or it would stop half-way with an SQL message. Extra tables and columns
+/// are left alone.
+fn missing_schema(src: &Connection, path: &Path) -> Result<()> {
+    let sql = |e| db_err(path, e);
+    let mut reference = Connection::open_in_memory().map_err(sql)?;
+    schema::migrate(&mut reference, path, MIGRATIONS)?;
+    let columns = |conn: &Connection, table: &str| -> rusqlite::Result<Vec<String>> {
+        conn.prepare("SELECT name FROM pragma_table_info(?1)")?
+            .query_map([table], |r| r.get(0))?
+            .collect()
+    };
+    let tables: Vec<String> = reference
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+        .map_err(sql)?;
+    for table in tables {
+        let have = columns(src, &table).map_err(sql)?;
+        let missing = if have.is_empty() {
+            format!("its table `{table}` is missing")
+        } else {
+            match columns(&reference, &table)
+                .map_err(sql)?
+                .into_iter()
+                .find(|c| !have.contains(c))
+            {
+                Some(c) => format!("its column `{table}.{c}` is missing"),
+                None => continue,
+            }
+        };
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            details: format!("{missing} (iolab's schema {SCHEMA_VERSION} has it)"),
+        });
+    }
+    Ok(())
 }

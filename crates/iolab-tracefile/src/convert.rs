@@ -165,7 +165,7 @@ pub fn convert(
             let block_level = from_fmt.is_block_level();
             let mut out = OracleWriter::create(&tmp)?;
             let mut objects = reader.objects(block_size);
-            for o in objects.by_ref() {
+            while let Some(o) = objects.next() {
                 let o = o?;
                 s.read += 1;
                 if !matches!(o.op, Op::Read | Op::Write) {
@@ -177,8 +177,19 @@ pub fn convert(
                 } else {
                     o.time
                 };
-                out.write(u32::try_from(t).unwrap_or(u32::MAX), o.obj_id, o.size)
-                    .map_err(&w)?;
+                // oracleGeneral's time is 32 bits: a later time clamped would be a wrong
+                // number in the output, so it is refused where it is read.
+                let t = u32::try_from(t).map_err(|_| {
+                    Error::field(
+                        input,
+                        objects.last_location(),
+                        "time",
+                        t,
+                        "a time below 2^32 (oracleGeneral stores 32-bit times, seconds by \
+                         libCacheSim's convention); convert to csv or iolab to keep it",
+                    )
+                })?;
+                out.write(t, o.obj_id, o.size).map_err(&w)?;
             }
             s.dropped += objects.flushes();
             if let Objects::Blocks(b) = &objects {

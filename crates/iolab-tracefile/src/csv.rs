@@ -176,6 +176,11 @@ impl<R: BufRead> CsvReader<R> {
         }
     }
 
+    /// The line (from 1) of the row read last.
+    pub fn line(&self) -> u64 {
+        self.line_no
+    }
+
     fn next_line(&mut self) -> Result<Option<ObjRequest>> {
         loop {
             self.line.clear();

@@ -202,6 +202,18 @@ impl Objects {
         }
     }
 
+    /// Where the request read last came from: its CSV line; for the other formats the
+    /// file (a block is one of several of a record, and oracleGeneral is read as it is).
+    pub fn last_location(&self) -> Location {
+        match self {
+            Objects::Csv(r) => Location::Line {
+                line: r.line(),
+                column: 1,
+            },
+            _ => Location::File,
+        }
+    }
+
     /// oracleGeneral next-access fields counted from 0 taken so far (see
     /// [`TraceReader::accept_zero_based_next_access`]).
     pub fn zero_based_next_access(&self) -> Option<ZeroBased> {

@@ -7,13 +7,15 @@
 //!   [`xoshiro`]: xoshiro256++, for statistics and synthetic traces (normal variates too);
 //! - [`option`]: the option type every kind's one option table is made of;
 //! - [`math`]: ln Γ;
-//! - [`setting`]: settings named in messages, worded by the front end that prints them.
+//! - [`setting`]: settings named in messages, worded by the front end that prints them;
+//! - [`text`]: control characters in text from strangers made visible.
 
 pub mod math;
 pub mod option;
 pub mod rng;
 pub mod setting;
 pub mod suggest;
+pub mod text;
 pub mod units;
 pub mod xoshiro;
 

@@ -77,10 +77,66 @@ pub(crate) fn check_with(parsed: &Parsed, w: &Workload, checks: Checks) -> Resul
             }
         }
     }
-    match WmlErrors::from_vec(walker.errors) {
+    let mut errors = fileset_sizes(parsed, w);
+    errors.append(&mut walker.errors);
+    match WmlErrors::from_vec(errors) {
         Some(errors) => Err(errors),
         None => Ok(()),
     }
+}
+
+/// Filesets too large to lay out (more entries than the engine indexes, or an index larger
+/// than the memory this process may have), located at their `entries`: refused here, before
+/// anything is allocated, rather than aborting the run when the allocation fails.
+fn fileset_sizes(parsed: &Parsed, w: &Workload) -> Vec<WmlError> {
+    let mut errors = Vec::new();
+    for spec in &w.filesets {
+        let too_many = spec.entries > u64::from(u32::MAX) - 1 && !spec.single_file;
+        let message = if too_many {
+            format!(
+                "fileset `{}`: {} entries; iolab lays out at most {} (filebench: 1048576)",
+                spec.name,
+                spec.entries,
+                u32::MAX - 1
+            )
+        } else {
+            match iolab_engine::fileset::check_memory(spec) {
+                Ok(()) => continue,
+                Err(e) => e.to_string(),
+            }
+        };
+        let def = parsed.filesets().find(|d| {
+            find_attr(&d.attrs, "name")
+                .and_then(|a| a.value.as_ref()?.as_literal_str())
+                .is_some_and(|n| n == spec.name)
+        });
+        let at = def.and_then(|d| {
+            find_attr(&d.attrs, "entries").or_else(|| find_attr(&d.attrs, "leafdirs"))
+        });
+        let span = at.map_or_else(|| def.map_or(Span::default(), |d| d.span), |a| a.span);
+        let vars: Vec<String> = def
+            .map(|d| d.size_variables())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(attr, _)| *attr == "entries")
+            .flat_map(|(_, vars)| vars)
+            .collect();
+        let hint = match vars.first() {
+            Some(v) => format!("use fewer entries: `--set {v}=…`"),
+            None => "use fewer entries".to_string(),
+        };
+        errors.push(
+            WmlError::new(
+                ErrorKind::OutOfRange,
+                &parsed.file,
+                span,
+                at.map_or("define", |a| a.written.as_str()),
+                message,
+            )
+            .with_hint(hint),
+        );
+    }
+    errors
 }
 
 /// The workload starts no thread at all (no process, or `instances=0` on every process or

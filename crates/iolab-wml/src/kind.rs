@@ -296,7 +296,22 @@ impl WmlWorkload {
                     .map(|h| o.word(&h, "", &[])),
             },
         };
-        e.failure(hint)
+        let mut failure = e.failure(hint);
+        // A buffer too large for memory is the flowop's iosize: say where it is written.
+        if let EngineError::Alloc { what, .. } = e {
+            let at = w
+                .processes
+                .iter()
+                .flat_map(|p| &p.threads)
+                .flat_map(|t| &t.flowops)
+                .find(|f| *what == format!("flowop `{}`", f.name))
+                .and_then(|f| f.at.as_ref());
+            if let Some(at) = at {
+                failure.message = format!("{at}: error: {}", failure.message);
+                failure.located = true;
+            }
+        }
+        failure
     }
 }
 

@@ -38,6 +38,7 @@ mod lexer;
 pub mod lower;
 pub mod output;
 mod parser;
+mod print;
 mod schema;
 mod validate;
 
@@ -49,6 +50,7 @@ pub use check::{check, no_threads};
 pub use env::{Env, StaticValue};
 pub use error::{ErrorKind, Warning, WarningKind, WmlError, WmlErrors};
 pub use lower::{lower, LowerOptions};
+pub use print::to_wml;
 pub use schema::CVAR_TYPES;
 pub use validate::{validate, validate_with, ValidateOptions};
 

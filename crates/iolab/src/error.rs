@@ -19,12 +19,14 @@ pub fn print(e: &CliError) {
         .filter(|_| !crate::state::speaks())
         .map(|r| format!(" {r}:"))
         .unwrap_or_default();
+    // A message may quote a name from another host's database or file.
+    let message = crate::output::terminal_safe(&e.message);
     if e.located {
-        let _ = writeln!(err, "{}", e.message);
+        let _ = writeln!(err, "{message}");
     } else {
-        let _ = writeln!(err, "iolab:{who} error: {}", e.message);
+        let _ = writeln!(err, "iolab:{who} error: {message}");
     }
     if let Some(h) = &e.hint {
-        let _ = writeln!(err, "  hint: {h}");
+        let _ = writeln!(err, "  hint: {}", crate::output::terminal_safe(h));
     }
 }

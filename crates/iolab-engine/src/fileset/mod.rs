@@ -57,6 +57,20 @@ pub enum FilesetError {
     BadName(String),
     #[error("a fileset of more than {count} {what} is not supported")]
     TooLarge { what: &'static str, count: u64 },
+    /// iolab's index of the fileset (a few bytes per entry) would not fit the memory this
+    /// process may have: refused before any of it is allocated.
+    #[error(
+        "fileset `{name}`: {entries} entries need {} of memory for iolab's index of them; this \
+         process can have {}",
+        iolab_util::units::format_bytes(*need),
+        iolab_util::units::format_bytes(*have)
+    )]
+    NoMemory {
+        name: String,
+        entries: u64,
+        need: u64,
+        have: u64,
+    },
     #[error("directory {0} does not exist")]
     MissingDir(PathBuf),
     #[error("{0} is not a directory")]
@@ -254,6 +268,57 @@ id_type!(
     DirId
 );
 
+/// Memory per entry of a laid-out fileset: its directory (u32), size (u64) and state (u32).
+const INDEX_BYTES_PER_ENTRY: u64 = 16;
+/// Memory per leaf directory: its directory and its state.
+const INDEX_BYTES_PER_LEAFDIR: u64 = 8;
+
+/// The memory [`Fileset::layout`] takes for `entries` files and `leafdirs` leaf directories
+/// (their directories, a small fraction more, aside).
+pub fn index_bytes(entries: u64, leafdirs: u64) -> u64 {
+    entries
+        .saturating_mul(INDEX_BYTES_PER_ENTRY)
+        .saturating_add(leafdirs.saturating_mul(INDEX_BYTES_PER_LEAFDIR))
+}
+
+/// The most memory this process can have: the machine's RAM and swap, or less under a
+/// `ulimit -v` (RLIMIT_AS). `None` when neither can be read.
+pub fn memory_limit() -> Option<u64> {
+    // SAFETY: both calls only fill the zeroed structs they are given.
+    let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
+    let ram = (unsafe { libc::sysinfo(&mut si) } == 0).then(|| {
+        (si.totalram as u64)
+            .saturating_add(si.totalswap as u64)
+            .saturating_mul(u64::from(si.mem_unit))
+    });
+    let mut rl: libc::rlimit = unsafe { std::mem::zeroed() };
+    let rlimit = (unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) } == 0
+        && rl.rlim_cur != libc::RLIM_INFINITY)
+        .then_some(rl.rlim_cur as u64);
+    match (ram, rlimit) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Refuses a fileset whose index would not fit in memory, before anything is allocated:
+/// `entries=1e12` must be an error, not an abort when the allocation fails.
+pub fn check_memory(spec: &FilesetSpec) -> Result<(), FilesetError> {
+    if spec.single_file {
+        return Ok(());
+    }
+    let need = index_bytes(spec.entries, spec.leafdirs);
+    match memory_limit() {
+        Some(have) if need > have => Err(FilesetError::NoMemory {
+            name: spec.name.clone(),
+            entries: spec.entries,
+            need,
+            have,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// A fileset laid out in memory: its tree, sizes and per-entry states.
 #[derive(Debug)]
 pub struct Fileset {
@@ -341,6 +406,7 @@ impl Fileset {
                 limit("leafdirs", spec.leafdirs)?,
             )
         };
+        check_memory(spec)?;
         let tree = if spec.single_file {
             tree::Tree {
                 dirs: Vec::new(),
@@ -1011,6 +1077,27 @@ pub(crate) mod tests {
             Fileset::layout(&sp, 0),
             Err(FilesetError::TooLarge { .. })
         ));
+    }
+
+    /// An index larger than the memory the process may have is refused before it is
+    /// allocated (it was an abort: "memory allocation of … bytes failed").
+    #[test]
+    fn an_index_larger_than_memory_is_refused() {
+        let limit = memory_limit().expect("sysinfo works");
+        let entries = limit / INDEX_BYTES_PER_ENTRY + 1;
+        if entries > u64::from(u32::MAX) - 1 {
+            return; // A machine this large indexes every fileset iolab accepts.
+        }
+        let sp = spec(entries, 0);
+        let e = check_memory(&sp).unwrap_err();
+        assert!(matches!(e, FilesetError::NoMemory { .. }), "{e}");
+        assert!(e.to_string().contains("of memory for iolab's index"), "{e}");
+        assert!(matches!(
+            Fileset::layout(&sp, 0),
+            Err(FilesetError::NoMemory { .. })
+        ));
+        assert!(check_memory(&spec(1000, 10)).is_ok());
+        assert_eq!(index_bytes(10, 2), 10 * 16 + 2 * 8);
     }
 
     #[test]

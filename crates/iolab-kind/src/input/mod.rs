@@ -60,8 +60,29 @@ fn toml_key(k: &str) -> String {
     {
         k.to_string()
     } else {
-        Value::from(k).to_string()
+        toml_string(k)
     }
+}
+
+/// A TOML basic string. Not JSON's form: JSON leaves DEL (U+007F) raw, which TOML forbids in
+/// a string, so a stored `"\u007f"` would not read again.
+fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// A JSON value as TOML: JSON's strings, numbers and booleans are TOML's; objects become
@@ -80,6 +101,7 @@ fn toml_value(v: &Value) -> String {
             let items: Vec<String> = a.iter().map(toml_value).collect();
             format!("[{}]", items.join(", "))
         }
+        Value::String(s) => toml_string(s),
         other => other.to_string(),
     }
 }

@@ -7,6 +7,7 @@ mod common;
 mod concurrent;
 mod export;
 mod import;
+mod import_export;
 mod metric_defs;
 mod migrate;
 mod resume;

@@ -161,7 +161,7 @@ fn run_one(
     obs.status.clear();
     let outcome = outcome.map_err(runner_error)?;
     let metric = plan.repetitions.metric.clone();
-    crate::output::emit(|out| {
+    crate::output::emit_human(|out| {
         show::write_experiment(store, outcome.id, out)?;
         crate::cmd::compare::write_summary(store, outcome.id, &metric, out)
     })?;

@@ -40,8 +40,38 @@ pub fn print_json_or<R: json::Document>(
     if json {
         print(&json::Json, result)
     } else {
-        print(human, result)
+        print_human(human, result)
     }
+}
+
+/// Writes `result` to stdout in a human format, made [`terminal_safe`]: the names it shows
+/// may come from another host's database.
+pub fn print_human<R: ?Sized>(
+    format: &dyn Formatter<R>,
+    result: &R,
+) -> Result<(), crate::error::CliError> {
+    emit_human(|out| format.write(result, out))
+}
+
+/// [`emit`] for human text: written whole into memory first, then [`terminal_safe`].
+pub fn emit_human(
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), crate::error::CliError> {
+    let mut text = Vec::new();
+    let written = write(&mut text);
+    // What was written before an error is still shown, as `emit` would have.
+    let shown =
+        emit(|out| out.write_all(terminal_safe(&String::from_utf8_lossy(&text)).as_bytes()));
+    written
+        .map_err(|e| crate::error::CliError::failed(format!("cannot write the results: {e}")))?;
+    shown
+}
+
+/// Text a terminal shows but does not act on: control characters other than newline and
+/// tab (escape sequences that clear the screen or retitle the window, NUL, C1 controls) as
+/// `\u{1b}`. Names in a results database are whatever its writer put there.
+pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    iolab_util::text::escape_controls(s, |c| !matches!(c, '\n' | '\t'))
 }
 
 /// Writes results to stdout through a buffer. A closed pipe (`| head`) means the reader has

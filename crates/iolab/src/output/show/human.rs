@@ -24,13 +24,23 @@ fn carries_unit(unit: &str) -> bool {
 /// that reads best, op/s and MiB/s to a sensible precision.
 fn format_for(unit: &str) -> Format {
     match unit {
-        "op/s" | "txn/s" => Box::new(|v| format!("{v:.1}")),
-        "MiB/s" => Box::new(|v| format!("{v:.2}")),
-        "" | "%" => Box::new(|v| format!("{v:.4}")),
+        "op/s" | "txn/s" => Box::new(|v| fixed(v, 1)),
+        "MiB/s" => Box::new(|v| fixed(v, 2)),
+        "" | "%" => Box::new(|v| fixed(v, 4)),
         u => {
             let u = u.to_string();
             Box::new(move |v| iolab_util::units::format_quantity(v, &u))
         }
+    }
+}
+
+/// `v` with `decimals` places; from 10^15 on in scientific notation, where the places say
+/// nothing and 1e308 (a value another host's database may hold) would be 309 digits wide.
+fn fixed(v: f64, decimals: usize) -> String {
+    if v.is_finite() && v.abs() >= 1e15 {
+        format!("{v:.3e}")
+    } else {
+        format!("{v:.decimals$}")
     }
 }
 

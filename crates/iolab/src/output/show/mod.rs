@@ -78,7 +78,12 @@ impl Cell {
                     let s = Summary::new(&s, Level::P95);
                     (Some(s.mean), Some(s.ci.half_width()))
                 }
-                Err(_) => (None, None),
+                // Values too large for statistics (another host's 1e308): their mean if
+                // it is a number, without an interval.
+                Err(_) => {
+                    let mean = v.iter().sum::<f64>() / v.len() as f64;
+                    (mean.is_finite().then_some(mean), None)
+                }
             },
         };
         Cell {
