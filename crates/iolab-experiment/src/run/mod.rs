@@ -339,13 +339,8 @@ pub fn run_experiment(
     let (ok, failed, interrupted) = (session.ok, session.failed, session.interrupted);
     drop(session);
     let report = sut.handle().teardown_all();
-    for a in report.failures() {
-        if let Err(e) = &a.result {
-            obs.warn(&format!(
-                "could not undo {}: {e}; `iolab recover` will retry",
-                a.entry.describe()
-            ));
-        }
+    for warning in report.failures().filter_map(|a| a.failure()) {
+        obs.warn(&warning);
     }
     let interrupted_now = opts.cancel.load(Ordering::Relaxed);
     let status = match &result {

@@ -17,13 +17,8 @@ impl Session<'_> {
 
     pub(super) fn teardown(&mut self, p: Prepared) {
         let report = self.sut.teardown(p);
-        for a in report.failures() {
-            if let Err(e) = &a.result {
-                self.obs.warn(&format!(
-                    "could not undo {}: {e}; it stays in the journal",
-                    a.entry.describe()
-                ));
-            }
+        for warning in report.failures().filter_map(|a| a.failure()) {
+            self.obs.warn(&warning);
         }
     }
 
