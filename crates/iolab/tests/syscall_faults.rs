@@ -23,7 +23,8 @@
 //!
 //! N steps by one up to [`STEP_BY_ONE`], then by half of itself: the calls past the first
 //! forty are mostly the workload's own, one like the other. `IOLAB_SYSCALL_FAULTS=full`
-//! (bench/syscall-faults.sh) steps by one to the end and runs the whole matrix.
+//! (bench/syscall-faults.sh) steps by one to the end and runs the whole matrix; `quick` runs
+//! the whole matrix stepping as CI does (`--quick`).
 
 mod common;
 
@@ -265,6 +266,9 @@ fn run_once(s: &Scratch, w: Workload, calls: &str, errno: &str, n: u64, scale: u
         .arg(&file)
         .env("IOLAB_DB", s.db())
         .env("IOLAB_STATE_DIR", s.state())
+        // cargo's library path would make the dynamic loader's search of it the first few
+        // dozen openat calls, ahead of iolab's own.
+        .env_remove("LD_LIBRARY_PATH")
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap())
@@ -442,8 +446,13 @@ struct Summary {
     seconds: f64,
 }
 
-fn full() -> bool {
-    std::env::var("IOLAB_SYSCALL_FAULTS").is_ok_and(|v| v == "full")
+/// `IOLAB_SYSCALL_FAULTS`: `full` (every N) or `quick` (N as in CI) runs the whole matrix.
+fn matrix() -> Option<&'static str> {
+    match std::env::var("IOLAB_SYSCALL_FAULTS").as_deref() {
+        Ok("full") => Some("full"),
+        Ok("quick") => Some("quick"),
+        _ => None,
+    }
 }
 
 /// Bigger workloads (bench/syscall-faults.sh --scale): sizes and counts times this.
@@ -467,13 +476,20 @@ fn next_n(n: u64, every: bool) -> u64 {
 /// Fails the N-th of `calls` with `errno` for N = 1, 2, … until a run injects nothing.
 fn sweep(w: Workload, calls: &str, errno: &str) -> Summary {
     iolab_testkit::require_tool("strace");
-    let every = full();
+    let every = matrix() == Some("full");
     let t0 = Instant::now();
     let mut sum = Summary::default();
     let mut n = 1;
     loop {
         let s = Scratch::new();
         let it = run_once(&s, w, calls, errno, n, scale());
+        if std::env::var_os("IOLAB_SYSCALL_FAULTS_VERBOSE").is_some() {
+            eprintln!(
+                "N={n} exit {:?}: {:?}",
+                it.code,
+                it.injected.first().map(|i| &i.line)
+            );
+        }
         sum.iterations += 1;
         sum.last_n = n;
         *sum.exits.entry(it.code.unwrap_or(-1)).or_default() += 1;
@@ -526,13 +542,14 @@ fn summary_row(row: &str) {
 
 const ERRNOS: [&str; 3] = ["EIO", "ENOSPC", "EINTR"];
 
-/// The whole matrix (`IOLAB_SYSCALL_FAULTS=full`): every workload × set × errno.
+/// The whole matrix (`IOLAB_SYSCALL_FAULTS=full` or `quick`): every workload × set × errno.
 #[test]
 #[ignore = "needs root, strace and hours: bench/syscall-faults.sh runs it"]
 fn full_matrix() {
-    if !full() {
+    if matrix().is_none() {
         eprintln!(
-            "set IOLAB_SYSCALL_FAULTS=full (bench/syscall-faults.sh) to run the whole matrix"
+            "set IOLAB_SYSCALL_FAULTS=full or quick (bench/syscall-faults.sh) to run the whole \
+             matrix"
         );
         return;
     }
