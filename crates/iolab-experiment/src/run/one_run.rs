@@ -141,6 +141,9 @@ impl Session<'_> {
                     if let Err(e) = saved_trace::keep(self.store, &pending, id) {
                         self.obs.warn(&e);
                     }
+                } else {
+                    // A failed or interrupted run keeps no trace.
+                    let _ = std::fs::remove_file(pending);
                 }
             }
             record = Some(rec);
