@@ -135,7 +135,16 @@ impl Session<'_> {
                     }
                 }
             }
-            let id = self.store.record_run(&rec)?;
+            let id = match self.store.record_run(&rec) {
+                Ok(id) => id,
+                Err(e) => {
+                    // Not stored: its trace goes too.
+                    if let Some(pending) = self.pending_trace.take() {
+                        let _ = std::fs::remove_file(pending);
+                    }
+                    return Err(e.into());
+                }
+            };
             if let Some(pending) = self.pending_trace.take() {
                 if saved_trace::was_saved(&rec) {
                     if let Err(e) = saved_trace::keep(self.store, &pending, id) {
