@@ -22,9 +22,9 @@
 //!    is done with exactly the planned runs: one ok run of each repetition.
 //!
 //! N steps by one up to [`STEP_BY_ONE`], then by half of itself: the calls past the first
-//! forty are mostly the workload's and the monitors', one like the other. `IOLAB_SYSCALL_FAULTS=full`
-//! (bench/syscall-faults.sh) steps by one to the end and runs the whole matrix; `quick` runs
-//! the whole matrix stepping as CI does (`--quick`).
+//! forty are mostly the workload's and the monitors', one like the other.
+//! `IOLAB_SYSCALL_FAULTS=full` (bench/syscall-faults.sh) steps by one to the end and runs the
+//! whole matrix; `quick` runs the whole matrix stepping as CI does (`--quick`).
 
 mod common;
 
