@@ -43,6 +43,15 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
+    /// The disk under the database failed or is full (SQLite's I/O and full errors): the
+    /// operation's transaction was rolled back, the database holds what it held before.
+    #[error("results database {}: {source}: the disk failed or is full, and what was being written was not stored (the database keeps what it held before); check the disk (dmesg) and its free space, then try again", path.display())]
+    Disk {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+
     #[error("{} is busy: another process has held its write lock for too long; wait for it to finish or stop it", path.display())]
     Busy { path: PathBuf },
 

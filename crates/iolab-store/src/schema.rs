@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 
 use crate::error::{Result, StoreError};
 
@@ -77,10 +77,16 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path, steps: &[&str]) -> Res
     let found = check(conn, path, known)?;
     for (i, sql) in steps.iter().enumerate().skip(found as usize) {
         let to = i as u32 + 1;
-        let fail = |source| StoreError::Migration {
-            path: path.to_path_buf(),
-            to,
-            source,
+        let fail = |source: rusqlite::Error| match source.sqlite_error_code() {
+            // The disk failing under a step is not a fault of the step.
+            Some(ErrorCode::SystemIoFailure | ErrorCode::DiskFull) => {
+                crate::store::db_err(path, source)
+            }
+            _ => StoreError::Migration {
+                path: path.to_path_buf(),
+                to,
+                source,
+            },
         };
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -157,6 +163,29 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// Found by failing iolab's system calls one at a time (crates/iolab/tests/syscall_faults.rs):
+    /// a write error while a new database got its schema was reported as "report this as a
+    /// bug". A full disk (here SQLite's page limit, which fails the same way) is the disk's
+    /// fault: the error says so and what to do, and the database stays at its version.
+    #[test]
+    fn a_full_disk_under_a_step_is_a_disk_error_not_a_bug() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, Path::new("x.db"), &MIGRATIONS[..1]).unwrap();
+        let pages: i64 = conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .unwrap();
+        conn.pragma_update(None, "max_page_count", pages).unwrap();
+        let err = migrate(&mut conn, Path::new("x.db"), &MIGRATIONS[..2]).unwrap_err();
+        assert!(matches!(err, StoreError::Disk { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(!text.contains("bug"), "{text}");
+        assert!(
+            text.contains("x.db") && text.contains("free space"),
+            "{text}"
+        );
+        assert_eq!(user_version(&conn).unwrap(), 1);
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub(crate) fn db_err(path: &Path, e: rusqlite::Error) -> StoreError {
     let path = path.to_path_buf();
     match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy { path },
+        Some(ErrorCode::SystemIoFailure | ErrorCode::DiskFull) => {
+            StoreError::Disk { path, source: e }
+        }
         Some(ErrorCode::NotADatabase) => StoreError::NotADatabase { path },
         Some(ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
             path,
@@ -249,6 +252,36 @@ impl Store {
             let id = insert_experiment(tx, path, &uuid, exp, ExperimentStatus::Running, None)?;
             set_owner(tx, path, id, ExperimentStatus::Running)?;
             Ok(id)
+        })
+    }
+
+    /// Starts an experiment with its metric definitions and its configurations (label,
+    /// factors), in one transaction: a failure (the disk, a crash) leaves all of it or none,
+    /// never an experiment without the configurations `--resume` needs to continue it.
+    pub fn start_experiment(
+        &mut self,
+        exp: &NewExperiment,
+        defs: &[MetricDef],
+        configs: &[(String, serde_json::Map<String, Value>)],
+    ) -> Result<(ExperimentId, Vec<ConfigId>)> {
+        self.write(|tx, path| {
+            let sql = |e| db_err(path, e);
+            let uuid = new_uuid(tx).map_err(sql)?;
+            let id = insert_experiment(tx, path, &uuid, exp, ExperimentStatus::Running, None)?;
+            set_owner(tx, path, id, ExperimentStatus::Running)?;
+            insert_metric_defs(tx, path, id, defs)?;
+            let ids = configs
+                .iter()
+                .map(|(label, factors)| {
+                    let c = NewConfig {
+                        experiment: id,
+                        label: label.clone(),
+                        factors: factors.clone(),
+                    };
+                    insert_config(tx, path, &c, None)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok((id, ids))
         })
     }
 

@@ -176,6 +176,16 @@ pub enum Error {
         why: String,
     },
 
+    /// A change was undone, but the journal could not record that: it stays listed, and
+    /// `iolab recover` finds it already undone.
+    #[error("{done}, but the journal could not record that ({source}); `iolab recover` will find it already undone")]
+    UndoneNotRecorded {
+        /// What undoing it did.
+        done: String,
+        /// Why the journal could not be written.
+        source: Box<Error>,
+    },
+
     /// A file system operation on `path` failed.
     #[error("cannot {op} {}: {error}{}", path.display(), permission_hint(error))]
     Io {

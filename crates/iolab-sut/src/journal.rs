@@ -323,6 +323,12 @@ impl Journal {
         Ok(rec.seq)
     }
 
+    /// Its file opened again read-only, so that writing it fails as a failing disk would.
+    #[cfg(test)]
+    pub(crate) fn fail_writes(&mut self) {
+        self.file = Some(std::fs::File::open(&self.path).unwrap());
+    }
+
     /// Note that change `seq` has been put back (or never happened).
     pub(crate) fn mark_undone(&mut self, seq: u64) -> Result<()> {
         if self.outstanding.remove(&seq).is_some() {

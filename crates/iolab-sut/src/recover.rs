@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::holders;
 use crate::journal::{Entry, Journal};
 use crate::undo::{self, Outcome};
@@ -35,6 +35,23 @@ pub struct UndoAction {
     pub entry: Entry,
     /// What undoing it did, or why it failed (it then stays in the journal).
     pub result: Result<Outcome>,
+}
+
+impl UndoAction {
+    /// For a teardown's warning: what went wrong, if anything. A change undone that the
+    /// journal could not record is told as undone.
+    pub fn failure(&self) -> Option<String> {
+        match &self.result {
+            Ok(_) => None,
+            Err(e @ Error::UndoneNotRecorded { .. }) => {
+                Some(format!("{}: {e}", self.entry.describe()))
+            }
+            Err(e) => Some(format!(
+                "could not undo {}: {e}; it stays in the journal, for `iolab recover`",
+                self.entry.describe()
+            )),
+        }
+    }
 }
 
 /// Report of a crash recovery.
@@ -81,9 +98,18 @@ pub(crate) fn undo_one(
     let rec = journal.get(seq)?.clone();
     release(seq);
     let mut result = undo::undo(seq, &rec.entry, rec.time);
-    if result.is_ok() {
+    if let Ok(outcome) = &result {
         if let Err(e) = journal.mark_undone(seq) {
-            result = Err(e);
+            // Undone all the same: saying "could not undo" would send the user after a
+            // change that is no longer there.
+            let done = match outcome {
+                Outcome::Undone(what) => what.clone(),
+                Outcome::AlreadyGone(why) => format!("nothing to undo ({why})"),
+            };
+            result = Err(Error::UndoneNotRecorded {
+                done,
+                source: Box::new(e),
+            });
         }
     }
     Some(UndoAction {
@@ -170,4 +196,47 @@ pub fn recover_path(path: &Path) -> Result<RecoverReport> {
     }
     let mut j = Journal::open(path)?;
     Ok(recover(&mut j))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by failing iolab's system calls one at a time (crates/iolab/tests/syscall_faults.rs,
+    /// the SUT journal's fdatasync): a change undone whose journal line could not be written
+    /// was reported as "could not undo", as if the mount or device were still there.
+    #[test]
+    fn undone_but_not_recorded_says_so() {
+        let dir = std::env::temp_dir().join(crate::util::unique_name());
+        let made = dir.join("iolab-made");
+        std::fs::create_dir_all(&made).unwrap();
+        let path = dir.join("journal.json");
+        let mut journal = Journal::open(&path).unwrap();
+        let seq = journal.append(Entry::Mkdir { path: made.clone() }).unwrap();
+        journal.fail_writes();
+        let action = undo_one(&mut journal, seq, &mut |_| {}).unwrap();
+        assert!(!made.exists(), "undone");
+        let e = action.result.as_ref().unwrap_err();
+        assert!(matches!(e, Error::UndoneNotRecorded { .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(
+            text.starts_with(&format!("removed {}", made.display())),
+            "{text}"
+        );
+        assert!(text.contains("already undone"), "{text}");
+        let told = action.failure().unwrap();
+        assert!(!told.contains("could not undo"), "{told}");
+        drop(journal);
+        // Still listed, and found already undone by the next recovery.
+        let mut journal = Journal::open(&path).unwrap();
+        assert!(journal.get(seq).is_some());
+        let again = undo_one(&mut journal, seq, &mut |_| {}).unwrap();
+        assert!(
+            matches!(again.result, Ok(Outcome::AlreadyGone(_))),
+            "{:?}",
+            again.result
+        );
+        drop(journal);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -46,8 +46,8 @@ use std::time::{Duration, Instant};
 
 use iolab_stats::{Decision, StopReason, Welford};
 use iolab_store::{
-    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Metric, NewConfig, NewExperiment,
-    NewRun, RunRecord, RunStatus, Store, StoreError, Timestamp,
+    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Metric, NewExperiment, NewRun,
+    RunRecord, RunStatus, Store, StoreError, Timestamp,
 };
 use iolab_sut::{Prepared, Sut, SutOptions};
 use iolab_util::rng::{mix64, Rng};
@@ -275,25 +275,23 @@ pub fn run_experiment(
         obs.experiment(exp, Some(done));
         (exp, states)
     } else {
-        let exp = store.create_experiment(&NewExperiment {
-            name: plan.name.clone(),
-            source: source.clone(),
-            spec: plan.resolved.clone(),
-            seed: plan.seed,
-            created_at: Timestamp::now(),
-            iolab_version: opts.iolab_version.clone(),
-            host,
-        })?;
-        store.set_metric_defs(exp, &metric_defs(plan, opts))?;
-        let ids = store.add_configs(
+        // All in one transaction: an experiment stored without its configurations (the
+        // disk failing in between) could not be resumed.
+        let (exp, ids) = store.start_experiment(
+            &NewExperiment {
+                name: plan.name.clone(),
+                source: source.clone(),
+                spec: plan.resolved.clone(),
+                seed: plan.seed,
+                created_at: Timestamp::now(),
+                iolab_version: opts.iolab_version.clone(),
+                host,
+            },
+            &metric_defs(plan, opts),
             &plan
                 .configs
                 .iter()
-                .map(|c| NewConfig {
-                    experiment: exp,
-                    label: c.label.clone(),
-                    factors: c.factors.clone(),
-                })
+                .map(|c| (c.label.clone(), c.factors.clone()))
                 .collect::<Vec<_>>(),
         )?;
         obs.experiment(exp, None);
@@ -341,13 +339,8 @@ pub fn run_experiment(
     let (ok, failed, interrupted) = (session.ok, session.failed, session.interrupted);
     drop(session);
     let report = sut.handle().teardown_all();
-    for a in report.failures() {
-        if let Err(e) = &a.result {
-            obs.warn(&format!(
-                "could not undo {}: {e}; `iolab recover` will retry",
-                a.entry.describe()
-            ));
-        }
+    for warning in report.failures().filter_map(|a| a.failure()) {
+        obs.warn(&warning);
     }
     let interrupted_now = opts.cancel.load(Ordering::Relaxed);
     let status = match &result {

@@ -17,13 +17,8 @@ impl Session<'_> {
 
     pub(super) fn teardown(&mut self, p: Prepared) {
         let report = self.sut.teardown(p);
-        for a in report.failures() {
-            if let Err(e) = &a.result {
-                self.obs.warn(&format!(
-                    "could not undo {}: {e}; it stays in the journal",
-                    a.entry.describe()
-                ));
-            }
+        for warning in report.failures().filter_map(|a| a.failure()) {
+            self.obs.warn(&warning);
         }
     }
 
@@ -140,12 +135,24 @@ impl Session<'_> {
                     }
                 }
             }
-            let id = self.store.record_run(&rec)?;
+            let id = match self.store.record_run(&rec) {
+                Ok(id) => id,
+                Err(e) => {
+                    // Not stored: its trace goes too.
+                    if let Some(pending) = self.pending_trace.take() {
+                        let _ = std::fs::remove_file(pending);
+                    }
+                    return Err(e.into());
+                }
+            };
             if let Some(pending) = self.pending_trace.take() {
                 if saved_trace::was_saved(&rec) {
                     if let Err(e) = saved_trace::keep(self.store, &pending, id) {
                         self.obs.warn(&e);
                     }
+                } else {
+                    // A failed or interrupted run keeps no trace.
+                    let _ = std::fs::remove_file(pending);
                 }
             }
             record = Some(rec);

@@ -79,13 +79,15 @@ pub fn add_mrc(rec: &mut RunRecord, trace: &Path) -> Result<(), String> {
 }
 
 /// Rename a stored run's pending trace to its run id and record the path; a message if
-/// that failed (the run itself stays stored).
+/// that failed (the run itself stays stored). A trace that cannot take its name is removed:
+/// nothing would ever find it under its pending one.
 pub fn keep(store: &mut Store, pending: &Path, run: RunId) -> Result<PathBuf, String> {
     let dir = pending.parent().unwrap_or(Path::new("."));
     let path = run_path(dir, run);
     std::fs::rename(pending, &path).map_err(|e| {
+        let _ = std::fs::remove_file(pending);
         format!(
-            "cannot rename the block trace {} to {}: {e}",
+            "cannot rename the block trace {} to {}: {e}; the run is stored without it",
             pending.display(),
             path.display()
         )
@@ -202,6 +204,24 @@ mod tests {
         let e = add_mrc(&mut rec, &dir.path().join("missing.iolt")).unwrap_err();
         assert!(e.contains("no miss-ratio curve"), "{e}");
         assert_eq!(rec.flowops, before.flowops);
+    }
+
+    /// Found by failing iolab's system calls one at a time (crates/iolab/tests/syscall_faults.rs):
+    /// when the rename failed, the pending trace stayed behind for ever.
+    #[test]
+    fn a_trace_that_cannot_be_renamed_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let pending = pending_path(dir.path(), 1);
+        std::fs::write(&pending, b"trace").unwrap();
+        // Its final name is taken by a directory that is not empty: rename(2) fails.
+        let taken = run_path(dir.path(), RunId(7));
+        std::fs::create_dir(&taken).unwrap();
+        std::fs::write(taken.join("x"), b"").unwrap();
+        let mut store = Store::open_in_memory().unwrap();
+        let e = keep(&mut store, &pending, RunId(7)).unwrap_err();
+        assert!(e.contains("cannot rename the block trace"), "{e}");
+        assert!(!pending.exists(), "the pending trace is left: {e}");
+        assert!(taken.join("x").exists(), "what had the name is untouched");
     }
 
     #[test]

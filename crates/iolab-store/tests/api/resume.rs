@@ -117,3 +117,36 @@ fn an_interrupted_experiment_is_unfinished() {
     assert_eq!(got.status, ExperimentStatus::Running);
     assert_eq!(got.finished_at, None);
 }
+
+/// Found by failing iolab's system calls one at a time (crates/iolab/tests/syscall_faults.rs):
+/// the experiment, its metrics and its configurations were three transactions, and a disk
+/// error between them left an experiment without configurations that `--resume` refused as
+/// "started from a different version". Started in one, a failure part-way leaves nothing.
+#[test]
+fn an_experiment_starts_whole_or_not_at_all() {
+    let mut store = Store::open_in_memory().unwrap();
+    let defs = iolab_metrics::COMMON.to_vec();
+    let f = common::factors(&[("fs", serde_json::json!("ext4"))]);
+    // The second configuration fails after the experiment and the first were written.
+    let err = store
+        .start_experiment(
+            &common::experiment("half"),
+            &defs,
+            &[("a".into(), f.clone()), ("a".into(), f.clone())],
+        )
+        .unwrap_err();
+    assert!(matches!(err, StoreError::DuplicateConfig { .. }), "{err}");
+    assert!(store.list_experiments().unwrap().is_empty());
+
+    let (exp, ids) = store
+        .start_experiment(
+            &common::experiment("whole"),
+            &defs,
+            &[("a".into(), f.clone()), ("b".into(), f)],
+        )
+        .unwrap();
+    assert_eq!(store.latest_unfinished_experiment().unwrap(), Some(exp));
+    let progress = store.resume_state(exp).unwrap();
+    assert_eq!(progress.iter().map(|p| p.config).collect::<Vec<_>>(), ids);
+    assert_eq!(store.metric_defs(exp).unwrap().len(), defs.len());
+}

@@ -184,6 +184,12 @@ fn run_one(
             outcome.failed,
             if outcome.failed == 1 { "" } else { "s" },
             outcome.id.0
+        ))
+        .with_hint(format!(
+            "once the cause is fixed, run the failed repetitions again (the finished runs are \
+             kept): iolab run {} --resume{}",
+            args.file,
+            db_flag(&args.db.db)
         ))),
         _ => {
             if cancel.load(Ordering::Relaxed) {
