@@ -429,15 +429,12 @@ impl SutControl for SessionSut<'_> {
     }
 }
 
-/// How an `io::Error` of ENOMEM ends its message.
-const ENOMEM: &str = "(os error 12)";
-
 /// Why a run under a page-cache cap did not have it: shared memory (tmpfs files, which the
 /// kernel cannot evict without swap) filled the cap, or a system call met ENOMEM because the
 /// kernel could not reclaim the cap's pages in time. iolab's own memory is added to the
 /// limit (iolab_sut::cgroup::CapGuard), so what fills it is page cache that cannot leave.
 fn beyond_cap(used: &iolab_sut::cgroup::CapUse, failed: Option<&RunFailure>) -> Option<RunFailure> {
-    let enomem = failed.filter(|f| f.message.contains(ENOMEM));
+    let enomem = failed.filter(|f| iolab_util::errno::reports(&f.message, libc::ENOMEM));
     if !used.overrun && enomem.is_none() {
         return None;
     }
