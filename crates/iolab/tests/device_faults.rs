@@ -6,7 +6,10 @@
 
 mod common;
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
 
 use common::{require_root, stderr, Scratch};
 use iolab_faultfs::{Action, Fault, FaultFs, Op};
@@ -276,4 +279,108 @@ fn wml_eio_on_fsync() {
             "faulty/dst/",
         ],
     );
+}
+
+/// Runs the experiment with every write of the faulty configuration stalled and a short
+/// stall bound; after the stall is seen, `interrupt` sends SIGINT. Returns iolab's exit code,
+/// its stderr, and the stored experiment.
+fn stalled(interrupt: bool) -> (Option<i32>, String, Value) {
+    require_root();
+    let s = Scratch::new();
+    let dev = Device::new(&s);
+    let f = experiment(&s, &dev.path(), MICRO_APPEND);
+    dev.fs
+        .set_fault(Fault::new(Op::Write, "faulty/", Action::Stall));
+    let mut child = s
+        .cmd()
+        .args(["run", f.to_str().unwrap(), "--stall-timeout", "2s"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        dev.fs.wait_stalled(Duration::from_secs(600)),
+        "the run's write never reached the device"
+    );
+    if interrupt {
+        // SAFETY: a signal to the child this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    }
+    // The stalled write stays stalled: only iolab's watchdog can end the run. Once iolab has
+    // said so (stored the run and restored the system), its stuck thread still waits in the
+    // kernel for the device, as it would for a dead disk: the test releases the device, and
+    // the process ends. A reader thread, so that a watchdog that never fires fails the test.
+    let mut pipe = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    text.push_str(&String::from_utf8_lossy(&buf[..n]));
+                    if text.contains("no I/O completed") {
+                        let _ = tx.send(());
+                    }
+                }
+            }
+        }
+        text
+    });
+    let said = rx.recv_timeout(Duration::from_secs(common::HUNG));
+    dev.fs.clear_faults();
+    let status = child.wait().unwrap();
+    let err = reader.join().unwrap();
+    assert!(said.is_ok(), "iolab never reported the stall: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(s.mounts().is_empty(), "left mounted: {:?}", s.mounts());
+    let latest = s.latest();
+    drop(dev);
+    (status.code(), err, latest)
+}
+
+#[test]
+#[ignore = "needs root: FUSE mounts, drop_caches"]
+fn a_stalled_device_fails_the_run_within_the_bound() {
+    let (code, err, latest) = stalled(false);
+    assert_eq!(code, Some(1), "{err}");
+    for w in [
+        "no I/O completed for 2 s",
+        "write on ",
+        "faulty/iolab-micro.0",
+    ] {
+        assert!(err.contains(w), "`{w}` missing: {err}");
+    }
+    assert_eq!(latest["experiment"]["status"], "failed", "{latest}");
+    let faulty = latest["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["label"].as_str().unwrap().contains("faulty"))
+        .unwrap();
+    let run = &faulty["runs"][0];
+    assert_eq!(run["status"], "failed", "{faulty}");
+    let error = run["error"].as_str().unwrap();
+    assert!(
+        error.contains("no I/O completed for 2 s") && error.contains("faulty/iolab-micro.0"),
+        "{error}"
+    );
+}
+
+#[test]
+#[ignore = "needs root: FUSE mounts, drop_caches"]
+fn ctrl_c_ends_a_stalled_run() {
+    let (code, err, latest) = stalled(true);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("no I/O completed for 2 s"), "{err}");
+    assert_eq!(latest["experiment"]["status"], "interrupted", "{latest}");
+    let runs: Vec<&Value> = latest["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["runs"].as_array().unwrap())
+        .collect();
+    assert_eq!(runs.len(), 1, "{latest}");
+    assert_eq!(runs[0]["status"], "interrupted", "{latest}");
 }
