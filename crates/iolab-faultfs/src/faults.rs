@@ -79,6 +79,8 @@ struct State {
     generation: u64,
     stalled: usize,
     hits: Vec<Hit>,
+    /// Calls seen, by op (read, write, fsync).
+    calls: [u64; 3],
     /// After a power cut or during the unmount: every call fails.
     dead: bool,
 }
@@ -123,6 +125,10 @@ impl Faults {
         self.lock().stalled
     }
 
+    pub(crate) fn calls(&self, op: Op) -> u64 {
+        self.lock().calls[op as usize]
+    }
+
     pub(crate) fn hits(&self) -> Vec<Hit> {
         self.lock().hits.clone()
     }
@@ -152,6 +158,7 @@ impl Faults {
         if s.dead {
             return Err(libc::EIO);
         }
+        s.calls[op as usize] += 1;
         let mut action = None;
         for (fault, seen) in s.rules.iter_mut() {
             if fault.matches(op, path) {
@@ -208,6 +215,8 @@ mod tests {
         assert_eq!(f.check(Op::Write, a), Err(libc::ENOSPC), "and stays");
         assert_eq!(f.check(Op::Write, b), Ok(()));
         assert_eq!(f.hits().len(), 2);
+        assert_eq!(f.calls(Op::Write), 6);
+        assert_eq!(f.calls(Op::Read), 1);
         assert_eq!(f.hits()[0].path, "cfg-a/f0");
         f.clear();
         assert_eq!(f.check(Op::Write, a), Ok(()));

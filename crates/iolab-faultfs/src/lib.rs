@@ -155,6 +155,11 @@ impl FaultFs {
         self.shared.faults.wait_stalled(timeout)
     }
 
+    /// The calls `op` made so far, on every file (those a fault hit included).
+    pub fn calls(&self, op: Op) -> u64 {
+        self.shared.faults.calls(op)
+    }
+
     /// Every call a fault hit so far.
     pub fn hits(&self) -> Vec<Hit> {
         self.shared.faults.hits()
