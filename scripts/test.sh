@@ -26,7 +26,7 @@ if [ -n "${CI:-}" ] && [ $root = 0 ]; then
 fi
 
 need=()
-for tool in strace:strace mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium bon_csv2txt:bonnie++ fio:fio iperf3:iperf3 sysbench:sysbench ip:iproute2 qemu-system-x86_64:qemu-system-x86 mpirun:openmpi-bin mpicc:libopenmpi-dev clang:clang; do
+for tool in strace:strace fusermount3:fuse3 mkfs.ext4:e2fsprogs losetup:mount iostat:sysstat mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs chromium:chromium bon_csv2txt:bonnie++ fio:fio iperf3:iperf3 sysbench:sysbench ip:iproute2 qemu-system-x86_64:qemu-system-x86 mpirun:openmpi-bin mpicc:libopenmpi-dev clang:clang; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
 # bindgen (the MPI binding's build) loads libclang.

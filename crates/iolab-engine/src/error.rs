@@ -4,6 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
+use iolab_util::errno;
 use iolab_util::phrase;
 use iolab_util::setting::{opt, Phrase, Setting, Worded};
 
@@ -13,19 +14,19 @@ pub enum EngineError {
     MissingDir(PathBuf),
     #[error("{0} is not a directory")]
     NotADirectory(PathBuf),
-    #[error("cannot write in {path}: {source}")]
+    #[error("cannot write in {path}: {}", errno::describe(.source))]
     DirNotWritable { path: PathBuf, source: io::Error },
     #[error("the filesystem of {path} does not support O_DIRECT")]
     NoDirectIo { path: PathBuf },
     #[error("{}", self.phrase())]
     DirectIoUnaligned { bs: u64, align: u32, path: PathBuf },
-    #[error("{op} {path}: {source}")]
+    #[error("{op} {path}: {}", errno::describe(.source))]
     Io {
         op: &'static str,
         path: PathBuf,
         source: io::Error,
     },
-    #[error("{op} {path} at offset {offset}: {source}")]
+    #[error("{op} {path} at offset {offset}: {}", errno::describe(.source))]
     IoAt {
         op: &'static str,
         path: PathBuf,
@@ -45,7 +46,11 @@ pub enum EngineError {
     WorkerPanicked(String),
     /// The OS refused a worker thread (`EAGAIN`: `ulimit -u`, `kernel.threads-max`, a
     /// cgroup's `pids.max`). The threads already started were released and joined.
-    #[error("cannot start worker thread {} of {wanted} ({started} started): {source}", started + 1)]
+    #[error(
+        "cannot start worker thread {} of {wanted} ({started} started): {}",
+        started + 1,
+        errno::describe(.source)
+    )]
     Spawn {
         wanted: usize,
         started: usize,

@@ -462,32 +462,14 @@ fn job_errors(doc: &Value, raw: &Raw) -> Result<(), Invalid> {
 
 /// `ENOSPC: No space left on device` for error 28.
 fn errno(code: i64) -> String {
-    const NAMES: &[(i64, &str)] = &[
-        (1, "EPERM"),
-        (2, "ENOENT"),
-        (5, "EIO"),
-        (9, "EBADF"),
-        (12, "ENOMEM"),
-        (13, "EACCES"),
-        (16, "EBUSY"),
-        (17, "EEXIST"),
-        (20, "ENOTDIR"),
-        (21, "EISDIR"),
-        (22, "EINVAL"),
-        (24, "EMFILE"),
-        (27, "EFBIG"),
-        (28, "ENOSPC"),
-        (30, "EROFS"),
-        (95, "EOPNOTSUPP"),
-        (122, "EDQUOT"),
-    ];
-    let text = i32::try_from(code)
+    let code = i32::try_from(code).ok();
+    let text = code
         .map(|c| std::io::Error::from_raw_os_error(c).to_string())
         .unwrap_or_default();
     // io::Error says "No space left on device (os error 28)": the code is already said.
     let text = text.split(" (os error").next().unwrap_or_default();
-    match NAMES.iter().find(|(c, _)| *c == code) {
-        Some((_, name)) => format!("{name}: {text}"),
+    match code.and_then(iolab_util::errno::name) {
+        Some(name) => format!("{name}: {text}"),
         None => text.to_string(),
     }
 }

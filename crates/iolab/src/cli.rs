@@ -267,6 +267,11 @@ pub struct RunArgs {
     /// runs it finished
     #[arg(long)]
     pub resume: bool,
+
+    /// A run with a thread waiting this long in one file-I/O system call has stalled: it is
+    /// stored failed (default 120s)
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub stall_timeout: Option<Duration>,
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {

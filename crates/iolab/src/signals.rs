@@ -1,7 +1,9 @@
 //! Ctrl-C and SIGTERM: the first one sets the cancel flag that the engine and the runner
 //! poll (the run in flight ends, is stored as interrupted, and the system is restored
 //! within seconds); a second one exits at once, leaving the journal for `iolab recover`
-//! (which the next iolab start also runs).
+//! (which the next iolab start also runs). A run whose I/O stalled past the bound is
+//! stored by the runner's watchdog, which then ends the process here: its stuck thread
+//! cannot be stopped.
 
 use std::io;
 use std::sync::atomic::AtomicBool;
@@ -37,4 +39,25 @@ tunables may be left as they were: `iolab recover` (or the next iolab run) resto
         flag::register(sig, Arc::clone(&cancel))?;
     }
     Ok(cancel)
+}
+
+/// The stall watchdog's settings: `bound` (`--stall-timeout`) or the runner's default; an
+/// abandoned run ends the process with its message, as a failure (exit 1) or, after Ctrl-C,
+/// as an interruption (exit 130).
+pub fn stall_options(
+    bound: Option<std::time::Duration>,
+) -> iolab_experiment::run::watchdog::StallOptions {
+    use iolab_experiment::run::watchdog::{StallOptions, DEFAULT_STALL_BOUND};
+    StallOptions {
+        bound: bound.unwrap_or(DEFAULT_STALL_BOUND),
+        abandon: Some(Arc::new(|message: &str, interrupted: bool| {
+            eprintln!("iolab: run failed: {message}");
+            let code = if interrupted {
+                crate::error::EXIT_INTERRUPTED
+            } else {
+                crate::error::EXIT_FAILED
+            };
+            std::process::exit(code.into());
+        })),
+    }
 }

@@ -85,7 +85,7 @@ pub enum FilesetError {
     TrustTreeMissing(PathBuf),
     #[error("{0} exists but is not a regular file")]
     NotAFile(PathBuf),
-    #[error("{op} {path}: {source}")]
+    #[error("{op} {path}: {}", iolab_util::errno::describe(.source))]
     Io {
         op: &'static str,
         path: PathBuf,

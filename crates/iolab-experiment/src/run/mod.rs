@@ -16,7 +16,8 @@
 //! `resume.rs` (continuing an experiment), `schedule.rs` (rounds, seeds, the stopping rule),
 //! `one_run.rs` (one run on the system under test), `outcome.rs` (how configurations ended),
 //! `environment.rs` (what is stored about the machine), `engine.rs` (the hooks a run calls),
-//! `monitor.rs` (the samplers and the checks' facts), `saved_trace.rs` (block traces kept).
+//! `monitor.rs` (the samplers and the checks' facts), `saved_trace.rs` (block traces kept),
+//! `watchdog.rs` (a run whose I/O stalls).
 
 pub mod engine;
 mod environment;
@@ -29,6 +30,7 @@ pub mod ranks;
 mod resume;
 mod schedule;
 pub mod syscalls;
+pub mod watchdog;
 pub mod worker;
 pub use iolab_kind::record;
 pub mod saved_trace;
@@ -75,6 +77,8 @@ pub struct RunnerOptions {
     pub monitor: MonitorOptions,
     /// Under MPI with more than one rank: the ranks (`ranks.rs`); `None` runs alone.
     pub group: Option<ranks::Ranked>,
+    /// When a run's I/O counts as stalled, and what ends an abandoned one (`watchdog.rs`).
+    pub stall: watchdog::StallOptions,
 }
 
 /// Why an experiment could not run at all (a failed *run* is stored, not an error).
@@ -312,6 +316,7 @@ pub fn run_experiment(
 
     let mut session = Session {
         plan,
+        experiment: (!follower).then_some(exp),
         store,
         sut: &sut,
         opts,
@@ -423,6 +428,8 @@ fn set_up(
 
 struct Session<'a> {
     plan: &'a ExperimentPlan,
+    /// The experiment the runs are stored in (none on an MPI rank that follows).
+    experiment: Option<ExperimentId>,
     store: &'a mut Store,
     sut: &'a Sut,
     opts: &'a RunnerOptions,

@@ -54,7 +54,13 @@ impl Session<'_> {
             }
             Ok(mut p) => {
                 let mut environment = run_environment(config, &p);
-                let r = self.execute(i, config, &mut p, seed, number, rep);
+                let r = self.execute(
+                    i,
+                    config,
+                    &mut p,
+                    (seed, number, rep),
+                    (config_id, started_at),
+                );
                 // Under MPI every rank is done with the target before any tears it down.
                 self.rank_end(r.is_err());
                 if let (Some(placed), Value::Object(o)) = (self.placed.take(), &mut environment) {
@@ -209,15 +215,13 @@ impl Session<'_> {
 
     /// The workload part of a run, in the prepared directory: its kind runs it on the engine;
     /// the runner drops caches and watches the timed region, then runs the checks.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn execute(
         &mut self,
         i: usize,
         config: &ConfigPlan,
         p: &mut Prepared,
-        seed: u64,
-        number: u64,
-        repetition: u32,
+        (seed, number, repetition): (u64, u64, u32),
+        (config_id, started_at): (Option<ConfigId>, Timestamp),
     ) -> Result<RunRecord, RunFailure> {
         let monitor_opts = self.monitor_options()?;
         if let Some(cg) = &p.throttle {
@@ -242,16 +246,27 @@ impl Session<'_> {
         };
         let device_name = p.device.as_ref().map(|d| d.name.clone());
         let workload = &config.workload;
-        // Under MPI the run has a cancel flag of its own, which another rank's failure sets
-        // as well as Ctrl-C / SIGTERM (forwarded while the run lasts).
+        // The run has a cancel flag of its own, which Ctrl-C / SIGTERM sets (forwarded while
+        // the run lasts), and so do the stall watchdog and, under MPI, another rank's failure:
+        // those end this run, not the experiment.
         let group = self.opts.group.as_ref().map(|g| Arc::clone(&g.0));
-        let cancel = match &group {
-            Some(_) => Arc::new(AtomicBool::new(false)),
-            None => Arc::clone(&self.opts.cancel),
-        };
-        let forward = group
-            .as_ref()
-            .map(|_| Forward::start(&self.opts.cancel, &cancel));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let forward = Forward::start(&self.opts.cancel, &cancel);
+        let db = Some(self.store.path().to_path_buf()).filter(|p| p.as_os_str() != ":memory:");
+        let watchdog = super::watchdog::Watchdog::start(
+            &self.opts.stall,
+            Arc::clone(&cancel),
+            super::watchdog::RunToStore {
+                db,
+                experiment: self.experiment,
+                config: config_id,
+                repetition,
+                seed,
+                started_at,
+                sut: self.sut.handle(),
+                interrupted: Arc::clone(&self.opts.cancel),
+            },
+        );
         let runner = Runner {
             plan: self.plan,
             opts: self.opts,
@@ -303,6 +318,11 @@ impl Session<'_> {
             repetition,
         };
         let (result, placed) = runner.run_placed(run, p, &mut obs, &mut rec);
+        // A stall fails the run, whatever the workload made of being stopped.
+        let result = match watchdog.stop() {
+            Some(stall) => Err(RunFailure::failed(stall)),
+            None => result,
+        };
         drop(forward);
         self.placed = Some(placed);
         self.timed = obs.timed.take();
@@ -436,15 +456,12 @@ impl SutControl for SessionSut<'_> {
     }
 }
 
-/// How an `io::Error` of ENOMEM ends its message.
-const ENOMEM: &str = "(os error 12)";
-
 /// Why a run under a page-cache cap did not have it: shared memory (tmpfs files, which the
 /// kernel cannot evict without swap) filled the cap, or a system call met ENOMEM because the
 /// kernel could not reclaim the cap's pages in time. iolab's own memory is added to the
 /// limit (iolab_sut::cgroup::CapGuard), so what fills it is page cache that cannot leave.
 fn beyond_cap(used: &iolab_sut::cgroup::CapUse, failed: Option<&RunFailure>) -> Option<RunFailure> {
-    let enomem = failed.filter(|f| f.message.contains(ENOMEM));
+    let enomem = failed.filter(|f| iolab_util::errno::reports(&f.message, libc::ENOMEM));
     if !used.overrun && enomem.is_none() {
         return None;
     }

@@ -6,7 +6,7 @@
 //!
 //! Which tasks are the workload's: when the timed region starts, every thread of iolab's
 //! process but iolab's own helpers (the sampler, the cache cap's watcher, the block tracer's
-//! reader: [`OWN_THREADS`]) is counted, and so is everything they create from then
+//! reader, the stall watchdog, the cancel forwarder: [`OWN_THREADS`]) is counted, and so is everything they create from then
 //! on. The thread that runs the workload is counted too — unless it only supervises another
 //! program (the exec kind), in which case only what it starts is. iolab's progress line,
 //! written by a counted thread, is left out ([`SyscallView::quiet`]).
@@ -15,9 +15,16 @@ use iolab_store::{Metric, RunRecord};
 use iolab_systrace::{SyscallCounts, SyscallTracer};
 
 /// iolab's own helper threads, by name: the sampler (iolab-monitor), the cache cap's watcher
-/// (iolab-sut), the block tracer's reader (iolab-blocktrace). The workload's threads have
-/// other names (`iolab-w0`, `iolab-iozone1`, …).
-const OWN_THREADS: &[&str] = &["iolab-sampler", "iolab-cap", "iolab-blocktrace"];
+/// (iolab-sut), the block tracer's reader (iolab-blocktrace), the stall watchdog and the run's
+/// cancel forwarder (the runner). The workload's threads have other names (`iolab-w0`,
+/// `iolab-iozone1`, …).
+const OWN_THREADS: &[&str] = &[
+    "iolab-sampler",
+    "iolab-cap",
+    "iolab-blocktrace",
+    "iolab-watchdog",
+    "iolab-cancel",
+];
 
 /// The calls whose return value is bytes read from a file (or a socket, a pipe).
 pub const READS: &[&str] = &["read", "pread64", "readv", "preadv", "preadv2"];

@@ -121,6 +121,7 @@ fn run_one(
         iolab_version: env!("CARGO_PKG_VERSION").into(),
         monitor: args.monitor.options(),
         group: crate::state::group(),
+        stall: crate::signals::stall_options(args.stall_timeout),
     };
     let configs = plan.configs.len();
     let s = if configs == 1 { "" } else { "s" };

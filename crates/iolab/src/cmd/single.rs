@@ -146,6 +146,7 @@ pub fn run_plan(
         iolab_version: env!("CARGO_PKG_VERSION").into(),
         monitor,
         group: crate::state::group(),
+        stall: crate::signals::stall_options(None),
     };
     let mut obs = Capture {
         display,
