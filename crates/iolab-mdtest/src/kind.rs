@@ -50,7 +50,7 @@ const RANK: &[PhaseMetric] = &[
 
 /// A phase's aggregates over the ranks ([`merge::aggregates`]; a single rank's own).
 const AGGREGATE: &[PhaseMetric] = &[
-    ("agg_ops_per_s", "op/s", Some(Better::Higher), "rate",
+    ("agg_ops_per_s", "op/s", Some(Better::Higher), "aggregate rate",
      "all ranks' items over the first rank's start to the last rank's end (mdtest's rate; last-done)"),
     ("last_done_s", "s", None, "wall time",
      "the first rank's start to the last rank's end"),
