@@ -745,11 +745,11 @@ max = 1
     let shown = s.show();
     let run = &shown["runs"][0];
     assert_eq!(run["status"], "failed", "{shown}");
+    // Its files are named as the cause, whatever the watcher's samples caught of them (on a
+    // busy machine it saw 10 of the 96 MiB before the ENOMEM).
+    assert!(err.contains("files on tmpfs"), "{err}");
     let cap = &run["environment"]["sut"]["cache_cap"];
-    assert!(
-        cap["shmem_peak_bytes"].as_u64().unwrap() >= 16 << 20,
-        "{cap}"
-    );
+    assert!(cap["shmem_peak_bytes"].as_u64().unwrap() > 0, "{cap}");
     assert!(s.mounts().is_empty() && s.loops().is_empty());
 }
 

@@ -317,6 +317,9 @@ impl Session<'_> {
             number,
             repetition,
         };
+        // Read before the run takes the target: a tmpfs one's files are the cap's unevictable
+        // pages whatever the watcher's samples caught of them.
+        let on_tmpfs = p.fs == Some(iolab_sut::FsKind::Tmpfs);
         let (result, placed) = runner.run_placed(run, p, &mut obs, &mut rec);
         // A stall fails the run, whatever the workload made of being stopped.
         let result = match watchdog.stop() {
@@ -347,7 +350,7 @@ impl Session<'_> {
             let used = guard.stop();
             obs.watch.cap_used(used);
             self.cap_use = Some(used);
-            if let Some(f) = beyond_cap(&used, result.as_ref().err()) {
+            if let Some(f) = beyond_cap(&used, on_tmpfs, result.as_ref().err()) {
                 return Err(f);
             }
         }
@@ -460,13 +463,19 @@ impl SutControl for SessionSut<'_> {
 /// kernel cannot evict without swap) filled the cap, or a system call met ENOMEM because the
 /// kernel could not reclaim the cap's pages in time. iolab's own memory is added to the
 /// limit (iolab_sut::cgroup::CapGuard), so what fills it is page cache that cannot leave.
-fn beyond_cap(used: &iolab_sut::cgroup::CapUse, failed: Option<&RunFailure>) -> Option<RunFailure> {
+/// On a tmpfs target it is its files, even when the watcher (every 20 ms, starved on a busy
+/// machine) saw less of them than half the cap before the ENOMEM.
+fn beyond_cap(
+    used: &iolab_sut::cgroup::CapUse,
+    on_tmpfs: bool,
+    failed: Option<&RunFailure>,
+) -> Option<RunFailure> {
     let enomem = failed.filter(|f| iolab_util::errno::reports(&f.message, libc::ENOMEM));
     if !used.overrun && enomem.is_none() {
         return None;
     }
     let cap = iolab_util::units::format_bytes(used.cap_bytes);
-    let (why, hint) = if used.overrun || used.shmem_peak_bytes * 2 >= used.cap_bytes {
+    let (why, hint) = if used.overrun || on_tmpfs || used.shmem_peak_bytes * 2 >= used.cap_bytes {
         (
             format!(
                 "files on tmpfs (shared memory) filled sut.cache_limit ({cap}); the kernel \
@@ -493,4 +502,34 @@ fn beyond_cap(used: &iolab_sut::cgroup::CapUse, failed: Option<&RunFailure>) -> 
         hint: Some(hint.into()),
         ..RunFailure::failed(message)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a busy machine the cap's watcher (every 20 ms) can miss most of a tmpfs workload's
+    /// files before the ENOMEM: the run on a tmpfs target is still told it was its files, not
+    /// dirty pages waiting for write-back.
+    #[test]
+    fn enomem_on_a_tmpfs_target_is_its_files_whatever_the_watcher_saw() {
+        let used = iolab_sut::cgroup::CapUse {
+            cap_bytes: 32 << 20,
+            shmem_peak_bytes: 10 << 20,
+            ..Default::default()
+        };
+        let enomem = RunFailure::failed(format!(
+            "write /mnt/x: {}",
+            std::io::Error::from_raw_os_error(libc::ENOMEM)
+        ));
+        let f = beyond_cap(&used, true, Some(&enomem)).unwrap();
+        assert!(f.message.contains("files on tmpfs"), "{}", f.message);
+        let f = beyond_cap(&used, false, Some(&enomem)).unwrap();
+        assert!(
+            f.message.contains("could not reclaim it in time"),
+            "{}",
+            f.message
+        );
+        assert!(beyond_cap(&used, true, None).is_none());
+    }
 }
