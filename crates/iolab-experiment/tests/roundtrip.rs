@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use iolab_experiment::{load, ExperimentPlan};
 use iolab_kind::kind::LoadContext;
-use iolab_store::{NewExperiment, Store, Timestamp};
+use iolab_store::{Store, Timestamp};
 use serde_json::Value;
 
 fn repo_root() -> PathBuf {
@@ -34,15 +34,12 @@ fn tomls(dir: &Path, out: &mut Vec<PathBuf>) {
 fn stored_spec(plan: &ExperimentPlan) -> Value {
     let mut store = Store::open_in_memory().unwrap();
     let id = store
-        .create_experiment(&NewExperiment {
-            name: plan.name.clone(),
-            source: plan.source.display().to_string(),
-            spec: plan.resolved.clone(),
-            seed: plan.seed,
-            created_at: Timestamp(1),
-            iolab_version: "test".into(),
-            host: serde_json::json!({}),
-        })
+        .create_experiment(&plan.new_experiment(
+            plan.source.display().to_string(),
+            Timestamp(1),
+            "test".into(),
+            serde_json::json!({}),
+        ))
         .unwrap();
     store.experiment(id).unwrap().spec
 }

@@ -85,6 +85,25 @@ impl Stage {
 }
 
 impl ExperimentPlan {
+    /// The experiment's row as the results database stores it.
+    pub fn new_experiment(
+        &self,
+        source: String,
+        created_at: iolab_store::Timestamp,
+        iolab_version: String,
+        host: Value,
+    ) -> iolab_store::NewExperiment {
+        iolab_store::NewExperiment {
+            name: self.name.clone(),
+            source,
+            spec: self.resolved.clone(),
+            seed: self.seed,
+            created_at,
+            iolab_version,
+            host,
+        }
+    }
+
     /// Configuration `i`'s `[workload]` section as stored with the experiment (substituted,
     /// with what its kind adds): what the kind's `from_stored` reads again.
     pub fn stored_workload(&self, i: usize) -> &Value {

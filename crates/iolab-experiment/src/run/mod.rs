@@ -48,8 +48,8 @@ use std::time::{Duration, Instant};
 
 use iolab_stats::{Decision, StopReason, Welford};
 use iolab_store::{
-    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Metric, NewExperiment, NewRun,
-    RunRecord, RunStatus, Store, StoreError, Timestamp,
+    ConfigId, ConfigOutcome, ExperimentId, ExperimentStatus, Metric, NewRun, RunRecord, RunStatus,
+    Store, StoreError, Timestamp,
 };
 use iolab_sut::{Prepared, Sut, SutOptions};
 use iolab_util::rng::{mix64, Rng};
@@ -282,15 +282,12 @@ pub fn run_experiment(
         // All in one transaction: an experiment stored without its configurations (the
         // disk failing in between) could not be resumed.
         let (exp, ids) = store.start_experiment(
-            &NewExperiment {
-                name: plan.name.clone(),
-                source: source.clone(),
-                spec: plan.resolved.clone(),
-                seed: plan.seed,
-                created_at: Timestamp::now(),
-                iolab_version: opts.iolab_version.clone(),
+            &plan.new_experiment(
+                source.clone(),
+                Timestamp::now(),
+                opts.iolab_version.clone(),
                 host,
-            },
+            ),
             &metric_defs(plan, opts),
             &plan
                 .configs

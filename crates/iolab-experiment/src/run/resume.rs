@@ -123,15 +123,12 @@ mod tests {
     fn stored(plan: &ExperimentPlan, last: RunStatus, status: ExperimentStatus) -> Store {
         let mut store = Store::open_in_memory().unwrap();
         let exp = store
-            .create_experiment(&NewExperiment {
-                name: plan.name.clone(),
-                source: plan.source.display().to_string(),
-                spec: plan.resolved.clone(),
-                seed: plan.seed,
-                created_at: Timestamp(1),
-                iolab_version: "test".into(),
-                host: json!({}),
-            })
+            .create_experiment(&plan.new_experiment(
+                plan.source.display().to_string(),
+                Timestamp(1),
+                "test".into(),
+                json!({}),
+            ))
             .unwrap();
         let ids = store
             .add_configs(
