@@ -256,26 +256,7 @@ fn identical_configurations_show_no_difference() {
 #[test]
 fn import_then_compare_across_experiments() {
     let s = Scratch::new();
-    let f = s.write(
-        "null.toml",
-        &format!(
-            r#"
-name = "null"
-[factors]
-bs = ["4k", "8k"]
-[sut]
-target = {{ kind = "directory", path = "{}" }}
-[workload]
-micro = {{ access = "write", bs = "${{bs}}", size = "1m", engine = "null", loops = 20 }}
-[repetitions]
-min = 3
-max = 3
-[procedure]
-drop_caches = false
-"#,
-            s.data().display()
-        ),
-    );
+    let f = s.write("null.toml", &common::null_experiment(&s.data()));
     s.run_ok("a.db", &["run", f.to_str().unwrap()]);
     s.run_ok("b.db", &["run", f.to_str().unwrap()]);
 

@@ -19,26 +19,7 @@ const EVIL: &str = "<script>alert(1)</script>\"'><img src=x onerror=alert(2)>\u{
 fn experiment(s: &Scratch) -> PathBuf {
     let data = s.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
-    s.write(
-        "null.toml",
-        &format!(
-            r#"
-name = "null"
-[factors]
-bs = ["4k", "8k"]
-[sut]
-target = {{ kind = "directory", path = "{}" }}
-[workload]
-micro = {{ access = "write", bs = "${{bs}}", size = "1m", engine = "null", loops = 20 }}
-[repetitions]
-min = 3
-max = 3
-[procedure]
-drop_caches = false
-"#,
-            data.display()
-        ),
-    )
+    s.write("null.toml", &common::null_experiment(&data))
 }
 
 /// A database of one real experiment, then made hostile the way another host's file could

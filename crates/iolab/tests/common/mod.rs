@@ -483,3 +483,25 @@ pub fn copy_example_lists(dir: &str, to: &Path) {
         std::fs::copy(examples().join(dir).join(l), lists.join(l)).unwrap();
     }
 }
+
+/// A two-configuration experiment of the null engine on directory `data` (no root, under a
+/// second): `bs` 4k vs 8k, 3 runs each, for tests of what iolab does with stored results.
+pub fn null_experiment(data: &Path) -> String {
+    format!(
+        r#"
+name = "null"
+[factors]
+bs = ["4k", "8k"]
+[sut]
+target = {{ kind = "directory", path = "{}" }}
+[workload]
+micro = {{ access = "write", bs = "${{bs}}", size = "1m", engine = "null", loops = 20 }}
+[repetitions]
+min = 3
+max = 3
+[procedure]
+drop_caches = false
+"#,
+        data.display()
+    )
+}
